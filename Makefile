@@ -1,0 +1,35 @@
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test lint types unit demo bench clean venv
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+
+types: $(STAMP)
+	$(VENV)/bin/mypy src
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+test: lint types unit
+
+demo: $(STAMP)
+	$(PY) -m skupper_mcp.demo
+
+bench: $(STAMP)
+	$(PY) bench/lifecycle.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Ways to reach a host: local subprocess, SSH (asyncssh), Kubernetes API."""

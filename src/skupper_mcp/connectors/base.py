@@ -1,0 +1,55 @@
+"""The connector interface: run a shell command on a host and get its result.
+
+One small protocol with two implementations, ``LocalConnector`` (subprocess) and
+``SSHConnector`` (asyncssh). Connectors hold no policy: callers build commands with
+``shell.quote`` and decide what a failure means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+DEFAULT_COMMAND_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a finished command produced."""
+
+    host: str
+    command: str
+    exit_status: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+
+class Connector(Protocol):
+    """Runs commands on one host. Implementations translate their own errors into
+    ``ConnectError`` / ``HostKeyError`` / ``CommandTimeout``; a non-zero exit is returned,
+    not raised, unless ``check=True`` (then ``CommandError``)."""
+
+    @property
+    def host(self) -> str:
+        """The host name used in results and errors (the topology's name, e.g. rhel-ai)."""
+        ...
+
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float = DEFAULT_COMMAND_TIMEOUT,
+        check: bool = False,
+        stdin: str | None = None,
+    ) -> CommandResult:
+        """Run ``command`` through the host's shell (``sh -c`` semantics)."""
+        ...
+
+    async def close(self) -> None:
+        """Release the connection. Safe to call twice."""
+        ...
