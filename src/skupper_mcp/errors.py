@@ -65,9 +65,8 @@ class CommandError(SkupperMcpError):
         self.stdout = stdout
         tail = stderr_tail(stderr or stdout)
         summary = command if len(command) <= 80 else command[:77] + "..."
-        super().__init__(
-            f"command failed on {host} (exit {exit_status}): {summary}" + (f": {tail}" if tail else "")
-        )
+        detail = f": {tail}" if tail else ""
+        super().__init__(f"command failed on {host} (exit {exit_status}): {summary}{detail}")
 
 
 class CommandTimeout(SkupperMcpError):

@@ -7,10 +7,39 @@ One small protocol with two implementations, ``LocalConnector`` (subprocess) and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 DEFAULT_COMMAND_TIMEOUT = 60.0
+DEFAULT_CONNECT_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class SSHTarget:
+    """Where a host's SSH server is."""
+
+    host: str
+    port: int = 22
+    user: str | None = None
+
+    def __str__(self) -> str:
+        user = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port != 22 else ""
+        return f"{user}{self.host}{port}"
+
+
+@dataclass(frozen=True)
+class SSHOptions:
+    """How to connect: keys, host-key policy, timeouts. Shared by every SSH host."""
+
+    identity_files: tuple[Path, ...] = ()
+    known_hosts: Path | None = None
+    accept_new_host_keys: bool = False
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    keepalive_interval: float = 5.0
+    keepalive_count_max: int = 3
+    extra: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
