@@ -1,0 +1,1 @@
+"""Emulated host tools: systemd user manager, podman, skupper, loginctl, curl."""
