@@ -1,0 +1,361 @@
+"""The shape of a sandbox world: its directory, its addresses and ports, and world.json.
+
+Everything here is pure planning (plus the address probe): which hosts exist, which
+loopback address and ports each one gets, and where each file lives under the world's
+directory. See docs/sandbox.md sections 1 and 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+SSH_PORT = 2222
+KUBE_PORT = 6443
+MANAGEMENT_PORT = 5671
+DEFAULT_INTER_ROUTER_PORT = 55671
+DEFAULT_EDGE_PORT = 45671
+MAX_PROVIDERS = 200
+DEFAULT_SKUPPER_VERSION = "2.1.3"
+MODEL_CONTAINER = "hosted-model"
+BUILTIN_MODEL_IMAGE = "localhost/skupper-mcp-sandbox/model-server:latest"
+CUSTOM_MODEL_IMAGE = "localhost/skupper-mcp-sandbox/custom-model:latest"
+LOCAL_SITE_NAME = "local-sandbox"
+CRC_SITE_NAME = "crc-sandbox"
+CRC_NAMESPACE = "skupper-models"
+CRC_CONTEXT = "crc-admin"
+CRC_MODEL_PORT = 8000
+CRC_RHTEVAN_MODEL_PORT = 8001
+
+SshdMode = Literal["asyncssh", "openssh"]
+Role = Literal["provider", "consumer", "kubernetes"]
+
+# The seed's two hosts keep their names, profiles and ports; later providers are generated.
+_SEED_PROFILES: dict[str, tuple[dict[str, str], str]] = {
+    "rhel-ai": (
+        {
+            "g8b-fp8-spec-128k": "granite-3.3-8b-instruct-fp8",
+            "g8b-32k": "granite-3.3-8b-instruct",
+        },
+        "g8b-fp8-spec-128k",
+    ),
+    "rhtevan-work": (
+        {
+            "g3b-16k": "granite-3.3-2b-instruct",
+            "g3b-4k": "granite-3.3-2b-instruct-4k",
+        },
+        "g3b-16k",
+    ),
+}
+
+
+class HostEntry(BaseModel):
+    """One simulated host: where it is, what it serves, which ports it uses."""
+
+    name: str
+    address: str
+    ssh_port: int = SSH_PORT
+    role: Role
+    ports: dict[str, int] = Field(default_factory=dict)
+    profiles: dict[str, str] = Field(default_factory=dict)
+    default_profile: str | None = None
+    routing_key: str | None = None
+    tmp_writable: bool = True
+
+    @property
+    def default_model_id(self) -> str | None:
+        """The model id the default profile serves (what the model container answers)."""
+        return self.profiles.get(self.default_profile or "")
+
+    @property
+    def prefix(self) -> str:
+        """The topology.env variable prefix: ``rhel-ai`` -> ``RHEL_AI_``."""
+        return env_prefix(self.name)
+
+
+class KubeEntry(BaseModel):
+    """The Kubernetes API of the ``crc`` site."""
+
+    address: str
+    port: int = KUBE_PORT
+    kubeconfig: str
+    pid: int | None = None
+
+
+class WorldInfo(BaseModel):
+    """What ``world.json`` holds: the world's identity, hosts and running processes."""
+
+    id: str
+    dir: str
+    sshd: SshdMode = "asyncssh"
+    block: str
+    hosts: list[HostEntry]
+    kube: KubeEntry | None = None
+    model_server_command: str | None = None
+    daemon_pid: int | None = None
+
+    def host(self, name: str) -> HostEntry:
+        """The host called ``name``; ``KeyError`` names the valid ones."""
+        for entry in self.hosts:
+            if entry.name == name:
+                return entry
+        valid = ", ".join(h.name for h in self.hosts)
+        raise KeyError(f"no host {name!r} in this sandbox (hosts: {valid})")
+
+    @property
+    def providers(self) -> list[HostEntry]:
+        return [h for h in self.hosts if h.role == "provider"]
+
+    @property
+    def ssh_hosts(self) -> list[HostEntry]:
+        """The hosts that run an SSH server (everything but the Kubernetes site)."""
+        return [h for h in self.hosts if h.role != "kubernetes"]
+
+
+class WorldLayout:
+    """Where each file of a world lives under its directory (docs/sandbox.md section 2)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self.world_json = self.root / "world.json"
+        self.topology_env = self.root / "topology.env"
+        self.known_hosts = self.root / "known_hosts"
+        self.ready = self.root / "ready"
+        self.daemon_pid_file = self.root / "daemon.pid"
+        self.ssh_dir = self.root / "ssh"
+        self.client_key = self.ssh_dir / "id_ed25519"
+        self.authorized_keys = self.ssh_dir / "authorized_keys"
+        self.bin_dir = self.root / "bin"
+        self.hosts_dir = self.root / "hosts"
+        self.kube_dir = self.root / "kube"
+        self.kubeconfig = self.kube_dir / "kubeconfig"
+        self.kube_fault = self.kube_dir / "fault.json"
+        self.logs_dir = self.root / "logs"
+        self.world_log = self.logs_dir / "world.log"
+
+    def host_dir(self, name: str) -> Path:
+        return self.hosts_dir / name
+
+    def host_key(self, name: str) -> Path:
+        return self.host_dir(name) / "ssh_host_ed25519_key"
+
+    def host_fault(self, name: str) -> Path:
+        return self.host_dir(name) / "fault.json"
+
+    def sshd_config(self, name: str) -> Path:
+        return self.host_dir(name) / "sshd_config"
+
+    def log(self, name: str) -> Path:
+        return self.logs_dir / f"{name}.log"
+
+    def load(self) -> WorldInfo:
+        """Read world.json (``FileNotFoundError`` when no world was ever built here)."""
+        return WorldInfo.model_validate_json(self.world_json.read_text())
+
+    def save(self, info: WorldInfo) -> None:
+        """Write world.json atomically, so a reader never sees half of it."""
+        tmp = self.world_json.with_suffix(".json.tmp")
+        tmp.write_text(info.model_dump_json(indent=2) + "\n")
+        tmp.replace(self.world_json)
+
+
+def env_prefix(name: str) -> str:
+    return name.upper().replace("-", "_") + "_"
+
+
+def provider_names(count: int) -> list[str]:
+    """``rhel-ai``, ``rhtevan-work``, then ``provider-3`` ... as in the seed."""
+    if not 1 <= count <= MAX_PROVIDERS:
+        raise ValueError(f"providers must be between 1 and {MAX_PROVIDERS}, not {count}")
+    seeds = list(_SEED_PROFILES)
+    return [seeds[i] if i < len(seeds) else f"provider-{i + 1}" for i in range(count)]
+
+
+def _provider(index: int, name: str, block: str) -> HostEntry:
+    number = index + 1
+    if name in _SEED_PROFILES:
+        profiles, default = _SEED_PROFILES[name]
+    else:
+        profiles = {
+            f"p{number}-small": f"sandbox-small-{number}",
+            f"p{number}-large": f"sandbox-large-{number}",
+        }
+        default = f"p{number}-small"
+    if name == "rhel-ai":
+        inter_router, edge, model = 8000, 8001, 9000
+    else:
+        inter_router, edge = DEFAULT_INTER_ROUTER_PORT, DEFAULT_EDGE_PORT
+        model = 10000 if number == 2 else 10000 + number
+    return HostEntry(
+        name=name,
+        address=f"{block}.{number + 1}",
+        role="provider",
+        ports={
+            "inter_router": inter_router,
+            "edge": edge,
+            "model": model,
+            "local": model,
+            "management": MANAGEMENT_PORT,
+        },
+        profiles=dict(profiles),
+        default_profile=default,
+        routing_key=f"model-api-{name}",
+        # rhel-ai is the seed's bootc host whose containers cannot write /tmp.
+        tmp_writable=name != "rhel-ai",
+    )
+
+
+def plan_world(
+    root: Path,
+    block: str,
+    *,
+    providers: int = 2,
+    sshd: SshdMode = "asyncssh",
+    kubernetes: bool = True,
+    model_server_command: str | None = None,
+    world_id: str | None = None,
+) -> WorldInfo:
+    """The hosts, addresses and ports of a new world in ``root`` using ``block``."""
+    layout = WorldLayout(root)
+    hosts = [
+        HostEntry(
+            name="local",
+            address=f"{block}.1",
+            role="consumer",
+            ports={
+                "inter_router": DEFAULT_INTER_ROUTER_PORT,
+                "edge": DEFAULT_EDGE_PORT,
+                "management": MANAGEMENT_PORT,
+            },
+        )
+    ]
+    hosts += [_provider(i, name, block) for i, name in enumerate(provider_names(providers))]
+    kube = None
+    if kubernetes:
+        crc = HostEntry(
+            name="crc",
+            address=f"{block}.254",
+            ssh_port=0,
+            role="kubernetes",
+            ports={"api": KUBE_PORT, "management": MANAGEMENT_PORT},
+        )
+        hosts.append(crc)
+        kube = KubeEntry(address=crc.address, kubeconfig=str(layout.kubeconfig))
+    return WorldInfo(
+        id=world_id or uuid.uuid4().hex[:12],
+        dir=str(layout.root),
+        sshd=sshd,
+        block=block,
+        hosts=hosts,
+        kube=kube,
+        model_server_command=model_server_command,
+    )
+
+
+def _candidate_blocks(root: Path) -> Iterator[str]:
+    """Every 127.A.B block, starting at the one the directory's hash picks."""
+    digest = hashlib.sha256(str(root.resolve()).encode()).digest()
+    # 127.0.x is left alone: 127.0.0.1 is everybody's localhost.
+    span = 254 * 256
+    start = int.from_bytes(digest[:4], "big") % span
+    for offset in range(span):
+        n = (start + offset) % span
+        yield f"127.{n // 256 + 1}.{n % 256}"
+
+
+def block_free(block: str) -> bool:
+    """Whether nobody listens on the block's local SSH address (127.A.B.1:2222)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((f"{block}.1", SSH_PORT))
+        except OSError:
+            return False
+    return True
+
+
+def allocate_block(root: Path, taken: set[str] | None = None) -> str:
+    """The first free 127.A.B block for ``root``, from a hash of its resolved path."""
+    for block in _candidate_blocks(root):
+        if block in (taken or set()):
+            continue
+        if block_free(block):
+            return block
+    raise RuntimeError("no free 127.A.B.0/24 block for a sandbox world")
+
+
+def render_topology_env(info: WorldInfo) -> str:
+    """The topology.env the product is given for this world."""
+    layout = WorldLayout(Path(info.dir))
+    lines = [
+        "# skupper-mcp sandbox world " + info.id + " (generated by `skupper-mcp sandbox up`)",
+        "",
+        "PROVIDER_HOSTS=" + _quote(" ".join(h.name for h in info.providers)),
+    ]
+    for host in info.providers:
+        p = host.prefix
+        profiles = " ".join(f"{k}={v}" for k, v in host.profiles.items())
+        lines += [
+            "",
+            f"{p}SSH_HOST={host.address}",
+            f"{p}SSH_PORT={host.ssh_port}",
+            f"{p}SSH_USER=root",
+            f"{p}PUBLIC_HOST={host.address}",
+            f"{p}INTER_ROUTER_PORT={host.ports['inter_router']}",
+            f"{p}EDGE_PORT={host.ports['edge']}",
+            f"{p}SANS={host.address}",
+            f"{p}SITE_NAME=hub-{host.name}",
+            f"{p}NAMESPACE=default",
+            f"{p}MODEL_HOST=127.0.0.1",
+            f"{p}MODEL_PORT={host.ports['model']}",
+            f"{p}LOCAL_PORT={host.ports['local']}",
+            f"{p}ROUTING_KEY={host.routing_key}",
+            f"{p}PROFILES={_quote(profiles)}",
+            f"{p}DEFAULT_PROFILE={host.default_profile}",
+            f"{p}MODEL_CONTAINER={MODEL_CONTAINER}",
+            f"{p}TMPFS_WORKAROUND={'false' if host.tmp_writable else 'true'}",
+        ]
+    local = info.host("local")
+    lines += [
+        "",
+        f"LOCAL_SITE_NAME={LOCAL_SITE_NAME}",
+        "LOCAL_NAMESPACE=default",
+        f"LOCAL_SSH_HOST={local.address}",
+        f"LOCAL_SSH_PORT={local.ssh_port}",
+        "LOCAL_SSH_USER=root",
+        f"LOCAL_INTER_ROUTER_PORT={local.ports['inter_router']}",
+        f"LOCAL_EDGE_PORT={local.ports['edge']}",
+        f"LOCAL_PUBLIC_HOST={local.address}",
+        f"LOCAL_SANS={local.address}",
+        f"LOCAL_LISTENER_HOST={local.address}",
+    ]
+    if info.kube is not None:
+        first = info.providers[0]
+        lines += [
+            "",
+            f"CRC_SITE_NAME={CRC_SITE_NAME}",
+            f"CRC_NAMESPACE={CRC_NAMESPACE}",
+            f"CRC_KUBECONFIG={_quote(info.kube.kubeconfig)}",
+            f"CRC_CONTEXT={CRC_CONTEXT}",
+            f"CRC_MODEL_PORT={CRC_MODEL_PORT}",
+            f"CRC_ROUTING_KEY={first.routing_key}",
+        ]
+        if len(info.providers) > 1:
+            lines.append(f"CRC_RHTEVAN_MODEL_PORT={CRC_RHTEVAN_MODEL_PORT}")
+        lines.append(f"CRC_DIRECT_LINKS={first.name}")
+    lines += [
+        "",
+        f"SSH_IDENTITY={_quote(str(layout.client_key))}",
+        f"SSH_KNOWN_HOSTS={_quote(str(layout.known_hosts))}",
+        "SSH_CONNECT_TIMEOUT=5",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _quote(value: str) -> str:
+    return f'"{value}"' if (" " in value or not value) else value
