@@ -1,0 +1,87 @@
+"""Running commands on this machine, through ``sh -c``, behind the Connector interface."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+
+from skupper_mcp.connectors.base import DEFAULT_COMMAND_TIMEOUT, CommandResult
+from skupper_mcp.errors import CommandError, CommandTimeout
+
+__all__ = ["LocalConnector"]
+
+log = logging.getLogger(__name__)
+
+
+class LocalConnector:
+    """Runs commands as local subprocesses. Each command gets its own process group so a
+    timeout or a cancellation kills everything it started, not only the shell."""
+
+    def __init__(self, name: str = "local") -> None:
+        self._name = name
+
+    @property
+    def host(self) -> str:
+        """The host name used in results and errors."""
+        return self._name
+
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float = DEFAULT_COMMAND_TIMEOUT,
+        check: bool = False,
+        stdin: str | None = None,
+    ) -> CommandResult:
+        """Run ``command`` with ``sh -c``; see ``Connector.run``."""
+        started = time.monotonic()
+        proc = await asyncio.create_subprocess_exec(
+            "sh",
+            "-c",
+            command,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        data = stdin.encode() if stdin is not None else None
+        try:
+            async with asyncio.timeout(timeout):
+                out, err = await proc.communicate(data)
+        except TimeoutError as exc:
+            await _kill_group(proc)
+            raise CommandTimeout(self._name, command, timeout) from exc
+        except BaseException:
+            await _kill_group(proc)
+            raise
+        assert proc.returncode is not None
+        result = CommandResult(
+            host=self._name,
+            command=command,
+            exit_status=proc.returncode,
+            stdout=out.decode(errors="replace"),
+            stderr=err.decode(errors="replace"),
+            seconds=time.monotonic() - started,
+        )
+        if check and not result.ok:
+            raise CommandError(
+                self._name, command, result.exit_status, result.stderr, result.stdout
+            )
+        return result
+
+    async def close(self) -> None:
+        """Nothing to release; present for the Connector interface."""
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the command's whole process group and reap the shell."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    # Shielded so a cancelled caller still leaves no zombie behind.
+    with contextlib.suppress(asyncio.CancelledError, ProcessLookupError):
+        await asyncio.shield(proc.wait())
+    log.debug("killed process group %s", proc.pid)

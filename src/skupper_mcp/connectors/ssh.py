@@ -1,0 +1,309 @@
+"""Running commands on a remote host over SSH (asyncssh), behind the Connector interface.
+
+One connection per connector, opened on first use and reused for every command; a
+connection that has died is reopened on the next command. Host keys are verified against
+known_hosts: a changed key is always refused; an unknown one is accepted (and recorded)
+only when ``SSHOptions.accept_new_host_keys`` says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skupper_mcp.connectors.base import (
+    DEFAULT_COMMAND_TIMEOUT,
+    CommandResult,
+    SSHOptions,
+    SSHTarget,
+)
+from skupper_mcp.errors import CommandError, CommandTimeout, ConnectError, HostKeyError
+
+if TYPE_CHECKING:
+    import asyncssh
+
+__all__ = ["SSHConnector"]
+
+log = logging.getLogger(__name__)
+
+
+class SSHConnector:
+    """Runs commands on ``target`` over one reused SSH connection.
+
+    ``name`` is the host's name in the topology (used in results and errors);
+    ``target`` is where its SSH server is; ``options`` holds keys, host-key policy and
+    timeouts shared by every host.
+    """
+
+    def __init__(self, name: str, target: SSHTarget, options: SSHOptions) -> None:
+        self._name = name
+        self._target = target
+        self._options = options
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._lock = asyncio.Lock()
+        self.connect_count = 0
+        """How many connections this connector has opened (for tests and diagnostics)."""
+
+    @property
+    def host(self) -> str:
+        """The host name used in results and errors."""
+        return self._name
+
+    @property
+    def target(self) -> SSHTarget:
+        """Where the host's SSH server is."""
+        return self._target
+
+    @property
+    def connected(self) -> bool:
+        """Whether an open connection is held right now."""
+        return self._conn is not None and not self._conn.is_closed()
+
+    async def connect(self) -> None:
+        """Open the connection unless one is open. Concurrent callers share one attempt.
+
+        Raises ``ConnectError`` (or ``HostKeyError``) when the host cannot be reached.
+        """
+        await self._connection()
+
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float = DEFAULT_COMMAND_TIMEOUT,
+        check: bool = False,
+        stdin: str | None = None,
+    ) -> CommandResult:
+        """Run ``command`` through the remote user's shell; see ``Connector.run``."""
+        import asyncssh
+
+        started = time.monotonic()
+        try:
+            process = await self._open_process(command)
+        except (asyncssh.ChannelOpenError, asyncssh.DisconnectError, OSError):
+            # The connection died since it was last used; nothing ran, so retry once.
+            await self._drop_connection()
+            process = await self._open_process(command)
+        try:
+            async with asyncio.timeout(timeout):
+                if stdin is not None:
+                    process.stdin.write(stdin)
+                process.stdin.write_eof()
+                out, err = await process.communicate()
+        except TimeoutError as exc:
+            _stop_remote(process)
+            raise CommandTimeout(self._name, command, timeout) from exc
+        except BaseException:
+            _stop_remote(process)
+            raise
+        exit_status = _exit_status(process)
+        if exit_status is None:
+            await self._drop_connection()
+            raise ConnectError(
+                self._name, f"connection lost while running a command on {self._address}"
+            )
+        result = CommandResult(
+            host=self._name,
+            command=command,
+            exit_status=exit_status,
+            stdout=str(out or ""),
+            stderr=str(err or ""),
+            seconds=time.monotonic() - started,
+        )
+        if check and not result.ok:
+            raise CommandError(
+                self._name, command, result.exit_status, result.stderr, result.stdout
+            )
+        return result
+
+    async def close(self) -> None:
+        """Close the connection. Safe to call twice."""
+        await self._drop_connection()
+
+    @property
+    def _address(self) -> str:
+        return f"{self._target.host}:{self._target.port}"
+
+    async def _open_process(self, command: str) -> asyncssh.SSHClientProcess[str]:
+        import asyncssh
+
+        conn = await self._connection()
+        try:
+            return await conn.create_process(command, encoding="utf-8", errors="replace")
+        except asyncssh.ChannelOpenError as exc:
+            raise ConnectError(
+                self._name, f"connection lost to {self._address}: {exc.reason}"
+            ) from exc
+
+    async def _connection(self) -> asyncssh.SSHClientConnection:
+        async with self._lock:
+            if self._conn is not None and not self._conn.is_closed():
+                return self._conn
+            self._conn = None
+            self._conn = await self._open_connection()
+            self.connect_count += 1
+            return self._conn
+
+    async def _drop_connection(self) -> None:
+        async with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            with contextlib.suppress(Exception):
+                await conn.wait_closed()
+
+    async def _open_connection(self) -> asyncssh.SSHClientConnection:
+        import asyncssh
+
+        options = self._options
+        seconds = options.connect_timeout
+        known_hosts_path = _known_hosts_path(options)
+        verifier = _HostKeyVerifier(known_hosts_path, options.accept_new_host_keys)
+        kwargs: dict[str, Any] = {
+            "port": self._target.port,
+            "username": self._target.user,
+            "known_hosts": verifier.known,
+            "client_factory": verifier.client_factory,
+            "connect_timeout": seconds,
+            "keepalive_interval": options.keepalive_interval,
+            "keepalive_count_max": options.keepalive_count_max,
+        }
+        if options.identity_files:
+            kwargs["client_keys"] = [str(path) for path in options.identity_files]
+        log.debug("connecting to %s (%s)", self._name, self._target)
+        try:
+            # asyncssh's connect_timeout covers TCP + handshake + auth; the outer
+            # deadline is a backstop with the same budget.
+            async with asyncio.timeout(seconds + 0.5):
+                conn = await asyncssh.connect(self._target.host, **kwargs)
+        except asyncssh.HostKeyNotVerifiable as exc:
+            raise HostKeyError(self._name, verifier.refusal or str(exc)) from exc
+        except asyncssh.PermissionDenied as exc:
+            user = self._target.user or "(local user)"
+            raise ConnectError(
+                self._name,
+                f"authentication failed for user {user} at {self._address}: check that "
+                "the identity file's public key is in the remote authorized_keys",
+            ) from exc
+        except asyncssh.DisconnectError as exc:
+            raise ConnectError(
+                self._name, f"connection lost to {self._address}: {exc.reason}"
+            ) from exc
+        except ConnectionRefusedError as exc:
+            raise ConnectError(
+                self._name, f"connection refused (is sshd running on {self._address}?)"
+            ) from exc
+        except TimeoutError as exc:
+            raise ConnectError(
+                self._name, f"timed out after {seconds:g}s connecting to {self._address}"
+            ) from exc
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise ConnectError(self._name, f"{reason} ({self._address})") from exc
+        verifier.record_accepted_key(self._target)
+        return conn
+
+
+class _HostKeyVerifier:
+    """Decides on a host key asyncssh could not match against known_hosts, remembering
+    why it refused so the error can say what to do."""
+
+    def __init__(self, known_hosts: Path, accept_new: bool) -> None:
+        import asyncssh
+
+        self._path = known_hosts
+        self._accept_new = accept_new
+        text = known_hosts.read_text() if known_hosts.is_file() else ""
+        self.known = asyncssh.import_known_hosts(text)
+        self.refusal: str | None = None
+        self._accepted: asyncssh.SSHKey | None = None
+
+    def client_factory(self) -> asyncssh.SSHClient:
+        import asyncssh
+
+        verifier = self
+
+        class _Client(asyncssh.SSHClient):
+            def validate_host_public_key(
+                self, host: str, addr: str, port: int, key: asyncssh.SSHKey
+            ) -> bool:
+                return verifier.decide(host, addr, port, key)
+
+        return _Client()
+
+    def decide(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
+        """Called only for a key known_hosts does not trust for this host."""
+        entry = _known_hosts_name(host, port)
+        known_keys = self.known.match(host, addr, port if port != 22 else None)[0]
+        if known_keys:
+            self.refusal = (
+                f"host key for {entry} has changed (now {key.get_fingerprint()}); it may be "
+                f"a different machine or someone intercepting the connection. If the change "
+                f"is expected, remove the old entry with "
+                f"ssh-keygen -R '{entry}' -f {self._path} and connect again"
+            )
+            return False
+        if self._accept_new:
+            self._accepted = key
+            return True
+        self.refusal = (
+            f"host key for {entry} is unknown ({key.get_fingerprint()}, not in "
+            f"{self._path}); add it with ssh-keyscan -p {port} {host} >> {self._path} "
+            f"after checking the fingerprint, or set SSH_ACCEPT_NEW_HOST_KEYS=true to "
+            f"accept new hosts on first connect"
+        )
+        return False
+
+    def record_accepted_key(self, target: SSHTarget) -> None:
+        """Append a newly accepted key to known_hosts (after the connection succeeded)."""
+        key = self._accepted
+        if key is None:
+            return
+        entry = _known_hosts_name(target.host, target.port)
+        algorithm, blob = key.export_public_key("openssh").decode().split()[:2]
+        line = f"{entry} {algorithm} {blob}"
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        with self._path.open("a") as out:
+            out.write(line + "\n")
+        log.warning(
+            "accepted new host key for %s (%s) and added it to %s",
+            entry,
+            key.get_fingerprint(),
+            self._path,
+        )
+
+
+def _known_hosts_name(host: str, port: int) -> str:
+    return host if port == 22 else f"[{host}]:{port}"
+
+
+def _known_hosts_path(options: SSHOptions) -> Path:
+    if options.known_hosts is not None:
+        return options.known_hosts
+    return Path("~/.ssh/known_hosts").expanduser()
+
+
+def _exit_status(process: asyncssh.SSHClientProcess[str]) -> int | None:
+    """The exit status, with a remote death by signal reported as 128+N like a shell."""
+    if process.exit_status is not None and process.exit_status >= 0:
+        return process.exit_status
+    exit_signal = process.exit_signal
+    if exit_signal is not None:
+        try:
+            return 128 + signal.Signals["SIG" + exit_signal[0]].value
+        except KeyError:
+            return 255
+    return None
+
+
+def _stop_remote(process: asyncssh.SSHClientProcess[str]) -> None:
+    """End the remote command: SIGKILL its process group (sshd's "signal" request), then
+    close the channel so the session ends even where signals are refused."""
+    with contextlib.suppress(Exception):
+        process.send_signal("KILL")
+    process.close()
