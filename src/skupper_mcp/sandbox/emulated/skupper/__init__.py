@@ -1,0 +1,1 @@
+"""The emulated ``skupper`` CLI (V2, system platform) of the sandbox hosts."""

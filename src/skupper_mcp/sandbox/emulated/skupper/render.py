@@ -1,0 +1,417 @@
+"""Render a site: certificates, skrouterd.json, runtime resources, static links, scripts.
+
+Pure file work: nothing here runs podman or systemctl (see ``system.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import pki
+from . import resources as res
+from .paths import NamespacePaths
+from .site_state import SiteState, has_explicit_ports, link_roles, role_port
+
+SSL_BASE = "${SSL_PROFILE_BASE_PATH}/runtime/certs"
+LOCAL_ROUTER_ACCESS = "skupper-local"
+LOCAL_SERVER_CERT = "skupper-local-server"
+LOCAL_CLIENT_CERT = "skupper-local-client"
+MANAGEMENT_PORT = 5671
+
+
+@dataclass
+class Rendered:
+    """What a render produced that the caller reports or acts on."""
+
+    site_id: str
+    link_files: list[Path] = field(default_factory=list)
+
+
+def site_id_of(paths: NamespacePaths) -> str | None:
+    """The site id of an earlier render (the rendered Site's uid), if any."""
+    for site in res.of_kind(res.load_dir(paths.runtime_resources), "Site"):
+        uid = site["metadata"].get("uid")
+        if uid:
+            return str(uid)
+    return None
+
+
+def cert_name(router_access: res.Resource) -> str:
+    return str(res.spec(router_access).get("tlsCredentials") or res.name_of(router_access))
+
+
+def server_sans(router_access: res.Resource) -> list[str]:
+    spec = res.spec(router_access)
+    sans = [str(s) for s in spec.get("subjectAlternativeNames") or []]
+    bind = str(spec.get("bindHost") or "")
+    return list(dict.fromkeys([*sans, bind] if bind else sans))
+
+
+def link_hosts(router_access: res.Resource) -> list[str]:
+    """Hosts a static link file is written for: the bind host (or 127.0.0.1) and each SAN."""
+    bind = str(res.spec(router_access).get("bindHost") or "") or "127.0.0.1"
+    return list(dict.fromkeys([bind, *server_sans(router_access)]))
+
+
+def render(paths: NamespacePaths, state: SiteState, *, cli_version: str, platform: str) -> Rendered:
+    """Render ``state`` into the namespace home, keeping the site id and CAs if present."""
+    site_id = site_id_of(paths) or str(uuid.uuid4())
+    for directory in (
+        paths.router,
+        paths.certs,
+        paths.runtime_resources,
+        paths.links,
+        paths.scripts,
+    ):
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True)
+    pki.ensure_issuers(paths)
+    _issue_certs(paths, state)
+    _write_link_profiles(paths, state)
+    config = router_config(state, site_id, cli_version)
+    (paths.router / "skrouterd.json").write_text(json.dumps(config, indent=4) + "\n")
+    link_files = _write_static_links(paths, state)
+    _write_runtime_resources(paths, state, site_id)
+    paths.platform_file.parent.mkdir(parents=True, exist_ok=True)
+    paths.platform_file.write_text(f"platform: {platform}\n")
+    write_scripts(paths, site_id, engine="podman")
+    return Rendered(site_id=site_id, link_files=link_files)
+
+
+def _issue_certs(paths: NamespacePaths, state: SiteState) -> None:
+    local_dir = f"/etc/skupper-router/runtime/certs/{LOCAL_CLIENT_CERT}"
+    pki.issue_cert(
+        paths, LOCAL_SERVER_CERT, "skupper-local-ca", ["localhost", "127.0.0.1"], server=True
+    )
+    pki.issue_cert(
+        paths,
+        LOCAL_CLIENT_CERT,
+        "skupper-local-ca",
+        [],
+        server=False,
+        connect_json=pki.connect_json("127.0.0.1", MANAGEMENT_PORT, local_dir),
+    )
+    for router_access in state.router_accesses:
+        name = cert_name(router_access)
+        issuer = str(res.spec(router_access).get("issuer") or "skupper-site-ca")
+        pki.issue_cert(paths, name, issuer, server_sans(router_access), server=True)
+        port = role_port(link_roles(router_access)[0])
+        pki.issue_cert(
+            paths,
+            f"client-{name}",
+            issuer,
+            [],
+            server=False,
+            connect_json=pki.connect_json(
+                link_hosts(router_access)[0],
+                port,
+                f"/etc/skupper-router/runtime/certs/client-{name}",
+            ),
+        )
+
+
+def _write_link_profiles(paths: NamespacePaths, state: SiteState) -> None:
+    """Copy each link Secret's ``data`` (stringData is ignored, as on the real platform)."""
+    for link in state.links:
+        secret_name = link_secret(link)
+        data = state.secrets[secret_name].get("data") or {}
+        directory = paths.certs / f"{secret_name}-profile"
+        directory.mkdir(parents=True, exist_ok=True)
+        for key, value in data.items():
+            pki.write_file(directory / key, base64.b64decode(str(value)))
+
+
+def link_secret(link: res.Resource) -> str:
+    return str(res.spec(link).get("tlsCredentials") or res.name_of(link))
+
+
+def _ssl_profile(name: str, directory: str) -> list[Any]:
+    return [
+        "sslProfile",
+        {
+            "name": name,
+            "caCertFile": f"{SSL_BASE}/{directory}/ca.crt",
+            "certFile": f"{SSL_BASE}/{directory}/tls.crt",
+            "privateKeyFile": f"{SSL_BASE}/{directory}/tls.key",
+        },
+    ]
+
+
+def router_id(site_name: str) -> str:
+    """``<site>-<unixtime>-<nanos>``: changes on every render, as the real one does."""
+    now = time.time_ns()
+    return f"{site_name}-{now // 1_000_000_000}-{now % 1_000_000_000}"
+
+
+def router_config(state: SiteState, site_id: str, cli_version: str) -> list[list[Any]]:
+    """The router configuration: a list of ``[entityType, attributes]``."""
+    metadata = json.dumps({"id": site_id, "name": state.name, "version": cli_version})
+    config: list[list[Any]] = [
+        [
+            "router",
+            {
+                "id": router_id(state.name),
+                "mode": "edge" if state.edge else "interior",
+                "helloMaxAgeSeconds": "3",
+                "metadata": metadata,
+            },
+        ],
+        _ssl_profile(LOCAL_SERVER_CERT, LOCAL_SERVER_CERT),
+        [
+            "listener",
+            {
+                "name": LOCAL_ROUTER_ACCESS,
+                "role": "normal",
+                "host": "127.0.0.1",
+                "port": MANAGEMENT_PORT,
+                "sslProfile": LOCAL_SERVER_CERT,
+                "saslMechanisms": "EXTERNAL",
+                "authenticatePeer": True,
+            },
+        ],
+    ]
+    for router_access in state.router_accesses:
+        name = cert_name(router_access)
+        config.append(_ssl_profile(name, name))
+        bind = str(res.spec(router_access).get("bindHost") or "")
+        for role in link_roles(router_access):
+            config.append(
+                [
+                    "listener",
+                    {
+                        "name": f"{res.name_of(router_access)}-{role['name']}",
+                        "role": role["name"],
+                        "host": bind,
+                        "port": role_port(role),
+                        "sslProfile": name,
+                        "saslMechanisms": "EXTERNAL",
+                        "authenticatePeer": True,
+                    },
+                ]
+            )
+    wanted = "edge" if state.edge else "inter-router"
+    for link in state.links:
+        endpoint = next(
+            (e for e in res.spec(link).get("endpoints") or [] if e.get("name") == wanted), None
+        )
+        if endpoint is None:
+            continue  # no endpoint for this site's mode: nothing is configured
+        secret = link_secret(link)
+        config.append(_ssl_profile(f"{secret}-profile", f"{secret}-profile"))
+        config.append(
+            [
+                "connector",
+                {
+                    "name": res.name_of(link),
+                    "role": wanted,
+                    "host": str(endpoint.get("host")),
+                    "port": str(endpoint.get("port")),
+                    "sslProfile": f"{secret}-profile",
+                    "cost": max(1, int(res.spec(link).get("cost") or 1)),
+                },
+            ]
+        )
+    for listener in state.listeners:
+        spec = res.spec(listener)
+        config.append(
+            [
+                "tcpListener",
+                {
+                    "name": res.name_of(listener),
+                    "host": str(spec.get("host")),
+                    "port": str(spec.get("port")),
+                    "address": str(spec.get("routingKey")),
+                    "siteId": site_id,
+                },
+            ]
+        )
+    for connector in state.connectors:
+        spec = res.spec(connector)
+        config.append(
+            [
+                "tcpConnector",
+                {
+                    "name": res.name_of(connector),
+                    "host": str(spec.get("host") or "localhost"),
+                    "port": str(spec.get("port")),
+                    "address": str(spec.get("routingKey")),
+                    "siteId": site_id,
+                },
+            ]
+        )
+    return config
+
+
+def _b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+def _write_static_links(paths: NamespacePaths, state: SiteState) -> list[Path]:
+    """``runtime/links/link-<RA>-<host>.yaml``: only for RouterAccesses with explicit ports."""
+    written = []
+    for router_access in state.router_accesses:
+        if not has_explicit_ports(router_access):
+            continue
+        ra_name = res.name_of(router_access)
+        client = paths.certs / f"client-{cert_name(router_access)}"
+        link_name = f"link-{ra_name}"
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": link_name},
+            "data": {f: _b64(client / f) for f in pki.CERT_FILES},
+        }
+        for host in link_hosts(router_access):
+            link = {
+                "apiVersion": res.API_VERSION,
+                "kind": "Link",
+                "metadata": {"name": link_name},
+                "spec": {
+                    "endpoints": [
+                        {"name": role["name"], "host": host, "port": str(role_port(role))}
+                        for role in link_roles(router_access)
+                    ],
+                    "tlsCredentials": link_name,
+                    "cost": 1,
+                },
+            }
+            path = paths.links / f"{link_name}-{host}.yaml"
+            path.write_text(res.dump(secret) + "---\n" + res.dump(link))
+            written.append(path)
+    return written
+
+
+def _endpoints(state: SiteState) -> list[dict[str, str]]:
+    endpoints = []
+    for router_access in state.router_accesses:
+        host = link_hosts(router_access)[0]
+        for role in link_roles(router_access):
+            endpoints.append(
+                {
+                    "name": f"{res.name_of(router_access)}-{role['name']}",
+                    "host": host,
+                    "port": str(role_port(role)),
+                    "group": "skupper-router",
+                }
+            )
+    return endpoints
+
+
+def initial_statuses(state: SiteState, site_id: str) -> list[res.Resource]:
+    """The runtime resources as rendered, before any controller has seen the router."""
+    Cond, Status = res.Condition, res.Status
+    stamp = res.now()
+    site_conditions = [Cond("Configured", True), Cond("Running", False, "Not Running")]
+    if state.router_accesses:
+        site_conditions.append(Cond("Resolved", True))
+    site_meta = dict(state.site)
+    site_meta["metadata"] = {**state.site["metadata"], "uid": site_id}
+    out = [
+        res.with_status(
+            site_meta,
+            Status(
+                site_conditions,
+                {
+                    "endpoints": _endpoints(state),
+                    "sitesInNetwork": 1,
+                },
+            ),
+            stamp,
+        )
+    ]
+    for router_access in state.router_accesses:
+        out.append(
+            res.with_status(
+                router_access,
+                Status(
+                    [Cond("Configured", True), Cond("Resolved", True)],
+                    {
+                        "endpoints": [
+                            e
+                            for e in _endpoints(state)
+                            if e["name"].startswith(res.name_of(router_access) + "-")
+                        ]
+                    },
+                ),
+                stamp,
+            )
+        )
+    for link in state.links:
+        out.append(
+            res.with_status(
+                link,
+                Status([Cond("Configured", True), Cond("Operational", False, "Not operational")]),
+                stamp,
+            )
+        )
+    for listener in state.listeners:
+        out.append(
+            res.with_status(
+                listener,
+                Status(
+                    [Cond("Configured", True), Cond("Matched", False, "No matching connectors")],
+                    {"hasMatchingConnector": False},
+                ),
+                stamp,
+            )
+        )
+    for connector in state.connectors:
+        out.append(
+            res.with_status(
+                connector,
+                Status(
+                    [Cond("Configured", True), Cond("Matched", False, "No matching listeners")],
+                    {"hasMatchingListener": False},
+                ),
+                stamp,
+            )
+        )
+    out.extend(state.others)
+    local = res.new(
+        "RouterAccess",
+        LOCAL_ROUTER_ACCESS,
+        str(state.site["metadata"].get("namespace") or ""),
+        {
+            "roles": [{"name": "normal", "port": MANAGEMENT_PORT}],
+            "tlsCredentials": LOCAL_SERVER_CERT,
+            "issuer": "skupper-local-ca",
+            "bindHost": "127.0.0.1",
+        },
+    )
+    out.append(
+        res.with_status(local, Status([Cond("Configured", True), Cond("Resolved", True)]), stamp)
+    )
+    return out
+
+
+def _write_runtime_resources(paths: NamespacePaths, state: SiteState, site_id: str) -> None:
+    for resource in initial_statuses(state, site_id):
+        res.write(paths.runtime_resources, resource)
+
+
+START_SCRIPT = """#!/usr/bin/env sh
+
+set -o errexit
+set -o nounset
+
+for container in $({engine} container ls --filter label=application=skupper-v2 \
+--filter label=skupper.io/site-id={site_id} --format {{{{.Names}}}} --all); do
+    {engine} {action} ${{container}}
+done
+"""
+
+
+def write_scripts(paths: NamespacePaths, site_id: str, engine: str) -> None:
+    """``internal/scripts/{start,stop}.sh``: start or stop every container of the site."""
+    paths.scripts.mkdir(parents=True, exist_ok=True)
+    for name, action in (("start.sh", "start"), ("stop.sh", "stop -t 10")):
+        path = paths.scripts / name
+        path.write_text(START_SCRIPT.format(engine=engine, site_id=site_id, action=action))
+        path.chmod(0o755)

@@ -1,0 +1,71 @@
+"""Versions: what each emulated CLI release pins, and the ``skupper version`` table."""
+
+from __future__ import annotations
+
+from .table import tab_table
+
+ROUTER_VERSIONS = {
+    "2.0.0": "3.2.0",
+    "2.0.1": "3.3.1",
+    "2.1.0": "3.4.0",
+    "2.1.1": "3.4.0",
+    "2.1.2": "3.4.1",
+    "2.1.3": "3.4.2",
+    "2.1.4": "3.4.2",
+    "2.2.0": "3.5.0",
+    "2.2.1": "3.5.1",
+}
+
+_THIRD_PARTY = {"prometheus": "v2.42.0", "origin-oauth-proxy": "4.14.0"}
+KUBE_COMPONENTS = (
+    "router",
+    "controller",
+    "network-observer",
+    "cli",
+    "prometheus",
+    "origin-oauth-proxy",
+)
+NONKUBE_COMPONENTS = (
+    "router",
+    "network-observer",
+    "cli",
+    "system-controller",
+    "prometheus",
+    "origin-oauth-proxy",
+)
+
+
+def router_version(cli_version: str) -> str:
+    """The router image tag a CLI release deploys (the newest known for unknown releases)."""
+    return ROUTER_VERSIONS.get(cli_version, "3.5.1")
+
+
+def is_v20(cli_version: str) -> bool:
+    """2.0.x: ``system setup``/``teardown``, no system-controller."""
+    return cli_version.startswith("2.0.")
+
+
+def router_image(cli_version: str) -> str:
+    return f"quay.io/skupper/skupper-router:{router_version(cli_version)}"
+
+
+def controller_image(cli_version: str) -> str:
+    return f"quay.io/skupper/system-controller:{cli_version}"
+
+
+def component_versions(cli_version: str, kube: bool) -> list[tuple[str, str]]:
+    names = KUBE_COMPONENTS if kube else NONKUBE_COMPONENTS
+    rows = []
+    for name in names:
+        if name == "router":
+            rows.append((name, router_version(cli_version)))
+        elif name in _THIRD_PARTY:
+            rows.append((name, _THIRD_PARTY[name]))
+        else:
+            rows.append((name, cli_version))
+    return rows
+
+
+def version_table(cli_version: str, kube: bool) -> str:
+    """``skupper version`` as the real CLI prints it (a tab-padded tabwriter table)."""
+    return tab_table([("COMPONENT", "VERSION"), *component_versions(cli_version, kube)])
