@@ -1,0 +1,184 @@
+"""Result models: the typed answers of every tool and CLI verb (DESIGN.md section 3).
+
+Field names are a contract with agents and scripts. Descriptions become the tools'
+outputSchema, so they are written for the agent reading them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["provider", "consumer"]
+Platform = Literal["podman", "kubernetes"]
+Outcome = Literal["up", "down", "skipped", "failed"]
+ActionName = Literal["setup", "start", "stop", "status"]
+CheckStatus = Literal["pass", "warn", "fail"]
+ProfileSource = Literal["given", "active", "default"]
+
+
+class Step(BaseModel):
+    """One action taken (or, with plan=true, to be taken) at a site."""
+
+    name: str = Field(description="What the step does, e.g. 'start router unit'")
+    ok: bool = Field(description="Whether the step succeeded (always true in a plan)")
+    detail: str = Field(default="", description="Command output summary or the reason it failed")
+    seconds: float = Field(default=0.0, description="Wall time the step took")
+
+
+class SiteResult(BaseModel):
+    """What an operation did at one site."""
+
+    host: str = Field(description="Host name in the topology (rhel-ai, local, crc)")
+    site: str = Field(description="Skupper site name (hub-rhel-ai)")
+    role: Role = Field(description="provider serves a model; consumer only uses them")
+    platform: Platform
+    outcome: Outcome = Field(description="State of the site after the call (or after the plan)")
+    changed: bool = Field(description="Whether this call changed anything at the site")
+    reason: str | None = Field(default=None, description="Why the site was skipped or failed")
+    steps: list[Step] = Field(default_factory=list)
+
+
+class ModelAction(BaseModel):
+    """A hosted-model-ctl action the agent should run next (this server never runs it)."""
+
+    host: str = Field(description="Provider host the action concerns")
+    profile: str = Field(description="Profile name to pass to hosted-model-ctl")
+    action: ActionName = Field(description="hosted-model-ctl verb: setup, start, stop, status")
+    reason: str = Field(description="Why this action follows from the operation")
+
+
+class OperationResult(BaseModel):
+    """Result of setup, up, down or teardown (or their plan)."""
+
+    operation: Literal["setup", "up", "down", "teardown"]
+    target: str = Field(description="What was targeted: all, a host, a site or a profile")
+    ok: bool = Field(description="No targeted site failed (skipped is not failed)")
+    sites: list[SiteResult]
+    model_actions: list[ModelAction] = Field(
+        default_factory=list, description="hosted-model-ctl actions to run, in order"
+    )
+    summary: str = Field(description="One line for the user")
+    plan: bool = Field(default=False, description="True when nothing was changed (plan=true)")
+
+
+class SiteStatus(BaseModel):
+    """Live state of one site."""
+
+    host: str
+    site: str
+    role: Role
+    platform: Platform
+    reachable: bool
+    controller: str | None = Field(
+        default=None, description="Controller unit (or deployment) state, e.g. active"
+    )
+    router: str | None = Field(default=None, description="Router unit (or pod) state")
+    container: str | None = Field(default=None, description="Router container state")
+    stale: bool = Field(
+        default=False,
+        description="The rendered status claims Ready but the router is not running",
+    )
+    detail: str | None = None
+
+
+class LinkStatus(BaseModel):
+    """A link between two sites."""
+
+    model_config = ConfigDict(
+        validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
+
+    from_site: str = Field(alias="from", description="Site that dials")
+    to_site: str = Field(alias="to", description="Site that is dialled")
+    endpoint: str = Field(description="host:port dialled")
+    tcp_probe: bool | None = Field(
+        default=None, description="Whether a TCP connection to the endpoint succeeded"
+    )
+    status: str = Field(description="Link status as the router reports it")
+
+
+class ListenerStatus(BaseModel):
+    """A listener that brings a provider's model to a consumer site."""
+
+    site: str
+    port: int
+    routing_key: str
+    bound: bool | None = Field(default=None, description="Whether the port accepts connections")
+    service: str | None = Field(default=None, description="Kubernetes Service name:port")
+
+
+class StatusResult(BaseModel):
+    """Live state of every site, link and listener."""
+
+    sites: list[SiteStatus]
+    links: list[LinkStatus]
+    listeners: list[ListenerStatus]
+    model_actions: list[ModelAction] = Field(default_factory=list)
+    summary: str
+
+
+class ModelCheck(BaseModel):
+    """One of test_model's end-to-end checks."""
+
+    name: str
+    passed: bool
+    detail: str = ""
+    seconds: float = 0.0
+
+
+class TestModelResult(BaseModel):
+    """Result of the six end-to-end checks of one provider's model."""
+
+    __test__ = False  # keep pytest from collecting this as a test class
+
+    target: str
+    host: str
+    profile: str
+    checks: list[ModelCheck]
+    passed: int = Field(description="How many checks passed")
+    total: int = Field(description="How many checks ran")
+
+
+class ResolveResult(BaseModel):
+    """What a host, site or profile name refers to."""
+
+    query: str = Field(description="The name asked about")
+    host: str = Field(description="Host name in the topology")
+    site: str = Field(description="Skupper site name")
+    role: Role
+    profile: str | None = Field(
+        default=None, description="Profile to pass to hosted-model-ctl; null for consumers"
+    )
+    profile_source: ProfileSource | None = Field(
+        default=None,
+        description="given: the query was a profile; active: the provider serves it now; "
+        "default: the host's default profile (the active one could not be determined)",
+    )
+    listener_port: int | None = Field(
+        default=None, description="Local listener port of the provider's model API"
+    )
+    routing_key: str | None = None
+    model_id: str | None = Field(default=None, description="Model id the profile serves")
+    detail: str | None = Field(default=None, description="How the profile was determined")
+
+
+class Check(BaseModel):
+    """One precheck result."""
+
+    name: str = Field(description="What was checked, e.g. ssh, skupper, ports")
+    site: str = Field(description="Host the check concerns (rhel-ai, local, crc)")
+    status: CheckStatus
+    detail: str
+    hint: str | None = Field(default=None, description="What to do about a warn or fail")
+    seconds: float | None = None
+
+
+class CheckResult(BaseModel):
+    """Result of setup with check=true: the topology and the precheck."""
+
+    topology: str = Field(description="The VAN diagram with real values")
+    checks: list[Check]
+    ok: bool = Field(description="No check failed (warnings allowed)")
+    summary: str = ""

@@ -1,0 +1,307 @@
+"""Text for people: the VAN diagram, Markdown resources and aligned CLI tables. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from skupper_mcp.models import CheckResult, ResolveResult, StatusResult
+from skupper_mcp.topology import KubeSite, ProviderHost, Topology
+
+Cell = str | int | float | bool | None
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _cell(value: Cell) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
+    """Columns aligned with spaces, a header underlined with dashes."""
+    cells = [[_cell(c) for c in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    lines = [
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
+    lines += [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
+    return "\n".join(lines)
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
+    """A GitHub-flavoured Markdown table; '|' in cells is escaped."""
+
+    def esc(value: Cell) -> str:
+        return _cell(value).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- diagram
+
+
+def _link_block(
+    last: bool,
+    target_site: str,
+    host: str,
+    extra_hosts: Sequence[str],
+    port: int,
+    listeners: Sequence[str],
+) -> list[str]:
+    branch, rail = ("└──", " ") if last else ("├──", "│")
+    shown = host + (f" ({', '.join(extra_hosts)})" if extra_hosts else "")
+    lines = [
+        f"  {branch} link → {target_site}",
+        f"  {rail}     host:  {shown}",
+        f"  {rail}     port:  {port} (AMQPS)",
+    ]
+    lines += [f"  {rail}     {item}" for item in listeners]
+    if not last:
+        lines.append(f"  {rail}")
+    return lines
+
+
+def _others(sans: Sequence[str], host: str) -> list[str]:
+    return [s for s in sans if s != host]
+
+
+def _provider_line(p: ProviderHost) -> list[str]:
+    profiles = ", ".join(
+        f"{name} (default)" if name == p.default_profile else name for name in p.profiles
+    )
+    tmpfs = "; tmpfs workaround" if p.tmpfs_workaround else ""
+    return [
+        f"  {p.site_name} ({p.name}: {p.ssh}, podman, namespace {p.namespace})",
+        f"        connector {p.model_host}:{p.model_port} ← {p.routing_key}{tmpfs}",
+        f"        profiles: {profiles}; container {p.model_container}",
+    ]
+
+
+def _kube_links(
+    topology: Topology, kube: KubeSite
+) -> list[tuple[str, str, list[str], int, list[str]]]:
+    """(site, host, other names, port, listener lines) per link of the Kubernetes site."""
+    by_name = {p.name: p for p in topology.providers}
+
+    def listener_lines(provider: ProviderHost) -> list[str]:
+        port = kube.listeners.get(provider.name)
+        if port is None:
+            return []
+        return [
+            f"Listener :{port} ← {provider.routing_key}",
+            f"Service: model-listener-{provider.name}.{kube.namespace}:{port}",
+        ]
+
+    links = []
+    for name in kube.direct_links:
+        p = by_name[name]
+        links.append(
+            (
+                p.site_name,
+                p.public_host,
+                _others(p.sans, p.public_host),
+                p.inter_router_port,
+                listener_lines(p),
+            )
+        )
+    through_local = [p for p in topology.providers if p.name not in kube.direct_links]
+    if through_local:
+        local = topology.local
+        host = local.public_host or "(LOCAL_PUBLIC_HOST not set)"
+        items = [line for p in through_local for line in listener_lines(p)]
+        links.append(
+            (local.site_name, host, _others(local.sans, host), local.inter_router_port, items)
+        )
+    return links
+
+
+def topology_diagram(topology: Topology) -> str:
+    """The seed's "VAN Topology" tree with the topology's real values."""
+    local = topology.local
+    where = f"over SSH {local.ssh}" if local.ssh else "localhost"
+    lines = [f"LOCAL: {local.site_name} ({where}, podman)"]
+    for i, p in enumerate(topology.providers):
+        lines += _link_block(
+            i == len(topology.providers) - 1,
+            p.site_name,
+            p.public_host,
+            _others(p.sans, p.public_host),
+            p.inter_router_port,
+            [f"Listener :{p.local_port} ← {p.routing_key}"],
+        )
+    kube = topology.kubernetes
+    if kube:
+        context = f", context {kube.context}" if kube.context else ""
+        lines += ["", f"CRC: {kube.site_name} (kubernetes, {kube.namespace}{context})"]
+        links = _kube_links(topology, kube)
+        for i, (site, host, others, port, items) in enumerate(links):
+            lines += _link_block(i == len(links) - 1, site, host, others, port, items)
+    lines += ["", "PROVIDERS:"]
+    for p in topology.providers:
+        lines += _provider_line(p)
+    return "\n".join(lines)
+
+
+def site_rows(topology: Topology) -> list[list[Cell]]:
+    """The seed's site configuration table: site, host, platform, role, link port, model port."""
+    local = topology.local
+    rows: list[list[Cell]] = [
+        [local.site_name, local.name, "podman", "consumer", local.inter_router_port, None]
+    ]
+    for p in topology.providers:
+        rows.append([p.site_name, p.name, "podman", "provider", p.inter_router_port, p.model_port])
+    kube = topology.kubernetes
+    if kube:
+        ports = ", ".join(str(port) for port in kube.listeners.values()) or None
+        rows.append([kube.site_name, kube.name, "kubernetes", "consumer", None, ports])
+    return rows
+
+
+SITE_HEADERS = ["Site", "Host", "Platform", "Role", "Link port", "Model port"]
+ROUTING_HEADERS = ["Host", "Local port", "Routing key", "Default profile", "Profiles"]
+
+
+def routing_rows(topology: Topology) -> list[list[Cell]]:
+    """The seed's host-based routing table."""
+    return [
+        [p.name, p.local_port, p.routing_key, p.default_profile, ", ".join(p.profiles)]
+        for p in topology.providers
+    ]
+
+
+def topology_markdown(topology: Topology) -> str:
+    """The ``skupper://topology`` resource: diagram, sites and routing."""
+    return "\n".join(
+        [
+            "# Skupper VAN topology",
+            "",
+            f"From `{topology.path}`.",
+            "",
+            "```",
+            topology_diagram(topology),
+            "```",
+            "",
+            "## Sites",
+            "",
+            markdown_table(SITE_HEADERS, site_rows(topology)),
+            "",
+            "## Host-based routing",
+            "",
+            markdown_table(ROUTING_HEADERS, routing_rows(topology)),
+            "",
+        ]
+    )
+
+
+# --------------------------------------------------------------------------- results
+
+
+def _state_text(value: str | None, stale: bool = False) -> str:
+    text = value or "-"
+    return f"{text} (STALE)" if stale else text
+
+
+def status_tables(status: StatusResult) -> dict[str, str]:
+    """The status tables (sites, links, listeners) rendered as Markdown."""
+    sites = markdown_table(
+        ["Host", "Site", "Role", "Platform", "Reachable", "Controller", "Router", "Container"],
+        [
+            [
+                s.host,
+                s.site,
+                s.role,
+                s.platform,
+                s.reachable,
+                s.controller,
+                _state_text(s.router, s.stale),
+                s.container,
+            ]
+            for s in status.sites
+        ],
+    )
+    links = markdown_table(
+        ["From", "To", "Endpoint", "TCP probe", "Status"],
+        [[li.from_site, li.to_site, li.endpoint, li.tcp_probe, li.status] for li in status.links],
+    )
+    listeners = markdown_table(
+        ["Site", "Port", "Routing key", "Bound", "Service"],
+        [[li.site, li.port, li.routing_key, li.bound, li.service] for li in status.listeners],
+    )
+    return {"sites": sites, "links": links, "listeners": listeners}
+
+
+def status_markdown(status: StatusResult) -> str:
+    """The ``skupper://status`` resource."""
+    tables = status_tables(status)
+    actions = [f"- {a.action} `{a.profile}` on {a.host}: {a.reason}" for a in status.model_actions]
+    parts = [
+        "# Skupper VAN status",
+        "",
+        status.summary,
+        "",
+        "## Sites",
+        "",
+        tables["sites"],
+        "",
+        "## Links",
+        "",
+        tables["links"],
+        "",
+        "## Listeners",
+        "",
+        tables["listeners"],
+        "",
+    ]
+    if actions:
+        parts += ["## hosted-model-ctl", "", *actions, ""]
+    return "\n".join(parts)
+
+
+_STATUS_MARK = {"pass": "ok", "warn": "WARN", "fail": "FAIL"}
+
+
+def check_text(result: CheckResult) -> str:
+    """``setup --check`` for a terminal: diagram, then one row per check."""
+    rows = [[c.site, c.name, _STATUS_MARK[c.status], c.detail, c.hint or ""] for c in result.checks]
+    verdict = "precheck passed" if result.ok else "precheck FAILED"
+    return "\n".join(
+        [
+            result.topology,
+            "",
+            text_table(["Site", "Check", "Status", "Detail", "Hint"], rows),
+            "",
+            f"{verdict}: {result.summary}",
+        ]
+    )
+
+
+def resolve_text(result: ResolveResult) -> str:
+    """``resolve NAME`` for a terminal."""
+    rows: list[list[Cell]] = [
+        ["query", result.query],
+        ["host", result.host],
+        ["site", result.site],
+        ["role", result.role],
+        ["profile", result.profile],
+        ["profile source", result.profile_source],
+        ["model id", result.model_id],
+        ["listener port", result.listener_port],
+        ["routing key", result.routing_key],
+    ]
+    if result.detail:
+        rows.append(["detail", result.detail])
+    return text_table(["Field", "Value"], rows)
