@@ -225,24 +225,17 @@ async def openssh_server(
     """Run OpenSSH ``sshd -D -e`` on ``address:port`` as the current user (root in CI)."""
     keys = make_keys(directory / "keys")
     port = port or free_port(address)
-    config = directory / "sshd_config"
-    config.write_text(
-        f"ListenAddress {address}:{port}\n"
-        f"HostKey {keys.host_key}\n"
-        "PidFile none\n"
-        f"AuthorizedKeysFile {keys.authorized_keys}\n"
-        "StrictModes no\n"
-        "PasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\n"
-    )
-    # sshd refuses to start without its privilege-separation directory.
-    Path("/run/sshd").mkdir(mode=0o755, parents=True, exist_ok=True)
-    log = directory / "sshd.log"
+    config = _write_sshd_config(directory, address, port, keys)
     known_hosts = directory / "known_hosts"
     known_hosts.write_text(known_hosts_line(keys.host_key, address, port) if known else "")
+    log = directory / "sshd.log"
     with log.open("w") as log_file:
-        proc = subprocess.Popen(
-            [str(SSHD), "-D", "-e", "-f", str(config)],
+        proc = await asyncio.create_subprocess_exec(
+            str(SSHD),
+            "-D",
+            "-e",
+            "-f",
+            str(config),
             stdout=log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -259,16 +252,32 @@ async def openssh_server(
         )
     finally:
         _kill_tree(proc.pid)
-        proc.wait(timeout=5)
+        await proc.wait()
+
+
+def _write_sshd_config(directory: Path, address: str, port: int, keys: SSHKeys) -> Path:
+    config = directory / "sshd_config"
+    config.write_text(
+        f"ListenAddress {address}:{port}\n"
+        f"HostKey {keys.host_key}\n"
+        "PidFile none\n"
+        f"AuthorizedKeysFile {keys.authorized_keys}\n"
+        "StrictModes no\n"
+        "PasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\n"
+    )
+    # sshd refuses to start without its privilege-separation directory.
+    Path("/run/sshd").mkdir(mode=0o755, parents=True, exist_ok=True)
+    return config
 
 
 async def _wait_listening(
-    address: str, port: int, proc: subprocess.Popen[bytes], log: Path
+    address: str, port: int, proc: asyncio.subprocess.Process, log: Path
 ) -> None:
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"sshd exited with {proc.returncode}: {log.read_text()}")
+        if proc.returncode is not None:
+            raise RuntimeError(f"sshd exited with {proc.returncode}; see {log}")
         try:
             _, writer = await asyncio.open_connection(address, port)
         except OSError:

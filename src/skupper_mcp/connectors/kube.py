@@ -1,0 +1,471 @@
+"""The Kubernetes API seam: the few calls the Kubernetes site needs, over the official
+``kubernetes`` client, with its errors translated into the project's own.
+
+The client is blocking, so every call runs in a worker thread with a request timeout.
+Objects go in and come out as plain JSON-shaped dicts (camelCase keys, as in YAML), for
+Skupper's custom resources and core objects alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from skupper_mcp.errors import ConfigError, ConnectError, KubeError
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+__all__ = ["SKUPPER_GROUP", "SKUPPER_VERSION", "KubeConnector", "KubeObject"]
+
+log = logging.getLogger(__name__)
+
+SKUPPER_GROUP = "skupper.io"
+SKUPPER_VERSION = "v2alpha1"
+MERGE_PATCH = "application/merge-patch+json"
+
+KubeObject = dict[str, Any]
+"""A Kubernetes object as JSON: ``{"apiVersion", "kind", "metadata", "spec", ...}``."""
+KubeObjects = list[KubeObject]
+
+T = TypeVar("T")
+
+
+class KubeConnector:
+    """Talks to one cluster through ``kubeconfig`` (default: ``$KUBECONFIG`` or
+    ``~/.kube/config``) and ``context`` (default: the current context).
+
+    ``namespace`` is the default for every call (else the context's namespace, else
+    ``default``); each method also takes ``namespace=`` to override it. ``timeout`` bounds
+    each request, connect included.
+    """
+
+    def __init__(
+        self,
+        kubeconfig: Path | None = None,
+        context: str | None = None,
+        timeout: float = 10,
+        *,
+        namespace: str | None = None,
+    ) -> None:
+        self._kubeconfig = kubeconfig
+        self._context = context
+        self._timeout = timeout
+        self._namespace = namespace
+        self._api: ApiClient | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def context(self) -> str:
+        """The kubeconfig context in use (its name in errors)."""
+        return self._context or "current context"
+
+    # ---- access -------------------------------------------------------------------
+
+    async def check_access(self, namespace: str | None = None) -> str:
+        """Prove the API is reachable and we are authenticated; return the server version.
+
+        Lists the Skupper sites in ``namespace``, since ``/version`` alone needs no login.
+        """
+        from kubernetes import client
+
+        api = await self._client()
+        info = await self._call("get", "version", None, client.VersionApi(api).get_code)
+        try:
+            await self.list("sites", namespace=namespace)
+        except KubeError as exc:
+            if exc.status == 404:
+                raise KubeError(
+                    self.context,
+                    "the skupper.io/v2alpha1 Site resource is not served: is Skupper "
+                    "installed on this cluster?",
+                    status=404,
+                ) from exc
+            raise
+        return str(info.git_version)
+
+    # ---- Skupper custom resources (skupper.io/v2alpha1) ---------------------------
+
+    async def get(self, plural: str, name: str, *, namespace: str | None = None) -> KubeObject:
+        """The named custom object; ``KubeError`` with status 404 when it is absent."""
+        api = await self._custom()
+        ns = await self._ns(namespace)
+        return await self._call(
+            "get",
+            f"{plural}/{name}",
+            ns,
+            api.get_namespaced_custom_object,
+            SKUPPER_GROUP,
+            SKUPPER_VERSION,
+            ns,
+            plural,
+            name,
+        )
+
+    async def list(
+        self, plural: str, label_selector: str | None = None, *, namespace: str | None = None
+    ) -> KubeObjects:
+        """The custom objects of one kind in the namespace, optionally filtered by labels."""
+        api = await self._custom()
+        ns = await self._ns(namespace)
+        extra = {"label_selector": label_selector} if label_selector else {}
+        found = await self._call(
+            "list",
+            plural,
+            ns,
+            api.list_namespaced_custom_object,
+            SKUPPER_GROUP,
+            SKUPPER_VERSION,
+            ns,
+            plural,
+            **extra,
+        )
+        return list(found.get("items") or [])
+
+    async def apply(self, plural: str, body: KubeObject, *, namespace: str | None = None) -> bool:
+        """Create the object, or replace it when it exists and differs. Returns whether
+        anything changed (an identical spec, labels and annotations is no change)."""
+        api = await self._custom()
+        ns = await self._ns(namespace)
+        name = _name_of(body)
+        existing = await self._get_or_none(self.get(plural, name, namespace=ns))
+        if existing is None:
+            await self._call(
+                "create",
+                f"{plural}/{name}",
+                ns,
+                api.create_namespaced_custom_object,
+                SKUPPER_GROUP,
+                SKUPPER_VERSION,
+                ns,
+                plural,
+                body,
+            )
+            return True
+        if _same(existing, body, ("spec",)):
+            return False
+        await self._call(
+            "replace",
+            f"{plural}/{name}",
+            ns,
+            api.replace_namespaced_custom_object,
+            SKUPPER_GROUP,
+            SKUPPER_VERSION,
+            ns,
+            plural,
+            name,
+            _with_version(body, existing),
+        )
+        return True
+
+    async def patch(
+        self, plural: str, name: str, patch: KubeObject, *, namespace: str | None = None
+    ) -> KubeObject:
+        """Merge-patch (RFC 7386) the named custom object; returns the result."""
+        api = await self._custom()
+        ns = await self._ns(namespace)
+        return await self._call(
+            "patch",
+            f"{plural}/{name}",
+            ns,
+            api.patch_namespaced_custom_object,
+            SKUPPER_GROUP,
+            SKUPPER_VERSION,
+            ns,
+            plural,
+            name,
+            patch,
+            _content_type=MERGE_PATCH,
+        )
+
+    async def delete(self, plural: str, name: str, *, namespace: str | None = None) -> bool:
+        """Delete the named custom object. Returns whether it existed (absent is fine)."""
+        api = await self._custom()
+        ns = await self._ns(namespace)
+        return await self._deleted(
+            self._call(
+                "delete",
+                f"{plural}/{name}",
+                ns,
+                api.delete_namespaced_custom_object,
+                SKUPPER_GROUP,
+                SKUPPER_VERSION,
+                ns,
+                plural,
+                name,
+            )
+        )
+
+    # ---- core: secrets, services, pods, namespaces --------------------------------
+
+    async def get_secret(self, name: str, *, namespace: str | None = None) -> KubeObject:
+        """The named Secret; ``KubeError`` with status 404 when it is absent."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        secret = await self._call(
+            "get", f"secrets/{name}", ns, core.read_namespaced_secret, name, ns
+        )
+        return await self._to_dict(secret)
+
+    async def apply_secret(self, body: KubeObject, *, namespace: str | None = None) -> bool:
+        """Create the Secret, or replace it when its type, data or labels differ.
+        Returns whether anything changed. ``data`` values are base64, as in the API."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        name = _name_of(body)
+        existing = await self._get_or_none(self.get_secret(name, namespace=ns))
+        if existing is None:
+            await self._call(
+                "create", f"secrets/{name}", ns, core.create_namespaced_secret, ns, body
+            )
+            return True
+        if _same(existing, body, ("type", "data")):
+            return False
+        await self._call(
+            "replace",
+            f"secrets/{name}",
+            ns,
+            core.replace_namespaced_secret,
+            name,
+            ns,
+            _with_version(body, existing),
+        )
+        return True
+
+    async def delete_secret(self, name: str, *, namespace: str | None = None) -> bool:
+        """Delete the named Secret. Returns whether it existed."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        return await self._deleted(
+            self._call("delete", f"secrets/{name}", ns, core.delete_namespaced_secret, name, ns)
+        )
+
+    async def list_services(
+        self, label_selector: str | None = None, *, namespace: str | None = None
+    ) -> KubeObjects:
+        """The Services in the namespace, optionally filtered by labels."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        extra = {"label_selector": label_selector} if label_selector else {}
+        found = await self._call("list", "services", ns, core.list_namespaced_service, ns, **extra)
+        return list((await self._to_dict(found)).get("items") or [])
+
+    async def get_service(self, name: str, *, namespace: str | None = None) -> KubeObject:
+        """The named Service; ``KubeError`` with status 404 when it is absent."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        found = await self._call(
+            "get", f"services/{name}", ns, core.read_namespaced_service, name, ns
+        )
+        return await self._to_dict(found)
+
+    async def list_pods(
+        self, label_selector: str | None = None, *, namespace: str | None = None
+    ) -> KubeObjects:
+        """The Pods in the namespace, optionally filtered by labels."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        extra = {"label_selector": label_selector} if label_selector else {}
+        found = await self._call("list", "pods", ns, core.list_namespaced_pod, ns, **extra)
+        return list((await self._to_dict(found)).get("items") or [])
+
+    async def delete_pod(self, name: str, *, namespace: str | None = None) -> bool:
+        """Delete the named Pod (its controller recreates it). Returns whether it existed."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        return await self._deleted(
+            self._call("delete", f"pods/{name}", ns, core.delete_namespaced_pod, name, ns)
+        )
+
+    async def ensure_namespace(self, namespace: str | None = None) -> bool:
+        """Create the namespace unless it exists. Returns whether it was created."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        try:
+            await self._call("get", f"namespaces/{ns}", None, core.read_namespace, ns)
+            return False
+        except KubeError as exc:
+            if exc.status != 404:
+                raise
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        await self._call("create", f"namespaces/{ns}", None, core.create_namespace, body)
+        return True
+
+    async def close(self) -> None:
+        """Release the client's connection pool. Safe to call twice."""
+        async with self._lock:
+            api, self._api = self._api, None
+        if api is not None:
+            await asyncio.to_thread(api.close)
+
+    # ---- plumbing -----------------------------------------------------------------
+
+    async def _client(self) -> ApiClient:
+        async with self._lock:
+            if self._api is None:
+                self._api = await asyncio.to_thread(self._build_client)
+            return self._api
+
+    def _build_client(self) -> ApiClient:
+        from kubernetes import client, config
+
+        configuration = client.Configuration()
+        source = str(self._kubeconfig) if self._kubeconfig else None
+        try:
+            config.load_kube_config(
+                config_file=source,
+                context=self._context,
+                client_configuration=configuration,
+                persist_config=False,
+            )
+            if self._namespace is None:
+                _, active = config.list_kube_config_contexts(config_file=source)
+                chosen = active
+                if self._context:
+                    contexts, _ = config.list_kube_config_contexts(config_file=source)
+                    chosen = next(c for c in contexts if c["name"] == self._context)
+                self._namespace = chosen.get("context", {}).get("namespace") or "default"
+                if self._context is None:
+                    self._context = chosen.get("name")
+        except (config.ConfigException, OSError, StopIteration) as exc:
+            where = source or "the default kubeconfig"
+            raise ConfigError(f"cannot load {where} (context {self.context}): {exc}") from exc
+        # One quick retry at most: the request timeout, not urllib3's retries, bounds a call.
+        configuration.retries = 1
+        return client.ApiClient(configuration=configuration)
+
+    async def _custom(self) -> Any:
+        from kubernetes import client
+
+        return client.CustomObjectsApi(await self._client())
+
+    async def _core(self) -> Any:
+        from kubernetes import client
+
+        return client.CoreV1Api(await self._client())
+
+    async def _ns(self, namespace: str | None) -> str:
+        await self._client()
+        return namespace or self._namespace or "default"
+
+    async def _to_dict(self, model: Any) -> KubeObject:
+        api = await self._client()
+        result: KubeObject = api.sanitize_for_serialization(model)
+        return result
+
+    async def _call(
+        self,
+        verb: str,
+        resource: str,
+        namespace: str | None,
+        fn: Callable[..., T],
+        *args: Any,
+        **kwargs: Any,
+    ) -> T:
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        kwargs["_request_timeout"] = self._timeout
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        except ApiException as exc:
+            raise self._api_error(exc, verb, resource, namespace) from exc
+        except (HTTPError, OSError) as exc:
+            host = self._api.configuration.host if self._api else "the API server"
+            raise ConnectError(
+                self.context, f"cannot reach the Kubernetes API at {host}: {_reason(exc)}"
+            ) from exc
+
+    def _api_error(self, exc: Any, verb: str, resource: str, namespace: str | None) -> KubeError:
+        status = int(exc.status) if exc.status else None
+        where = f" in namespace {namespace}" if namespace else ""
+        message = _api_message(exc)
+        if status == 401:
+            reason = "not authenticated: log in again (oc login / refresh the token)"
+        elif status == 403:
+            reason = f"forbidden: cannot {verb} {resource}{where}: {message}"
+        elif status == 404:
+            reason = f"{resource} not found{where}"
+        else:
+            reason = f"{verb} {resource}{where} failed (HTTP {status}): {message}"
+        return KubeError(self.context, reason, status=status)
+
+    @staticmethod
+    async def _get_or_none(call: Any) -> KubeObject | None:
+        try:
+            result: KubeObject = await call
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return result
+
+    @staticmethod
+    async def _deleted(call: Any) -> bool:
+        try:
+            await call
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+
+def _name_of(body: KubeObject) -> str:
+    try:
+        return str(body["metadata"]["name"])
+    except (KeyError, TypeError) as exc:
+        raise ValueError("a Kubernetes object needs metadata.name") from exc
+
+
+def _same(existing: KubeObject, desired: KubeObject, fields: tuple[str, ...]) -> bool:
+    """Whether ``existing`` already has ``desired``'s fields, labels and annotations."""
+    for name in fields:
+        if existing.get(name) != desired.get(name):
+            return False
+    have = existing.get("metadata") or {}
+    want = desired.get("metadata") or {}
+    for name in ("labels", "annotations"):
+        wanted = want.get(name) or {}
+        present = have.get(name) or {}
+        if any(present.get(key) != value for key, value in wanted.items()):
+            return False
+    return True
+
+
+def _with_version(desired: KubeObject, existing: KubeObject) -> KubeObject:
+    """``desired`` carrying ``existing``'s resourceVersion, as a replace requires."""
+    metadata = dict(desired.get("metadata") or {})
+    version = (existing.get("metadata") or {}).get("resourceVersion")
+    if version:
+        metadata["resourceVersion"] = version
+    return {**desired, "metadata": metadata}
+
+
+def _api_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            parsed = json.loads(body)
+        except (TypeError, ValueError):
+            return str(body)[:300]
+        if isinstance(parsed, dict) and parsed.get("message"):
+            return str(parsed["message"])
+    return str(getattr(exc, "reason", "") or "no detail")
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of a urllib3 error, without its long wrapper text."""
+    inner: object = exc
+    while isinstance(getattr(inner, "reason", None), BaseException):
+        inner = getattr(inner, "reason")  # noqa: B009
+    text = str(inner)
+    if "Connection refused" in text:
+        return "connection refused"
+    if "timed out" in text.lower():
+        return "timed out"
+    return text
