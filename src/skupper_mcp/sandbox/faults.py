@@ -103,7 +103,15 @@ def set_network(world_id: str, host: str, address: str, kind: NetworkFault) -> N
     chain = ensure_chain(world_id)
     clear_network(world_id, host)
     comment = ["-m", "comment", "--comment", _host_comment(host)]
-    for match in (["-d", address, "!", "-s", address], ["-s", address, "!", "-d", address]):
+    to_host = ["-d", address, "!", "-s", address]
+    from_host = ["-s", address, "!", "-d", address]
+    if kind == "down":
+        # The resets this chain sends on the host's behalf come "from" the host: let them out.
+        _iptables(
+            "-A", chain, *from_host, "-p", "tcp", "--tcp-flags", "RST", "RST", *comment,
+            "-j", "RETURN",
+        )  # fmt: skip
+    for match in (to_host, from_host):
         if kind == "down":
             _iptables(
                 "-A", chain, *match, "-p", "tcp", *comment,
