@@ -1,0 +1,76 @@
+"""LocalConnector: commands on this machine with the Connector interface's behaviour."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.connectors.local import LocalConnector
+from skupper_mcp.errors import CommandError, CommandTimeout
+
+
+async def wait_gone(pid: int, seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"process {pid} still alive after {seconds}s")
+
+
+async def test_output_and_exit_status_are_returned() -> None:
+    result = await LocalConnector("here").run("echo out; echo err >&2; exit 3")
+    assert (result.host, result.exit_status, result.stdout, result.stderr) == (
+        "here",
+        3,
+        "out\n",
+        "err\n",
+    )
+    assert not result.ok
+
+
+async def test_check_raises_command_error_with_the_stderr_tail() -> None:
+    with pytest.raises(CommandError) as raised:
+        await LocalConnector("here").run("echo boom >&2; exit 7", check=True)
+    error = raised.value
+    assert (error.host, error.exit_status, error.stderr) == ("here", 7, "boom\n")
+    assert "exit 7" in str(error) and "boom" in str(error)
+
+
+async def test_stdin_is_fed_to_the_command() -> None:
+    result = await LocalConnector().run("tr a-z A-Z", stdin="hello")
+    assert result.stdout == "HELLO"
+
+
+async def test_without_stdin_a_reading_command_does_not_hang() -> None:
+    result = await LocalConnector().run("cat; echo done", timeout=5)
+    assert result.stdout == "done\n"
+
+
+async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    started = time.monotonic()
+    with pytest.raises(CommandTimeout) as raised:
+        await LocalConnector("here").run(f"sleep 30 & echo $! > {pidfile}; wait", timeout=0.5)
+    assert time.monotonic() - started < 3
+    assert raised.value.seconds == 0.5
+    await wait_gone(int(pidfile.read_text()))
+
+
+async def test_cancellation_kills_the_command(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    task = asyncio.create_task(LocalConnector().run(f"echo $$ > {pidfile}; exec sleep 30"))
+    deadline = time.monotonic() + 5
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await wait_gone(int(pidfile.read_text()))
