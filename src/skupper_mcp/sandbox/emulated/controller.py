@@ -1,0 +1,207 @@
+"""The emulated system-controller: the network-status collector of every namespace.
+
+Runs as the process of the ``<user>-skupper-controller`` container. Once a second, for
+each rendered namespace, it reads the router container's state and the router's
+management answer and writes live status into ``runtime/resources``. While it is not
+running nothing updates, so status goes stale (as on a real host).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import hostenv
+from . import containers
+from .skupper import resources as res
+from .skupper.failure import CliFailure
+from .skupper.paths import NamespacePaths, namespaces
+
+MANAGEMENT_PORT = 5671
+POLL_SECONDS = 1.0
+NETWORK_STATUS = "skupper-network-status"
+Cond, Status = res.Condition, res.Status
+
+
+def data_home(env: Mapping[str, str]) -> Path:
+    """The data home: SKUPPER_OUTPUT_PATH as the container sees it, else HOME's."""
+    output = env.get("SKUPPER_OUTPUT_PATH")
+    if output:
+        return hostenv.container_path(output, env)
+    return Path(env["HOME"]) / ".local" / "share" / "skupper"
+
+
+def query_router(address: str, port: int = MANAGEMENT_PORT, timeout: float = 1.0) -> Any:
+    """The router's management answer, or None when it does not answer in time."""
+    try:
+        with socket.create_connection((address, port), timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            conn.sendall(b'{"op": "query"}\n')
+            buffer = b""
+            while not buffer.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                buffer += chunk
+        return json.loads(buffer)
+    except (OSError, ValueError):
+        return None
+
+
+def live_statuses(
+    runtime: list[res.Resource], router_running: bool, answer: dict[str, Any] | None
+) -> list[res.Resource]:
+    """The runtime resources with status derived from the router's state (pure)."""
+    stamp = res.now()
+    links = {link.get("name"): link for link in (answer or {}).get("links") or []}
+    reachable = (answer or {}).get("reachable") or {}
+    listeners = (answer or {}).get("listeners") or []
+    sites_in_network = (answer or {}).get("sites") or []
+    peers = bool((answer or {}).get("accepted")) or any(
+        link.get("status") == "up" for link in links.values()
+    )
+    out = []
+    for resource in runtime:
+        kind = resource.get("kind")
+        status = dict(resource.get("status") or {})
+        if kind == "Site":
+            if not router_running:
+                running = Cond("Running", False, "No router pod is ready")
+            elif answer is None:
+                running = Cond("Running", False, "Router is not responding")
+            else:
+                running = Cond("Running", True)
+            conditions = [Cond("Configured", True), running]
+            if any(c.get("type") == "Resolved" for c in status.get("conditions") or []):
+                conditions.append(Cond("Resolved", True))
+            site_extra = {
+                "endpoints": status.get("endpoints", []),
+                "sitesInNetwork": max(1, len(sites_in_network)),
+                "network": [{"name": s} for s in sites_in_network],
+            }
+            out.append(res.with_status(resource, Status(conditions, site_extra), stamp))
+        elif kind == "Link":
+            live = links.get(res.name_of(resource))
+            extra: dict[str, Any] = {}
+            if live and live.get("status") == "up":
+                operational = Cond("Operational", True)
+                extra["remoteSiteName"] = live.get("remoteSite")
+            elif live and live.get("error"):
+                operational = Cond("Operational", False, str(live["error"]), "Error")
+            else:
+                operational = Cond("Operational", False, "Not operational")
+            conditions = [Cond("Configured", True), operational]
+            out.append(res.with_status(resource, Status(conditions, extra), stamp))
+        elif kind == "Listener":
+            key = res.spec(resource).get("routingKey")
+            matched = key in reachable
+            out.append(
+                res.with_status(
+                    resource,
+                    Status(
+                        [
+                            Cond("Configured", True),
+                            Cond("Matched", matched, "OK" if matched else "No matching connectors"),
+                        ],
+                        {"hasMatchingConnector": matched},
+                    ),
+                    stamp,
+                )
+            )
+        elif kind == "Connector":
+            key = res.spec(resource).get("routingKey")
+            # a connector is matched when a listener for its key exists in the network; the
+            # router's answer only names local listeners, so a connected peer counts too
+            matched = any(item.get("address") == key for item in listeners) or peers
+            out.append(
+                res.with_status(
+                    resource,
+                    Status(
+                        [
+                            Cond("Configured", True),
+                            Cond("Matched", matched, "OK" if matched else "No matching listeners"),
+                        ],
+                        {"hasMatchingListener": matched},
+                    ),
+                    stamp,
+                )
+            )
+        else:
+            out.append(resource)
+    return out
+
+
+def network_status(answer: dict[str, Any] | None, namespace: str) -> res.Resource:
+    """``ConfigMap-skupper-network-status.yaml``: the collector's view as JSON."""
+    answer = answer or {}
+    payload = {
+        "addresses": [
+            {"name": key, "protocol": "tcp", "connectorCount": 1, "listenerCount": 0}
+            for key in sorted(answer.get("reachable") or {})
+        ],
+        "siteStatus": [{"site": {"name": site}} for site in answer.get("sites") or []],
+        "router": answer.get("router"),
+        "links": answer.get("links") or [],
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": NETWORK_STATUS, "namespace": namespace},
+        "data": {"NetworkStatus": json.dumps(payload, sort_keys=True)},
+    }
+
+
+def _write_if_changed(directory: Path, resource: res.Resource) -> None:
+    """Write only when something but the condition timestamps changed."""
+    path = directory / res.file_name(resource)
+    if path.exists():
+        try:
+            current = res.parse_documents(path.read_text(), str(path))
+        except CliFailure:
+            current = []
+        if current and res.status_stamp_free(current[0]) == res.status_stamp_free(resource):
+            return
+    res.write(directory, resource)
+
+
+def poll_namespace(paths: NamespacePaths, home: Path, address: str) -> None:
+    """Update one namespace's runtime resources from its router."""
+    if not paths.is_rendered():
+        return
+    runtime = [r for r in res.load_dir(paths.runtime_resources) if r.get("kind") != "ConfigMap"]
+    container = containers.get(home, paths.router_container)
+    router_running = container is not None and containers.running(container)
+    answer = query_router(address) if router_running else None
+    if not paths.is_rendered():  # removed by `system stop` meanwhile: write nothing
+        return
+    for resource in live_statuses(runtime, router_running, answer):
+        _write_if_changed(paths.runtime_resources, resource)
+    if answer is not None:
+        _write_if_changed(paths.runtime_resources, network_status(answer, paths.namespace))
+
+
+def poll_once(env: Mapping[str, str]) -> None:
+    host = hostenv.current_host(env)
+    home = data_home(env)
+    for namespace in namespaces(home):
+        try:
+            poll_namespace(NamespacePaths(home, namespace), host.home, host.address)
+        except (OSError, ValueError) as exc:
+            print(f"namespace {namespace}: {exc}", file=sys.stderr, flush=True)
+
+
+def main() -> int:
+    print("System controller started", flush=True)
+    while True:
+        poll_once(os.environ)
+        time.sleep(POLL_SECONDS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
