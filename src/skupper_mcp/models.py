@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 Role = Literal["provider", "consumer"]
 Platform = Literal["podman", "kubernetes"]
@@ -182,3 +182,13 @@ class CheckResult(BaseModel):
     checks: list[Check]
     ok: bool = Field(description="No check failed (warnings allowed)")
     summary: str = ""
+
+
+class SetupResult(RootModel[CheckResult | OperationResult]):
+    """What the setup tool returns: a CheckResult with check=true, else an OperationResult.
+
+    A root model keeps the result itself (not a wrapper) as the structured content; the
+    explicit object type keeps the output schema valid for clients that require it.
+    """
+
+    model_config = ConfigDict(json_schema_extra={"type": "object"})

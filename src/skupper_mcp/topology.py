@@ -644,11 +644,11 @@ def _kube_site(reader: _Reader, providers: list[ProviderHost], base: Path) -> Ku
     if reader.has("CRC_MODEL_PORT"):
         key = reader.raw("CRC_ROUTING_KEY")
         if key:
-            match = [p for p in providers if p.routing_key == key]
-            if not match:
+            owners = [p for p in providers if p.routing_key == key]
+            if not owners:
                 keys_known = ", ".join(p.routing_key for p in providers)
                 raise reader.error("CRC_ROUTING_KEY", f"{key!r} is no provider's: {keys_known}")
-            add(match[0], "CRC_MODEL_PORT")
+            add(owners[0], "CRC_MODEL_PORT")
         else:
             add(providers[0], "CRC_MODEL_PORT")
     elif reader.raw("CRC_ROUTING_KEY"):

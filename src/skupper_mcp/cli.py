@@ -1,0 +1,222 @@
+"""The command-line front end: ``skupper-mcp [--topology PATH] [--json] VERB ...``.
+
+With no verb it serves MCP over stdio (what agent configurations run). Verbs print human
+tables (``--json``: the result model); progress goes to stderr as it happens.
+
+Exit codes: 0 fine, 1 some site failed, 2 bad usage or configuration (nothing run),
+3 nothing failed but something was skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from skupper_mcp import __version__
+from skupper_mcp.errors import ConfigError, SkupperMcpError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from skupper_mcp.engine import Engine
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_SKIPPED = 3
+
+log = logging.getLogger("skupper_mcp")
+
+# a verb's implementation: (engine, parsed arguments) -> (result, exit code, human text)
+VerbRunner = Callable[["Engine", argparse.Namespace], Awaitable[tuple["BaseModel", int, str]]]
+VERBS: dict[str, VerbRunner] = {}
+
+
+def verb(name: str) -> Callable[[VerbRunner], VerbRunner]:
+    """Register the function that runs a verb (the lifecycle verbs plug in the same way)."""
+
+    def register(function: VerbRunner) -> VerbRunner:
+        VERBS[name] = function
+        return function
+
+    return register
+
+
+def _server_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        default=default(False),
+        help="register only read-only tools",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=["stdio", "streamable-http"],
+        default=default("stdio"),
+        help="MCP transport (default: stdio)",
+    )
+    parser.add_argument(
+        "--host", default=default("127.0.0.1"), help="HTTP address (streamable-http)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=default(8765), help="HTTP port (streamable-http)"
+    )
+
+
+def _common_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    parser.add_argument(
+        "--topology",
+        default=default(None),
+        metavar="PATH",
+        help="topology.env (default: $SKUPPER_MCP_TOPOLOGY, ./topology.env, "
+        "~/.config/skupper-mcp/topology.env)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", default=default(False), help="print the result as JSON"
+    )
+    parser.add_argument(
+        "--log-level",
+        default=default("WARNING"),
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        type=str.upper,
+        help="stderr log level (default: WARNING)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; verbs added by other modules go through ``add_verb_parser``."""
+    parser = argparse.ArgumentParser(
+        prog="skupper-mcp",
+        description="Control a Skupper V2 network that brings remote GPU-hosted models to "
+        "localhost. With no verb: serve MCP over stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"skupper-mcp {__version__}")
+    _common_options(parser, suppress=False)
+    _server_options(parser, suppress=False)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    shared = argparse.ArgumentParser(add_help=False)
+    _common_options(shared, suppress=True)
+
+    serve = verbs.add_parser("serve", parents=[shared], help="serve MCP (the default)")
+    _server_options(serve, suppress=True)
+    setup = verbs.add_parser(
+        "setup", parents=[shared], help="one-time infrastructure build; --check: precheck only"
+    )
+    setup.add_argument("--check", action="store_true", help="only the topology and precheck")
+    setup.add_argument("--plan", action="store_true", help="show what would change")
+    resolve = verbs.add_parser(
+        "resolve", parents=[shared], help="host, site or profile name -> host and profile"
+    )
+    resolve.add_argument("name", help="host (rhel-ai), site (hub-rhel-ai) or profile (g3b-16k)")
+    sandbox = verbs.add_parser(
+        "sandbox", help="the simulated VAN for tests and demos (see `sandbox --help`)"
+    )
+    sandbox.add_argument("args", nargs=argparse.REMAINDER)
+    # up/down/status/test-model/teardown: add a parser here and register with @verb
+    return parser
+
+
+def setup_logging(level: str) -> None:
+    """Logs go to stderr only: stdout is the protocol (stdio) or the result (verbs)."""
+    logging.basicConfig(
+        level=getattr(logging, level, logging.WARNING),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+async def _progress(message: str) -> None:
+    print(f"  {message}", file=sys.stderr, flush=True)
+
+
+@verb("setup")
+async def _setup(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
+    from skupper_mcp.models import CheckResult
+    from skupper_mcp.render import check_text
+
+    result = await engine.setup(check=args.check, plan=args.plan, progress=_progress)
+    if isinstance(result, CheckResult):
+        return result, EXIT_OK if result.ok else EXIT_FAILED, check_text(result)
+    return result, operation_exit_code(result), result.summary
+
+
+@verb("resolve")
+async def _resolve(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
+    from skupper_mcp.render import resolve_text
+
+    result = await engine.resolve(args.name)
+    return result, EXIT_OK, resolve_text(result)
+
+
+def operation_exit_code(result: Any) -> int:
+    """0 fine, 1 a targeted site failed, 3 nothing failed but a site was skipped."""
+    outcomes = {site.outcome for site in result.sites}
+    if "failed" in outcomes or not result.ok:
+        return EXIT_FAILED
+    return EXIT_SKIPPED if "skipped" in outcomes else EXIT_OK
+
+
+async def _run_verb(args: argparse.Namespace) -> int:
+    from skupper_mcp.engine import Engine
+    from skupper_mcp.topology import load_topology
+
+    topology = load_topology(args.topology)
+    async with Engine(topology) as engine:
+        result, code, text = await VERBS[args.verb](engine, args)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(text)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``skupper-mcp`` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    setup_logging(args.log_level)
+    if args.verb == "sandbox":
+        from skupper_mcp.sandbox.cli import main as sandbox_main
+
+        return int(sandbox_main(args.args) or 0)
+    if args.verb in (None, "serve"):
+        from skupper_mcp.server import serve
+
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(
+                args.topology,
+                read_only=args.read_only,
+                transport=args.transport,
+                host=args.host,
+                port=args.port,
+            )
+        return EXIT_OK
+    try:
+        return asyncio.run(_run_verb(args))
+    except ConfigError as error:
+        print(f"skupper-mcp: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except SkupperMcpError as error:
+        print(f"skupper-mcp: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except NotImplementedError as error:
+        print(f"skupper-mcp: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,421 @@
+"""The seed's precheck (``setup --check``): every site checked concurrently.
+
+A site's failure becomes that site's checks; nothing here raises for one host's sake.
+The pure ``evaluate_*`` functions turn facts into checks and are tested on their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+import time
+from collections.abc import Awaitable, Callable
+
+from skupper_mcp.connectors.base import Connector, SSHTarget
+from skupper_mcp.errors import (
+    CommandTimeout,
+    ConfigError,
+    ConnectError,
+    HostKeyError,
+    KubeError,
+    SkupperMcpError,
+)
+from skupper_mcp.facts.precheck import (
+    SiteFacts,
+    parse_site_facts,
+    ports_bound,
+    site_facts_script,
+    version_tuple,
+)
+from skupper_mcp.models import Check
+from skupper_mcp.topology import KubeSite, Topology
+
+log = logging.getLogger(__name__)
+
+ConnectorGetter = Callable[[str, SSHTarget | None], Awaitable[Connector]]
+Progress = Callable[[str], Awaitable[None]]
+FACTS_TIMEOUT = 30.0
+DNS_TIMEOUT = 3.0
+
+
+def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: bool) -> list[Check]:
+    """Checks for podman, skupper, systemd --user and lingering from a site's facts."""
+    checks = [_podman_check(host, facts), _skupper_check(host, facts, min_version)]
+    if facts.systemd_ok:
+        checks.append(Check(name="systemd-user", site=host, status="pass", detail="usable"))
+    else:
+        error = " | ".join(facts.systemd_error) or "no answer"
+        checks.append(
+            Check(
+                name="systemd-user",
+                site=host,
+                status="fail",
+                detail=f"systemctl --user is not usable: {error}",
+                hint="enable lingering (loginctl enable-linger $USER) so the user manager "
+                "runs without a login session",
+            )
+        )
+    linger = (facts.linger or "").lower()
+    if linger.endswith("=yes"):
+        checks.append(Check(name="linger", site=host, status="pass", detail="Linger=yes"))
+    elif not is_local:
+        checks.append(
+            Check(
+                name="linger",
+                site=host,
+                status="warn",
+                detail=f"lingering is not confirmed ({facts.linger or 'loginctl not available'})",
+                hint="run `loginctl enable-linger $USER` on the host so Skupper keeps "
+                "running after you log out",
+            )
+        )
+    return checks
+
+
+def _podman_check(host: str, facts: SiteFacts) -> Check:
+    if facts.podman:
+        return Check(name="podman", site=host, status="pass", detail=facts.podman)
+    return Check(
+        name="podman",
+        site=host,
+        status="fail",
+        detail="podman is not installed",
+        hint="install podman (dnf install podman) on the host",
+    )
+
+
+def _skupper_check(host: str, facts: SiteFacts, min_version: str) -> Check:
+    if facts.skupper_missing:
+        return Check(
+            name="skupper",
+            site=host,
+            status="fail",
+            detail="the skupper CLI is not installed",
+            hint=f"install the skupper CLI {min_version} or newer (https://skupper.io/install)",
+        )
+    version = facts.skupper_version
+    if version is None:
+        return Check(
+            name="skupper",
+            site=host,
+            status="warn",
+            detail="could not read the skupper version: "
+            + (" | ".join(facts.skupper_lines[-2:]) or "no output"),
+            hint="run `skupper version` on the host and check it works",
+        )
+    if version_tuple(version) < version_tuple(min_version):
+        return Check(
+            name="skupper",
+            site=host,
+            status="fail",
+            detail=f"skupper {version} is not supported (needs {min_version} or newer)",
+            hint=f"upgrade the skupper CLI to {min_version} or newer: 2.0.x has a different "
+            "`skupper system` command set",
+        )
+    return Check(name="skupper", site=host, status="pass", detail=f"skupper {version}")
+
+
+def evaluate_ports(
+    host: str, facts: SiteFacts, listener_host: str, ports: dict[int, str]
+) -> list[Check]:
+    """Local listener ports: free, or bound by our own router (which is configured with them).
+
+    ``ports`` maps port -> the provider it brings to this site.
+    """
+    bound = ports_bound(facts.listening, listener_host, ports)
+    checks = []
+    for port, provider in ports.items():
+        name = f"port {port}"
+        if not bound[port]:
+            checks.append(
+                Check(name=name, site=host, status="pass", detail=f"free (listener for {provider})")
+            )
+        elif port in facts.router_ports:
+            checks.append(
+                Check(
+                    name=name,
+                    site=host,
+                    status="pass",
+                    detail=f"bound by the local Skupper router (listener for {provider})",
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    name=name,
+                    site=host,
+                    status="fail",
+                    detail=f"already in use on {listener_host} by another process",
+                    hint=f"stop what listens on port {port} (ss -ltnp 'sport = :{port}') or "
+                    f"change the local port of {provider} in topology.env",
+                )
+            )
+    return checks
+
+
+def evaluate_sans(topology: Topology) -> list[Check]:
+    """Each router certificate's SANs must cover the address its peers dial."""
+    sites: list[tuple[str, str, str | None, list[str]]] = [
+        (p.name, p.prefix, p.public_host, p.sans) for p in topology.providers
+    ]
+    if topology.kubernetes:
+        local = topology.local
+        sites.append((local.name, "LOCAL", local.public_host, local.sans))
+    checks = []
+    for host, prefix, public, sans in sites:
+        if public is None:
+            checks.append(
+                Check(
+                    name="sans",
+                    site=host,
+                    status="fail",
+                    detail="no public host: the Kubernetes site cannot dial this site",
+                    hint=f"set {prefix}_PUBLIC_HOST in topology.env",
+                )
+            )
+        elif public.lower() in (s.lower() for s in sans):
+            checks.append(
+                Check(name="sans", site=host, status="pass", detail=f"{public} in {' '.join(sans)}")
+            )
+        else:
+            checks.append(
+                Check(
+                    name="sans",
+                    site=host,
+                    status="fail",
+                    detail=f"{public} is not among the SANs {' '.join(sans)}: links would fail "
+                    "with certificate verify failed",
+                    hint=f"add {public} to {prefix}_SANS in topology.env",
+                )
+            )
+    return checks
+
+
+async def check_dns(host: str, name: str, timeout: float = DNS_TIMEOUT) -> Check:
+    """Whether ``name`` (a public host) resolves from here."""
+    try:
+        ipaddress.ip_address(name)
+        return Check(name="dns", site=host, status="pass", detail=f"{name} is an IP address")
+    except ValueError:
+        pass
+    start = time.monotonic()
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await asyncio.wait_for(
+            loop.getaddrinfo(name, None, type=socket.SOCK_STREAM), timeout
+        )
+    except (OSError, TimeoutError) as error:
+        reason = "timed out" if isinstance(error, TimeoutError) else str(error)
+        return Check(
+            name="dns",
+            site=host,
+            status="fail",
+            detail=f"{name} does not resolve: {reason}",
+            hint=f"add {name} to DNS or /etc/hosts, or use an IP address as the public host",
+            seconds=round(time.monotonic() - start, 3),
+        )
+    addresses = sorted({str(info[4][0]) for info in infos})
+    return Check(
+        name="dns",
+        site=host,
+        status="pass",
+        detail=f"{name} -> {', '.join(addresses)}",
+        seconds=round(time.monotonic() - start, 3),
+    )
+
+
+async def check_podman_site(
+    topology: Topology,
+    host: str,
+    target: SSHTarget | None,
+    get_connector: ConnectorGetter,
+) -> list[Check]:
+    """SSH reachability, then one script for the site's facts."""
+    is_local = host == topology.local.name
+    start = time.monotonic()
+    try:
+        connector = await asyncio.wait_for(
+            get_connector(host, target), topology.ssh.connect_timeout + 2
+        )
+    except HostKeyError as error:
+        return [_ssh_fail(host, target, error, start, _host_key_hint(topology, target))]
+    except (ConnectError, TimeoutError) as error:
+        hint = (
+            f"check that {target} is up and its SSH server answers on port "
+            f"{target.port if target else 22}, and that your key is authorized"
+        )
+        return [_ssh_fail(host, target, error, start, hint)]
+    seconds = round(time.monotonic() - start, 3)
+    how = f"connected to {target} in {seconds:.2f}s" if target else "local commands"
+    checks = [Check(name="ssh", site=host, status="pass", detail=how, seconds=seconds)]
+    namespace = topology.local.namespace if is_local else _provider_namespace(topology, host)
+    try:
+        result = await connector.run(
+            site_facts_script(namespace, with_ports=is_local), timeout=FACTS_TIMEOUT
+        )
+    except (ConnectError, CommandTimeout) as error:
+        checks.append(
+            Check(
+                name="facts",
+                site=host,
+                status="fail",
+                detail=str(error),
+                hint="the host answered SSH but not the precheck script; check its load",
+            )
+        )
+        return checks
+    facts = parse_site_facts(result.stdout)
+    checks += evaluate_facts(host, facts, topology.min_skupper_version, is_local=is_local)
+    if is_local:
+        ports = {p.local_port: p.name for p in topology.providers}
+        checks += evaluate_ports(host, facts, topology.local.listener_host, ports)
+    return checks
+
+
+def _provider_namespace(topology: Topology, host: str) -> str:
+    provider = topology.provider(host)
+    return provider.namespace if provider else "default"
+
+
+def _ssh_fail(
+    host: str, target: SSHTarget | None, error: BaseException, start: float, hint: str
+) -> Check:
+    seconds = round(time.monotonic() - start, 3)
+    reason = str(error) or f"no answer within {seconds:.1f}s"
+    return Check(
+        name="ssh",
+        site=host,
+        status="fail",
+        detail=f"{target}: {reason}",
+        hint=hint,
+        seconds=seconds,
+    )
+
+
+def _host_key_hint(topology: Topology, target: SSHTarget | None) -> str:
+    known = topology.ssh.known_hosts or "~/.ssh/known_hosts"
+    return (
+        f"verify {target}'s host key and add it to {known} "
+        "(ssh-keyscan), or remove a stale entry if the host was reinstalled"
+    )
+
+
+KubeAccess = Callable[[KubeSite, float], Awaitable[str]]
+
+
+async def default_kube_access(kube: KubeSite, timeout: float) -> str:
+    """Ask the cluster's API for its version with the site's kubeconfig and context."""
+    from skupper_mcp.connectors.kube import KubeConnector
+
+    connector = KubeConnector(kube.kubeconfig, kube.context, timeout)
+    try:
+        return await connector.check_access(kube.namespace)
+    finally:
+        close = getattr(connector, "close", None)
+        if close is not None:
+            await close()
+
+
+async def check_kubernetes(
+    kube: KubeSite, access: KubeAccess = default_kube_access, timeout: float = 5.0
+) -> Check:
+    """The Kubernetes API answers and accepts our credentials."""
+    start = time.monotonic()
+    where = f"context {kube.context}" if kube.context else "the current context"
+    try:
+        version = await asyncio.wait_for(access(kube, timeout), timeout + 2)
+    except KubeError as error:
+        if error.status in (401, 403):
+            hint = (
+                f"log in to the cluster again (e.g. `oc login` or `crc console --credentials`) "
+                f"so {where} has a valid token"
+            )
+        else:
+            hint = f"check the cluster is running and namespace {kube.namespace} is accessible"
+        return _kube_fail(kube, str(error), hint, start)
+    except (ConnectError, TimeoutError) as error:
+        return _kube_fail(
+            kube,
+            f"unreachable: {error or 'timed out'}",
+            "start the cluster (crc start) or fix the kubeconfig's server address",
+            start,
+        )
+    except (ConfigError, SkupperMcpError, ImportError) as error:
+        return _kube_fail(kube, str(error), "check CRC_KUBECONFIG and CRC_CONTEXT", start)
+    return Check(
+        name="kubernetes",
+        site=kube.name,
+        status="pass",
+        detail=f"API reachable and authenticated ({where}, server {version})",
+        seconds=round(time.monotonic() - start, 3),
+    )
+
+
+def _kube_fail(kube: KubeSite, detail: str, hint: str, start: float) -> Check:
+    return Check(
+        name="kubernetes",
+        site=kube.name,
+        status="fail",
+        detail=detail,
+        hint=hint,
+        seconds=round(time.monotonic() - start, 3),
+    )
+
+
+async def run_precheck(
+    topology: Topology,
+    get_connector: ConnectorGetter,
+    *,
+    kube_access: KubeAccess = default_kube_access,
+    progress: Progress | None = None,
+) -> list[Check]:
+    """Every check of every site, concurrently; results in topology order."""
+
+    async def guarded(host: str, work: Awaitable[list[Check]]) -> list[Check]:
+        try:
+            checks = await work
+        except Exception as error:  # one site's bug must not lose the others
+            log.exception("precheck of %s failed", host)
+            checks = [
+                Check(
+                    name="precheck",
+                    site=host,
+                    status="fail",
+                    detail=f"precheck error: {error}",
+                    hint="see the server log",
+                )
+            ]
+        if progress:
+            await progress(f"{host}: " + ", ".join(f"{c.name} {c.status}" for c in checks))
+        return checks
+
+    async def one(work: Awaitable[Check]) -> list[Check]:
+        return [await work]
+
+    jobs = [
+        guarded(p.name, check_podman_site(topology, p.name, p.ssh, get_connector))
+        for p in topology.providers
+    ]
+    local = topology.local
+    jobs.append(
+        guarded(local.name, check_podman_site(topology, local.name, local.ssh, get_connector))
+    )
+    for p in topology.providers:
+        jobs.append(guarded(p.name, one(check_dns(p.name, p.public_host))))
+    if topology.kubernetes:
+        if local.public_host:
+            jobs.append(guarded(local.name, one(check_dns(local.name, local.public_host))))
+        jobs.append(
+            guarded(
+                topology.kubernetes.name,
+                one(
+                    check_kubernetes(topology.kubernetes, kube_access, topology.ssh.connect_timeout)
+                ),
+            )
+        )
+    results = await asyncio.gather(*jobs)
+    checks = [c for group in results for c in group] + evaluate_sans(topology)
+    order = {name: i for i, name in enumerate(topology.host_names())}
+    return sorted(checks, key=lambda c: order.get(c.site, len(order)))

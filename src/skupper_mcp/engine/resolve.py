@@ -1,0 +1,135 @@
+"""resolve_profile: a host, site or profile name -> what it refers to.
+
+hosted-model-ctl takes profile names, never host names, so an agent stopping or starting a
+provider needs the profile that host is (or would be) serving.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+
+from skupper_mcp.connectors.base import Connector, SSHTarget
+from skupper_mcp.connectors.shell import quote
+from skupper_mcp.errors import ConfigError, SkupperMcpError
+from skupper_mcp.models import ResolveResult
+from skupper_mcp.topology import ProviderHost, Topology
+
+log = logging.getLogger(__name__)
+
+ConnectorGetter = Callable[[str, SSHTarget | None], Awaitable[Connector]]
+MODELS_TIMEOUT = 10.0
+
+
+def models_command(provider: ProviderHost) -> str:
+    """The command that asks a provider's model endpoint which model it serves."""
+    url = f"http://{provider.model_host}:{provider.model_port}/v1/models"
+    return f"curl -fsS --max-time 3 {quote(url)}"
+
+
+def parse_model_ids(text: str) -> list[str]:
+    """Model ids from an OpenAI-style ``/v1/models`` answer; [] when it is not one."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return []
+    data = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(data, list):
+        return []
+    return [
+        item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)
+    ]
+
+
+def active_profile(provider: ProviderHost, model_ids: list[str]) -> str | None:
+    """The host's profile whose model id the endpoint reports, if any."""
+    for model_id in model_ids:
+        profile = provider.profile_for_model(model_id)
+        if profile:
+            return profile
+    return None
+
+
+def unknown_name(topology: Topology, name: str) -> ConfigError:
+    """The error for a name that is no host, site or profile, listing the valid ones."""
+    valid = [n for n in topology.target_names() if n != "all"]
+    return ConfigError(f"unknown host, site or profile {name!r}; valid names: {', '.join(valid)}")
+
+
+def resolve_static(topology: Topology, name: str) -> ResolveResult | ProviderHost:
+    """Resolve without touching any host: a finished result for profiles and consumers,
+    or the provider whose active profile still has to be read."""
+    provider = topology.provider_for_profile(name)
+    if provider is not None:
+        return _provider_result(name, provider, name, "given", "the name is a profile")
+    host = topology.host_of(name)
+    if host is None:
+        raise unknown_name(topology, name)
+    found = topology.provider(host)
+    if found is not None:
+        return found
+    return ResolveResult(
+        query=name,
+        host=host,
+        site=topology.site_name_of(host),
+        role="consumer",
+        detail="consumer sites run no model; hosted-model-ctl is not involved",
+    )
+
+
+def _provider_result(
+    query: str, provider: ProviderHost, profile: str, source: str, detail: str
+) -> ResolveResult:
+    return ResolveResult.model_validate(
+        {
+            "query": query,
+            "host": provider.name,
+            "site": provider.site_name,
+            "role": "provider",
+            "profile": profile,
+            "profile_source": source,
+            "listener_port": provider.local_port,
+            "routing_key": provider.routing_key,
+            "model_id": provider.profiles[profile],
+            "detail": detail,
+        }
+    )
+
+
+async def resolve(topology: Topology, name: str, get_connector: ConnectorGetter) -> ResolveResult:
+    """Resolve ``name``; for a provider host, ask its endpoint which profile is active."""
+    found = resolve_static(topology, name)
+    if isinstance(found, ResolveResult):
+        return found
+    provider = found
+    try:
+        connector = await get_connector(provider.name, provider.ssh)
+        result = await connector.run(models_command(provider), timeout=MODELS_TIMEOUT)
+    except SkupperMcpError as error:
+        log.info("cannot read the active profile of %s: %s", provider.name, error)
+        return _provider_result(
+            name,
+            provider,
+            provider.default_profile,
+            "default",
+            f"the active profile could not be read ({error}); using the default",
+        )
+    ids = parse_model_ids(result.stdout) if result.ok else []
+    profile = active_profile(provider, ids)
+    if profile:
+        return _provider_result(
+            name,
+            provider,
+            profile,
+            "active",
+            f"the model endpoint serves {provider.profiles[profile]}",
+        )
+    why = (
+        f"the model endpoint serves {', '.join(ids)}, which is no profile of {provider.name}"
+        if ids
+        else "no model is being served"
+    )
+    return _provider_result(
+        name, provider, provider.default_profile, "default", f"{why}; using the default"
+    )

@@ -1,0 +1,159 @@
+"""The precheck's remote script for a podman site and the pure parsers of its output.
+
+The script prints one tagged line per fact (``@@podman podman version 4.9.3``), so the
+whole site is read with one command and parsing never depends on the remote locale.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from skupper_mcp.connectors.shell import quote, script
+
+_TAG = re.compile(r"@@([a-z-]+)(?: (.*))?")
+_SEMVER = re.compile(r"\bv?([0-9]+)\.([0-9]+)(?:\.([0-9]+))?", re.ASCII)
+_WILDCARDS = {"0.0.0.0", "::"}
+
+
+def site_facts_script(namespace: str, *, with_ports: bool) -> str:
+    """The script that prints a podman site's facts. ``with_ports`` adds the listening TCP
+    sockets and the ports our router is configured for (needed on the local site)."""
+    lines = [
+        "if command -v podman >/dev/null 2>&1; then",
+        '  echo "@@podman $(podman --version 2>&1 | head -n 1)"',
+        "else echo @@podman-missing; fi",
+        "if command -v skupper >/dev/null 2>&1; then",
+        "  skupper version 2>&1 | sed 's/^/@@skupper /'",
+        "else echo @@skupper-missing; fi",
+        "if out=$(systemctl --user show --property=LoadState podman.socket 2>&1); then",
+        "  echo @@systemd-ok",
+        "else printf '%s\\n' \"$out\" | head -n 3 | sed 's/^/@@systemd-error /'; fi",
+        "if command -v loginctl >/dev/null 2>&1; then",
+        '  loginctl show-user "$(id -un)" --property=Linger 2>&1 | head -n 1'
+        " | sed 's/^/@@linger /'",
+        "else echo @@linger-missing; fi",
+    ]
+    if with_ports:
+        namespace_dir = f'"$HOME"/.local/share/skupper/namespaces/{quote(namespace)}'
+        config = f"{namespace_dir}/runtime/router/skrouterd.json"
+        lines += [
+            "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"
+            ' | awk \'$4 == "0A" {print "@@listen " $2}\'',
+            f"cfg={config}",
+            'if [ -f "$cfg" ]; then',
+            '  grep -oE \'"port": *"?[0-9]+\' "$cfg" | grep -oE \'[0-9]+$\''
+            " | sed 's/^/@@router-port /'",
+            "fi",
+        ]
+    lines.append("echo @@end")
+    return script(*lines)
+
+
+@dataclass
+class SiteFacts:
+    """What a podman site reported."""
+
+    complete: bool = False
+    podman: str | None = None
+    skupper_lines: list[str] = field(default_factory=list)
+    skupper_missing: bool = False
+    systemd_ok: bool = False
+    systemd_error: list[str] = field(default_factory=list)
+    linger: str | None = None
+    listening: set[tuple[str, int]] = field(default_factory=set)
+    router_ports: set[int] = field(default_factory=set)
+
+    @property
+    def skupper_version(self) -> str | None:
+        return parse_skupper_version("\n".join(self.skupper_lines))
+
+
+def parse_site_facts(stdout: str) -> SiteFacts:
+    """Parse the tagged lines of ``site_facts_script``; unknown lines are ignored."""
+    facts = SiteFacts()
+    for line in stdout.splitlines():
+        match = _TAG.fullmatch(line.rstrip("\r"))
+        if not match:
+            continue
+        tag, value = match.group(1), match.group(2) or ""
+        if tag == "podman":
+            facts.podman = value.strip() or None
+        elif tag == "skupper":
+            facts.skupper_lines.append(value)
+        elif tag == "skupper-missing":
+            facts.skupper_missing = True
+        elif tag == "systemd-ok":
+            facts.systemd_ok = True
+        elif tag == "systemd-error":
+            facts.systemd_error.append(value.strip())
+        elif tag == "linger":
+            facts.linger = value.strip()
+        elif tag == "listen":
+            socket_address = parse_proc_net_address(value.strip())
+            if socket_address:
+                facts.listening.add(socket_address)
+        elif tag == "router-port" and value.strip().isascii() and value.strip().isdigit():
+            facts.router_ports.add(int(value.strip()))
+        elif tag == "end":
+            facts.complete = True
+    return facts
+
+
+def parse_proc_net_address(text: str) -> tuple[str, int] | None:
+    """Decode a /proc/net/tcp{,6} local address ``0100007F:2328`` -> ("127.0.0.1", 9000)."""
+    address_hex, sep, port_hex = text.partition(":")
+    try:
+        port = int(port_hex, 16)
+        raw = bytes.fromhex(address_hex)
+    except ValueError:
+        return None
+    if not sep or len(raw) not in (4, 16):
+        return None
+    # the kernel prints each 32-bit word in host (little-endian) order
+    packed = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    return str(ipaddress.ip_address(packed)), port
+
+
+def parse_skupper_version(text: str) -> str | None:
+    """The CLI version from ``skupper version`` output.
+
+    Skupper 2.x prints a component table (``cli  2.1.1``, ``router  3.4.2``); older ones
+    print ``client version 1.8.1``. The CLI's row wins; else the first version found.
+    """
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0].lower() in ("cli", "client", "skupper"):
+            match = _SEMVER.search(line)
+            if match:
+                return _version_text(match)
+    match = _SEMVER.search(text)
+    return _version_text(match) if match else None
+
+
+def _version_text(match: re.Match[str]) -> str:
+    return ".".join(g for g in match.groups() if g is not None)
+
+
+def version_tuple(version: str) -> tuple[int, int, int]:
+    """``2.1`` -> (2, 1, 0); raises ValueError when there is no version."""
+    match = _SEMVER.search(version)
+    if not match:
+        raise ValueError(f"not a version: {version!r}")
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch or 0)
+
+
+def ports_bound(
+    listening: Iterable[tuple[str, int]], host: str, ports: Iterable[int]
+) -> dict[int, bool]:
+    """For each port, whether something listens on it at ``host`` or on a wildcard."""
+    addresses = set(_WILDCARDS)
+    try:
+        addresses.add(str(ipaddress.ip_address(host)))
+    except ValueError:
+        addresses.add("127.0.0.1")  # a name such as localhost
+    bound = {(address, port) for address, port in listening if address in addresses}
+    return {port: any((address, port) in bound for address in addresses) for port in ports}
