@@ -1,0 +1,68 @@
+"""One operation at a time per topology, across processes: an flock on a lock file.
+
+Two ``up``/``down``/``setup``/``teardown`` calls on the same topology would interleave
+systemctl and skupper commands on the same hosts; the second waits for the first, and gives
+up with a clear message after a bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from ..errors import BusyError
+
+DEFAULT_WAIT = 120.0
+
+
+def lock_path(topology_path: Path) -> Path:
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or Path.home() / ".cache") / "skupper-mcp"
+    digest = hashlib.sha256(str(topology_path.resolve()).encode()).hexdigest()[:16]
+    return base / f"operation-{digest}.lock"
+
+
+@asynccontextmanager
+async def operation_lock(
+    topology_path: Path, operation: str, wait: float = DEFAULT_WAIT
+) -> AsyncIterator[None]:
+    """Hold the topology's operation lock; wait up to ``wait`` seconds for it."""
+    path = lock_path(topology_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _holder(path)
+                    raise BusyError(
+                        f"another operation on this topology is still running{holder}; "
+                        f"waited {wait:g}s. Try again when it has finished."
+                    ) from None
+                await asyncio.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {operation}\n".encode())
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _holder(path: Path) -> str:
+    try:
+        pid, _, op = path.read_text().strip().partition(" ")
+    except OSError:
+        return ""
+    return f" ({op}, pid {pid})" if pid else ""

@@ -1,0 +1,93 @@
+"""What the agent must ask hosted-model-ctl to do after an operation (the seed's signal
+routing table). Pure. hosted-model-ctl takes profile names, never host names; consumers and
+skipped providers get nothing (their SiteResult says why)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..models import ModelAction, SiteResult
+from ..topology import Topology
+
+
+def active_or_default(topology: Topology, host: str, served: list[str] | None) -> tuple[str, str]:
+    """(profile, how it was chosen): the profile whose model the host serves, else its default."""
+    provider = next(p for p in topology.providers if p.name == host)
+    for profile, model_id in provider.profiles.items():
+        if served and model_id in served:
+            return profile, "active"
+    return provider.default_profile, "default"
+
+
+def model_actions(
+    operation: str,
+    topology: Topology,
+    results: list[SiteResult],
+    served: Mapping[str, list[str] | None],
+    requested_profile: str | None = None,
+) -> list[ModelAction]:
+    """Model actions for ``operation`` (setup, up, down, teardown, status) from site results."""
+    actions: list[ModelAction] = []
+    for result in results:
+        if result.role != "provider" or result.outcome in ("skipped",):
+            continue
+        if operation == "setup":
+            if result.outcome != "up":
+                continue
+            provider = next(p for p in topology.providers if p.name == result.host)
+            actions.append(
+                ModelAction(
+                    host=result.host,
+                    profile=provider.default_profile,
+                    action="setup",
+                    reason="infrastructure is ready: deploy the default profile",
+                )
+            )
+        elif operation == "up":
+            if result.outcome != "up":
+                continue
+            if requested_profile:
+                profile, how = requested_profile, "requested"
+            else:
+                profile, how = active_or_default(topology, result.host, served.get(result.host))
+            actions.append(
+                ModelAction(
+                    host=result.host,
+                    profile=profile,
+                    action="start",
+                    reason=f"{result.host} is up: start its {how} profile",
+                )
+            )
+        elif operation in ("down", "teardown"):
+            if result.outcome == "failed" and result.reason and "unreachable" in result.reason:
+                continue
+            profile, how = active_or_default(topology, result.host, served.get(result.host))
+            actions.append(
+                ModelAction(
+                    host=result.host,
+                    profile=profile,
+                    action="stop",
+                    reason=f"stop the {how} profile before its router goes "
+                    + ("down" if operation == "down" else "away (stop, do not remove)"),
+                )
+            )
+    return actions
+
+
+def status_actions(
+    topology: Topology, reachable: Mapping[str, bool], served: Mapping[str, list[str] | None]
+) -> list[ModelAction]:
+    """``status`` on each reachable provider, with its active-or-default profile."""
+    actions = []
+    for provider in topology.providers:
+        if reachable.get(provider.name):
+            profile, _ = active_or_default(topology, provider.name, served.get(provider.name))
+            actions.append(
+                ModelAction(
+                    host=provider.name,
+                    profile=profile,
+                    action="status",
+                    reason="report the model container's state beside the network's",
+                )
+            )
+    return actions

@@ -1,0 +1,129 @@
+"""Which sites an operation touches: targets, and the seed's scoping rules. Pure.
+
+``up HOST`` starts that host and the local site (the shared consumer every route crosses).
+``down HOST`` stops that host, and the local site only when no other provider still has an
+active router (the seed's v7.2.0 rule, T3b-T3e); the Kubernetes site is a consumer and never
+keeps the local site up on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import ConfigError
+from ..topology import Topology
+
+Role = Literal["provider", "consumer"]
+Platform = Literal["podman", "kubernetes"]
+LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class SiteRef:
+    """One site of the network, as results name it."""
+
+    host: str
+    site: str
+    role: Role
+    platform: Platform
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the user asked for: everything, one host, or a profile on a host."""
+
+    query: str
+    host: str | None  # None means all
+    profile: str | None = None
+
+    @property
+    def everything(self) -> bool:
+        return self.host is None
+
+
+def sites(topology: Topology) -> list[SiteRef]:
+    """Every site, providers first, then the local site, then the Kubernetes site."""
+    refs = [SiteRef(p.name, p.site_name, "provider", "podman") for p in topology.providers]
+    refs.append(SiteRef(LOCAL, topology.local.site_name, "consumer", "podman"))
+    if topology.kubernetes is not None:
+        kube = topology.kubernetes
+        refs.append(SiteRef(kube.name, kube.site_name, "consumer", "kubernetes"))
+    return refs
+
+
+def site_ref(topology: Topology, host: str) -> SiteRef:
+    for ref in sites(topology):
+        if ref.host == host:
+            return ref
+    raise ConfigError(f"unknown host {host!r}; valid: {', '.join(valid_targets(topology))}")
+
+
+def valid_targets(topology: Topology) -> list[str]:
+    names = ["all"]
+    for ref in sites(topology):
+        names += [ref.host, ref.site]
+    for provider in topology.providers:
+        names += list(provider.profiles)
+    return list(dict.fromkeys(names))
+
+
+def resolve_target(topology: Topology, query: str) -> Target:
+    """``all``, a host, a site name, or a profile (resolved to its host)."""
+    name = query.strip()
+    if name in ("", "all"):
+        return Target(query=query, host=None)
+    for ref in sites(topology):
+        if name in (ref.host, ref.site):
+            return Target(query=query, host=ref.host)
+    if name in ("localhost",):
+        return Target(query=query, host=LOCAL)
+    for provider in topology.providers:
+        if name in provider.profiles:
+            return Target(query=query, host=provider.name, profile=name)
+    raise ConfigError(f"unknown target {query!r}: use one of {', '.join(valid_targets(topology))}")
+
+
+def up_scope(topology: Topology, target: Target) -> list[SiteRef]:
+    """Sites ``up`` starts: a host brings the local site with it (its routes cross it)."""
+    everything = sites(topology)
+    if target.everything:
+        return everything
+    if target.host == LOCAL:
+        return [r for r in everything if r.host == LOCAL]
+    return [r for r in everything if r.host in (target.host, LOCAL)]
+
+
+def down_scope(topology: Topology, target: Target) -> list[SiteRef]:
+    """Sites ``down`` considers; whether the local site stops is decided by ``local_stops``."""
+    everything = sites(topology)
+    if target.everything:
+        return everything
+    if target.host == LOCAL:
+        return [r for r in everything if r.host == LOCAL]
+    return [r for r in everything if r.host in (target.host, LOCAL)]
+
+
+def local_stops(
+    topology: Topology, target: Target, provider_active: Mapping[str, bool | None]
+) -> tuple[bool, str]:
+    """Whether ``down target`` stops the local site, and why (or why not).
+
+    ``provider_active`` maps each provider to whether its router is active (None: unknown,
+    e.g. unreachable, which keeps the local site up: stopping it might cut a live route).
+    """
+    if target.everything or target.host == LOCAL:
+        return True, "stopping everything" if target.everything else "the local site was targeted"
+    others = [p.name for p in topology.providers if p.name != target.host]
+    active = [name for name in others if provider_active.get(name)]
+    unknown = [name for name in others if provider_active.get(name) is None]
+    if active:
+        return False, f"kept: {', '.join(active)} still active"
+    if unknown:
+        return False, f"kept: the state of {', '.join(unknown)} is unknown"
+    return True, "no other provider is active"
+
+
+def providers_in(refs: Iterable[SiteRef]) -> list[str]:
+    return [r.host for r in refs if r.role == "provider"]

@@ -1,0 +1,122 @@
+"""Reach and read every site of the topology, concurrently. One host's failure is that
+host's ``SiteView.error``, never an exception that loses the others."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..connectors.pool import ConnectorPool
+from ..errors import ConnectError
+from ..facts.site_state import SiteState, version_tuple
+from ..sites import units
+from ..sites.kube import KubeSite, KubeState
+from ..sites.podman import PodmanSite
+from ..topology import ProviderHost, Topology
+from .runner import SITE_ERRORS, describe
+from .scope import LOCAL, SiteRef
+
+KubeFactory = Callable[[], KubeSite]
+
+
+@dataclass
+class SiteView:
+    """A site as an operation found it: its driver and state, or why it could not be read."""
+
+    ref: SiteRef
+    podman: PodmanSite | None = None
+    kube: KubeSite | None = None
+    state: SiteState | None = None
+    kube_state: KubeState | None = None
+    error: BaseException | None = None
+    seconds: float = 0.0
+
+    @property
+    def reachable(self) -> bool:
+        return self.error is None or not isinstance(self.error, ConnectError)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def problem(self) -> str:
+        assert self.error is not None
+        if isinstance(self.error, ConnectError):
+            return f"{self.ref.host} unreachable: {self.error.reason}"
+        return f"cannot read the state of {self.ref.host}: {describe(self.error)}"
+
+    def router_active(self) -> bool | None:
+        """Whether the site's router runs (None when unknown)."""
+        if self.state is not None and self.podman is not None:
+            ns = self.podman.namespace
+            return (
+                self.state.container_running(units.router_container(ns))
+                or self.state.unit(units.router_unit(ns)).active
+            )
+        return None
+
+
+class SiteMap:
+    """Drivers for every site of a topology, over one connector pool."""
+
+    def __init__(
+        self, topology: Topology, pool: ConnectorPool, kube_factory: KubeFactory | None
+    ) -> None:
+        self.topology = topology
+        self.pool = pool
+        self.kube_factory = kube_factory
+
+    def provider(self, host: str) -> ProviderHost:
+        return next(p for p in self.topology.providers if p.name == host)
+
+    async def podman(self, ref: SiteRef) -> PodmanSite:
+        if ref.host == LOCAL:
+            local = self.topology.local
+            connector = await self.pool.get(LOCAL, local.ssh)
+            return PodmanSite(connector, local.namespace)
+        p = self.provider(ref.host)
+        connector = await self.pool.get(p.name, p.ssh)
+        return PodmanSite(connector, p.namespace, model_url=model_url(p))
+
+    def kube(self) -> KubeSite:
+        if self.kube_factory is None:
+            raise ConnectError("crc", "no Kubernetes site is configured")
+        return self.kube_factory()
+
+    async def view(self, ref: SiteRef) -> SiteView:
+        started = time.monotonic()
+        view = SiteView(ref)
+        try:
+            if ref.platform == "kubernetes":
+                view.kube = self.kube()
+                view.kube_state = await view.kube.read()
+            else:
+                view.podman = await self.podman(ref)
+                view.state = await view.podman.read()
+        except SITE_ERRORS as exc:
+            view.error = exc
+        view.seconds = time.monotonic() - started
+        return view
+
+    async def views(self, refs: Iterable[SiteRef]) -> dict[str, SiteView]:
+        refs = list(refs)
+        found = await asyncio.gather(*(self.view(ref) for ref in refs))
+        return {v.ref.host: v for v in found}
+
+    def version_problem(self, state: SiteState) -> str | None:
+        """Why this host's Skupper cannot be driven (2.1+ is needed), or None."""
+        if state.skupper_version is None:
+            return f"skupper CLI not usable: {state.skupper_error or 'no version reported'}"
+        if version_tuple(state.skupper_version) < version_tuple(self.topology.min_skupper_version):
+            return (
+                f"skupper {state.skupper_version} is not supported: Skupper "
+                f"{self.topology.min_skupper_version}+ is needed (2.0.x has no system controller "
+                "and different system commands); upgrade the skupper CLI on this host"
+            )
+        return None
+
+
+def model_url(p: ProviderHost) -> str:
+    return f"http://{p.model_host}:{p.model_port}/v1/models"

@@ -1,0 +1,200 @@
+"""``status``: the live state of every site, link and listener, read concurrently.
+
+Podman sites: one round trip each. ``stale`` flags a site whose rendered status still says
+Ready while its router is not running (the controller that would update it is down too).
+Links get a TCP probe to the remote inter-router port from here; listeners a connect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
+from ..sites import resources as cr
+from ..sites import units
+from ..sites.kube import ready, status_of
+from . import model_actions as actions_for
+from .kubesetup import link_targets
+from .scope import LOCAL
+from .scope import sites as all_sites
+from .sitemap import SiteMap, SiteView
+from .verify import tcp_probe
+
+
+def _unit_text(view: SiteView, unit: str) -> str:
+    assert view.state is not None
+    u = view.state.unit(unit)
+    if u.load_state == "not-found":
+        return "not installed"
+    return f"{u.active_state} ({u.sub_state})"
+
+
+def podman_site_status(view: SiteView) -> SiteStatus:
+    ref = view.ref
+    if not view.ok or view.state is None or view.podman is None:
+        return SiteStatus(
+            host=ref.host,
+            site=ref.site,
+            role=ref.role,
+            platform=ref.platform,
+            reachable=view.reachable,
+            detail=view.problem() if view.error else None,
+        )
+    state, ns = view.state, view.podman.namespace
+    container = state.container(units.router_container(ns))
+    running = bool(container and container.running)
+    site_res = next((r for (k, _), r in state.runtime_resources.items() if k == "Site"), None)
+    claims_ready = (
+        (site_res or {}).get("status", {}).get("status") == "Ready" if site_res else False
+    )
+    stale = claims_ready and not running
+    if not state.rendered:
+        detail = "not set up"
+    elif stale:
+        detail = "STALE: the rendered status says Ready but the router is not running"
+    else:
+        detail = status_of(site_res) if site_res else "no status yet"
+    return SiteStatus(
+        host=ref.host,
+        site=ref.site,
+        role=ref.role,
+        platform=ref.platform,
+        reachable=True,
+        controller=_unit_text(view, units.controller_unit(state.user)),
+        router=_unit_text(view, units.router_unit(ns)),
+        container=(container.state if container else "absent"),
+        stale=stale,
+        detail=detail,
+    )
+
+
+def kube_site_status(view: SiteView) -> SiteStatus:
+    ref = view.ref
+    state = view.kube_state
+    if not view.ok or state is None:
+        return SiteStatus(
+            host=ref.host,
+            site=ref.site,
+            role=ref.role,
+            platform=ref.platform,
+            reachable=False,
+            detail=view.problem() if view.error else None,
+        )
+    pods = ", ".join(
+        f"{p['metadata']['name']} {(p.get('status') or {}).get('phase', '?')}"
+        for p in state.router_pods
+    )
+    running = state.router_running()
+    stale = ready(state.site) and not running
+    return SiteStatus(
+        host=ref.host,
+        site=ref.site,
+        role=ref.role,
+        platform=ref.platform,
+        reachable=True,
+        controller="api " + state.version,
+        router=pods or "no router pod",
+        container="running" if running else "not running",
+        stale=stale,
+        detail=status_of(state.site) if state.site else "not set up",
+    )
+
+
+class Status:
+    def __init__(self, sites: SiteMap) -> None:
+        self.sites = sites
+
+    async def run(self) -> StatusResult:
+        topo = self.sites.topology
+        refs = all_sites(topo)
+        views = await self.sites.views(refs)
+        site_rows = [
+            kube_site_status(views[r.host])
+            if r.platform == "kubernetes"
+            else podman_site_status(views[r.host])
+            for r in refs
+        ]
+        links, listeners = await asyncio.gather(self._links(views), self._listeners(views))
+        reachable = {r.host: views[r.host].ok for r in refs}
+        served = {h: v.state.served_models for h, v in views.items() if v.state is not None}
+        actions = actions_for.status_actions(topo, reachable, served)
+        up = [s.host for s in site_rows if s.container == "running"]
+        down = [s.host for s in site_rows if s.reachable and s.container != "running"]
+        gone = [s.host for s in site_rows if not s.reachable]
+        bound = sum(bool(li.bound) for li in listeners)
+        parts = [f"running: {', '.join(up) or 'none'}"]
+        if down:
+            parts.append(f"stopped: {', '.join(down)}")
+        if gone:
+            parts.append(f"unreachable: {', '.join(gone)}")
+        parts.append(f"{bound}/{len(listeners)} listeners bound")
+        stale = [s.host for s in site_rows if s.stale]
+        if stale:
+            parts.append(f"stale status on {', '.join(stale)}")
+        return StatusResult(
+            sites=site_rows,
+            links=links,
+            listeners=listeners,
+            model_actions=actions,
+            summary="; ".join(parts),
+        )
+
+    async def _links(self, views: dict[str, SiteView]) -> list[LinkStatus]:
+        topo = self.sites.topology
+        rows: list[tuple[str, str, str, int, str]] = []
+        local_view = views[LOCAL]
+        for p in topo.providers:
+            name = cr.link_name(p.site_name)
+            res = (
+                local_view.state.runtime_resources.get(("Link", name)) if local_view.state else None
+            )
+            if res is None and local_view.state is not None:
+                res = local_view.state.input_resources.get(("Link", name))
+            status = status_of(res) if local_view.state else "unknown (local site unreadable)"
+            rows.append(
+                (topo.local.site_name, p.site_name, p.public_host, p.inter_router_port, status)
+            )
+        kube = topo.kubernetes
+        if kube is not None:
+            kube_view = views.get(kube.name)
+            for target in link_targets(self.sites).values():
+                name = cr.link_name(target.site)
+                if kube_view is not None and kube_view.kube_state is not None:
+                    status = status_of(kube_view.kube_state.links.get(name))
+                else:
+                    status = "unknown (API unreachable)"
+                rows.append(
+                    (kube.site_name, target.site, target.host, target.inter_router_port, status)
+                )
+        probes = await asyncio.gather(*(tcp_probe(h, port) for _, _, h, port, _ in rows))
+        return [
+            LinkStatus(from_site=f, to_site=t, endpoint=f"{h}:{port}", tcp_probe=probe, status=s)
+            for (f, t, h, port, s), probe in zip(rows, probes, strict=True)
+        ]
+
+    async def _listeners(self, views: dict[str, SiteView]) -> list[ListenerStatus]:
+        topo = self.sites.topology
+        host = topo.local.listener_host
+        probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in topo.providers))
+        rows = [
+            ListenerStatus(
+                site=topo.local.site_name, port=p.local_port, routing_key=p.routing_key, bound=ok
+            )
+            for p, ok in zip(topo.providers, probes, strict=True)
+        ]
+        kube = topo.kubernetes
+        if kube is not None:
+            state = views[kube.name].kube_state if kube.name in views else None
+            for provider, port in kube.listeners.items():
+                name = f"model-listener-{provider}"
+                lis = state.listeners.get(name) if state else None
+                rows.append(
+                    ListenerStatus(
+                        site=kube.site_name,
+                        port=port,
+                        routing_key=self.sites.provider(provider).routing_key,
+                        bound=ready(lis) if state else None,
+                        service=f"{name}.{kube.namespace}:{port}",
+                    )
+                )
+        return rows

@@ -1,0 +1,233 @@
+"""``up`` and ``down``: start and stop the network with the seed's scoping rules.
+
+Both read every site they may touch first (one round trip each, concurrently), plan from
+what they found, then act on all sites at once. Unreachable hosts are skipped with the
+reason and never block the others (T9a, T9c). ``plan=True`` stops after planning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Literal
+
+from ..facts.site_state import SiteState
+from ..models import ModelAction, OperationResult, SiteResult
+from ..sites import units
+from ..sites.podman import PodmanSite
+from ..topology import Topology
+from . import model_actions as actions_for
+from .kubesetup import kube_down_actions, kube_up_actions
+from .runner import Action, Progress, SiteRun
+from .scope import LOCAL, SiteRef, Target, down_scope, local_stops, resolve_target, up_scope
+from .scope import sites as all_sites
+from .sitemap import SiteMap, SiteView
+from .verify import probe_listeners, wait_router
+
+UP_DEADLINE = 25.0
+
+
+def _setup_problem(sites: SiteMap, view: SiteView) -> str | None:
+    """Why ``up`` cannot start this podman site: it was never set up, or is too old."""
+    assert view.state is not None and view.podman is not None
+    state = view.state
+    problem = sites.version_problem(state)
+    if problem:
+        return problem
+    ns = view.podman.namespace
+    if not state.rendered:
+        return f"Skupper namespace {ns!r} is not set up on {view.ref.host}: run setup first"
+    wanted = units.site_units(ns, state.user, state.podman_path or "podman")
+    if any(state.unit_files.get(w.name) != w.content for w in wanted):
+        return f"the auto-restart units are not installed on {view.ref.host}: run setup first"
+    return None
+
+
+def podman_up_actions(site: PodmanSite, state: SiteState) -> list[Action]:
+    """Controllers first, then routers; only what is not already active."""
+    ns = site.namespace
+    todo: list[Action] = []
+    controller = units.controller_unit(state.user)
+    router = units.router_unit(ns)
+    if not state.unit(controller).active:
+        todo.append(Action("start controller", lambda: site.systemctl("start", [controller])))
+    if not state.unit(router).active:
+        todo.append(Action("start router", lambda: site.systemctl("start", [router])))
+    return todo
+
+
+def podman_down_actions(site: PodmanSite, state: SiteState, tmpfs: bool) -> list[Action]:
+    """Routers first, then controllers; ``podman stop`` as a safety net on tmpfs hosts."""
+    ns = site.namespace
+    todo: list[Action] = []
+    controller = units.controller_unit(state.user)
+    router = units.router_unit(ns)
+    container = units.router_container(ns)
+    if state.unit(router).active:
+        todo.append(Action("stop router", lambda: site.systemctl("stop", [router])))
+    if tmpfs and state.container_running(container):
+        todo.append(Action("podman stop router", lambda: site.podman_stop(container)))
+    if state.unit(controller).active:
+        todo.append(Action("stop controller", lambda: site.systemctl("stop", [controller])))
+    return todo
+
+
+class UpDown:
+    def __init__(self, sites: SiteMap, progress: Progress | None = None) -> None:
+        self.sites = sites
+        self.progress = progress
+
+    @property
+    def topology(self) -> Topology:
+        return self.sites.topology
+
+    def _run(self, ref: SiteRef, plan: bool) -> SiteRun:
+        return SiteRun(ref, plan, self.progress)
+
+    async def up(self, target_query: str = "all", plan: bool = False) -> OperationResult:
+        target = resolve_target(self.topology, target_query)
+        refs = up_scope(self.topology, target)
+        views = await self.sites.views(refs)
+        runs: dict[str, SiteRun] = {}
+        work = []
+        for ref in refs:
+            view = views[ref.host]
+            run = runs[ref.host] = self._run(ref, plan)
+            if not view.ok:
+                (run.skip if not view.reachable else run.fail)(view.problem())
+                continue
+            if ref.platform == "kubernetes":
+                assert view.kube is not None and view.kube_state is not None
+                todo = await kube_up_actions(self.sites, view, views, plan)
+            else:
+                assert view.podman is not None and view.state is not None
+                problem = _setup_problem(self.sites, view)
+                if problem:
+                    run.fail(problem)
+                    continue
+                todo = podman_up_actions(view.podman, view.state)
+            if not todo:
+                await run.note("up", "already running", seconds=view.seconds)
+            work.append(run.perform(todo))
+        await asyncio.gather(*work)
+        if not plan:
+            await self._verify_up(target, runs, views)
+        results = [runs[ref.host].result("up") for ref in refs]
+        served = {h: v.state.served_models for h, v in views.items() if v.state is not None}
+        return operation_result(
+            "up",
+            target_query,
+            results,
+            actions_for.model_actions("up", self.topology, results, served, target.profile),
+            plan,
+        )
+
+    async def _verify_up(
+        self, target: Target, runs: dict[str, SiteRun], views: dict[str, SiteView]
+    ) -> None:
+        """Wait until every started router runs and each up provider's listener is bound."""
+        deadline = time.monotonic() + UP_DEADLINE
+        checks = []
+        for host, run in runs.items():
+            view = views[host]
+            if run.failed or view.podman is None:
+                continue
+            checks.append(wait_router(run, view.podman, deadline))
+        await asyncio.gather(*checks)
+        local_run = runs.get(LOCAL)
+        if local_run is None or local_run.failed:
+            return
+        providers = [
+            self.sites.provider(h)
+            for h, run in runs.items()
+            if run.ref.role == "provider" and not run.failed
+        ]
+        bound = await probe_listeners(self.topology.local.listener_host, providers, deadline)
+        for p in providers:
+            ok = bound.get(p.name, False)
+            await runs[p.name].note(
+                "verify listener",
+                f":{p.local_port} on the local site {'accepts' if ok else 'did not bind'}",
+                ok=ok,
+            )
+            if not ok:
+                runs[p.name].fail(
+                    f"the local listener :{p.local_port} for {p.name} did not come up within "
+                    f"{UP_DEADLINE:g}s (is the local site's link to {p.site_name} connected?)"
+                )
+
+    async def down(self, target_query: str = "all", plan: bool = False) -> OperationResult:
+        target = resolve_target(self.topology, target_query)
+        refs = down_scope(self.topology, target)
+        providers = [r for r in self._all() if r.role == "provider"]
+        to_read = {r.host: r for r in [*refs, *providers]}
+        views = await self.sites.views(to_read.values())
+        active = {
+            p.host: (views[p.host].router_active() if views[p.host].ok else None)
+            for p in providers
+            if p.host != target.host
+        }
+        stop_local, why = local_stops(self.topology, target, active)
+        runs: dict[str, SiteRun] = {}
+        work = []
+        for ref in refs:
+            view = views[ref.host]
+            run = runs[ref.host] = self._run(ref, plan)
+            if not view.ok:
+                (run.skip if not view.reachable else run.fail)(view.problem())
+                continue
+            if ref.host == LOCAL and not stop_local:
+                run.outcome = "up" if view.router_active() else "down"
+                await run.note("keep local site", why)
+                continue
+            if ref.platform == "kubernetes":
+                todo = await kube_down_actions(self.sites, view)
+            else:
+                assert view.podman is not None and view.state is not None
+                tmpfs = ref.role == "provider" and self.sites.provider(ref.host).tmpfs_workaround
+                todo = podman_down_actions(view.podman, view.state, tmpfs)
+            if not todo:
+                await run.note("down", "already stopped", seconds=view.seconds)
+            work.append(run.perform(todo))
+        await asyncio.gather(*work)
+        results = [runs[ref.host].result("down") for ref in refs]
+        served = {h: v.state.served_models for h, v in views.items() if v.state is not None}
+        return operation_result(
+            "down",
+            target_query,
+            results,
+            actions_for.model_actions("down", self.topology, results, served),
+            plan,
+        )
+
+    def _all(self) -> list[SiteRef]:
+        return all_sites(self.topology)
+
+
+def operation_result(
+    operation: Literal["setup", "up", "down", "teardown"],
+    target: str,
+    results: list[SiteResult],
+    model_actions: list[ModelAction],
+    plan: bool,
+) -> OperationResult:
+    return OperationResult(
+        operation=operation,
+        target=target,
+        ok=not any(r.outcome == "failed" for r in results),
+        sites=results,
+        model_actions=model_actions,
+        summary=summarize(operation, results, plan),
+        plan=plan,
+    )
+
+
+def summarize(operation: str, results: list[SiteResult], plan: bool) -> str:
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        groups.setdefault(r.outcome, []).append(r.host)
+    parts = [f"{outcome}: {', '.join(hosts)}" for outcome, hosts in groups.items()]
+    changed = sum(r.changed for r in results)
+    verb = "would change" if plan else "changed"
+    head = f"{operation} (plan)" if plan else operation
+    return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {len(results)} sites)"

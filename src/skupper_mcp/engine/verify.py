@@ -1,0 +1,73 @@
+"""Waiting for the network to be what an operation promised: routers running, listeners
+bound, links connected. Every wait polls with a deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable
+
+from ..sites import units
+from ..sites.podman import PodmanSite
+from ..topology import ProviderHost
+from .runner import SITE_ERRORS, SiteRun, describe
+
+POLL = 0.3
+
+
+async def tcp_probe(host: str, port: int, timeout: float = 1.0) -> bool:
+    """Whether something accepts TCP connections at host:port."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+async def wait_router(run: SiteRun, site: PodmanSite, deadline: float) -> bool:
+    """Wait until the site's router container runs under its active unit."""
+    started = time.monotonic()
+    ns = site.namespace
+    last = "not read yet"
+    while True:
+        try:
+            state = await site.read()
+            unit = state.unit(units.router_unit(ns))
+            running = state.container_running(units.router_container(ns))
+            if running and unit.active:
+                await run.note(
+                    "verify router", "router running", seconds=time.monotonic() - started
+                )
+                return True
+            last = f"router unit {unit.active_state}/{unit.sub_state}, container " + (
+                "running" if running else "not running"
+            )
+        except SITE_ERRORS as exc:
+            last = describe(exc)
+        if time.monotonic() >= deadline:
+            await run.note("verify router", last, ok=False, seconds=time.monotonic() - started)
+            run.fail(f"the router did not come up: {last}")
+            return False
+        await asyncio.sleep(POLL)
+
+
+async def probe_listeners(
+    host: str, providers: Iterable[ProviderHost], deadline: float
+) -> dict[str, bool]:
+    """Poll each provider's local listener port until it accepts or the deadline passes."""
+    pending = {p.name: p.local_port for p in providers}
+    bound: dict[str, bool] = dict.fromkeys(pending, False)
+    while pending:
+        results = await asyncio.gather(*(tcp_probe(host, port, 0.5) for port in pending.values()))
+        for name, ok in zip(list(pending), results, strict=True):
+            if ok:
+                bound[name] = True
+                del pending[name]
+        if not pending or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(POLL)
+    return bound

@@ -1,0 +1,327 @@
+"""Read a podman site's whole state in one remote command, and parse it. The parser is pure.
+
+The script prints tagged sections (``@@section``, ``@@file``, ``@@rc``...) that
+``parse_site_state`` turns into a ``SiteState``. Secrets are never read here: the link
+client certificates are read only by setup (``client_cert_script``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ..connectors.shell import ENV_PRELUDE, quote
+from ..sites import units
+
+MARK = "@@"
+
+
+def site_state_script(namespace: str, model_url: str | None = None) -> str:
+    """The one command that reads everything about a podman site."""
+    ns = quote(namespace)
+    lines = [
+        ENV_PRELUDE,
+        f"ns={ns}",
+        'data="${XDG_DATA_HOME:-$HOME/.local/share}/skupper"',
+        'nsdir="$data/namespaces/$ns"',
+        'user="$(id -un)"',
+        'echo "@@user $user"',
+        'echo "@@podman $(command -v podman || true)"',
+        'echo "@@section version"; skupper version 2>&1; echo "@@rc $?"',
+        'echo "@@section units"',
+        "systemctl --user show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
+        'UnitFileState,MainPID "skupper-$ns.service" "$user-skupper-controller.service" 2>&1;'
+        ' echo "@@rc $?"',
+        'echo "@@section containers"; podman ps -a --format json 2>&1; echo "@@rc $?"',
+        'echo "@@section router"; podman inspect "$ns-skupper-router" 2>/dev/null; echo "@@rc $?"',
+        'for f in "$nsdir"/input/resources/*; do [ -f "$f" ] || continue;'
+        ' echo "@@file input ${f##*/}"; cat "$f"; echo; done',
+        'for f in "$nsdir"/runtime/resources/*; do [ -f "$f" ] || continue;'
+        ' echo "@@file runtime ${f##*/}"; cat "$f"; echo; done',
+        'ud="$HOME/.config/systemd/user"',
+        'for u in "skupper-$ns.service" "$user-skupper-controller.service"; do'
+        ' [ -f "$ud/$u" ] && { echo "@@file unit $u"; cat "$ud/$u"; echo; };'
+        ' [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
+        f'f="$HOME/{units.WATCH_SCRIPT_PATH}";'
+        ' [ -f "$f" ] && { echo "@@file watch start-watch.sh"; cat "$f"; echo; }',
+        '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
+        'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',
+        '[ -f "$ca" ] && echo "@@issuer $(sha256sum < "$ca" | cut -c1-16)"',
+        '[ -d "$nsdir/runtime/certs" ] && [ -n "$(find "$nsdir/runtime/certs" -type f ! -perm -o+r'
+        ' 2>/dev/null | head -n 1)" ] && echo "@@certs-private"',
+    ]
+    if model_url:
+        probe = f"curl -fsS --max-time 2 {quote(model_url)} 2>&1"
+        lines.append(f'echo "@@section models"; {probe}; echo "@@rc $?"')
+    lines.append('echo "@@end"')
+    return "\n".join(lines)
+
+
+def client_cert_script(namespace: str, cert_dir: str) -> str:
+    """Print a site's link client certificate files (base64), for building links."""
+    ns = quote(namespace)
+    d = quote(cert_dir)
+    return "\n".join(
+        [
+            ENV_PRELUDE,
+            f'dir="${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/{ns}/runtime/certs/{d}"',
+            'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k";'
+            ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
+            'echo "@@end"',
+        ]
+    )
+
+
+@dataclass
+class UnitState:
+    name: str
+    load_state: str = "not-found"
+    active_state: str = "inactive"
+    sub_state: str = "dead"
+    result: str = "success"
+    n_restarts: int = 0
+    unit_file_state: str = ""
+    main_pid: int = 0
+
+    @property
+    def active(self) -> bool:
+        return self.active_state in ("active", "activating", "reloading")
+
+
+@dataclass
+class ContainerState:
+    name: str
+    state: str  # running | exited | created | ...
+    exit_code: int | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+
+@dataclass
+class RouterContainer:
+    """What the tmpfs workaround needs to know about the router container."""
+
+    has_tmpfs: bool
+    has_ssl_base_path: bool
+    inspect: dict[str, Any]
+
+
+@dataclass
+class SiteState:
+    """Everything one round trip tells about a podman site."""
+
+    user: str = ""
+    podman_path: str = ""
+    skupper_version: str | None = None
+    skupper_error: str | None = None
+    units: dict[str, UnitState] = field(default_factory=dict)
+    units_error: str | None = None
+    containers: dict[str, ContainerState] = field(default_factory=dict)
+    router: RouterContainer | None = None
+    input_resources: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    runtime_resources: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    unit_files: dict[str, str] = field(default_factory=dict)
+    enabled_at_boot: set[str] = field(default_factory=set)
+    watch_script: str | None = None
+    rendered: bool = False
+    issuer: str | None = None
+    certs_private: bool = False
+    served_models: list[str] | None = None
+    complete: bool = False
+
+    def unit(self, name: str) -> UnitState:
+        return self.units.get(name) or UnitState(name)
+
+    def container(self, name: str) -> ContainerState | None:
+        return self.containers.get(name)
+
+    def container_running(self, name: str) -> bool:
+        c = self.containers.get(name)
+        return bool(c and c.running)
+
+
+_VERSION_RE = re.compile(r"^\s*cli\s+v?(\d+\.\d+\.\d+\S*)", re.MULTILINE)
+_ANY_VERSION_RE = re.compile(r"\b(?:version\s*)?v?(\d+\.\d+\.\d+)\b", re.IGNORECASE)
+
+
+def parse_skupper_version(text: str) -> str | None:
+    """The CLI version from ``skupper version`` (the ``cli`` row of its table)."""
+    m = _VERSION_RE.search(text)
+    if m:
+        return m.group(1)
+    m = _ANY_VERSION_RE.search(text)
+    return m.group(1) if m else None
+
+
+def version_tuple(version: str) -> tuple[int, int, int]:
+    parts = re.findall(r"\d+", version)[:3]
+    nums = [int(p) for p in parts] + [0] * (3 - len(parts))
+    return nums[0], nums[1], nums[2]
+
+
+def parse_systemctl_show(text: str) -> dict[str, UnitState]:
+    """``systemctl show -p ... A B`` prints one block of Key=value lines per unit."""
+    result: dict[str, UnitState] = {}
+    for block in re.split(r"\n\s*\n", text.strip()):
+        props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+        name = props.get("Id")
+        if not name:
+            continue
+        result[name] = UnitState(
+            name=name,
+            load_state=props.get("LoadState", "not-found"),
+            active_state=props.get("ActiveState", "inactive"),
+            sub_state=props.get("SubState", "dead"),
+            result=props.get("Result", "success"),
+            n_restarts=_int(props.get("NRestarts")),
+            unit_file_state=props.get("UnitFileState", ""),
+            main_pid=_int(props.get("MainPID")),
+        )
+    return result
+
+
+def parse_podman_ps(text: str) -> dict[str, ContainerState]:
+    try:
+        rows = json.loads(text or "[]")
+    except json.JSONDecodeError:
+        return {}
+    result: dict[str, ContainerState] = {}
+    for row in rows if isinstance(rows, list) else []:
+        names = row.get("Names") or []
+        name = names[0] if isinstance(names, list) and names else str(names or "")
+        if not name:
+            continue
+        exit_code = row.get("ExitCode")
+        result[name] = ContainerState(
+            name=name,
+            state=str(row.get("State", "")).lower(),
+            exit_code=exit_code if isinstance(exit_code, int) else None,
+            labels=dict(row.get("Labels") or {}),
+        )
+    return result
+
+
+def parse_router_inspect(text: str) -> RouterContainer | None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, list) or not data:
+        return None
+    info = data[0]
+    tmpfs = (info.get("HostConfig") or {}).get("Tmpfs") or {}
+    env = (info.get("Config") or {}).get("Env") or []
+    return RouterContainer(
+        has_tmpfs="/tmp" in tmpfs,
+        has_ssl_base_path=any(str(e).startswith("SSL_PROFILE_BASE_PATH=") for e in env),
+        inspect=info,
+    )
+
+
+def parse_models(text: str) -> list[str] | None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return None
+    return [str(m.get("id")) for m in items if isinstance(m, dict) and m.get("id")]
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+def _resource(text: str) -> dict[str, Any] | None:
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return doc if isinstance(doc, dict) and doc.get("kind") else None
+
+
+def split_sections(output: str) -> list[tuple[str, str, str]]:
+    """(tag, argument, body) for each ``@@tag argument`` line and the lines after it."""
+    parts: list[tuple[str, str, list[str]]] = []
+    for line in output.splitlines():
+        if line.startswith(MARK):
+            tag, _, arg = line[len(MARK) :].partition(" ")
+            parts.append((tag, arg.strip(), []))
+        elif parts:
+            parts[-1][2].append(line)
+    return [(tag, arg, "\n".join(body)) for tag, arg, body in parts]
+
+
+def parse_site_state(output: str) -> SiteState:
+    """Turn the script's output into a SiteState. Missing pieces stay at their defaults."""
+    state = SiteState()
+    section = ""
+    bodies: dict[str, str] = {}
+    for tag, arg, body in split_sections(output):
+        if tag == "user":
+            state.user = arg
+        elif tag == "podman":
+            state.podman_path = arg
+        elif tag == "section":
+            section = arg
+            bodies[section] = body
+        elif tag == "rc":
+            bodies[f"{section}:rc"] = arg
+        elif tag == "file":
+            kind, _, name = arg.partition(" ")
+            if kind in ("input", "runtime"):
+                res = _resource(body)
+                if res is not None:
+                    target = state.input_resources if kind == "input" else state.runtime_resources
+                    target[(str(res["kind"]), str(res.get("metadata", {}).get("name", "")))] = res
+            elif kind == "unit":
+                state.unit_files[name] = body.rstrip("\n") + "\n"
+            elif kind == "watch":
+                state.watch_script = body.rstrip("\n") + "\n"
+        elif tag == "boot":
+            state.enabled_at_boot.add(arg)
+        elif tag == "rendered":
+            state.rendered = True
+        elif tag == "issuer":
+            state.issuer = arg or None
+        elif tag == "certs-private":
+            state.certs_private = True
+        elif tag == "end":
+            state.complete = True
+    version_text = bodies.get("version", "")
+    if bodies.get("version:rc") == "0":
+        state.skupper_version = parse_skupper_version(version_text)
+    else:
+        state.skupper_error = version_text.strip()[-300:] or "skupper: command not found"
+    if bodies.get("units:rc") == "0":
+        state.units = parse_systemctl_show(bodies.get("units", ""))
+    else:
+        state.units_error = bodies.get("units", "").strip()[-300:] or "systemctl --user failed"
+    if bodies.get("containers:rc") == "0":
+        state.containers = parse_podman_ps(bodies.get("containers", ""))
+    if bodies.get("router:rc") == "0":
+        state.router = parse_router_inspect(bodies.get("router", ""))
+    if "models" in bodies and bodies.get("models:rc") == "0":
+        state.served_models = parse_models(bodies["models"])
+    return state
+
+
+def parse_client_cert(output: str) -> dict[str, str]:
+    """``{file name: base64}`` from ``client_cert_script``; empty when incomplete."""
+    files = {
+        arg.split(" ", 1)[1]: body.strip()
+        for tag, arg, body in split_sections(output)
+        if tag == "file" and arg.startswith("cert ")
+    }
+    return files if all(files.get(k) for k in ("ca.crt", "tls.crt", "tls.key")) else {}

@@ -1,0 +1,144 @@
+"""Skupper on the Kubernetes consumer site (e.g. CRC), through the Kubernetes API.
+
+Reads the site's objects concurrently and applies desired CRs. The router pod is restarted
+after a link's Secret changes: the kube-adaptor mounts only the TLS Secrets that existed
+when the pod started (the seed's Known Issues).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..connectors.kube import KubeConnector
+from .resources import Resource, key
+
+ROUTER_SELECTOR = "skupper.io/component=router"
+PLURALS = {
+    "Site": "sites",
+    "Listener": "listeners",
+    "Connector": "connectors",
+    "Link": "links",
+    "RouterAccess": "routeraccesses",
+}
+
+
+def status_of(obj: dict[str, Any] | None) -> str:
+    """A CR's ``status.status`` with its message, e.g. ``Ready`` or ``Pending: Not operational``."""
+    if not obj:
+        return "absent"
+    status = obj.get("status") or {}
+    text = str(status.get("status") or "Pending")
+    message = status.get("message")
+    return text if not message or message == "OK" else f"{text}: {message}"
+
+
+def ready(obj: dict[str, Any] | None) -> bool:
+    return bool(obj) and (obj.get("status") or {}).get("status") == "Ready"  # type: ignore[union-attr]
+
+
+@dataclass
+class KubeState:
+    version: str
+    site: dict[str, Any] | None
+    links: dict[str, dict[str, Any]] = field(default_factory=dict)
+    listeners: dict[str, dict[str, Any]] = field(default_factory=dict)
+    secrets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    services: dict[str, dict[str, Any]] = field(default_factory=dict)
+    router_pods: list[dict[str, Any]] = field(default_factory=list)
+
+    def router_running(self) -> bool:
+        return any((p.get("status") or {}).get("phase") == "Running" for p in self.router_pods)
+
+    def existing(self, resource: Resource) -> dict[str, Any] | None:
+        kind, name = key(resource)
+        if kind == "Site":
+            return self.site if self.site and self.site["metadata"]["name"] == name else None
+        if kind == "Link":
+            return self.links.get(name)
+        if kind == "Listener":
+            return self.listeners.get(name)
+        if kind == "Secret":
+            return self.secrets.get(name)
+        return None
+
+
+@dataclass
+class KubeSite:
+    """The Skupper site in one namespace of one cluster."""
+
+    api: KubeConnector
+    namespace: str
+    secret_names: tuple[str, ...] = ()
+
+    @property
+    def host(self) -> str:
+        return "crc"
+
+    async def read(self) -> KubeState:
+        version = await self.api.check_access(self.namespace)
+        ns = self.namespace
+        sites, links, listeners, services, pods, *secrets = await asyncio.gather(
+            self.api.list("sites", namespace=ns),
+            self.api.list("links", namespace=ns),
+            self.api.list("listeners", namespace=ns),
+            self.api.list_services(namespace=ns),
+            self.api.list_pods(ROUTER_SELECTOR, namespace=ns),
+            *(self._secret(name) for name in self.secret_names),
+        )
+        return KubeState(
+            version=version,
+            site=sites[0] if sites else None,
+            links=_by_name(links),
+            listeners=_by_name(listeners),
+            secrets={s["metadata"]["name"]: s for s in secrets if s},
+            services=_by_name(services),
+            router_pods=pods,
+        )
+
+    async def _secret(self, name: str) -> dict[str, Any] | None:
+        from ..errors import KubeError
+
+        try:
+            return await self.api.get_secret(name, namespace=self.namespace)
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    async def apply(self, resources: list[Resource]) -> str:
+        """Create or update resources in order; Secrets before the Links that use them."""
+        await self.api.ensure_namespace(self.namespace)
+        changed = []
+        for resource in resources:
+            kind, name = key(resource)
+            if kind == "Secret":
+                did = await self.api.apply_secret(resource, namespace=self.namespace)
+            else:
+                did = await self.api.apply(PLURALS[kind], resource, namespace=self.namespace)
+            if did:
+                changed.append(f"{kind}/{name}")
+        return "applied " + ", ".join(changed) if changed else "already applied"
+
+    async def delete(self, keys: list[tuple[str, str]]) -> str:
+        gone = []
+        for kind, name in keys:
+            if kind == "Secret":
+                did = await self.api.delete_secret(name, namespace=self.namespace)
+            else:
+                did = await self.api.delete(PLURALS[kind], name, namespace=self.namespace)
+            if did:
+                gone.append(f"{kind}/{name}")
+        return "deleted " + ", ".join(gone) if gone else "nothing to delete"
+
+    async def restart_router(self) -> str:
+        """Delete the router pod so its Deployment recreates it with the Secrets mounted."""
+        pods = await self.api.list_pods(ROUTER_SELECTOR, namespace=self.namespace)
+        for pod in pods:
+            await self.api.delete_pod(pod["metadata"]["name"], namespace=self.namespace)
+        return f"deleted router pod {', '.join(p['metadata']['name'] for p in pods) or '(none)'}"
+
+
+def _by_name(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {i["metadata"]["name"]: i for i in items if i.get("metadata", {}).get("name")}

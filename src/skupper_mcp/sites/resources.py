@@ -1,0 +1,162 @@
+"""The Skupper resources (skupper.io/v2alpha1 CRs) each site should have. Pure.
+
+Names are chosen so several hubs can link into one site without clashing: a hub's
+RouterAccess is ``<site>-public``; the Secret and Link that reach it from elsewhere are
+both ``link-<site>``.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+API_VERSION = "skupper.io/v2alpha1"
+CERT_KEYS = ("ca.crt", "tls.crt", "tls.key")
+
+Resource = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClientCert:
+    """A hub's client certificate (from runtime/certs/client-<RouterAccess>/): what a peer
+    needs to link to it. Holds a private key: never log or return it."""
+
+    ca_crt: bytes
+    tls_crt: bytes
+    tls_key: bytes
+
+    def __repr__(self) -> str:
+        return "ClientCert(<redacted>)"
+
+    def secret_data(self) -> dict[str, str]:
+        raw = {"ca.crt": self.ca_crt, "tls.crt": self.tls_crt, "tls.key": self.tls_key}
+        return {k: base64.b64encode(v).decode() for k, v in raw.items()}
+
+
+@dataclass(frozen=True)
+class LinkTarget:
+    """Where a link goes: the peer's site name and public endpoints."""
+
+    site: str
+    host: str
+    inter_router_port: int
+    edge_port: int
+
+
+def router_access_name(site: str) -> str:
+    return f"{site}-public"
+
+
+def link_name(site: str) -> str:
+    return f"link-{site}"
+
+
+def client_cert_dir(site: str) -> str:
+    """runtime/certs/<dir> holding the client certificate peers use to link to ``site``."""
+    return f"client-{router_access_name(site)}"
+
+
+def _cr(kind: str, name: str, spec: dict[str, Any]) -> Resource:
+    return {"apiVersion": API_VERSION, "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+def site(name: str) -> Resource:
+    return _cr("Site", name, {})
+
+
+def router_access(
+    site_name: str, inter_router_port: int, edge_port: int, sans: list[str]
+) -> Resource:
+    name = router_access_name(site_name)
+    return _cr(
+        "RouterAccess",
+        name,
+        {
+            "roles": [
+                {"name": "inter-router", "port": inter_router_port},
+                {"name": "edge", "port": edge_port},
+            ],
+            "tlsCredentials": name,
+            "subjectAlternativeNames": list(sans),
+        },
+    )
+
+
+def connector(routing_key: str, host: str, port: int) -> Resource:
+    return _cr("Connector", routing_key, {"routingKey": routing_key, "host": host, "port": port})
+
+
+def listener(name: str, routing_key: str, host: str, port: int) -> Resource:
+    return _cr("Listener", name, {"routingKey": routing_key, "host": host, "port": port})
+
+
+def link_secret(target: LinkTarget, cert: ClientCert) -> Resource:
+    """The Secret a Link presents: type kubernetes.io/tls, the three keys in ``data``
+    (the podman loader reads only ``data``; the kube-adaptor mounts only TLS secrets)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "metadata": {"name": link_name(target.site)},
+        "data": cert.secret_data(),
+    }
+
+
+def link(target: LinkTarget) -> Resource:
+    """A Link built by hand (``link generate`` prints the wrong host on podman)."""
+    name = link_name(target.site)
+    return _cr(
+        "Link",
+        name,
+        {
+            "tlsCredentials": name,
+            "cost": 1,
+            "endpoints": [
+                {
+                    "name": "inter-router",
+                    "host": target.host,
+                    "port": str(target.inter_router_port),
+                },
+                {"name": "edge", "host": target.host, "port": str(target.edge_port)},
+            ],
+        },
+    )
+
+
+def key(resource: Resource) -> tuple[str, str]:
+    return str(resource.get("kind", "")), str(resource.get("metadata", {}).get("name", ""))
+
+
+def file_name(resource: Resource) -> str:
+    """The file ``skupper system apply`` writes for a resource: ``<Kind>-<name>.yaml``."""
+    kind, name = key(resource)
+    return f"{kind}-{name}.yaml"
+
+
+def same(desired: Resource, actual: Resource | None) -> bool:
+    """Whether ``actual`` already says what ``desired`` says (status and metadata noise
+    ignored). For link Secrets only the CA matters: a hub re-issues its client certificate
+    from the same CA on every reload, and copies issued before stay valid."""
+    if actual is None:
+        return False
+    if desired.get("kind") == "Secret":
+        if desired.get("type") != actual.get("type"):
+            return False
+        want = desired.get("data", {})
+        have = actual.get("data", {}) or {}
+        return set(want) <= set(have) and want.get("ca.crt") == have.get("ca.crt")
+    return _normal(desired.get("spec")) == _normal(actual.get("spec"))
+
+
+def _normal(value: Any) -> Any:
+    """Compare ports as strings and ignore empty optional fields."""
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items() if v not in (None, "", [], {})}
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    return value

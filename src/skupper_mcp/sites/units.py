@@ -1,0 +1,88 @@
+"""The auto-restart units that replace Skupper's fire-and-forget ones (the seed's v7.4.0).
+
+Skupper's own units are ``Type=simple`` + ``RemainAfterExit=yes``: they start the containers
+and forget them, so a crashed router stays down. Ours run ``start-watch.sh``, which starts the
+container and waits for it, so a crash ends the unit with the container's exit code and
+``Restart=on-failure`` brings it back. ``SuccessExitStatus=SIGTERM`` makes a deliberate
+``systemctl --user stop`` (podman stop -> exit 143) a success, not a failure. There is no
+``[Install]`` section: the units stay disabled, so nothing starts at boot; ``up`` starts them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+WATCH_SCRIPT_PATH = ".local/share/skupper-mcp/start-watch.sh"  # relative to $HOME
+RESTART_SEC = 2
+
+
+def router_container(namespace: str) -> str:
+    return f"{namespace}-skupper-router"
+
+
+def controller_container(user: str) -> str:
+    return f"{user}-skupper-controller"
+
+
+def router_unit(namespace: str) -> str:
+    return f"skupper-{namespace}.service"
+
+
+def controller_unit(user: str) -> str:
+    return f"{user}-skupper-controller.service"
+
+
+def watch_script(podman: str) -> str:
+    """start-watch.sh: start a container, wait for it, exit with its exit code."""
+    return (
+        "#!/bin/bash\n"
+        "# skupper-mcp: run a container under systemd so that its exit ends the unit.\n"
+        f'{podman} start "$1" || exit $?\n'
+        f'RC=$({podman} wait "$1")\n'
+        'exit "${RC:-1}"\n'
+    )
+
+
+@dataclass(frozen=True)
+class WatchUnit:
+    """One auto-restart unit: its file name and content."""
+
+    name: str
+    content: str
+
+
+def watch_unit(unit: str, container: str, podman: str, description: str) -> WatchUnit:
+    content = (
+        "[Unit]\n"
+        f"Description={description} (auto-restart, managed by skupper-mcp)\n"
+        "Wants=network-online.target\n"
+        "After=network-online.target\n"
+        "\n"
+        "[Service]\n"
+        "Type=simple\n"
+        f"ExecStart=/bin/bash %h/{WATCH_SCRIPT_PATH} {container}\n"
+        f"ExecStop={podman} stop -t 10 {container}\n"
+        "Restart=on-failure\n"
+        f"RestartSec={RESTART_SEC}\n"
+        "SuccessExitStatus=SIGTERM\n"
+        "TimeoutStopSec=30\n"
+    )
+    return WatchUnit(unit, content)
+
+
+def site_units(namespace: str, user: str, podman: str) -> list[WatchUnit]:
+    """The controller's and the router's units for a podman site, controller first."""
+    return [
+        watch_unit(
+            controller_unit(user),
+            controller_container(user),
+            podman,
+            f"Skupper system controller of {user}",
+        ),
+        watch_unit(
+            router_unit(namespace),
+            router_container(namespace),
+            podman,
+            f"Skupper router of namespace {namespace}",
+        ),
+    ]
