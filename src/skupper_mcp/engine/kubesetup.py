@@ -12,7 +12,7 @@ import asyncio
 import time
 
 from ..sites import resources as cr
-from ..sites.kube import KubeSite, KubeState, ready, status_of
+from ..sites.kube import ClusterSite, KubeState, ready, status_of
 from ..sites.resources import ClientCert, LinkTarget, Resource
 from .runner import SITE_ERRORS, Action
 from .scope import LOCAL, site_ref
@@ -83,7 +83,7 @@ def _changed(state: KubeState, wanted: list[Resource]) -> list[Resource]:
     return [r for r in wanted if not cr.same(r, state.existing(r))]
 
 
-async def wait_links(site: KubeSite, names: list[str], deadline: float) -> str:
+async def wait_links(site: ClusterSite, names: list[str], deadline: float) -> str:
     last = "not read"
     while True:
         try:

@@ -21,18 +21,17 @@ from ..errors import BusyError
 DEFAULT_WAIT = 120.0
 
 
-def lock_path(topology_path: Path) -> Path:
-    base = Path(os.environ.get("XDG_RUNTIME_DIR") or Path.home() / ".cache") / "skupper-mcp"
+def lock_path(state_dir: Path, topology_path: Path) -> Path:
     digest = hashlib.sha256(str(topology_path.resolve()).encode()).hexdigest()[:16]
-    return base / f"operation-{digest}.lock"
+    return state_dir / "locks" / f"operation-{digest}.lock"
 
 
 @asynccontextmanager
 async def operation_lock(
-    topology_path: Path, operation: str, wait: float = DEFAULT_WAIT
+    state_dir: Path, topology_path: Path, operation: str, wait: float = DEFAULT_WAIT
 ) -> AsyncIterator[None]:
     """Hold the topology's operation lock; wait up to ``wait`` seconds for it."""
-    path = lock_path(topology_path)
+    path = lock_path(state_dir, topology_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:

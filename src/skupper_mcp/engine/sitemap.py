@@ -12,13 +12,13 @@ from ..connectors.pool import ConnectorPool
 from ..errors import ConnectError
 from ..facts.site_state import SiteState, version_tuple
 from ..sites import units
-from ..sites.kube import KubeSite, KubeState
+from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
 from ..topology import ProviderHost, Topology
 from .runner import SITE_ERRORS, describe
 from .scope import LOCAL, SiteRef
 
-KubeFactory = Callable[[], KubeSite]
+KubeFactory = Callable[[], ClusterSite]
 
 
 @dataclass
@@ -27,7 +27,7 @@ class SiteView:
 
     ref: SiteRef
     podman: PodmanSite | None = None
-    kube: KubeSite | None = None
+    kube: ClusterSite | None = None
     state: SiteState | None = None
     kube_state: KubeState | None = None
     error: BaseException | None = None
@@ -80,7 +80,7 @@ class SiteMap:
         connector = await self.pool.get(p.name, p.ssh)
         return PodmanSite(connector, p.namespace, model_url=model_url(p))
 
-    def kube(self) -> KubeSite:
+    def kube(self) -> ClusterSite:
         if self.kube_factory is None:
             raise ConnectError("crc", "no Kubernetes site is configured")
         return self.kube_factory()

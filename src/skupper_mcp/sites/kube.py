@@ -65,7 +65,7 @@ class KubeState:
 
 
 @dataclass
-class KubeSite:
+class ClusterSite:
     """The Skupper site in one namespace of one cluster."""
 
     api: KubeConnector

@@ -1,0 +1,81 @@
+"""The lifecycle operations behind one object: what ``Engine`` delegates setup, up, down,
+status, test_model and teardown to. Holds the per-topology pieces they share: the site
+drivers over the connector pool, the Kubernetes connector, the backup folder and the
+cross-process operation lock."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..models import CheckResult, OperationResult, StatusResult, TestModelResult
+from ..topology import Topology
+from .backups import Backups
+from .kubesetup import kube_secret_names
+from .lock import operation_lock
+from .runner import Progress
+from .setup import Setup
+from .sitemap import SiteMap
+from .status import Status
+from .teardown import Teardown
+from .test_model import TestModel
+from .updown import UpDown
+
+if TYPE_CHECKING:
+    from ..connectors.kube import KubeConnector
+    from ..connectors.pool import ConnectorPool
+    from ..sites.kube import ClusterSite
+
+KUBE_TIMEOUT = 10.0
+
+
+class Lifecycle:
+    def __init__(self, topology: Topology, pool: ConnectorPool, state_dir: Path) -> None:
+        self.topology = topology
+        self.state_dir = state_dir
+        self._kube_api: KubeConnector | None = None
+        factory = self._cluster_site if topology.kubernetes is not None else None
+        self.sites = SiteMap(topology, pool, factory)
+        self.backups = Backups(state_dir)
+
+    def _cluster_site(self) -> ClusterSite:
+        from ..connectors.kube import KubeConnector
+        from ..sites.kube import ClusterSite
+
+        kube = self.topology.kubernetes
+        assert kube is not None
+        if self._kube_api is None:
+            self._kube_api = KubeConnector(
+                kube.kubeconfig, kube.context, KUBE_TIMEOUT, namespace=kube.namespace
+            )
+        return ClusterSite(self._kube_api, kube.namespace, kube_secret_names(self.sites))
+
+    async def setup(
+        self, precheck: Callable[[], Awaitable[CheckResult]], plan: bool, progress: Progress | None
+    ) -> OperationResult:
+        async with operation_lock(self.state_dir, self.topology.path, "setup"):
+            return await Setup(self.sites, self.backups, precheck, progress).run(plan)
+
+    async def up(self, target: str, plan: bool, progress: Progress | None) -> OperationResult:
+        async with operation_lock(self.state_dir, self.topology.path, "up"):
+            return await UpDown(self.sites, progress).up(target, plan)
+
+    async def down(self, target: str, plan: bool, progress: Progress | None) -> OperationResult:
+        async with operation_lock(self.state_dir, self.topology.path, "down"):
+            return await UpDown(self.sites, progress).down(target, plan)
+
+    async def teardown(self, plan: bool, progress: Progress | None) -> OperationResult:
+        async with operation_lock(self.state_dir, self.topology.path, "teardown"):
+            return await Teardown(self.sites, self.backups, progress).run(plan)
+
+    async def status(self) -> StatusResult:
+        return await Status(self.sites).run()
+
+    async def test_model(self, target: str) -> TestModelResult:
+        return await TestModel(self.sites).run(target)
+
+    async def close(self) -> None:
+        if self._kube_api is not None:
+            await self._kube_api.close()
+            self._kube_api = None
