@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from ...errors import stderr_tail
+from ....errors import stderr_tail
 from .failure import CliFailure
 
 
