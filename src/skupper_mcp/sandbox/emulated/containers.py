@@ -1,0 +1,193 @@
+"""The emulated podman's container state, as every sandbox part reads it.
+
+A container is a directory `~/.local/share/containers/sandbox/<name>/` holding
+`config.json` (what was asked for at create time), `state.json` (what its monitor saw)
+and `ctr.log` (the process's stdout and stderr). Writes are atomic (write + rename),
+so readers never see half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE = "config.json"
+STATE_FILE = "state.json"
+LOG_FILE = "ctr.log"
+
+_CONFIG_KEYS = (
+    "name",
+    "id",
+    "image",
+    "command",
+    "env",
+    "labels",
+    "mounts",
+    "tmpfs",
+    "restart_policy",
+)
+_STATE_KEYS = ("status", "pid", "exit_code", "started_at", "finished_at")
+
+
+@dataclass
+class Container:
+    """One container: its configuration and its last recorded state."""
+
+    name: str
+    id: str
+    image: str
+    command: list[str]
+    env: dict[str, str]
+    labels: dict[str, str]
+    mounts: list[list[str]]  # [container_path, host_path]
+    tmpfs: list[str]
+    restart_policy: str
+    status: str  # created | running | exited
+    pid: int | None
+    exit_code: int | None
+    started_at: str | None
+    finished_at: str | None
+    dir: Path
+    created_at: str = ""
+    tmpfs_options: dict[str, str] = field(default_factory=dict)
+    network: str = "host"
+    hostname: str = ""
+    user: str = ""
+    conmon_pid: int | None = None
+    auto_remove: bool = False
+    start_token: str = ""
+    start_error: str | None = None
+
+    @property
+    def log_path(self) -> Path:
+        return self.dir / LOG_FILE
+
+    @property
+    def private_tmp(self) -> Path:
+        return self.dir / "tmp"
+
+
+def now() -> str:
+    """A timestamp as podman prints it in JSON (RFC 3339, UTC)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def store_root(home: Path) -> Path:
+    """Where the host's containers live."""
+    return Path(home) / ".local" / "share" / "containers" / "sandbox"
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True when the process exists and is not a zombie."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def running(c: Container) -> bool:
+    """True when the container is running and its process is alive."""
+    return c.status == "running" and pid_alive(c.pid)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON so that a concurrent reader sees the old or the new file, never half."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def load(directory: Path) -> Container | None:
+    """Read one container directory; None when it is not (or no longer) a container."""
+    try:
+        config = json.loads((directory / CONFIG_FILE).read_text())
+    except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError):
+        return None
+    try:
+        state = json.loads((directory / STATE_FILE).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        state = {}
+    c = Container(
+        name=config["name"],
+        id=config["id"],
+        image=config["image"],
+        command=list(config.get("command", [])),
+        env=dict(config.get("env", {})),
+        labels=dict(config.get("labels", {})),
+        mounts=[list(m) for m in config.get("mounts", [])],
+        tmpfs=list(config.get("tmpfs", [])),
+        restart_policy=config.get("restart_policy", ""),
+        status=state.get("status", "created"),
+        pid=state.get("pid"),
+        exit_code=state.get("exit_code"),
+        started_at=state.get("started_at"),
+        finished_at=state.get("finished_at"),
+        dir=directory,
+        created_at=config.get("created_at", ""),
+        tmpfs_options=dict(config.get("tmpfs_options", {})),
+        network=config.get("network", "host"),
+        hostname=config.get("hostname", ""),
+        user=config.get("user", ""),
+        conmon_pid=state.get("conmon_pid"),
+        auto_remove=bool(config.get("auto_remove", False)),
+        start_token=state.get("start_token", ""),
+        start_error=state.get("start_error"),
+    )
+    if c.status == "running" and not pid_alive(c.pid) and not pid_alive(c.conmon_pid):
+        # The monitor died with its container (killed from outside): nobody recorded
+        # the end, so report it as podman does after a lost conmon.
+        c.status = "exited"
+        c.pid = None
+        if c.exit_code is None:
+            c.exit_code = 137
+    return c
+
+
+def save_config(c: Container) -> None:
+    """Write the container's configuration (at create and rename)."""
+    data: dict[str, Any] = {key: getattr(c, key) for key in _CONFIG_KEYS}
+    data.update(
+        created_at=c.created_at,
+        tmpfs_options=c.tmpfs_options,
+        network=c.network,
+        hostname=c.hostname,
+        user=c.user,
+        auto_remove=c.auto_remove,
+    )
+    write_json_atomic(c.dir / CONFIG_FILE, data)
+
+
+def save_state(c: Container) -> None:
+    """Write the container's runtime state."""
+    data: dict[str, Any] = {key: getattr(c, key) for key in _STATE_KEYS}
+    data.update(conmon_pid=c.conmon_pid, start_token=c.start_token, start_error=c.start_error)
+    write_json_atomic(c.dir / STATE_FILE, data)
+
+
+def list_all(home: Path) -> list[Container]:
+    """Every container on the host, oldest first."""
+    root = store_root(home)
+    if not root.is_dir():
+        return []
+    found = [c for d in root.iterdir() if d.is_dir() and (c := load(d)) is not None]
+    return sorted(found, key=lambda c: (c.created_at, c.name))
+
+
+def get(home: Path, name_or_id: str) -> Container | None:
+    """The container with this name, full id or unique id prefix (as podman resolves it)."""
+    if name_or_id and "/" not in name_or_id and name_or_id not in (".", ".."):
+        direct = load(store_root(home) / name_or_id)
+        if direct is not None:
+            return direct
+    if len(name_or_id) < 3:
+        return None
+    matches = [c for c in list_all(home) if c.id.startswith(name_or_id)]
+    return matches[0] if len(matches) == 1 else None

@@ -1,0 +1,174 @@
+"""A throwaway sandbox host for tests: host.json, shims and (optionally) its user manager.
+
+    kit = make_host(tmp_path, address="127.201.0.2")
+    with kit.manager():
+        kit.sh("systemctl --user start foo.service")
+    kit.cleanup()   # kills every process that carries the kit's world id
+
+Commands run as a user on the host would run them: the host environment plus
+`XDG_RUNTIME_DIR=/run/user/<uid>`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from skupper_mcp.sandbox import hostenv
+from skupper_mcp.sandbox.shims import write_shims
+
+
+@dataclass
+class HostKit:
+    """One emulated host inside its own throwaway world directory."""
+
+    world_dir: Path
+    info: hostenv.HostInfo
+
+    @property
+    def host_dir(self) -> Path:
+        return Path(self.info.host_dir)
+
+    @property
+    def home(self) -> Path:
+        return self.info.home
+
+    @property
+    def unit_dir(self) -> Path:
+        return self.home / ".config" / "systemd" / "user"
+
+    def env(self, *, runtime: bool = True) -> dict[str, str]:
+        """The environment of a login on the host (with XDG_RUNTIME_DIR unless told not)."""
+        env = hostenv.host_env(self.host_dir)
+        if runtime:
+            env["XDG_RUNTIME_DIR"] = f"/run/user/{self.info.uid}"
+        return env
+
+    def sh(
+        self, script: str, *, timeout: float = 30, runtime: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """Run a shell command on the host; its output is captured as text."""
+        return subprocess.run(
+            ["/bin/sh", "-c", script],
+            env=self.env(runtime=runtime),
+            cwd=self.home,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def write_unit(self, name: str, text: str) -> Path:
+        self.unit_dir.mkdir(parents=True, exist_ok=True)
+        path = self.unit_dir / name
+        path.write_text(text)
+        return path
+
+    @contextlib.contextmanager
+    def manager(self, deadline: float = 10.0) -> Iterator[subprocess.Popen[bytes]]:
+        """Run the host's user manager for the duration of the block."""
+        log = open(self.world_dir / f"systemd-{self.info.name}.log", "ab")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "skupper_mcp.sandbox.emulated.systemd",
+                "--host-dir",
+                str(self.host_dir),
+            ],
+            env=hostenv.host_env(self.host_dir),
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+        try:
+            bus = self.info.run_dir / "bus"
+            if not wait_for(lambda: bus.exists() or proc.poll() is not None, deadline):
+                raise TimeoutError("the user manager did not open its bus")
+            if proc.poll() is not None:
+                raise RuntimeError(f"the user manager exited with {proc.returncode}")
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            log.close()
+
+    def cleanup(self) -> None:
+        """Kill every process that runs on this host's world (containers, monitors, units)."""
+        kill_world(self.info.world_id)
+
+
+def wait_for(check: Callable[[], bool], seconds: float, interval: float = 0.05) -> bool:
+    """Poll `check` until it is true or `seconds` pass; its last answer."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if check():
+            return True
+        if time.monotonic() >= deadline:
+            return check()
+        time.sleep(interval)
+
+
+def world_pids(world_id: str) -> list[int]:
+    """Processes whose environment carries this world id."""
+    marker = f"{hostenv.WORLD_ID_VAR}={world_id}".encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def kill_world(world_id: str) -> None:
+    for pid in world_pids(world_id):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def make_host(
+    root: Path,
+    name: str = "h1",
+    address: str = "127.201.0.2",
+    *,
+    tmp_writable: bool = True,
+    role: str = "provider",
+    skupper_version: str = "2.1.1",
+) -> HostKit:
+    """Create `root/world/hosts/<name>` with host.json, home, run dir and the world's shims."""
+    world_dir = root / "world"
+    host_dir = world_dir / "hosts" / name
+    for sub in ("home", "run"):
+        (host_dir / sub).mkdir(parents=True, exist_ok=True)
+    write_shims(world_dir, sys.executable)
+    info = hostenv.HostInfo(
+        name=name,
+        address=address,
+        user="root",
+        uid=os.getuid(),
+        role=role,
+        skupper_version=skupper_version,
+        tmp_writable=tmp_writable,
+        world_id=f"test-{secrets.token_hex(6)}",
+        world_dir=str(world_dir),
+        host_dir=str(host_dir),
+    )
+    hostenv.write_host_info(info)
+    return HostKit(world_dir=world_dir, info=info)
