@@ -22,9 +22,17 @@ def write_file(path: Path, data: bytes) -> None:
 
 
 def ensure_issuers(paths: NamespacePaths) -> None:
-    """Create each CA that does not exist yet; an existing CA is kept (reload keeps them)."""
+    """Create each CA that does not exist yet; an existing CA is kept (reload keeps them).
+    A CA the user supplied in input/issuers is the one runtime/issuers holds."""
     for name in ISSUER_NAMES:
         directory = paths.issuers / name
+        supplied = paths.home / "input" / "issuers" / name
+        if (supplied / "tls.crt").is_file() and (supplied / "tls.key").is_file():
+            cert_pem = (supplied / "tls.crt").read_bytes()
+            write_file(directory / "ca.crt", cert_pem)
+            write_file(directory / "tls.crt", cert_pem)
+            write_file(directory / "tls.key", (supplied / "tls.key").read_bytes())
+            continue
         if (directory / "tls.crt").is_file() and (directory / "tls.key").is_file():
             continue
         cert_pem, key_pem = certs.new_ca(name)
