@@ -22,8 +22,14 @@ from typing import Any
 from skupper_mcp.sandbox import hostenv
 
 MAX_BODY = 4 * 1024 * 1024
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-           411: "Length Required", 413: "Payload Too Large"}  # fmt: skip
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    411: "Length Required",
+    413: "Payload Too Large",
+}
 
 
 @dataclass(frozen=True)
@@ -82,8 +88,12 @@ def completion_chunks(model_id: str, body: Mapping[str, Any]) -> list[dict[str, 
     """The ``chat.completion.chunk`` events of a streamed answer (before ``[DONE]``)."""
     full = completion(model_id, body)
     text = full["choices"][0]["message"]["content"]
-    base = {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"],
-            "model": model_id}  # fmt: skip
+    base = {
+        "id": full["id"],
+        "object": "chat.completion.chunk",
+        "created": full["created"],
+        "model": model_id,
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -141,8 +151,7 @@ class ModelServer:
         if path == "/health":
             await _send_json(writer, 200, {"status": "ok"})
         elif path == "/v1/models" and request.method == "GET":
-            model = {"id": self.model_id, "object": "model", "owned_by": "sandbox",
-                     "created": 0}  # fmt: skip
+            model = {"id": self.model_id, "object": "model", "owned_by": "sandbox", "created": 0}
             await _send_json(writer, 200, {"object": "list", "data": [model]})
         elif path == "/v1/chat/completions" and request.method == "POST":
             await self._chat(request, writer)
@@ -221,8 +230,9 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
 
 
 def _error(message: str, code: str = "invalid_request_error") -> dict[str, Any]:
-    return {"error": {"message": message, "type": "invalid_request_error", "param": None,
-                      "code": code}}  # fmt: skip
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}
+    }
 
 
 def _head(

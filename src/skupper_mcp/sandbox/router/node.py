@@ -33,7 +33,7 @@ LINK_ROLES = {"inter-router", "edge"}
 TICK_SECONDS = 1.0
 IDLE_TIMEOUT = 5.0
 HANDSHAKE_TIMEOUT = 5.0
-RETRY_FIRST, RETRY_MAX = 1.0, 5.0
+RETRY_FIRST, RETRY_MAX = 0.25, 5.0
 
 
 @dataclass
@@ -159,7 +159,7 @@ class Router:
         while True:
             try:
                 link = await self._dial(connector)
-            except (OSError, ssl.SSLError, ProtocolError, TimeoutError) as exc:
+            except Exception as exc:  # any failure is a failed attempt; never stop dialling
                 reason = _describe(exc)
                 if status.error != reason or status.status != "down":
                     log.warning(
@@ -171,7 +171,7 @@ class Router:
                     )
                 status.status, status.error = "down", reason
                 await asyncio.sleep(delay)
-                delay = min(delay * 1.5, RETRY_MAX)
+                delay = min(delay * 2, RETRY_MAX)
                 continue
             delay = RETRY_FIRST
             status.status, status.error, status.remote_site = "up", None, link.peer.site
@@ -493,13 +493,13 @@ def _costs(value: Any) -> dict[str, int]:
 
 
 def _describe(exc: BaseException) -> str:
+    """A one-line reason for a failed link or connection, as the management answer shows it."""
     if isinstance(exc, TimeoutError):
         return "connection timed out"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"certificate verify failed: {exc.verify_message}"
     if isinstance(exc, ssl.SSLError):
-        reason = getattr(exc, "verify_message", None) or exc.reason or str(exc)
-        if isinstance(exc, ssl.SSLCertVerificationError) and exc.verify_message:
-            return f"certificate verify failed: {exc.verify_message}"
-        return str(exc) if not exc.reason else f"TLS error: {reason}"
+        return f"TLS error: {exc.reason or exc}"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc) or type(exc).__name__

@@ -14,7 +14,7 @@ from skupper_mcp.sandbox.certs import dns_sans
 from skupper_mcp.sandbox.router.config import SslProfile
 
 
-class HostnameMismatch(ssl.SSLError):
+class HostnameMismatch(Exception):
     """The dialled host is not one of the server certificate's DNS SANs."""
 
 

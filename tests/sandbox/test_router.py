@@ -1,0 +1,571 @@
+"""The sandbox router as real processes: links over mutual TLS, routing, TCP streams."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+
+from skupper_mcp.sandbox import certs, hostenv
+
+T = TypeVar("T")
+
+CONTAINER_CONFIG = "/etc/skupper-router/config"
+CONTAINER_CERTS = "/etc/skupper-router/runtime/certs"
+MANAGEMENT_PORT = 5671
+INTER_ROUTER_PORT = 55671
+_addresses = (f"127.202.0.{n}" for n in itertools.count(10))
+
+
+def wait_for(check: Callable[[], T | None], timeout: float = 8.0, what: str = "condition") -> T:
+    """Poll ``check`` until it returns something truthy, or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.05)
+
+
+@dataclass
+class Site:
+    """One emulated host running one router (and maybe a model server)."""
+
+    name: str
+    address: str
+    host_dir: Path
+    ca: tuple[bytes, bytes]
+    sans: list[str]
+    entities: list[list[Any]] = field(default_factory=list)
+    process: subprocess.Popen[bytes] | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def log_path(self) -> Path:
+        return self.host_dir / "router.log"
+
+    def write_profile(
+        self, profile: str, ca_pem: bytes, cert: tuple[bytes, bytes]
+    ) -> dict[str, str]:
+        folder = self.host_dir / "certs" / profile
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "ca.crt").write_bytes(ca_pem)
+        (folder / "tls.crt").write_bytes(cert[0])
+        (folder / "tls.key").write_bytes(cert[1])
+        base = f"${{SSL_PROFILE_BASE_PATH}}/runtime/certs/{profile}"
+        self.entities.append(
+            [
+                "sslProfile",
+                {
+                    "name": f"{profile}-profile",
+                    "caCertFile": f"{base}/ca.crt",
+                    "certFile": f"{base}/tls.crt",
+                    "privateKeyFile": f"{base}/tls.key",
+                },
+            ]
+        )
+        return {"sslProfile": f"{profile}-profile"}
+
+    def env(self) -> dict[str, str]:
+        mounts = [
+            [CONTAINER_CONFIG, str(self.host_dir / "config")],
+            [CONTAINER_CERTS, str(self.host_dir / "certs")],
+            ["/tmp", str(self.host_dir / "ctr-tmp")],
+        ]
+        return {
+            **hostenv.host_env(self.host_dir),
+            "SSL_PROFILE_BASE_PATH": "/etc/skupper-router",
+            "QDROUTERD_CONF": f"{CONTAINER_CONFIG}/skrouterd.json",
+            "QDROUTERD_CONF_TYPE": "json",
+            hostenv.MOUNTS_VAR: json.dumps(mounts),
+            hostenv.TMPFS_VAR: "[]",
+            "PYTHONPATH": os.pathsep.join(sys.path),
+            **self.extra_env,
+        }
+
+    def start(self) -> None:
+        config_dir = self.host_dir / "config"
+        config_dir.mkdir(exist_ok=True)
+        (self.host_dir / "ctr-tmp").mkdir(exist_ok=True)
+        (config_dir / "skrouterd.json").write_text(json.dumps(self.entities, indent=1))
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "skupper_mcp.sandbox.router"],
+                env=self.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=5)
+
+    def query(self) -> dict[str, Any] | None:
+        """The management answer, or None while the router is not answering."""
+        try:
+            with socket.create_connection((self.address, MANAGEMENT_PORT), timeout=2) as sock:
+                sock.sendall(b'{"op": "query"}\n')
+                data = sock.makefile("rb").readline()
+        except OSError:
+            return None
+        return json.loads(data) if data else None
+
+    def link(self, name: str) -> dict[str, Any] | None:
+        answer = self.query()
+        if answer is None:
+            return None
+        return next((lk for lk in answer["links"] if lk["name"] == name), None)
+
+    def listener(self, name: str) -> dict[str, Any] | None:
+        answer = self.query()
+        if answer is None:
+            return None
+        return next((ls for ls in answer["listeners"] if ls["name"] == name), None)
+
+
+class World:
+    """Sites on fresh addresses of this part's test block, all killed at the end."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.world_id = uuid.uuid4().hex[:12]
+        self.sites: list[Site] = []
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def site(self, name: str, *, tmp_writable: bool = True, sans: list[str] | None = None) -> Site:
+        address = next(_addresses)
+        host_dir = self.root / "hosts" / name
+        (host_dir / "home").mkdir(parents=True)
+        hostenv.write_host_info(
+            hostenv.HostInfo(
+                name=name,
+                address=address,
+                user="root",
+                uid=0,
+                role="provider",
+                skupper_version="2.1.3",
+                tmp_writable=tmp_writable,
+                world_id=self.world_id,
+                world_dir=str(self.root),
+                host_dir=str(host_dir),
+            )
+        )
+        site = Site(name, address, host_dir, certs.new_ca(f"{name}-ca"), sans or [address])
+        metadata = json.dumps({"id": str(uuid.uuid4()), "name": name, "version": "2.1.3"})
+        site.entities += [
+            ["router", {"id": f"{name}-1", "mode": "interior", "metadata": metadata}],
+            [
+                "listener",
+                {"name": "amqp", "role": "normal", "host": "localhost", "port": MANAGEMENT_PORT},
+            ],
+        ]
+        self.sites.append(site)
+        return site
+
+    def accept_links(self, site: Site) -> None:
+        """Give a site an inter-router listener (its RouterAccess) with a server cert."""
+        server = certs.issue(*site.ca, f"{site.name}-server", sans=site.sans)
+        ref = site.write_profile(f"{site.name}-access", site.ca[0], server)
+        site.entities.append(
+            [
+                "listener",
+                {
+                    "name": f"{site.name}-inter-router",
+                    "role": "inter-router",
+                    "host": "0.0.0.0",
+                    "port": str(INTER_ROUTER_PORT),
+                    "authenticatePeer": True,
+                    **ref,
+                },
+            ]
+        )
+
+    def link(
+        self,
+        source: Site,
+        target: Site,
+        *,
+        client_ca: tuple[bytes, bytes] | None = None,
+        verify_hostname: bool | None = None,
+    ) -> str:
+        """Link ``source`` to ``target`` as a Skupper Link would; returns the link's name."""
+        name = f"link-{target.name}"
+        client = certs.issue(*(client_ca or target.ca), f"{source.name}-client", server=False)
+        ref = source.write_profile(name, target.ca[0], client)
+        attrs: dict[str, Any] = {
+            "name": name,
+            "role": "inter-router",
+            "host": target.address,
+            "port": str(INTER_ROUTER_PORT),
+            "cost": 1,
+            **ref,
+        }
+        if verify_hostname is not None:
+            attrs["verifyHostname"] = verify_hostname
+        source.entities.append(["connector", attrs])
+        return name
+
+    def start(self, *sites: Site) -> None:
+        for site in sites:
+            site.start()
+            assert site.process is not None
+            self.processes.append(site.process)
+        for site in sites:
+            wait_for(site.query, what=f"{site.name}'s management port")
+
+    def start_model(self, site: Site, port: int, model_id: str) -> None:
+        env = {
+            **hostenv.host_env(site.host_dir),
+            "HOST": "127.0.0.1",
+            "PORT": str(port),
+            "MODEL_ID": model_id,
+            "PYTHONPATH": os.pathsep.join(sys.path),
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "skupper_mcp.sandbox.model_server"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.processes.append(process)
+        wait_for(lambda: port_open(site.address, port), what="the model server")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=5)
+
+
+def port_open(address: str, port: int) -> bool:
+    try:
+        with socket.create_connection((address, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def tcp_listener(site: Site, name: str, port: int, key: str) -> None:
+    site.entities.append(
+        ["tcpListener", {"name": name, "host": "0.0.0.0", "port": str(port), "address": key}]
+    )
+
+
+def tcp_connector(site: Site, name: str, port: int, key: str) -> None:
+    site.entities.append(
+        ["tcpConnector", {"name": name, "host": "127.0.0.1", "port": str(port), "address": key}]
+    )
+
+
+def chat(address: str, port: int, text: str) -> dict[str, Any]:
+    response = httpx.post(
+        f"http://{address}:{port}/v1/chat/completions",
+        json={"model": "x", "messages": [{"role": "user", "content": text}]},
+        timeout=5,
+    )
+    response.raise_for_status()
+    result: dict[str, Any] = response.json()
+    return result
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    created = World(tmp_path)
+    try:
+        yield created
+    finally:
+        created.stop()
+
+
+def two_sites(world: World) -> tuple[Site, Site]:
+    """consumer --link--> provider, with the provider's model behind routing key "model"."""
+    consumer, provider = world.site("consumer"), world.site("provider")
+    world.accept_links(provider)
+    world.link(consumer, provider)
+    tcp_listener(consumer, "model-listener", 9000, "model")
+    tcp_connector(provider, "model-connector", 10000, "model")
+    return consumer, provider
+
+
+def test_request_through_a_link_reaches_the_providers_model(world: World) -> None:
+    consumer, provider = two_sites(world)
+    world.start_model(provider, 10000, "granite-8b")
+    world.start(provider, consumer)
+
+    wait_for(lambda: port_open(consumer.address, 9000), what="the listener to bind")
+    answer = chat(consumer.address, 9000, "hello over the VAN")
+
+    assert answer["model"] == "granite-8b"
+    assert "hello over the VAN" in answer["choices"][0]["message"]["content"]
+
+
+def test_management_answer_describes_links_listeners_and_routes(world: World) -> None:
+    consumer, provider = two_sites(world)
+    world.start(provider, consumer)
+
+    wait_for(lambda: (consumer.link("link-provider") or {}).get("status") == "up", what="link")
+    mine = wait_for(lambda: consumer.listener("model-listener"), what="listener entry")
+    answer = wait_for(consumer.query)
+    theirs = wait_for(provider.query)
+
+    assert answer["router"] == {"id": "consumer-1", "site": "consumer", "siteId": mock_uuid(answer)}
+    assert answer["links"] == [
+        {
+            "name": "link-provider",
+            "host": provider.address,
+            "port": str(INTER_ROUTER_PORT),
+            "status": "up",
+            "error": None,
+            "remoteSite": "provider",
+        }
+    ]
+    assert mine == {
+        "name": "model-listener",
+        "address": "model",
+        "host": consumer.address,
+        "port": "9000",
+        "bound": True,
+    }
+    assert answer["reachable"] == {"model": 1}
+    assert answer["sites"] == ["consumer", "provider"]
+    assert theirs["accepted"] == [{"listener": "provider-inter-router", "remoteSite": "consumer"}]
+    assert theirs["connectors"] == [
+        {"name": "model-connector", "address": "model", "host": provider.address, "port": "10000"}
+    ]
+    assert theirs["reachable"] == {"model": 0}
+
+
+def mock_uuid(answer: dict[str, Any]) -> str:
+    site_id = answer["router"]["siteId"]
+    assert str(uuid.UUID(site_id)) == site_id
+    return str(site_id)
+
+
+def test_unknown_management_request_gets_an_error_line(world: World) -> None:
+    site = world.site("lonely")
+    world.start(site)
+
+    with socket.create_connection((site.address, MANAGEMENT_PORT), timeout=2) as sock:
+        sock.sendall(b'{"op": "reboot"}\n')
+        reply = json.loads(sock.makefile("rb").readline())
+
+    assert "error" in reply
+
+
+def test_stream_crosses_two_links_to_a_model_two_hops_away(world: World) -> None:
+    edge, hub, provider = world.site("edge"), world.site("hub"), world.site("provider")
+    world.accept_links(hub)
+    world.accept_links(provider)
+    world.link(edge, hub)
+    world.link(hub, provider)
+    tcp_listener(edge, "model-listener", 9000, "model")
+    tcp_connector(provider, "model-connector", 10000, "model")
+    world.start_model(provider, 10000, "granite-2b")
+    world.start(provider, hub, edge)
+
+    wait_for(lambda: port_open(edge.address, 9000), what="the edge's listener to bind")
+    answer = chat(edge.address, 9000, "two hops")
+
+    assert answer["model"] == "granite-2b"
+    assert "two hops" in answer["choices"][0]["message"]["content"]
+    assert wait_for(edge.query)["reachable"] == {"model": 2}
+
+
+def test_bulk_data_and_half_close_survive_the_link(world: World) -> None:
+    consumer, provider = world.site("consumer"), world.site("provider")
+    world.accept_links(provider)
+    world.link(consumer, provider)
+    tcp_listener(consumer, "echo-listener", 7000, "echo")
+    tcp_connector(provider, "echo-connector", 7001, "echo")
+    with EchoServer(provider.address, 7001):
+        world.start(provider, consumer)
+        wait_for(lambda: port_open(consumer.address, 7000), what="the listener to bind")
+        payload = os.urandom(3 * 1024 * 1024)
+        with socket.create_connection((consumer.address, 7000), timeout=10) as sock:
+            sender = threading.Thread(target=send_then_shutdown, args=(sock, payload))
+            sender.start()
+            received = read_all(sock)
+            sender.join()
+
+    assert received == payload
+
+
+def send_then_shutdown(sock: socket.socket, payload: bytes) -> None:
+    sock.sendall(payload)
+    sock.shutdown(socket.SHUT_WR)
+
+
+def read_all(sock: socket.socket) -> bytes:
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class EchoServer:
+    """A TCP echo server in a thread that echoes until the client half-closes."""
+
+    def __init__(self, address: str, port: int) -> None:
+        self._sock = socket.create_server((address, port))
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> EchoServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+        self._sock.close()
+        self._thread.join(timeout=5)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            with conn:
+                while data := conn.recv(65536):
+                    conn.sendall(data)
+                conn.shutdown(socket.SHUT_WR)
+
+
+def test_link_to_a_host_not_in_the_sans_fails_and_the_listener_never_binds(world: World) -> None:
+    consumer = world.site("consumer")
+    provider = world.site("provider", sans=["provider.example.com"])
+    world.accept_links(provider)
+    world.link(consumer, provider)
+    tcp_listener(consumer, "model-listener", 9000, "model")
+    tcp_connector(provider, "model-connector", 10000, "model")
+    world.start(provider, consumer)
+
+    link = wait_for(
+        lambda: (lk := consumer.link("link-provider")) and lk["error"] and lk, what="link error"
+    )
+
+    assert link["status"] == "down"
+    assert "certificate verify failed" in link["error"]
+    assert "Hostname mismatch" in link["error"]
+    assert consumer.listener("model-listener") == {
+        "name": "model-listener",
+        "address": "model",
+        "host": consumer.address,
+        "port": "9000",
+        "bound": False,
+    }
+    assert not port_open(consumer.address, 9000)
+
+
+def test_verify_hostname_false_accepts_a_host_not_in_the_sans(world: World) -> None:
+    consumer = world.site("consumer")
+    provider = world.site("provider", sans=["provider.example.com"])
+    world.accept_links(provider)
+    world.link(consumer, provider, verify_hostname=False)
+    world.start(provider, consumer)
+
+    wait_for(lambda: (consumer.link("link-provider") or {}).get("status") == "up", what="link")
+
+
+def test_client_certificate_from_another_ca_is_refused(world: World) -> None:
+    consumer, provider = world.site("consumer"), world.site("provider")
+    world.accept_links(provider)
+    world.link(consumer, provider, client_ca=certs.new_ca("rogue-ca"))
+    world.start(provider, consumer)
+
+    link = wait_for(
+        lambda: (lk := consumer.link("link-provider")) and lk["error"] and lk, what="link error"
+    )
+
+    assert link["status"] == "down"
+    assert wait_for(provider.query)["accepted"] == []
+    wait_for(lambda: "Refused link" in provider.log_path.read_text(), what="refusal logged")
+
+
+def test_listener_follows_the_providers_router_down_and_up(world: World) -> None:
+    consumer, provider = two_sites(world)
+    world.start(provider, consumer)
+    wait_for(lambda: port_open(consumer.address, 9000), what="the listener to bind")
+
+    provider.kill()
+    wait_for(lambda: not port_open(consumer.address, 9000), timeout=3, what="listener to unbind")
+    link = wait_for(consumer.query)["links"][0]
+    assert link["status"] != "up"
+    assert wait_for(consumer.query)["reachable"] == {}
+
+    world.start(provider)
+    wait_for(lambda: port_open(consumer.address, 9000), timeout=8, what="the listener to rebind")
+    assert (consumer.link("link-provider") or {}).get("status") == "up"
+
+
+def test_sigterm_kills_the_router_with_the_default_action(world: World) -> None:
+    site = world.site("lonely")
+    world.start(site)
+    assert site.process is not None
+
+    site.process.send_signal(signal.SIGTERM)
+
+    assert site.process.wait(timeout=5) == -signal.SIGTERM
+
+
+def test_router_without_tmpfs_on_a_read_only_tmp_host_exits_with_permission_denied(
+    world: World,
+) -> None:
+    site = world.site("rhel-ai", tmp_writable=False)
+    site.start()
+    assert site.process is not None
+
+    assert site.process.wait(timeout=10) == 1
+    assert (
+        "cp: cannot create regular file '/tmp/skrouterd.json': Permission denied"
+        in site.log_path.read_text()
+    )
+
+
+def test_router_with_tmpfs_starts_on_a_read_only_tmp_host(world: World) -> None:
+    site = world.site("rhel-ai", tmp_writable=False)
+    site.extra_env[hostenv.TMPFS_VAR] = json.dumps(["/tmp"])
+    world.start(site)
+
+    assert (site.host_dir / "ctr-tmp" / "skrouterd.json").is_file()
+
+
+def test_router_refuses_to_start_with_an_unexpanded_ssl_profile_path(world: World) -> None:
+    site = world.site("provider")
+    world.accept_links(site)
+    site.extra_env["SSL_PROFILE_BASE_PATH"] = ""
+    site.start()
+    assert site.process is not None
+    site.process.wait(timeout=10)
+
+    env_without = {k: v for k, v in site.env().items() if k != "SSL_PROFILE_BASE_PATH"}
+    process = subprocess.run(
+        [sys.executable, "-m", "skupper_mcp.sandbox.router"],
+        env=env_without,
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+
+    assert process.returncode == 1
+    assert "${SSL_PROFILE_BASE_PATH}" in process.stdout + process.stderr
+    assert "Router start-up failed" in process.stdout
