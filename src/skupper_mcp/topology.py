@@ -337,7 +337,6 @@ class _Reader:
     def __init__(self, assignments: Mapping[str, Assignment], path: str) -> None:
         self.assignments = assignments
         self.path = path
-        self.used: set[str] = set()
 
     def error(self, key: str, message: str) -> ConfigError:
         found = self.assignments.get(key)
@@ -352,7 +351,6 @@ class _Reader:
         found = self.assignments.get(key)
         if found is None:
             return None
-        self.used.add(key)
         return found.value
 
     def required(self, key: str, what: str) -> str:
@@ -451,6 +449,7 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
     reader = _Reader(assignments, path_str)
     base = Path(path).parent
     provider_names = _provider_names(reader)
+    _reject_unknown(reader, provider_names)
     providers = [_provider(reader, name) for name in provider_names]
     if not providers:
         raise ConfigError(
@@ -464,7 +463,6 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
     min_version = reader.text(
         "SKUPPER_MIN_VERSION", DEFAULT_MIN_SKUPPER_VERSION, _VERSION, "a version like 2.1.0"
     )
-    _reject_unknown(reader, provider_names)
     _check_unique(reader, providers, local, kube)
     try:
         return Topology(
@@ -657,11 +655,9 @@ def _kube_site(reader: _Reader, providers: list[ProviderHost], base: Path) -> Ku
         match = _KUBE_PORT.fullmatch(key)
         if key == "CRC_MODEL_PORT" or not match:
             continue
-        provider = _provider_by_prefix(providers, match.group(1))
-        if provider is None:
-            continue  # reported as an unknown variable
-        reader.used.add(key)
-        add(provider, key)
+        prefix = _prefix_by_short_name([p.prefix for p in providers], match.group(1))
+        if prefix is not None:
+            add(next(p for p in providers if p.prefix == prefix), key)
     direct = reader.words("CRC_DIRECT_LINKS") or [providers[0].name]
     for name in direct:
         if name not in by_name:
@@ -678,12 +674,12 @@ def _kube_site(reader: _Reader, providers: list[ProviderHost], base: Path) -> Ku
     )
 
 
-def _provider_by_prefix(providers: list[ProviderHost], short: str) -> ProviderHost | None:
-    exact = [p for p in providers if p.prefix == short]
-    if exact:
-        return exact[0]
+def _prefix_by_short_name(prefixes: list[str], short: str) -> str | None:
+    """The provider prefix a CRC_<short>_PORT variable names."""
+    if short in prefixes:
+        return short
     # the seed's CRC_RHTEVAN_MODEL_PORT names rhtevan-work by its first word
-    leading = [p for p in providers if p.prefix.startswith(short + "_")]
+    leading = [p for p in prefixes if p.startswith(short + "_")]
     return leading[0] if len(leading) == 1 else None
 
 
@@ -718,13 +714,18 @@ def _known_keys(provider_names: Iterable[str]) -> set[str]:
 
 def _reject_unknown(reader: _Reader, provider_names: list[str]) -> None:
     known = _known_keys(provider_names)
+    prefixes = [prefix_of(name) for name in provider_names]
     for key in reader.assignments:
-        if key in known or key in reader.used:
+        if key in known:
+            continue
+        kube_port = _KUBE_PORT.fullmatch(key)
+        if kube_port and _prefix_by_short_name(prefixes, kube_port.group(1)):
             continue
         close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
         hint = f"did you mean {close[0]}?" if close else "see topology.env.example"
-        if not close and key.endswith("_SSH_HOST"):
-            hint = "add its host to PROVIDER_HOSTS"
+        if key.endswith("_SSH_HOST"):
+            host = key[: -len("_SSH_HOST")].lower().replace("_", "-")
+            hint = f"add {host} to PROVIDER_HOSTS to declare it, or {hint}"
         raise reader.error(key, f"unknown variable; {hint}")
 
 

@@ -1,0 +1,108 @@
+"""The diagram, the Markdown resources and the CLI tables show the topology's real values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skupper_mcp.models import (
+    Check,
+    CheckResult,
+    LinkStatus,
+    ListenerStatus,
+    ModelAction,
+    SiteStatus,
+    StatusResult,
+)
+from skupper_mcp.render import (
+    check_text,
+    markdown_table,
+    status_markdown,
+    text_table,
+    topology_diagram,
+    topology_markdown,
+)
+from skupper_mcp.topology import load_topology
+
+
+def test_diagram_has_the_seed_tree_with_real_values(example_path: Path) -> None:
+    diagram = topology_diagram(load_topology(example_path))
+    lines = diagram.splitlines()
+    assert lines[0] == "LOCAL: local-ezhang (localhost, podman)"
+    assert "  ├── link → hub-rhel-ai" in lines
+    assert "  │     port:  8000 (AMQPS)" in lines
+    assert "  │     Listener :9000 ← model-api-rhel-ai" in lines
+    assert "  └── link → hub-rhtevan-work" in lines
+    assert "CRC: crc-ezhang (kubernetes, skupper-models, context crc-admin)" in lines
+    # rhtevan-work reaches the cluster through the local site, as in the seed
+    local_link = lines.index("  └── link → local-ezhang")
+    assert "host.crc.testing (192.168.127.254)" in lines[local_link + 1]
+    assert "Listener :8001 ← model-api-rhtevan-work" in "\n".join(lines[local_link:])
+    assert "Service: model-listener-rhtevan-work.skupper-models:8001" in diagram
+
+
+def test_topology_markdown_has_diagram_sites_and_routing(example_path: Path) -> None:
+    text = topology_markdown(load_topology(example_path))
+    assert "```\nLOCAL: local-ezhang" in text
+    assert "| hub-rhel-ai | rhel-ai | podman | provider | 8000 | 9000 |" in text
+    assert "| rhtevan-work | 10000 | model-api-rhtevan-work | g3b-16k | g3b-16k, g3b-4k |" in text
+
+
+def test_text_table_aligns_columns() -> None:
+    table = text_table(["A", "Long header"], [["value", 1], [None, True]])
+    lines = table.splitlines()
+    assert lines[0] == "A      Long header"
+    assert lines[2] == "value  1"
+    assert lines[3] == "-      yes"
+
+
+def test_markdown_table_escapes_pipes() -> None:
+    assert markdown_table(["x"], [["a|b"]]).splitlines()[2] == "| a\\|b |"
+
+
+def test_status_markdown_flags_stale_routers() -> None:
+    status = StatusResult(
+        sites=[
+            SiteStatus(
+                host="rhel-ai",
+                site="hub-rhel-ai",
+                role="provider",
+                platform="podman",
+                reachable=True,
+                controller="active",
+                router="inactive",
+                stale=True,
+            )
+        ],
+        links=[
+            LinkStatus(
+                **{"from": "local-x", "to": "hub-rhel-ai"},
+                endpoint="h:8000",
+                tcp_probe=False,
+                status="down",
+            )
+        ],
+        listeners=[ListenerStatus(site="local-x", port=9000, routing_key="k", bound=False)],
+        model_actions=[ModelAction(host="rhel-ai", profile="p", action="status", reason="r")],
+        summary="1 site, 1 stale",
+    )
+    text = status_markdown(status)
+    assert (
+        "| rhel-ai | hub-rhel-ai | provider | podman | yes | active | inactive (STALE) | - |"
+        in text
+    )
+    assert "| local-x | hub-rhel-ai | h:8000 | no | down |" in text
+    assert "- status `p` on rhel-ai: r" in text
+    assert '"from": "local-x"' in status.model_dump_json(indent=1)
+
+
+def test_check_text_shows_failures_and_hints() -> None:
+    result = CheckResult(
+        topology="DIAGRAM",
+        checks=[Check(name="ssh", site="rhel-ai", status="fail", detail="refused", hint="fix it")],
+        ok=False,
+        summary="1 failed",
+    )
+    text = check_text(result)
+    assert text.startswith("DIAGRAM")
+    assert "rhel-ai  ssh    FAIL    refused  fix it" in text
+    assert text.endswith("precheck FAILED: 1 failed")

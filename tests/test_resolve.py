@@ -1,0 +1,109 @@
+"""resolve_profile: pure resolution, and the active profile read over real SSH."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.engine import Engine
+from skupper_mcp.engine.resolve import (
+    active_profile,
+    models_command,
+    parse_model_ids,
+    resolve_static,
+)
+from skupper_mcp.errors import ConfigError
+from skupper_mcp.models import ResolveResult
+from skupper_mcp.topology import load_topology, parse_topology
+from sshkit import asyncssh_server
+from topology_samples import SMALL_TOPOLOGY, ssh_topology
+
+
+def test_parse_model_ids() -> None:
+    answer = json.dumps({"object": "list", "data": [{"id": "org/a"}, {"id": "org/b"}, {"x": 1}]})
+    assert parse_model_ids(answer) == ["org/a", "org/b"]
+    assert parse_model_ids("<html>") == []
+    assert parse_model_ids('{"data": "nope"}') == []
+    assert parse_model_ids("[1]") == []
+
+
+def test_active_profile_matches_the_hosts_own_profiles() -> None:
+    alpha = parse_topology(SMALL_TOPOLOGY).providers[0]
+    assert active_profile(alpha, ["other", "org/alpha-small"]) == "a-small"
+    assert active_profile(alpha, ["org/beta-fast"]) is None
+
+
+def test_models_command_quotes_the_url() -> None:
+    alpha = parse_topology(SMALL_TOPOLOGY).providers[0]
+    assert models_command(alpha) == "curl -fsS --max-time 3 http://127.0.0.1:9000/v1/models"
+
+
+def test_profiles_and_consumers_resolve_without_any_host(example_path: Path) -> None:
+    t = load_topology(example_path)
+    given = resolve_static(t, "g3b-4k")
+    assert isinstance(given, ResolveResult)
+    assert (given.host, given.site, given.role) == ("rhtevan-work", "hub-rhtevan-work", "provider")
+    assert (given.profile, given.profile_source, given.listener_port) == ("g3b-4k", "given", 10000)
+    assert given.routing_key == "model-api-rhtevan-work"
+    for name in ("crc", "crc-ezhang", "local", "local-ezhang"):
+        consumer = resolve_static(t, name)
+        assert isinstance(consumer, ResolveResult)
+        assert consumer.role == "consumer" and consumer.profile is None
+    assert resolve_static(t, "hub-rhel-ai") == t.providers[0]
+
+
+def test_unknown_name_lists_the_valid_ones(example_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_static(load_topology(example_path), "rhel")
+    assert "rhel-ai, rhtevan-work, local, crc" in str(caught.value)
+    assert "g8b-fp8-spec-128k" in str(caught.value)
+
+
+def _fake_curl(directory: Path, body: str) -> Path:
+    bin_dir = directory / "bin"
+    bin_dir.mkdir()
+    curl = bin_dir / "curl"
+    curl.write_text(f"#!/bin/sh\ncat <<'JSON'\n{body}\nJSON\n")
+    curl.chmod(0o755)
+    return bin_dir
+
+
+async def test_host_resolves_to_the_active_profile_over_ssh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_topology
+) -> None:
+    served = json.dumps({"data": [{"id": "org/alpha-alt"}]})
+    monkeypatch.setenv("PATH", f"{_fake_curl(tmp_path, served)}:/usr/bin:/bin")
+    async with asyncssh_server(tmp_path / "ssh", "127.207.0.2") as server:
+        text = ssh_topology(
+            [("alpha", "127.207.0.2", server.port), ("beta", "127.207.0.3", 1)],
+            identities=[str(server.keys.client_key)],
+            known_hosts=str(server.known_hosts),
+            connect_timeout=2,
+        )
+        async with Engine(parse_topology(text, write_topology(text))) as engine:
+            active = await engine.resolve("alpha")
+            unreachable = await engine.resolve("hub-beta")
+    assert (active.profile, active.profile_source) == ("alpha-alt", "active")
+    assert active.model_id == "org/alpha-alt"
+    # beta's SSH port 1 refuses: the default profile, with the reason
+    assert (unreachable.profile, unreachable.profile_source) == ("beta-main", "default")
+    assert "could not be read" in (unreachable.detail or "")
+
+
+async def test_host_serving_a_foreign_model_falls_back_to_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_topology
+) -> None:
+    served = json.dumps({"data": [{"id": "someone/else"}]})
+    monkeypatch.setenv("PATH", f"{_fake_curl(tmp_path, served)}:/usr/bin:/bin")
+    async with asyncssh_server(tmp_path / "ssh", "127.207.0.2") as server:
+        text = ssh_topology(
+            [("alpha", "127.207.0.2", server.port)],
+            identities=[str(server.keys.client_key)],
+            known_hosts=str(server.known_hosts),
+        )
+        async with Engine(parse_topology(text, write_topology(text))) as engine:
+            result = await engine.resolve("alpha")
+    assert (result.profile, result.profile_source) == ("alpha-main", "default")
+    assert "someone/else" in (result.detail or "")

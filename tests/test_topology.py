@@ -1,0 +1,221 @@
+"""topology.env parsing: the example, the seed's names, defaults and every kind of bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.errors import ConfigError
+from skupper_mcp.topology import find_topology_path, load_topology, parse_topology
+from topology_samples import SMALL_TOPOLOGY
+
+
+def test_example_parses_with_the_seed_values(example_path: Path) -> None:
+    t = load_topology(example_path)
+    assert [p.name for p in t.providers] == ["rhel-ai", "rhtevan-work"]
+    rhel = t.providers[0]
+    assert (rhel.ssh.user, rhel.ssh.host, rhel.ssh.port) == (
+        "cloud-user",
+        "rhel-ai.example.com",
+        22,
+    )
+    assert (rhel.inter_router_port, rhel.edge_port, rhel.local_port) == (8000, 8001, 9000)
+    assert rhel.default_profile == "g8b-fp8-spec-128k"
+    assert list(rhel.profiles) == ["g8b-fp8-spec-128k", "g8b-32k"]
+    assert rhel.tmpfs_workaround is True
+    assert t.local.site_name == "local-ezhang"
+    assert t.kubernetes is not None
+    # CRC_MODEL_PORT + CRC_ROUTING_KEY and CRC_RHTEVAN_MODEL_PORT, as the seed names them
+    assert t.kubernetes.listeners == {"rhel-ai": 8000, "rhtevan-work": 8001}
+    assert t.kubernetes.direct_links == ["rhel-ai"]
+    assert t.ssh.connect_timeout == 5.0
+
+
+def test_defaults_fill_in_what_is_not_set() -> None:
+    t = parse_topology(SMALL_TOPOLOGY)
+    beta = t.providers[1]
+    assert beta.site_name == "hub-beta"
+    assert beta.routing_key == "model-api-beta"
+    assert beta.edge_port == 55672
+    assert beta.local_port == 10000
+    assert beta.sans == ["127.207.0.3"]
+    assert beta.default_profile == "b-fast"
+    assert beta.ssh.user is None
+    assert t.kubernetes is None
+    assert t.local.ssh is None
+
+
+def test_providers_are_inferred_from_ssh_hosts_without_provider_hosts() -> None:
+    text = SMALL_TOPOLOGY.replace('PROVIDER_HOSTS="alpha beta"\n', "")
+    assert [p.name for p in parse_topology(text).providers] == ["alpha", "beta"]
+
+
+def test_quotes_export_comments_and_user_at_host() -> None:
+    text = (
+        SMALL_TOPOLOGY.replace(
+            "ALPHA_SSH_HOST=127.207.0.2", "export ALPHA_SSH_HOST='root@127.207.0.2'  # the GPU box"
+        )
+        + "LOCAL_SSH_HOST=127.207.0.1\nLOCAL_SSH_PORT=2222\nSSH_ACCEPT_NEW_HOST_KEYS=yes\n"
+    )
+    t = parse_topology(text)
+    assert t.providers[0].ssh.user == "root"
+    assert t.local.ssh is not None and t.local.ssh.port == 2222
+    assert t.ssh.accept_new_host_keys is True
+
+
+def test_general_kube_listener_names() -> None:
+    text = SMALL_TOPOLOGY + (
+        "CRC_SITE_NAME=crc-test\nCRC_ALPHA_PORT=8000\nCRC_BETA_PORT=8001\nCRC_DIRECT_LINKS=beta\n"
+        "LOCAL_PUBLIC_HOST=host.crc.testing\n"
+    )
+    kube = parse_topology(text).kubernetes
+    assert kube is not None
+    assert kube.listeners == {"alpha": 8000, "beta": 8001}
+    assert kube.direct_links == ["beta"]
+
+
+def test_lookups_and_target_names(example_path: Path) -> None:
+    t = load_topology(example_path)
+    assert t.host_of("hub-rhel-ai") == "rhel-ai"
+    assert t.host_of("crc-ezhang") == "crc"
+    assert t.provider_for_profile("g3b-4k").name == "rhtevan-work"  # type: ignore[union-attr]
+    assert t.role_of("local") == "consumer"
+    assert t.host_names() == ["rhel-ai", "rhtevan-work", "local", "crc"]
+    assert "g8b-32k" in t.target_names() and "all" in t.target_names()
+
+
+def _error(text: str) -> ConfigError:
+    with pytest.raises(ConfigError) as caught:
+        parse_topology(text, "/etc/topo.env")
+    return caught.value
+
+
+def _line_of(text: str, key: str) -> int:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith(key + "="):
+            return number
+    raise AssertionError(key)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "variable", "words"),
+    [
+        ("ALPHA_MODEL_PORT=9000", "ALPHA_MODEL_PORT=70000", "ALPHA_MODEL_PORT", "1-65535"),
+        ("ALPHA_MODEL_PORT=9000", "ALPHA_MODEL_PORT=90x", "ALPHA_MODEL_PORT", "1-65535"),
+        ("BETA_MODEL_PORT=10000", "BETA_MODEL_PORT=9000", "BETA_MODEL_PORT", "local port"),
+        ("LOCAL_SITE_NAME=local-test", "LOCAL_SITE_NAME=Local_Test", "LOCAL_SITE_NAME", "DNS"),
+        ("ALPHA_SSH_HOST=127.207.0.2", "ALPHA_SSH_HOST='h;rm -rf /'", "ALPHA_SSH_HOST", "host"),
+        ("ALPHA_SSH_HOST=127.207.0.2", "ALPHA_SSH_HOST=$(whoami)", "ALPHA_SSH_HOST", "never run"),
+        ("ALPHA_SSH_HOST=127.207.0.2", "ALPHA_SSH_HOST=`id`", "ALPHA_SSH_HOST", "never run"),
+        ("ALPHA_PROFILES=", "ALPHA_PROFILE=", "ALPHA_PROFILE", "did you mean ALPHA_PROFILES"),
+        (
+            "ALPHA_DEFAULT_PROFILE=a-big",
+            "ALPHA_DEFAULT_PROFILE=b-fast",
+            "ALPHA_DEFAULT_PROFILE",
+            "a-big, a-small",
+        ),
+        (
+            'BETA_PROFILES="b-fast=org/beta-fast"',
+            'BETA_PROFILES="a-big=org/x"',
+            "BETA_PROFILES",
+            "unique",
+        ),
+        (
+            "BETA_PUBLIC_HOST=127.207.0.3",
+            "BETA_PUBLIC_HOST=127.207.0.2\nBETA_EDGE_PORT=8000",
+            "BETA_EDGE_PORT",
+            "already a router port",
+        ),
+        (
+            "LOCAL_SITE_NAME=local-test",
+            "LOCAL_SITE_NAME=local-test\nLOCAL_SITE_NAME=x",
+            "LOCAL_SITE_NAME",
+            "set twice",
+        ),
+        ("BETA_SSH_HOST=127.207.0.3", "BETA_SSH_HOST=a b", "BETA_SSH_HOST", "quoted"),
+        (
+            "ALPHA_MODEL_PORT=9000",
+            "ALPHA_MODEL_PORT=9000\nALPHA_TMPFS_WORKAROUND=maybe",
+            "ALPHA_TMPFS_WORKAROUND",
+            "true/false",
+        ),
+        (
+            "BETA_SSH_HOST=127.207.0.3",
+            "BETA_SSH_HOST=127.207.0.3\nBETA_ROUTING_KEY='k|x'",
+            "BETA_ROUTING_KEY",
+            "not valid",
+        ),
+        (
+            "BETA_SSH_HOST=127.207.0.3",
+            "BETA_SSH_HOST=127.207.0.3\nBETA_MODEL_CONTAINER='c&d'",
+            "BETA_MODEL_CONTAINER",
+            "container",
+        ),
+    ],
+)
+def test_bad_values_name_file_line_variable_and_what_is_valid(
+    old: str, new: str, variable: str, words: str
+) -> None:
+    text = SMALL_TOPOLOGY.replace(old, new)
+    assert text != SMALL_TOPOLOGY
+    error = _error(text)
+    message = str(error)
+    assert error.variable == variable
+    assert error.path == "/etc/topo.env"
+    if error.line is not None:
+        assert message.startswith(f"/etc/topo.env:{error.line}: {variable}: ")
+    assert words in message
+
+
+def test_error_points_at_the_offending_line() -> None:
+    text = SMALL_TOPOLOGY.replace("ALPHA_MODEL_PORT=9000", "ALPHA_MODEL_PORT=0")
+    error = _error(text)
+    assert error.line == _line_of(text, "ALPHA_MODEL_PORT")
+
+
+@pytest.mark.parametrize(
+    "key", ["ALPHA_SSH_HOST", "ALPHA_PUBLIC_HOST", "ALPHA_PROFILES", "LOCAL_SITE_NAME"]
+)
+def test_missing_required_variable_is_named(key: str) -> None:
+    lines = [line for line in SMALL_TOPOLOGY.splitlines() if not line.startswith(key + "=")]
+    error = _error("\n".join(lines))
+    assert error.variable == key
+    assert "required" in str(error)
+
+
+def test_duplicate_kubernetes_listener_port() -> None:
+    text = SMALL_TOPOLOGY + "CRC_SITE_NAME=crc-t\nCRC_ALPHA_PORT=8000\nCRC_BETA_PORT=8000\n"
+    error = _error(text)
+    assert "8000" in str(error) and error.variable in ("CRC_ALPHA_PORT", "CRC_BETA_PORT")
+
+
+def test_unknown_provider_variable_suggests_provider_hosts() -> None:
+    error = _error(SMALL_TOPOLOGY + "GAMMA_SSH_HOST=127.207.0.9\n")
+    assert error.variable == "GAMMA_SSH_HOST"
+    assert "PROVIDER_HOSTS" in str(error)
+
+
+def test_lines_that_are_not_assignments() -> None:
+    error = _error(SMALL_TOPOLOGY + "echo hello\n")
+    assert "KEY=value" in str(error)
+    assert error.line == len(SMALL_TOPOLOGY.splitlines()) + 1
+
+
+def test_path_lookup_order(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    cwd = tmp_path / "cwd"
+    (home / ".config" / "skupper-mcp").mkdir(parents=True)
+    cwd.mkdir()
+    user_file = home / ".config" / "skupper-mcp" / "topology.env"
+    user_file.write_text("")
+    assert find_topology_path("x.env", environ={}, cwd=cwd, home=home) == Path("x.env")
+    env = {"SKUPPER_MCP_TOPOLOGY": "/e.env"}
+    assert find_topology_path(None, environ=env, cwd=cwd, home=home) == Path("/e.env")
+    assert find_topology_path(None, environ={}, cwd=cwd, home=home) == user_file
+    (cwd / "topology.env").write_text("")
+    assert find_topology_path(None, environ={}, cwd=cwd, home=home) == cwd / "topology.env"
+    user_file.unlink()
+    (cwd / "topology.env").unlink()
+    with pytest.raises(ConfigError, match="--topology"):
+        find_topology_path(None, environ={}, cwd=cwd, home=home)

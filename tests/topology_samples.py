@@ -1,0 +1,51 @@
+"""Small topologies for the foundation's tests."""
+
+# Two providers and a local site; no Kubernetes site. Addresses from the foundation's
+# test block 127.207.0.0/24.
+SMALL_TOPOLOGY = """\
+PROVIDER_HOSTS="alpha beta"
+ALPHA_SSH_HOST=127.207.0.2
+ALPHA_PUBLIC_HOST=127.207.0.2
+ALPHA_INTER_ROUTER_PORT=8000
+ALPHA_MODEL_PORT=9000
+ALPHA_PROFILES="a-big=org/alpha-big a-small=org/alpha-small"
+ALPHA_DEFAULT_PROFILE=a-big
+BETA_SSH_HOST=127.207.0.3
+BETA_PUBLIC_HOST=127.207.0.3
+BETA_INTER_ROUTER_PORT=55671
+BETA_MODEL_PORT=10000
+BETA_PROFILES="b-fast=org/beta-fast"
+LOCAL_SITE_NAME=local-test
+"""
+
+
+def ssh_topology(
+    providers: list[tuple[str, str, int]],
+    *,
+    identities: list[str],
+    known_hosts: str,
+    connect_timeout: float = 5.0,
+    listener_host: str = "127.207.0.1",
+) -> str:
+    """A topology whose providers (name, address, SSH port) are reached over real SSH."""
+    lines = [f'PROVIDER_HOSTS="{" ".join(name for name, _, _ in providers)}"']
+    for i, (name, address, port) in enumerate(providers):
+        p = name.upper().replace("-", "_")
+        lines += [
+            f"{p}_SSH_HOST={address}",
+            f"{p}_SSH_PORT={port}",
+            f"{p}_SSH_USER=tester",
+            f"{p}_PUBLIC_HOST={address}",
+            f"{p}_INTER_ROUTER_PORT={20000 + 2 * i}",
+            f"{p}_MODEL_HOST={address}",
+            f"{p}_MODEL_PORT={30000 + i}",
+            f'{p}_PROFILES="{name}-main=org/{name}-main {name}-alt=org/{name}-alt"',
+        ]
+    lines += [
+        "LOCAL_SITE_NAME=local-test",
+        f"LOCAL_LISTENER_HOST={listener_host}",
+        f'SSH_IDENTITY="{" ".join(identities)}"',
+        f"SSH_KNOWN_HOSTS={known_hosts}",
+        f"SSH_CONNECT_TIMEOUT={connect_timeout}",
+    ]
+    return "\n".join(lines) + "\n"
