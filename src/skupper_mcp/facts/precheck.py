@@ -114,7 +114,10 @@ def parse_proc_net_address(text: str) -> tuple[str, int] | None:
         return None
     # the kernel prints each 32-bit word in host (little-endian) order
     packed = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-    return str(ipaddress.ip_address(packed)), port
+    address = ipaddress.ip_address(packed)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped  # a dual-stack socket bound to an IPv4 address
+    return str(address), port
 
 
 def parse_skupper_version(text: str) -> str | None:

@@ -1,0 +1,234 @@
+"""The precheck: fact parsers, and every site checked over real SSH, concurrently."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.engine import Engine
+from skupper_mcp.engine.precheck import check_kubernetes, evaluate_facts, evaluate_ports
+from skupper_mcp.errors import ConnectError, KubeError
+from skupper_mcp.facts.precheck import (
+    SiteFacts,
+    parse_proc_net_address,
+    parse_site_facts,
+    parse_skupper_version,
+    ports_bound,
+)
+from skupper_mcp.models import Check
+from skupper_mcp.topology import KubeSite, parse_topology
+from sshkit import asyncssh_server, blackhole_server, free_port
+from topology_samples import ssh_topology
+
+SKUPPER_21 = "COMPONENT               VERSION\ncli                     2.1.1\nrouter   3.4.2\n"
+
+
+def test_parse_skupper_version() -> None:
+    assert parse_skupper_version(SKUPPER_21) == "2.1.1"
+    assert parse_skupper_version("Warning: no docker\ncli  2.0.1\nrouter 3.3.1") == "2.0.1"
+    assert parse_skupper_version("client version                 1.8.1") == "1.8.1"
+    assert parse_skupper_version("router 3.4.2") == "3.4.2"
+    assert parse_skupper_version("command not found") is None
+
+
+def test_parse_proc_net_address() -> None:
+    assert parse_proc_net_address("0100007F:2328") == ("127.0.0.1", 9000)
+    assert parse_proc_net_address("0000000000000000FFFF00000100007F:0050") == ("127.0.0.1", 80)
+    assert parse_proc_net_address("00000000000000000000000000000000:1F90") == ("::", 8080)
+    assert parse_proc_net_address("zz:1") is None
+
+
+def test_parse_site_facts_reads_tagged_lines_only() -> None:
+    facts = parse_site_facts(
+        "motd noise\n@@podman podman version 4.9.3\n@@skupper cli 2.1.1\n@@systemd-ok\n"
+        "@@linger Linger=yes\n@@listen 0100CF7F:2328\n@@router-port 9000\n@@end\n"
+    )
+    assert facts.complete and facts.podman == "podman version 4.9.3"
+    assert facts.skupper_version == "2.1.1"
+    assert facts.systemd_ok and facts.linger == "Linger=yes"
+    assert facts.listening == {("127.207.0.1", 9000)}
+    assert facts.router_ports == {9000}
+
+
+def test_ports_bound_counts_wildcards_and_the_listener_host() -> None:
+    listening = {("0.0.0.0", 1), ("127.207.0.1", 2), ("127.0.0.9", 3)}
+    assert ports_bound(listening, "127.207.0.1", [1, 2, 3, 4]) == {
+        1: True,
+        2: True,
+        3: False,
+        4: False,
+    }
+
+
+def _statuses(checks: list[Check]) -> dict[str, str]:
+    return {c.name: c.status for c in checks}
+
+
+@pytest.mark.parametrize(
+    ("version", "status", "words"),
+    [("2.1.1", "pass", "2.1.1"), ("2.2.1", "pass", "2.2.1"), ("2.0.1", "fail", "upgrade")],
+)
+def test_skupper_version_policy(version: str, status: str, words: str) -> None:
+    facts = SiteFacts(podman="podman 4", skupper_lines=[f"cli {version}"], systemd_ok=True)
+    check = next(
+        c for c in evaluate_facts("h", facts, "2.1.0", is_local=False) if c.name == "skupper"
+    )
+    assert check.status == status
+    assert words in f"{check.detail} {check.hint}"
+
+
+def test_missing_tools_and_systemd_fail_with_hints() -> None:
+    facts = SiteFacts(skupper_missing=True, systemd_error=["Failed to connect to bus"])
+    checks = evaluate_facts("h", facts, "2.1.0", is_local=False)
+    assert _statuses(checks) == {
+        "podman": "fail",
+        "skupper": "fail",
+        "systemd-user": "fail",
+        "linger": "warn",
+    }
+    assert all(c.hint for c in checks)
+
+
+def test_ports_bound_by_our_router_pass_others_fail() -> None:
+    facts = SiteFacts(listening={("0.0.0.0", 9000), ("127.0.0.1", 10000)}, router_ports={9000})
+    checks = evaluate_ports("local", facts, "127.0.0.1", {9000: "a", 10000: "b", 11000: "c"})
+    assert [c.status for c in checks] == ["pass", "fail", "pass"]
+    assert "router" in checks[0].detail and "10000" in (checks[1].hint or "")
+
+
+async def test_kubernetes_unauthenticated_and_unreachable() -> None:
+    kube = KubeSite(
+        site_name="crc-t",
+        namespace="ns",
+        kubeconfig=None,
+        context="crc-admin",
+        listeners={},
+        direct_links=[],
+    )
+
+    async def unauthenticated(_kube: KubeSite, _timeout: float) -> str:
+        raise KubeError("crc-admin", "Unauthorized", status=401)
+
+    async def down(_kube: KubeSite, _timeout: float) -> str:
+        raise ConnectError("crc", "connection refused")
+
+    async def fine(_kube: KubeSite, _timeout: float) -> str:
+        return "v1.31.0"
+
+    denied = await check_kubernetes(kube, unauthenticated)
+    assert denied.status == "fail" and "log in" in (denied.hint or "")
+    refused = await check_kubernetes(kube, down)
+    assert refused.status == "fail" and "unreachable" in refused.detail
+    assert (await check_kubernetes(kube, fine)).status == "pass"
+
+
+# --------------------------------------------------------------------------- over SSH
+
+FAKE_TOOLS = {
+    "podman": 'echo "podman version 4.9.3"',
+    "skupper": 'printf "COMPONENT VERSION\\ncli %s\\n" "$(cat "$(dirname "$0")/skupper-version")"',
+    "systemctl": 'echo "LoadState=loaded"',
+    "loginctl": 'echo "Linger=yes"',
+}
+
+
+@pytest.fixture
+def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """podman, skupper (version from a file), systemctl and loginctl on the PATH of the
+    commands the test SSH servers (and local commands) run."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in FAKE_TOOLS.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    (bin_dir / "skupper-version").write_text("2.1.1")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    yield bin_dir
+
+
+async def test_precheck_over_ssh_reachable_refused_and_blackholed(
+    tmp_path: Path, fake_tools: Path, write_topology
+) -> None:
+    timeout = 2.0
+    async with AsyncExitStack() as stack:
+        good = await stack.enter_async_context(asyncssh_server(tmp_path / "s1", "127.207.0.2"))
+        holes = [
+            await stack.enter_async_context(blackhole_server(f"127.207.0.{n}")) for n in (4, 5, 6)
+        ]
+        refused_port = free_port("127.207.0.3")
+        occupied = socket.create_server(("127.207.0.1", 0))
+        stack.callback(occupied.close)
+        local_port = occupied.getsockname()[1]
+        text = ssh_topology(
+            [("good", "127.207.0.2", good.port), ("refused", "127.207.0.3", refused_port)]
+            + [(f"hole{i}", address, port) for i, (address, port) in enumerate(holes)],
+            identities=[str(good.keys.client_key)],
+            known_hosts=str(good.known_hosts),
+            connect_timeout=timeout,
+        ).replace("GOOD_MODEL_PORT=30000", f"GOOD_MODEL_PORT={local_port}")
+        topology = parse_topology(text, write_topology(text))
+        lines: list[str] = []
+
+        async def progress(line: str) -> None:
+            lines.append(line)
+
+        start = time.monotonic()
+        async with Engine(topology) as engine:
+            result = await engine.check(progress)
+        elapsed = time.monotonic() - start
+    print(f"precheck of 6 sites (3 blackholed at {timeout}s) took {elapsed:.2f}s")
+    by = {(c.site, c.name): c for c in result.checks}
+    assert by[("good", "ssh")].status == "pass"
+    assert by[("good", "skupper")].detail == "skupper 2.1.1"
+    assert by[("good", "systemd-user")].status == "pass"
+    assert by[("good", "linger")].status == "pass"
+    assert by[("refused", "ssh")].status == "fail"
+    for i in range(3):
+        hole = by[(f"hole{i}", "ssh")]
+        assert hole.status == "fail"
+        assert hole.seconds is not None and timeout - 0.2 <= hole.seconds <= timeout + 1.5
+    # the local site runs local commands; one listener port is taken by another process
+    assert by[("local", f"port {local_port}")].status == "fail"
+    assert by[("local", "port 30001")].status == "pass"
+    assert not result.ok and "refused" in result.summary
+    # concurrently: about the slowest (one connect timeout), far below the sum of three
+    assert elapsed < 2 * timeout + 1.0
+    assert any(line.startswith("good: ssh pass") for line in lines)
+
+
+async def test_precheck_refuses_skupper_2_0(
+    tmp_path: Path, fake_tools: Path, write_topology
+) -> None:
+    (fake_tools / "skupper-version").write_text("2.0.1")
+    async with asyncssh_server(tmp_path / "s1", "127.207.0.2") as server:
+        text = ssh_topology(
+            [("old", "127.207.0.2", server.port)],
+            identities=[str(server.keys.client_key)],
+            known_hosts=str(server.known_hosts),
+        )
+        async with Engine(parse_topology(text, write_topology(text))) as engine:
+            result = await engine.check()
+    skupper = next(c for c in result.checks if (c.site, c.name) == ("old", "skupper"))
+    assert skupper.status == "fail" and "2.0.1" in skupper.detail
+    assert "upgrade" in (skupper.hint or "")
+
+
+async def test_unknown_host_key_is_a_failed_ssh_check(
+    tmp_path: Path, fake_tools: Path, write_topology
+) -> None:
+    async with asyncssh_server(tmp_path / "s1", "127.207.0.2", known=False) as server:
+        text = ssh_topology(
+            [("stranger", "127.207.0.2", server.port)],
+            identities=[str(server.keys.client_key)],
+            known_hosts=str(server.known_hosts),
+        )
+        async with Engine(parse_topology(text, write_topology(text))) as engine:
+            result = await engine.check()
+    ssh = next(c for c in result.checks if (c.site, c.name) == ("stranger", "ssh"))
+    assert ssh.status == "fail"
+    assert "host key" in (ssh.hint or "")
