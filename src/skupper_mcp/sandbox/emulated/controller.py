@@ -30,10 +30,11 @@ Cond, Status = res.Condition, res.Status
 
 
 def data_home(env: Mapping[str, str]) -> Path:
-    """The data home: SKUPPER_OUTPUT_PATH as the container sees it, else HOME's."""
-    output = env.get("SKUPPER_OUTPUT_PATH")
-    if output:
-        return hostenv.container_path(output, env)
+    """The data home as the container sees it: the ``/output`` mount (SKUPPER_OUTPUT_PATH
+    names the same directory on the host), else HOME's."""
+    mounted = hostenv.container_path("/output", env)
+    if mounted != Path("/output"):
+        return mounted
     return Path(env["HOME"]) / ".local" / "share" / "skupper"
 
 
