@@ -1,0 +1,81 @@
+"""The resource types the sandbox API serves: group, version, plural, kind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SKUPPER_GROUP = "skupper.io"
+SKUPPER_VERSION = "v2alpha1"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One served resource type."""
+
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+    has_status: bool = False
+    short_names: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False, short_names=("ns",))
+SECRETS = Resource("", "v1", "secrets", "Secret")
+SERVICES = Resource("", "v1", "services", "Service", short_names=("svc",))
+PODS = Resource("", "v1", "pods", "Pod", short_names=("po",))
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", short_names=("cm",))
+
+
+def _skupper(plural: str, kind: str, *short: str) -> Resource:
+    return Resource(SKUPPER_GROUP, SKUPPER_VERSION, plural, kind, True, True, short)
+
+
+SITES = _skupper("sites", "Site", "st")
+LISTENERS = _skupper("listeners", "Listener", "lnr")
+CONNECTORS = _skupper("connectors", "Connector", "cnr")
+LINKS = _skupper("links", "Link", "ln")
+ROUTER_ACCESSES = _skupper("routeraccesses", "RouterAccess")
+ACCESS_GRANTS = _skupper("accessgrants", "AccessGrant", "grant", "gr")
+ACCESS_TOKENS = _skupper("accesstokens", "AccessToken", "token", "to")
+SECURED_ACCESSES = _skupper("securedaccesses", "SecuredAccess")
+CERTIFICATES = _skupper("certificates", "Certificate")
+
+ALL: tuple[Resource, ...] = (
+    NAMESPACES,
+    SECRETS,
+    SERVICES,
+    PODS,
+    CONFIGMAPS,
+    SITES,
+    LISTENERS,
+    CONNECTORS,
+    LINKS,
+    ROUTER_ACCESSES,
+    ACCESS_GRANTS,
+    ACCESS_TOKENS,
+    SECURED_ACCESSES,
+    CERTIFICATES,
+)
+
+
+def lookup(group: str, version: str, plural: str) -> Resource | None:
+    """The served resource for an API path's group, version and plural, if any."""
+    for resource in ALL:
+        if (resource.group, resource.version, resource.plural) == (group, version, plural):
+            return resource
+    return None
+
+
+def in_group(group: str, version: str) -> list[Resource]:
+    """Every resource of one group version (for discovery)."""
+    return [r for r in ALL if (r.group, r.version) == (group, version)]

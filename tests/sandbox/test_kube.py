@@ -1,0 +1,689 @@
+"""The sandbox's Kubernetes site, driven with the real ``kubernetes`` client: the API
+(CRUD, selectors, patches, Status errors, auth, faults) and the controller (router pod,
+TLS Secret mounting, Services, status, and TCP through a Link to a router we start)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+import urllib3
+import yaml
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+
+from skupper_mcp.sandbox import certs, hostenv
+
+T = TypeVar("T")
+GROUP, VERSION = "skupper.io", "v2alpha1"
+API_PORT = 6443
+WORLD_ID = "test-kube"
+_addresses = (f"127.206.0.{n}" for n in itertools.count(10))
+
+
+def wait_for(check: Callable[[], T | None], timeout: float = 10.0, what: str = "condition") -> T:
+    """Poll ``check`` until it returns something truthy, or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.05)
+
+
+def port_open(address: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=0.5):
+        return True
+    return False
+
+
+def write_host(world_dir: Path, name: str, address: str, role: str) -> Path:
+    host_dir = world_dir / "hosts" / name
+    (host_dir / "home").mkdir(parents=True, exist_ok=True)
+    hostenv.write_host_info(
+        hostenv.HostInfo(
+            name=name,
+            address=address,
+            user="root",
+            uid=0,
+            role=role,
+            skupper_version="2.1.1",
+            tmp_writable=True,
+            world_id=WORLD_ID,
+            world_dir=str(world_dir),
+            host_dir=str(host_dir),
+        )
+    )
+    return host_dir
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class Cluster:
+    """A running sandbox Kubernetes API and its controller."""
+
+    world_dir: Path
+    address: str
+    process: subprocess.Popen[bytes]
+
+    @property
+    def kube_dir(self) -> Path:
+        return self.world_dir / "kube"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.kube_dir / "kubeconfig"
+
+    def api_client(self) -> k8s.ApiClient:
+        return k8s_config.new_client_from_config(config_file=str(self.kubeconfig))
+
+    def core(self) -> k8s.CoreV1Api:
+        return k8s.CoreV1Api(self.api_client())
+
+    def custom(self) -> k8s.CustomObjectsApi:
+        return k8s.CustomObjectsApi(self.api_client())
+
+    def fault(self, mode: str | None) -> None:
+        (self.kube_dir / "fault.json").write_text(json.dumps({"mode": mode}))
+        self.process.send_signal(signal.SIGHUP)
+
+    def log(self) -> str:
+        return (self.world_dir / "kube.log").read_text(errors="replace")
+
+
+@contextlib.contextmanager
+def running_cluster(world_dir: Path, address: str) -> Iterator[Cluster]:
+    host_dir = write_host(world_dir, "crc", address, "kubernetes")
+    log = (world_dir / "kube.log").open("ab")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "skupper_mcp.sandbox.kube",
+            "--world-dir",
+            str(world_dir),
+            "--host-dir",
+            str(host_dir),
+            "--address",
+            address,
+            "--port",
+            str(API_PORT),
+            "--interval",
+            "0.2",
+        ],
+        stdout=log,
+        stderr=log,
+        env=hostenv.host_env(host_dir),
+    )
+    cluster = Cluster(world_dir, address, process)
+    try:
+        wait_for(
+            lambda: process.poll() is not None or port_open(address, API_PORT),
+            what="the API to listen",
+        )
+        assert process.poll() is None, cluster.log()
+        yield cluster
+    finally:
+        stop_process(process)
+        log.close()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    with running_cluster(tmp_path, next(_addresses)) as running:
+        yield running
+
+
+def status_body(error: ApiException) -> dict[str, Any]:
+    body = json.loads(error.body)
+    assert body["kind"] == "Status"
+    return body
+
+
+def make_namespace(core: k8s.CoreV1Api, name: str) -> None:
+    core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+
+def skupper(kind: str, name: str, spec: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": kind,
+        "metadata": {"name": name, **meta},
+        "spec": spec,
+    }
+
+
+def tls_secret(name: str, ca: bytes, cert: bytes, key: bytes) -> dict[str, Any]:
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name},
+        "type": "kubernetes.io/tls",
+        "data": {"ca.crt": b64(ca), "tls.crt": b64(cert), "tls.key": b64(key)},
+    }
+
+
+def router_pods(core: k8s.CoreV1Api, namespace: str) -> list[k8s.V1Pod]:
+    return core.list_namespaced_pod(namespace, label_selector="skupper.io/component=router").items
+
+
+def running_router_pod(core: k8s.CoreV1Api, namespace: str) -> k8s.V1Pod | None:
+    for pod in router_pods(core, namespace):
+        statuses = pod.status.container_statuses or []
+        if pod.status.phase == "Running" and statuses and statuses[0].ready:
+            return pod
+    return None
+
+
+def cr_status(custom: k8s.CustomObjectsApi, ns: str, plural: str, name: str) -> dict[str, Any]:
+    obj = custom.get_namespaced_custom_object(GROUP, VERSION, ns, plural, name)
+    return obj.get("status") or {}
+
+
+# -- the API ----------------------------------------------------------------------------
+
+
+def test_kubeconfig_names_the_crc_context_and_the_client_reaches_the_api(
+    cluster: Cluster,
+) -> None:
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    assert config["current-context"] == "crc-admin"
+    context = config["contexts"][0]["context"]
+    assert context == {"cluster": "crc", "user": "kubeadmin", "namespace": "default"}
+    assert config["clusters"][0]["cluster"]["server"] == f"https://{cluster.address}:6443"
+    assert oct((cluster.kubeconfig).stat().st_mode & 0o777) == "0o600"
+
+    version = k8s.VersionApi(cluster.api_client()).get_code()
+    assert version.major == "1"
+    names = [ns.metadata.name for ns in cluster.core().list_namespace().items]
+    assert "default" in names
+    groups = k8s.ApisApi(cluster.api_client()).get_api_versions()
+    assert [g.name for g in groups.groups] == ["skupper.io"]
+
+
+def test_namespaced_objects_need_their_namespace(cluster: Cluster) -> None:
+    custom = cluster.custom()
+    with pytest.raises(ApiException) as missing:
+        custom.create_namespaced_custom_object(
+            GROUP, VERSION, "skupper-models", "sites", skupper("Site", "crc", {})
+        )
+    assert missing.value.status == 404
+    assert status_body(missing.value)["reason"] == "NotFound"
+
+    make_namespace(cluster.core(), "skupper-models")
+    with pytest.raises(ApiException) as again:
+        make_namespace(cluster.core(), "skupper-models")
+    assert again.value.status == 409
+    created = custom.create_namespaced_custom_object(
+        GROUP, VERSION, "skupper-models", "listeners", skupper("Listener", "l1", {"port": 1})
+    )
+    assert created["metadata"]["namespace"] == "skupper-models"
+    assert created["metadata"]["uid"] and created["metadata"]["resourceVersion"]
+    assert created["metadata"]["generation"] == 1 and created["metadata"]["creationTimestamp"]
+
+
+def test_custom_objects_crud_selectors_and_patches(cluster: Cluster) -> None:
+    custom = cluster.custom()
+    ns = "default"
+    for name, tier in (("a", "one"), ("b", "two"), ("c", None)):
+        labels = {"app": "models", **({"tier": tier} if tier else {})}
+        custom.create_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            ns,
+            "listeners",
+            skupper("Listener", name, {"routingKey": name, "host": name, "port": 1}, labels=labels),
+        )
+
+    def names(**selectors: str) -> list[str]:
+        listing = custom.list_namespaced_custom_object(GROUP, VERSION, ns, "listeners", **selectors)
+        assert listing["kind"] == "ListenerList" and listing["metadata"]["resourceVersion"]
+        return [item["metadata"]["name"] for item in listing["items"]]
+
+    assert names() == ["a", "b", "c"]
+    assert names(label_selector="tier=one") == ["a"]
+    assert names(label_selector="app=models,tier!=one") == ["b", "c"]
+    assert names(label_selector="tier in (one, two)") == ["a", "b"]
+    assert names(label_selector="tier") == ["a", "b"]
+    assert names(label_selector="!tier") == ["c"]
+    assert names(field_selector="metadata.name=b") == ["b"]
+
+    with pytest.raises(ApiException) as exists:
+        custom.create_namespaced_custom_object(
+            GROUP, VERSION, ns, "listeners", skupper("Listener", "a", {"port": 2})
+        )
+    assert exists.value.status == 409
+    assert status_body(exists.value)["reason"] == "AlreadyExists"
+
+    patched = custom.patch_namespaced_custom_object(
+        GROUP, VERSION, ns, "listeners", "a", {"spec": {"port": 8000, "host": None}}
+    )
+    assert patched["spec"] == {"routingKey": "a", "port": 8000}
+    assert patched["metadata"]["generation"] == 2
+
+    replaced = custom.replace_namespaced_custom_object(
+        GROUP, VERSION, ns, "listeners", "b", {**patched, "metadata": {"name": "b"}}
+    )
+    assert replaced["spec"]["port"] == 8000
+
+    custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "listeners", "a")
+    with pytest.raises(ApiException) as gone:
+        custom.get_namespaced_custom_object(GROUP, VERSION, ns, "listeners", "a")
+    assert gone.value.status == 404
+    assert status_body(gone.value)["message"] == 'listeners.skupper.io "a" not found'
+    with pytest.raises(ApiException) as twice:
+        custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "listeners", "a")
+    assert twice.value.status == 404
+
+
+def test_status_subresource_is_separate_from_spec(cluster: Cluster) -> None:
+    custom = cluster.custom()
+    body = skupper("Connector", "c", {"routingKey": "k", "port": 1})
+    body["status"] = {"status": "Ready"}
+    created = custom.create_namespaced_custom_object(GROUP, VERSION, "default", "connectors", body)
+    assert "status" not in created
+    custom.patch_namespaced_custom_object_status(
+        GROUP,
+        VERSION,
+        "default",
+        "connectors",
+        "c",
+        {"status": {"message": "hi"}, "spec": {"port": 9}},
+    )
+    after = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "connectors", "c")
+    assert after["status"]["message"] == "hi"
+    assert after["spec"]["port"] == 1
+    assert after["metadata"]["generation"] == 1
+
+
+def test_secrets_are_validated_and_string_data_is_encoded(cluster: Cluster) -> None:
+    core = cluster.core()
+    with pytest.raises(ApiException) as invalid:
+        core.create_namespaced_secret(
+            "default",
+            {
+                "metadata": {"name": "half"},
+                "type": "kubernetes.io/tls",
+                "data": {"tls.crt": "eA=="},
+            },
+        )
+    assert invalid.value.status == 422
+    assert "tls.key" in status_body(invalid.value)["message"]
+
+    secret = core.create_namespaced_secret(
+        "default", {"metadata": {"name": "plain"}, "stringData": {"token": "s3cret"}}
+    )
+    assert secret.type == "Opaque"
+    assert base64.b64decode(secret.data["token"]) == b"s3cret"
+    assert secret.string_data is None
+
+    patched = core.patch_namespaced_secret(
+        "plain", "default", [{"op": "add", "path": "/metadata/labels", "value": {"x": "y"}}]
+    )
+    assert patched.metadata.labels == {"x": "y"}
+    core.patch_namespaced_secret("plain", "default", {"metadata": {"labels": {"z": "1"}}})
+    assert core.read_namespaced_secret("plain", "default").metadata.labels == {"x": "y", "z": "1"}
+    deleted = core.delete_namespaced_secret("plain", "default")
+    assert deleted["kind"] == "Status" and deleted["status"] == "Success"
+
+
+def test_wrong_token_is_401_with_a_status(cluster: Cluster, tmp_path: Path) -> None:
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    config["users"][0]["user"]["token"] = "sha256~not-the-token"
+    wrong = tmp_path / "wrong-kubeconfig"
+    wrong.write_text(yaml.safe_dump(config))
+    api_client = k8s_config.new_client_from_config(config_file=str(wrong))
+    with pytest.raises(ApiException) as refused:
+        k8s.CoreV1Api(api_client).list_namespace()
+    assert refused.value.status == 401
+    assert json.loads(refused.value.body) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "Unauthorized",
+        "reason": "Unauthorized",
+        "code": 401,
+    }
+
+
+def test_unauthenticated_fault_refuses_the_right_token_until_restored(cluster: Cluster) -> None:
+    core = cluster.core()
+    core.list_namespace()
+    cluster.fault("unauthenticated")
+
+    def refused() -> bool:
+        try:
+            core.list_namespace()
+        except ApiException as error:
+            return error.status == 401
+        return False
+
+    wait_for(refused, what="401 under the unauthenticated fault")
+    cluster.fault(None)
+    wait_for(lambda: not refused(), what="the API to accept the token again")
+
+
+def test_down_fault_refuses_connections_and_keeps_the_router_pod(cluster: Cluster) -> None:
+    core, custom = cluster.core(), cluster.custom()
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "default", "sites", skupper("Site", "s", {})
+    )
+    pod = wait_for(lambda: running_router_pod(core, "default"), what="the router pod")
+    core.list_namespace()  # leaves a pooled keep-alive connection behind
+    cluster.fault("down")
+    wait_for(lambda: not port_open(cluster.address, API_PORT), what="the port to close")
+    with pytest.raises(urllib3.exceptions.MaxRetryError) as down:
+        core.list_namespace(_request_timeout=2)
+    assert "refused" in str(down.value).lower()
+    assert port_open(cluster.address, 5671), "the router pod keeps running"
+    cluster.fault(None)
+    wait_for(lambda: port_open(cluster.address, API_PORT), what="the port to reopen")
+    assert running_router_pod(core, "default").metadata.name == pod.metadata.name
+
+
+# -- the controller -----------------------------------------------------------------------
+
+
+def test_site_gets_a_router_pod_that_is_recreated_when_deleted(cluster: Cluster) -> None:
+    core, custom = cluster.core(), cluster.custom()
+    make_namespace(core, "skupper-models")
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "skupper-models", "sites", skupper("Site", "crc-test", {})
+    )
+    pod = wait_for(lambda: running_router_pod(core, "skupper-models"), what="the router pod")
+    assert pod.metadata.name.startswith("skupper-router-") and len(pod.metadata.name) == 20
+    assert pod.metadata.labels["application"] == "skupper-router"
+    assert pod.metadata.labels["app.kubernetes.io/name"] == "skupper-router"
+
+    def site_ready() -> dict[str, Any] | None:
+        status = cr_status(custom, "skupper-models", "sites", "crc-test")
+        return status if status.get("status") == "Ready" else None
+
+    status = wait_for(site_ready, what="the Site to be Ready")
+    assert status["message"] == "OK"
+    assert {c["type"]: c["status"] for c in status["conditions"]} == {
+        "Configured": "True",
+        "Running": "True",
+        "Ready": "True",
+    }
+    assert status["sitesInNetwork"] == 1
+
+    core.delete_collection_namespaced_pod(
+        "skupper-models", label_selector="skupper.io/component=router"
+    )
+
+    def replacement() -> k8s.V1Pod | None:
+        new = running_router_pod(core, "skupper-models")
+        return new if new and new.metadata.name != pod.metadata.name else None
+
+    new = wait_for(replacement, timeout=5, what="a new router pod")
+    assert [p.metadata.name for p in router_pods(core, "skupper-models")] == [new.metadata.name]
+    assert not (cluster.kube_dir / "pods" / pod.metadata.name).exists()
+
+
+def test_crashed_router_is_restarted_in_its_pod(cluster: Cluster) -> None:
+    core, custom = cluster.core(), cluster.custom()
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "default", "sites", skupper("Site", "s", {})
+    )
+    pod = wait_for(lambda: running_router_pod(core, "default"), what="the router pod")
+    pid = int(pod.status.container_statuses[0].container_id.rsplit("/", 1)[1])
+    os.kill(pid, signal.SIGKILL)
+
+    def restarted() -> k8s.V1Pod | None:
+        again = running_router_pod(core, "default")
+        return again if again and again.status.container_statuses[0].restart_count == 1 else None
+
+    assert wait_for(restarted, what="the router restarted").metadata.name == pod.metadata.name
+
+
+def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> None:
+    core, custom = cluster.core(), cluster.custom()
+    ca, ca_key = certs.new_ca("test-ca")
+    cert, key = certs.issue(ca, ca_key, "client", server=False)
+    core.create_namespaced_secret("default", tls_secret("early-tls", ca, cert, key))
+    opaque = tls_secret("early-opaque", ca, cert, key)
+    opaque["type"] = "Opaque"
+    core.create_namespaced_secret("default", opaque)
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "default", "sites", skupper("Site", "s", {})
+    )
+    pod = wait_for(lambda: running_router_pod(core, "default"), what="the router pod")
+    certs_dir = cluster.kube_dir / "pods" / pod.metadata.name / "certs"
+    assert sorted(p.name for p in certs_dir.iterdir()) == ["early-tls-profile"]
+    assert (certs_dir / "early-tls-profile" / "tls.crt").read_bytes() == cert
+
+    core.create_namespaced_secret("default", tls_secret("late-tls", ca, cert, key))
+    endpoints = [{"name": "inter-router", "host": "127.206.0.1", "port": "1"}]
+    for link, secret in (("via-opaque", "early-opaque"), ("via-late", "late-tls")):
+        custom.create_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            "default",
+            "links",
+            skupper("Link", link, {"tlsCredentials": secret, "endpoints": endpoints}),
+        )
+
+    def link_error(name: str) -> str | None:
+        status = cr_status(custom, "default", "links", name)
+        return status.get("message") if status.get("status") == "Error" else None
+
+    assert "kubernetes.io/tls" in wait_for(lambda: link_error("via-opaque"), what="an Error")
+    assert wait_for(lambda: link_error("via-late"), what="an Error") == (
+        "TLS credentials secret not mounted; restart the router pod"
+    )
+    assert not (certs_dir / "late-tls-profile").exists()
+
+    core.delete_namespaced_pod(pod.metadata.name, "default")
+
+    def remounted() -> str | None:
+        status = cr_status(custom, "default", "links", "via-late")
+        return status.get("status") if status.get("status") != "Error" else None
+
+    assert wait_for(remounted, what="the Link configured after the pod restart") == "Pending"
+    new = wait_for(lambda: running_router_pod(core, "default"), what="the new router pod")
+    new_certs = cluster.kube_dir / "pods" / new.metadata.name / "certs"
+    assert sorted(p.name for p in new_certs.iterdir()) == ["early-tls-profile", "late-tls-profile"]
+
+
+def test_listener_gets_a_service_and_loses_it_with_the_listener(cluster: Cluster) -> None:
+    core, custom = cluster.core(), cluster.custom()
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "default", "sites", skupper("Site", "s", {})
+    )
+    custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        "default",
+        "listeners",
+        skupper("Listener", "model-l", {"routingKey": "k", "host": "model-listener", "port": 8000}),
+    )
+
+    def service() -> k8s.V1Service | None:
+        with contextlib.suppress(ApiException):
+            return core.read_namespaced_service("model-listener", "default")
+        return None
+
+    svc = wait_for(service, what="the listener's Service")
+    assert svc.spec.cluster_ip == cluster.address
+    assert [(p.port, p.protocol) for p in svc.spec.ports] == [(8000, "TCP")]
+    status = wait_for(
+        lambda: cr_status(custom, "default", "listeners", "model-l") or None, what="status"
+    )
+    assert status["status"] == "Pending" and status["message"] == "No matching connectors"
+
+    custom.delete_namespaced_custom_object(GROUP, VERSION, "default", "listeners", "model-l")
+    wait_for(lambda: service() is None, what="the Service to go")
+
+
+# -- end to end: a Link to a router we run, and TCP through it -------------------------------
+
+
+@dataclass
+class Hub:
+    address: str
+    ca: bytes
+    ca_key: bytes
+    processes: list[subprocess.Popen[bytes]]
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[Hub]:
+    """A provider host: a router accepting links on 8000 and a model server on 9000."""
+    address = "127.206.0.2"
+    host_dir = write_host(tmp_path / "hub-world", "hub", address, "provider")
+    ca, ca_key = certs.new_ca("hub-site-ca")
+    server_cert, server_key = certs.issue(ca, ca_key, "hub", sans=[address])
+    profile = host_dir / "certs"
+    profile.mkdir()
+    (profile / "ca.crt").write_bytes(ca)
+    (profile / "tls.crt").write_bytes(server_cert)
+    (profile / "tls.key").write_bytes(server_key)
+    config = [
+        [
+            "router",
+            {
+                "id": "hub-1",
+                "mode": "interior",
+                "metadata": json.dumps({"id": str(uuid.uuid4()), "name": "hub-test"}),
+            },
+        ],
+        [
+            "sslProfile",
+            {
+                "name": "hub-profile",
+                "caCertFile": str(profile / "ca.crt"),
+                "certFile": str(profile / "tls.crt"),
+                "privateKeyFile": str(profile / "tls.key"),
+            },
+        ],
+        [
+            "listener",
+            {
+                "name": "hub-inter-router",
+                "role": "inter-router",
+                "host": "0.0.0.0",
+                "port": 8000,
+                "sslProfile": "hub-profile",
+                "authenticatePeer": True,
+            },
+        ],
+        [
+            "tcpConnector",
+            {"name": "model", "host": "127.0.0.1", "port": "9000", "address": "model-api"},
+        ],
+    ]
+    (host_dir / "skrouterd.json").write_text(json.dumps(config))
+    env = hostenv.host_env(host_dir)
+    log = (host_dir / "processes.log").open("ab")
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "skupper_mcp.sandbox.router"],
+            env={**env, "QDROUTERD_CONF": str(host_dir / "skrouterd.json")},
+            stdout=log,
+            stderr=log,
+        ),
+        subprocess.Popen(
+            [sys.executable, "-m", "skupper_mcp.sandbox.model_server"],
+            env={**env, "HOST": address, "PORT": "9000", "MODEL_ID": "test-model"},
+            stdout=log,
+            stderr=log,
+        ),
+    ]
+    try:
+        wait_for(lambda: port_open(address, 8000) and port_open(address, 9000), what="the hub")
+        yield Hub(address, ca, ca_key, processes)
+    finally:
+        for process in processes:
+            stop_process(process)
+        log.close()
+
+
+def test_link_to_a_hub_comes_up_and_the_listener_reaches_its_model(
+    cluster: Cluster, hub: Hub
+) -> None:
+    core, custom = cluster.core(), cluster.custom()
+    make_namespace(core, "skupper-models")
+    ns = "skupper-models"
+    cert, key = certs.issue(hub.ca, hub.ca_key, "crc-client", server=False)
+    core.create_namespaced_secret(ns, tls_secret("link-hub", hub.ca, cert, key))
+    endpoints = [
+        {"name": "inter-router", "host": hub.address, "port": "8000"},
+        {"name": "edge", "host": hub.address, "port": "8001"},
+    ]
+    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "sites", skupper("Site", "crc", {}))
+    custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        ns,
+        "links",
+        skupper(
+            "Link", "link-hub", {"tlsCredentials": "link-hub", "endpoints": endpoints, "cost": 1}
+        ),
+    )
+    custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        ns,
+        "listeners",
+        skupper(
+            "Listener", "model", {"routingKey": "model-api", "host": "model-listener", "port": 8000}
+        ),
+    )
+
+    def ready(plural: str, name: str) -> dict[str, Any] | None:
+        status = cr_status(custom, ns, plural, name)
+        return status if status.get("status") == "Ready" else None
+
+    link = wait_for(lambda: ready("links", "link-hub"), timeout=15, what="the Link to be Ready")
+    assert link["message"] == "OK" and link["remoteSiteName"] == "hub-test"
+    wait_for(lambda: ready("listeners", "model"), what="the Listener to be Ready")
+    site = wait_for(
+        lambda: (s := ready("sites", "crc")) and s["sitesInNetwork"] == 2 and s,
+        what="two sites in the network",
+    )
+    assert sorted(n["name"] for n in site["network"]) == ["crc", "hub-test"]
+
+    models = wait_for(
+        lambda: _get_json(f"http://{cluster.address}:8000/v1/models"), what="the model API"
+    )
+    assert [m["id"] for m in models["data"]] == ["test-model"]
+
+
+def _get_json(url: str) -> dict[str, Any] | None:
+    try:
+        response = httpx.get(url, timeout=2)
+    except httpx.HTTPError:
+        return None
+    return response.json() if response.status_code == 200 else None
