@@ -122,7 +122,7 @@ async def _run_command(process: asyncssh.SSHServerProcess[bytes]) -> None:
         _pump(child.stderr, process.stderr),
         child.wait(),
     )
-    closed = asyncio.ensure_future(process.wait_closed())
+    closed = asyncio.ensure_future(process.channel.wait_closed())
     try:
         await asyncio.wait({finished, closed}, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -135,6 +135,10 @@ async def _run_command(process: asyncssh.SSHServerProcess[bytes]) -> None:
             await finished
     if child.returncode is not None and not process.channel.is_closing():
         process.exit(child.returncode if child.returncode >= 0 else 128 - child.returncode)
+    # Awaiting the close also runs asyncssh's cleanup tasks (else they are never awaited).
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(2):
+            await process.wait_closed()
 
 
 async def _pump(source: asyncio.StreamReader, sink: asyncssh.SSHWriter[bytes]) -> None:

@@ -31,6 +31,11 @@ __all__ = ["SSHConnector"]
 
 log = logging.getLogger(__name__)
 
+_PID_PREFIX = "skupper-mcp-pid="
+#: Prefixed to every command: the remote shell reports its pid (which is its session's
+#: process group) on stderr, so a command given up on can be killed with its children.
+PID_MARKER_COMMAND = f'printf "{_PID_PREFIX}%s\\n" "$$" >&2; '
+
 
 class SSHConnector:
     """Runs commands on ``target`` over one reused SSH connection.
@@ -88,19 +93,28 @@ class SSHConnector:
         except (asyncssh.ChannelOpenError, asyncssh.DisconnectError, OSError):
             # The connection died since it was last used; nothing ran, so retry once.
             await self._drop_connection()
-            process = await self._open_process(command)
+            try:
+                process = await self._open_process(command)
+            except (asyncssh.ChannelOpenError, asyncssh.DisconnectError) as exc:
+                await self._drop_connection()
+                raise ConnectError(
+                    self._name, f"connection lost to {self._address}: {exc.reason}"
+                ) from exc
+        remote = _RemoteCommand(process)
         try:
             async with asyncio.timeout(timeout):
+                first_err = await remote.read_pid_marker()
                 if stdin is not None:
                     process.stdin.write(stdin)
                 process.stdin.write_eof()
                 out, err = await process.communicate()
         except TimeoutError as exc:
-            _stop_remote(process)
+            await asyncio.shield(self._end_remote(remote))
             raise CommandTimeout(self._name, command, timeout) from exc
         except BaseException:
-            _stop_remote(process)
+            await asyncio.shield(self._end_remote(remote))
             raise
+        err = first_err + str(err or "")
         exit_status = _exit_status(process)
         if exit_status is None:
             await self._drop_connection()
@@ -112,7 +126,7 @@ class SSHConnector:
             command=command,
             exit_status=exit_status,
             stdout=str(out or ""),
-            stderr=str(err or ""),
+            stderr=err,
             seconds=time.monotonic() - started,
         )
         if check and not result.ok:
@@ -120,6 +134,28 @@ class SSHConnector:
                 self._name, command, result.exit_status, result.stderr, result.stdout
             )
         return result
+
+    async def _end_remote(self, remote: _RemoteCommand) -> None:
+        """End a command we gave up on. Ask sshd to signal it, close the channel, and
+        kill its process group over a second channel: OpenSSH refuses signal requests
+        for root sessions and does not signal commands without a terminal when their
+        channel closes."""
+        if not remote.marker_read:
+            # The marker is the first thing the remote prints: it is there or very close.
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(1):
+                    await remote.read_pid_marker()
+        with contextlib.suppress(Exception):
+            remote.process.send_signal("KILL")
+        remote.process.close()
+        conn = self._conn
+        pid = remote.pid
+        if pid is None or conn is None or conn.is_closed():
+            return
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(2):
+                await conn.run(f"kill -9 -- -{pid} 2>/dev/null || kill -9 {pid}")
+        log.debug("ended remote process group %s on %s", pid, self._name)
 
     async def close(self) -> None:
         """Close the connection. Safe to call twice."""
@@ -130,15 +166,11 @@ class SSHConnector:
         return f"{self._target.host}:{self._target.port}"
 
     async def _open_process(self, command: str) -> asyncssh.SSHClientProcess[str]:
-        import asyncssh
 
         conn = await self._connection()
-        try:
-            return await conn.create_process(command, encoding="utf-8", errors="replace")
-        except asyncssh.ChannelOpenError as exc:
-            raise ConnectError(
-                self._name, f"connection lost to {self._address}: {exc.reason}"
-            ) from exc
+        return await conn.create_process(
+            PID_MARKER_COMMAND + command, encoding="utf-8", errors="replace"
+        )
 
     async def _connection(self) -> asyncssh.SSHClientConnection:
         async with self._lock:
@@ -301,9 +333,20 @@ def _exit_status(process: asyncssh.SSHClientProcess[str]) -> int | None:
     return None
 
 
-def _stop_remote(process: asyncssh.SSHClientProcess[str]) -> None:
-    """End the remote command: SIGKILL its process group (sshd's "signal" request), then
-    close the channel so the session ends even where signals are refused."""
-    with contextlib.suppress(Exception):
-        process.send_signal("KILL")
-    process.close()
+class _RemoteCommand:
+    """A running remote command and the pid its shell reported (see PID_MARKER_COMMAND)."""
+
+    def __init__(self, process: asyncssh.SSHClientProcess[str]) -> None:
+        self.process = process
+        self.pid: int | None = None
+        self.marker_read = False
+
+    async def read_pid_marker(self) -> str:
+        """Consume the marker line from stderr; returns any other text read instead."""
+        line = await self.process.stderr.readline()
+        self.marker_read = True
+        if line.startswith(_PID_PREFIX):
+            with contextlib.suppress(ValueError):
+                self.pid = int(line[len(_PID_PREFIX) :].strip())
+                return ""
+        return line

@@ -1,0 +1,350 @@
+"""SSHConnector and ConnectorPool against real SSH servers on 127.204.0.x.
+
+Every behaviour runs against asyncssh's server; the command behaviours also run against
+OpenSSH's sshd when it is installed (CI installs it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.connectors.base import SSHOptions, SSHTarget
+from skupper_mcp.connectors.local import LocalConnector
+from skupper_mcp.connectors.pool import ConnectorPool
+from skupper_mcp.connectors.ssh import SSHConnector
+from skupper_mcp.errors import CommandError, CommandTimeout, ConnectError, HostKeyError
+from sshkit import (
+    AsyncSSHServer,
+    SSHServer,
+    asyncssh_server,
+    blackhole_server,
+    free_port,
+    known_hosts_line,
+    make_keys,
+    openssh_available,
+    openssh_server,
+)
+
+ASYNCSSH_ADDRESS = "127.204.0.10"
+OPENSSH_ADDRESS = "127.204.0.11"
+BLACKHOLE_ADDRESS = "127.204.0.12"
+REFUSING_ADDRESS = "127.204.0.13"
+POOL_ADDRESSES = ("127.204.0.20", "127.204.0.21")
+
+SERVER_KINDS = [
+    "asyncssh",
+    pytest.param(
+        "openssh",
+        marks=[
+            pytest.mark.openssh,
+            pytest.mark.skipif(not openssh_available(), reason="OpenSSH sshd not installed"),
+        ],
+    ),
+]
+
+
+@pytest.fixture(params=SERVER_KINDS)
+async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SSHServer]:
+    if request.param == "asyncssh":
+        async with asyncssh_server(tmp_path, ASYNCSSH_ADDRESS) as running:
+            yield running
+    else:
+        async with openssh_server(tmp_path, OPENSSH_ADDRESS) as running:
+            yield running
+
+
+@pytest.fixture
+async def asyncssh_only(tmp_path: Path) -> AsyncIterator[AsyncSSHServer]:
+    async with asyncssh_server(tmp_path, ASYNCSSH_ADDRESS) as running:
+        yield running
+
+
+@pytest.fixture
+async def connector(server: SSHServer) -> AsyncIterator[SSHConnector]:
+    conn = SSHConnector("gpu-1", server.target, server.options)
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+def _written(path: Path) -> str:
+    return path.read_text().strip() if path.exists() else ""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie awaiting its parent's wait counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def wait_for_file(path: Path, seconds: float = 5) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if text := _written(path):
+            return text
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} not written within {seconds}s")
+
+
+async def wait_gone(pid: int, seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"remote process {pid} still alive after {seconds}s")
+
+
+# ---- commands -------------------------------------------------------------------------
+
+
+async def test_echo_runs_on_the_host(connector: SSHConnector) -> None:
+    result = await connector.run("echo hello")
+    assert (result.host, result.exit_status, result.stdout, result.stderr) == (
+        "gpu-1",
+        0,
+        "hello\n",
+        "",
+    )
+
+
+async def test_exit_status_and_stderr_are_passed_through_separately(
+    connector: SSHConnector,
+) -> None:
+    result = await connector.run("echo out; echo err >&2; exit 3")
+    assert (result.exit_status, result.stdout, result.stderr) == (3, "out\n", "err\n")
+
+
+async def test_check_turns_a_failure_into_command_error(connector: SSHConnector) -> None:
+    with pytest.raises(CommandError) as raised:
+        await connector.run("echo 'no such unit' >&2; exit 5", check=True)
+    assert (raised.value.host, raised.value.exit_status) == ("gpu-1", 5)
+    assert "no such unit" in str(raised.value)
+
+
+async def test_stdin_reaches_the_remote_command(connector: SSHConnector) -> None:
+    result = await connector.run("wc -c; cat", stdin="")
+    assert result.stdout.split() == ["0"]
+    result = await connector.run("tr a-z A-Z", stdin="line one\nline two\n")
+    assert result.stdout == "LINE ONE\nLINE TWO\n"
+
+
+async def test_one_connection_serves_many_commands(
+    server: SSHServer, connector: SSHConnector
+) -> None:
+    results = [await connector.run(f"echo {n}") for n in range(4)]
+    results += await asyncio.gather(*(connector.run(f"echo {n}") for n in range(4, 8)))
+    assert [r.stdout for r in results] == [f"{n}\n" for n in range(8)]
+    assert connector.connect_count == 1
+    assert server.connections_accepted == 1
+
+
+async def test_command_timeout_ends_the_remote_process(
+    connector: SSHConnector, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "remote.pid"
+    with pytest.raises(CommandTimeout) as raised:
+        await connector.run(f"echo $$ > {pidfile}; exec sleep 30", timeout=0.5)
+    assert raised.value.host == "gpu-1"
+    await wait_gone(int(await wait_for_file(pidfile)))
+    assert (await connector.run("echo still usable")).stdout == "still usable\n"
+
+
+async def test_cancellation_closes_the_channel_and_ends_the_remote_process(
+    connector: SSHConnector, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "remote.pid"
+    task = asyncio.create_task(connector.run(f"echo $$ > {pidfile}; exec sleep 30"))
+    pid = int(await wait_for_file(pidfile))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await wait_gone(pid)
+
+
+async def test_a_host_that_restarted_is_reconnected_on_the_next_command(
+    asyncssh_only: AsyncSSHServer,
+) -> None:
+    conn = SSHConnector("gpu-1", asyncssh_only.target, asyncssh_only.options)
+    try:
+        assert (await conn.run("echo before")).stdout == "before\n"
+        await asyncssh_only.kill()
+        await asyncssh_only.start()
+        assert (await conn.run("echo after")).stdout == "after\n"
+        assert conn.connect_count == 2
+    finally:
+        await conn.close()
+
+
+async def test_a_host_that_is_down_is_a_connect_error_then_recovers(
+    asyncssh_only: AsyncSSHServer,
+) -> None:
+    conn = SSHConnector("gpu-1", asyncssh_only.target, asyncssh_only.options)
+    try:
+        await conn.run("true")
+        await asyncssh_only.kill()
+        with pytest.raises(ConnectError, match="connection refused"):
+            await conn.run("true")
+        await asyncssh_only.start()
+        assert (await conn.run("echo back")).stdout == "back\n"
+    finally:
+        await conn.close()
+
+
+# ---- reaching the host ----------------------------------------------------------------
+
+
+async def test_refused_host_fails_fast_with_a_hint() -> None:
+    port = free_port(REFUSING_ADDRESS)
+    conn = SSHConnector("gpu-1", SSHTarget(REFUSING_ADDRESS, port, "root"), SSHOptions())
+    started = time.monotonic()
+    with pytest.raises(ConnectError) as raised:
+        await conn.run("true")
+    assert time.monotonic() - started < 1
+    assert raised.value.host == "gpu-1"
+    assert f"is sshd running on {REFUSING_ADDRESS}:{port}?" in str(raised.value)
+
+
+async def test_host_that_never_answers_times_out_at_the_connect_timeout() -> None:
+    async with blackhole_server(BLACKHOLE_ADDRESS) as (address, port):
+        options = SSHOptions(connect_timeout=1.0)
+        conn = SSHConnector("gpu-1", SSHTarget(address, port, "root"), options)
+        started = time.monotonic()
+        with pytest.raises(ConnectError) as raised:
+            await conn.run("true")
+        elapsed = time.monotonic() - started
+    assert 0.9 <= elapsed < 2.0
+    assert f"timed out after 1s connecting to {address}:{port}" in str(raised.value)
+
+
+async def test_wrong_client_key_is_an_authentication_error(
+    server: SSHServer, tmp_path: Path
+) -> None:
+    stranger = make_keys(tmp_path / "stranger").client_key
+    options = dataclasses.replace(server.options, identity_files=(stranger,))
+    conn = SSHConnector("gpu-1", server.target, options)
+    with pytest.raises(ConnectError, match="authentication failed for user"):
+        await conn.run("true")
+
+
+async def test_changed_host_key_is_refused_and_nothing_runs(
+    server: SSHServer, tmp_path: Path
+) -> None:
+    impostor = make_keys(tmp_path / "impostor").host_key
+    server.known_hosts.write_text(known_hosts_line(impostor, server.address, server.port))
+    before = server.known_hosts.read_text()
+    marker = tmp_path / "ran"
+    options = dataclasses.replace(server.options, accept_new_host_keys=True)
+    conn = SSHConnector("gpu-1", server.target, options)
+    with pytest.raises(HostKeyError) as raised:
+        await conn.run(f"touch {marker}")
+    message = str(raised.value)
+    assert f"host key for [{server.address}]:{server.port} has changed" in message
+    assert "ssh-keygen -R" in message
+    assert not marker.exists()
+    assert server.known_hosts.read_text() == before
+
+
+async def test_unknown_host_is_refused_with_how_to_trust_it(server: SSHServer) -> None:
+    server.known_hosts.write_text("")
+    conn = SSHConnector("gpu-1", server.target, server.options)
+    with pytest.raises(HostKeyError) as raised:
+        await conn.run("true")
+    assert "ssh-keyscan" in str(raised.value)
+    assert "SSH_ACCEPT_NEW_HOST_KEYS=true" in str(raised.value)
+    assert server.known_hosts.read_text() == ""
+
+
+async def test_accept_new_trusts_an_unknown_host_and_records_its_key(server: SSHServer) -> None:
+    server.known_hosts.unlink()
+    accepting = dataclasses.replace(server.options, accept_new_host_keys=True)
+    conn = SSHConnector("gpu-1", server.target, accepting)
+    try:
+        assert (await conn.run("echo first")).stdout == "first\n"
+    finally:
+        await conn.close()
+    expected = known_hosts_line(server.keys.host_key, server.address, server.port)
+    assert server.known_hosts.read_text() == expected
+    strict = SSHConnector("gpu-1", server.target, server.options)
+    try:
+        assert (await strict.run("echo known")).stdout == "known\n"
+    finally:
+        await strict.close()
+
+
+async def test_secrets_never_appear_in_errors(server: SSHServer, tmp_path: Path) -> None:
+    server.known_hosts.write_text("")
+    conn = SSHConnector("gpu-1", server.target, server.options)
+    with pytest.raises(HostKeyError) as raised:
+        await conn.run("true")
+    private = server.keys.client_key.read_text()
+    body = "".join(private.splitlines()[1:-1])
+    assert body[:40] not in str(raised.value)
+
+
+# ---- pool -----------------------------------------------------------------------------
+
+
+async def test_pool_hands_out_one_connection_to_concurrent_callers(
+    asyncssh_only: AsyncSSHServer,
+) -> None:
+    async with ConnectorPool(asyncssh_only.options) as pool:
+        got = await asyncio.gather(*(pool.get("gpu-1", asyncssh_only.target) for _ in range(5)))
+        assert all(c is got[0] for c in got)
+        assert (await got[0].run("echo shared")).stdout == "shared\n"
+        assert await pool.get("gpu-1", asyncssh_only.target) is got[0]
+    assert asyncssh_only.connections_accepted == 1
+
+
+async def test_pool_gives_a_local_connector_without_a_target() -> None:
+    pool = ConnectorPool()
+    try:
+        local = await pool.get("local", None)
+        assert isinstance(local, LocalConnector)
+        assert (await local.run("echo here")).stdout == "here\n"
+    finally:
+        await pool.close()
+
+
+async def test_a_slow_host_does_not_delay_the_others(tmp_path: Path) -> None:
+    async with (
+        asyncssh_server(tmp_path / "a", POOL_ADDRESSES[0]) as fast,
+        blackhole_server(BLACKHOLE_ADDRESS) as hole1,
+        blackhole_server(POOL_ADDRESSES[1]) as hole2,
+    ):
+        options = dataclasses.replace(fast.options, connect_timeout=1.0)
+        async with ConnectorPool(options) as pool:
+            started = time.monotonic()
+            outcomes = await asyncio.gather(
+                pool.get("fast", fast.target),
+                pool.get("slow-1", SSHTarget(*hole1, "root")),
+                pool.get("slow-2", SSHTarget(*hole2, "root")),
+                return_exceptions=True,
+            )
+            elapsed = time.monotonic() - started
+    assert isinstance(outcomes[0], SSHConnector)
+    assert all(isinstance(o, ConnectError) for o in outcomes[1:])
+    assert elapsed < 1.8, f"hosts were not reached concurrently ({elapsed:.2f}s)"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="sshd needs root to change user")
+async def test_openssh_runs_commands_as_the_target_user(tmp_path: Path) -> None:
+    if not openssh_available():
+        pytest.skip("OpenSSH sshd not installed")
+    async with openssh_server(tmp_path, OPENSSH_ADDRESS) as sshd:
+        conn = SSHConnector("gpu-1", sshd.target, sshd.options)
+        try:
+            assert (await conn.run("id -un")).stdout.strip() == sshd.user
+        finally:
+            await conn.close()
