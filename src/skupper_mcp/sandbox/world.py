@@ -107,6 +107,22 @@ def _exists(path: Path) -> bool:
     return path.exists()
 
 
+def _raise_if_exited(home: Path, host: str) -> None:
+    """Fail fast when the model container died instead of waiting out the deadline."""
+    from skupper_mcp.sandbox.emulated import containers
+
+    container = containers.get(home, MODEL_CONTAINER)
+    if container is None or container.status != "exited":
+        return
+    try:
+        log_tail = (container.dir / "ctr.log").read_text(errors="replace").strip()[-400:]
+    except OSError:
+        log_tail = ""
+    raise RuntimeError(
+        f"the model container on {host} exited with {container.exit_code}: {log_tail}"
+    )
+
+
 @dataclass
 class Supervised:
     """A child process the daemon keeps running until it stops."""
@@ -279,12 +295,15 @@ class WorldDaemon:
                 f"{(err or out).decode(errors='replace').strip()}"
             )
         timeout = CUSTOM_MODEL_TIMEOUT if self.info.model_server_command else START_TIMEOUT
-        await wait_until(
-            lambda: http_ok(host.address, port, "/health"),
-            f"the model server on {host.name}",
-            timeout,
-            interval=0.1,
-        )
+        home = Path(env["HOME"])
+
+        async def healthy() -> bool:
+            if await http_ok(host.address, port, "/health"):
+                return True
+            _raise_if_exited(home, host.name)
+            return False
+
+        await wait_until(healthy, f"the model server on {host.name}", timeout, interval=0.1)
 
     async def start(self) -> None:
         """Start every part concurrently; raises if any part fails to come up."""
