@@ -36,7 +36,11 @@ GO_VERSION = "go1.21.9"
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$")
 RESTART_POLICIES = ("no", "always", "on-failure", "unless-stopped")
 START_DEADLINE = 15.0
-POLL = 0.05
+POLL = 0.02
+# Real podman stop unmounts and tears down the network after the process has exited;
+# a wrapper blocked in `podman wait` therefore sees the exit before `stop` returns
+# (the seed's start-watch.sh relies on that order). Keep the same order here.
+STOP_CLEANUP_SECONDS = 0.3
 
 
 class PodmanError(Exception):
@@ -459,10 +463,14 @@ def stop(c: Container, timeout: float) -> None:
     """SIGTERM to the container's process group, SIGKILL after `timeout` seconds."""
     with locked(c):
         current = containers.load(c.dir)
-        if current is None or not containers.running(current):
+        if current is None or current.status != "running":
+            return
+        if not containers.running(current):  # died; its monitor is recording the end
+            wait_until(_ended(current), 5.0)
             return
         _signal_group(current, signal.SIGTERM)
         if wait_until(_ended(current), timeout):
+            time.sleep(STOP_CLEANUP_SECONDS)
             return
         print(
             f"WARN[{int(timeout):04d}] StopSignal SIGTERM failed to stop container "
@@ -471,6 +479,7 @@ def stop(c: Container, timeout: float) -> None:
         )
         _signal_group(current, signal.SIGKILL)
         wait_until(_ended(current), 10.0)
+        time.sleep(STOP_CLEANUP_SECONDS)
 
 
 def remove(host: Host, c: Container, *, force: bool) -> None:
@@ -531,8 +540,8 @@ def human_duration(seconds: float) -> str:
 
 
 def effective_state(c: Container) -> str:
-    if c.status == "running" and not containers.running(c):
-        return "exited"
+    """The state podman reports: what the monitor recorded (`containers.load` already
+    turns a container whose monitor vanished into an exited one)."""
     return c.status
 
 
@@ -752,7 +761,7 @@ def _follow_log(c: Container, *, from_start: bool) -> int:
             if current is None or current.status != "running":
                 out.write(log.read())
                 out.flush()
-                return current.exit_code or 0 if current else 0
+                return (current.exit_code or 0) if current else 0
             time.sleep(POLL)
 
 

@@ -21,7 +21,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -29,10 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from skupper_mcp.sandbox import hostenv
+from skupper_mcp.sandbox.emulated.systemctl import (
+    BUILTIN_SOCKET,
+    BUILTIN_SOCKET_PATH,
+    BUS_NAME,
+    bind_unix,
+    normalize_unit,
+)
 
-BUS_NAME = "bus"
-BUILTIN_SOCKET = "podman.socket"
-BUILTIN_SOCKET_PATH = "/usr/lib/systemd/user/podman.socket"
 CLEAN_SIGNALS = {signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE}
 CLD_EXITED, CLD_KILLED = 1, 2
 EXIT_EXEC = 203
@@ -237,13 +240,6 @@ def load_service(text: str, unit: str, info: hostenv.HostInfo) -> ServiceConfig:
         if key == "WantedBy":
             config.wanted_by.extend(value.split())
     return config
-
-
-def normalize_unit(name: str) -> str:
-    """`foo` means `foo.service`, as systemctl reads it."""
-    if re.search(r"\.(service|socket|target|timer|mount|path|scope|slice)$", name):
-        return name
-    return name + ".service"
 
 
 def unit_file_state(unit_dir: Path, unit: str, has_install: bool, fragment: Path | None) -> str:
@@ -804,48 +800,6 @@ class Manager:
             with contextlib.suppress(FileNotFoundError):
                 (run_dir / BUS_NAME).unlink()
             await self.shutdown()
-
-
-def _short_path(path: Path) -> tuple[str, int | None]:
-    """A unix socket path within the kernel's 107-byte limit (via /proc/self/fd if long)."""
-    text = str(path)
-    if len(text.encode()) < 100:
-        return text, None
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    return f"/proc/self/fd/{fd}/{path.name}", fd
-
-
-def bind_unix(path: Path) -> socket.socket:
-    """Listen on `path`; the name appears only once the socket accepts connections."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    with contextlib.suppress(FileNotFoundError):
-        temporary.unlink()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    address, fd = _short_path(temporary)
-    try:
-        sock.bind(address)
-    finally:
-        if fd is not None:
-            os.close(fd)
-    sock.listen(64)
-    os.replace(temporary, path)
-    return sock
-
-
-def connect_unix(path: Path, timeout: float | None = None) -> socket.socket:
-    """Connect to the unix socket at `path` (any length)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    address, fd = _short_path(path)
-    try:
-        sock.connect(address)
-    except OSError:
-        sock.close()
-        raise
-    finally:
-        if fd is not None:
-            os.close(fd)
-    return sock
 
 
 def main(argv: list[str] | None = None) -> int:

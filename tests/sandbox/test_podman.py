@@ -1,0 +1,117 @@
+"""The emulated podman (and the curl shim), used as a user on the host would."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hostkit import HostKit, make_host, wait_for
+
+from skupper_mcp.sandbox.emulated import containers
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[HostKit]:
+    kit = make_host(tmp_path, address="127.201.0.20")
+    try:
+        yield kit
+    finally:
+        kit.cleanup()
+
+
+def test_a_container_runs_stops_with_143_and_is_removed(host: HostKit) -> None:
+    run = host.sh(
+        "podman run -d --name web -l app=demo -e GREETING=hi busybox "
+        "sh -c 'echo $GREETING from $container; sleep 60'"
+    )
+    assert run.returncode == 0, run.stderr
+    listed = json.loads(host.sh("podman ps --format json").stdout)
+    assert [(c["Names"], c["State"], c["Labels"]) for c in listed] == [
+        (["web"], "running", {"app": "demo"})
+    ]
+    assert listed[0]["Id"] == run.stdout.strip()
+    [inspected] = json.loads(host.sh("podman inspect web").stdout)
+    assert inspected["State"]["Running"] is True
+    assert "GREETING=hi" in inspected["Config"]["Env"]
+    assert wait_for(lambda: "hi from podman" in host.sh("podman logs web").stdout, 5)
+
+    assert host.sh("podman stop web").stdout == "web\n"
+    assert host.sh("podman wait web").stdout == "143\n"
+    assert host.sh("podman ps -a --format '{{.Names}} {{.State}}'").stdout == "web exited\n"
+    assert host.sh("podman ps -q").stdout == ""
+
+    assert host.sh("podman rm web").returncode == 0
+    missing = host.sh("podman rm web")
+    assert missing.returncode == 1
+    assert missing.stderr == 'Error: no container with name or ID "web" found: no such container\n'
+    assert host.sh("podman rm -f -i web").returncode == 0
+
+
+def test_a_killed_container_is_not_restarted(host: HostKit) -> None:
+    assert host.sh("podman run -d --restart always --name r busybox sleep 60").returncode == 0
+    c = containers.get(host.home, "r")
+    assert c is not None and containers.running(c) and c.pid
+    os.kill(c.pid, signal.SIGKILL)
+
+    assert host.sh("podman wait r").stdout == "137\n"
+    time.sleep(0.5)  # a restart, if podman wrongly did one, would have happened by now
+    status = host.sh(
+        "podman inspect --format '{{.State.Status}} {{.HostConfig.RestartPolicy.Name}}' r"
+    )
+    assert status.stdout == "exited always\n"
+
+
+def test_a_second_container_with_the_same_name_is_refused(host: HostKit) -> None:
+    assert host.sh("podman create --name dup busybox sleep 1").returncode == 0
+    again = host.sh("podman run -d --name dup busybox sleep 1")
+    assert again.returncode == 125
+    assert again.stderr.startswith(
+        'Error: creating container storage: the container name "dup" is already in use'
+    )
+    assert host.sh("podman run -d --replace --name dup busybox sleep 30").returncode == 0
+
+
+def test_tmpfs_is_recorded_and_visible_to_the_process(host: HostKit) -> None:
+    run = host.sh(
+        "podman run -d --name t --tmpfs /tmp:rw,size=10M,mode=1777 busybox "
+        "sh -c 'echo \"$SKMCP_SANDBOX_TMPFS\"; sleep 60'"
+    )
+    assert run.returncode == 0, run.stderr
+    tmpfs = host.sh("podman inspect --format '{{json .HostConfig.Tmpfs}}' t").stdout
+    assert json.loads(tmpfs) == {"/tmp": "rw,size=10M,mode=1777"}
+    assert wait_for(lambda: '["/tmp"]' in host.sh("podman logs t").stdout, 5)
+    [inspected] = json.loads(host.sh("podman inspect t").stdout)
+    private_tmp = {m["Destination"]: m["Source"] for m in inspected["Mounts"]}["/tmp"]
+    assert Path(private_tmp).is_dir()
+
+
+def test_unknown_image_fails_like_a_failed_pull(host: HostKit) -> None:
+    result = host.sh("podman run -d --name x quay.io/nobody/nothing:1.0")
+    assert result.returncode == 125
+    assert result.stderr == (
+        "Error: initializing source docker://quay.io/nobody/nothing:1.0: "
+        "reading manifest 1.0 in quay.io/nobody/nothing: manifest unknown\n"
+    )
+    assert host.sh("podman container exists x").returncode == 1
+
+
+def test_attached_run_returns_the_exit_code_and_output(host: HostKit) -> None:
+    result = host.sh("podman run --rm busybox sh -c 'echo out; exit 7'")
+    assert (result.returncode, result.stdout) == (7, "out\n")
+    assert host.sh("podman ps -a -q").stdout == ""
+
+
+def test_curl_on_the_host_reaches_the_hosts_own_port(host: HostKit) -> None:
+    port = 18080
+    serve = (
+        f"podman run -d --name http busybox python3 -m http.server "
+        f"--bind {host.info.address} {port}"
+    )
+    assert host.sh(serve).returncode == 0
+    fetch = f"curl -s -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/"
+    assert wait_for(lambda: host.sh(fetch).stdout == "200", 10)

@@ -1,0 +1,183 @@
+"""The emulated `systemctl --user` and user manager, used as a user on the host would."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hostkit import HostKit, make_host, wait_for
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[HostKit]:
+    kit = make_host(tmp_path, address="127.201.0.10")
+    try:
+        with kit.manager():
+            yield kit
+    finally:
+        kit.cleanup()
+
+
+def show(kit: HostKit, unit: str, *props: str) -> dict[str, str]:
+    out = kit.sh(f"systemctl --user show {unit} -p {','.join(props)}").stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+START_WATCH = """[Unit]
+Description=watch {name}
+[Service]
+ExecStart=/bin/sh -c 'podman start {name} >/dev/null; rc=$(podman wait {name}); exit $rc'
+ExecStop=podman stop -t 5 {name}
+Restart=on-failure
+{extra}
+"""
+
+
+def test_restart_on_failure_restarts_a_killed_process(host: HostKit) -> None:
+    host.write_unit(
+        "crashy.service",
+        "[Service]\nExecStart=/bin/sleep 60\nRestart=on-failure\nRestartSec=200ms\n",
+    )
+    assert host.sh("systemctl --user start crashy").returncode == 0
+    first = show(host, "crashy", "MainPID", "NRestarts")
+    assert first["NRestarts"] == "0" and first["MainPID"] != "0"
+
+    os.kill(int(first["MainPID"]), signal.SIGKILL)
+
+    def restarted() -> bool:
+        now = show(host, "crashy", "ActiveState", "MainPID", "NRestarts")
+        return now["ActiveState"] == "active" and now["MainPID"] not in ("0", first["MainPID"])
+
+    assert wait_for(restarted, 5)
+    assert show(host, "crashy", "NRestarts")["NRestarts"] == "1"
+
+
+def test_start_watch_unit_with_success_exit_status_sigterm_stops_clean(host: HostKit) -> None:
+    assert host.sh("podman create --name router busybox sleep 60").returncode == 0
+    host.write_unit(
+        "watch.service", START_WATCH.format(name="router", extra="SuccessExitStatus=SIGTERM")
+    )
+
+    assert host.sh("systemctl --user start watch.service").returncode == 0
+    assert wait_for(lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "", 5)
+
+    assert host.sh("systemctl --user stop watch.service").returncode == 0
+    state = show(host, "watch", "ActiveState", "Result", "SubState")
+    assert state == {"ActiveState": "inactive", "Result": "success", "SubState": "dead"}
+    assert host.sh("podman inspect --format '{{.State.ExitCode}}' router").stdout.strip() == "143"
+
+
+def test_start_watch_unit_without_success_exit_status_ends_failed(host: HostKit) -> None:
+    assert host.sh("podman create --name router busybox sleep 60").returncode == 0
+    host.write_unit("watch.service", START_WATCH.format(name="router", extra=""))
+    assert host.sh("systemctl --user start watch.service").returncode == 0
+    assert wait_for(lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "", 5)
+
+    host.sh("systemctl --user stop watch.service")
+
+    state = show(host, "watch", "ActiveState", "Result", "ExecMainStatus")
+    assert state == {"ActiveState": "failed", "Result": "exit-code", "ExecMainStatus": "143"}
+    failed = host.sh("systemctl --user is-failed watch.service")
+    assert (failed.returncode, failed.stdout) == (0, "failed\n")
+
+
+def test_remain_after_exit_stays_active_after_its_process_exits(host: HostKit) -> None:
+    host.write_unit("site.service", "[Service]\nExecStart=/bin/true\nRemainAfterExit=yes\n")
+    assert host.sh("systemctl --user start site").returncode == 0
+    assert wait_for(lambda: show(host, "site", "SubState")["SubState"] == "exited", 5)
+    active = host.sh("systemctl --user is-active site.service")
+    assert (active.returncode, active.stdout) == (0, "active\n")
+    assert show(host, "site", "MainPID")["MainPID"] == "0"
+
+
+def test_enable_and_disable_manage_default_target_links(host: HostKit) -> None:
+    path = host.write_unit(
+        "skupper-site.service",
+        "[Service]\nExecStart=/bin/sleep 60\n[Install]\nWantedBy=default.target\n",
+    )
+    link = host.unit_dir / "default.target.wants" / "skupper-site.service"
+
+    enabled = host.sh("systemctl --user enable --now skupper-site.service")
+    assert enabled.returncode == 0
+    assert f"Created symlink {link} → {path}." in enabled.stderr
+    assert link.is_symlink() and os.readlink(link) == str(path)
+    assert host.sh("systemctl --user is-enabled skupper-site").stdout == "enabled\n"
+    assert host.sh("systemctl --user is-active skupper-site").returncode == 0
+
+    disabled = host.sh("systemctl --user disable --now skupper-site.service")
+    assert disabled.returncode == 0 and f'Removed "{link}".' in disabled.stderr
+    assert not link.exists()
+    not_enabled = host.sh("systemctl --user is-enabled skupper-site")
+    assert (not_enabled.returncode, not_enabled.stdout) == (1, "disabled\n")
+    assert host.sh("systemctl --user is-active skupper-site").stdout == "inactive\n"
+
+
+def test_unit_without_install_section_is_static(host: HostKit) -> None:
+    host.write_unit("watch.service", "[Service]\nExecStart=/bin/sleep 60\n")
+    result = host.sh("systemctl --user is-enabled watch.service")
+    assert (result.returncode, result.stdout) == (0, "static\n")
+    assert show(host, "watch", "UnitFileState")["UnitFileState"] == "static"
+
+
+def test_unknown_unit_cannot_start(host: HostKit) -> None:
+    result = host.sh("systemctl --user start ghost.service")
+    assert result.returncode == 5
+    assert result.stderr == "Failed to start ghost.service: Unit ghost.service not found.\n"
+    assert show(host, "ghost", "LoadState")["LoadState"] == "not-found"
+    inactive = host.sh("systemctl --user is-active ghost")
+    assert (inactive.returncode, inactive.stdout) == (3, "inactive\n")
+
+
+def test_a_unit_that_keeps_failing_hits_the_start_limit(host: HostKit) -> None:
+    host.write_unit(
+        "flaky.service", "[Service]\nExecStart=/bin/false\nRestart=always\nRestartSec=10ms\n"
+    )
+    host.sh("systemctl --user start flaky")
+    assert wait_for(lambda: show(host, "flaky", "Result")["Result"] == "start-limit-hit", 5)
+    assert show(host, "flaky", "ActiveState", "NRestarts") == {
+        "ActiveState": "failed",
+        "NRestarts": "5",
+    }
+    refused = host.sh("systemctl --user start flaky")
+    assert refused.returncode == 1 and "attempted too often" in refused.stderr
+
+
+def test_stop_escalates_to_sigkill_after_timeout_stop_sec(host: HostKit) -> None:
+    host.write_unit(
+        "stubborn.service",
+        "[Service]\nExecStart=/bin/sh -c 'trap \"\" TERM; while :; do sleep 0.1; done'\n"
+        "TimeoutStopSec=300ms\n",
+    )
+    assert host.sh("systemctl --user start stubborn").returncode == 0
+    host.sh("systemctl --user stop stubborn")
+    assert show(host, "stubborn", "ActiveState", "Result") == {
+        "ActiveState": "failed",
+        "Result": "timeout",
+    }
+
+
+def test_systemctl_needs_the_user_bus(tmp_path: Path) -> None:
+    kit = make_host(tmp_path, address="127.201.0.11")
+    no_runtime = kit.sh("systemctl --user is-active x", runtime=False)
+    assert (no_runtime.returncode, no_runtime.stderr) == (
+        1,
+        "Failed to connect to bus: No medium found\n",
+    )
+    no_manager = kit.sh("systemctl --user is-active x")
+    assert (no_manager.returncode, no_manager.stderr) == (
+        1,
+        "Failed to connect to bus: No such file or directory\n",
+    )
+    system = kit.sh("systemctl is-active x")
+    assert system.returncode == 1
+    assert "System has not been booted with systemd as init system (PID 1)." in system.stderr
+
+
+def test_loginctl_reports_lingering(tmp_path: Path) -> None:
+    kit = make_host(tmp_path, address="127.201.0.12")
+    assert kit.sh("loginctl show-user root -p Linger --value").stdout == "yes\n"
+    assert kit.sh("loginctl show-user root --property=Linger").stdout == "Linger=yes\n"
+    assert kit.sh("loginctl enable-linger root").returncode == 0
