@@ -100,11 +100,14 @@ class Site:
             **self.extra_env,
         }
 
-    def start(self) -> None:
+    def write_config(self) -> None:
         config_dir = self.host_dir / "config"
         config_dir.mkdir(exist_ok=True)
         (self.host_dir / "ctr-tmp").mkdir(exist_ok=True)
         (config_dir / "skrouterd.json").write_text(json.dumps(self.entities, indent=1))
+
+    def start(self) -> None:
+        self.write_config()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "skupper_mcp.sandbox.router"],
@@ -250,6 +253,8 @@ class World:
         wait_for(lambda: port_open(site.address, port), what="the model server")
 
     def stop(self) -> None:
+        for site in self.sites:
+            site.kill()
         for process in self.processes:
             if process.poll() is None:
                 process.kill()
@@ -460,7 +465,10 @@ def test_link_to_a_host_not_in_the_sans_fails_and_the_listener_never_binds(world
     world.start(provider, consumer)
 
     link = wait_for(
-        lambda: (lk := consumer.link("link-provider")) and lk["error"] and lk, what="link error"
+        lambda: (
+            (lk := consumer.link("link-provider")) and "certificate" in (lk["error"] or "") and lk
+        ),
+        what="the link's certificate error",
     )
 
     assert link["status"] == "down"
@@ -493,10 +501,14 @@ def test_client_certificate_from_another_ca_is_refused(world: World) -> None:
     world.start(provider, consumer)
 
     link = wait_for(
-        lambda: (lk := consumer.link("link-provider")) and lk["error"] and lk, what="link error"
+        lambda: (
+            (lk := consumer.link("link-provider")) and "handshake" in (lk["error"] or "") and lk
+        ),
+        what="the link's handshake error",
     )
 
     assert link["status"] == "down"
+    assert "client certificate" in link["error"]
     assert wait_for(provider.query)["accepted"] == []
     wait_for(lambda: "Refused link" in provider.log_path.read_text(), what="refusal logged")
 
@@ -552,12 +564,9 @@ def test_router_with_tmpfs_starts_on_a_read_only_tmp_host(world: World) -> None:
 def test_router_refuses_to_start_with_an_unexpanded_ssl_profile_path(world: World) -> None:
     site = world.site("provider")
     world.accept_links(site)
-    site.extra_env["SSL_PROFILE_BASE_PATH"] = ""
-    site.start()
-    assert site.process is not None
-    site.process.wait(timeout=10)
-
+    site.write_config()
     env_without = {k: v for k, v in site.env().items() if k != "SSL_PROFILE_BASE_PATH"}
+
     process = subprocess.run(
         [sys.executable, "-m", "skupper_mcp.sandbox.router"],
         env=env_without,
@@ -567,5 +576,18 @@ def test_router_refuses_to_start_with_an_unexpanded_ssl_profile_path(world: Worl
     )
 
     assert process.returncode == 1
-    assert "${SSL_PROFILE_BASE_PATH}" in process.stdout + process.stderr
     assert "Router start-up failed" in process.stdout
+    assert "${SSL_PROFILE_BASE_PATH}" in process.stdout
+
+
+def test_router_refuses_to_start_when_a_certificate_file_is_missing(world: World) -> None:
+    site = world.site("provider")
+    world.accept_links(site)
+    (site.host_dir / "certs" / "provider-access" / "tls.key").unlink()
+    site.start()
+    assert site.process is not None
+
+    assert site.process.wait(timeout=10) == 1
+    log = site.log_path.read_text()
+    assert "Router start-up failed" in log
+    assert "tls.key" in log and "No such file" in log

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -72,6 +73,7 @@ class Router:
         self._bind_errors: dict[str, str] = {}
         self._accepted_count = 0
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._listener_lock = asyncio.Lock()
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -266,7 +268,10 @@ class Router:
     async def _read_hello(self, reader: asyncio.StreamReader) -> tuple[PeerHello, int]:
         frame = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT)
         if frame is None:
-            raise ConnectionResetError("connection closed by peer during the link handshake")
+            raise ConnectionResetError(
+                "connection closed by peer during the link handshake"
+                " (it may have refused this router's client certificate)"
+            )
         if frame.type is not FrameType.HELLO:
             raise ProtocolError(f"expected HELLO, got {frame.type.name}")
         body = frame.json()
@@ -366,7 +371,11 @@ class Router:
         relay = Relay((link, frame.stream), out_key, self._forget_stream)
         self._streams[(link, frame.stream)] = relay
         self._streams[out_key] = relay
-        await out.send(json_frame(FrameType.OPEN, {"address": address, "ttl": ttl - 1}, out_key[1]))
+        opening = json_frame(FrameType.OPEN, {"address": address, "ttl": ttl - 1}, out_key[1])
+        try:
+            await out.send(opening)
+        except OSError:
+            relay.link_lost(out)
 
     async def _connect_bridge(self, bridge: TcpBridge, address: str) -> None:
         try:
@@ -391,6 +400,10 @@ class Router:
     # --- tcpListeners --------------------------------------------------------------------
 
     async def _refresh_tcp_listeners(self) -> None:
+        async with self._listener_lock:  # a route change and the tick may both get here
+            await self._bind_or_unbind_tcp_listeners()
+
+    async def _bind_or_unbind_tcp_listeners(self) -> None:
         for endpoint in self.config.tcp_listeners:
             key = f"tcp/{endpoint.name}"
             reachable = self.keys.best(endpoint.address) is not None
@@ -500,8 +513,8 @@ def _describe(exc: BaseException) -> str:
         return f"certificate verify failed: {exc.verify_message}"
     if isinstance(exc, ssl.SSLError):
         return f"TLS error: {exc.reason or exc}"
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
+    if isinstance(exc, OSError) and exc.errno:
+        return os.strerror(exc.errno)  # asyncio's strerror is "Connect call failed (...)"
     return str(exc) or type(exc).__name__
 
 

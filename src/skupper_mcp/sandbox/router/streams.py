@@ -148,7 +148,14 @@ class Relay:
             self._ended.add(index)
             if len(self._ended) == 2:
                 self._finish()
-        await out_link.send(Frame(frame.type, out_id, frame.payload))
+        try:
+            await out_link.send(Frame(frame.type, out_id, frame.payload))
+        except OSError:
+            # The next hop's link is gone: end this stream, not the link it came in on.
+            self._finish()
+            back_id = self._ends[1 - index][1]
+            with contextlib.suppress(Exception):
+                link.writer.write(Frame(FrameType.CLOSE, back_id, b"link lost").encode())
 
     def link_lost(self, link: LinkSession) -> None:
         self._finish()

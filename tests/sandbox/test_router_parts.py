@@ -1,0 +1,206 @@
+"""The router's pure parts: configuration, routing table, framing, host name check."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.errors import ConfigError
+from skupper_mcp.sandbox import certs
+from skupper_mcp.sandbox.router.config import check_ssl_profiles, expand, parse
+from skupper_mcp.sandbox.router.management import respond
+from skupper_mcp.sandbox.router.protocol import Frame, FrameType, ProtocolError, read_frame
+from skupper_mcp.sandbox.router.routing import MAX_COST, Route, RouteTable
+from skupper_mcp.sandbox.router.tls import HostnameMismatch, check_hostname
+
+METADATA = json.dumps({"id": "site-uuid", "name": "hub-rhel-ai", "version": "2.1.3"})
+CONFIG = [
+    ["router", {"id": "hub-rhel-ai-1-2", "mode": "interior", "metadata": METADATA}],
+    [
+        "sslProfile",
+        {
+            "name": "access-profile",
+            "caCertFile": "${SSL_PROFILE_BASE_PATH}/runtime/certs/access/ca.crt",
+            "certFile": "${SSL_PROFILE_BASE_PATH}/runtime/certs/access/tls.crt",
+            "privateKeyFile": "${SSL_PROFILE_BASE_PATH}/runtime/certs/access/tls.key",
+        },
+    ],
+    [
+        "listener",
+        {
+            "name": "access-inter-router",
+            "role": "inter-router",
+            "host": "0.0.0.0",
+            "port": "8000",
+            "sslProfile": "access-profile",
+            "authenticatePeer": True,
+        },
+    ],
+    [
+        "connector",
+        {
+            "name": "link-x",
+            "role": "inter-router",
+            "host": "10.0.0.1",
+            "port": 55671,
+            "sslProfile": "access-profile",
+            "cost": "2",
+            "verifyHostname": "false",
+        },
+    ],
+    ["tcpListener", {"name": "l", "host": "0.0.0.0", "port": "9000", "address": "k"}],
+    ["tcpConnector", {"name": "c", "host": "127.0.0.1", "port": "9000", "address": "k"}],
+    ["address", {"prefix": "mc", "distribution": "multicast"}],
+]
+
+
+def test_parse_reads_the_entities_the_router_honours() -> None:
+    config = parse(json.dumps(CONFIG))
+
+    assert (config.router.id, config.router.site_name, config.router.site_id) == (
+        "hub-rhel-ai-1-2",
+        "hub-rhel-ai",
+        "site-uuid",
+    )
+    assert config.listeners[0].port == 8000 and config.listeners[0].authenticate_peer
+    link = config.connectors[0]
+    assert (link.port, link.cost, link.verify_hostname) == (55671, 2, False)
+    assert [t.address for t in config.tcp_listeners + config.tcp_connectors] == ["k", "k"]
+
+
+def test_verify_hostname_defaults_to_true() -> None:
+    entities = [
+        CONFIG[0],
+        CONFIG[1],
+        ["connector", {"name": "a", "host": "h", "port": "1", "sslProfile": "access-profile"}],
+    ]
+
+    assert parse(json.dumps(entities)).connectors[0].verify_hostname is True
+
+
+@pytest.mark.parametrize(
+    ("entities", "message"),
+    [
+        ("{", "not valid JSON"),
+        (json.dumps([["listener", {"name": "a", "port": "1"}]]), "no router entity"),
+        (json.dumps([CONFIG[0], ["listener", {"name": "a", "port": "x"}]]), "listener 'a'"),
+        (
+            json.dumps([CONFIG[0], ["connector", {"name": "a", "port": "1", "sslProfile": "p"}]]),
+            "not defined",
+        ),
+    ],
+)
+def test_parse_names_what_is_wrong(entities: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse(entities)
+
+
+def test_expand_leaves_unknown_variables_as_written() -> None:
+    text = "${SSL_PROFILE_BASE_PATH}/a $HOME/b ${MISSING}/c"
+
+    assert (
+        expand(text, {"SSL_PROFILE_BASE_PATH": "/etc/r", "HOME": "/h"})
+        == "/etc/r/a /h/b ${MISSING}/c"
+    )
+
+
+def test_check_ssl_profiles_refuses_unexpanded_and_missing_files(tmp_path: Path) -> None:
+    unexpanded = parse(json.dumps(CONFIG))
+    with pytest.raises(ConfigError, match="unexpanded"):
+        check_ssl_profiles(unexpanded, Path)
+
+    expanded = parse(expand(json.dumps(CONFIG), {"SSL_PROFILE_BASE_PATH": str(tmp_path)}))
+    with pytest.raises(ConfigError, match="No such file"):
+        check_ssl_profiles(expanded, Path)
+
+    folder = tmp_path / "runtime" / "certs" / "access"
+    folder.mkdir(parents=True)
+    for name in ("ca.crt", "tls.crt", "tls.key"):
+        (folder / name).write_text("x")
+    check_ssl_profiles(expanded, Path)
+
+
+def test_best_route_prefers_local_then_cheapest_peer() -> None:
+    table = RouteTable()
+    table.learn("b", {"k": 1}, link_cost=1)
+    table.learn("a", {"k": 3}, link_cost=1)
+
+    assert table.best("k") == Route("b", 2)
+    table.set_local({"k"})
+    assert table.best("k") == Route(None, 0)
+
+
+def test_split_horizon_does_not_advertise_a_route_back_to_its_peer() -> None:
+    table = RouteTable()
+    table.learn("b", {"k": 0}, link_cost=1)
+
+    assert table.advertisement_for("b") == {}
+    assert table.advertisement_for("c") == {"k": 1}
+
+
+def test_routes_through_a_closed_link_are_dropped() -> None:
+    table = RouteTable()
+    table.learn("b", {"k": 0}, link_cost=1)
+
+    assert table.forget("b") is True
+    assert table.best("k") is None
+    assert table.reachable() == {}
+    assert table.forget("b") is False
+
+
+def test_routes_longer_than_the_hop_limit_are_unreachable() -> None:
+    table = RouteTable()
+    table.learn("b", {"far": MAX_COST, "near": MAX_COST - 1}, link_cost=1)
+
+    assert table.reachable() == {"near": MAX_COST}
+    assert table.advertisement_for("c") == {}
+
+
+def test_learn_reports_whether_anything_changed() -> None:
+    table = RouteTable()
+
+    assert table.learn("b", {"k": 0}, 1) is True
+    assert table.learn("b", {"k": 0}, 1) is False
+    assert table.learn("b", {"k": 1}, 1) is True
+
+
+def test_hostname_check_uses_dns_sans_only() -> None:
+    ca = certs.new_ca("ca")
+    cert_pem, _ = certs.issue(*ca, "server", sans=["10.1.2.3", "hub.example.com"])
+    der = ssl.PEM_cert_to_DER_cert(cert_pem.decode())
+
+    check_hostname("hub.example.com", der)
+    check_hostname("10.1.2.3", der)  # IP SANs are also written as DNS SANs
+    with pytest.raises(HostnameMismatch, match="certificate verify failed: Hostname mismatch"):
+        check_hostname("other.example.com", der)
+
+
+async def test_frames_round_trip_and_bad_frames_are_refused() -> None:
+    frame = Frame(FrameType.DATA, 7, b"payload")
+    reader = asyncio.StreamReader()
+    reader.feed_data(frame.encode() + bytes([99, 0, 0, 0, 1, 0, 0, 0, 0]))
+    reader.feed_eof()
+
+    assert await read_frame(reader) == frame
+    with pytest.raises(ProtocolError, match="unknown frame type"):
+        await read_frame(reader)
+
+
+async def test_clean_eof_between_frames_is_none() -> None:
+    reader = asyncio.StreamReader()
+    reader.feed_eof()
+
+    assert await read_frame(reader) is None
+
+
+def test_management_respond_answers_only_query() -> None:
+    def answer() -> dict[str, object]:
+        return {"router": {}}
+
+    assert respond(b'{"op": "query"}\n', answer) == {"router": {}}
+    assert "error" in respond(b"nonsense\n", answer)
+    assert "error" in respond(b'{"op": "delete"}\n', answer)
