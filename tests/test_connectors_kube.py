@@ -1,0 +1,283 @@
+"""KubeConnector with the real kubernetes client against a small API on 127.204.0.200."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from skupper_mcp.connectors.kube import KubeConnector
+from skupper_mcp.errors import ConfigError, ConnectError, KubeError
+from sshkit import free_port
+
+ADDRESS = "127.204.0.200"
+TOKEN = "sandbox-token"
+CUSTOM = "/apis/skupper.io/v2alpha1/namespaces/"
+CORE = "/api/v1/namespaces/"
+
+
+class FakeApi(ThreadingHTTPServer):
+    """Just enough of the Kubernetes API: /version, namespaced skupper.io objects and
+    Secrets (get, list with label selectors, create, replace, merge-patch, delete)."""
+
+    def __init__(self) -> None:
+        super().__init__((ADDRESS, 0), _Handler)
+        self.objects: dict[str, dict[str, Any]] = {}
+        self.token = TOKEN
+        self.requests: list[str] = []
+        self.version = 0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: FakeApi
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _status(self, code: int, message: str) -> None:
+        self._send(code, {"kind": "Status", "status": "Failure", "message": message, "code": code})
+
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        result: dict[str, Any] = json.loads(self.rfile.read(length) or b"{}")
+        return result
+
+    def _handle(self) -> None:
+        path, _, query = self.path.partition("?")
+        path = path.rstrip("/")
+        self.server.requests.append(f"{self.command} {path}")
+        if self.headers.get("Authorization") != f"Bearer {self.server.token}":
+            self._status(401, "Unauthorized")
+            return
+        if path == "/version":
+            # The client validates every VersionInfo field.
+            fields = ("buildDate", "compiler", "gitCommit", "gitTreeState", "goVersion", "platform")
+            version = {"major": "1", "minor": "30", "gitVersion": "v1.30.2"}
+            self._send(200, version | {field: "x" for field in fields})
+            return
+        if not path.startswith((CUSTOM, CORE)):
+            self._status(404, "the server could not find the requested resource")
+            return
+        parts = path.split("/")
+        # .../namespaces/<ns>/<plural>[/<name>]
+        if path.startswith(CORE):
+            collection, name = (path, None) if len(parts) == 6 else ("/".join(parts[:6]), parts[6])
+        else:
+            collection, name = (path, None) if len(parts) == 7 else ("/".join(parts[:7]), parts[7])
+        self._serve(collection, name, query)
+
+    def _serve(self, collection: str, name: str | None, query: str) -> None:
+        store = self.server.objects
+        key = f"{collection}/{name}"
+        if self.command == "GET" and name is None:
+            selector = dict(
+                pair.split("=", 1)
+                for part in query.split("&")
+                if part.startswith("labelSelector=")
+                for pair in [part.split("=", 1)[1].replace("%3D", "=")]
+            )
+            items = [
+                obj
+                for k, obj in store.items()
+                if k.rsplit("/", 1)[0] == collection
+                and all(obj["metadata"].get("labels", {}).get(a) == b for a, b in selector.items())
+            ]
+            self._send(200, {"kind": "List", "items": items, "metadata": {}})
+        elif self.command == "GET":
+            if key in store:
+                self._send(200, store[key])
+            else:
+                self._status(404, f"{name} not found")
+        elif self.command == "POST":
+            body = self._body()
+            key = f"{collection}/{body['metadata']['name']}"
+            if key in store:
+                self._status(409, "already exists")
+                return
+            self._save(key, body, 201)
+        elif self.command in ("PUT", "PATCH"):
+            if key not in store:
+                self._status(404, f"{name} not found")
+                return
+            body = self._body()
+            if self.command == "PATCH":
+                assert self.headers["Content-Type"] == "application/merge-patch+json"
+                body = _merge(store[key], body)
+            elif (
+                body["metadata"].get("resourceVersion") != store[key]["metadata"]["resourceVersion"]
+            ):
+                self._status(409, "the object has been modified")
+                return
+            self._save(key, body, 200)
+        elif self.command == "DELETE":
+            if store.pop(key, None) is None:
+                self._status(404, f"{name} not found")
+            else:
+                self._send(200, {"kind": "Status", "status": "Success"})
+
+    def _save(self, key: str, body: dict[str, Any], status: int) -> None:
+        self.server.version += 1
+        body["metadata"]["resourceVersion"] = str(self.server.version)
+        self.server.objects[key] = body
+        self._send(status, body)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+
+def _merge(target: Any, patch: Any) -> Any:
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = _merge(result.get(key), value)
+    return result
+
+
+def write_kubeconfig(path: Path, server: str, token: str = TOKEN) -> Path:
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": server}}],
+                "users": [{"name": "u", "user": {"token": token}}],
+                "contexts": [
+                    {
+                        "name": "crc-admin",
+                        "context": {"cluster": "c", "user": "u", "namespace": "van"},
+                    }
+                ],
+                "current-context": "crc-admin",
+            }
+        )
+    )
+    return path
+
+
+@pytest.fixture
+def api() -> Iterator[FakeApi]:
+    server = FakeApi()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture
+def kubeconfig(api: FakeApi, tmp_path: Path) -> Path:
+    return write_kubeconfig(tmp_path / "kubeconfig", f"http://{ADDRESS}:{api.server_port}")
+
+
+def site(name: str, spec: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "skupper.io/v2alpha1",
+        "kind": "Site",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": spec,
+    }
+
+
+async def test_check_access_returns_the_server_version(kubeconfig: Path) -> None:
+    kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
+    try:
+        assert await kube.check_access() == "v1.30.2"
+    finally:
+        await kube.close()
+
+
+async def test_expired_token_is_kube_error_401_saying_to_log_in(
+    api: FakeApi, kubeconfig: Path
+) -> None:
+    api.token = "rotated"
+    kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
+    try:
+        with pytest.raises(KubeError) as raised:
+            await kube.check_access("van")
+    finally:
+        await kube.close()
+    assert raised.value.status == 401
+    assert "oc login" in str(raised.value)
+
+
+async def test_api_that_is_down_is_a_connect_error(tmp_path: Path) -> None:
+    port = free_port(ADDRESS)
+    config = write_kubeconfig(tmp_path / "kubeconfig", f"http://{ADDRESS}:{port}")
+    kube = KubeConnector(config, "crc-admin", timeout=2)
+    try:
+        with pytest.raises(ConnectError) as raised:
+            await kube.list("sites")
+    finally:
+        await kube.close()
+    assert raised.value.host == "crc-admin"
+    assert "connection refused" in str(raised.value)
+
+
+async def test_unknown_context_is_a_config_error(kubeconfig: Path) -> None:
+    kube = KubeConnector(kubeconfig, "no-such-context")
+    with pytest.raises(ConfigError, match="no-such-context"):
+        await kube.list("sites")
+
+
+async def test_custom_objects_round_trip(api: FakeApi, kubeconfig: Path) -> None:
+    kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
+    try:
+        assert await kube.apply("sites", site("crc", {"linkAccess": "default"}, {"a": "1"}))
+        assert not await kube.apply("sites", site("crc", {"linkAccess": "default"}, {"a": "1"}))
+        assert await kube.apply("sites", site("crc", {"linkAccess": "none"}, {"a": "1"}))
+        assert await kube.apply("sites", site("other", {}, {"a": "2"}))
+        got = await kube.get("sites", "crc")
+        assert got["spec"] == {"linkAccess": "none"}
+        assert [s["metadata"]["name"] for s in await kube.list("sites", "a=2")] == ["other"]
+        assert len(await kube.list("sites")) == 2
+        patched = await kube.patch("sites", "crc", {"spec": {"ha": True}})
+        assert patched["spec"] == {"linkAccess": "none", "ha": True}
+        assert await kube.delete("sites", "crc")
+        assert not await kube.delete("sites", "crc")
+        with pytest.raises(KubeError) as raised:
+            await kube.get("sites", "crc")
+        assert raised.value.status == 404
+    finally:
+        await kube.close()
+    # The context's namespace is the default for every call.
+    assert all("/namespaces/van/" in r for r in api.requests if "namespaces" in r)
+
+
+async def test_secrets_apply_only_when_the_data_changes(kubeconfig: Path) -> None:
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/tls",
+        "metadata": {"name": "link-rhel-ai"},
+        "data": {"ca.crt": "Y2E=", "tls.crt": "Y3J0", "tls.key": "a2V5"},
+    }
+    kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
+    try:
+        assert await kube.apply_secret(secret)
+        assert not await kube.apply_secret(secret)
+        assert await kube.apply_secret({**secret, "data": {**secret["data"], "tls.crt": "bmV3"}})
+        assert (await kube.get_secret("link-rhel-ai"))["data"]["tls.crt"] == "bmV3"
+        assert await kube.delete_secret("link-rhel-ai")
+        assert not await kube.delete_secret("link-rhel-ai")
+    finally:
+        await kube.close()
