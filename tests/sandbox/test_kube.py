@@ -157,8 +157,26 @@ def running_cluster(world_dir: Path, address: str) -> Iterator[Cluster]:
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """A cluster of the test's own (for faults and router pods)."""
     with running_cluster(tmp_path, next(_addresses)) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One cluster for the API-only tests; each works in a namespace of its own."""
+    with running_cluster(tmp_path_factory.mktemp("shared"), next(_addresses)) as running:
+        yield running
+
+
+_namespaces = (f"test-{n}" for n in itertools.count(1))
+
+
+@pytest.fixture
+def ns(shared: Cluster) -> str:
+    name = next(_namespaces)
+    make_namespace(shared.core(), name)
+    return name
 
 
 def status_body(error: ApiException) -> dict[str, Any]:
@@ -214,25 +232,25 @@ def cr_status(custom: k8s.CustomObjectsApi, ns: str, plural: str, name: str) -> 
 
 
 def test_kubeconfig_names_the_crc_context_and_the_client_reaches_the_api(
-    cluster: Cluster,
+    shared: Cluster,
 ) -> None:
-    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    config = yaml.safe_load(shared.kubeconfig.read_text())
     assert config["current-context"] == "crc-admin"
     context = config["contexts"][0]["context"]
     assert context == {"cluster": "crc", "user": "kubeadmin", "namespace": "default"}
-    assert config["clusters"][0]["cluster"]["server"] == f"https://{cluster.address}:6443"
-    assert oct((cluster.kubeconfig).stat().st_mode & 0o777) == "0o600"
+    assert config["clusters"][0]["cluster"]["server"] == f"https://{shared.address}:6443"
+    assert oct((shared.kubeconfig).stat().st_mode & 0o777) == "0o600"
 
-    version = k8s.VersionApi(cluster.api_client()).get_code()
+    version = k8s.VersionApi(shared.api_client()).get_code()
     assert version.major == "1"
-    names = [ns.metadata.name for ns in cluster.core().list_namespace().items]
+    names = [ns.metadata.name for ns in shared.core().list_namespace().items]
     assert "default" in names
-    groups = k8s.ApisApi(cluster.api_client()).get_api_versions()
+    groups = k8s.ApisApi(shared.api_client()).get_api_versions()
     assert [g.name for g in groups.groups] == ["skupper.io"]
 
 
-def test_namespaced_objects_need_their_namespace(cluster: Cluster) -> None:
-    custom = cluster.custom()
+def test_namespaced_objects_need_their_namespace(shared: Cluster) -> None:
+    custom = shared.custom()
     with pytest.raises(ApiException) as missing:
         custom.create_namespaced_custom_object(
             GROUP, VERSION, "skupper-models", "sites", skupper("Site", "crc", {})
@@ -240,9 +258,9 @@ def test_namespaced_objects_need_their_namespace(cluster: Cluster) -> None:
     assert missing.value.status == 404
     assert status_body(missing.value)["reason"] == "NotFound"
 
-    make_namespace(cluster.core(), "skupper-models")
+    make_namespace(shared.core(), "skupper-models")
     with pytest.raises(ApiException) as again:
-        make_namespace(cluster.core(), "skupper-models")
+        make_namespace(shared.core(), "skupper-models")
     assert again.value.status == 409
     created = custom.create_namespaced_custom_object(
         GROUP, VERSION, "skupper-models", "listeners", skupper("Listener", "l1", {"port": 1})
@@ -252,9 +270,8 @@ def test_namespaced_objects_need_their_namespace(cluster: Cluster) -> None:
     assert created["metadata"]["generation"] == 1 and created["metadata"]["creationTimestamp"]
 
 
-def test_custom_objects_crud_selectors_and_patches(cluster: Cluster) -> None:
-    custom = cluster.custom()
-    ns = "default"
+def test_custom_objects_crud_selectors_and_patches(shared: Cluster, ns: str) -> None:
+    custom = shared.custom()
     for name, tier in (("a", "one"), ("b", "two"), ("c", None)):
         labels = {"app": "models", **({"tier": tier} if tier else {})}
         custom.create_namespaced_custom_object(
@@ -306,31 +323,31 @@ def test_custom_objects_crud_selectors_and_patches(cluster: Cluster) -> None:
     assert twice.value.status == 404
 
 
-def test_status_subresource_is_separate_from_spec(cluster: Cluster) -> None:
-    custom = cluster.custom()
+def test_status_subresource_is_separate_from_spec(shared: Cluster, ns: str) -> None:
+    custom = shared.custom()
     body = skupper("Connector", "c", {"routingKey": "k", "port": 1})
     body["status"] = {"status": "Ready"}
-    created = custom.create_namespaced_custom_object(GROUP, VERSION, "default", "connectors", body)
+    created = custom.create_namespaced_custom_object(GROUP, VERSION, ns, "connectors", body)
     assert "status" not in created
     custom.patch_namespaced_custom_object_status(
         GROUP,
         VERSION,
-        "default",
+        ns,
         "connectors",
         "c",
         {"status": {"message": "hi"}, "spec": {"port": 9}},
     )
-    after = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "connectors", "c")
+    after = custom.get_namespaced_custom_object(GROUP, VERSION, ns, "connectors", "c")
     assert after["status"]["message"] == "hi"
     assert after["spec"]["port"] == 1
     assert after["metadata"]["generation"] == 1
 
 
-def test_secrets_are_validated_and_string_data_is_encoded(cluster: Cluster) -> None:
-    core = cluster.core()
+def test_secrets_are_validated_and_string_data_is_encoded(shared: Cluster, ns: str) -> None:
+    core = shared.core()
     with pytest.raises(ApiException) as invalid:
         core.create_namespaced_secret(
-            "default",
+            ns,
             {
                 "metadata": {"name": "half"},
                 "type": "kubernetes.io/tls",
@@ -341,24 +358,24 @@ def test_secrets_are_validated_and_string_data_is_encoded(cluster: Cluster) -> N
     assert "tls.key" in status_body(invalid.value)["message"]
 
     secret = core.create_namespaced_secret(
-        "default", {"metadata": {"name": "plain"}, "stringData": {"token": "s3cret"}}
+        ns, {"metadata": {"name": "plain"}, "stringData": {"token": "s3cret"}}
     )
     assert secret.type == "Opaque"
     assert base64.b64decode(secret.data["token"]) == b"s3cret"
     assert secret.string_data is None
 
     patched = core.patch_namespaced_secret(
-        "plain", "default", [{"op": "add", "path": "/metadata/labels", "value": {"x": "y"}}]
+        "plain", ns, [{"op": "add", "path": "/metadata/labels", "value": {"x": "y"}}]
     )
     assert patched.metadata.labels == {"x": "y"}
-    core.patch_namespaced_secret("plain", "default", {"metadata": {"labels": {"z": "1"}}})
-    assert core.read_namespaced_secret("plain", "default").metadata.labels == {"x": "y", "z": "1"}
-    deleted = core.delete_namespaced_secret("plain", "default")
+    core.patch_namespaced_secret("plain", ns, {"metadata": {"labels": {"z": "1"}}})
+    assert core.read_namespaced_secret("plain", ns).metadata.labels == {"x": "y", "z": "1"}
+    deleted = core.delete_namespaced_secret("plain", ns)
     assert deleted["kind"] == "Status" and deleted["status"] == "Success"
 
 
-def test_wrong_token_is_401_with_a_status(cluster: Cluster, tmp_path: Path) -> None:
-    config = yaml.safe_load(cluster.kubeconfig.read_text())
+def test_wrong_token_is_401_with_a_status(shared: Cluster, tmp_path: Path) -> None:
+    config = yaml.safe_load(shared.kubeconfig.read_text())
     config["users"][0]["user"]["token"] = "sha256~not-the-token"
     wrong = tmp_path / "wrong-kubeconfig"
     wrong.write_text(yaml.safe_dump(config))
