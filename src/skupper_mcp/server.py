@@ -6,6 +6,7 @@ stdout here (stdio carries the protocol); logs go to stderr.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -156,9 +157,13 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         result = await run(lambda: engine.setup(check=check, plan=plan, progress=report))
         return SetupResult(result)
 
-    server.add_tool(resolve_profile, annotations=READ_ONLY)
+    def add(function: Callable[..., Any], annotations: ToolAnnotations) -> None:
+        description = inspect.cleandoc(function.__doc__ or "")
+        server.add_tool(function, description=description, annotations=annotations)
+
+    add(resolve_profile, READ_ONLY)
     if not read_only:
-        server.add_tool(setup, annotations=SETUP)
+        add(setup, SETUP)
 
     @server.resource(
         "skupper://topology",

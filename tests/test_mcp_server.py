@@ -1,0 +1,155 @@
+"""The MCP server in-process through mcp.Client, in the legacy and the default mode."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+from skupper_mcp.models import CheckResult, ResolveResult
+from skupper_mcp.server import build_server
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
+MODES = ["legacy", "auto"]
+
+
+def tools_snapshot(tools: list[Any]) -> list[dict[str, Any]]:
+    """What the golden snapshot keeps of tools/list: the interface, nothing volatile."""
+    return [
+        {
+            "name": t.name,
+            "description": t.description,
+            "input_schema": t.input_schema,
+            "output_schema": t.output_schema,
+            "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True),
+        }
+        for t in sorted(tools, key=lambda t: t.name)
+    ]
+
+
+@pytest.fixture
+def server(example_path: Path) -> MCPServer:
+    return build_server(example_path)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode: str) -> None:
+    async with Client(server, mode=mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == {"resolve_profile", "setup"}
+    resolve = tools["resolve_profile"]
+    assert resolve.annotations is not None
+    assert resolve.annotations.read_only_hint is True
+    assert resolve.annotations.destructive_hint is False
+    assert resolve.output_schema is not None
+    assert "profile_source" in resolve.output_schema["properties"]
+    setup = tools["setup"]
+    assert setup.annotations is not None
+    assert (setup.annotations.read_only_hint, setup.annotations.destructive_hint) == (False, False)
+    assert setup.annotations.idempotent_hint is True
+    assert setup.output_schema is not None and setup.output_schema["type"] == "object"
+    assert "check" in setup.input_schema["properties"]
+    assert all(t.description for t in tools.values())
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_resolve_profile_returns_structured_content(server: MCPServer, mode: str) -> None:
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("resolve_profile", {"name": "g3b-16k"})
+    assert not result.is_error
+    resolved = ResolveResult.model_validate(result.structured_content)
+    assert (resolved.host, resolved.profile_source, resolved.listener_port) == (
+        "rhtevan-work",
+        "given",
+        10000,
+    )
+    assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_unknown_name_is_a_tool_error_listing_names(server: MCPServer, mode: str) -> None:
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("resolve_profile", {"name": "nope"})
+        empty = await client.call_tool("resolve_profile", {"name": ""})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "unknown host, site or profile 'nope'" in text and "rhel-ai" in text
+    assert empty.is_error
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_setup_without_check_says_it_is_not_available(server: MCPServer, mode: str) -> None:
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("setup", {})
+    assert result.is_error
+    assert "not available" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_setup_check_returns_a_check_result(
+    write_topology, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a topology whose only provider refuses at once: the precheck answers quickly
+    from topology_samples import ssh_topology
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    text = ssh_topology(
+        [("alpha", "127.207.0.9", 1)],
+        identities=[str(tmp_path / "none")],
+        known_hosts=str(tmp_path / "known_hosts"),
+        connect_timeout=2,
+    )
+    progress: list[str] = []
+
+    async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
+    async with Client(build_server(write_topology(text)), mode="legacy") as client:
+        result = await client.call_tool("setup", {"check": True}, progress_callback=on_progress)
+    assert not result.is_error
+    checked = CheckResult.model_validate(result.structured_content)
+    assert not checked.ok
+    assert checked.topology.startswith("LOCAL: local-test")
+    alpha_ssh = next(c for c in checked.checks if (c.site, c.name) == ("alpha", "ssh"))
+    assert alpha_ssh.status == "fail" and alpha_ssh.hint
+    assert any(line.startswith("alpha:") for line in progress)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_read_only_lists_only_read_only_tools(example_path: Path, mode: str) -> None:
+    async with Client(build_server(example_path, read_only=True), mode=mode) as client:
+        tools = (await client.list_tools()).tools
+    assert [t.name for t in tools] == ["resolve_profile"]
+    assert all(t.annotations and t.annotations.read_only_hint for t in tools)
+
+
+async def test_topology_resources(server: MCPServer) -> None:
+    async with Client(server, mode="legacy") as client:
+        markdown = await client.read_resource("skupper://topology")
+        document = await client.read_resource("skupper://topology.json")
+    text = markdown.contents[0].text  # type: ignore[union-attr]
+    assert "LOCAL: local-ezhang" in text and "| hub-rhel-ai |" in text
+    parsed = json.loads(document.contents[0].text)  # type: ignore[union-attr]
+    assert [p["name"] for p in parsed["providers"]] == ["rhel-ai", "rhtevan-work"]
+
+
+async def test_bad_topology_makes_every_tool_say_what_to_fix(write_topology) -> None:
+    path = write_topology("RHEL_AI_SSH_HOST=h\nRHEL_AI_MODEL_PORT=99999\n")
+    async with Client(build_server(path), mode="legacy") as client:
+        result = await client.call_tool("resolve_profile", {"name": "rhel-ai"})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "RHEL_AI_PUBLIC_HOST: required" in text and "Fix topology.env" in text
+
+
+async def test_tools_list_matches_the_golden_snapshot(server: MCPServer) -> None:
+    async with Client(server, mode="legacy") as client:
+        current = tools_snapshot((await client.list_tools()).tools)
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
+    expected = json.loads(SNAPSHOT.read_text())
+    assert current == expected, "tools/list changed: review, then rerun with UPDATE_SNAPSHOTS=1"
