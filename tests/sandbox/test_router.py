@@ -591,3 +591,18 @@ def test_router_refuses_to_start_when_a_certificate_file_is_missing(world: World
     log = site.log_path.read_text()
     assert "Router start-up failed" in log
     assert "tls.key" in log and "No such file" in log
+
+
+def test_listener_and_connector_on_one_router_are_joined_directly(world: World) -> None:
+    site = world.site("local")
+    tcp_listener(site, "echo-listener", 7100, "echo")
+    tcp_connector(site, "echo-connector", 7101, "echo")
+    with EchoServer(site.address, 7101):
+        world.start(site)
+        wait_for(lambda: port_open(site.address, 7100), what="the listener to bind")
+        with socket.create_connection((site.address, 7100), timeout=5) as sock:
+            send_then_shutdown(sock, b"ping")
+            received = read_all(sock)
+
+    assert received == b"ping"
+    assert wait_for(site.query)["reachable"] == {"echo": 0}

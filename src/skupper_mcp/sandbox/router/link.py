@@ -51,6 +51,13 @@ class LinkSession:
         self.writer.write(frame.encode())
         await self.writer.drain()
 
+    def send_nowait(self, frame: Frame) -> None:
+        """Write a small link-level frame without waiting, so a stalled link (its buffer
+        full) cannot stall the router's periodic work, such as noticing that it is idle."""
+        if self.writer.is_closing():
+            raise ConnectionResetError(f"link {self.name} is closed")
+        self.writer.write(frame.encode())
+
     def abort(self) -> None:
         """Drop the connection now; the reader loop then ends the link."""
         transport = self.writer.transport

@@ -83,10 +83,10 @@ class Router:
             if connector.role in LINK_ROLES:
                 self._spawn(self._dial_forever(connector))
         while True:
+            self._expire_idle_links()
+            self._advertise()  # also the links' heartbeat
             await self._bind_listeners()
             await self._refresh_tcp_listeners()
-            await self._advertise()
-            self._expire_idle_links()
             await asyncio.sleep(TICK_SECONDS)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
@@ -286,7 +286,7 @@ class Router:
         self.links[link.name] = link
         reason = "closed by peer"
         try:
-            await self._send_routes(link)
+            self._send_routes(link)
             while True:
                 frame = await read_frame(link.reader)
                 if frame is None:
@@ -332,20 +332,20 @@ class Router:
                 await handler.handle(link, frame)
 
     async def _routes_changed(self) -> None:
+        self._advertise()
         await self._refresh_tcp_listeners()
-        await self._advertise()
 
-    async def _advertise(self) -> None:
+    def _advertise(self) -> None:
         for link in list(self.links.values()):
             with contextlib.suppress(OSError):
-                await self._send_routes(link)
+                self._send_routes(link)
 
-    async def _send_routes(self, link: LinkSession) -> None:
+    def _send_routes(self, link: LinkSession) -> None:
         body = {
             "keys": self.keys.advertisement_for(link.name),
             "sites": self.sites.advertisement_for(link.name),
         }
-        await link.send(json_frame(FrameType.ROUTES, body))
+        link.send_nowait(json_frame(FrameType.ROUTES, body))
 
     # --- streams -------------------------------------------------------------------------
 
