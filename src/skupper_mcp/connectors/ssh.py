@@ -95,10 +95,11 @@ class SSHConnector:
             await self._drop_connection()
             try:
                 process = await self._open_process(command)
-            except (asyncssh.ChannelOpenError, asyncssh.DisconnectError) as exc:
+            except (asyncssh.ChannelOpenError, asyncssh.DisconnectError, OSError) as exc:
                 await self._drop_connection()
+                reason = getattr(exc, "reason", None) or str(exc)
                 raise ConnectError(
-                    self._name, f"connection lost to {self._address}: {exc.reason}"
+                    self._name, f"connection lost to {self._address}: {reason}"
                 ) from exc
         remote = _RemoteCommand(process)
         try:
