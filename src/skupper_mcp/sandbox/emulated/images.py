@@ -107,7 +107,8 @@ def process_for(
     if fnmatchcase(full, MODEL_SERVER):
         return ImageProcess([python, "-m", "skupper_mcp.sandbox.model_server"], {})
     if fnmatchcase(full, CUSTOM_MODEL):
-        env = {MODEL_COMMAND_VAR: _model_server_command(host)}
+        command_text = container_env.get(MODEL_COMMAND_VAR) or _model_server_command(host)
+        env = {MODEL_COMMAND_VAR: command_text}
         env["HOST"] = translate(container_env.get("HOST", "0.0.0.0"), host)
         return ImageProcess(["/bin/sh", "-c", env[MODEL_COMMAND_VAR]], env)
     return ImageProcess(["/bin/sh"], {})

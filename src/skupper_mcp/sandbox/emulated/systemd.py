@@ -344,7 +344,6 @@ class Unit:
         env = hostenv.host_env(info.host_dir)
         env["XDG_RUNTIME_DIR"] = f"/run/user/{info.uid}"
         env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path=/run/user/{info.uid}/bus"
-        env["SYSTEMD_EXEC_PID"] = ""
         assert self.config is not None
         env.update(self.config.environment)
         env.update(extra or {})
