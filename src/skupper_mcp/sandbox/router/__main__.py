@@ -55,7 +55,11 @@ def _tmp_is_writable(host: hostenv.HostInfo) -> bool:
 
 def main() -> int:
     log = _configure_logging()
-    host = hostenv.current_host()
+    try:
+        host = hostenv.current_host()
+    except (hostenv.NotOnSandboxHost, OSError) as exc:
+        print(f"router: {exc}", file=sys.stderr)
+        return 1
     if not _tmp_is_writable(host):
         print(f"cp: cannot create regular file '{COPY_PATH}': Permission denied", file=sys.stderr)
         return 1
