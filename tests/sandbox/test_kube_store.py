@@ -100,8 +100,9 @@ def test_deleting_a_namespace_deletes_its_objects() -> None:
     store.create(resources.CONFIGMAPS, "ns1", {"metadata": {"name": "c"}, "data": {}})
     store.delete(resources.NAMESPACES, None, "ns1")
     with pytest.raises(ApiError) as gone:
-        store.items(resources.CONFIGMAPS, "ns1")
+        store.get(resources.CONFIGMAPS, "ns1", "c")
     assert gone.value.code == 404
+    assert store.items(resources.CONFIGMAPS, "ns1") == []  # a list there is empty, as in k8s
     assert store.items(resources.CONFIGMAPS) == []
 
 

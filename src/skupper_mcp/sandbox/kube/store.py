@@ -156,7 +156,7 @@ class Store:
     # -- lookup --------------------------------------------------------------------
 
     def _bucket(self, resource: Resource, namespace: str) -> dict[str, Obj]:
-        key = f"{resource.group}|{resource.version}|{resource.plural}"
+        key = _key(resource)
         return self._objects.setdefault((key, namespace if resource.namespaced else ""), {})
 
     def _next_version(self) -> str:
@@ -196,11 +196,11 @@ class Store:
         except SelectorError as error:
             raise ApiError(400, "BadRequest", str(error)) from error
         if namespace and resource.namespaced:
-            self._require_namespace(resource, namespace)
-            buckets = [self._bucket(resource, namespace)]
+            # As the real API server: listing in a namespace that does not exist is an
+            # empty list, not an error (get, create and delete there are 404).
+            buckets = [self._objects.get((_key(resource), namespace), {})]
         else:
-            key = f"{resource.group}|{resource.version}|{resource.plural}"
-            buckets = [b for (k, _), b in sorted(self._objects.items()) if k == key]
+            buckets = [b for (k, _), b in sorted(self._objects.items()) if k == _key(resource)]
         found = [
             copy.deepcopy(obj)
             for bucket in buckets
@@ -441,3 +441,7 @@ class Store:
         listing = self.list(resource, namespace, labels, fields)
         listing["items"] = gone
         return listing
+
+
+def _key(resource: Resource) -> str:
+    return f"{resource.group}|{resource.version}|{resource.plural}"
