@@ -606,3 +606,14 @@ def test_listener_and_connector_on_one_router_are_joined_directly(world: World) 
 
     assert received == b"ping"
     assert wait_for(site.query)["reachable"] == {"echo": 0}
+
+
+def test_router_refuses_to_start_when_a_key_is_not_pem(world: World) -> None:
+    site = world.site("provider")
+    world.accept_links(site)
+    (site.host_dir / "certs" / "provider-access" / "tls.key").write_text("not a key")
+    site.start()
+    assert site.process is not None
+
+    assert site.process.wait(timeout=10) == 1
+    assert "cannot be loaded" in site.log_path.read_text()

@@ -11,14 +11,16 @@ import asyncio
 import json
 import logging
 import os
+import ssl
 import sys
 import time
 from pathlib import Path
 
 from skupper_mcp.errors import ConfigError
 from skupper_mcp.sandbox import hostenv
-from skupper_mcp.sandbox.router.config import check_ssl_profiles, expand, parse
+from skupper_mcp.sandbox.router.config import RouterConfig, check_ssl_profiles, expand, parse
 from skupper_mcp.sandbox.router.node import Router
+from skupper_mcp.sandbox.router.tls import client_context
 
 DEFAULT_CONF = "/etc/skupper-router/config/skrouterd.json"
 COPY_PATH = "/tmp/skrouterd.json"
@@ -53,6 +55,15 @@ def _tmp_is_writable(host: hostenv.HostInfo) -> bool:
     return any(str(entry).split(":", 1)[0].rstrip("/") == "/tmp" for entry in tmpfs)
 
 
+def _load_ssl_profiles(config: RouterConfig) -> None:
+    """Refuse to start, as skrouterd does, when a profile's PEM files do not load."""
+    for profile in config.ssl_profiles.values():
+        try:
+            client_context(profile, hostenv.container_path)
+        except (ssl.SSLError, OSError) as exc:
+            raise ConfigError(f"sslProfile {profile.name!r} cannot be loaded: {exc}") from exc
+
+
 def main() -> int:
     log = _configure_logging()
     try:
@@ -76,6 +87,7 @@ def main() -> int:
     try:
         config = parse(text, source=COPY_PATH)
         check_ssl_profiles(config, hostenv.container_path)
+        _load_ssl_profiles(config)
     except ConfigError as exc:
         log.critical("Router start-up failed: %s", exc)
         print(f"Router start-up failed: {exc}", file=sys.stderr)
