@@ -145,8 +145,8 @@ class Site:
         return next((ls for ls in answer["listeners"] if ls["name"] == name), None)
 
 
-class World:
-    """Sites on fresh addresses of this part's test block, all killed at the end."""
+class Routers:
+    """Router sites on fresh addresses of this part's test block, all killed at the end."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -293,28 +293,28 @@ def chat(address: str, port: int, text: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    created = World(tmp_path)
+def routers(tmp_path: Path) -> Iterator[Routers]:
+    created = Routers(tmp_path)
     try:
         yield created
     finally:
         created.stop()
 
 
-def two_sites(world: World) -> tuple[Site, Site]:
+def two_sites(routers: Routers) -> tuple[Site, Site]:
     """consumer --link--> provider, with the provider's model behind routing key "model"."""
-    consumer, provider = world.site("consumer"), world.site("provider")
-    world.accept_links(provider)
-    world.link(consumer, provider)
+    consumer, provider = routers.site("consumer"), routers.site("provider")
+    routers.accept_links(provider)
+    routers.link(consumer, provider)
     tcp_listener(consumer, "model-listener", 9000, "model")
     tcp_connector(provider, "model-connector", 10000, "model")
     return consumer, provider
 
 
-def test_request_through_a_link_reaches_the_providers_model(world: World) -> None:
-    consumer, provider = two_sites(world)
-    world.start_model(provider, 10000, "granite-8b")
-    world.start(provider, consumer)
+def test_request_through_a_link_reaches_the_providers_model(routers: Routers) -> None:
+    consumer, provider = two_sites(routers)
+    routers.start_model(provider, 10000, "granite-8b")
+    routers.start(provider, consumer)
 
     wait_for(lambda: port_open(consumer.address, 9000), what="the listener to bind")
     answer = chat(consumer.address, 9000, "hello over the VAN")
@@ -323,9 +323,9 @@ def test_request_through_a_link_reaches_the_providers_model(world: World) -> Non
     assert "hello over the VAN" in answer["choices"][0]["message"]["content"]
 
 
-def test_management_answer_describes_links_listeners_and_routes(world: World) -> None:
-    consumer, provider = two_sites(world)
-    world.start(provider, consumer)
+def test_management_answer_describes_links_listeners_and_routes(routers: Routers) -> None:
+    consumer, provider = two_sites(routers)
+    routers.start(provider, consumer)
 
     wait_for(lambda: (consumer.link("link-provider") or {}).get("status") == "up", what="link")
     mine = wait_for(lambda: consumer.listener("model-listener"), what="listener entry")
@@ -365,9 +365,9 @@ def mock_uuid(answer: dict[str, Any]) -> str:
     return str(site_id)
 
 
-def test_unknown_management_request_gets_an_error_line(world: World) -> None:
-    site = world.site("lonely")
-    world.start(site)
+def test_unknown_management_request_gets_an_error_line(routers: Routers) -> None:
+    site = routers.site("lonely")
+    routers.start(site)
 
     with socket.create_connection((site.address, MANAGEMENT_PORT), timeout=2) as sock:
         sock.sendall(b'{"op": "reboot"}\n')
@@ -376,16 +376,16 @@ def test_unknown_management_request_gets_an_error_line(world: World) -> None:
     assert "error" in reply
 
 
-def test_stream_crosses_two_links_to_a_model_two_hops_away(world: World) -> None:
-    edge, hub, provider = world.site("edge"), world.site("hub"), world.site("provider")
-    world.accept_links(hub)
-    world.accept_links(provider)
-    world.link(edge, hub)
-    world.link(hub, provider)
+def test_stream_crosses_two_links_to_a_model_two_hops_away(routers: Routers) -> None:
+    edge, hub, provider = routers.site("edge"), routers.site("hub"), routers.site("provider")
+    routers.accept_links(hub)
+    routers.accept_links(provider)
+    routers.link(edge, hub)
+    routers.link(hub, provider)
     tcp_listener(edge, "model-listener", 9000, "model")
     tcp_connector(provider, "model-connector", 10000, "model")
-    world.start_model(provider, 10000, "granite-2b")
-    world.start(provider, hub, edge)
+    routers.start_model(provider, 10000, "granite-2b")
+    routers.start(provider, hub, edge)
 
     wait_for(lambda: port_open(edge.address, 9000), what="the edge's listener to bind")
     answer = chat(edge.address, 9000, "two hops")
@@ -395,14 +395,14 @@ def test_stream_crosses_two_links_to_a_model_two_hops_away(world: World) -> None
     assert wait_for(edge.query)["reachable"] == {"model": 2}
 
 
-def test_bulk_data_and_half_close_survive_the_link(world: World) -> None:
-    consumer, provider = world.site("consumer"), world.site("provider")
-    world.accept_links(provider)
-    world.link(consumer, provider)
+def test_bulk_data_and_half_close_survive_the_link(routers: Routers) -> None:
+    consumer, provider = routers.site("consumer"), routers.site("provider")
+    routers.accept_links(provider)
+    routers.link(consumer, provider)
     tcp_listener(consumer, "echo-listener", 7000, "echo")
     tcp_connector(provider, "echo-connector", 7001, "echo")
     with EchoServer(provider.address, 7001):
-        world.start(provider, consumer)
+        routers.start(provider, consumer)
         wait_for(lambda: port_open(consumer.address, 7000), what="the listener to bind")
         payload = os.urandom(3 * 1024 * 1024)
         with socket.create_connection((consumer.address, 7000), timeout=10) as sock:
@@ -455,14 +455,16 @@ class EchoServer:
                 conn.shutdown(socket.SHUT_WR)
 
 
-def test_link_to_a_host_not_in_the_sans_fails_and_the_listener_never_binds(world: World) -> None:
-    consumer = world.site("consumer")
-    provider = world.site("provider", sans=["provider.example.com"])
-    world.accept_links(provider)
-    world.link(consumer, provider)
+def test_link_to_a_host_not_in_the_sans_fails_and_the_listener_never_binds(
+    routers: Routers,
+) -> None:
+    consumer = routers.site("consumer")
+    provider = routers.site("provider", sans=["provider.example.com"])
+    routers.accept_links(provider)
+    routers.link(consumer, provider)
     tcp_listener(consumer, "model-listener", 9000, "model")
     tcp_connector(provider, "model-connector", 10000, "model")
-    world.start(provider, consumer)
+    routers.start(provider, consumer)
 
     link = wait_for(
         lambda: (
@@ -484,21 +486,21 @@ def test_link_to_a_host_not_in_the_sans_fails_and_the_listener_never_binds(world
     assert not port_open(consumer.address, 9000)
 
 
-def test_verify_hostname_false_accepts_a_host_not_in_the_sans(world: World) -> None:
-    consumer = world.site("consumer")
-    provider = world.site("provider", sans=["provider.example.com"])
-    world.accept_links(provider)
-    world.link(consumer, provider, verify_hostname=False)
-    world.start(provider, consumer)
+def test_verify_hostname_false_accepts_a_host_not_in_the_sans(routers: Routers) -> None:
+    consumer = routers.site("consumer")
+    provider = routers.site("provider", sans=["provider.example.com"])
+    routers.accept_links(provider)
+    routers.link(consumer, provider, verify_hostname=False)
+    routers.start(provider, consumer)
 
     wait_for(lambda: (consumer.link("link-provider") or {}).get("status") == "up", what="link")
 
 
-def test_client_certificate_from_another_ca_is_refused(world: World) -> None:
-    consumer, provider = world.site("consumer"), world.site("provider")
-    world.accept_links(provider)
-    world.link(consumer, provider, client_ca=certs.new_ca("rogue-ca"))
-    world.start(provider, consumer)
+def test_client_certificate_from_another_ca_is_refused(routers: Routers) -> None:
+    consumer, provider = routers.site("consumer"), routers.site("provider")
+    routers.accept_links(provider)
+    routers.link(consumer, provider, client_ca=certs.new_ca("rogue-ca"))
+    routers.start(provider, consumer)
 
     link = wait_for(
         lambda: (
@@ -513,9 +515,9 @@ def test_client_certificate_from_another_ca_is_refused(world: World) -> None:
     wait_for(lambda: "Refused link" in provider.log_path.read_text(), what="refusal logged")
 
 
-def test_listener_follows_the_providers_router_down_and_up(world: World) -> None:
-    consumer, provider = two_sites(world)
-    world.start(provider, consumer)
+def test_listener_follows_the_providers_router_down_and_up(routers: Routers) -> None:
+    consumer, provider = two_sites(routers)
+    routers.start(provider, consumer)
     wait_for(lambda: port_open(consumer.address, 9000), what="the listener to bind")
 
     provider.kill()
@@ -524,14 +526,14 @@ def test_listener_follows_the_providers_router_down_and_up(world: World) -> None
     assert link["status"] != "up"
     assert wait_for(consumer.query)["reachable"] == {}
 
-    world.start(provider)
+    routers.start(provider)
     wait_for(lambda: port_open(consumer.address, 9000), timeout=8, what="the listener to rebind")
     assert (consumer.link("link-provider") or {}).get("status") == "up"
 
 
-def test_sigterm_kills_the_router_with_the_default_action(world: World) -> None:
-    site = world.site("lonely")
-    world.start(site)
+def test_sigterm_kills_the_router_with_the_default_action(routers: Routers) -> None:
+    site = routers.site("lonely")
+    routers.start(site)
     assert site.process is not None
 
     site.process.send_signal(signal.SIGTERM)
@@ -540,9 +542,9 @@ def test_sigterm_kills_the_router_with_the_default_action(world: World) -> None:
 
 
 def test_router_without_tmpfs_on_a_read_only_tmp_host_exits_with_permission_denied(
-    world: World,
+    routers: Routers,
 ) -> None:
-    site = world.site("rhel-ai", tmp_writable=False)
+    site = routers.site("rhel-ai", tmp_writable=False)
     site.start()
     assert site.process is not None
 
@@ -553,17 +555,17 @@ def test_router_without_tmpfs_on_a_read_only_tmp_host_exits_with_permission_deni
     )
 
 
-def test_router_with_tmpfs_starts_on_a_read_only_tmp_host(world: World) -> None:
-    site = world.site("rhel-ai", tmp_writable=False)
+def test_router_with_tmpfs_starts_on_a_read_only_tmp_host(routers: Routers) -> None:
+    site = routers.site("rhel-ai", tmp_writable=False)
     site.extra_env[hostenv.TMPFS_VAR] = json.dumps(["/tmp"])
-    world.start(site)
+    routers.start(site)
 
     assert (site.host_dir / "ctr-tmp" / "skrouterd.json").is_file()
 
 
-def test_router_refuses_to_start_with_an_unexpanded_ssl_profile_path(world: World) -> None:
-    site = world.site("provider")
-    world.accept_links(site)
+def test_router_refuses_to_start_with_an_unexpanded_ssl_profile_path(routers: Routers) -> None:
+    site = routers.site("provider")
+    routers.accept_links(site)
     site.write_config()
     env_without = {k: v for k, v in site.env().items() if k != "SSL_PROFILE_BASE_PATH"}
 
@@ -580,9 +582,9 @@ def test_router_refuses_to_start_with_an_unexpanded_ssl_profile_path(world: Worl
     assert "${SSL_PROFILE_BASE_PATH}" in process.stdout
 
 
-def test_router_refuses_to_start_when_a_certificate_file_is_missing(world: World) -> None:
-    site = world.site("provider")
-    world.accept_links(site)
+def test_router_refuses_to_start_when_a_certificate_file_is_missing(routers: Routers) -> None:
+    site = routers.site("provider")
+    routers.accept_links(site)
     (site.host_dir / "certs" / "provider-access" / "tls.key").unlink()
     site.start()
     assert site.process is not None
@@ -593,12 +595,12 @@ def test_router_refuses_to_start_when_a_certificate_file_is_missing(world: World
     assert "tls.key" in log and "No such file" in log
 
 
-def test_listener_and_connector_on_one_router_are_joined_directly(world: World) -> None:
-    site = world.site("local")
+def test_listener_and_connector_on_one_router_are_joined_directly(routers: Routers) -> None:
+    site = routers.site("local")
     tcp_listener(site, "echo-listener", 7100, "echo")
     tcp_connector(site, "echo-connector", 7101, "echo")
     with EchoServer(site.address, 7101):
-        world.start(site)
+        routers.start(site)
         wait_for(lambda: port_open(site.address, 7100), what="the listener to bind")
         with socket.create_connection((site.address, 7100), timeout=5) as sock:
             send_then_shutdown(sock, b"ping")
@@ -608,9 +610,9 @@ def test_listener_and_connector_on_one_router_are_joined_directly(world: World) 
     assert wait_for(site.query)["reachable"] == {"echo": 0}
 
 
-def test_router_refuses_to_start_when_a_key_is_not_pem(world: World) -> None:
-    site = world.site("provider")
-    world.accept_links(site)
+def test_router_refuses_to_start_when_a_key_is_not_pem(routers: Routers) -> None:
+    site = routers.site("provider")
+    routers.accept_links(site)
     (site.host_dir / "certs" / "provider-access" / "tls.key").write_text("not a key")
     site.start()
     assert site.process is not None
