@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import signal
 import socket
 import time
 from pathlib import Path
@@ -131,11 +133,10 @@ def test_each_model_server_serves_its_default_model(world: World, host: str) -> 
 def test_systemctl_user_needs_xdg_runtime_dir(world: World) -> None:
     if not _installed("skupper_mcp.sandbox.emulated.systemd"):
         pytest.skip("the emulated systemd is not installed yet")
-    with_it = world.ssh(
-        "rhel-ai", "XDG_RUNTIME_DIR=/run/user/$(id -u) systemctl --user is-active default.target"
-    )
-    without = world.ssh("rhel-ai", "systemctl --user is-active default.target")
-    assert with_it[0] == 0, with_it
+    check = "systemctl --user daemon-reload && systemctl --user is-active no-such.service"
+    with_it = world.ssh("rhel-ai", f"export XDG_RUNTIME_DIR=/run/user/$(id -u); {check}")
+    without = world.ssh("rhel-ai", check)
+    assert with_it[:2] == (3, "inactive\n"), with_it
     assert without[0] != 0
     assert "Failed to connect to bus" in without[2]
 
@@ -231,3 +232,27 @@ def test_openssh_world_serves_models_and_status(openssh_world: World) -> None:
     status = json.loads(openssh_world.sandbox("status", "--json").stdout)
     assert status["sshd"] == "openssh"
     assert all(h["ssh_reachable"] for h in status["hosts"])
+
+
+def test_a_dead_user_manager_is_restarted(world: World) -> None:
+    if not _installed("skupper_mcp.sandbox.emulated.systemd"):
+        pytest.skip("the emulated systemd is not installed yet")
+    from skupper_mcp.sandbox.cli import _cmdline, _environ
+
+    host_dir = str(world.dir / "hosts" / "local")
+
+    def manager_pids() -> set[int]:
+        return {
+            pid
+            for pid in world_processes(world.info.id)
+            if "sandbox.emulated.systemd" in _cmdline(pid)
+            and _environ(pid).get("SKMCP_SANDBOX_HOST") == host_dir
+        }
+
+    before = manager_pids()
+    assert len(before) == 1
+    os.kill(before.pop(), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not (manager_pids() and manager_pids().isdisjoint(before)):
+        assert time.monotonic() < deadline, "the user manager was not restarted"
+        time.sleep(0.05)

@@ -1,0 +1,46 @@
+"""Planning a world: addresses, ports and blocks, without starting anything."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.sandbox import layout
+
+
+def test_seed_hosts_keep_their_names_ports_and_profiles(tmp_path: Path) -> None:
+    info = layout.plan_world(tmp_path, "127.201.7", providers=4)
+    names = [h.name for h in info.hosts]
+    assert names == ["local", "rhel-ai", "rhtevan-work", "provider-3", "provider-4", "crc"]
+    rhel, rhtevan, p3 = info.host("rhel-ai"), info.host("rhtevan-work"), info.host("provider-3")
+    assert (rhel.address, rhel.ports["inter_router"], rhel.ports["model"]) == (
+        "127.201.7.2",
+        8000,
+        9000,
+    )
+    assert rhel.default_model_id == "granite-3.3-8b-instruct-fp8" and not rhel.tmp_writable
+    assert (rhtevan.ports["model"], rhtevan.default_profile) == (10000, "g3b-16k")
+    assert (p3.address, p3.ports["model"], p3.default_profile) == ("127.201.7.4", 10003, "p3-small")
+    assert info.host("crc").address == "127.201.7.254"
+
+
+def test_provider_count_is_bounded(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="between 1 and 200"):
+        layout.plan_world(tmp_path, "127.201.7", providers=201)
+
+
+def test_a_block_in_use_is_skipped(tmp_path: Path) -> None:
+    first = layout.allocate_block(tmp_path)
+    assert first == layout.allocate_block(tmp_path)  # stable for one directory
+    with socket.socket() as squatter:
+        squatter.bind((f"{first}.1", layout.SSH_PORT))
+        squatter.listen()
+        second = layout.allocate_block(tmp_path)
+    assert second != first and second.startswith("127.")
+
+
+def test_different_directories_get_different_blocks(tmp_path: Path) -> None:
+    blocks = {layout.allocate_block(tmp_path / str(i)) for i in range(20)}
+    assert len(blocks) == 20
