@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
 
 Role = Literal["provider", "consumer"]
 Platform = Literal["podman", "kubernetes"]
@@ -86,12 +86,19 @@ class SiteStatus(BaseModel):
 class LinkStatus(BaseModel):
     """A link between two sites."""
 
-    model_config = ConfigDict(
-        validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
-    )
+    # "from" is a Python keyword: the fields are from_site/to_site in code, from/to in JSON
+    model_config = ConfigDict(serialize_by_alias=True)
 
-    from_site: str = Field(alias="from", description="Site that dials")
-    to_site: str = Field(alias="to", description="Site that is dialled")
+    from_site: str = Field(
+        validation_alias=AliasChoices("from", "from_site"),
+        serialization_alias="from",
+        description="Site that dials",
+    )
+    to_site: str = Field(
+        validation_alias=AliasChoices("to", "to_site"),
+        serialization_alias="to",
+        description="Site that is dialled",
+    )
     endpoint: str = Field(description="host:port dialled")
     tcp_probe: bool | None = Field(
         default=None, description="Whether a TCP connection to the endpoint succeeded"
