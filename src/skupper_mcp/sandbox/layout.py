@@ -353,6 +353,7 @@ def render_topology_env(info: WorldInfo) -> str:
         f"SSH_IDENTITY={_quote(str(layout.client_key))}",
         f"SSH_KNOWN_HOSTS={_quote(str(layout.known_hosts))}",
         "SSH_CONNECT_TIMEOUT=5",
+        f"STATE_DIR={_quote(str(layout.root / 'state'))}",
     ]
     return "\n".join(lines) + "\n"
 
