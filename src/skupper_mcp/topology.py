@@ -54,6 +54,7 @@ _GLOBAL_KEYS = {
     "SSH_ACCEPT_NEW_HOST_KEYS",
     "SSH_CONNECT_TIMEOUT",
     "SKUPPER_MIN_VERSION",
+    "STATE_DIR",
 }
 _PROVIDER_SUFFIXES = (
     "SSH_HOST",
@@ -193,6 +194,10 @@ class Topology(_Model):
     kubernetes: KubeSite | None = None
     ssh: SSHSettings = Field(default_factory=SSHSettings)
     min_skupper_version: str = DEFAULT_MIN_SKUPPER_VERSION
+    state_dir: Path = Field(
+        default_factory=lambda: default_state_dir(),
+        description="Where backups and the operation lock live",
+    )
 
     def host_names(self) -> list[str]:
         """Every host: providers, then ``local``, then the Kubernetes site when there is one."""
@@ -463,6 +468,7 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
     min_version = reader.text(
         "SKUPPER_MIN_VERSION", DEFAULT_MIN_SKUPPER_VERSION, _VERSION, "a version like 2.1.0"
     )
+    state_dir = reader.path_value("STATE_DIR", base) or default_state_dir()
     _check_unique(reader, providers, local, kube)
     try:
         return Topology(
@@ -472,9 +478,16 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
             kubernetes=kube,
             ssh=ssh,
             min_skupper_version=min_version,
+            state_dir=state_dir,
         )
     except ValidationError as error:  # a bug in the checks above, reported as config
         raise ConfigError(f"invalid topology: {error}", path=path_str) from error
+
+
+def default_state_dir() -> Path:
+    """``$XDG_STATE_HOME/skupper-mcp``, else ``~/.local/state/skupper-mcp``."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "skupper-mcp"
 
 
 def _provider_names(reader: _Reader) -> list[str]:

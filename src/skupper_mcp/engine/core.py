@@ -1,4 +1,4 @@
-"""The Engine: the topology, a connector pool and a lock, with one async method per tool.
+"""The Engine: the topology and a connector pool, with one async method per tool.
 
 Front ends (MCP server, CLI) only call Engine methods, so both behave the same. Heavy
 libraries (asyncssh, kubernetes) are imported only when a connection is first needed.
@@ -6,18 +6,24 @@ libraries (asyncssh, kubernetes) are imported only when a connection is first ne
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from skupper_mcp.connectors.base import Connector, SSHTarget
 from skupper_mcp.engine import precheck, resolve
-from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
+from skupper_mcp.models import (
+    CheckResult,
+    OperationResult,
+    ResolveResult,
+    StatusResult,
+    TestModelResult,
+)
 from skupper_mcp.render import topology_diagram
 from skupper_mcp.topology import Topology
 
 if TYPE_CHECKING:
     from skupper_mcp.connectors.pool import ConnectorPool
+    from skupper_mcp.engine.lifecycle import Lifecycle
 
 Progress = Callable[[str], Awaitable[None]]
 
@@ -36,8 +42,7 @@ class Engine:
         self.topology = topology
         self._pool = pool
         self.kube_access = kube_access
-        # write operations hold it so two changes never interleave on the same VAN
-        self.lock = asyncio.Lock()
+        self._lifecycle: Lifecycle | None = None
 
     @property
     def pool(self) -> ConnectorPool:
@@ -75,16 +80,53 @@ class Engine:
             summary=summary,
         )
 
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """The lifecycle operations, created on first use."""
+        if self._lifecycle is None:
+            from skupper_mcp.engine.lifecycle import Lifecycle
+
+            self._lifecycle = Lifecycle(self.topology, self.pool, self.topology.state_dir)
+        return self._lifecycle
+
     async def setup(
         self, *, check: bool = False, plan: bool = False, progress: Progress | None = None
     ) -> CheckResult | OperationResult:
         """setup: with ``check`` only the precheck; else the one-time build (or its plan)."""
         if check:
             return await self.check(progress)
-        raise NotImplementedError("setup is not available in this version")
+        return await self.lifecycle.setup(lambda: self.check(progress), plan, progress)
+
+    async def up(
+        self, target: str = "all", *, plan: bool = False, progress: Progress | None = None
+    ) -> OperationResult:
+        """up: start controllers and routers on the targeted sites."""
+        return await self.lifecycle.up(target, plan, progress)
+
+    async def down(
+        self, target: str = "all", *, plan: bool = False, progress: Progress | None = None
+    ) -> OperationResult:
+        """down: stop the targeted sites (the local site only with the last provider)."""
+        return await self.lifecycle.down(target, plan, progress)
+
+    async def teardown(
+        self, *, plan: bool = False, progress: Progress | None = None
+    ) -> OperationResult:
+        """teardown: back up, then remove the Skupper infrastructure on every site."""
+        return await self.lifecycle.teardown(plan, progress)
+
+    async def status(self) -> StatusResult:
+        """status: the live state of every site, link and listener."""
+        return await self.lifecycle.status()
+
+    async def test_model(self, target: str) -> TestModelResult:
+        """test_model: the six end-to-end checks of one provider's model route."""
+        return await self.lifecycle.test_model(target)
 
     async def close(self) -> None:
         """Close every connection."""
+        if self._lifecycle is not None:
+            await self._lifecycle.close()
         if self._pool is not None:
             await self._pool.close()
 

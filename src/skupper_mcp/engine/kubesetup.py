@@ -64,7 +64,8 @@ async def fetch_cert(sites: SiteMap, host: str, site_name: str) -> ClientCert | 
 
 
 async def link_resources(sites: SiteMap, state: KubeState) -> tuple[list[Resource], list[str]]:
-    """Secrets and Links for every link target; problems for peers whose cert is unknown."""
+    """Secrets and Links for every link target, and the hosts whose client certificate
+    could not be read (and of which the cluster has no copy yet)."""
     targets = link_targets(sites)
     certs = await asyncio.gather(*(fetch_cert(sites, h, t.site) for h, t in targets.items()))
     wanted: list[Resource] = []
@@ -73,7 +74,7 @@ async def link_resources(sites: SiteMap, state: KubeState) -> tuple[list[Resourc
         if cert is not None:
             wanted.append(cr.link_secret(target, cert))
         elif state.secrets.get(cr.link_name(target.site)) is None:
-            problems.append(f"no client certificate from {host} yet (is it set up and reachable?)")
+            problems.append(host)
             continue
         wanted.append(cr.link(target))
     return wanted, problems

@@ -112,6 +112,10 @@ def podman_setup_actions(
     return todo
 
 
+async def _noop() -> str:
+    return "planned"
+
+
 class Setup:
     def __init__(
         self, sites: SiteMap, backups: Backups, precheck: Precheck, progress: Progress | None
@@ -224,7 +228,11 @@ class Setup:
                 missing.append(p.name)
                 continue
             desired.append(cr.link(target))
-        if missing and not run.plan:
+        if missing and run.plan:
+            await run.perform(
+                [Action(f"link to {name} once it is set up", _noop) for name in missing]
+            )
+        elif missing:
             await run.note("links", f"no link yet to {', '.join(missing)}: not set up", ok=False)
         await self._podman(run, view, desired, tmpfs=False)
         if missing and not run.failed and not run.plan:
@@ -234,11 +242,17 @@ class Setup:
         if run.failed:
             return
         todo, problems = await kube_setup_actions(self.sites, view, plan)
+        if plan and problems:
+            # A plan before the peers exist: their certificates come from this very setup.
+            todo += [Action(f"link to {host} once it is set up", _noop) for host in problems]
+            problems = []
         if not todo and not problems:
             await run.note("setup", "already set up", seconds=view.seconds)
         await run.perform(todo)
         if problems and not run.failed:
-            run.fail("; ".join(problems))
+            run.fail(
+                f"no client certificate from {', '.join(problems)}: is it set up and reachable?"
+            )
 
     async def _verify(self, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
         deadline = time.monotonic() + VERIFY_DEADLINE

@@ -22,6 +22,8 @@ from .verify import tcp_probe
 
 HTTP_TIMEOUT = 20.0
 PROMPT = "Reply with one short sentence: is the network up?"
+#: What a failed check may raise: a site error, or an answer of the wrong shape.
+CHECK_ERRORS: tuple[type[BaseException], ...] = (*SITE_ERRORS, ValueError, KeyError)
 
 
 async def _timed(name: str, check: Callable[[], Awaitable[str]]) -> ModelCheck:
@@ -29,7 +31,7 @@ async def _timed(name: str, check: Callable[[], Awaitable[str]]) -> ModelCheck:
     try:
         detail = await check()
         passed = True
-    except (*SITE_ERRORS, ValueError, KeyError) as exc:
+    except CHECK_ERRORS as exc:
         detail, passed = describe(exc), False
     return ModelCheck(
         name=name, passed=passed, detail=detail, seconds=round(time.monotonic() - started, 3)

@@ -217,7 +217,8 @@ def _recreate_args(name: str, inspect: dict[str, object]) -> list[str]:
     env = [e for e in env if not e.startswith("SSL_PROFILE_BASE_PATH=")]
     for item in [*env, f"SSL_PROFILE_BASE_PATH={SSL_PROFILE_BASE_PATH}"]:
         args += ["-e", item]
-    for mount in inspect.get("Mounts") or []:  # type: ignore[union-attr]
+    mounts = inspect.get("Mounts")
+    for mount in mounts if isinstance(mounts, list) else []:
         if isinstance(mount, dict) and mount.get("Source") and mount.get("Destination"):
             if mount["Destination"] == "/tmp":
                 continue
