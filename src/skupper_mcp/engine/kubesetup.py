@@ -129,17 +129,19 @@ async def kube_setup_actions(
     return todo, problems
 
 
-async def kube_up_actions(
-    sites: SiteMap, view: SiteView, views: dict[str, SiteView], plan: bool
-) -> list[Action]:
-    """``up crc``: re-create the links that are not connected, then restart the router pod."""
+async def kube_up_actions(sites: SiteMap, view: SiteView, live: set[str]) -> list[Action]:
+    """``up crc``: re-create the links to live peers that are not connected, restart the
+    router pod so it mounts their Secrets, and wait for them. A link to a peer that is down
+    is left alone: it could not connect, and re-creating it every time would never settle."""
     site, state = view.kube, view.kube_state
     assert site is not None and state is not None
     links, _ = await link_resources(sites, state)
     base = _changed(state, base_resources(sites))
+    hosts = {cr.link_name(t.site): h for h, t in link_targets(sites).items()}
+    wanted = [r for r in links if hosts.get(r["metadata"]["name"]) in live]
     broken = [
         r
-        for r in links
+        for r in wanted
         if (r["kind"] == "Link" and not ready(state.links.get(r["metadata"]["name"])))
         or (r["kind"] == "Secret" and not cr.same(r, state.existing(r)))
     ]
@@ -156,7 +158,7 @@ async def kube_up_actions(
             todo.append(Action("delete stale links", lambda: site.delete(stale)))
         todo.append(Action("create links", lambda: site.apply(broken)))
         todo.append(Action("restart router pod", site.restart_router))
-        names = [r["metadata"]["name"] for r in links if r["kind"] == "Link"]
+        names = [r["metadata"]["name"] for r in wanted if r["kind"] == "Link"]
         todo.append(
             Action(
                 "wait for links",

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..connectors.pool import ConnectorPool
-from ..errors import ConnectError
+from ..errors import ConnectError, KubeError
 from ..facts.site_state import SiteState, version_tuple
 from ..sites import units
 from ..sites.kube import ClusterSite, KubeState
@@ -35,7 +35,11 @@ class SiteView:
 
     @property
     def reachable(self) -> bool:
-        return self.error is None or not isinstance(self.error, ConnectError)
+        """False when the site cannot be acted on at all: the host cannot be reached, or
+        the cluster refuses our credentials. Such sites are skipped, not failed."""
+        if isinstance(self.error, ConnectError):
+            return False
+        return not (isinstance(self.error, KubeError) and self.error.status in (401, 403))
 
     @property
     def ok(self) -> bool:
@@ -45,6 +49,8 @@ class SiteView:
         assert self.error is not None
         if isinstance(self.error, ConnectError):
             return f"{self.ref.host} unreachable: {self.error.reason}"
+        if isinstance(self.error, KubeError):
+            return f"{self.ref.host}: {self.error}"
         return f"cannot read the state of {self.ref.host}: {describe(self.error)}"
 
     def router_active(self) -> bool | None:

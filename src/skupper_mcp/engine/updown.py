@@ -87,31 +87,17 @@ class UpDown:
     async def up(self, target_query: str = "all", plan: bool = False) -> OperationResult:
         target = resolve_target(self.topology, target_query)
         refs = up_scope(self.topology, target)
-        views = await self.sites.views(refs)
-        runs: dict[str, SiteRun] = {}
-        work = []
-        for ref in refs:
-            view = views[ref.host]
-            run = runs[ref.host] = self._run(ref, plan)
-            if not view.ok:
-                (run.skip if not view.reachable else run.fail)(view.problem())
-                continue
-            if ref.platform == "kubernetes":
-                assert view.kube is not None and view.kube_state is not None
-                todo = await kube_up_actions(self.sites, view, views, plan)
-            else:
-                assert view.podman is not None and view.state is not None
-                problem = _setup_problem(self.sites, view)
-                if problem:
-                    run.fail(problem)
-                    continue
-                todo = podman_up_actions(view.podman, view.state)
-            if not todo:
-                await run.note("up", "already running", seconds=view.seconds)
-            work.append(run.perform(todo))
-        await asyncio.gather(*work)
+        peers = self._cluster_peers(refs)
+        views = await self.sites.views([*refs, *peers])
+        runs = {ref.host: self._run(ref, plan) for ref in refs}
+        podman = [r for r in refs if r.platform == "podman"]
+        await asyncio.gather(*(self._up_podman(runs[r.host], views[r.host]) for r in podman))
         if not plan:
             await self._verify_up(target, runs, views)
+        for ref in refs:
+            if ref.platform == "kubernetes":
+                live = self._live_peers(runs, views, peers)
+                await self._up_cluster(runs[ref.host], views[ref.host], live, plan)
         results = [runs[ref.host].result("up") for ref in refs]
         served = {h: v.state.served_models for h, v in views.items() if v.state is not None}
         return operation_result(
@@ -121,6 +107,46 @@ class UpDown:
             actions_for.model_actions("up", self.topology, results, served, target.profile),
             plan,
         )
+
+    async def _up_podman(self, run: SiteRun, view: SiteView) -> None:
+        if not view.ok:
+            (run.skip if not view.reachable else run.fail)(view.problem())
+            return
+        assert view.podman is not None and view.state is not None
+        problem = _setup_problem(self.sites, view)
+        if problem:
+            run.fail(problem)
+            return
+        todo = podman_up_actions(view.podman, view.state)
+        if not todo:
+            await run.note("up", "already running", seconds=view.seconds)
+        await run.perform(todo)
+
+    async def _up_cluster(self, run: SiteRun, view: SiteView, live: set[str], plan: bool) -> None:
+        """After the podman sites: the cluster's links can only connect to peers that are up."""
+        if not view.ok:
+            (run.skip if not view.reachable else run.fail)(view.problem())
+            return
+        todo = await kube_up_actions(self.sites, view, live)
+        if not todo:
+            await run.note("up", "links already connected", seconds=view.seconds)
+        await run.perform(todo)
+
+    def _cluster_peers(self, refs: list[SiteRef]) -> list[SiteRef]:
+        """Providers the cluster links to directly that this ``up`` does not touch."""
+        kube = self.topology.kubernetes
+        if kube is None or not any(r.platform == "kubernetes" for r in refs):
+            return []
+        hosts = {r.host for r in refs}
+        return [r for r in self._all() if r.host in kube.direct_links and r.host not in hosts]
+
+    @staticmethod
+    def _live_peers(
+        runs: dict[str, SiteRun], views: dict[str, SiteView], peers: list[SiteRef]
+    ) -> set[str]:
+        live = {h for h, run in runs.items() if run.ref.platform == "podman" and not run.failed}
+        live |= {p.host for p in peers if views[p.host].ok and views[p.host].router_active()}
+        return live
 
     async def _verify_up(
         self, target: Target, runs: dict[str, SiteRun], views: dict[str, SiteView]
