@@ -1,0 +1,69 @@
+"""T9b, T10a-T10c: the Kubernetes consumer site (CRC) through the Kubernetes API."""
+
+from __future__ import annotations
+
+from skupper_mcp.engine.core import Engine
+from skupper_mcp.sandbox.testing import World
+
+from .conftest import bound, eventually, new_engine
+from .test_20_updown import only_up, outcomes
+
+CRC_LISTENERS = {"rhel-ai": 8000, "rhtevan-work": 8001}
+
+
+async def crc_links(engine: Engine) -> dict[str, str]:
+    status = await engine.status()
+    return {link.to_site: link.status for link in status.links if link.from_site == "crc-sandbox"}
+
+
+async def test_t9b_up_skips_an_unauthenticated_cluster(built: World, engine: Engine) -> None:
+    await only_up(engine, ())
+    built.fault("crc", "unauthenticated")
+    try:
+        async with new_engine(built) as fresh:
+            result = await fresh.up()
+    finally:
+        built.fault("crc", "restore")
+    by_host = {s.host: s for s in result.sites}
+    assert by_host["crc"].outcome == "skipped"
+    assert "401" in (by_host["crc"].reason or "") or "authenticated" in (by_host["crc"].reason or "")
+    assert {h: by_host[h].outcome for h in ("rhel-ai", "rhtevan-work", "local")} == dict.fromkeys(
+        ("rhel-ai", "rhtevan-work", "local"), "up"
+    )
+    assert sorted(a.host for a in result.model_actions) == ["rhel-ai", "rhtevan-work"]
+
+
+async def test_t10a_up_crc_recreates_its_links_and_starts_local(built: World, engine: Engine) -> None:
+    await only_up(engine, ("rhel-ai", "rhtevan-work"))
+    await engine.down("crc")
+    result = await engine.up("crc")
+    assert result.ok, result.summary
+    assert outcomes(result) == {"crc": "up", "local": "up"}
+    assert result.model_actions == []
+    links = await crc_links(engine)
+    assert links == {"hub-rhel-ai": "Ready", "local-sandbox": "Ready"}, links
+
+    async def both_bound() -> bool:
+        return all([await bound(built, "crc", port) for port in CRC_LISTENERS.values()])
+
+    assert await eventually(both_bound, timeout=20)
+
+
+async def test_t10b_down_crc_deletes_its_links_and_keeps_local(built: World, engine: Engine) -> None:
+    await only_up(engine, ("rhel-ai", "rhtevan-work"))
+    await engine.up("crc")
+    result = await engine.down("crc")
+    assert result.ok, result.summary
+    assert outcomes(result) == {"crc": "down", "local": "up"}
+    assert result.model_actions == []
+    assert set((await crc_links(engine)).values()) == {"absent"}
+
+
+async def test_t10c_down_crc_with_no_provider_active_stops_local(built: World, engine: Engine) -> None:
+    await only_up(engine, ())
+    await engine.up("crc")
+    await engine.down("rhel-ai")
+    await engine.down("rhtevan-work")
+    result = await engine.down("crc")
+    assert result.ok, result.summary
+    assert outcomes(result) == {"crc": "down", "local": "down"}
