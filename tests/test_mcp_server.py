@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from skupper_mcp.models import CheckResult, ResolveResult
+from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
 from skupper_mcp.server import build_server
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
@@ -41,7 +41,15 @@ def server(example_path: Path) -> MCPServer:
 async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode: str) -> None:
     async with Client(server, mode=mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"resolve_profile", "setup"}
+    assert set(tools) == {
+        "resolve_profile",
+        "setup",
+        "up",
+        "down",
+        "status",
+        "test_model",
+        "teardown",
+    }
     resolve = tools["resolve_profile"]
     assert resolve.annotations is not None
     assert resolve.annotations.read_only_hint is True
@@ -55,6 +63,22 @@ async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode
     assert setup.output_schema is not None and setup.output_schema["type"] == "object"
     assert "check" in setup.input_schema["properties"]
     assert all(t.description for t in tools.values())
+    hints = {
+        name: (
+            t.annotations.read_only_hint,
+            t.annotations.destructive_hint,
+            t.annotations.idempotent_hint,
+        )
+        for name, t in tools.items()
+        if t.annotations is not None
+    }
+    assert hints["up"] == (False, False, True)
+    assert hints["down"] == (False, True, True)
+    assert hints["teardown"] == (False, True, False)
+    assert hints["status"][0] is True and hints["test_model"][0] is True
+    assert "confirm" in tools["teardown"].input_schema["properties"]
+    assert "consent" not in tools["teardown"].input_schema["properties"]
+    assert all(t.output_schema and t.output_schema["type"] == "object" for t in tools.values())
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -83,11 +107,45 @@ async def test_unknown_name_is_a_tool_error_listing_names(server: MCPServer, mod
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_setup_without_check_says_it_is_not_available(server: MCPServer, mode: str) -> None:
-    async with Client(server, mode=mode) as client:
+async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
+    write_topology, tmp_path: Path, mode: str
+) -> None:
+    from topology_samples import ssh_topology
+
+    text = ssh_topology(
+        [("alpha", "127.207.0.9", 1)],
+        identities=[str(tmp_path / "none")],
+        known_hosts=str(tmp_path / "known_hosts"),
+        connect_timeout=2,
+    )
+    path = write_topology(text + f"STATE_DIR={tmp_path / 'state'}\n")
+    async with Client(build_server(path), mode=mode) as client:
         result = await client.call_tool("setup", {})
+    assert not result.is_error
+    outcome = OperationResult.model_validate(result.structured_content)
+    assert not outcome.ok and "precheck" in outcome.summary
+    alpha = next(s for s in outcome.sites if s.host == "alpha")
+    assert alpha.outcome == "failed" and not alpha.changed and "ssh" in (alpha.reason or "")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_teardown_without_consent_asks_for_confirm_true(
+    write_topology, tmp_path: Path, mode: str
+) -> None:
+    from topology_samples import ssh_topology
+
+    text = ssh_topology(
+        [("alpha", "127.207.0.9", 1)],
+        identities=[str(tmp_path / "none")],
+        known_hosts=str(tmp_path / "known_hosts"),
+        connect_timeout=2,
+    )
+    path = write_topology(text + f"STATE_DIR={tmp_path / 'state'}\n")
+    async with Client(build_server(path), mode=mode) as client:
+        result = await client.call_tool("teardown", {})
     assert result.is_error
-    assert "not available" in result.content[0].text  # type: ignore[union-attr]
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "confirm=true" in text and "Nothing was removed" in text
 
 
 async def test_setup_check_returns_a_check_result(
@@ -123,7 +181,7 @@ async def test_setup_check_returns_a_check_result(
 async def test_read_only_lists_only_read_only_tools(example_path: Path, mode: str) -> None:
     async with Client(build_server(example_path, read_only=True), mode=mode) as client:
         tools = (await client.list_tools()).tools
-    assert [t.name for t in tools] == ["resolve_profile"]
+    assert sorted(t.name for t in tools) == ["resolve_profile", "status", "test_model"]
     assert all(t.annotations and t.annotations.read_only_hint for t in tools)
 
 

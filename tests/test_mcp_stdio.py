@@ -27,7 +27,15 @@ async def test_stdio_server_lists_and_calls_tools(example_path: Path, mode: str)
         tools = {t.name: t for t in (await client.list_tools()).tools}
         result = await client.call_tool("resolve_profile", {"name": "hub-rhel-ai-nope"})
         good = await client.call_tool("resolve_profile", {"name": "g8b-32k"})
-    assert set(tools) == {"resolve_profile", "setup"}
+    assert set(tools) == {
+        "resolve_profile",
+        "setup",
+        "up",
+        "down",
+        "status",
+        "test_model",
+        "teardown",
+    }
     assert tools["setup"].output_schema is not None
     assert tools["resolve_profile"].annotations is not None
     assert result.is_error and "valid names" in result.content[0].text  # type: ignore[union-attr]
@@ -37,7 +45,7 @@ async def test_stdio_server_lists_and_calls_tools(example_path: Path, mode: str)
 async def test_stdio_read_only(example_path: Path) -> None:
     async with Client(_params(example_path, "--read-only"), mode="legacy") as client:
         tools = (await client.list_tools()).tools
-    assert [t.name for t in tools] == ["resolve_profile"]
+    assert sorted(t.name for t in tools) == ["resolve_profile", "status", "test_model"]
 
 
 def _sdk_import_seconds() -> float:

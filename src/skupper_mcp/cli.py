@@ -123,8 +123,27 @@ def build_parser() -> argparse.ArgumentParser:
         "sandbox", help="the simulated VAN for tests and demos (see `sandbox --help`)"
     )
     sandbox.add_argument("args", nargs=argparse.REMAINDER)
-    # up/down/status/test-model/teardown: add a parser here and register with @verb
+    for name, summary in (
+        ("up", "start the VAN (controllers, then routers) on TARGET"),
+        ("down", "stop the VAN on TARGET (local only with the last provider)"),
+    ):
+        sub = verbs.add_parser(name, parents=[shared], help=summary)
+        sub.add_argument("target", nargs="?", default="all", help=TARGET_HELP)
+        sub.add_argument("--plan", action="store_true", help="show what would change")
+    verbs.add_parser("status", parents=[shared], help="live state of sites, links, listeners")
+    test_model = verbs.add_parser(
+        "test-model", parents=[shared], help="the six end-to-end checks of a model route"
+    )
+    test_model.add_argument("target", help="provider host (rhel-ai) or profile (g3b-16k)")
+    teardown = verbs.add_parser(
+        "teardown", parents=[shared], help="remove the Skupper infrastructure on every site"
+    )
+    teardown.add_argument("--plan", action="store_true", help="show what would be removed")
+    teardown.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     return parser
+
+
+TARGET_HELP = "all (default), a host, a site, a profile, local, or the Kubernetes site"
 
 
 def setup_logging(level: str) -> None:
@@ -151,6 +170,70 @@ async def _setup(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, i
     return result, operation_exit_code(result), result.summary
 
 
+@verb("up")
+async def _up(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
+    from skupper_mcp.render import operation_text
+
+    result = await engine.up(args.target, plan=args.plan, progress=_progress)
+    return result, operation_exit_code(result), operation_text(result)
+
+
+@verb("down")
+async def _down(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
+    from skupper_mcp.render import operation_text
+
+    result = await engine.down(args.target, plan=args.plan, progress=_progress)
+    return result, operation_exit_code(result), operation_text(result)
+
+
+@verb("status")
+async def _status(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
+    from skupper_mcp.render import status_text
+
+    result = await engine.status()
+    unreachable = any(not s.reachable for s in result.sites)
+    return result, EXIT_SKIPPED if unreachable else EXIT_OK, status_text(result)
+
+
+@verb("test-model")
+async def _test_model(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
+    from skupper_mcp.render import test_model_text
+
+    result = await engine.test_model(args.target)
+    code = EXIT_OK if result.passed == result.total else EXIT_FAILED
+    return result, code, test_model_text(result)
+
+
+@verb("teardown")
+async def _teardown(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
+    from skupper_mcp.render import operation_text
+
+    if not (args.plan or args.yes or _confirmed_on_terminal()):
+        raise ConfigError(
+            "teardown removes the Skupper sites, units and router containers on every host; "
+            "run it on a terminal to be asked, or pass --yes (see the plan with --plan)"
+        )
+    result = await engine.teardown(plan=args.plan, progress=_progress)
+    return result, operation_exit_code(result), operation_text(result)
+
+
+def _confirmed_on_terminal() -> bool:
+    """Ask on the terminal; False when there is none (scripts must pass --yes)."""
+    if not sys.stdin.isatty():
+        return False
+    print(
+        "This removes the Skupper sites, units and router containers on every host\n"
+        "(each site's inputs and CA are backed up locally first). Type 'yes' to go on: ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+    answer = sys.stdin.readline().strip().lower()
+    if answer != "yes":
+        raise ConfigError("teardown not confirmed; nothing was removed")
+    return True
+
+
 @verb("resolve")
 async def _resolve(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
     from skupper_mcp.render import resolve_text
@@ -175,7 +258,7 @@ async def _run_verb(args: argparse.Namespace) -> int:
     async with Engine(topology) as engine:
         result, code, text = await VERBS[args.verb](engine, args)
     if args.json:
-        print(result.model_dump_json(indent=2))
+        print(result.model_dump_json(indent=2, by_alias=True))
     else:
         print(text)
     return code

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skupper_mcp.models import CheckResult, ResolveResult, StatusResult
+from skupper_mcp.models import (
+    CheckResult,
+    ModelAction,
+    OperationResult,
+    ResolveResult,
+    StatusResult,
+    TestModelResult,
+)
 from skupper_mcp.topology import KubeSite, ProviderHost, Topology
 
 Cell = str | int | float | bool | None
@@ -305,3 +312,60 @@ def resolve_text(result: ResolveResult) -> str:
     if result.detail:
         rows.append(["detail", result.detail])
     return text_table(["Field", "Value"], rows)
+
+
+def _actions_text(actions: Sequence[ModelAction]) -> list[str]:
+    if not actions:
+        return []
+    rows = [[a.action, a.profile, a.host, a.reason] for a in actions]
+    return ["", "hosted-model-ctl next:", text_table(["Action", "Profile", "Host", "Why"], rows)]
+
+
+def operation_text(result: OperationResult) -> str:
+    """``setup``/``up``/``down``/``teardown`` for a terminal: one row per site."""
+    rows = [
+        [s.host, s.site, s.role, s.outcome, "yes" if s.changed else "no", s.reason or ""]
+        for s in result.sites
+    ]
+    table = text_table(["Host", "Site", "Role", "Outcome", "Changed", "Reason"], rows)
+    return "\n".join([table, *_actions_text(result.model_actions), "", result.summary])
+
+
+def status_text(status: StatusResult) -> str:
+    """``status`` for a terminal: sites, links, listeners."""
+    sites = text_table(
+        ["Host", "Site", "Role", "Controller", "Router", "Container", "Detail"],
+        [
+            [
+                s.host,
+                s.site,
+                s.role,
+                s.controller,
+                _state_text(s.router, s.stale),
+                s.container,
+                s.detail or "",
+            ]
+            for s in status.sites
+        ],
+    )
+    links = text_table(
+        ["From", "To", "Endpoint", "TCP", "Status"],
+        [[li.from_site, li.to_site, li.endpoint, li.tcp_probe, li.status] for li in status.links],
+    )
+    listeners = text_table(
+        ["Site", "Port", "Routing key", "Bound", "Service"],
+        [[li.site, li.port, li.routing_key, li.bound, li.service] for li in status.listeners],
+    )
+    parts = [sites, "", links, "", listeners, *_actions_text(status.model_actions)]
+    return "\n".join([*parts, "", status.summary])
+
+
+def test_model_text(result: TestModelResult) -> str:
+    """``test-model TARGET`` for a terminal: the six checks."""
+    rows = [
+        ["pass" if c.passed else "FAIL", c.name, c.detail, f"{c.seconds:.2f}s"]
+        for c in result.checks
+    ]
+    table = text_table(["Result", "Check", "Detail", "Time"], rows)
+    head = f"{result.host} (profile {result.profile}): {result.passed}/{result.total} passed"
+    return "\n".join([table, "", head])

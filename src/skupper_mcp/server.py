@@ -15,16 +15,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    Context,
+    DeclinedElicitation,
+    Elicit,
+    ElicitationResult,
+    MCPServer,
+    Resolve,
+)
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from skupper_mcp import __version__
 from skupper_mcp.engine import Engine
-from skupper_mcp.errors import ConfigError, SkupperMcpError
-from skupper_mcp.models import ResolveResult, SetupResult
-from skupper_mcp.render import topology_markdown
+from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
+from skupper_mcp.models import (
+    OperationResult,
+    ResolveResult,
+    SetupResult,
+    StatusResult,
+    TestModelResult,
+)
+from skupper_mcp.render import status_markdown, topology_markdown
 from skupper_mcp.topology import Topology, load_topology
 
 log = logging.getLogger(__name__)
@@ -47,6 +61,53 @@ READ_ONLY = ToolAnnotations(
 SETUP = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True
 )
+UP = SETUP
+DOWN = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True
+)
+TEARDOWN = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+)
+
+Target = Annotated[
+    str,
+    Field(
+        description="all, a host (rhel-ai), a site (hub-rhel-ai), a profile (g3b-16k, "
+        "resolved to its host), local, or the Kubernetes site (crc)",
+        min_length=1,
+        max_length=253,
+    ),
+]
+Plan = Annotated[
+    bool,
+    Field(description="Only return what the call would do (and its model_actions); change nothing"),
+]
+
+
+class TeardownConsent(BaseModel):
+    """The user's answer to the teardown question."""
+
+    confirm: bool = Field(
+        description="Remove the Skupper sites, units and containers on every host "
+        "(inputs and CAs are backed up locally first)"
+    )
+
+
+async def teardown_consent(
+    ctx: Context, confirm: bool = False, plan: bool = False
+) -> Elicit[TeardownConsent] | TeardownConsent:
+    """Ask the user through the client when it can ask; a plan needs no consent."""
+    if confirm or plan:
+        return TeardownConsent(confirm=True)
+    caps = ctx.client_capabilities
+    if caps is None or caps.elicitation is None:
+        return TeardownConsent(confirm=False)
+    return Elicit(
+        "Tear down the Skupper network? This removes the sites, units and router "
+        "containers on every host (each site's inputs and CA are backed up locally first; "
+        "model containers are not touched).",
+        TeardownConsent,
+    )
 
 
 @dataclass
@@ -81,13 +142,17 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     every tool then answers with the configuration error so the agent can tell the user.
     """
 
+    live: list[ServerState] = []  # the running server's state, for resources
+
     @asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[ServerState]:
         topology, error = _load(topology_path)
         engine = Engine(topology) if topology else None
+        live.append(ServerState(engine, error))
         try:
-            yield ServerState(engine, error)
+            yield live[-1]
         finally:
+            live.clear()
             if engine is not None:
                 await engine.close()
 
@@ -100,10 +165,23 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         assert isinstance(value, ServerState)
         return value
 
+    def progress(ctx: Context) -> Callable[[str], Awaitable[None]]:
+        """One progress notification per step (sent only when the client asked for them)."""
+        done = 0
+
+        async def report(message: str) -> None:
+            nonlocal done
+            done += 1
+            await ctx.report_progress(done, None, message)
+
+        return report
+
     async def run(call: Callable[[], Awaitable[T]]) -> T:
         try:
             return await call()
         except ConfigError as error:
+            raise ToolError(str(error)) from error
+        except BusyError as error:
             raise ToolError(str(error)) from error
         except NotImplementedError as error:
             raise ToolError(f"{error}; upgrade skupper-mcp to get it") from error
@@ -146,24 +224,82 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         access) and returns a CheckResult; use that first, and when the user asks to check
         the setup. Otherwise it returns an OperationResult with the model_actions to run."""
         engine = state(ctx).require_engine()
-
-        done = 0
-
-        async def report(message: str) -> None:
-            nonlocal done
-            done += 1
-            await ctx.report_progress(done, None, message)
-
+        report = progress(ctx)
         result = await run(lambda: engine.setup(check=check, plan=plan, progress=report))
         return SetupResult(result)
+
+    async def up(ctx: Context, target: Target = "all", plan: Plan = False) -> OperationResult:
+        """Start the VAN: Skupper controllers, then routers, on the targeted sites (all, a
+        host, a profile, local or crc). Use it when the user says "start skupper". A host
+        brings the local site up with it; unreachable hosts are skipped with the reason,
+        never blocking the others. Afterwards run the returned model_actions (start the
+        profile on each provider that is up) with hosted-model-ctl."""
+        engine = state(ctx).require_engine()
+        report = progress(ctx)
+        return await run(lambda: engine.up(target, plan=plan, progress=report))
+
+    async def down(ctx: Context, target: Target = "all", plan: Plan = False) -> OperationResult:
+        """Stop the VAN on the targeted sites: routers, then controllers. The local site
+        stops only when no other provider still has an active router. Call it with
+        plan=true FIRST and stop the returned model_actions' profiles with hosted-model-ctl
+        (models go down before routers), then call it again without plan."""
+        engine = state(ctx).require_engine()
+        report = progress(ctx)
+        return await run(lambda: engine.down(target, plan=plan, progress=report))
+
+    async def status(ctx: Context) -> StatusResult:
+        """The live state of every site (controller and router units, router container,
+        stale status), every link (with a TCP probe) and every listener (bound or not).
+        Use it when the user asks how Skupper is doing; then run the model_actions
+        (status) with hosted-model-ctl for the model containers."""
+        engine = state(ctx).require_engine()
+        return await run(engine.status)
+
+    async def test_model(ctx: Context, target: Target) -> TestModelResult:
+        """End-to-end test of one provider's model route (a host or a profile): the local
+        listener port, the API's health, the model id, a chat completion, the host over
+        SSH, and its model container. Use it after starting a model to prove it works."""
+        engine = state(ctx).require_engine()
+        return await run(lambda: engine.test_model(target))
+
+    async def teardown(
+        ctx: Context,
+        consent: Annotated[ElicitationResult[TeardownConsent], Resolve(teardown_consent)],
+        confirm: Annotated[
+            bool,
+            Field(description="The user has agreed to the teardown (when the client cannot ask)"),
+        ] = False,
+        plan: Plan = False,
+    ) -> OperationResult:
+        """Remove the Skupper infrastructure on every site (decommissioning; setup rebuilds
+        it). Each site's inputs and CA are backed up locally first. Call it with plan=true
+        first and stop the returned model_actions' profiles with hosted-model-ctl (stop,
+        do not remove). The user is asked to confirm; a client that cannot ask must get
+        the user's consent and call again with confirm=true."""
+        if isinstance(consent, DeclinedElicitation):
+            raise ToolError("The user declined the teardown; nothing was removed.")
+        if not isinstance(consent, AcceptedElicitation) or not consent.data.confirm:
+            raise ToolError(
+                "Teardown needs the user's consent: it removes the Skupper sites, units and "
+                "router containers on every host. Ask the user, then call again with "
+                "confirm=true. Nothing was removed."
+            )
+        engine = state(ctx).require_engine()
+        report = progress(ctx)
+        return await run(lambda: engine.teardown(plan=plan, progress=report))
 
     def add(function: Callable[..., Any], annotations: ToolAnnotations) -> None:
         description = inspect.cleandoc(function.__doc__ or "")
         server.add_tool(function, description=description, annotations=annotations)
 
     add(resolve_profile, READ_ONLY)
+    add(status, READ_ONLY)
+    add(test_model, READ_ONLY)
     if not read_only:
         add(setup, SETUP)
+        add(up, UP)
+        add(down, DOWN)
+        add(teardown, TEARDOWN)
 
     @server.resource(
         "skupper://topology",
@@ -188,6 +324,34 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         if topology is None:
             return json.dumps({"error": str(error)})
         return topology.model_dump_json(indent=2)
+
+    async def live_status() -> StatusResult | str:
+        if not live or live[-1].engine is None:
+            error = live[-1].config_error if live else "the server is not running"
+            return f"The topology is not usable: {error}"
+        return await live[-1].engine.status()
+
+    @server.resource(
+        "skupper://status",
+        name="status",
+        description="Live status of the VAN as Markdown tables (sites, links, listeners)",
+        mime_type="text/markdown",
+    )
+    async def status_resource() -> str:
+        found = await live_status()
+        return found if isinstance(found, str) else status_markdown(found)
+
+    @server.resource(
+        "skupper://status.json",
+        name="status.json",
+        description="Live status of the VAN as JSON (a StatusResult)",
+        mime_type="application/json",
+    )
+    async def status_json() -> str:
+        found = await live_status()
+        if isinstance(found, str):
+            return json.dumps({"error": found})
+        return found.model_dump_json(indent=2, by_alias=True)
 
     return server
 

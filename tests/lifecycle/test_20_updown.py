@@ -38,7 +38,9 @@ def outcomes(result) -> dict[str, str]:  # type: ignore[no-untyped-def]
     return {s.host: s.outcome for s in result.sites}
 
 
-async def test_t2a_up_all_starts_every_site_and_both_listeners(built: World, engine: Engine) -> None:
+async def test_t2a_up_all_starts_every_site_and_both_listeners(
+    built: World, engine: Engine
+) -> None:
     await only_up(engine, ())
     result = await engine.up()
     assert result.ok, result.summary
@@ -52,7 +54,9 @@ async def test_t2a_up_all_starts_every_site_and_both_listeners(built: World, eng
     assert again.ok and not any(s.changed for s in again.sites), again.summary
 
 
-@pytest.mark.parametrize(("started", "target"), [("rhtevan-work", "rhel-ai"), ("rhel-ai", "rhtevan-work")])
+@pytest.mark.parametrize(
+    ("started", "target"), [("rhtevan-work", "rhel-ai"), ("rhel-ai", "rhtevan-work")]
+)
 async def test_t2b_t2c_up_one_host_keeps_the_other_route(
     built: World, engine: Engine, started: str, target: str
 ) -> None:
@@ -81,7 +85,9 @@ async def test_t3a_down_all_stops_everything(built: World, engine: Engine) -> No
     assert again.ok and not any(s.changed for s in again.sites), again.summary
 
 
-@pytest.mark.parametrize(("stopped", "other"), [("rhel-ai", "rhtevan-work"), ("rhtevan-work", "rhel-ai")])
+@pytest.mark.parametrize(
+    ("stopped", "other"), [("rhel-ai", "rhtevan-work"), ("rhtevan-work", "rhel-ai")]
+)
 async def test_t3b_t3c_down_one_host_keeps_the_other_route(
     built: World, engine: Engine, stopped: str, other: str
 ) -> None:
@@ -107,7 +113,9 @@ async def test_t3d_t3e_down_the_last_host_stops_the_local_site(
     }
 
 
-async def test_down_plan_changes_nothing_and_predicts_the_real_down(built: World, engine: Engine) -> None:
+async def test_down_plan_changes_nothing_and_predicts_the_real_down(
+    built: World, engine: Engine
+) -> None:
     await only_up(engine, PROVIDERS)
     before = (await engine.status()).sites
     plan = await engine.down("rhel-ai", plan=True)
@@ -124,7 +132,9 @@ async def test_down_plan_changes_nothing_and_predicts_the_real_down(built: World
     assert [s.changed for s in real.sites] == [s.changed for s in plan.sites]
 
 
-async def test_up_plan_predicts_the_real_up_with_a_profile_target(built: World, engine: Engine) -> None:
+async def test_up_plan_predicts_the_real_up_with_a_profile_target(
+    built: World, engine: Engine
+) -> None:
     await only_up(engine, ())
     plan = await engine.up("g3b-4k", plan=True)
     assert not await bound(built, "local", listener_port(built, "rhtevan-work"))

@@ -18,7 +18,9 @@ CONNECT_TIMEOUT = 5.0
 
 
 @pytest.mark.parametrize("fault", ["down", "blackhole"])
-async def test_t9a_up_skips_an_unreachable_provider(built: World, engine: Engine, fault: str) -> None:
+async def test_t9a_up_skips_an_unreachable_provider(
+    built: World, engine: Engine, fault: str
+) -> None:
     await only_up(engine, ())
     built.fault("rhel-ai", fault)
     try:
@@ -54,7 +56,9 @@ async def test_t9c_down_skips_an_unreachable_provider(built: World, engine: Engi
     assert [(a.host, a.action) for a in result.model_actions] == [("rhel-ai", "stop")]
 
 
-async def test_a_host_lost_mid_operation_fails_with_its_reason(built: World, engine: Engine) -> None:
+async def test_a_host_lost_mid_operation_fails_with_its_reason(
+    built: World, engine: Engine
+) -> None:
     await only_up(engine, ())
     fired = False
 

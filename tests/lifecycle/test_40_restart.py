@@ -11,7 +11,7 @@ from skupper_mcp.sandbox.testing import World
 from .conftest import eventually
 
 SHOW = (
-    'export XDG_RUNTIME_DIR=/run/user/$(id -u); '
+    "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
     "systemctl --user show -p ActiveState -p Result -p NRestarts skupper-default.service; "
     "podman inspect default-skupper-router --format '{{.State.Status}} {{.State.Pid}}'"
 )
@@ -27,7 +27,9 @@ def router_state(world: World, host: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("host", ["rhtevan-work", "rhel-ai"])
-async def test_t7_a_killed_router_restarts_within_10s(built: World, engine: Engine, host: str) -> None:
+async def test_t7_a_killed_router_restarts_within_10s(
+    built: World, engine: Engine, host: str
+) -> None:
     result = await engine.up(host)
     assert result.ok, result.summary
     before = router_state(built, host)
@@ -36,7 +38,11 @@ async def test_t7_a_killed_router_restarts_within_10s(built: World, engine: Engi
 
     async def restarted() -> dict[str, str] | None:
         now = router_state(built, host)
-        if now["container"] == "running" and now["pid"] != before["pid"] and now["ActiveState"] == "active":
+        if (
+            now["container"] == "running"
+            and now["pid"] != before["pid"]
+            and now["ActiveState"] == "active"
+        ):
             return now
         return None
 

@@ -26,14 +26,18 @@ async def test_t9b_up_skips_an_unauthenticated_cluster(built: World, engine: Eng
         built.fault("crc", "restore")
     by_host = {s.host: s for s in result.sites}
     assert by_host["crc"].outcome == "skipped"
-    assert "401" in (by_host["crc"].reason or "") or "authenticated" in (by_host["crc"].reason or "")
+    assert "401" in (by_host["crc"].reason or "") or "authenticated" in (
+        by_host["crc"].reason or ""
+    )
     assert {h: by_host[h].outcome for h in ("rhel-ai", "rhtevan-work", "local")} == dict.fromkeys(
         ("rhel-ai", "rhtevan-work", "local"), "up"
     )
     assert sorted(a.host for a in result.model_actions) == ["rhel-ai", "rhtevan-work"]
 
 
-async def test_t10a_up_crc_recreates_its_links_and_starts_local(built: World, engine: Engine) -> None:
+async def test_t10a_up_crc_recreates_its_links_and_starts_local(
+    built: World, engine: Engine
+) -> None:
     await only_up(engine, ("rhel-ai", "rhtevan-work"))
     await engine.down("crc")
     result = await engine.up("crc")
@@ -49,7 +53,9 @@ async def test_t10a_up_crc_recreates_its_links_and_starts_local(built: World, en
     assert await eventually(both_bound, timeout=20)
 
 
-async def test_t10b_down_crc_deletes_its_links_and_keeps_local(built: World, engine: Engine) -> None:
+async def test_t10b_down_crc_deletes_its_links_and_keeps_local(
+    built: World, engine: Engine
+) -> None:
     await only_up(engine, ("rhel-ai", "rhtevan-work"))
     await engine.up("crc")
     result = await engine.down("crc")
@@ -59,7 +65,9 @@ async def test_t10b_down_crc_deletes_its_links_and_keeps_local(built: World, eng
     assert set((await crc_links(engine)).values()) == {"absent"}
 
 
-async def test_t10c_down_crc_with_no_provider_active_stops_local(built: World, engine: Engine) -> None:
+async def test_t10c_down_crc_with_no_provider_active_stops_local(
+    built: World, engine: Engine
+) -> None:
     await only_up(engine, ())
     await engine.up("crc")
     await engine.down("rhel-ai")
