@@ -1,0 +1,87 @@
+"""The lifecycle through what agents and people use: the MCP client (in-process and over
+stdio, legacy and default mode) with progress notifications, and the CLI's exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from skupper_mcp.models import OperationResult, StatusResult
+from skupper_mcp.sandbox.testing import World
+from skupper_mcp.server import build_server
+
+from .conftest import new_engine
+from .test_20_updown import only_up
+
+
+def cli(world: World, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skupper_mcp", "--topology", str(world.topology), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_up_over_mcp_reports_progress_step_by_step(built: World, mode: str) -> None:
+    async with new_engine(built) as engine:
+        await only_up(engine, ())
+    lines: list[str] = []
+
+    async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
+        lines.append(message or "")
+
+    async with Client(build_server(built.topology), mode=mode) as client:
+        result = await client.call_tool(
+            "up", {"target": "rhtevan-work"}, progress_callback=on_progress
+        )
+        status = await client.call_tool("status", {})
+    assert not result.is_error, result.content
+    up = OperationResult.model_validate(result.structured_content)
+    assert up.ok and {s.host: s.outcome for s in up.sites} == {"rhtevan-work": "up", "local": "up"}
+    assert any(line.startswith("rhtevan-work: start router") for line in lines), lines
+    assert any(line.startswith("local: verify router") for line in lines), lines
+    live = StatusResult.model_validate(status.structured_content)
+    assert next(s for s in live.sites if s.host == "rhtevan-work").container == "running"
+
+
+async def test_down_plan_over_stdio_lists_model_actions(built: World) -> None:
+    async with new_engine(built) as engine:
+        await only_up(engine, ("rhel-ai",))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "skupper_mcp", "--topology", str(built.topology)]
+    )
+    async with Client(params, mode="legacy") as client:
+        result = await client.call_tool("down", {"target": "g8b-32k", "plan": True})
+        bad = await client.call_tool("down", {"target": "nowhere"})
+    plan = OperationResult.model_validate(result.structured_content)
+    assert plan.plan and [(a.host, a.profile, a.action) for a in plan.model_actions] == [
+        ("rhel-ai", "g8b-fp8-spec-128k", "stop")
+    ]
+    assert bad.is_error
+    assert "unknown target 'nowhere'" in bad.content[0].text  # type: ignore[union-attr]
+
+
+def test_cli_exit_codes_and_json(built: World) -> None:
+    up = cli(built, "--json", "up", "rhtevan-work")
+    assert up.returncode == 0, up.stderr
+    assert OperationResult.model_validate_json(up.stdout).ok
+    assert "rhtevan-work: " in up.stderr  # one progress line per step
+    built.fault("rhel-ai", "down")
+    try:
+        skipped = cli(built, "up")
+    finally:
+        built.fault("rhel-ai", "restore")
+    assert skipped.returncode == 3, skipped.stdout + skipped.stderr
+    assert "skipped" in skipped.stdout and "rhel-ai" in skipped.stdout
+    unknown = cli(built, "down", "nowhere")
+    assert unknown.returncode == 2 and "unknown target" in unknown.stderr
+    status = cli(built, "--json", "status")
+    assert status.returncode == 0
+    assert {s["host"] for s in json.loads(status.stdout)["sites"]} >= {"rhel-ai", "local"}
