@@ -1,76 +1,99 @@
-"""``make demo`` until the sandbox takes over: the precheck and resolve on the example.
+"""``make demo``: the main job, end to end, on a sandbox world.
 
-The example's hosts are moved onto unused loopback addresses first, so nothing leaves the
-machine: every provider is then unreachable, which is what the demo shows the precheck
-reporting (concurrently, each within the connect timeout).
+Starts a simulated VAN (two GPU providers, the local consumer, a Kubernetes consumer),
+then runs what an agent runs when a user says "set up skupper", "start skupper", "is it
+working?", "stop skupper on rhel-ai" and "stop skupper", printing each command as a
+person would type it and what it answered. The sandbox is stopped at the end, whatever
+happened (``--keep`` leaves it running for you to explore).
 """
 
 from __future__ import annotations
 
-import asyncio
-import re
+import argparse
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from skupper_mcp.engine import Engine
-from skupper_mcp.render import check_text, resolve_text
-from skupper_mcp.topology import load_topology
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "topology.env.example"
-LOOPBACK = {
-    "rhel-ai.example.com": "127.207.0.12",
-    "203.0.113.10": "127.207.0.12",
-    "rhtevan-work.example.com": "127.207.0.13",
-    "198.51.100.20": "127.207.0.13",
-    "host.crc.testing": "127.207.0.11",
-    "192.168.127.254": "127.207.0.11",
-}
-
-
-def offline_copy(source: Path, directory: Path) -> Path:
-    """The example with its hosts replaced by loopback addresses where nothing listens."""
-    text = source.read_text()
-    for name, address in LOOPBACK.items():
-        text = text.replace(name, address)
-    text = re.sub(r"(?m)^SSH_CONNECT_TIMEOUT=.*$", "SSH_CONNECT_TIMEOUT=2", text)
-    path = directory / "topology.env"
-    path.write_text(text)
-    return path
+STEPS: list[tuple[str, list[str]]] = [
+    ("Show the topology and run the precheck", ["setup", "--check"]),
+    ("Build the VAN once (the seed's six phases)", ["setup"]),
+    ("A second setup changes nothing", ["setup"]),
+    ("Start skupper", ["up"]),
+    ("Check skupper", ["status"]),
+    ("Prove a model route end to end", ["test-model", "rhtevan-work"]),
+    ("Before 'stop skupper on rhel-ai': which model to stop first", ["down", "rhel-ai", "--plan"]),
+    ("Stop skupper on rhel-ai (the local site stays: rhtevan-work is active)", ["down", "rhel-ai"]),
+    ("Stop skupper", ["down"]),
+]
 
 
 def say(text: str = "") -> None:
     print(text, flush=True)
 
 
-async def demo(path: Path) -> None:
-    topology = load_topology(path)
-    async with Engine(topology) as engine:
-        say("== skupper-mcp setup --check (precheck of every site, concurrently) ==")
-        start = time.monotonic()
-        result = await engine.check()
-        say(check_text(result))
-        say(f"(took {time.monotonic() - start:.1f}s for {len(topology.host_names())} sites)")
-        for name in ("g3b-16k", "rhel-ai", "crc"):
-            say()
-            say(f"== skupper-mcp resolve {name} ==")
-            say(resolve_text(await engine.resolve(name)))
-    say()
-    say("What this showed: the topology.env.example diagram with its real values; the")
-    say("precheck failing SSH for both providers (their addresses were moved to loopback")
-    say("addresses where nothing listens, so nothing left this machine) and reporting the")
-    say("local site's tools and ports; resolve turning a profile into its host, a host into")
-    say("its default profile (the active one cannot be read from an unreachable host), and")
-    say("the Kubernetes site into a consumer with no model. Against the sandbox (skupper-mcp")
-    say("sandbox up) the same commands find every host reachable.")
+def run(title: str, args: list[str], topology: Path | None) -> int:
+    shown = " ".join(["skupper-mcp", *args])
+    say(f"\n== {title}\n$ {shown}")
+    command = [sys.executable, "-m", "skupper_mcp"]
+    if topology is not None:
+        command += ["--topology", str(topology)]
+    started = time.monotonic()
+    result = subprocess.run(command + args, text=True, capture_output=True, check=False)
+    if result.stdout.strip():
+        say(result.stdout.rstrip())
+    if result.returncode not in (0, 3):
+        say(result.stderr.rstrip())
+    say(f"(exit {result.returncode}, {time.monotonic() - started:.1f}s)")
+    return result.returncode
 
 
-def main() -> int:
-    with tempfile.TemporaryDirectory(prefix="skupper-mcp-demo-") as directory:
-        asyncio.run(demo(offline_copy(EXAMPLE, Path(directory))))
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--dir", help="sandbox directory (default: a temporary one)")
+    parser.add_argument("--keep", action="store_true", help="leave the sandbox running")
+    args = parser.parse_args(argv)
+    owned = args.dir is None
+    directory = Path(args.dir or tempfile.mkdtemp(prefix="skupper-mcp-demo-")).resolve()
+    say(f"Starting a sandbox VAN in {directory} ...")
+    started = time.monotonic()
+    up = subprocess.run(
+        [sys.executable, "-m", "skupper_mcp", "sandbox", "up", "--dir", str(directory)],
+        text=True,
+        capture_output=True,
+        check=False,
+    )
+    if up.returncode != 0:
+        say(up.stdout + up.stderr)
+        say("The sandbox did not start: see the output above.")
+        return 1
+    topology = Path(up.stdout.strip().splitlines()[-1])
+    say(f"ready in {time.monotonic() - started:.1f}s; topology: {topology}")
+    failures = 0
+    try:
+        for title, step in STEPS:
+            code = run(title, step, topology)
+            failures += code not in (0, 3)
+    finally:
+        if args.keep:
+            say(f"\nThe sandbox keeps running: skupper-mcp --topology {topology} status")
+            say(f"Stop it with: skupper-mcp sandbox down --dir {directory}")
+        else:
+            subprocess.run(
+                [sys.executable, "-m", "skupper_mcp", "sandbox", "down", "--dir", str(directory)],
+                capture_output=True,
+                check=False,
+            )
+            if owned:
+                shutil.rmtree(directory, ignore_errors=True)
+    verdict = "every step did what it should" if not failures else f"{failures} step(s) failed"
+    say(f"\nDemo finished: {verdict}.")
+    return 0 if not failures else 1
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     sys.exit(main())
