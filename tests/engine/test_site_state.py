@@ -1,0 +1,144 @@
+"""The one-round-trip state script's parser, the desired resources and the units. Pure."""
+
+from __future__ import annotations
+
+from skupper_mcp.facts.site_state import (
+    parse_site_state,
+    parse_skupper_version,
+    site_state_script,
+    version_tuple,
+)
+from skupper_mcp.sites import resources as cr
+from skupper_mcp.sites import units
+
+OUTPUT = """\
+@@user ezhang
+@@podman /usr/bin/podman
+@@section version
+Warning: Docker is not installed. Skipping image digests search.
+COMPONENT               VERSION
+router                  3.4.2
+cli                     2.1.3
+@@rc 0
+@@section units
+Id=skupper-default.service
+LoadState=loaded
+ActiveState=active
+SubState=running
+Result=success
+NRestarts=2
+UnitFileState=static
+MainPID=4242
+
+Id=ezhang-skupper-controller.service
+LoadState=loaded
+ActiveState=failed
+SubState=failed
+Result=exit-code
+NRestarts=0
+UnitFileState=static
+MainPID=0
+@@rc 0
+@@section containers
+[{"Names": ["default-skupper-router"], "State": "running", "ExitCode": 0,
+  "Labels": {"application": "skupper-v2"}},
+ {"Names": ["ezhang-skupper-controller"], "State": "exited", "ExitCode": 137}]
+@@rc 0
+@@section router
+[{"HostConfig": {"Tmpfs": {"/tmp": "rw,size=10M"}},
+  "Config": {"Env": ["SSL_PROFILE_BASE_PATH=/etc/skupper-router"]}}]
+@@rc 0
+@@file input Site-hub.yaml
+apiVersion: skupper.io/v2alpha1
+kind: Site
+metadata: {name: hub}
+spec: {}
+@@file runtime Link-link-hub.yaml
+kind: Link
+metadata: {name: link-hub}
+status: {status: Ready, message: OK}
+@@boot skupper-default.service
+@@rendered
+@@issuer 0123456789abcdef
+@@section models
+{"object": "list", "data": [{"id": "granite"}]}
+@@rc 0
+@@end
+"""
+
+
+def test_one_read_tells_units_containers_resources_and_models() -> None:
+    state = parse_site_state(OUTPUT)
+    assert state.complete and state.user == "ezhang" and state.podman_path == "/usr/bin/podman"
+    assert state.skupper_version == "2.1.3"
+    router = state.unit("skupper-default.service")
+    assert router.active and router.n_restarts == 2 and router.main_pid == 4242
+    assert not state.unit("ezhang-skupper-controller.service").active
+    assert state.unit("never-heard-of.service").load_state == "not-found"
+    assert state.container_running("default-skupper-router")
+    assert not state.container_running("ezhang-skupper-controller")
+    assert state.router is not None and state.router.has_tmpfs and state.router.has_ssl_base_path
+    assert state.input_resources[("Site", "hub")]["spec"] == {}
+    assert state.runtime_resources[("Link", "link-hub")]["status"]["status"] == "Ready"
+    assert state.enabled_at_boot == {"skupper-default.service"}
+    assert state.rendered and state.issuer == "0123456789abcdef"
+    assert state.served_models == ["granite"]
+
+
+def test_a_read_cut_short_is_incomplete_and_failed_commands_are_reported() -> None:
+    state = parse_site_state("@@user x\n@@section version\nsh: skupper: not found\n@@rc 127\n")
+    assert not state.complete
+    assert state.skupper_version is None and "not found" in (state.skupper_error or "")
+
+
+def test_versions() -> None:
+    assert parse_skupper_version("skupper version 2.0.1") == "2.0.1"
+    assert version_tuple("2.1.3") > version_tuple("2.1.0") > version_tuple("2.0.9")
+
+
+def test_the_script_quotes_its_values() -> None:
+    script = site_state_script("ns; rm -rf /", "http://127.0.0.1:9000/v1/models")
+    assert "ns='ns; rm -rf /'" in script
+    assert "XDG_RUNTIME_DIR" in script.splitlines()[0]
+
+
+def test_resources_compare_by_meaning() -> None:
+    ra = cr.router_access("hub", 8000, 8001, ["203.0.113.10"])
+    rendered = {
+        **ra,
+        "metadata": {"name": "hub-public", "namespace": "default", "uid": "x"},
+        "spec": {
+            **ra["spec"],
+            "roles": [{"name": "inter-router", "port": "8000"}, {"name": "edge", "port": 8001}],
+        },
+        "status": {"status": "Ready"},
+    }
+    assert cr.same(ra, rendered)
+    assert not cr.same(
+        ra, {**rendered, "spec": {**rendered["spec"], "subjectAlternativeNames": []}}
+    )
+    target = cr.LinkTarget("hub", "203.0.113.10", 8000, 8001)
+    first = cr.link_secret(target, cr.ClientCert(b"CA", b"C1", b"K1"))
+    reissued = cr.link_secret(target, cr.ClientCert(b"CA", b"C2", b"K2"))
+    assert cr.same(first, reissued)  # same CA: links made before stay valid
+    assert not cr.same(first, cr.link_secret(target, cr.ClientCert(b"CA2", b"C1", b"K1")))
+    assert first["type"] == "kubernetes.io/tls" and set(first["data"]) == {
+        "ca.crt",
+        "tls.crt",
+        "tls.key",
+    }
+    assert [e["name"] for e in cr.link(target)["spec"]["endpoints"]] == ["inter-router", "edge"]
+    assert "K1" not in repr(cr.ClientCert(b"CA", b"C1", b"K1"))
+
+
+def test_auto_restart_units_follow_the_seed() -> None:
+    controller, router = units.site_units("default", "ezhang", "/usr/bin/podman")
+    assert controller.name == "ezhang-skupper-controller.service"
+    assert router.name == "skupper-default.service"
+    for unit in (controller, router):
+        assert "Restart=on-failure" in unit.content
+        assert "SuccessExitStatus=SIGTERM" in unit.content
+        assert "[Install]" not in unit.content
+    assert "start-watch.sh default-skupper-router" in router.content
+    script = units.watch_script("/usr/bin/podman")
+    assert 'podman wait "$1"' in script and 'exit "${RC:-1}"' in script
