@@ -106,10 +106,9 @@ async def test_unknown_name_is_a_tool_error_listing_names(server: MCPServer, mod
     assert empty.is_error
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
-    write_topology, tmp_path: Path, mode: str
-) -> None:
+@pytest.fixture
+def refusing(write_topology, tmp_path: Path) -> Path:
+    """A topology whose only provider refuses connections at once (nothing listens)."""
     from topology_samples import ssh_topology
 
     text = ssh_topology(
@@ -118,8 +117,14 @@ async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
         known_hosts=str(tmp_path / "known_hosts"),
         connect_timeout=2,
     )
-    path = write_topology(text + f"STATE_DIR={tmp_path / 'state'}\n")
-    async with Client(build_server(path), mode=mode) as client:
+    return write_topology(text + f"STATE_DIR={tmp_path / 'state'}\n")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
+    refusing: Path, mode: str
+) -> None:
+    async with Client(build_server(refusing), mode=mode) as client:
         result = await client.call_tool("setup", {})
     assert not result.is_error
     outcome = OperationResult.model_validate(result.structured_content)
@@ -129,19 +134,8 @@ async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_teardown_without_consent_asks_for_confirm_true(
-    write_topology, tmp_path: Path, mode: str
-) -> None:
-    from topology_samples import ssh_topology
-
-    text = ssh_topology(
-        [("alpha", "127.207.0.9", 1)],
-        identities=[str(tmp_path / "none")],
-        known_hosts=str(tmp_path / "known_hosts"),
-        connect_timeout=2,
-    )
-    path = write_topology(text + f"STATE_DIR={tmp_path / 'state'}\n")
-    async with Client(build_server(path), mode=mode) as client:
+async def test_teardown_without_consent_asks_for_confirm_true(refusing: Path, mode: str) -> None:
+    async with Client(build_server(refusing), mode=mode) as client:
         result = await client.call_tool("teardown", {})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]

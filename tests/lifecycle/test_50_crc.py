@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import httpx
+
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.sandbox.testing import World
 
@@ -51,6 +53,11 @@ async def test_t10a_up_crc_recreates_its_links_and_starts_local(
         return all([await bound(built, "crc", port) for port in CRC_LISTENERS.values()])
 
     assert await eventually(both_bound, timeout=20)
+    # rhtevan-work is reached through the local site: two hops, real TCP, real HTTP
+    url = f"http://{built.addresses['crc']}:{CRC_LISTENERS['rhtevan-work']}/v1/models"
+    async with httpx.AsyncClient(timeout=10) as http:
+        models = (await http.get(url)).json()
+    assert [m["id"] for m in models["data"]] == ["granite-3.3-2b-instruct"]
 
 
 async def test_t10b_down_crc_deletes_its_links_and_keeps_local(

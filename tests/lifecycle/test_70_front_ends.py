@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -66,6 +67,39 @@ async def test_down_plan_over_stdio_lists_model_actions(built: World) -> None:
     ]
     assert bad.is_error
     assert "unknown target 'nowhere'" in bad.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_cancelled_up_releases_the_lock_and_status_tells_the_truth(built: World) -> None:
+    async with new_engine(built) as engine:
+        await only_up(engine, ())
+    started = anyio.Event()
+
+    async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
+        if (message or "").startswith("rhel-ai: start controller"):
+            started.set()
+
+    async with Client(build_server(built.topology), mode="legacy") as client:
+        async with anyio.create_task_group() as tasks:
+
+            async def call() -> None:
+                await client.call_tool("up", {}, progress_callback=on_progress)
+
+            tasks.start_soon(call)
+            with anyio.fail_after(60):
+                await started.wait()
+            tasks.cancel_scope.cancel()
+        status = await client.call_tool("status", {})
+    live = StatusResult.model_validate(status.structured_content)
+    for site in live.sites:
+        if site.platform != "podman":
+            continue
+        _, out, _ = built.ssh(
+            site.host, "podman inspect default-skupper-router --format '{{.State.Status}}'"
+        )
+        assert site.container == out.strip(), (site.host, site.container, out)
+    async with new_engine(built) as engine:  # the lock was released: the next call runs
+        again = await engine.up()
+    assert again.ok, again.summary
 
 
 def test_cli_exit_codes_and_json(built: World) -> None:

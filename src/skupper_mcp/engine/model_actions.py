@@ -26,51 +26,27 @@ def model_actions(
     served: Mapping[str, list[str] | None],
     requested_profile: str | None = None,
 ) -> list[ModelAction]:
-    """Model actions for ``operation`` (setup, up, down, teardown, status) from site results."""
+    """Model actions for ``operation`` (setup, up, down, teardown) from site results."""
     actions: list[ModelAction] = []
     for result in results:
-        if result.role != "provider" or result.outcome in ("skipped",):
+        if result.role != "provider" or result.outcome == "skipped":
             continue
-        if operation == "setup":
-            if result.outcome != "up":
-                continue
-            provider = next(p for p in topology.providers if p.name == result.host)
-            actions.append(
-                ModelAction(
-                    host=result.host,
-                    profile=provider.default_profile,
-                    action="setup",
-                    reason="infrastructure is ready: deploy the default profile",
-                )
-            )
-        elif operation == "up":
-            if result.outcome != "up":
-                continue
-            if requested_profile:
-                profile, how = requested_profile, "requested"
-            else:
-                profile, how = active_or_default(topology, result.host, served.get(result.host))
-            actions.append(
-                ModelAction(
-                    host=result.host,
-                    profile=profile,
-                    action="start",
-                    reason=f"{result.host} is up: start its {how} profile",
-                )
-            )
+        host = result.host
+        if operation == "setup" and result.outcome == "up":
+            profile = next(p for p in topology.providers if p.name == host).default_profile
+            why = "infrastructure is ready: deploy the default profile"
+            actions.append(ModelAction(host=host, profile=profile, action="setup", reason=why))
+        elif operation == "up" and result.outcome == "up":
+            profile, how = requested_profile or "", "requested"
+            if not requested_profile:
+                profile, how = active_or_default(topology, host, served.get(host))
+            why = f"{host} is up: start its {how} profile"
+            actions.append(ModelAction(host=host, profile=profile, action="start", reason=why))
         elif operation in ("down", "teardown"):
-            if result.outcome == "failed" and result.reason and "unreachable" in result.reason:
-                continue
-            profile, how = active_or_default(topology, result.host, served.get(result.host))
-            actions.append(
-                ModelAction(
-                    host=result.host,
-                    profile=profile,
-                    action="stop",
-                    reason=f"stop the {how} profile before its router goes "
-                    + ("down" if operation == "down" else "away (stop, do not remove)"),
-                )
-            )
+            profile, how = active_or_default(topology, host, served.get(host))
+            then = "goes down" if operation == "down" else "is removed (stop, do not remove)"
+            why = f"stop the {how} profile before its router {then}"
+            actions.append(ModelAction(host=host, profile=profile, action="stop", reason=why))
     return actions
 
 
