@@ -159,7 +159,10 @@ def network_status(answer: dict[str, Any] | None, namespace: str) -> res.Resourc
 
 
 def _write_if_changed(directory: Path, resource: res.Resource) -> None:
-    """Write only when something but the condition timestamps changed."""
+    """Write only when something but the condition timestamps changed, and never into a
+    namespace that ``system stop`` is removing meanwhile (that would bring it back)."""
+    if not directory.is_dir():
+        return
     path = directory / res.file_name(resource)
     if path.exists():
         try:
