@@ -160,15 +160,20 @@ class PodmanSite:
         return base64.b64decode(out.strip()) if out.strip() else b""
 
     async def restore_issuer(self, files: dict[str, bytes]) -> str:
-        """Give a new namespace the CA of a backup (input/issuers overrides the generated CA)."""
-        lines = [
+        """Give a new namespace the CA of a backup (input/issuers overrides the generated CA).
+
+        The CA's key travels on stdin, never on a command line another user could read.
+        """
+        names = [name for name in files if name in ("ca.crt", "tls.crt", "tls.key")]
+        stdin = "".join(f"{name} {base64.b64encode(files[name]).decode()}\n" for name in names)
+        await self._run(
             f"d={self._nsdir()}/input/issuers/skupper-site-ca",
             'mkdir -p "$d"',
             'chmod 700 "$d"',
-        ]
-        for name, content in files.items():
-            lines.append(_write_file(f'"$d"/{quote(name)}', content.decode(), mode="600"))
-        await self._run(*lines)
+            "umask 077",
+            'while read -r name data; do printf %s "$data" | base64 -d > "$d/$name"; done',
+            stdin=stdin,
+        )
         return "restored the site CA from the last backup"
 
     async def remove(self, state: SiteState) -> str:
@@ -193,11 +198,11 @@ class PodmanSite:
         return "units, containers and namespace removed"
 
 
-def _write_file(path_expr: str, content: str, mode: str | None = None) -> str:
-    """A shell line that writes ``content`` to a file; base64 keeps quoting out of it."""
+def _write_file(path_expr: str, content: str) -> str:
+    """A shell line that writes ``content`` (nothing secret) to a file; base64 keeps quoting
+    out of it."""
     b64 = base64.b64encode(content.encode()).decode()
-    line = f"printf %s {b64} | base64 -d > {path_expr}"
-    return f"{line} && chmod {mode} {path_expr}" if mode else line
+    return f"printf %s {b64} | base64 -d > {path_expr}"
 
 
 def _recreate_args(name: str, inspect: dict[str, object]) -> list[str]:
