@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from skupper_mcp.engine.model_actions import model_actions, status_actions
-from skupper_mcp.engine.scope import down_scope, local_stops, resolve_target, up_scope
+from skupper_mcp.engine.scope import local_stops, resolve_target, scope
 from skupper_mcp.errors import ConfigError
 from skupper_mcp.models import SiteResult
 from skupper_mcp.topology import Topology, load_topology
@@ -38,11 +38,11 @@ def test_targets_resolve_hosts_sites_profiles_and_consumers(topo: Topology) -> N
 
 
 def test_up_brings_the_local_site_with_a_host(topo: Topology) -> None:
-    assert [r.host for r in up_scope(topo, resolve_target(topo, "rhel-ai"))] == ["rhel-ai", "local"]
-    assert [r.host for r in up_scope(topo, resolve_target(topo, "crc"))] == ["local", "crc"]
-    assert [r.host for r in up_scope(topo, resolve_target(topo, "local"))] == ["local"]
-    assert len(up_scope(topo, resolve_target(topo, "all"))) == 4
-    assert [r.host for r in down_scope(topo, resolve_target(topo, "g8b-32k"))] == [
+    assert [r.host for r in scope(topo, resolve_target(topo, "rhel-ai"))] == ["rhel-ai", "local"]
+    assert [r.host for r in scope(topo, resolve_target(topo, "crc"))] == ["local", "crc"]
+    assert [r.host for r in scope(topo, resolve_target(topo, "local"))] == ["local"]
+    assert len(scope(topo, resolve_target(topo, "all"))) == 4
+    assert [r.host for r in scope(topo, resolve_target(topo, "g8b-32k"))] == [
         "rhel-ai",
         "local",
     ]

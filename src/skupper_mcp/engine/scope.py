@@ -85,18 +85,10 @@ def resolve_target(topology: Topology, query: str) -> Target:
     raise ConfigError(f"unknown target {query!r}: use one of {', '.join(valid_targets(topology))}")
 
 
-def up_scope(topology: Topology, target: Target) -> list[SiteRef]:
-    """Sites ``up`` starts: a host brings the local site with it (its routes cross it)."""
-    everything = sites(topology)
-    if target.everything:
-        return everything
-    if target.host == LOCAL:
-        return [r for r in everything if r.host == LOCAL]
-    return [r for r in everything if r.host in (target.host, LOCAL)]
-
-
-def down_scope(topology: Topology, target: Target) -> list[SiteRef]:
-    """Sites ``down`` considers; whether the local site stops is decided by ``local_stops``."""
+def scope(topology: Topology, target: Target) -> list[SiteRef]:
+    """The sites ``up`` or ``down`` considers: everything, or the target with the local
+    site (the shared consumer its routes cross). Whether ``down`` really stops the local
+    site is ``local_stops``'s decision."""
     everything = sites(topology)
     if target.everything:
         return everything

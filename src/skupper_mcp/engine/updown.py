@@ -19,7 +19,7 @@ from ..topology import Topology
 from . import model_actions as actions_for
 from .kubesetup import kube_down_actions, kube_up_actions
 from .runner import Action, Progress, SiteRun
-from .scope import LOCAL, SiteRef, Target, down_scope, local_stops, resolve_target, up_scope
+from .scope import LOCAL, SiteRef, local_stops, resolve_target, scope
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView
 from .verify import probe_listeners, wait_router
@@ -86,14 +86,14 @@ class UpDown:
 
     async def up(self, target_query: str = "all", plan: bool = False) -> OperationResult:
         target = resolve_target(self.topology, target_query)
-        refs = up_scope(self.topology, target)
+        refs = scope(self.topology, target)
         peers = self._cluster_peers(refs)
         views = await self.sites.views([*refs, *peers])
         runs = {ref.host: self._run(ref, plan) for ref in refs}
         podman = [r for r in refs if r.platform == "podman"]
         await asyncio.gather(*(self._up_podman(runs[r.host], views[r.host]) for r in podman))
         if not plan:
-            await self._verify_up(target, runs, views)
+            await self._verify_up(runs, views)
         for ref in refs:
             if ref.platform == "kubernetes":
                 live = self._live_peers(runs, views, peers)
@@ -148,9 +148,7 @@ class UpDown:
         live |= {p.host for p in peers if views[p.host].ok and views[p.host].router_active()}
         return live
 
-    async def _verify_up(
-        self, target: Target, runs: dict[str, SiteRun], views: dict[str, SiteView]
-    ) -> None:
+    async def _verify_up(self, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
         """Wait until every started router runs and each up provider's listener is bound."""
         deadline = time.monotonic() + UP_DEADLINE
         checks = []
@@ -184,7 +182,7 @@ class UpDown:
 
     async def down(self, target_query: str = "all", plan: bool = False) -> OperationResult:
         target = resolve_target(self.topology, target_query)
-        refs = down_scope(self.topology, target)
+        refs = scope(self.topology, target)
         providers = [r for r in self._all() if r.role == "provider"]
         to_read = {r.host: r for r in [*refs, *providers]}
         views = await self.sites.views(to_read.values())
