@@ -6,7 +6,6 @@ held elsewhere) stay valid. Archives hold private keys: the folder is 0700, file
 
 from __future__ import annotations
 
-import io
 import os
 import tarfile
 import time
@@ -52,7 +51,3 @@ class Backups:
                     if data is not None:
                         files[name[len(CA_DIR) :]] = data.read()
         return files or None
-
-    def list_files(self, path: Path) -> list[str]:
-        with tarfile.open(fileobj=io.BytesIO(path.read_bytes()), mode="r:gz") as tar:
-            return [m.name.removeprefix("./") for m in tar.getmembers() if m.isfile()]

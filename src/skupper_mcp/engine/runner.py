@@ -106,7 +106,3 @@ def describe(exc: BaseException) -> str:
         return str(exc)
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def unreachable(exc: BaseException) -> bool:
-    return isinstance(exc, ConnectError)

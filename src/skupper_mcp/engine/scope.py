@@ -8,7 +8,7 @@ keeps the local site up on its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -115,7 +115,3 @@ def local_stops(
     if unknown:
         return False, f"kept: the state of {', '.join(unknown)} is unknown"
     return True, "no other provider is active"
-
-
-def providers_in(refs: Iterable[SiteRef]) -> list[str]:
-    return [r.host for r in refs if r.role == "provider"]
