@@ -5,6 +5,7 @@ from __future__ import annotations
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.sandbox.testing import World
 
+from .conftest import eventually
 from .test_20_updown import only_up
 
 
@@ -28,6 +29,12 @@ async def test_status_flags_stale_state_when_the_router_dies_with_its_controller
     built: World, engine: Engine
 ) -> None:
     await only_up(engine, ("rhtevan-work",))
+
+    async def ready() -> bool:
+        sites = (await engine.status()).sites
+        return next(s for s in sites if s.host == "rhtevan-work").detail == "Ready"
+
+    assert await eventually(ready, timeout=20)  # the controller has written Ready
     code, _, err = built.ssh(
         "rhtevan-work",
         "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
