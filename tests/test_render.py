@@ -87,7 +87,7 @@ def test_status_markdown_flags_stale_routers() -> None:
     )
     text = status_markdown(status)
     assert (
-        "| rhel-ai | hub-rhel-ai | provider | podman | yes | active | inactive (STALE) | - |"
+        "| rhel-ai | hub-rhel-ai | provider | podman | yes | active | inactive (STALE) | - | - |"
         in text
     )
     assert "| local-x | hub-rhel-ai | h:8000 | no | down |" in text

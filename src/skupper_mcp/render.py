@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from skupper_mcp.models import (
     CheckResult,
@@ -222,10 +222,23 @@ def _state_text(value: str | None, stale: bool = False) -> str:
     return f"{text} (STALE)" if stale else text
 
 
-def status_tables(status: StatusResult) -> dict[str, str]:
-    """The status tables (sites, links, listeners) rendered as Markdown."""
-    sites = markdown_table(
-        ["Host", "Site", "Role", "Platform", "Reachable", "Controller", "Router", "Container"],
+Table = Callable[[Sequence[str], Sequence[Sequence[Cell]]], str]
+
+
+def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[str, str]:
+    """The status tables (sites, links, listeners), Markdown unless another ``table``."""
+    sites = table(
+        [
+            "Host",
+            "Site",
+            "Role",
+            "Platform",
+            "Reachable",
+            "Controller",
+            "Router",
+            "Container",
+            "Detail",
+        ],
         [
             [
                 s.host,
@@ -236,15 +249,16 @@ def status_tables(status: StatusResult) -> dict[str, str]:
                 s.controller,
                 _state_text(s.router, s.stale),
                 s.container,
+                s.detail,
             ]
             for s in status.sites
         ],
     )
-    links = markdown_table(
+    links = table(
         ["From", "To", "Endpoint", "TCP probe", "Status"],
         [[li.from_site, li.to_site, li.endpoint, li.tcp_probe, li.status] for li in status.links],
     )
-    listeners = markdown_table(
+    listeners = table(
         ["Site", "Port", "Routing key", "Bound", "Service"],
         [[li.site, li.port, li.routing_key, li.bound, li.service] for li in status.listeners],
     )
@@ -333,31 +347,9 @@ def operation_text(result: OperationResult) -> str:
 
 def status_text(status: StatusResult) -> str:
     """``status`` for a terminal: sites, links, listeners."""
-    sites = text_table(
-        ["Host", "Site", "Role", "Controller", "Router", "Container", "Detail"],
-        [
-            [
-                s.host,
-                s.site,
-                s.role,
-                s.controller,
-                _state_text(s.router, s.stale),
-                s.container,
-                s.detail or "",
-            ]
-            for s in status.sites
-        ],
-    )
-    links = text_table(
-        ["From", "To", "Endpoint", "TCP", "Status"],
-        [[li.from_site, li.to_site, li.endpoint, li.tcp_probe, li.status] for li in status.links],
-    )
-    listeners = text_table(
-        ["Site", "Port", "Routing key", "Bound", "Service"],
-        [[li.site, li.port, li.routing_key, li.bound, li.service] for li in status.listeners],
-    )
-    parts = [sites, "", links, "", listeners, *_actions_text(status.model_actions)]
-    return "\n".join([*parts, "", status.summary])
+    tables = status_tables(status, text_table)
+    parts = [tables["sites"], "", tables["links"], "", tables["listeners"]]
+    return "\n".join([*parts, *_actions_text(status.model_actions), "", status.summary])
 
 
 def test_model_text(result: TestModelResult) -> str:

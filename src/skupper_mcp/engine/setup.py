@@ -136,9 +136,9 @@ class Setup:
         views = await self.sites.views(refs)
         for ref in refs:
             view = views[ref.host]
-            if not view.ok:
-                runs[ref.host].fail(view.problem())
-            elif view.state is not None:
+            if not view.usable(runs[ref.host]):
+                continue
+            if view.state is not None:
                 problem = self.sites.version_problem(view.state)
                 if problem:
                     runs[ref.host].fail(problem)

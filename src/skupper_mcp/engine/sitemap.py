@@ -15,7 +15,7 @@ from ..sites import units
 from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
 from ..topology import ProviderHost, Topology
-from .runner import SITE_ERRORS, describe
+from .runner import SITE_ERRORS, SiteRun, describe
 from .scope import LOCAL, SiteRef
 
 KubeFactory = Callable[[], ClusterSite]
@@ -44,6 +44,14 @@ class SiteView:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def usable(self, run: SiteRun) -> bool:
+        """Whether the operation can act here; if not, the run says why: skipped when the
+        site cannot be reached (or refuses our credentials), failed otherwise."""
+        if self.error is None:
+            return True
+        (run.fail if self.reachable else run.skip)(self.problem())
+        return False
 
     def problem(self) -> str:
         assert self.error is not None

@@ -29,17 +29,23 @@ def _unit_text(view: SiteView, unit: str) -> str:
     return f"{u.active_state} ({u.sub_state})"
 
 
+def unread_site_status(view: SiteView) -> SiteStatus:
+    """The row of a site whose state could not be read."""
+    ref = view.ref
+    return SiteStatus(
+        host=ref.host,
+        site=ref.site,
+        role=ref.role,
+        platform=ref.platform,
+        reachable=view.reachable,
+        detail=view.problem() if view.error else None,
+    )
+
+
 def podman_site_status(view: SiteView) -> SiteStatus:
     ref = view.ref
     if not view.ok or view.state is None or view.podman is None:
-        return SiteStatus(
-            host=ref.host,
-            site=ref.site,
-            role=ref.role,
-            platform=ref.platform,
-            reachable=view.reachable,
-            detail=view.problem() if view.error else None,
-        )
+        return unread_site_status(view)
     state, ns = view.state, view.podman.namespace
     container = state.container(units.router_container(ns))
     running = bool(container and container.running)
@@ -72,14 +78,7 @@ def kube_site_status(view: SiteView) -> SiteStatus:
     ref = view.ref
     state = view.kube_state
     if not view.ok or state is None:
-        return SiteStatus(
-            host=ref.host,
-            site=ref.site,
-            role=ref.role,
-            platform=ref.platform,
-            reachable=False,
-            detail=view.problem() if view.error else None,
-        )
+        return unread_site_status(view)
     pods = ", ".join(
         f"{p['metadata']['name']} {(p.get('status') or {}).get('phase', '?')}"
         for p in state.router_pods

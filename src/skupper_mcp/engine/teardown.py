@@ -54,8 +54,7 @@ class Teardown:
         work = []
         for ref in refs:
             view, run = views[ref.host], runs[ref.host]
-            if not view.ok:
-                (run.skip if not view.reachable else run.fail)(view.problem())
+            if not view.usable(run):
                 continue
             if view.kube is not None:
                 todo = kube_teardown_actions(self.sites, view)

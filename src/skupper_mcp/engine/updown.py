@@ -109,8 +109,7 @@ class UpDown:
         )
 
     async def _up_podman(self, run: SiteRun, view: SiteView) -> None:
-        if not view.ok:
-            (run.skip if not view.reachable else run.fail)(view.problem())
+        if not view.usable(run):
             return
         assert view.podman is not None and view.state is not None
         problem = _setup_problem(self.sites, view)
@@ -124,8 +123,7 @@ class UpDown:
 
     async def _up_cluster(self, run: SiteRun, view: SiteView, live: set[str], plan: bool) -> None:
         """After the podman sites: the cluster's links can only connect to peers that are up."""
-        if not view.ok:
-            (run.skip if not view.reachable else run.fail)(view.problem())
+        if not view.usable(run):
             return
         todo = await kube_up_actions(self.sites, view, live)
         if not todo:
@@ -197,8 +195,7 @@ class UpDown:
         for ref in refs:
             view = views[ref.host]
             run = runs[ref.host] = self._run(ref, plan)
-            if not view.ok:
-                (run.skip if not view.reachable else run.fail)(view.problem())
+            if not view.usable(run):
                 continue
             if ref.host == LOCAL and not stop_local:
                 run.outcome = "up" if view.router_active() else "down"
