@@ -132,5 +132,10 @@ class SiteMap:
         return None
 
 
+def served_models(views: dict[str, SiteView]) -> dict[str, list[str] | None]:
+    """host -> the model ids its endpoint reported (what decides active profiles)."""
+    return {h: v.state.served_models for h, v in views.items() if v.state is not None}
+
+
 def model_url(p: ProviderHost) -> str:
     return f"http://{p.model_host}:{p.model_port}/v1/models"

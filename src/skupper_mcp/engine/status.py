@@ -17,7 +17,7 @@ from . import model_actions as actions_for
 from .kubesetup import link_targets
 from .scope import LOCAL
 from .scope import sites as all_sites
-from .sitemap import SiteMap, SiteView
+from .sitemap import SiteMap, SiteView, served_models
 from .verify import tcp_probe
 
 
@@ -115,7 +115,7 @@ class Status:
         ]
         links, listeners = await asyncio.gather(self._links(views), self._listeners(views))
         reachable = {r.host: views[r.host].ok for r in refs}
-        served = {h: v.state.served_models for h, v in views.items() if v.state is not None}
+        served = served_models(views)
         actions = actions_for.status_actions(topo, reachable, served)
         up = [s.host for s in site_rows if s.container == "running"]
         down = [s.host for s in site_rows if s.reachable and s.container != "running"]

@@ -17,7 +17,7 @@ from .backups import Backups
 from .kubesetup import kube_teardown_actions
 from .runner import Action, Progress, SiteRun
 from .scope import sites as all_sites
-from .sitemap import SiteMap
+from .sitemap import SiteMap, served_models
 from .updown import operation_result
 
 
@@ -66,7 +66,7 @@ class Teardown:
             work.append(run.perform(todo))
         await asyncio.gather(*work)
         results = [runs[r.host].result("down") for r in refs]
-        served = {h: v.state.served_models for h, v in views.items() if v.state is not None}
+        served = served_models(views)
         return operation_result(
             "teardown",
             "all",

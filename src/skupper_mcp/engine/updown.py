@@ -21,7 +21,7 @@ from .kubesetup import kube_down_actions, kube_up_actions
 from .runner import Action, Progress, SiteRun
 from .scope import LOCAL, SiteRef, local_stops, resolve_target, scope
 from .scope import sites as all_sites
-from .sitemap import SiteMap, SiteView
+from .sitemap import SiteMap, SiteView, served_models
 from .verify import probe_listeners, wait_router
 
 UP_DEADLINE = 25.0
@@ -99,7 +99,7 @@ class UpDown:
                 live = self._live_peers(runs, views, peers)
                 await self._up_cluster(runs[ref.host], views[ref.host], live, plan)
         results = [runs[ref.host].result("up") for ref in refs]
-        served = {h: v.state.served_models for h, v in views.items() if v.state is not None}
+        served = served_models(views)
         return operation_result(
             "up",
             target_query,
@@ -212,7 +212,7 @@ class UpDown:
             work.append(run.perform(todo))
         await asyncio.gather(*work)
         results = [runs[ref.host].result("down") for ref in refs]
-        served = {h: v.state.served_models for h, v in views.items() if v.state is not None}
+        served = served_models(views)
         return operation_result(
             "down",
             target_query,
