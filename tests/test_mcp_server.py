@@ -13,6 +13,7 @@ from mcp.server.mcpserver import MCPServer
 
 from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
 from skupper_mcp.server import build_server
+from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
 MODES = ["legacy", "auto"]
@@ -41,15 +42,7 @@ def server(example_path: Path) -> MCPServer:
 async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode: str) -> None:
     async with Client(server, mode=mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {
-        "resolve_profile",
-        "setup",
-        "up",
-        "down",
-        "status",
-        "test_model",
-        "teardown",
-    }
+    assert set(tools) == ALL_TOOLS
     resolve = tools["resolve_profile"]
     assert resolve.annotations is not None
     assert resolve.annotations.read_only_hint is True
@@ -175,7 +168,7 @@ async def test_setup_check_returns_a_check_result(
 async def test_read_only_lists_only_read_only_tools(example_path: Path, mode: str) -> None:
     async with Client(build_server(example_path, read_only=True), mode=mode) as client:
         tools = (await client.list_tools()).tools
-    assert sorted(t.name for t in tools) == ["resolve_profile", "status", "test_model"]
+    assert sorted(t.name for t in tools) == READ_ONLY_TOOLS
     assert all(t.annotations and t.annotations.read_only_hint for t in tools)
 
 

@@ -11,6 +11,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from skupper_mcp.models import ResolveResult
+from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
 
 STARTUP_BOUND = 3.0  # generous: the contract is 1 s on a quiet machine
 
@@ -27,15 +28,7 @@ async def test_stdio_server_lists_and_calls_tools(example_path: Path, mode: str)
         tools = {t.name: t for t in (await client.list_tools()).tools}
         result = await client.call_tool("resolve_profile", {"name": "hub-rhel-ai-nope"})
         good = await client.call_tool("resolve_profile", {"name": "g8b-32k"})
-    assert set(tools) == {
-        "resolve_profile",
-        "setup",
-        "up",
-        "down",
-        "status",
-        "test_model",
-        "teardown",
-    }
+    assert set(tools) == ALL_TOOLS
     assert tools["setup"].output_schema is not None
     assert tools["resolve_profile"].annotations is not None
     assert result.is_error and "valid names" in result.content[0].text  # type: ignore[union-attr]
@@ -45,7 +38,7 @@ async def test_stdio_server_lists_and_calls_tools(example_path: Path, mode: str)
 async def test_stdio_read_only(example_path: Path) -> None:
     async with Client(_params(example_path, "--read-only"), mode="legacy") as client:
         tools = (await client.list_tools()).tools
-    assert sorted(t.name for t in tools) == ["resolve_profile", "status", "test_model"]
+    assert sorted(t.name for t in tools) == READ_ONLY_TOOLS
 
 
 def _sdk_import_seconds() -> float:

@@ -49,3 +49,8 @@ def ssh_topology(
         f"SSH_CONNECT_TIMEOUT={connect_timeout}",
     ]
     return "\n".join(lines) + "\n"
+
+
+#: Every tool the server registers (the read-only ones are in READ_ONLY_TOOLS).
+ALL_TOOLS = {"resolve_profile", "setup", "up", "down", "status", "test_model", "teardown"}
+READ_ONLY_TOOLS = ["resolve_profile", "status", "test_model"]
