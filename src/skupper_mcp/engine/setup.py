@@ -30,7 +30,6 @@ from .scope import LOCAL, SiteRef
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView
 from .updown import operation_result
-from .verify import wait_router
 
 VERIFY_DEADLINE = 40.0
 
@@ -272,16 +271,19 @@ class Setup:
 async def wait_site_ready(
     run: SiteRun, site: PodmanSite | None, deadline: float, links: list[str]
 ) -> None:
-    """Wait for the router, the Site's Ready status and (on the local site) every link."""
+    """Wait for the router, the Site's Ready status and (on the local site) every link,
+    all from one state read per poll."""
     assert site is not None
-    if not await wait_router(run, site, deadline):
-        return
     started = time.monotonic()
+    router_unit = units.router_unit(site.namespace)
+    router_container = units.router_container(site.namespace)
     last = ""
     while True:
         try:
             state = await site.read()
             pending = []
+            if not (state.container_running(router_container) and state.unit(router_unit).active):
+                pending.append(f"router {state.unit(router_unit).active_state}")
             sites_ready = [r for (k, _), r in state.runtime_resources.items() if k == "Site"]
             if not sites_ready or (sites_ready[0].get("status") or {}).get("status") != "Ready":
                 pending.append("site not Ready")
@@ -291,7 +293,8 @@ async def wait_site_ready(
                     msg = ((res or {}).get("status") or {}).get("message") or "absent"
                     pending.append(f"link {name}: {msg}")
             if not pending:
-                detail = "site Ready" + (f", links connected: {', '.join(links)}" if links else "")
+                connected = f", links connected: {', '.join(links)}" if links else ""
+                detail = "router running, site Ready" + connected
                 await run.note("verify", detail, seconds=time.monotonic() - started)
                 return
             last = "; ".join(pending)
