@@ -16,6 +16,7 @@ venv: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/lint-imports
 
 types: $(STAMP)
 	$(VENV)/bin/mypy src

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.models import OperationResult
-from skupper_mcp.sandbox.testing import running_world
 from skupper_mcp.topology import load_topology
+from skupper_sandbox.testing import running_world
 
 
 def slowest_site(result: OperationResult) -> float:

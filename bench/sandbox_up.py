@@ -15,7 +15,7 @@ from pathlib import Path
 
 def _sandbox(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp.sandbox.cli", *args],
+        [sys.executable, "-m", "skupper_sandbox.cli", *args],
         capture_output=True,
         text=True,
         check=False,

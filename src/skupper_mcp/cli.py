@@ -271,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_logging(args.log_level)
     if args.verb == "sandbox":
-        from skupper_mcp.sandbox.cli import main as sandbox_main
+        from skupper_sandbox.cli import main as sandbox_main
 
         return int(sandbox_main(args.args) or 0)
     if args.verb in (None, "serve"):

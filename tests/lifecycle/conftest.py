@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.sandbox.testing import World, running_world
 from skupper_mcp.topology import load_topology
+from skupper_sandbox.testing import World, running_world
 
 
 @pytest.fixture(scope="package")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from skupper_mcp.sandbox.testing import World
+from skupper_sandbox.testing import World
 
 from .conftest import host_file, new_engine
 

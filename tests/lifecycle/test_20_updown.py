@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.sandbox.testing import World
+from skupper_sandbox.testing import World
 
 from .conftest import bound, eventually, listener_port
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.sandbox.testing import World
+from skupper_sandbox.testing import World
 
 from .conftest import bound, listener_port, new_engine
 from .test_20_updown import only_up, outcomes

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.sandbox.testing import World
+from skupper_sandbox.testing import World
 
 from .conftest import bound, eventually, new_engine
 from .test_20_updown import only_up, outcomes

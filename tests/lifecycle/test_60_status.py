@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.sandbox.testing import World
+from skupper_sandbox.testing import World
 
 from .conftest import eventually
 from .test_20_updown import only_up

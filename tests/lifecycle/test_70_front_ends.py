@@ -12,8 +12,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from skupper_mcp.models import OperationResult, StatusResult
-from skupper_mcp.sandbox.testing import World
 from skupper_mcp.server import build_server
+from skupper_sandbox.testing import World
 
 from .conftest import new_engine
 from .test_20_updown import only_up

@@ -11,8 +11,8 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from skupper_mcp.models import OperationResult
-from skupper_mcp.sandbox.testing import World
 from skupper_mcp.server import build_server
+from skupper_sandbox.testing import World
 
 from .conftest import new_engine
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from skupper_mcp.sandbox import hostenv
-from skupper_mcp.sandbox.shims import write_shims
+from skupper_sandbox import hostenv
+from skupper_sandbox.shims import write_shims
 
 
 @dataclass
@@ -79,7 +79,7 @@ class HostKit:
             [
                 sys.executable,
                 "-m",
-                "skupper_mcp.sandbox.emulated.systemd",
+                "skupper_sandbox.emulated.systemd",
                 "--host-dir",
                 str(self.host_dir),
             ],

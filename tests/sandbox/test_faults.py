@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from skupper_mcp.sandbox.testing import World
+from skupper_sandbox.testing import World
 
 pytestmark = pytest.mark.sandbox
 

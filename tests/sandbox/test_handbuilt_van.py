@@ -22,7 +22,7 @@ import httpx
 import pytest
 import yaml
 
-from skupper_mcp.sandbox.testing import World, running_world
+from skupper_sandbox.testing import World, running_world
 
 pytestmark = pytest.mark.sandbox
 

@@ -28,7 +28,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
-from skupper_mcp.sandbox import certs, hostenv
+from skupper_sandbox import certs, hostenv
 
 T = TypeVar("T")
 GROUP, VERSION = "skupper.io", "v2alpha1"
@@ -126,7 +126,7 @@ def running_cluster(world_dir: Path, address: str) -> Iterator[Cluster]:
         [
             sys.executable,
             "-m",
-            "skupper_mcp.sandbox.kube",
+            "skupper_sandbox.kube",
             "--world-dir",
             str(world_dir),
             "--host-dir",
@@ -626,13 +626,13 @@ def hub(tmp_path: Path) -> Iterator[Hub]:
     log = (host_dir / "processes.log").open("ab")
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "skupper_mcp.sandbox.router"],
+            [sys.executable, "-m", "skupper_sandbox.router"],
             env={**env, "QDROUTERD_CONF": str(host_dir / "skrouterd.json")},
             stdout=log,
             stderr=log,
         ),
         subprocess.Popen(
-            [sys.executable, "-m", "skupper_mcp.sandbox.model_server"],
+            [sys.executable, "-m", "skupper_sandbox.model_server"],
             env={**env, "HOST": address, "PORT": "9000", "MODEL_ID": "test-model"},
             stdout=log,
             stderr=log,

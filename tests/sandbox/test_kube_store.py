@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.sandbox.kube import resources
-from skupper_mcp.sandbox.kube.patches import PatchError, json_patch, merge_patch
-from skupper_mcp.sandbox.kube.routerconfig import NOT_MOUNTED, render
-from skupper_mcp.sandbox.kube.selectors import SelectorError, field_selector, label_selector
-from skupper_mcp.sandbox.kube.store import ApiError, Store
+from skupper_sandbox.kube import resources
+from skupper_sandbox.kube.patches import PatchError, json_patch, merge_patch
+from skupper_sandbox.kube.routerconfig import NOT_MOUNTED, render
+from skupper_sandbox.kube.selectors import SelectorError, field_selector, label_selector
+from skupper_sandbox.kube.store import ApiError, Store
 
 
 @pytest.mark.parametrize(

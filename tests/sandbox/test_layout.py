@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.sandbox import layout
+from skupper_sandbox import layout
 
 
 def test_seed_hosts_keep_their_names_ports_and_profiles(tmp_path: Path) -> None:

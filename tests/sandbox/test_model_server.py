@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from skupper_mcp.sandbox import hostenv
-from skupper_mcp.sandbox.model_server import completion, completion_chunks, reply_text
+from skupper_sandbox import hostenv
+from skupper_sandbox.model_server import completion, completion_chunks, reply_text
 
 ADDRESS = "127.202.0.200"
 PORT = 18200
@@ -50,7 +50,7 @@ def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     }
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-m", "skupper_mcp.sandbox.model_server"],
+        [sys.executable, "-m", "skupper_sandbox.model_server"],
         env=env,
         stdout=subprocess.DEVNULL,
         start_new_session=True,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hostkit import HostKit, make_host, wait_for
 
-from skupper_mcp.sandbox.emulated import containers
+from skupper_sandbox.emulated import containers
 
 
 @pytest.fixture

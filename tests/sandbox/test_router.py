@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-from skupper_mcp.sandbox import certs, hostenv
+from skupper_sandbox import certs, hostenv
 
 T = TypeVar("T")
 
@@ -111,7 +111,7 @@ class Site:
         self.write_config()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "skupper_mcp.sandbox.router"],
+                [sys.executable, "-m", "skupper_sandbox.router"],
                 env=self.env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -245,7 +245,7 @@ class Routers:
             "PYTHONPATH": os.pathsep.join(sys.path),
         }
         process = subprocess.Popen(
-            [sys.executable, "-m", "skupper_mcp.sandbox.model_server"],
+            [sys.executable, "-m", "skupper_sandbox.model_server"],
             env=env,
             stdout=subprocess.DEVNULL,
             start_new_session=True,
@@ -569,7 +569,7 @@ def test_router_refuses_to_start_with_an_unexpanded_ssl_profile_path(routers: Ro
     env_without = {k: v for k, v in site.env().items() if k != "SSL_PROFILE_BASE_PATH"}
 
     process = subprocess.run(
-        [sys.executable, "-m", "skupper_mcp.sandbox.router"],
+        [sys.executable, "-m", "skupper_sandbox.router"],
         env=env_without,
         capture_output=True,
         text=True,

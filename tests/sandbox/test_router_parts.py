@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.errors import ConfigError
-from skupper_mcp.sandbox import certs
-from skupper_mcp.sandbox.router.config import check_ssl_profiles, expand, parse
-from skupper_mcp.sandbox.router.management import respond
-from skupper_mcp.sandbox.router.protocol import Frame, FrameType, ProtocolError, read_frame
-from skupper_mcp.sandbox.router.routing import MAX_COST, Route, RouteTable
-from skupper_mcp.sandbox.router.tls import HostnameMismatch, check_hostname
+from skupper_sandbox import certs
+from skupper_sandbox.errors import RouterConfigError as ConfigError
+from skupper_sandbox.router.config import check_ssl_profiles, expand, parse
+from skupper_sandbox.router.management import respond
+from skupper_sandbox.router.protocol import Frame, FrameType, ProtocolError, read_frame
+from skupper_sandbox.router.routing import MAX_COST, Route, RouteTable
+from skupper_sandbox.router.tls import HostnameMismatch, check_hostname
 
 METADATA = json.dumps({"id": "site-uuid", "name": "hub-rhel-ai", "version": "2.1.3"})
 CONFIG = [

@@ -13,11 +13,11 @@ import pytest
 import yaml
 from hostkit import HostKit, make_host
 
-from skupper_mcp.sandbox import certs
-from skupper_mcp.sandbox.emulated import controller
-from skupper_mcp.sandbox.emulated.skupper import render, site_state
-from skupper_mcp.sandbox.emulated.skupper.paths import NamespacePaths, data_home
-from skupper_mcp.sandbox.emulated.skupper.table import tab_table
+from skupper_sandbox import certs
+from skupper_sandbox.emulated import controller
+from skupper_sandbox.emulated.skupper import render, site_state
+from skupper_sandbox.emulated.skupper.paths import NamespacePaths, data_home
+from skupper_sandbox.emulated.skupper.table import tab_table
 
 ADDRESS = "127.205.0.2"
 
@@ -55,7 +55,7 @@ def skupper(kit: HostKit, *args: str, stdin: str | None = None, platform: bool =
     if platform:
         env["SKUPPER_PLATFORM"] = "podman"
     return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp.sandbox.emulated.skupper", *args],
+        [sys.executable, "-m", "skupper_sandbox.emulated.skupper", *args],
         env=env,
         input=stdin,
         capture_output=True,
@@ -350,4 +350,4 @@ def test_v20_has_setup_and_no_apply(tmp_path: Path) -> None:
         kit.cleanup()
 
 
-_HAVE_SYSTEMD = importlib.util.find_spec("skupper_mcp.sandbox.emulated.systemctl") is not None
+_HAVE_SYSTEMD = importlib.util.find_spec("skupper_sandbox.emulated.systemctl") is not None

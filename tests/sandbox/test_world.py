@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from skupper_mcp.sandbox import layout
-from skupper_mcp.sandbox.cli import world_processes
-from skupper_mcp.sandbox.testing import World, running_world, sandbox_command
+from skupper_sandbox import layout
+from skupper_sandbox.cli import world_processes
+from skupper_sandbox.testing import World, running_world, sandbox_command
 
 pytestmark = pytest.mark.sandbox
 
@@ -114,7 +114,7 @@ def test_unknown_client_keys_are_refused(world: World, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("host", SSH_HOSTS)
 def test_skupper_answers_on_every_host(world: World, host: str) -> None:
-    if not _installed("skupper_mcp.sandbox.emulated.skupper.__main__"):
+    if not _installed("skupper_sandbox.emulated.skupper.__main__"):
         pytest.skip("the emulated skupper CLI is not installed yet")
     status, out, err = world.ssh(host, "skupper version")
     assert status == 0, err
@@ -131,7 +131,7 @@ def test_each_model_server_serves_its_default_model(world: World, host: str) -> 
 
 
 def test_systemctl_user_needs_xdg_runtime_dir(world: World) -> None:
-    if not _installed("skupper_mcp.sandbox.emulated.systemd"):
+    if not _installed("skupper_sandbox.emulated.systemd"):
         pytest.skip("the emulated systemd is not installed yet")
     check = "systemctl --user daemon-reload && systemctl --user is-active no-such.service"
     with_it = world.ssh("rhel-ai", f"export XDG_RUNTIME_DIR=/run/user/$(id -u); {check}")
@@ -235,9 +235,9 @@ def test_openssh_world_serves_models_and_status(openssh_world: World) -> None:
 
 
 def test_a_dead_user_manager_is_restarted(world: World) -> None:
-    if not _installed("skupper_mcp.sandbox.emulated.systemd"):
+    if not _installed("skupper_sandbox.emulated.systemd"):
         pytest.skip("the emulated systemd is not installed yet")
-    from skupper_mcp.sandbox.cli import _cmdline, _environ
+    from skupper_sandbox.cli import _cmdline, _environ
 
     host_dir = str(world.dir / "hosts" / "local")
 

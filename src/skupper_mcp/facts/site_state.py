@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from ..connectors.shell import ENV_PRELUDE, quote
-from ..sites import units
+from . import names
 
 MARK = "@@"
 
@@ -46,7 +46,7 @@ def site_state_script(namespace: str, model_url: str | None = None) -> str:
         'for u in "skupper-$ns.service" "$user-skupper-controller.service"; do'
         ' [ -f "$ud/$u" ] && { echo "@@file unit $u"; cat "$ud/$u"; echo; };'
         ' [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
-        f'f="$HOME/{units.WATCH_SCRIPT_PATH}";'
+        f'f="$HOME/{names.WATCH_SCRIPT_PATH}";'
         ' [ -f "$f" ] && { echo "@@file watch start-watch.sh"; cat "$f"; echo; }',
         '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
         'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',

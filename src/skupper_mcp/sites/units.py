@@ -12,24 +12,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-WATCH_SCRIPT_PATH = ".local/share/skupper-mcp/start-watch.sh"  # relative to $HOME
+from ..facts.names import (
+    WATCH_SCRIPT_PATH,
+    controller_container,
+    controller_unit,
+    router_container,
+    router_unit,
+)
+
+__all__ = [
+    "WATCH_SCRIPT_PATH",
+    "controller_container",
+    "controller_unit",
+    "router_container",
+    "router_unit",
+]
+
 RESTART_SEC = 2
-
-
-def router_container(namespace: str) -> str:
-    return f"{namespace}-skupper-router"
-
-
-def controller_container(user: str) -> str:
-    return f"{user}-skupper-controller"
-
-
-def router_unit(namespace: str) -> str:
-    return f"skupper-{namespace}.service"
-
-
-def controller_unit(user: str) -> str:
-    return f"{user}-skupper-controller.service"
 
 
 def watch_script(podman: str) -> str:

@@ -1,0 +1,529 @@
+"""``skupper-mcp sandbox up|status|fault|down``: run a simulated Skupper network.
+
+The product's CLI hands its ``sandbox`` verb to :func:`main`; it also runs on its own as
+``python -m skupper_sandbox.cli``. The command line is a contract (DESIGN.md section 5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from skupper_sandbox import faults, hostenv
+from skupper_sandbox.layout import (
+    DEFAULT_SKUPPER_VERSION,
+    SshdMode,
+    WorldInfo,
+    WorldLayout,
+    allocate_block,
+    plan_world,
+)
+
+DEFAULT_DIR = Path(".sandbox")
+READY_TIMEOUT = 30.0
+CUSTOM_MODEL_READY_TIMEOUT = 660.0
+DAEMON_STOP_TIMEOUT = 10.0
+SWEEP_TIMEOUT = 10.0
+_GENERATED = ("hosts", "kube", "logs", "ssh", "bin")
+_GENERATED_FILES = ("world.json", "topology.env", "known_hosts", "ready", "daemon.pid")
+
+
+class SandboxError(Exception):
+    """A sandbox command cannot do what was asked; the message says what to do."""
+
+
+# --- processes ------------------------------------------------------------------------
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is dead for our purposes: it holds no socket and runs nothing.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _environ(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _all_pids() -> Iterator[int]:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            yield int(entry.name)
+
+
+def world_processes(world_id: str) -> list[int]:
+    """Every live process whose environment carries ``SKMCP_SANDBOX_ID=<world_id>``."""
+    mine = {os.getpid(), os.getppid()}
+    return [
+        pid
+        for pid in _all_pids()
+        if pid not in mine
+        and _environ(pid).get(hostenv.WORLD_ID_VAR) == world_id
+        and _pid_alive(pid)
+    ]
+
+
+def daemon_pid(layout: WorldLayout) -> int | None:
+    """The world daemon's pid if it is running in this directory."""
+    try:
+        pid = int(layout.daemon_pid_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    if _pid_alive(pid) and "skupper_sandbox.world" in _cmdline(pid):
+        return pid
+    return None
+
+
+def _wait_gone(pids: list[int], timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    alive = [p for p in pids if _pid_alive(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [p for p in alive if _pid_alive(p)]
+    return alive
+
+
+# --- up -------------------------------------------------------------------------------
+
+
+def _clear_generated(layout: WorldLayout) -> None:
+    for name in _GENERATED:
+        shutil.rmtree(layout.root / name, ignore_errors=True)
+    for name in _GENERATED_FILES:
+        (layout.root / name).unlink(missing_ok=True)
+
+
+def build_world(
+    root: Path,
+    *,
+    providers: int,
+    sshd: SshdMode,
+    kubernetes: bool,
+    model_server_command: str | None,
+) -> WorldInfo:
+    """Lay out a fresh world in ``root``: world.json, host.json files, keys, shims."""
+    from skupper_sandbox import ssh
+
+    layout = WorldLayout(root)
+    layout.root.mkdir(parents=True, exist_ok=True)
+    _clear_generated(layout)
+    info = plan_world(
+        layout.root,
+        allocate_block(layout.root),
+        providers=providers,
+        sshd=sshd,
+        kubernetes=kubernetes,
+        model_server_command=model_server_command,
+    )
+    for path in (layout.ssh_dir, layout.logs_dir, layout.bin_dir, layout.kube_dir):
+        path.mkdir(parents=True, exist_ok=True)
+    for host in info.hosts:
+        host_dir = layout.host_dir(host.name)
+        (host_dir / "home").mkdir(parents=True)
+        (host_dir / "run").mkdir(mode=0o700)
+        hostenv.write_host_info(
+            hostenv.HostInfo(
+                name=host.name,
+                address=host.address,
+                user="root",
+                uid=os.getuid(),
+                role=host.role,
+                skupper_version=DEFAULT_SKUPPER_VERSION,
+                tmp_writable=host.tmp_writable,
+                world_id=info.id,
+                world_dir=str(layout.root),
+                host_dir=str(host_dir),
+            )
+        )
+    ssh.write_keys(info)
+    try:
+        from skupper_sandbox.shims import write_shims
+    except ImportError:
+        pass
+    else:
+        write_shims(layout.root, sys.executable)
+    layout.save(info)
+    return info
+
+
+def _log_tail(layout: WorldLayout, lines: int = 30) -> str:
+    try:
+        text = layout.world_log.read_text(errors="replace")
+    except FileNotFoundError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def up(
+    root: Path,
+    *,
+    providers: int = 2,
+    sshd: SshdMode = "asyncssh",
+    kubernetes: bool = True,
+    model_server_command: str | None = None,
+) -> WorldInfo:
+    """Build a world in ``root``, start its daemon and return once it is ready."""
+    layout = WorldLayout(root)
+    if daemon_pid(layout) is not None:
+        raise SandboxError(f"a sandbox is already running in {layout.root}; run sandbox down first")
+    if layout.world_json.exists():
+        stop_world(layout)  # leftovers of a world whose daemon died
+    if sshd == "openssh" and not Path("/usr/sbin/sshd").exists():
+        raise SandboxError("--sshd openssh needs /usr/sbin/sshd (apt-get install openssh-server)")
+    info = build_world(
+        root,
+        providers=providers,
+        sshd=sshd,
+        kubernetes=kubernetes,
+        model_server_command=model_server_command,
+    )
+    env = dict(os.environ)
+    env[hostenv.WORLD_ID_VAR] = info.id
+    with layout.world_log.open("ab") as out:
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "skupper_sandbox.world", "--dir", str(layout.root)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+    layout.daemon_pid_file.write_text(f"{daemon.pid}\n")
+    timeout = CUSTOM_MODEL_READY_TIMEOUT if model_server_command else READY_TIMEOUT
+    deadline = time.monotonic() + timeout
+    while not layout.ready.exists():
+        if daemon.poll() is not None:
+            stop_world(layout)
+            raise SandboxError(
+                f"the sandbox failed to start (exit {daemon.returncode}); "
+                f"log {layout.world_log}:\n{_log_tail(layout)}"
+            )
+        if time.monotonic() > deadline:
+            stop_world(layout)
+            raise SandboxError(
+                f"the sandbox was not ready within {timeout:g}s; "
+                f"log {layout.world_log}:\n{_log_tail(layout)}"
+            )
+        time.sleep(0.05)
+    return layout.load()
+
+
+# --- down -----------------------------------------------------------------------------
+
+
+def stop_world(layout: WorldLayout) -> list[int]:
+    """Stop the daemon, kill every process of the world, remove its fault chain.
+
+    Idempotent. Returns the pids that were still alive afterwards (none, normally).
+    """
+    try:
+        info = layout.load()
+    except FileNotFoundError:
+        return []
+    pid = daemon_pid(layout)
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        if _wait_gone([pid], DAEMON_STOP_TIMEOUT):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            _wait_gone([pid], 2.0)
+    # Monitors may start processes while we kill, so sweep until nothing carries the id.
+    deadline = time.monotonic() + SWEEP_TIMEOUT
+    left = world_processes(info.id)
+    while left and time.monotonic() < deadline:
+        for victim in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(victim, signal.SIGKILL)
+        _wait_gone(left, 1.0)
+        left = world_processes(info.id)
+    with contextlib.suppress(faults.FaultError):
+        faults.remove_chain(info.id)
+    layout.ready.unlink(missing_ok=True)
+    layout.daemon_pid_file.unlink(missing_ok=True)
+    return left
+
+
+# --- status ---------------------------------------------------------------------------
+
+
+def _ssh_banner(address: str, port: int, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((address, port), timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            return conn.recv(8).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def _port_open(address: str, port: int, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((address, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _containers(home: Path) -> tuple[int, int] | None:
+    try:
+        from skupper_sandbox.emulated import containers
+    except ImportError:
+        return None
+    every = containers.list_all(home)
+    return sum(1 for c in every if containers.running(c)), len(every)
+
+
+def world_status(layout: WorldLayout) -> dict[str, object]:
+    """What runs in the world now: per host reachability, manager, containers, fault."""
+    info = layout.load()
+    running = daemon_pid(layout) is not None
+    managers = set()
+    if running:
+        for pid in world_processes(info.id):
+            if "sandbox.emulated.systemd" in _cmdline(pid):
+                managers.add(_environ(pid).get(hostenv.HOST_VAR, ""))
+    network = faults.network_faults(info.id) if running else {}
+    hosts = []
+    for host in info.ssh_hosts:
+        host_dir = layout.host_dir(host.name)
+        counts = _containers(host_dir / "home")
+        slow = faults.slow_delay(host_dir)
+        kinds = [network.get(host.name), f"slow {slow:g}s" if slow else None]
+        fault = ", ".join(k for k in kinds if k) or None
+        hosts.append(
+            {
+                "name": host.name,
+                "role": host.role,
+                "address": host.address,
+                "ssh_port": host.ssh_port,
+                "ssh_reachable": running and _ssh_banner(host.address, host.ssh_port),
+                "user_manager": str(host_dir) in managers,
+                "containers_running": counts[0] if counts else None,
+                "containers_total": counts[1] if counts else None,
+                "fault": fault,
+            }
+        )
+    kube = None
+    if info.kube is not None:
+        kube = {
+            "address": info.kube.address,
+            "port": info.kube.port,
+            "kubeconfig": info.kube.kubeconfig,
+            "reachable": running and _port_open(info.kube.address, info.kube.port),
+            "fault": faults.kube_fault(layout.kube_fault),
+        }
+    return {
+        "id": info.id,
+        "dir": info.dir,
+        "running": running,
+        "sshd": info.sshd,
+        "topology": str(layout.topology_env),
+        "hosts": hosts,
+        "kube": kube,
+    }
+
+
+def _yes(value: object) -> str:
+    return "yes" if value else "no"
+
+
+def format_status(status: dict[str, object]) -> str:
+    """The status as a human table."""
+    state = "running" if status["running"] else "stopped"
+    lines = [f"sandbox {status['id']} in {status['dir']}: {state} (sshd: {status['sshd']})", ""]
+    header = ("HOST", "ADDRESS", "SSH", "MANAGER", "CONTAINERS", "FAULT")
+    rows = [header]
+    hosts = status["hosts"]
+    assert isinstance(hosts, list)
+    for h in hosts:
+        total = h["containers_total"]
+        counts = "-" if total is None else f"{h['containers_running']}/{total} running"
+        rows.append(
+            (
+                h["name"],
+                f"{h['address']}:{h['ssh_port']}",
+                _yes(h["ssh_reachable"]),
+                _yes(h["user_manager"]),
+                counts,
+                h["fault"] or "-",
+            )
+        )
+    kube = status["kube"]
+    if isinstance(kube, dict):
+        rows.append(
+            (
+                "crc (kube API)",
+                f"{kube['address']}:{kube['port']}",
+                _yes(kube["reachable"]),
+                "-",
+                "-",
+                kube["fault"] or "-",
+            )
+        )
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
+    lines += [
+        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
+    return "\n".join(lines)
+
+
+# --- faults ---------------------------------------------------------------------------
+
+
+def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> str:
+    """Apply (or with ``restore`` undo) a fault on ``host``; returns what was done."""
+    info = layout.load()
+    if daemon_pid(layout) is None:
+        raise SandboxError(f"no sandbox is running in {layout.root}; run sandbox up first")
+    if host == "crc":
+        if info.kube is None:
+            raise SandboxError(
+                "this sandbox has no Kubernetes site (it was started with --no-kubernetes)"
+            )
+        modes = {"unauthenticated": "unauthenticated", "down": "down", "restore": None}
+        if kind not in modes or args:
+            raise SandboxError("usage: sandbox fault crc unauthenticated|down|restore")
+        faults.set_kube_fault(layout.kube_fault, modes[kind], info.kube.pid)  # type: ignore[arg-type]
+        return f"crc: {kind}"
+    try:
+        entry = info.host(host)
+    except KeyError as exc:
+        raise SandboxError(str(exc.args[0])) from exc
+    host_dir = layout.host_dir(host)
+    if kind in ("down", "blackhole") and not args:
+        faults.set_network(info.id, host, entry.address, kind)  # type: ignore[arg-type]
+    elif kind == "slow" and len(args) == 1:
+        try:
+            seconds = float(args[0])
+        except ValueError as exc:
+            raise SandboxError(f"slow needs a number of seconds, not {args[0]!r}") from exc
+        faults.set_slow(host_dir, seconds)
+    elif kind == "kill-router" and not args:
+        killed = faults.kill_routers(host_dir / "home")
+        return f"{host}: killed {', '.join(killed) or 'no running router'}"
+    elif kind == "restore" and not args:
+        faults.clear_network(info.id, host)
+        faults.clear_slow(host_dir)
+    else:
+        raise SandboxError(
+            f"usage: sandbox fault {host} down|blackhole|slow SECONDS|kill-router|restore"
+        )
+    return f"{host}: {kind}{' ' + ' '.join(args) if args else ''}"
+
+
+# --- command line ---------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="skupper-mcp sandbox", description="Run a simulated Skupper V2 network locally."
+    )
+    verbs = parser.add_subparsers(dest="verb", required=True)
+
+    def verb(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = verbs.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="world directory")
+        return sub
+
+    up_p = verb("up", "start a sandbox world and leave it running in the background")
+    up_p.add_argument("--providers", type=int, default=2, help="number of provider hosts")
+    up_p.add_argument("--sshd", choices=("asyncssh", "openssh"), default="asyncssh")
+    up_p.add_argument("--no-kubernetes", action="store_true", help="no crc site")
+    up_p.add_argument(
+        "--model-server", metavar="COMMAND", help="run COMMAND as each provider's model"
+    )
+    status_p = verb("status", "show the hosts of the world and what runs on them")
+    status_p.add_argument("--json", action="store_true", help="print JSON")
+    fault_p = verb("fault", "inject or undo a fault on a host")
+    fault_p.add_argument("host", help="host name, or crc")
+    fault_p.add_argument(
+        "kind", help="down|blackhole|slow|kill-router|restore (crc: unauthenticated|down|restore)"
+    )
+    fault_p.add_argument("args", nargs="*", help="SECONDS for slow")
+    verb("down", "stop everything the world started")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Run ``sandbox up|status|fault|down``; returns the exit code."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) and 2
+    layout = WorldLayout(args.dir)
+    try:
+        if args.verb == "up":
+            started = time.monotonic()
+            info = up(
+                args.dir,
+                providers=args.providers,
+                sshd=args.sshd,
+                kubernetes=not args.no_kubernetes,
+                model_server_command=args.model_server,
+            )
+            took = time.monotonic() - started
+            print(
+                f"sandbox {info.id} up in {took:.1f}s: {len(info.providers)} providers, "
+                f"sshd {info.sshd}, addresses {info.block}.0/24"
+            )
+            for host in info.hosts:
+                print(f"  {host.name:<14} {host.address}")
+            print(layout.topology_env)
+        elif args.verb == "down":
+            if not layout.world_json.exists():
+                print(f"no sandbox in {layout.root}")
+                return 0
+            left = stop_world(layout)
+            if left:
+                print(f"processes still alive: {left}", file=sys.stderr)
+                return 1
+            print(f"sandbox in {layout.root} stopped")
+        elif args.verb == "status":
+            if not layout.world_json.exists():
+                raise SandboxError(f"no sandbox in {layout.root}; run sandbox up first")
+            status = world_status(layout)
+            print(json.dumps(status, indent=2) if args.json else format_status(status))
+            return 0 if status["running"] else 3
+        elif args.verb == "fault":
+            if not layout.world_json.exists():
+                raise SandboxError(f"no sandbox in {layout.root}; run sandbox up first")
+            print(apply_fault(layout, args.host, args.kind, args.args))
+    except (SandboxError, faults.FaultError) as exc:
+        print(f"sandbox: {exc}", file=sys.stderr)
+        return 1 if args.verb in ("up", "down") else 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

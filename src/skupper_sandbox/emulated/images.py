@@ -1,0 +1,114 @@
+"""The images the emulated podman knows, and the process each one runs.
+
+There is no registry: an image is a name that maps to a command on this machine
+(docs/sandbox.md section 4). An image missing from the table fails as a failed pull does.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from skupper_sandbox.hostenv import HostInfo, translate
+
+ROUTER = "quay.io/skupper/skupper-router:*"
+CONTROLLER = "quay.io/skupper/system-controller:*"
+MODEL_SERVER = "localhost/skupper-mcp-sandbox/model-server:*"
+CUSTOM_MODEL = "localhost/skupper-mcp-sandbox/custom-model:*"
+SHELL_IMAGES = (
+    "localhost/skupper-mcp-sandbox/shell:*",
+    "docker.io/library/busybox:*",
+    "docker.io/library/alpine:*",
+    "registry.access.redhat.com/ubi9*:*",
+)
+KNOWN = (ROUTER, CONTROLLER, MODEL_SERVER, CUSTOM_MODEL, *SHELL_IMAGES)
+
+MODEL_COMMAND_VAR = "SKMCP_MODEL_SERVER_COMMAND"
+
+
+class UnknownImage(LookupError):
+    """The image is not in the table: podman reports a failed pull."""
+
+    def __init__(self, image: str) -> None:
+        repo, _, tag = normalize(image).rpartition(":")
+        self.message = (
+            f"initializing source docker://{repo}:{tag}: "
+            f"reading manifest {tag} in {repo}: manifest unknown"
+        )
+        super().__init__(self.message)
+
+
+@dataclass(frozen=True)
+class ImageProcess:
+    """What a container of an image runs: argv plus variables the image adds."""
+
+    argv: list[str]
+    env: dict[str, str]
+
+
+def normalize(image: str) -> str:
+    """Fully qualified `registry/repo:tag` as podman shows it (short names -> docker.io)."""
+    name = image.split("@", 1)[0]
+    first, _, rest = name.partition("/")
+    if not rest:
+        name = f"docker.io/library/{name}"
+    elif "." not in first and ":" not in first and first != "localhost":
+        name = f"docker.io/{name}"
+    last = name.rsplit("/", 1)[-1]
+    if ":" not in last:
+        name += ":latest"
+    return name
+
+
+def is_known(image: str) -> bool:
+    """True when a container can be made from this image."""
+    full = normalize(image)
+    return any(fnmatchcase(full, pattern) for pattern in KNOWN)
+
+
+def check(image: str) -> str:
+    """The normalized name of a known image; raises UnknownImage otherwise."""
+    if not is_known(image):
+        raise UnknownImage(image)
+    return normalize(image)
+
+
+def _model_server_command(host: HostInfo) -> str:
+    try:
+        world = json.loads((Path(host.world_dir) / "world.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return ""
+    return str(world.get("model_server_command") or "")
+
+
+def process_for(
+    image: str,
+    command: list[str],
+    container_env: dict[str, str],
+    tmpfs: list[str],
+    host: HostInfo,
+    python: str = sys.executable,
+) -> ImageProcess:
+    """The process a container of `image` runs on `host` (its command overrides the image's)."""
+    full = check(image)
+    if command:
+        return ImageProcess(list(command), {})
+    if fnmatchcase(full, ROUTER):
+        if not host.tmp_writable and "/tmp" not in tmpfs:
+            # As on the seed's rhel-ai: the router cannot write its config copy to /tmp.
+            fail = "echo 'Error: Permission denied: /tmp/skrouterd.json' >&2; exit 1"
+            return ImageProcess(["/bin/sh", "-c", fail], {})
+        return ImageProcess([python, "-m", "skupper_sandbox.router"], {})
+    if fnmatchcase(full, CONTROLLER):
+        return ImageProcess([python, "-m", "skupper_sandbox.emulated.controller"], {})
+    if fnmatchcase(full, MODEL_SERVER):
+        return ImageProcess([python, "-m", "skupper_sandbox.model_server"], {})
+    if fnmatchcase(full, CUSTOM_MODEL):
+        command_text = container_env.get(MODEL_COMMAND_VAR) or _model_server_command(host)
+        env = {MODEL_COMMAND_VAR: command_text}
+        env["HOST"] = translate(container_env.get("HOST", "0.0.0.0"), host)
+        return ImageProcess(["/bin/sh", "-c", env[MODEL_COMMAND_VAR]], env)
+    return ImageProcess(["/bin/sh"], {})

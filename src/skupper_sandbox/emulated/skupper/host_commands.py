@@ -1,0 +1,48 @@
+"""Run the host's ``podman`` and ``systemctl --user`` (whatever is on the PATH)."""
+
+from __future__ import annotations
+
+import subprocess
+
+from ...errors import output_tail
+from .failure import CliFailure
+
+
+class HostCommandError(CliFailure):
+    """A podman or systemctl command exited non-zero."""
+
+    def __init__(self, argv: list[str], code: int, output: str) -> None:
+        self.argv = argv
+        self.code = code
+        self.output = output
+        super().__init__(f"{' '.join(argv[:3])}: exit status {code}: {output_tail(output)}")
+
+
+def run(argv: list[str], timeout: float = 120.0) -> str:
+    """Run a command; return its stdout or raise ``HostCommandError``."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except FileNotFoundError as exc:
+        raise CliFailure(f"Command not found: {argv[0]}") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise CliFailure(f"{' '.join(argv[:3])}: timed out after {timeout:g}s") from exc
+    if done.returncode != 0:
+        raise HostCommandError(argv, done.returncode, done.stderr or done.stdout)
+    return done.stdout
+
+
+def podman(*args: str) -> str:
+    return run(["podman", *args])
+
+
+def systemctl(*args: str) -> str:
+    return run(["systemctl", "--user", *args])
+
+
+def quietly(argv: list[str]) -> bool:
+    """Run a best-effort command (cleanup); True when it succeeded."""
+    try:
+        run(argv)
+    except CliFailure:
+        return False
+    return True

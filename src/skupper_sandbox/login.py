@@ -1,0 +1,36 @@
+"""The login shim OpenSSH runs (``ForceCommand``) for every session on a sandbox host.
+
+``python -m skupper_sandbox.login HOST_DIR``: applies the host's environment and its
+``slow`` fault, then execs ``sh -c "$SSH_ORIGINAL_COMMAND"`` in the host's home, exactly
+what the asyncssh server does in-process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from skupper_sandbox import hostenv
+from skupper_sandbox.faults import slow_delay
+
+
+def main(argv: list[str]) -> int:
+    """Replace this process with the session's command; returns only on bad usage."""
+    if len(argv) != 1:
+        print("usage: python -m skupper_sandbox.login HOST_DIR", file=sys.stderr)
+        return 2
+    host_dir = Path(argv[0])
+    delay = slow_delay(host_dir)
+    if delay > 0:
+        time.sleep(delay)
+    command = os.environ.get("SSH_ORIGINAL_COMMAND")
+    env = hostenv.host_env(host_dir)
+    os.chdir(env["HOME"])
+    args = ["/bin/sh", "-c", command] if command else ["/bin/sh"]
+    os.execve("/bin/sh", args, env)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,289 @@
+"""``python -m skupper_sandbox.model_server``: a small OpenAI-compatible model API.
+
+It stands in for a GPU model container on a provider host: ``GET /health``,
+``GET /v1/models`` and ``POST /v1/chat/completions`` (JSON, or SSE with ``"stream": true``)
+on ``$HOST:$PORT``, serving ``$MODEL_ID``. Replies are deterministic: they echo the last
+user message, so a test can tell its own answer from another's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from skupper_sandbox import hostenv
+
+MAX_BODY = 4 * 1024 * 1024
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    411: "Length Required",
+    413: "Payload Too Large",
+}
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class BadRequest(Exception):
+    """The request cannot be answered; ``status`` is the HTTP status to send."""
+
+    def __init__(self, status: int, message: str, code: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+def reply_text(messages: Any) -> str:
+    """The model's deterministic answer: it echoes the last user message."""
+    last = ""
+    if isinstance(messages, list):
+        for message in messages:
+            if isinstance(message, dict) and message.get("role") == "user":
+                last = _content_text(message.get("content"))
+    return f"You said: {last}" if last else "Hello! How can I help you today?"
+
+
+def completion(model_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``chat.completion`` object for a request body."""
+    text = reply_text(body.get("messages"))
+    prompt_tokens = _tokens(body.get("messages"))
+    completion_tokens = len(text.split())
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model_id,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def completion_chunks(model_id: str, body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``chat.completion.chunk`` events of a streamed answer (before ``[DONE]``)."""
+    full = completion(model_id, body)
+    text = full["choices"][0]["message"]["content"]
+    base = {
+        "id": full["id"],
+        "object": "chat.completion.chunk",
+        "created": full["created"],
+        "model": model_id,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    words = text.split(" ")
+    events = [chunk({"role": "assistant", "content": ""}, None)]
+    events += [chunk({"content": w if i == 0 else " " + w}, None) for i, w in enumerate(words)]
+    events.append(chunk({}, "stop"))
+    return events
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # the OpenAI "content parts" form
+        return " ".join(
+            str(part.get("text", "")) for part in content if isinstance(part, dict)
+        ).strip()
+    return ""
+
+
+def _tokens(messages: Any) -> int:
+    if not isinstance(messages, list):
+        return 0
+    return sum(
+        len(_content_text(m.get("content")).split()) + 3 for m in messages if isinstance(m, dict)
+    )
+
+
+class ModelServer:
+    """Serves one model id over HTTP/1.1 (one request per connection)."""
+
+    def __init__(self, model_id: str) -> None:
+        self.model_id = model_id
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            try:
+                request = await _read_request(reader)
+            except BadRequest as exc:
+                await _send_json(writer, exc.status, _error(str(exc), exc.code))
+                return
+            if request is None:
+                return
+            await self._route(request, writer)
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    async def _route(self, request: Request, writer: asyncio.StreamWriter) -> None:
+        path = request.path.split("?", 1)[0].rstrip("/") or "/"
+        if path == "/health":
+            await _send_json(writer, 200, {"status": "ok"})
+        elif path == "/v1/models" and request.method == "GET":
+            model = {"id": self.model_id, "object": "model", "owned_by": "sandbox", "created": 0}
+            await _send_json(writer, 200, {"object": "list", "data": [model]})
+        elif path == "/v1/chat/completions" and request.method == "POST":
+            await self._chat(request, writer)
+        elif path in {"/v1/models", "/v1/chat/completions"}:
+            message = f"{request.method} is not allowed on {path}"
+            await _send_json(writer, 405, _error(message, "method_not_allowed"))
+        else:
+            await _send_json(writer, 404, _error(f"no route for {path}", "not_found"))
+
+    async def _chat(self, request: Request, writer: asyncio.StreamWriter) -> None:
+        try:
+            body = json.loads(request.body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            await _send_json(writer, 400, _error(f"request body is not valid JSON: {exc}"))
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            await _send_json(writer, 400, _error("'messages' must be a list of messages"))
+            return
+        if not body.get("stream"):
+            await _send_json(writer, 200, completion(self.model_id, body))
+            return
+        writer.write(_head(200, "text/event-stream", None, extra={"Cache-Control": "no-cache"}))
+        for event in completion_chunks(self.model_id, body):
+            writer.write(f"data: {json.dumps(event)}\n\n".encode())
+            await writer.drain()
+        writer.write(b"data: [DONE]\n\n")
+        await writer.drain()
+
+
+async def _read_request(reader: asyncio.StreamReader) -> Request | None:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return None
+    except asyncio.LimitOverrunError as exc:
+        raise BadRequest(400, "request header is too large") from exc
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3:
+        raise BadRequest(400, "malformed request line")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers[name.strip().lower()] = value.strip()
+    body = b""
+    if "content-length" in headers:
+        try:
+            length = int(headers["content-length"])
+        except ValueError as exc:
+            raise BadRequest(400, "bad Content-Length") from exc
+        if length > MAX_BODY:
+            raise BadRequest(413, f"request body is larger than {MAX_BODY} bytes")
+        body = await reader.readexactly(length)
+    elif headers.get("transfer-encoding", "").lower() == "chunked":
+        body = await _read_chunked(reader)
+    return Request(parts[0].upper(), parts[1], headers, body)
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    body = bytearray()
+    while True:
+        size_line = await reader.readline()
+        try:
+            size = int(size_line.split(b";")[0].strip(), 16)
+        except ValueError as exc:
+            raise BadRequest(400, "bad chunk size") from exc
+        if size == 0:
+            while (await reader.readline()) not in (b"\r\n", b"\n", b""):
+                pass
+            return bytes(body)
+        if len(body) + size > MAX_BODY:
+            raise BadRequest(413, f"request body is larger than {MAX_BODY} bytes")
+        body += await reader.readexactly(size)
+        await reader.readline()
+
+
+def _error(message: str, code: str = "invalid_request_error") -> dict[str, Any]:
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}
+    }
+
+
+def _head(
+    status: int, content_type: str, length: int | None, extra: Mapping[str, str] | None = None
+) -> bytes:
+    lines = [f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}", f"Content-Type: {content_type}"]
+    if length is not None:
+        lines.append(f"Content-Length: {length}")
+    lines += [f"{k}: {v}" for k, v in (extra or {}).items()]
+    lines.append("Connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+async def _send_json(writer: asyncio.StreamWriter, status: int, body: Any) -> None:
+    data = json.dumps(body).encode()
+    writer.write(_head(status, "application/json", len(data)) + data)
+    await writer.drain()
+
+
+def _bind_host(env: Mapping[str, str]) -> str:
+    host = env.get("HOST", "0.0.0.0")
+    try:
+        return hostenv.translate(host, hostenv.current_host(env))
+    except hostenv.NotOnSandboxHost:
+        return host
+
+
+async def serve(host: str, port: int, model_id: str) -> None:
+    """Serve until the process is killed."""
+    server = await asyncio.start_server(ModelServer(model_id).handle, host, port)
+    print(f"model server for {model_id} listening on {host}:{port}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+def main() -> int:
+    env = os.environ
+    try:
+        port = int(env.get("PORT", "8000"))
+    except ValueError:
+        print(f"PORT must be a number, not {env.get('PORT')!r}", file=sys.stderr)
+        return 2
+    host = _bind_host(env)
+    model_id = env.get("MODEL_ID", "sandbox-model")
+    try:
+        asyncio.run(serve(host, port, model_id))
+    except OSError as exc:
+        print(f"cannot listen on {host}:{port}: {exc.strerror}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,524 @@
+"""The router: link listeners and dialers, routing, tcpListeners, tcpConnectors, management."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skupper_sandbox.hostenv import HostInfo, container_path, translate
+from skupper_sandbox.router import management
+from skupper_sandbox.router.config import Connector, Listener, RouterConfig, TcpEndpoint
+from skupper_sandbox.router.link import LinkSession, PeerHello
+from skupper_sandbox.router.protocol import (
+    Frame,
+    FrameType,
+    ProtocolError,
+    json_frame,
+    read_frame,
+)
+from skupper_sandbox.router.routing import MAX_COST, RouteTable
+from skupper_sandbox.router.streams import Relay, StreamHandler, StreamKey, TcpBridge, pipe
+from skupper_sandbox.router.tls import check_hostname, client_context, server_context
+
+log = logging.getLogger("skupper_sandbox.router")
+
+LINK_ROLES = {"inter-router", "edge"}
+TICK_SECONDS = 1.0
+IDLE_TIMEOUT = 5.0
+HANDSHAKE_TIMEOUT = 5.0
+RETRY_FIRST, RETRY_MAX = 0.25, 5.0
+
+
+@dataclass
+class LinkStatus:
+    """A connector's (Link's) state as the management query reports it."""
+
+    name: str
+    host: str
+    port: int
+    status: str = "connecting"  # connecting | up | down
+    error: str | None = None
+    remote_site: str | None = None
+
+
+class Router:
+    """One router process. ``run`` serves until the process is killed."""
+
+    def __init__(
+        self,
+        config: RouterConfig,
+        host: HostInfo,
+        resolve: Callable[[str], Path] = container_path,
+    ) -> None:
+        self.config = config
+        self.host = host
+        self._resolve = resolve
+        self.keys = RouteTable()
+        self.sites = RouteTable()
+        self.keys.set_local({c.address for c in config.tcp_connectors})
+        self.sites.set_local({config.router.site_name})
+        self.links: dict[str, LinkSession] = {}
+        self.link_status = {c.name: LinkStatus(c.name, c.host, c.port) for c in config.connectors}
+        self.accepted: dict[str, tuple[str, str]] = {}  # link name -> (listener, remote site)
+        self._streams: dict[StreamKey, StreamHandler] = {}
+        self._servers: dict[str, asyncio.Server] = {}  # "listener/<name>" or "tcp/<name>"
+        self._bind_errors: dict[str, str] = {}
+        self._accepted_count = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._listener_lock = asyncio.Lock()
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Bind the listeners, dial the links, and keep routes and listeners current."""
+        for connector in self.config.connectors:
+            if connector.role in LINK_ROLES:
+                self._spawn(self._dial_forever(connector))
+        while True:
+            self._expire_idle_links()
+            self._advertise()  # also the links' heartbeat
+            await self._bind_listeners()
+            await self._refresh_tcp_listeners()
+            await asyncio.sleep(TICK_SECONDS)
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- listeners for links and management ---------------------------------------------
+
+    async def _bind_listeners(self) -> None:
+        for listener in self.config.listeners:
+            key = f"listener/{listener.name}"
+            if key in self._servers:
+                continue
+            if listener.role in LINK_ROLES:
+                context = self._server_context(listener)
+                if context is None:
+                    continue
+
+                def accept_link(
+                    r: asyncio.StreamReader,
+                    w: asyncio.StreamWriter,
+                    listener: Listener = listener,
+                    context: ssl.SSLContext = context,
+                ) -> Awaitable[None]:
+                    return self._accept_link(listener, context, r, w)
+
+                await self._bind(key, listener.host, listener.port, accept_link)
+            elif listener.role == "normal":
+
+                async def serve(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+                    await management.serve_query(r, w, self.management_answer)
+
+                await self._bind(key, listener.host, listener.port, serve)
+
+    def _server_context(self, listener: Listener) -> ssl.SSLContext | None:
+        profile = self.config.ssl_profiles.get(listener.ssl_profile or "")
+        if profile is None:
+            self._note_bind_error(
+                f"listener/{listener.name}", "an inter-router listener needs an sslProfile"
+            )
+            return None
+        return server_context(profile, self._resolve)
+
+    async def _bind(
+        self,
+        name: str,
+        host: str,
+        port: int,
+        handler: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+    ) -> bool:
+        address = translate(host, self.host)
+        try:
+            self._servers[name] = await asyncio.start_server(handler, address, port)
+        except OSError as exc:
+            self._note_bind_error(name, f"cannot listen on {address}:{port}: {exc.strerror}")
+            return False
+        self._bind_errors.pop(name, None)
+        log.info("Listening on %s:%s (%s)", address, port, name)
+        return True
+
+    def _note_bind_error(self, name: str, message: str) -> None:
+        if self._bind_errors.get(name) != message:
+            self._bind_errors[name] = message
+            log.error("Listener %s: %s", name, message)
+
+    # --- links ---------------------------------------------------------------------------
+
+    async def _dial_forever(self, connector: Connector) -> None:
+        status = self.link_status[connector.name]
+        delay = RETRY_FIRST
+        while True:
+            try:
+                link = await self._dial(connector)
+            except Exception as exc:  # any failure is a failed attempt; never stop dialling
+                reason = _describe(exc)
+                if status.error != reason or status.status != "down":
+                    log.warning(
+                        "Link %s to %s:%s failed: %s",
+                        connector.name,
+                        connector.host,
+                        connector.port,
+                        reason,
+                    )
+                status.status, status.error = "down", reason
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+                continue
+            delay = RETRY_FIRST
+            status.status, status.error, status.remote_site = "up", None, link.peer.site
+            log.info(
+                "Link %s up to %s:%s (site %s)",
+                connector.name,
+                connector.host,
+                connector.port,
+                link.peer.site,
+            )
+            reason = await self._run_link(link)
+            status.status, status.error = "down", reason
+            log.warning("Link %s down: %s", connector.name, reason)
+            await asyncio.sleep(0.1)
+
+    async def _dial(self, connector: Connector) -> LinkSession:
+        profile = self.config.ssl_profiles.get(connector.ssl_profile or "")
+        context = client_context(profile, self._resolve) if profile else None
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(
+                translate(connector.host, self.host),
+                connector.port,
+                ssl=context,
+                server_hostname=connector.host if context else None,
+                local_addr=(self.host.address, 0),
+                ssl_handshake_timeout=HANDSHAKE_TIMEOUT if context else None,
+            ),
+            timeout=HANDSHAKE_TIMEOUT,
+        )
+        try:
+            if context is not None and connector.verify_hostname:
+                ssl_object = writer.get_extra_info("ssl_object")
+                check_hostname(connector.host, ssl_object.getpeercert(binary_form=True))
+            writer.write(json_frame(FrameType.HELLO, self._hello(connector.cost)).encode())
+            peer, _ = await self._read_hello(reader)
+        except BaseException:
+            writer.transport.abort()
+            raise
+        return LinkSession(
+            f"link/{connector.name}",
+            reader,
+            writer,
+            peer=peer,
+            cost=connector.cost,
+            dialled=True,
+        )
+
+    async def _accept_link(
+        self,
+        listener: Listener,
+        context: ssl.SSLContext,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        peer_address = writer.get_extra_info("peername")
+        try:
+            await writer.start_tls(context, ssl_handshake_timeout=HANDSHAKE_TIMEOUT)
+            peer, cost = await self._read_hello(reader)
+            writer.write(json_frame(FrameType.HELLO, self._hello(cost)).encode())
+        except (OSError, ssl.SSLError, ProtocolError, TimeoutError) as exc:
+            log.warning(
+                "Refused link from %s on %s: %s", _peer(peer_address), listener.name, _describe(exc)
+            )
+            writer.transport.abort()
+            return
+        self._accepted_count += 1
+        link = LinkSession(
+            f"accepted/{listener.name}/{self._accepted_count}",
+            reader,
+            writer,
+            peer=peer,
+            cost=cost,
+            dialled=False,
+        )
+        self.accepted[link.name] = (listener.name, peer.site)
+        log.info("Link accepted on %s from site %s (%s)", listener.name, peer.site, peer.router_id)
+        try:
+            reason = await self._run_link(link)
+        finally:
+            self.accepted.pop(link.name, None)
+        log.warning("Accepted link from site %s on %s closed: %s", peer.site, listener.name, reason)
+
+    def _hello(self, cost: int) -> dict[str, Any]:
+        identity = self.config.router
+        return {
+            "id": identity.id,
+            "site": identity.site_name,
+            "siteId": identity.site_id,
+            "cost": cost,
+        }
+
+    async def _read_hello(self, reader: asyncio.StreamReader) -> tuple[PeerHello, int]:
+        frame = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT)
+        if frame is None:
+            raise ConnectionResetError(
+                "connection closed by peer during the link handshake"
+                " (it may have refused this router's client certificate)"
+            )
+        if frame.type is not FrameType.HELLO:
+            raise ProtocolError(f"expected HELLO, got {frame.type.name}")
+        body = frame.json()
+        peer = PeerHello(
+            str(body.get("id", "")), str(body.get("site", "")), str(body.get("siteId", ""))
+        )
+        cost = body.get("cost", 1)
+        return peer, cost if isinstance(cost, int) and cost > 0 else 1
+
+    async def _run_link(self, link: LinkSession) -> str:
+        """Serve a link until it closes; return why it closed."""
+        self.links[link.name] = link
+        reason = "closed by peer"
+        try:
+            self._send_routes(link)
+            while True:
+                frame = await read_frame(link.reader)
+                if frame is None:
+                    break
+                link.last_heard = time.monotonic()
+                await self._on_frame(link, frame)
+        except (OSError, ssl.SSLError, ProtocolError, asyncio.IncompleteReadError) as exc:
+            reason = _describe(exc)
+        finally:
+            if link.idle_expired:
+                reason = f"no traffic for {IDLE_TIMEOUT:g}s"
+            del self.links[link.name]
+            link.abort()
+            for key, handler in list(self._streams.items()):
+                if key[0] is link:
+                    handler.link_lost(link)
+            changed = self.keys.forget(link.name) | self.sites.forget(link.name)
+            if changed:
+                await self._routes_changed()
+        return reason
+
+    def _expire_idle_links(self) -> None:
+        now = time.monotonic()
+        for link in list(self.links.values()):
+            if now - link.last_heard > IDLE_TIMEOUT:
+                link.idle_expired = True
+                link.abort()
+
+    # --- routing -------------------------------------------------------------------------
+
+    async def _on_frame(self, link: LinkSession, frame: Frame) -> None:
+        if frame.type is FrameType.ROUTES:
+            body = frame.json()
+            changed = self.keys.learn(link.name, _costs(body.get("keys")), link.cost)
+            changed |= self.sites.learn(link.name, _costs(body.get("sites")), 1)
+            if changed:
+                await self._routes_changed()
+        elif frame.type is FrameType.OPEN:
+            await self._on_open(link, frame)
+        elif frame.type is not FrameType.HELLO:
+            handler = self._streams.get((link, frame.stream))
+            if handler is not None:
+                await handler.handle(link, frame)
+
+    async def _routes_changed(self) -> None:
+        self._advertise()
+        await self._refresh_tcp_listeners()
+
+    def _advertise(self) -> None:
+        for link in list(self.links.values()):
+            with contextlib.suppress(OSError):
+                self._send_routes(link)
+
+    def _send_routes(self, link: LinkSession) -> None:
+        body = {
+            "keys": self.keys.advertisement_for(link.name),
+            "sites": self.sites.advertisement_for(link.name),
+        }
+        link.send_nowait(json_frame(FrameType.ROUTES, body))
+
+    # --- streams -------------------------------------------------------------------------
+
+    def _forget_stream(self, key: StreamKey) -> None:
+        self._streams.pop(key, None)
+
+    async def _on_open(self, link: LinkSession, frame: Frame) -> None:
+        body = frame.json()
+        address = str(body.get("address", ""))
+        ttl = body.get("ttl", 0)
+        route = self.keys.best(address, excluding=link.name)
+        if route is None or not isinstance(ttl, int) or ttl <= 0:
+            reason = f"no route to {address}".encode()
+            await link.send(Frame(FrameType.CLOSE, frame.stream, reason))
+            return
+        if route.via is None:
+            bridge = TcpBridge(link, frame.stream, self._forget_stream)
+            self._streams[bridge.key] = bridge
+            self._spawn(self._connect_bridge(bridge, address))
+            return
+        out = self.links[route.via]
+        out_key = (out, out.new_stream_id())
+        relay = Relay((link, frame.stream), out_key, self._forget_stream)
+        self._streams[(link, frame.stream)] = relay
+        self._streams[out_key] = relay
+        opening = json_frame(FrameType.OPEN, {"address": address, "ttl": ttl - 1}, out_key[1])
+        try:
+            await out.send(opening)
+        except OSError:
+            relay.link_lost(out)
+
+    async def _connect_bridge(self, bridge: TcpBridge, address: str) -> None:
+        try:
+            reader, writer = await self._dial_target(address)
+        except OSError as exc:
+            log.warning("tcpConnector for %s: %s", address, _describe(exc))
+            bridge.abort(notify_peer=True, reason=_describe(exc))
+            return
+        bridge.attach(reader, writer)
+
+    async def _dial_target(self, address: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        target = next(c for c in self.config.tcp_connectors if c.address == address)
+        return await asyncio.wait_for(
+            asyncio.open_connection(
+                translate(target.host, self.host),
+                target.port,
+                local_addr=(self.host.address, 0),
+            ),
+            timeout=HANDSHAKE_TIMEOUT,
+        )
+
+    # --- tcpListeners --------------------------------------------------------------------
+
+    async def _refresh_tcp_listeners(self) -> None:
+        async with self._listener_lock:  # a route change and the tick may both get here
+            await self._bind_or_unbind_tcp_listeners()
+
+    async def _bind_or_unbind_tcp_listeners(self) -> None:
+        for endpoint in self.config.tcp_listeners:
+            key = f"tcp/{endpoint.name}"
+            reachable = self.keys.best(endpoint.address) is not None
+            server = self._servers.get(key)
+            if reachable and server is None:
+
+                def accept(
+                    r: asyncio.StreamReader,
+                    w: asyncio.StreamWriter,
+                    endpoint: TcpEndpoint = endpoint,
+                ) -> Awaitable[None]:
+                    return self._accept_tcp(endpoint, r, w)
+
+                if await self._bind(key, endpoint.host, endpoint.port, accept):
+                    log.info(
+                        "tcpListener %s bound: %s is reachable", endpoint.name, endpoint.address
+                    )
+            elif not reachable and server is not None:
+                server.close()
+                del self._servers[key]
+                log.info("tcpListener %s unbound: no route to %s", endpoint.name, endpoint.address)
+
+    async def _accept_tcp(
+        self, endpoint: TcpEndpoint, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        route = self.keys.best(endpoint.address)
+        if route is None:
+            writer.transport.abort()
+            return
+        if route.via is None:
+            try:
+                target = await self._dial_target(endpoint.address)
+            except OSError:
+                writer.transport.abort()
+                return
+            await pipe((reader, writer), target)
+            return
+        link = self.links[route.via]
+        bridge = TcpBridge(link, link.new_stream_id(), self._forget_stream)
+        self._streams[bridge.key] = bridge
+        opening = {"address": endpoint.address, "ttl": MAX_COST}
+        try:
+            await link.send(json_frame(FrameType.OPEN, opening, bridge.stream_id))
+        except OSError:
+            bridge.abort(notify_peer=False)
+            writer.transport.abort()
+            return
+        bridge.attach(reader, writer)
+
+    # --- management ----------------------------------------------------------------------
+
+    def management_answer(self) -> dict[str, Any]:
+        """The management query's answer (docs/sandbox.md section 10)."""
+        identity = self.config.router
+        return {
+            "router": {"id": identity.id, "site": identity.site_name, "siteId": identity.site_id},
+            "links": [
+                {
+                    "name": s.name,
+                    "host": s.host,
+                    "port": str(s.port),
+                    "status": s.status,
+                    "error": s.error,
+                    "remoteSite": s.remote_site,
+                }
+                for s in self.link_status.values()
+            ],
+            "accepted": [
+                {"listener": listener, "remoteSite": site}
+                for listener, site in self.accepted.values()
+            ],
+            "listeners": [
+                {
+                    "name": t.name,
+                    "address": t.address,
+                    "host": translate(t.host, self.host),
+                    "port": str(t.port),
+                    "bound": f"tcp/{t.name}" in self._servers,
+                }
+                for t in self.config.tcp_listeners
+            ],
+            "connectors": [
+                {
+                    "name": t.name,
+                    "address": t.address,
+                    "host": translate(t.host, self.host),
+                    "port": str(t.port),
+                }
+                for t in self.config.tcp_connectors
+            ],
+            "reachable": self.keys.reachable(),
+            "sites": sorted(self.sites.keys()),
+        }
+
+
+def _costs(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, int) and v >= 0}
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line reason for a failed link or connection, as the management answer shows it."""
+    if isinstance(exc, TimeoutError):
+        return "connection timed out"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"certificate verify failed: {exc.verify_message}"
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS error: {exc.reason or exc}"
+    if isinstance(exc, OSError) and exc.errno:
+        return os.strerror(exc.errno)  # asyncio's strerror is "Connect call failed (...)"
+    return str(exc) or type(exc).__name__
+
+
+def _peer(address: Any) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return str(address)

@@ -1,0 +1,170 @@
+"""The SSH side of the sandbox: keys, known_hosts, and one SSH server per host.
+
+By default each host's server is asyncssh's, in the world daemon's process; with
+``--sshd openssh`` each host gets its own ``sshd -D`` whose ``ForceCommand`` is the login
+shim (``sandbox/login.py``). Either way a command runs through ``sh -c`` with the host's
+environment (``hostenv.host_env``) in its home directory, after any ``slow`` fault delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import asyncssh
+
+from skupper_sandbox import hostenv
+from skupper_sandbox.faults import slow_delay
+from skupper_sandbox.layout import WorldInfo, WorldLayout
+
+SSHD = Path("/usr/sbin/sshd")
+SSHD_PRIVSEP_DIR = Path("/run/sshd")
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def write_keys(info: WorldInfo) -> None:
+    """Create the client key, authorized_keys, one host key per SSH host, and known_hosts."""
+    layout = WorldLayout(Path(info.dir))
+    client = asyncssh.generate_private_key("ssh-ed25519", comment="skupper-mcp-sandbox")
+    _write_private(layout.client_key, client.export_private_key())
+    public = client.export_public_key()
+    layout.client_key.with_suffix(".pub").write_bytes(public)
+    layout.authorized_keys.write_bytes(public)
+    known: list[str] = []
+    for host in info.ssh_hosts:
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        _write_private(layout.host_key(host.name), key.export_private_key())
+        layout.host_key(host.name).with_suffix(".pub").write_bytes(key.export_public_key())
+        host_public = key.export_public_key().decode().split()[:2]
+        known.append(f"[{host.address}]:{host.ssh_port} {' '.join(host_public)}")
+    layout.known_hosts.write_text("\n".join(known) + "\n")
+
+
+def _exit_status(returncode: int) -> int:
+    # A command killed by a signal reports 128+N, as a shell would.
+    return 128 - returncode if returncode < 0 else returncode
+
+
+async def _pump(source: asyncio.StreamReader, sink: asyncssh.SSHWriter[bytes]) -> None:
+    while chunk := await source.read(65536):
+        sink.write(chunk)
+        await sink.drain()
+
+
+async def _feed(source: asyncssh.SSHReader[bytes], sink: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await source.read(65536):
+            sink.write(chunk)
+            await sink.drain()
+    except (OSError, asyncssh.Error):
+        # The command exited without reading all its input: nothing more to give it.
+        return
+    with contextlib.suppress(OSError):
+        sink.close()
+
+
+class _HostSession:
+    """Runs one SSH session's command on a host, the way its login would."""
+
+    def __init__(self, host_dir: Path) -> None:
+        self.host_dir = host_dir
+
+    async def __call__(self, process: asyncssh.SSHServerProcess[bytes]) -> None:
+        try:
+            delay = slow_delay(self.host_dir)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            env = hostenv.host_env(self.host_dir)
+            command = process.command or "exec /bin/sh"
+            child = await asyncio.create_subprocess_exec(
+                "/bin/sh",
+                "-c",
+                command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=env["HOME"],
+                start_new_session=True,
+            )
+            assert child.stdin and child.stdout and child.stderr
+            feed = asyncio.create_task(_feed(process.stdin, child.stdin))
+            await asyncio.gather(
+                _pump(child.stdout, process.stdout), _pump(child.stderr, process.stderr)
+            )
+            returncode = await child.wait()
+            feed.cancel()
+            process.exit(_exit_status(returncode))
+        except (OSError, asyncssh.Error) as exc:
+            process.stderr.write(f"sandbox login failed: {exc}\n".encode())
+            process.exit(255)
+
+
+async def start_asyncssh_server(
+    layout: WorldLayout, name: str, address: str, port: int
+) -> asyncssh.SSHAcceptor:
+    """An asyncssh server for host ``name`` on ``address:port`` (the world's client key only)."""
+    return await asyncssh.create_server(
+        None,
+        address,
+        port,
+        server_host_keys=[str(layout.host_key(name))],
+        authorized_client_keys=str(layout.authorized_keys),
+        process_factory=_HostSession(layout.host_dir(name)),
+        encoding=None,
+        reuse_address=True,
+        keepalive_interval=15,
+    )
+
+
+def write_sshd_config(layout: WorldLayout, name: str, address: str, port: int) -> Path:
+    """An sshd_config for one host whose ForceCommand is the sandbox login shim."""
+    login = shlex.join([sys.executable, "-m", "skupper_sandbox.login", str(layout.host_dir(name))])
+    lines = [
+        f"ListenAddress {address}:{port}",
+        f"HostKey {layout.host_key(name)}",
+        "PidFile none",
+        f"AuthorizedKeysFile {layout.authorized_keys}",
+        "StrictModes no",
+        "PermitRootLogin prohibit-password",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "UsePAM no",
+        "UseDNS no",
+        "PrintMotd no",
+        "MaxStartups 100:30:200",
+        "MaxSessions 50",
+        f"ForceCommand {login}",
+    ]
+    path = layout.sshd_config(name)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def ensure_privsep_dir() -> None:
+    """sshd refuses to start without its privilege-separation directory."""
+    SSHD_PRIVSEP_DIR.mkdir(mode=0o755, parents=True, exist_ok=True)
+
+
+def start_sshd(config: Path, log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Run ``sshd -D -e -f config`` in the foreground of its own session, logging to ``log``."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [str(SSHD), "-D", "-e", "-f", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )

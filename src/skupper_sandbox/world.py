@@ -1,0 +1,406 @@
+"""The world daemon: ``python -m skupper_sandbox.world --dir DIR``.
+
+``sandbox up`` lays out the world's directory (world.json with the plan, keys, host.json
+files, shims) and starts this daemon detached. The daemon starts, concurrently, one SSH
+server per host, one user manager per host (restarted if it dies), the Kubernetes API,
+and the model server container on every provider; it waits for each to answer, rewrites
+world.json with what runs, writes topology.env and then ``DIR/ready``. On SIGTERM it
+stops everything it started and exits (``sandbox down`` sweeps up the rest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib.util
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncssh
+
+from skupper_sandbox import hostenv, ssh
+from skupper_sandbox.layout import (
+    BUILTIN_MODEL_IMAGE,
+    CUSTOM_MODEL_IMAGE,
+    MODEL_CONTAINER,
+    HostEntry,
+    WorldInfo,
+    WorldLayout,
+    render_topology_env,
+)
+
+log = logging.getLogger("skupper_sandbox.world")
+
+SYSTEMD_MODULE = "skupper_sandbox.emulated.systemd"
+PODMAN_MODULE = "skupper_sandbox.emulated.podman"
+KUBE_MODULE = "skupper_sandbox.kube"
+START_TIMEOUT = 25.0
+CUSTOM_MODEL_TIMEOUT = 600.0
+STOP_GRACE = 5.0
+RESTART_DELAY = 0.5
+
+
+def module_available(name: str) -> bool:
+    """Whether ``python -m name`` can run (the sandbox's parts land independently)."""
+    try:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = importlib.util.find_spec(name + ".__main__")
+    except ModuleNotFoundError:
+        return False
+    return spec is not None
+
+
+async def wait_until(
+    check: Callable[[], Awaitable[bool]], what: str, timeout: float, interval: float = 0.05
+) -> None:
+    """Poll an async ``check()`` until it is true; ``TimeoutError`` names ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if await check():
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} did not become ready within {timeout:g}s")
+        await asyncio.sleep(interval)
+
+
+async def port_open(address: str, port: int) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(address, port), 1.0)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+async def http_ok(address: str, port: int, path: str) -> bool:
+    """Whether ``GET path`` on address:port answers 200."""
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(address, port), 1.0)
+    except (OSError, TimeoutError):
+        return False
+    try:
+        writer.write(f"GET {path} HTTP/1.0\r\nHost: {address}:{port}\r\n\r\n".encode())
+        await writer.drain()
+        status = await asyncio.wait_for(reader.readline(), 2.0)
+        return status.split()[1:2] == [b"200"]
+    except (OSError, TimeoutError, IndexError):
+        return False
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+
+
+def _exists(path: Path) -> bool:
+    # A stat on a local directory is instant; the event loop does not need a thread for it.
+    return path.exists()
+
+
+def _raise_if_exited(home: Path, host: str) -> None:
+    """Fail fast when the model container died instead of waiting out the deadline."""
+    from skupper_sandbox.emulated import containers
+
+    container = containers.get(home, MODEL_CONTAINER)
+    if container is None or container.status != "exited":
+        return
+    try:
+        log_tail = (container.dir / "ctr.log").read_text(errors="replace").strip()[-400:]
+    except OSError:
+        log_tail = ""
+    raise RuntimeError(
+        f"the model container on {host} exited with {container.exit_code}: {log_tail}"
+    )
+
+
+@dataclass
+class Supervised:
+    """A child process the daemon keeps running until it stops."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    log_path: Path
+    cwd: Path | None = None
+    restart: bool = False
+    process: asyncio.subprocess.Process | None = None
+    restarts: int = 0
+    task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    async def spawn(self) -> None:
+        with self.log_path.open("ab") as out:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self.env,
+                cwd=self.cwd,
+                start_new_session=True,
+            )
+
+    async def keep_running(self, stopping: asyncio.Event) -> None:
+        while True:
+            assert self.process is not None
+            code = await self.process.wait()
+            if stopping.is_set() or not self.restart:
+                return
+            log.warning("%s exited with %s; restarting it", self.name, code)
+            await asyncio.sleep(RESTART_DELAY)
+            if stopping.is_set():
+                return
+            self.restarts += 1
+            await self.spawn()
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+
+class WorldDaemon:
+    """Starts and stops everything one world runs."""
+
+    def __init__(self, layout: WorldLayout, info: WorldInfo) -> None:
+        self.layout = layout
+        self.info = info
+        self.stopping = asyncio.Event()
+        self.acceptors: list[asyncssh.SSHAcceptor] = []
+        self.children: list[Supervised] = []
+
+    def _child_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env[hostenv.WORLD_ID_VAR] = self.info.id
+        return env
+
+    async def _supervise(self, child: Supervised) -> Supervised:
+        await child.spawn()
+        self.children.append(child)
+        child.task = asyncio.create_task(child.keep_running(self.stopping))
+        return child
+
+    async def start_ssh(self, host: HostEntry) -> None:
+        if self.info.sshd == "asyncssh":
+            acceptor = await ssh.start_asyncssh_server(
+                self.layout, host.name, host.address, host.ssh_port
+            )
+            self.acceptors.append(acceptor)
+            return
+        config = ssh.write_sshd_config(self.layout, host.name, host.address, host.ssh_port)
+        await self._supervise(
+            Supervised(
+                name=f"sshd {host.name}",
+                argv=[str(ssh.SSHD), "-D", "-e", "-f", str(config)],
+                env=self._child_env(),
+                log_path=self.layout.log(f"sshd-{host.name}"),
+                restart=True,
+            )
+        )
+        await wait_until(
+            lambda: port_open(host.address, host.ssh_port), f"sshd on {host.name}", START_TIMEOUT
+        )
+
+    async def start_user_manager(self, host: HostEntry) -> None:
+        host_dir = self.layout.host_dir(host.name)
+        env = hostenv.host_env(host_dir)
+        await self._supervise(
+            Supervised(
+                name=f"user manager {host.name}",
+                argv=[sys.executable, "-m", SYSTEMD_MODULE, "--host-dir", str(host_dir)],
+                env=env,
+                log_path=self.layout.log(f"systemd-{host.name}"),
+                cwd=Path(env["HOME"]),
+                restart=True,
+            )
+        )
+        bus = host_dir / "run" / "bus"
+
+        async def bus_ready() -> bool:
+            return _exists(bus)
+
+        await wait_until(bus_ready, f"the user manager of {host.name}", START_TIMEOUT)
+
+    async def start_kube(self) -> None:
+        kube = self.info.kube
+        assert kube is not None
+        host_dir = self.layout.host_dir("crc")
+        env = hostenv.host_env(host_dir)
+        child = await self._supervise(
+            Supervised(
+                name="kubernetes API",
+                argv=[
+                    sys.executable,
+                    "-m",
+                    KUBE_MODULE,
+                    "--world-dir",
+                    str(self.layout.root),
+                    "--host-dir",
+                    str(host_dir),
+                    "--address",
+                    kube.address,
+                    "--port",
+                    str(kube.port),
+                ],
+                env=env,
+                log_path=self.layout.log("kube"),
+                cwd=Path(env["HOME"]),
+            )
+        )
+        kube.pid = child.pid
+        kubeconfig = Path(kube.kubeconfig)
+
+        async def api_ready() -> bool:
+            if child.process and child.process.returncode is not None:
+                raise RuntimeError(f"the Kubernetes API exited with {child.process.returncode}")
+            return _exists(kubeconfig) and await port_open(kube.address, kube.port)
+
+        await wait_until(api_ready, "the Kubernetes API", START_TIMEOUT)
+
+    async def start_model(self, host: HostEntry) -> None:
+        host_dir = self.layout.host_dir(host.name)
+        env = hostenv.host_env(host_dir)
+        port = host.ports["model"]
+        image = CUSTOM_MODEL_IMAGE if self.info.model_server_command else BUILTIN_MODEL_IMAGE
+        argv = [
+            sys.executable, "-m", PODMAN_MODULE, "run", "-d",
+            "--name", MODEL_CONTAINER,
+            "-e", "HOST=0.0.0.0",
+            "-e", f"PORT={port}",
+            "-e", f"MODEL_ID={host.default_model_id}",
+        ]  # fmt: skip
+        if self.info.model_server_command:
+            argv += ["-e", f"SKMCP_MODEL_SERVER_COMMAND={self.info.model_server_command}"]
+        argv.append(image)
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=env["HOME"],
+        )
+        out, err = await proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(
+                f"podman run of the model on {host.name} failed ({proc.returncode}): "
+                f"{(err or out).decode(errors='replace').strip()}"
+            )
+        timeout = CUSTOM_MODEL_TIMEOUT if self.info.model_server_command else START_TIMEOUT
+        home = Path(env["HOME"])
+
+        async def healthy() -> bool:
+            if await http_ok(host.address, port, "/health"):
+                return True
+            _raise_if_exited(home, host.name)
+            return False
+
+        await wait_until(healthy, f"the model server on {host.name}", timeout, interval=0.1)
+
+    async def start(self) -> None:
+        """Start every part concurrently; raises if any part fails to come up."""
+        started = time.monotonic()
+        ssh_hosts = self.info.ssh_hosts
+        if self.info.sshd == "openssh":
+            ssh.ensure_privsep_dir()
+        steps = [self.start_ssh(h) for h in ssh_hosts]
+        if module_available(SYSTEMD_MODULE):
+            steps += [self.start_user_manager(h) for h in ssh_hosts]
+        else:
+            log.warning("no emulated systemd installed: hosts run without a user manager")
+        if self.info.kube is not None:
+            if module_available(KUBE_MODULE):
+                steps.append(self.start_kube())
+            else:
+                log.warning("no Kubernetes API installed: the world has no crc site")
+                self.info.kube = None
+                self.info.hosts = [h for h in self.info.hosts if h.role != "kubernetes"]
+        if module_available(PODMAN_MODULE):
+            steps += [self.start_model(h) for h in self.info.providers]
+        else:
+            log.warning("no emulated podman installed: no model servers are started")
+        await asyncio.gather(*steps)
+        self.info.daemon_pid = os.getpid()
+        self.layout.save(self.info)
+        self.layout.topology_env.write_text(render_topology_env(self.info))
+        self.layout.ready.write_text(f"{os.getpid()}\n")
+        log.info("world %s ready in %.2fs", self.info.id, time.monotonic() - started)
+
+    async def stop(self) -> None:
+        """Stop every SSH server and child process this daemon started."""
+        self.stopping.set()
+        for acceptor in self.acceptors:
+            acceptor.close()
+        for child in self.children:
+            if child.process and child.process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.process.pid, signal.SIGTERM)
+        waits = [c.process.wait() for c in self.children if c.process]
+        if waits:
+            _, pending = await asyncio.wait(
+                [asyncio.ensure_future(w) for w in waits], timeout=STOP_GRACE
+            )
+            for child in self.children:
+                if child.process and child.process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(child.process.pid, signal.SIGKILL)
+            if pending:
+                await asyncio.wait(pending, timeout=STOP_GRACE)
+        for acceptor in self.acceptors:
+            with contextlib.suppress(OSError):
+                await acceptor.wait_closed()
+        for child in self.children:
+            if child.task:
+                child.task.cancel()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+        try:
+            startup = asyncio.create_task(self.start())
+            stop_wait = asyncio.create_task(self.stopping.wait())
+            await asyncio.wait({startup, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+            if startup.done():
+                startup.result()
+                await stop_wait
+            else:
+                startup.cancel()
+                log.info("stopped before the world was ready")
+            return 0
+        except (Exception, asyncio.CancelledError):
+            log.exception("the world failed to start")
+            return 1
+        finally:
+            log.info("stopping world %s", self.info.id)
+            self.layout.ready.unlink(missing_ok=True)
+            await self.stop()
+            log.info("world %s stopped", self.info.id)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the daemon of the world planned in ``--dir``'s world.json until SIGTERM."""
+    parser = argparse.ArgumentParser(prog="python -m skupper_sandbox.world")
+    parser.add_argument("--dir", required=True, type=Path, help="the world's directory")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)
+    layout = WorldLayout(args.dir)
+    daemon = WorldDaemon(layout, layout.load())
+    return asyncio.run(daemon.run())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
