@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..connectors.pool import ConnectorPool
 from ..errors import ConnectError, KubeError
-from ..facts.site_state import SiteState, version_tuple
+from ..facts.site_state import SiteState
 from ..sites import units
 from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
@@ -121,11 +121,13 @@ class SiteMap:
 
     def version_problem(self, state: SiteState) -> str | None:
         """Why this host's Skupper cannot be driven (2.1+ is needed), or None."""
-        if state.skupper_version is None:
-            return f"skupper CLI not usable: {state.skupper_error or 'no version reported'}"
-        if version_tuple(state.skupper_version) < version_tuple(self.topology.min_skupper_version):
+        reading = state.skupper
+        meets = reading.meets(self.topology.min_skupper_version)
+        if meets is None:
+            return f"skupper CLI not usable: {reading.problem or 'no version reported'}"
+        if not meets:
             return (
-                f"skupper {state.skupper_version} is not supported: Skupper "
+                f"skupper {reading.cli} is not supported: Skupper "
                 f"{self.topology.min_skupper_version}+ is needed (2.0.x has no system controller "
                 "and different system commands); upgrade the skupper CLI on this host"
             )
