@@ -30,11 +30,11 @@ from skupper_mcp.facts.precheck import (
 )
 from skupper_mcp.models import Check
 from skupper_mcp.topology import KubeSite, Topology
+from skupper_mcp.vocabulary import Progress
 
 log = logging.getLogger(__name__)
 
 ConnectorGetter = Callable[[str, SSHTarget | None], Awaitable[Connector]]
-Progress = Callable[[str], Awaitable[None]]
 FACTS_TIMEOUT = 30.0
 DNS_TIMEOUT = 3.0
 

@@ -15,8 +15,9 @@ from ..sites import units
 from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
 from ..topology import ProviderHost, Topology
+from ..vocabulary import KUBE_HOST, LOCAL_HOST
 from .runner import SITE_ERRORS, SiteRun, describe
-from .scope import LOCAL, SiteRef
+from .scope import SiteRef
 
 KubeFactory = Callable[[], ClusterSite]
 
@@ -86,9 +87,9 @@ class SiteMap:
         return next(p for p in self.topology.providers if p.name == host)
 
     async def podman(self, ref: SiteRef) -> PodmanSite:
-        if ref.host == LOCAL:
+        if ref.host == LOCAL_HOST:
             local = self.topology.local
-            connector = await self.pool.get(LOCAL, local.ssh)
+            connector = await self.pool.get(LOCAL_HOST, local.ssh)
             return PodmanSite(connector, local.namespace)
         p = self.provider(ref.host)
         connector = await self.pool.get(p.name, p.ssh)
@@ -96,7 +97,7 @@ class SiteMap:
 
     def kube(self) -> ClusterSite:
         if self.kube_factory is None:
-            raise ConnectError("crc", "no Kubernetes site is configured")
+            raise ConnectError(KUBE_HOST, "no Kubernetes site is configured")
         return self.kube_factory()
 
     async def view(self, ref: SiteRef) -> SiteView:
