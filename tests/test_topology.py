@@ -80,7 +80,6 @@ def test_lookups_and_target_names(example_path: Path) -> None:
     assert t.host_of("hub-rhel-ai") == "rhel-ai"
     assert t.host_of("crc-ezhang") == "crc"
     assert t.provider_for_profile("g3b-4k").name == "rhtevan-work"  # type: ignore[union-attr]
-    assert t.role_of("local") == "consumer"
     assert t.host_names() == ["rhel-ai", "rhtevan-work", "local", "crc"]
     assert "g8b-32k" in t.target_names() and "all" in t.target_names()
 

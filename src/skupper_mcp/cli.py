@@ -294,9 +294,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SkupperMcpError as error:
         print(f"skupper-mcp: {error}", file=sys.stderr)
         return EXIT_FAILED
-    except NotImplementedError as error:
-        print(f"skupper-mcp: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
 

@@ -7,8 +7,15 @@ translated into these at the connector seam, with the original kept as ``__cause
     │   └── HostKeyError     the host's key is unknown or has changed
     ├── CommandError         a remote or local command ran and failed (exit status, stderr tail)
     ├── CommandTimeout       a command did not finish within its timeout
+    ├── SiteStateError       a site's state was read cut short, or lacks what a step needs
+    ├── NotReadyError        what an operation waited for did not come within its deadline
+    ├── CheckFailed          an end-to-end check of a model route found it broken
     ├── KubeError            the Kubernetes API refused or failed a request
+    ├── LocalStateError      our own files (backups, the operation lock) could not be used
     └── BusyError            another operation holds the topology's lock
+
+Every failure the product expects is one of these, so whatever else is raised is a bug and
+surfaces as one (``engine.runner.SITE_ERRORS`` catches only ``SkupperMcpError``).
 """
 
 from __future__ import annotations
@@ -78,6 +85,55 @@ class CommandTimeout(SkupperMcpError):
         self.seconds = seconds
         summary = command if len(command) <= 80 else command[:77] + "..."
         super().__init__(f"command timed out on {host} after {seconds:g}s: {summary}")
+
+
+class SiteStateError(SkupperMcpError):
+    """A site's state could not be read whole (the host went away mid-read), or it lacks
+    what a step needs (a container, a client certificate)."""
+
+    def __init__(
+        self,
+        host: str,
+        message: str,
+        *,
+        command: str | None = None,
+        exit_status: int | None = None,
+        stderr: str = "",
+    ) -> None:
+        self.host = host
+        self.command = command
+        self.exit_status = exit_status
+        self.stderr = stderr
+        super().__init__(message)
+
+
+class NotReadyError(SkupperMcpError):
+    """What an operation waited for (links, a router) was not ready by its deadline."""
+
+    def __init__(self, host: str, message: str, seconds: float) -> None:
+        self.host = host
+        self.seconds = seconds
+        super().__init__(message)
+
+
+class CheckFailed(SkupperMcpError):
+    """An end-to-end check found the model route broken: a port that does not accept, an
+    HTTP error, an answer of the wrong shape, a container that does not run."""
+
+    def __init__(self, host: str, message: str, *, status: int | None = None) -> None:
+        self.host = host
+        self.status = status
+        super().__init__(message)
+
+
+class LocalStateError(SkupperMcpError):
+    """A file of our own state on this machine (a backup, the operation lock) could not be
+    read or written."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
 
 
 class KubeError(SkupperMcpError):

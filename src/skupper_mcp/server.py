@@ -183,8 +183,6 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
             raise ToolError(str(error)) from error
         except BusyError as error:
             raise ToolError(str(error)) from error
-        except NotImplementedError as error:
-            raise ToolError(f"{error}; upgrade skupper-mcp to get it") from error
         except SkupperMcpError as error:
             raise ToolError(f"{error}. Check the host, then try again.") from error
 
@@ -354,11 +352,6 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         return found.model_dump_json(indent=2, by_alias=True)
 
     return server
-
-
-def tool_names(server: MCPServer) -> list[str]:
-    """Names of the registered tools (for tests and logs)."""
-    return [tool.name for tool in server._tool_manager.list_tools()]
 
 
 def serve(

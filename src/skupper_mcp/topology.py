@@ -8,6 +8,7 @@ here touches the network or runs anything; the only I/O is reading the file.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import ipaddress
 import os
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skupper_mcp.connectors.base import DEFAULT_CONNECT_TIMEOUT, SSHOptions, SSHTarget
 from skupper_mcp.errors import ConfigError
-from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST, Role
+from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST
 
 ENV_VARIABLE = "SKUPPER_MCP_TOPOLOGY"
 DEFAULT_MIN_SKUPPER_VERSION = "2.1.0"
@@ -235,9 +236,6 @@ class Topology(_Model):
         provider = self.provider(name)
         return provider.name if provider else None
 
-    def role_of(self, host: str) -> Role:
-        return "provider" if self.provider(host) else "consumer"
-
     def profile_names(self) -> list[str]:
         return [name for p in self.providers for name in p.profiles]
 
@@ -414,7 +412,15 @@ class _Reader:
         if not value:
             return None
         self.check(key, value, _SAFE_PATH, "a file path (letters, digits, / . _ - ~)")
-        return _resolve_path(value, base)
+        return self.resolve_path(key, value, base)
+
+    def resolve_path(self, key: str, value: str, base: Path) -> Path:
+        """``~`` and ``~user`` expanded; a relative path is relative to ``base``."""
+        try:
+            path = Path(value).expanduser()
+        except RuntimeError as error:  # an unknown ~user, or no home directory
+            raise self.error(key, f"cannot expand {_excerpt(value)}: {error}") from error
+        return path if path.is_absolute() else base / path
 
     def words(self, key: str) -> list[str]:
         value = self.raw(key)
@@ -430,11 +436,6 @@ def _is_host(value: str) -> bool:
         return True
     except ValueError:
         return bool(_HOSTNAME.fullmatch(value))
-
-
-def _resolve_path(value: str, base: Path) -> Path:
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else base / path
 
 
 def prefix_of(name: str) -> str:
@@ -481,7 +482,15 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
 
 def default_state_dir() -> Path:
     """``$XDG_STATE_HOME/skupper-mcp``, else ``~/.local/state/skupper-mcp``."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    base = os.environ.get("XDG_STATE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".local" / "state")
+        except RuntimeError as error:
+            raise ConfigError(
+                f"no home directory for the default state folder ({error}); set STATE_DIR",
+                variable="STATE_DIR",
+            ) from error
     return Path(base) / "skupper-mcp"
 
 
@@ -695,7 +704,7 @@ def _ssh_settings(reader: _Reader, base: Path) -> SSHSettings:
     identities = []
     for word in reader.words("SSH_IDENTITY"):
         reader.check("SSH_IDENTITY", word, _SAFE_PATH, "file paths separated by spaces")
-        identities.append(_resolve_path(word, base))
+        identities.append(reader.resolve_path("SSH_IDENTITY", word, base))
     timeout_text = reader.raw("SSH_CONNECT_TIMEOUT")
     timeout = DEFAULT_CONNECT_TIMEOUT
     if timeout_text:
@@ -835,10 +844,10 @@ def find_topology_path(
     env = os.environ if environ is None else environ
     if env.get(ENV_VARIABLE):
         return Path(env[ENV_VARIABLE])
-    candidates = [
-        (cwd or Path.cwd()) / "topology.env",
-        (home or Path.home()) / ".config" / "skupper-mcp" / "topology.env",
-    ]
+    candidates = [(cwd or Path.cwd()) / "topology.env"]
+    # without a home directory only the working directory is searched
+    with contextlib.suppress(RuntimeError):
+        candidates.append((home or Path.home()) / ".config" / "skupper-mcp" / "topology.env")
     for candidate in candidates:
         if candidate.is_file():
             return candidate

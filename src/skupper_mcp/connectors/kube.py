@@ -254,15 +254,6 @@ class KubeConnector:
         found = await self._call("list", "services", ns, core.list_namespaced_service, ns, **extra)
         return list((await self._to_dict(found)).get("items") or [])
 
-    async def get_service(self, name: str, *, namespace: str | None = None) -> KubeObject:
-        """The named Service; ``KubeError`` with status 404 when it is absent."""
-        core = await self._core()
-        ns = await self._ns(namespace)
-        found = await self._call(
-            "get", f"services/{name}", ns, core.read_namespaced_service, name, ns
-        )
-        return await self._to_dict(found)
-
     async def list_pods(
         self, label_selector: str | None = None, *, namespace: str | None = None
     ) -> KubeObjects:

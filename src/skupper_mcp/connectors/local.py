@@ -40,15 +40,20 @@ class LocalConnector:
     ) -> CommandResult:
         """Run ``command`` with ``sh -c``; see ``Connector.run``."""
         started = time.monotonic()
-        proc = await asyncio.create_subprocess_exec(
-            "sh",
-            "-c",
-            command,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "sh",
+                "-c",
+                command,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:  # no sh, no more processes or file descriptors
+            raise CommandError(
+                self._name, command, None, f"cannot start sh: {exc.strerror or exc}"
+            ) from exc
         data = stdin.encode() if stdin is not None else None
         try:
             async with asyncio.timeout(timeout):

@@ -112,6 +112,13 @@ class SSHConnector:
         except TimeoutError as exc:
             await asyncio.shield(self._end_remote(remote))
             raise CommandTimeout(self._name, command, timeout) from exc
+        except (asyncssh.Error, OSError) as exc:
+            # The channel or the connection broke while the command ran.
+            await self._drop_connection()
+            reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
+            raise ConnectError(
+                self._name, f"connection lost while running a command on {self._address}: {reason}"
+            ) from exc
         except BaseException:
             await asyncio.shield(self._end_remote(remote))
             raise
@@ -195,8 +202,18 @@ class SSHConnector:
 
         options = self._options
         seconds = options.connect_timeout
-        known_hosts_path = _known_hosts_path(options)
-        verifier = _HostKeyVerifier(known_hosts_path, options.accept_new_host_keys)
+        try:
+            known_hosts_path = _known_hosts_path(options)
+        except RuntimeError as exc:  # no home directory to expand ~ to
+            raise HostKeyError(
+                self._name, f"no known hosts file: {exc}; set SSH_KNOWN_HOSTS in topology.env"
+            ) from exc
+        try:
+            verifier = _HostKeyVerifier(known_hosts_path, options.accept_new_host_keys)
+        except (OSError, ValueError) as exc:  # unreadable, or not known_hosts syntax
+            raise HostKeyError(
+                self._name, f"cannot read the known hosts file {known_hosts_path}: {exc}"
+            ) from exc
         kwargs: dict[str, Any] = {
             "port": self._target.port,
             "username": self._target.user,
@@ -300,9 +317,13 @@ class _HostKeyVerifier:
         entry = _known_hosts_name(target.host, target.port)
         algorithm, blob = key.export_public_key("openssh").decode().split()[:2]
         line = f"{entry} {algorithm} {blob}"
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        with self._path.open("a") as out:
-            out.write(line + "\n")
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            with self._path.open("a") as out:
+                out.write(line + "\n")
+        except OSError as exc:  # the connection is fine; the next one asks again
+            log.warning("accepted new host key for %s but cannot record it: %s", entry, exc)
+            return
         log.warning(
             "accepted new host key for %s (%s) and added it to %s",
             entry,

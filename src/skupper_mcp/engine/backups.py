@@ -11,6 +11,8 @@ import tarfile
 import time
 from pathlib import Path
 
+from ..errors import LocalStateError
+
 CA_DIR = "runtime/issuers/skupper-site-ca/"
 
 
@@ -23,13 +25,16 @@ class Backups:
 
     def save(self, host: str, namespace: str, archive: bytes) -> Path:
         folder = self._dir(host, namespace)
-        folder.mkdir(parents=True, exist_ok=True)
-        for p in (self.root, self.root / "backups", folder.parent, folder):
-            os.chmod(p, 0o700)
         path = folder / time.strftime("%Y%m%dT%H%M%SZ.tar.gz", time.gmtime())
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(archive)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for p in (self.root, self.root / "backups", folder.parent, folder):
+                os.chmod(p, 0o700)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(archive)
+        except OSError as exc:
+            raise LocalStateError(str(path), f"cannot save the backup: {exc}") from exc
         return path
 
     def latest(self, host: str, namespace: str) -> Path | None:
@@ -43,11 +48,18 @@ class Backups:
         if path is None:
             return None
         files: dict[str, bytes] = {}
-        with tarfile.open(path, "r:gz") as tar:
-            for member in tar.getmembers():
-                name = member.name.removeprefix("./")
-                if member.isfile() and name.startswith(CA_DIR) and "/" not in name[len(CA_DIR) :]:
-                    data = tar.extractfile(member)
-                    if data is not None:
-                        files[name[len(CA_DIR) :]] = data.read()
+        try:
+            with tarfile.open(path, "r:gz") as tar:
+                for member in tar.getmembers():
+                    name = member.name.removeprefix("./")
+                    if (
+                        member.isfile()
+                        and name.startswith(CA_DIR)
+                        and "/" not in name[len(CA_DIR) :]
+                    ):
+                        data = tar.extractfile(member)
+                        if data is not None:
+                            files[name[len(CA_DIR) :]] = data.read()
+        except (OSError, tarfile.TarError) as exc:
+            raise LocalStateError(str(path), f"cannot read the backup: {exc}") from exc
         return files or None

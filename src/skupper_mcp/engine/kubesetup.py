@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from ..errors import NotReadyError
 from ..sites import resources as cr
 from ..sites.kube import ClusterSite, KubeState, ready, status_of
 from ..sites.resources import ClientCert, LinkTarget, Resource
@@ -99,7 +100,9 @@ async def wait_links(site: ClusterSite, names: list[str], deadline: float) -> st
         except SITE_ERRORS as exc:
             last = str(exc)
         if time.monotonic() >= deadline:
-            raise RuntimeError(f"links not ready within {LINK_DEADLINE:g}s: {last}")
+            raise NotReadyError(
+                site.host, f"links not ready within {LINK_DEADLINE:g}s: {last}", LINK_DEADLINE
+            )
         await asyncio.sleep(0.5)
 
 

@@ -15,11 +15,11 @@ from ..vocabulary import Progress
 from .backups import Backups
 from .kubesetup import kube_secret_names
 from .lock import operation_lock
+from .model_checks import ModelChecks
 from .setup import Setup
 from .sitemap import SiteMap
 from .status import Status
 from .teardown import Teardown
-from .test_model import TestModel
 from .updown import UpDown
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class Lifecycle:
         return await Status(self.sites).run()
 
     async def test_model(self, target: str) -> TestModelResult:
-        return await TestModel(self.sites).run(target)
+        return await ModelChecks(self.sites).run(target)
 
     async def close(self) -> None:
         if self._kube_api is not None:

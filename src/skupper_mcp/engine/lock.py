@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from ..errors import BusyError
+from ..errors import BusyError, LocalStateError
 
 DEFAULT_WAIT = 120.0
 
@@ -32,8 +32,11 @@ async def operation_lock(
 ) -> AsyncIterator[None]:
     """Hold the topology's operation lock; wait up to ``wait`` seconds for it."""
     path = lock_path(state_dir, topology_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise LocalStateError(str(path), f"cannot open the operation lock: {exc}") from exc
     try:
         deadline = time.monotonic() + wait
         while True:

@@ -19,8 +19,9 @@ from .scope import SiteRef
 
 log = logging.getLogger(__name__)
 
-#: Errors a site's work may raise; anything else is a bug and propagates.
-SITE_ERRORS: tuple[type[BaseException], ...] = (SkupperMcpError, OSError, RuntimeError)
+#: Errors a site's work may raise: the product's own, into which connectors translate
+#: everything foreign. Anything else is a bug and propagates as one.
+SITE_ERRORS: tuple[type[BaseException], ...] = (SkupperMcpError,)
 
 
 @dataclass

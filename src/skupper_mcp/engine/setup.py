@@ -15,11 +15,12 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
+from ..errors import SiteStateError
 from ..facts.site_state import SiteState
 from ..models import Check, CheckResult, OperationResult
 from ..sites import resources as cr
 from ..sites import units
-from ..sites.podman import PodmanSite, SiteStateError
+from ..sites.podman import PodmanSite
 from ..sites.resources import LinkTarget, Resource
 from ..topology import ProviderHost
 from ..vocabulary import LOCAL_HOST, Progress
@@ -87,7 +88,9 @@ def podman_setup_actions(
             await site.systemctl("stop", [router_unit])
             fresh = await site.read()
             if fresh.router is None:
-                raise SiteStateError(f"the router container of {ns!r} is missing on {site.host}")
+                raise SiteStateError(
+                    site.host, f"the router container of {ns!r} is missing on {site.host}"
+                )
             return await site.recreate_router_with_tmpfs(fresh.router)
 
         todo.append(Action("recreate router with tmpfs /tmp", recreate_router))
@@ -188,11 +191,15 @@ class Setup:
     ) -> None:
         if run.failed or view.podman is None or view.state is None:
             return
-        ca = (
-            None
-            if view.state.rendered
-            else self.backups.latest_ca(view.ref.host, view.podman.namespace)
-        )
+        try:
+            ca = (
+                None
+                if view.state.rendered
+                else self.backups.latest_ca(view.ref.host, view.podman.namespace)
+            )
+        except SITE_ERRORS as exc:
+            run.fail(f"cannot restore the site CA: {describe(exc)}")
+            return
         todo = podman_setup_actions(view.podman, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
         if not todo:
             await run.note("setup", "already set up", seconds=view.seconds)

@@ -122,7 +122,6 @@ class SiteState:
     podman_path: str = ""
     skupper: SkupperVersion = field(default_factory=lambda: SkupperVersion(None, "not read"))
     units: dict[str, UnitState] = field(default_factory=dict)
-    units_error: str | None = None
     containers: dict[str, ContainerState] = field(default_factory=dict)
     router: RouterContainer | None = None
     input_resources: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -286,8 +285,6 @@ def parse_site_state(output: str) -> SiteState:
     )
     if bodies.get("units:rc") == "0":
         state.units = parse_systemctl_show(bodies.get("units", ""))
-    else:
-        state.units_error = bodies.get("units", "").strip()[-300:] or "systemctl --user failed"
     if bodies.get("containers:rc") == "0":
         state.containers = parse_podman_ps(bodies.get("containers", ""))
     if bodies.get("router:rc") == "0":

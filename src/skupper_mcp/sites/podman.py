@@ -8,6 +8,7 @@ call is the engine's job; this module only knows how.
 from __future__ import annotations
 
 import base64
+import binascii
 import shlex
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ import yaml
 
 from ..connectors.base import Connector
 from ..connectors.shell import ENV_PRELUDE, quote
+from ..errors import SiteStateError
 from ..facts.site_state import (
     RouterContainer,
     SiteState,
@@ -32,10 +34,6 @@ TMPFS_SPEC = "/tmp:rw,size=10M,mode=1777"
 SSL_PROFILE_BASE_PATH = "/etc/skupper-router"
 # Environment podman adds by itself; never copy it onto a re-created container.
 _PODMAN_OWN_ENV = {"PATH", "HOSTNAME", "HOME", "container", "TERM"}
-
-
-class SiteStateError(RuntimeError):
-    """The state script's output was cut short (the host went away mid-read)."""
 
 
 @dataclass
@@ -64,13 +62,16 @@ class PodmanSite:
 
     async def read(self) -> SiteState:
         """The site's whole state, in one round trip."""
-        result = await self.connector.run(
-            site_state_script(self.namespace, self.model_url), timeout=READ_TIMEOUT
-        )
+        command = site_state_script(self.namespace, self.model_url)
+        result = await self.connector.run(command, timeout=READ_TIMEOUT)
         state = parse_site_state(result.stdout)
         if not state.complete:
             raise SiteStateError(
-                f"reading the state of {self.host} was cut short: {result.stderr.strip()[-200:]}"
+                self.host,
+                f"reading the state of {self.host} was cut short: {result.stderr.strip()[-200:]}",
+                command=command,
+                exit_status=result.exit_status,
+                stderr=result.stderr,
             )
         return state
 
@@ -140,12 +141,17 @@ class PodmanSite:
         )
         files = parse_client_cert(result.stdout)
         if not files:
-            raise SiteStateError(f"{self.host} has no client certificate {cert_dir} yet")
-        return ClientCert(
-            ca_crt=base64.b64decode(files["ca.crt"]),
-            tls_crt=base64.b64decode(files["tls.crt"]),
-            tls_key=base64.b64decode(files["tls.key"]),
-        )
+            raise SiteStateError(self.host, f"{self.host} has no client certificate {cert_dir} yet")
+        try:
+            return ClientCert(
+                ca_crt=base64.b64decode(files["ca.crt"]),
+                tls_crt=base64.b64decode(files["tls.crt"]),
+                tls_key=base64.b64decode(files["tls.key"]),
+            )
+        except binascii.Error as exc:
+            raise SiteStateError(
+                self.host, f"{self.host}'s client certificate {cert_dir} is garbled: {exc}"
+            ) from exc
 
     async def backup_archive(self) -> bytes:
         """A tar.gz of the namespace's inputs and CAs (what teardown keeps)."""
@@ -157,7 +163,12 @@ class PodmanSite:
             '[ $# -gt 0 ] && tar -czf - "$@" | base64 -w0',
             timeout=READ_TIMEOUT,
         )
-        return base64.b64decode(out.strip()) if out.strip() else b""
+        try:
+            return base64.b64decode(out.strip()) if out.strip() else b""
+        except binascii.Error as exc:
+            raise SiteStateError(
+                self.host, f"the backup from {self.host} is garbled: {exc}"
+            ) from exc
 
     async def restore_issuer(self, files: dict[str, bytes]) -> str:
         """Give a new namespace the CA of a backup (input/issuers overrides the generated CA).

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 API_VERSION = "skupper.io/v2alpha1"
-CERT_KEYS = ("ca.crt", "tls.crt", "tls.key")
 
 Resource = dict[str, Any]
 
@@ -126,12 +125,6 @@ def link(target: LinkTarget) -> Resource:
 
 def key(resource: Resource) -> tuple[str, str]:
     return str(resource.get("kind", "")), str(resource.get("metadata", {}).get("name", ""))
-
-
-def file_name(resource: Resource) -> str:
-    """The file ``skupper system apply`` writes for a resource: ``<Kind>-<name>.yaml``."""
-    kind, name = key(resource)
-    return f"{kind}-{name}.yaml"
 
 
 def same(desired: Resource, actual: Resource | None) -> bool:

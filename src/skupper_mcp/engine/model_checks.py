@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..connectors.shell import script
+from ..errors import CheckFailed, ConfigError
 from ..facts.site_state import parse_podman_ps
 from ..models import ModelCheck, TestModelResult
 from ..topology import ProviderHost
@@ -20,10 +22,11 @@ from .scope import resolve_target
 from .sitemap import SiteMap
 from .verify import tcp_probe
 
+if TYPE_CHECKING:
+    import httpx
+
 HTTP_TIMEOUT = 20.0
 PROMPT = "Reply with one short sentence: is the network up?"
-#: What a failed check may raise: a site error, or an answer of the wrong shape.
-CHECK_ERRORS: tuple[type[BaseException], ...] = (*SITE_ERRORS, ValueError, KeyError)
 
 
 async def _timed(name: str, check: Callable[[], Awaitable[str]]) -> ModelCheck:
@@ -31,22 +34,56 @@ async def _timed(name: str, check: Callable[[], Awaitable[str]]) -> ModelCheck:
     try:
         detail = await check()
         passed = True
-    except CHECK_ERRORS as exc:
+    except SITE_ERRORS as exc:
         detail, passed = describe(exc), False
     return ModelCheck(
         name=name, passed=passed, detail=detail, seconds=round(time.monotonic() - started, 3)
     )
 
 
-class TestModel:
-    __test__ = False
+async def _json(host: str, call: Awaitable[httpx.Response]) -> Any:
+    """The JSON body of a model API call; HTTP errors and bodies that are not JSON become
+    ``CheckFailed`` (httpx's errors are translated here, at the seam)."""
+    import httpx
+
+    try:
+        response = await call
+        response.raise_for_status()
+        return response.json()
+    except httpx.HTTPStatusError as exc:
+        status = exc.response.status_code
+        raise CheckFailed(
+            host, f"{exc.request.url.path} answered HTTP {status}", status=status
+        ) from exc
+    except httpx.HTTPError as exc:
+        raise CheckFailed(host, f"{exc.request.url}: {describe_http(exc)}") from exc
+    except ValueError as exc:
+        raise CheckFailed(host, f"the answer is not JSON: {exc}") from exc
+
+
+def describe_http(exc: httpx.HTTPError) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _field(host: str, document: Any, *path: str | int) -> Any:
+    """``document[path[0]][path[1]]...``, or ``CheckFailed`` naming what is missing."""
+    found = document
+    for step in path:
+        try:
+            found = found[step]
+        except (KeyError, IndexError, TypeError):
+            where = "".join(f"[{p!r}]" for p in path)
+            raise CheckFailed(host, f"the answer has no {where}") from None
+    return found
+
+
+class ModelChecks:
+    """The six checks of one provider's model route."""
 
     def __init__(self, sites: SiteMap) -> None:
         self.sites = sites
 
     async def run(self, target_query: str) -> TestModelResult:
-        from ..errors import ConfigError
-
         target = resolve_target(self.sites.topology, target_query)
         if target.host is None or target.host not in {
             p.name for p in self.sites.topology.providers
@@ -85,7 +122,7 @@ class TestModel:
 
         async def port() -> str:
             if not await tcp_probe(host, p.local_port, 2.0):
-                raise RuntimeError(f"nothing accepts connections on {host}:{p.local_port}")
+                raise CheckFailed(p.name, f"nothing accepts connections on {host}:{p.local_port}")
             return f"{host}:{p.local_port} accepts connections"
 
         checks.append(await _timed("listener port", port))
@@ -98,19 +135,26 @@ class TestModel:
         async with httpx.AsyncClient(base_url=base, timeout=HTTP_TIMEOUT) as http:
 
             async def health() -> str:
-                r = await http.get("/health")
-                r.raise_for_status()
+                try:
+                    r = await http.get("/health")
+                    r.raise_for_status()
+                except httpx.HTTPStatusError as exc:
+                    status = exc.response.status_code
+                    raise CheckFailed(
+                        p.name, f"/health answered HTTP {status}", status=status
+                    ) from exc
+                except httpx.HTTPError as exc:
+                    raise CheckFailed(p.name, f"/health: {describe_http(exc)}") from exc
                 return f"/health answered {r.status_code}"
 
             async def models() -> str:
                 nonlocal model_id
-                r = await http.get("/v1/models")
-                r.raise_for_status()
-                ids = [m.get("id") for m in r.json().get("data", [])]
+                data = _field(p.name, await _json(p.name, http.get("/v1/models")), "data")
+                ids = [m.get("id") for m in data if isinstance(m, dict)]
                 wanted = [p.profiles[profile]] if profile else list(p.profiles.values())
                 found = [i for i in ids if i in wanted]
                 if not found:
-                    raise ValueError(f"served {ids}, expected one of {wanted}")
+                    raise CheckFailed(p.name, f"served {ids}, expected one of {wanted}")
                 model_id = found[0]
                 return f"serves {model_id}"
 
@@ -121,11 +165,10 @@ class TestModel:
                     "max_tokens": 32,
                     "temperature": 0,
                 }
-                r = await http.post("/v1/chat/completions", json=body)
-                r.raise_for_status()
-                text = r.json()["choices"][0]["message"]["content"]
+                answer = await _json(p.name, http.post("/v1/chat/completions", json=body))
+                text = _field(p.name, answer, "choices", 0, "message", "content")
                 if not str(text).strip():
-                    raise ValueError("the completion was empty")
+                    raise CheckFailed(p.name, "the completion was empty")
                 return f"answered: {str(text).strip()[:80]}"
 
             checks.append(await _timed("API health", health))
@@ -155,9 +198,9 @@ class TestModel:
             )
             found = parse_podman_ps(result.stdout).get(p.model_container)
             if found is None:
-                raise RuntimeError(f"no container {p.model_container!r} on {p.name}")
+                raise CheckFailed(p.name, f"no container {p.model_container!r} on {p.name}")
             if not found.running:
-                raise RuntimeError(f"container {p.model_container!r} is {found.state}")
+                raise CheckFailed(p.name, f"container {p.model_container!r} is {found.state}")
             return f"{p.model_container} running"
 
         first = await _timed("remote host reachable", reachable)

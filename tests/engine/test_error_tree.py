@@ -1,0 +1,111 @@
+"""The closed error tree: an expected failure at a site is that site's ``failed`` outcome;
+anything else (a RecursionError, a NotImplementedError) is a bug and surfaces as one."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+import skupper_mcp
+from skupper_mcp import errors
+from skupper_mcp.connectors.base import CommandResult, SSHTarget
+from skupper_mcp.engine.runner import SITE_ERRORS
+from skupper_mcp.engine.sitemap import SiteMap
+from skupper_mcp.engine.updown import UpDown
+from skupper_mcp.errors import CommandError, SiteStateError, SkupperMcpError
+from skupper_mcp.topology import Topology, parse_topology
+from topology_samples import SMALL_TOPOLOGY
+
+PRODUCT = Path(skupper_mcp.__file__).parent
+#: Raised only when a caller broke a precondition (a bug): never caught as a site failure.
+PRECONDITIONS = {"ValueError", "KeyError"}
+
+
+class Broken:
+    """A connector whose every command raises ``error`` (or returns ``result``)."""
+
+    def __init__(self, host: str, error: BaseException) -> None:
+        self.host = host
+        self.error = error
+        self.ran: list[str] = []
+
+    async def run(self, command: str, **_: object) -> CommandResult:
+        self.ran.append(command)
+        raise self.error
+
+    async def close(self) -> None:
+        pass
+
+
+class Pool:
+    """Hands every host a ``Broken`` connector raising the same error."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    async def get(self, name: str, target: SSHTarget | None) -> Broken:
+        return Broken(name, self.error)
+
+
+@pytest.fixture
+def topology(tmp_path: Path) -> Topology:
+    return parse_topology(SMALL_TOPOLOGY, tmp_path / "topology.env")
+
+
+@pytest.mark.parametrize("bug", [RecursionError("deep"), NotImplementedError("todo")])
+async def test_a_bug_inside_a_site_surfaces_as_a_bug(topology: Topology, bug: Exception) -> None:
+    updown = UpDown(SiteMap(topology, Pool(bug), None))  # type: ignore[arg-type]
+    with pytest.raises(type(bug)):
+        await updown.up("alpha")
+    with pytest.raises(type(bug)):
+        await updown.down("all", plan=True)
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        CommandError("alpha", "sh -c ...", 1, "Failed to connect to bus"),
+        SiteStateError("alpha", "reading the state of alpha was cut short: gone"),
+    ],
+)
+async def test_an_expected_failure_is_the_site_failing(
+    topology: Topology, failure: SkupperMcpError
+) -> None:
+    result = await UpDown(SiteMap(topology, Pool(failure), None)).up("alpha")  # type: ignore[arg-type]
+    assert not result.ok
+    assert [(s.host, s.outcome) for s in result.sites] == [
+        ("alpha", "failed"),
+        ("local", "failed"),
+    ]
+    assert all(str(failure) in (s.reason or "") for s in result.sites)
+
+
+def test_site_errors_are_the_product_errors_only() -> None:
+    assert (SkupperMcpError,) == SITE_ERRORS
+    assert not any(issubclass(RuntimeError, e) or issubclass(OSError, e) for e in SITE_ERRORS)
+
+
+def test_every_error_the_product_raises_is_in_the_tree() -> None:
+    """Every ``raise Name(...)`` in the product names a class of ``skupper_mcp.errors``
+    (or MCP's ToolError in the server, or a precondition guard)."""
+    tree = {
+        name
+        for name, cls in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(cls, SkupperMcpError)
+    }
+    outside = []
+    for path in sorted(PRODUCT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):
+                continue
+            func = node.exc.func
+            if not isinstance(func, ast.Name) or func.id[:1].islower():
+                continue  # a helper that builds the error (reader.error(...)) is checked by type
+            allowed = tree | PRECONDITIONS | ({"ToolError"} if path.name == "server.py" else set())
+            if func.id not in allowed:
+                outside.append(f"{path.relative_to(PRODUCT)}:{node.lineno} raises {func.id}")
+    assert outside == []
+    assert not PRECONDITIONS & {e.__name__ for e in SITE_ERRORS}
