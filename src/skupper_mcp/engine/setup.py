@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
+from ..errors import BackupError
 from ..facts.site_state import SiteState
 from ..models import Check, CheckResult, OperationResult
 from ..sites import resources as cr
@@ -187,11 +188,16 @@ class Setup:
     ) -> None:
         if run.failed or view.podman is None or view.state is None:
             return
-        ca = (
-            None
-            if view.state.rendered
-            else self.backups.latest_ca(view.ref.host, view.podman.namespace)
-        )
+        try:
+            ca = (
+                None
+                if view.state.rendered
+                else self.backups.latest_ca(view.ref.host, view.podman.namespace)
+            )
+        except BackupError as exc:
+            await run.note("restore site CA", str(exc), ok=False)
+            run.fail(str(exc))
+            return
         todo = podman_setup_actions(view.podman, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
         if not todo:
             await run.note("setup", "already set up", seconds=view.seconds)
