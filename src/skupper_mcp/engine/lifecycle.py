@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from ..models import CheckResult, OperationResult, StatusResult, TestModelResult
 from ..topology import Topology
+from ..vocabulary import Progress
 from .backups import Backups
 from .kubesetup import kube_secret_names
 from .lock import operation_lock
-from .runner import Progress
 from .setup import Setup
 from .sitemap import SiteMap
 from .status import Status

@@ -13,9 +13,9 @@ from ..models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
 from ..sites import resources as cr
 from ..sites import units
 from ..sites.kube import ready, status_of
+from ..vocabulary import LOCAL_HOST
 from . import model_actions as actions_for
 from .kubesetup import link_targets
-from .scope import LOCAL
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView, served_models
 from .verify import tcp_probe
@@ -151,7 +151,7 @@ class Status:
     async def _links(self, views: dict[str, SiteView]) -> list[LinkStatus]:
         topo = self.sites.topology
         rows: list[tuple[str, str, str, int, str]] = []
-        local_view = views[LOCAL]
+        local_view = views[LOCAL_HOST]
         for p in topo.providers:
             name = cr.link_name(p.site_name)
             res = (

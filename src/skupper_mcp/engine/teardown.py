@@ -12,10 +12,11 @@ import asyncio
 from ..facts.site_state import SiteState
 from ..models import OperationResult
 from ..sites.podman import PodmanSite
+from ..vocabulary import Progress
 from . import model_actions as actions_for
 from .backups import Backups, check_complete
 from .kubesetup import kube_teardown_actions
-from .runner import Action, Progress, SiteRun
+from .runner import Action, SiteRun
 from .scope import sites as all_sites
 from .sitemap import SiteMap, served_models
 from .updown import operation_result
