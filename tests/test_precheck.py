@@ -110,11 +110,16 @@ async def test_kubernetes_unauthenticated_and_unreachable() -> None:
     async def fine(_kube: KubeSite, _timeout: float) -> str:
         return "v1.31.0"
 
+    async def silent(_kube: KubeSite, _timeout: float) -> str:
+        raise TimeoutError
+
     denied = await check_kubernetes(kube, unauthenticated)
     assert denied.status == "fail" and "log in" in (denied.hint or "")
     refused = await check_kubernetes(kube, down)
     assert refused.status == "fail" and "unreachable" in refused.detail
     assert (await check_kubernetes(kube, fine)).status == "pass"
+    timed_out = await check_kubernetes(kube, silent, timeout=0.1)
+    assert timed_out.detail.endswith("unreachable: no answer within 2.1s")
 
 
 # --------------------------------------------------------------------------- over SSH

@@ -12,7 +12,8 @@ translated into these at the connector seam, with the original kept as ``__cause
     ├── CheckFailed          an end-to-end check of a model route found it broken
     ├── KubeError            the Kubernetes API refused or failed a request
     ├── LocalStateError      our own files (backups, the operation lock) could not be used
-    └── BusyError            another operation holds the topology's lock
+    ├── BusyError            another operation holds the topology's lock
+    └── BackupError          a site's backup is incomplete: nothing may be removed or restored
 
 Every failure the product expects is one of these, so whatever else is raised is a bug and
 surfaces as one (``engine.runner.SITE_ERRORS`` catches only ``SkupperMcpError``).
@@ -120,7 +121,7 @@ class CheckFailed(SkupperMcpError):
     """An end-to-end check found the model route broken: a port that does not accept, an
     HTTP error, an answer of the wrong shape, a container that does not run."""
 
-    def __init__(self, host: str, message: str, *, status: int | None = None) -> None:
+    def __init__(self, message: str, *, host: str | None = None, status: int | None = None):
         self.host = host
         self.status = status
         super().__init__(message)
@@ -155,3 +156,12 @@ def stderr_tail(text: str, lines: int = 3, limit: int = 400) -> str:
     kept = [line.strip() for line in text.strip().splitlines() if line.strip()][-lines:]
     tail = " | ".join(kept)
     return tail if len(tail) <= limit else "..." + tail[-limit:]
+
+
+class BackupError(SkupperMcpError):
+    """A backup that does not hold everything it must; ``missing`` names what it lacks."""
+
+    def __init__(self, host: str, message: str, missing: list[str]) -> None:
+        self.host = host
+        self.missing = missing
+        super().__init__(f"{host}: {message}")

@@ -132,3 +132,21 @@ def test_auto_restart_units_follow_the_seed() -> None:
     assert "start-watch.sh default-skupper-router" in router.content
     script = units.watch_script("/usr/bin/podman")
     assert 'podman wait "$1"' in script and 'exit "${RC:-1}"' in script
+
+
+def test_the_client_cert_path_is_the_namespace_s_whatever_its_characters() -> None:
+    import subprocess
+
+    from skupper_mcp.facts.site_state import client_cert_script
+
+    script = client_cert_script("my ns", "client-x y")
+    line = next(x for x in script.splitlines() if x.startswith("dir="))
+    shown = subprocess.run(
+        ["sh", "-c", f'{line}; printf %s "$dir"'],
+        capture_output=True,
+        text=True,
+        env={"HOME": "/h"},
+        check=True,
+        timeout=10,
+    ).stdout
+    assert shown == "/h/.local/share/skupper/namespaces/my ns/runtime/certs/client-x y"

@@ -338,7 +338,8 @@ async def check_kubernetes(
     except (ConnectError, TimeoutError) as error:
         return _kube_fail(
             kube,
-            f"unreachable: {error or 'timed out'}",
+            # A bare TimeoutError has no text: say what happened instead of nothing.
+            f"unreachable: {str(error) or f'no answer within {timeout + 2:g}s'}",
             "start the cluster (crc start) or fix the kubeconfig's server address",
             start,
         )

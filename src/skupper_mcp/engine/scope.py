@@ -68,7 +68,10 @@ def valid_targets(topology: Topology) -> list[str]:
 def resolve_target(topology: Topology, query: str) -> Target:
     """``all``, a host, a site name, or a profile (resolved to its host)."""
     name = query.strip()
-    if name in ("", "all"):
+    if not name:
+        # Never read as "all": an agent's empty argument must not act on every site.
+        raise ConfigError(f"the target is empty: use one of {', '.join(valid_targets(topology))}")
+    if name == "all":
         return Target(query=query, host=None)
     for ref in sites(topology):
         if name in (ref.host, ref.site):

@@ -197,8 +197,9 @@ class Setup:
                 if view.state.rendered
                 else self.backups.latest_ca(view.ref.host, view.podman.namespace)
             )
-        except SITE_ERRORS as exc:
-            run.fail(f"cannot restore the site CA: {describe(exc)}")
+        except SITE_ERRORS as exc:  # an incomplete or unreadable backup
+            await run.note("restore site CA", describe(exc), ok=False)
+            run.fail(describe(exc))
             return
         todo = podman_setup_actions(view.podman, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
         if not todo:

@@ -14,7 +14,7 @@ from ..models import OperationResult
 from ..sites.podman import PodmanSite
 from ..vocabulary import Progress
 from . import model_actions as actions_for
-from .backups import Backups
+from .backups import Backups, check_complete
 from .kubesetup import kube_teardown_actions
 from .runner import Action, SiteRun
 from .scope import sites as all_sites
@@ -29,10 +29,11 @@ def podman_teardown_actions(
         return []
 
     async def backup() -> str:
-        archive = await site.backup_archive()
-        if not archive:
+        found = await site.backup_archive()
+        if not found.files:
             return "nothing to back up"
-        path = backups.save(host, site.namespace, archive)
+        check_complete(host, found.archive, found.files)
+        path = backups.save(host, site.namespace, found.archive)
         return f"inputs and CA saved to {path}"
 
     return [

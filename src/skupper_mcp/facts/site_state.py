@@ -69,7 +69,10 @@ def client_cert_script(namespace: str, cert_dir: str) -> str:
     return "\n".join(
         [
             ENV_PRELUDE,
-            f'dir="${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/{ns}/runtime/certs/{d}"',
+            # The quoted values stand outside the double quotes: inside them a quote
+            # would be a literal character of the path.
+            f'dir="${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/"{ns}'
+            f'"/runtime/certs/"{d}',
             'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k";'
             ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
             'echo "@@end"',
