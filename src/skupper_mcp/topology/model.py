@@ -1,0 +1,177 @@
+"""The topology's model: the providers, the local consumer, the optional Kubernetes consumer
+and how SSH connections are made, as frozen pydantic models."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skupper_mcp.connectors.base import DEFAULT_CONNECT_TIMEOUT, SSHOptions, SSHTarget
+from skupper_mcp.errors import ConfigError
+from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST
+
+DEFAULT_MIN_SKUPPER_VERSION = "2.1.0"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ProviderHost(_Model):
+    """A GPU machine that serves a model through its own Skupper site (a hub)."""
+
+    name: str = Field(description="Host name in this topology, a DNS label (rhel-ai)")
+    prefix: str = Field(description="Variable prefix in topology.env (RHEL_AI)")
+    ssh: SSHTarget
+    public_host: str = Field(description="Address peers dial for links")
+    inter_router_port: int
+    edge_port: int
+    sans: list[str] = Field(description="Subject alternative names of the router certificate")
+    site_name: str
+    namespace: str
+    model_host: str = Field(description="Connector target host as seen on the provider")
+    model_port: int = Field(description="Connector target port: the model API on the provider")
+    local_port: int = Field(description="Listener port on the local site")
+    routing_key: str
+    profiles: dict[str, str] = Field(description="Profile name -> model id, in file order")
+    default_profile: str
+    model_container: str
+    tmpfs_workaround: bool
+
+    def profile_for_model(self, model_id: str) -> str | None:
+        """The first profile of this host that serves ``model_id``."""
+        for profile, served in self.profiles.items():
+            if served == model_id:
+                return profile
+        return None
+
+
+class LocalSite(_Model):
+    """The local consumer site (podman): listeners for every provider."""
+
+    name: str = LOCAL_HOST
+    site_name: str
+    namespace: str
+    inter_router_port: int
+    edge_port: int
+    public_host: str | None
+    sans: list[str]
+    listener_host: str
+    ssh: SSHTarget | None = Field(
+        default=None, description="Set to drive the local site over SSH; else local commands"
+    )
+
+
+class KubeSite(_Model):
+    """The optional Kubernetes consumer site (for example CRC)."""
+
+    name: str = KUBE_HOST
+    site_name: str
+    namespace: str
+    kubeconfig: Path | None
+    context: str | None
+    listeners: dict[str, int] = Field(description="Provider name -> listener port on the cluster")
+    direct_links: list[str] = Field(
+        description="Providers linked directly; the others are reached through the local site"
+    )
+
+
+class SSHSettings(_Model):
+    """How every SSH connection is made."""
+
+    identity_files: list[Path] = Field(default_factory=list)
+    known_hosts: Path | None = None
+    accept_new_host_keys: bool = False
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+
+    def options(self) -> SSHOptions:
+        """The connector options these settings stand for."""
+        return SSHOptions(
+            identity_files=tuple(self.identity_files),
+            known_hosts=self.known_hosts,
+            accept_new_host_keys=self.accept_new_host_keys,
+            connect_timeout=self.connect_timeout,
+        )
+
+
+class Topology(_Model):
+    """The whole VAN: providers, the local consumer and an optional Kubernetes consumer."""
+
+    path: Path
+    providers: list[ProviderHost]
+    local: LocalSite
+    kubernetes: KubeSite | None = None
+    ssh: SSHSettings = Field(default_factory=SSHSettings)
+    min_skupper_version: str = DEFAULT_MIN_SKUPPER_VERSION
+    state_dir: Path = Field(
+        default_factory=lambda: default_state_dir(),
+        description="Where backups and the operation lock live",
+    )
+
+    def host_names(self) -> list[str]:
+        """Every host: providers, then ``local``, then the Kubernetes site when there is one."""
+        names = [p.name for p in self.providers] + [self.local.name]
+        if self.kubernetes:
+            names.append(self.kubernetes.name)
+        return names
+
+    def provider(self, name: str) -> ProviderHost | None:
+        """The provider called ``name`` (host name or site name)."""
+        for p in self.providers:
+            if name in (p.name, p.site_name):
+                return p
+        return None
+
+    def provider_for_profile(self, profile: str) -> ProviderHost | None:
+        """The provider that can serve ``profile``."""
+        for p in self.providers:
+            if profile in p.profiles:
+                return p
+        return None
+
+    def site_name_of(self, host: str) -> str:
+        """The Skupper site name of a host."""
+        if host == self.local.name:
+            return self.local.site_name
+        if self.kubernetes and host == self.kubernetes.name:
+            return self.kubernetes.site_name
+        provider = self.provider(host)
+        if provider is None:
+            raise KeyError(host)
+        return provider.site_name
+
+    def host_of(self, name: str) -> str | None:
+        """The host a host name or site name stands for, or None."""
+        if name in (self.local.name, self.local.site_name):
+            return self.local.name
+        if self.kubernetes and name in (self.kubernetes.name, self.kubernetes.site_name):
+            return self.kubernetes.name
+        provider = self.provider(name)
+        return provider.name if provider else None
+
+    def profile_names(self) -> list[str]:
+        return [name for p in self.providers for name in p.profiles]
+
+    def target_names(self) -> list[str]:
+        """Everything a TARGET may be, for error messages: all, hosts, sites, profiles."""
+        names = ["all", *self.host_names()]
+        names += [p.site_name for p in self.providers] + [self.local.site_name]
+        if self.kubernetes:
+            names.append(self.kubernetes.site_name)
+        return names + self.profile_names()
+
+
+def default_state_dir() -> Path:
+    """``$XDG_STATE_HOME/skupper-mcp``, else ``~/.local/state/skupper-mcp``."""
+    base = os.environ.get("XDG_STATE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".local" / "state")
+        except RuntimeError as error:
+            raise ConfigError(
+                f"no home directory for the default state folder ({error}); set STATE_DIR",
+                variable="STATE_DIR",
+            ) from error
+    return Path(base) / "skupper-mcp"

@@ -1,0 +1,463 @@
+"""Building a ``Topology`` from ``topology.env``'s text, and everything it is checked for:
+required and well-formed values, unknown variables (with a did-you-mean), and names, ports
+and profiles that must be unique. Every problem is a ``ConfigError`` naming the file, the
+line, the variable and what would be valid. Nothing here touches the network or runs
+anything."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from skupper_mcp.connectors.base import DEFAULT_CONNECT_TIMEOUT, SSHTarget
+from skupper_mcp.errors import ConfigError
+from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST
+
+from .envfile import DNS_LABEL, LABEL_RULE, SAFE_PATH, Reader, excerpt, parse_assignments
+from .model import (
+    DEFAULT_MIN_SKUPPER_VERSION,
+    KubeSite,
+    LocalSite,
+    ProviderHost,
+    SSHSettings,
+    Topology,
+    default_state_dir,
+)
+
+_USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}", re.ASCII)
+_ROUTING_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}", re.ASCII)
+_CONTAINER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}", re.ASCII)
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}", re.ASCII)
+_CONTEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,252}", re.ASCII)
+_VERSION = re.compile(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,4}))?", re.ASCII)
+_NUMBER = re.compile(r"[0-9]{1,4}(\.[0-9]{1,3})?", re.ASCII)
+
+# Variables that belong to no host.
+_GLOBAL_KEYS = {
+    "PROVIDER_HOSTS",
+    "SSH_IDENTITY",
+    "SSH_KNOWN_HOSTS",
+    "SSH_ACCEPT_NEW_HOST_KEYS",
+    "SSH_CONNECT_TIMEOUT",
+    "SKUPPER_MIN_VERSION",
+    "STATE_DIR",
+}
+_PROVIDER_SUFFIXES = (
+    "SSH_HOST",
+    "SSH_USER",
+    "SSH_PORT",
+    "PUBLIC_HOST",
+    "INTER_ROUTER_PORT",
+    "EDGE_PORT",
+    "SANS",
+    "SITE_NAME",
+    "NAMESPACE",
+    "MODEL_HOST",
+    "MODEL_PORT",
+    "LOCAL_PORT",
+    "ROUTING_KEY",
+    "PROFILES",
+    "DEFAULT_PROFILE",
+    "MODEL_CONTAINER",
+    "TMPFS_WORKAROUND",
+)
+_LOCAL_SUFFIXES = (
+    "SITE_NAME",
+    "NAMESPACE",
+    "INTER_ROUTER_PORT",
+    "EDGE_PORT",
+    "PUBLIC_HOST",
+    "SANS",
+    "LISTENER_HOST",
+    "SSH_HOST",
+    "SSH_USER",
+    "SSH_PORT",
+)
+_KUBE_SUFFIXES = (
+    "SITE_NAME",
+    "NAMESPACE",
+    "CONTEXT",
+    "KUBECONFIG",
+    "MODEL_PORT",
+    "ROUTING_KEY",
+    "DIRECT_LINKS",
+)
+
+
+def prefix_of(name: str) -> str:
+    """The variable prefix of a host name: rhel-ai -> RHEL_AI."""
+    return name.upper().replace("-", "_")
+
+
+def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
+    """Parse and validate topology text. Raises ``ConfigError`` on any problem."""
+    path_str = str(path)
+    assignments = parse_assignments(text, path_str)
+    reader = Reader(assignments, path_str)
+    base = Path(path).parent
+    provider_names = _provider_names(reader)
+    _reject_unknown(reader, provider_names)
+    providers = [_provider(reader, name) for name in provider_names]
+    if not providers:
+        raise ConfigError(
+            "no provider hosts: set PROVIDER_HOSTS or <PREFIX>_SSH_HOST for each GPU host",
+            path=path_str,
+            variable="PROVIDER_HOSTS",
+        )
+    local = _local_site(reader)
+    kube = _kube_site(reader, providers, base)
+    ssh = _ssh_settings(reader, base)
+    min_version = reader.text(
+        "SKUPPER_MIN_VERSION", DEFAULT_MIN_SKUPPER_VERSION, _VERSION, "a version like 2.1.0"
+    )
+    state_dir = reader.path_value("STATE_DIR", base) or default_state_dir()
+    _check_unique(reader, providers, local, kube)
+    try:
+        return Topology(
+            path=Path(path),
+            providers=providers,
+            local=local,
+            kubernetes=kube,
+            ssh=ssh,
+            min_skupper_version=min_version,
+            state_dir=state_dir,
+        )
+    except ValidationError as error:  # a bug in the checks above, reported as config
+        raise ConfigError(f"invalid topology: {error}", path=path_str) from error
+
+
+def _provider_names(reader: Reader) -> list[str]:
+    if reader.has("PROVIDER_HOSTS"):
+        names = reader.words("PROVIDER_HOSTS")
+        for name in names:
+            reader.check("PROVIDER_HOSTS", name, DNS_LABEL, LABEL_RULE)
+            if name in (LOCAL_HOST, KUBE_HOST):
+                raise reader.error("PROVIDER_HOSTS", f"{name!r} is reserved for a consumer site")
+        if len(set(names)) != len(names):
+            raise reader.error("PROVIDER_HOSTS", "lists a host twice")
+        return names
+    inferred = []
+    for key in reader.assignments:
+        if key.endswith("_SSH_HOST") and not key.startswith(("LOCAL_", "CRC_")):
+            prefix = key[: -len("_SSH_HOST")]
+            name = prefix.lower().replace("_", "-")
+            if not DNS_LABEL.fullmatch(name):
+                raise reader.error(key, f"the host name {name!r} is not {LABEL_RULE}")
+            inferred.append(name)
+    return inferred
+
+
+def _split_user(reader: Reader, key: str, value: str) -> tuple[str | None, str]:
+    user, at, host = value.rpartition("@")
+    if not at:
+        return None, value
+    reader.check(key, user, _USER, "user@host with a plain user name")
+    return user, host
+
+
+def _ssh_target(reader: Reader, prefix: str, host_value: str) -> SSHTarget:
+    user, host = _split_user(reader, f"{prefix}_SSH_HOST", host_value)
+    reader.check_host(f"{prefix}_SSH_HOST", host)
+    explicit_user = reader.text(f"{prefix}_SSH_USER", "", _USER, "a user name")
+    return SSHTarget(
+        host=host, port=reader.port(f"{prefix}_SSH_PORT", 22), user=explicit_user or user
+    )
+
+
+def _provider(reader: Reader, name: str) -> ProviderHost:
+    p = prefix_of(name)
+    ssh = _ssh_target(reader, p, reader.required(f"{p}_SSH_HOST", f"the SSH host of {name}"))
+    public_host = reader.host(f"{p}_PUBLIC_HOST", required=f"the address peers dial for {name}")
+    inter_router = reader.port(
+        f"{p}_INTER_ROUTER_PORT", required=f"the inter-router port of {name}"
+    )
+    edge = reader.port(f"{p}_EDGE_PORT", inter_router + 1 if inter_router < 65535 else 1)
+    if edge == inter_router:
+        raise reader.error(f"{p}_EDGE_PORT", "must differ from the inter-router port")
+    model_port = reader.port(f"{p}_MODEL_PORT", required=f"the model API port on {name}")
+    profiles = _profiles(reader, f"{p}_PROFILES", name)
+    default_profile = reader.label(f"{p}_DEFAULT_PROFILE", next(iter(profiles)))
+    if default_profile not in profiles:
+        raise reader.error(
+            f"{p}_DEFAULT_PROFILE",
+            f"{default_profile!r} is not one of {name}'s profiles: {', '.join(profiles)}",
+        )
+    return ProviderHost(
+        name=name,
+        prefix=p,
+        ssh=ssh,
+        public_host=public_host,
+        inter_router_port=inter_router,
+        edge_port=edge,
+        sans=_sans(reader, f"{p}_SANS", public_host),
+        site_name=reader.label(f"{p}_SITE_NAME", f"hub-{name}"),
+        namespace=reader.label(f"{p}_NAMESPACE", "default"),
+        model_host=reader.host(f"{p}_MODEL_HOST", "127.0.0.1"),
+        model_port=model_port,
+        local_port=reader.port(f"{p}_LOCAL_PORT", model_port),
+        routing_key=reader.text(
+            f"{p}_ROUTING_KEY", f"model-api-{name}", _ROUTING_KEY, "letters, digits, . _ -"
+        ),
+        profiles=profiles,
+        default_profile=default_profile,
+        model_container=reader.text(
+            f"{p}_MODEL_CONTAINER", "hosted-model", _CONTAINER, "a container name"
+        ),
+        tmpfs_workaround=reader.boolean(f"{p}_TMPFS_WORKAROUND", False),
+    )
+
+
+def _profiles(reader: Reader, key: str, host: str) -> dict[str, str]:
+    words = reader.words(key)
+    if not words:
+        raise ConfigError(
+            f'required: the profiles {host} can serve, "profile=model-id ..."',
+            path=reader.path,
+            variable=key,
+        )
+    profiles: dict[str, str] = {}
+    for word in words:
+        name, sep, model_id = word.partition("=")
+        if not sep:
+            raise reader.error(key, f"{excerpt(word)}: expected profile=model-id")
+        reader.check(key, name, DNS_LABEL, f"a profile name that is {LABEL_RULE}")
+        reader.check(key, model_id, _MODEL_ID, "a model id (letters, digits, . _ : / @ + -)")
+        if name in profiles:
+            raise reader.error(key, f"profile {name!r} is listed twice")
+        profiles[name] = model_id
+    return profiles
+
+
+def _sans(reader: Reader, key: str, public_host: str | None) -> list[str]:
+    sans = [reader.check_host(key, s) for s in reader.words(key)]
+    if not sans and public_host:
+        sans = [public_host]
+    return sans
+
+
+def _local_site(reader: Reader) -> LocalSite:
+    ssh = None
+    ssh_host = reader.raw("LOCAL_SSH_HOST")
+    if ssh_host:
+        ssh = _ssh_target(reader, "LOCAL", ssh_host)
+    else:
+        for key in ("LOCAL_SSH_PORT", "LOCAL_SSH_USER"):
+            if reader.raw(key):
+                raise reader.error(key, "needs LOCAL_SSH_HOST; without it local commands run")
+    inter_router = reader.port("LOCAL_INTER_ROUTER_PORT", 55671)
+    edge = reader.port("LOCAL_EDGE_PORT", 45671)
+    if edge == inter_router:
+        raise reader.error("LOCAL_EDGE_PORT", "must differ from LOCAL_INTER_ROUTER_PORT")
+    public_host = reader.host("LOCAL_PUBLIC_HOST", "") or None
+    return LocalSite(
+        site_name=reader.label("LOCAL_SITE_NAME", "")
+        or _missing(reader, "LOCAL_SITE_NAME", "the local site's name (e.g. local-<user>)"),
+        namespace=reader.label("LOCAL_NAMESPACE", "default"),
+        inter_router_port=inter_router,
+        edge_port=edge,
+        public_host=public_host,
+        sans=_sans(reader, "LOCAL_SANS", public_host),
+        listener_host=reader.host("LOCAL_LISTENER_HOST", "127.0.0.1"),
+        ssh=ssh,
+    )
+
+
+def _missing(reader: Reader, key: str, what: str) -> str:
+    raise ConfigError(f"required: {what}", path=reader.path, variable=key)
+
+
+_KUBE_PORT = re.compile(r"CRC_([A-Z0-9_]+?)(_MODEL)?_PORT", re.ASCII)
+
+
+def _kube_site(reader: Reader, providers: list[ProviderHost], base: Path) -> KubeSite | None:
+    keys = [k for k in reader.assignments if k.startswith("CRC_")]
+    if not keys:
+        return None
+    site_name = reader.label("CRC_SITE_NAME", "") or _missing(
+        reader, "CRC_SITE_NAME", "the Kubernetes site's name, since CRC_ variables are set"
+    )
+    by_name = {p.name: p for p in providers}
+    listeners: dict[str, int] = {}
+    listener_keys: dict[str, str] = {}
+
+    def add(provider: ProviderHost, key: str) -> None:
+        if provider.name in listeners:
+            raise reader.error(
+                key, f"{provider.name} already has a listener from {listener_keys[provider.name]}"
+            )
+        listeners[provider.name] = reader.port(key)
+        listener_keys[provider.name] = key
+
+    if reader.has("CRC_MODEL_PORT"):
+        key = reader.raw("CRC_ROUTING_KEY")
+        if key:
+            owners = [p for p in providers if p.routing_key == key]
+            if not owners:
+                keys_known = ", ".join(p.routing_key for p in providers)
+                raise reader.error("CRC_ROUTING_KEY", f"{key!r} is no provider's: {keys_known}")
+            add(owners[0], "CRC_MODEL_PORT")
+        else:
+            add(providers[0], "CRC_MODEL_PORT")
+    elif reader.raw("CRC_ROUTING_KEY"):
+        raise reader.error("CRC_ROUTING_KEY", "needs CRC_MODEL_PORT, the listener's port")
+    for key in keys:
+        match = _KUBE_PORT.fullmatch(key)
+        if key == "CRC_MODEL_PORT" or not match:
+            continue
+        prefix = _prefix_by_short_name([p.prefix for p in providers], match.group(1))
+        if prefix is not None:
+            add(next(p for p in providers if p.prefix == prefix), key)
+    direct = reader.words("CRC_DIRECT_LINKS") or [providers[0].name]
+    for name in direct:
+        if name not in by_name:
+            raise reader.error(
+                "CRC_DIRECT_LINKS", f"{name!r} is not a provider host: {', '.join(by_name)}"
+            )
+    return KubeSite(
+        site_name=site_name,
+        namespace=reader.label("CRC_NAMESPACE", "default"),
+        kubeconfig=reader.path_value("CRC_KUBECONFIG", base),
+        context=reader.text("CRC_CONTEXT", "", _CONTEXT, "a kubeconfig context name") or None,
+        listeners=listeners,
+        direct_links=direct,
+    )
+
+
+def _prefix_by_short_name(prefixes: list[str], short: str) -> str | None:
+    """The provider prefix a CRC_<short>_PORT variable names."""
+    if short in prefixes:
+        return short
+    # the seed's CRC_RHTEVAN_MODEL_PORT names rhtevan-work by its first word
+    leading = [p for p in prefixes if p.startswith(short + "_")]
+    return leading[0] if len(leading) == 1 else None
+
+
+def _ssh_settings(reader: Reader, base: Path) -> SSHSettings:
+    identities = []
+    for word in reader.words("SSH_IDENTITY"):
+        reader.check("SSH_IDENTITY", word, SAFE_PATH, "file paths separated by spaces")
+        identities.append(reader.resolve_path("SSH_IDENTITY", word, base))
+    timeout_text = reader.raw("SSH_CONNECT_TIMEOUT")
+    timeout = DEFAULT_CONNECT_TIMEOUT
+    if timeout_text:
+        if not _NUMBER.fullmatch(timeout_text) or float(timeout_text) <= 0:
+            raise reader.error("SSH_CONNECT_TIMEOUT", "expected seconds, a positive number")
+        timeout = float(timeout_text)
+    return SSHSettings(
+        identity_files=identities,
+        known_hosts=reader.path_value("SSH_KNOWN_HOSTS", base),
+        accept_new_host_keys=reader.boolean("SSH_ACCEPT_NEW_HOST_KEYS", False),
+        connect_timeout=timeout,
+    )
+
+
+def _known_keys(provider_names: Iterable[str]) -> set[str]:
+    known = set(_GLOBAL_KEYS)
+    known |= {f"LOCAL_{s}" for s in _LOCAL_SUFFIXES}
+    known |= {f"CRC_{s}" for s in _KUBE_SUFFIXES}
+    for name in provider_names:
+        known |= {f"{prefix_of(name)}_{s}" for s in _PROVIDER_SUFFIXES}
+        known.add(f"CRC_{prefix_of(name)}_PORT")
+    return known
+
+
+def _reject_unknown(reader: Reader, provider_names: list[str]) -> None:
+    known = _known_keys(provider_names)
+    prefixes = [prefix_of(name) for name in provider_names]
+    for key in reader.assignments:
+        if key in known:
+            continue
+        kube_port = _KUBE_PORT.fullmatch(key)
+        if kube_port and _prefix_by_short_name(prefixes, kube_port.group(1)):
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+        hint = f"did you mean {close[0]}?" if close else "see topology.env.example"
+        if key.endswith("_SSH_HOST"):
+            host = key[: -len("_SSH_HOST")].lower().replace("_", "-")
+            hint = f"add {host} to PROVIDER_HOSTS to declare it, or {hint}"
+        raise reader.error(key, f"unknown variable; {hint}")
+
+
+def _check_unique(
+    reader: Reader, providers: list[ProviderHost], local: LocalSite, kube: KubeSite | None
+) -> None:
+    local_ports: dict[int, str] = {}
+    for p in providers:
+        key = (
+            f"{p.prefix}_LOCAL_PORT"
+            if reader.has(f"{p.prefix}_LOCAL_PORT")
+            else (f"{p.prefix}_MODEL_PORT")
+        )
+        if p.local_port in local_ports:
+            raise reader.error(
+                key,
+                f"local listener port {p.local_port} is already used by {local_ports[p.local_port]}"
+                "; each provider needs its own local port",
+            )
+        local_ports[p.local_port] = p.name
+    for key, port in (
+        ("LOCAL_INTER_ROUTER_PORT", local.inter_router_port),
+        ("LOCAL_EDGE_PORT", local.edge_port),
+    ):
+        if port in local_ports:
+            raise reader.error(
+                key, f"port {port} is also the local listener port of {local_ports[port]}"
+            )
+    if kube:
+        seen: dict[int, str] = {}
+        for name, port in kube.listeners.items():
+            if port in seen:
+                raise reader.error(
+                    f"CRC_{prefix_of(name)}_PORT"
+                    if reader.has(f"CRC_{prefix_of(name)}_PORT")
+                    else "CRC_MODEL_PORT",
+                    f"Kubernetes listener port {port} is already used for {seen[port]}",
+                )
+            seen[port] = name
+    by_address: dict[tuple[str, int], str] = {}
+    sites: list[tuple[str, str | None, str, int, int]] = [
+        (p.prefix, p.public_host, p.name, p.inter_router_port, p.edge_port) for p in providers
+    ]
+    sites.append(("LOCAL", local.public_host, local.name, local.inter_router_port, local.edge_port))
+    for prefix, address, name, inter, edge in sites:
+        if address is None:
+            continue
+        for suffix, port in (("INTER_ROUTER_PORT", inter), ("EDGE_PORT", edge)):
+            if (address, port) in by_address and by_address[(address, port)] != name:
+                raise reader.error(
+                    f"{prefix}_{suffix}",
+                    f"port {port} on {address} is already a router port of "
+                    f"{by_address[(address, port)]}; hosts sharing an address need distinct ports",
+                )
+            by_address[(address, port)] = name
+    profiles: dict[str, str] = {}
+    for p in providers:
+        for profile in p.profiles:
+            if profile in profiles:
+                raise reader.error(
+                    f"{p.prefix}_PROFILES",
+                    f"profile {profile!r} is also a profile of {profiles[profile]}; "
+                    "profile names must be unique across hosts",
+                )
+            profiles[profile] = p.name
+    hosts = {p.name for p in providers} | {LOCAL_HOST, KUBE_HOST}
+    for p in providers:
+        for profile in p.profiles:
+            if profile in hosts:
+                raise reader.error(
+                    f"{p.prefix}_PROFILES", f"profile {profile!r} has the name of a host"
+                )
+    site_names: dict[str, str] = {}
+    all_sites = [(p.prefix, p.site_name) for p in providers] + [("LOCAL", local.site_name)]
+    if kube:
+        all_sites.append(("CRC", kube.site_name))
+    for prefix, site in all_sites:
+        if site in site_names:
+            raise reader.error(
+                f"{prefix}_SITE_NAME", f"site name {site!r} is also used by {site_names[site]}"
+            )
+        site_names[site] = prefix
