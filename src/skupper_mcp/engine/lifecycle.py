@@ -14,7 +14,7 @@ from ..models import CheckResult, OperationResult, StatusResult, TestModelResult
 from ..topology import Topology
 from ..vocabulary import Progress
 from .backups import Backups
-from .kubesetup import kube_secret_names
+from .cluster import kube_secret_names
 from .lock import operation_lock
 from .model_checks import ModelChecks
 from .setup import Setup

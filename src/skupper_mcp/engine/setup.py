@@ -20,13 +20,21 @@ from ..facts.site_state import SiteState
 from ..models import Check, CheckResult, OperationResult
 from ..sites import resources as cr
 from ..sites import units
+from ..sites.kube import ready
 from ..sites.podman import PodmanSite
 from ..sites.resources import LinkTarget, Resource
 from ..topology import ProviderHost
 from ..vocabulary import LOCAL_HOST, Progress
 from . import model_actions as actions_for
 from .backups import Backups
-from .kubesetup import fetch_cert, kube_setup_actions
+from .cluster import (
+    LINK_DEADLINE,
+    base_resources,
+    differing,
+    fetch_cert,
+    link_resources,
+    wait_links,
+)
 from .runner import SITE_ERRORS, Action, SiteRun, describe
 from .scope import SiteRef
 from .scope import sites as all_sites
@@ -113,6 +121,33 @@ def podman_setup_actions(
     if start:
         todo.append(Action("start units", lambda: site.systemctl("start", start)))
     return todo
+
+
+async def kube_setup_actions(
+    sites: SiteMap, view: SiteView, plan: bool
+) -> tuple[list[Action], list[str]]:
+    """Everything the cluster's site needs, only what differs."""
+    site, state = view.kube, view.kube_state
+    assert site is not None and state is not None
+    links, problems = await link_resources(sites, state)
+    base = differing(state, base_resources(sites))
+    link_changes = differing(state, links)
+    todo: list[Action] = []
+    if base:
+        todo.append(Action("apply site and listeners", lambda: site.apply(base)))
+    if link_changes:
+        todo.append(Action("apply links", lambda: site.apply(link_changes)))
+        todo.append(Action("restart router pod", site.restart_router))
+    names = [r["metadata"]["name"] for r in links if r["kind"] == "Link"]
+    if names and (todo or not all(ready(state.links.get(n)) for n in names)):
+        todo.append(
+            Action(
+                "wait for links",
+                lambda: wait_links(site, names, time.monotonic() + LINK_DEADLINE),
+                changes=False,
+            )
+        )
+    return todo, problems
 
 
 async def _noop() -> str:

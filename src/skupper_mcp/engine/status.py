@@ -15,7 +15,7 @@ from ..sites import units
 from ..sites.kube import ready, status_of
 from ..vocabulary import LOCAL_HOST
 from . import model_actions as actions_for
-from .kubesetup import link_targets
+from .cluster import link_targets
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView, served_models
 from .verify import tcp_probe

@@ -11,14 +11,15 @@ import asyncio
 
 from ..facts.site_state import SiteState
 from ..models import OperationResult
+from ..sites import resources as cr
 from ..sites.podman import PodmanSite
 from ..vocabulary import Progress
 from . import model_actions as actions_for
 from .backups import Backups, check_complete
-from .kubesetup import kube_teardown_actions
+from .cluster import base_resources, link_targets
 from .runner import Action, SiteRun
 from .scope import sites as all_sites
-from .sitemap import SiteMap, served_models
+from .sitemap import SiteMap, SiteView, served_models
 from .updown import operation_result
 
 
@@ -40,6 +41,18 @@ def podman_teardown_actions(
         Action("back up inputs and CA", backup, changes=False),
         Action("remove site", lambda: site.remove(state)),
     ]
+
+
+def kube_teardown_actions(sites: SiteMap, view: SiteView) -> list[Action]:
+    site, state = view.kube, view.kube_state
+    assert site is not None and state is not None
+    names = [cr.link_name(t.site) for t in link_targets(sites).values()]
+    keys = [("Link", n) for n in names if n in state.links]
+    keys += [("Secret", n) for n in names if n in state.secrets]
+    keys += [cr.key(r) for r in base_resources(sites)[1:] if state.existing(r) is not None]
+    if state.site is not None:
+        keys.append(("Site", state.site["metadata"]["name"]))
+    return [Action("remove skupper resources", lambda: site.delete(keys))] if keys else []
 
 
 class Teardown:

@@ -13,12 +13,21 @@ from typing import Literal
 
 from ..facts.site_state import SiteState
 from ..models import ModelAction, OperationResult, SiteResult
+from ..sites import resources as cr
 from ..sites import units
+from ..sites.kube import ready
 from ..sites.podman import PodmanSite
 from ..topology import Topology
 from ..vocabulary import LOCAL_HOST, Progress
 from . import model_actions as actions_for
-from .kubesetup import kube_down_actions, kube_up_actions
+from .cluster import (
+    LINK_DEADLINE,
+    base_resources,
+    differing,
+    link_resources,
+    link_targets,
+    wait_links,
+)
 from .runner import Action, SiteRun
 from .scope import SiteRef, local_stops, resolve_target, scope
 from .scope import sites as all_sites
@@ -71,6 +80,55 @@ def podman_down_actions(site: PodmanSite, state: SiteState, tmpfs: bool) -> list
     if state.unit(controller).active:
         todo.append(Action("stop controller", lambda: site.systemctl("stop", [controller])))
     return todo
+
+
+async def kube_up_actions(sites: SiteMap, view: SiteView, live: set[str]) -> list[Action]:
+    """``up crc``: re-create the links to live peers that are not connected, restart the
+    router pod so it mounts their Secrets, and wait for them. A link to a peer that is down
+    is left alone: it could not connect, and re-creating it every time would never settle."""
+    site, state = view.kube, view.kube_state
+    assert site is not None and state is not None
+    links, _ = await link_resources(sites, state)
+    base = differing(state, base_resources(sites))
+    hosts = {cr.link_name(t.site): h for h, t in link_targets(sites).items()}
+    wanted = [r for r in links if hosts.get(r["metadata"]["name"]) in live]
+    broken = [
+        r
+        for r in wanted
+        if (r["kind"] == "Link" and not ready(state.links.get(r["metadata"]["name"])))
+        or (r["kind"] == "Secret" and not cr.same(r, state.existing(r)))
+    ]
+    todo: list[Action] = []
+    if base:
+        todo.append(Action("apply site and listeners", lambda: site.apply(base)))
+    if broken:
+        stale = [
+            cr.key(r)
+            for r in broken
+            if r["kind"] == "Link" and r["metadata"]["name"] in state.links
+        ]
+        if stale:
+            todo.append(Action("delete stale links", lambda: site.delete(stale)))
+        todo.append(Action("create links", lambda: site.apply(broken)))
+        todo.append(Action("restart router pod", site.restart_router))
+        names = [r["metadata"]["name"] for r in wanted if r["kind"] == "Link"]
+        todo.append(
+            Action(
+                "wait for links",
+                lambda: wait_links(site, names, time.monotonic() + LINK_DEADLINE),
+                changes=False,
+            )
+        )
+    return todo
+
+
+async def kube_down_actions(sites: SiteMap, view: SiteView) -> list[Action]:
+    """``down crc``: delete the cluster's links (the Secrets stay for the next ``up``)."""
+    site, state = view.kube, view.kube_state
+    assert site is not None and state is not None
+    names = [cr.link_name(t.site) for t in link_targets(sites).values()]
+    present = [("Link", n) for n in names if n in state.links]
+    return [Action("delete links", lambda: site.delete(present))] if present else []
 
 
 class UpDown:
