@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import subprocess
 import sys
@@ -348,6 +347,3 @@ def test_v20_has_setup_and_no_apply(tmp_path: Path) -> None:
         assert done.returncode == 1 and "No sources found" in done.stderr
     finally:
         kit.cleanup()
-
-
-_HAVE_SYSTEMD = importlib.util.find_spec("skupper_sandbox.emulated.systemctl") is not None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -20,13 +19,6 @@ from skupper_sandbox.testing import World, running_world, sandbox_command
 pytestmark = pytest.mark.sandbox
 
 SSH_HOSTS = ("local", "rhel-ai", "rhtevan-work")
-
-
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 def _parse_env(text: str) -> dict[str, str]:
@@ -114,8 +106,6 @@ def test_unknown_client_keys_are_refused(world: World, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("host", SSH_HOSTS)
 def test_skupper_answers_on_every_host(world: World, host: str) -> None:
-    if not _installed("skupper_sandbox.emulated.skupper.__main__"):
-        pytest.skip("the emulated skupper CLI is not installed yet")
     status, out, err = world.ssh(host, "skupper version")
     assert status == 0, err
     assert "2.1.3" in out
@@ -131,8 +121,6 @@ def test_each_model_server_serves_its_default_model(world: World, host: str) -> 
 
 
 def test_systemctl_user_needs_xdg_runtime_dir(world: World) -> None:
-    if not _installed("skupper_sandbox.emulated.systemd"):
-        pytest.skip("the emulated systemd is not installed yet")
     check = "systemctl --user daemon-reload && systemctl --user is-active no-such.service"
     with_it = world.ssh("rhel-ai", f"export XDG_RUNTIME_DIR=/run/user/$(id -u); {check}")
     without = world.ssh("rhel-ai", check)
@@ -235,8 +223,6 @@ def test_openssh_world_serves_models_and_status(openssh_world: World) -> None:
 
 
 def test_a_dead_user_manager_is_restarted(world: World) -> None:
-    if not _installed("skupper_sandbox.emulated.systemd"):
-        pytest.skip("the emulated systemd is not installed yet")
     from skupper_sandbox.cli import _cmdline, _environ
 
     host_dir = str(world.dir / "hosts" / "local")
