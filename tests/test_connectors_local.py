@@ -74,3 +74,12 @@ async def test_cancellation_kills_the_command(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     await wait_gone(int(pidfile.read_text()))
+
+
+async def test_a_shell_that_cannot_start_is_a_command_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(CommandError, match="cannot start sh") as caught:
+        await LocalConnector("here").run("true")
+    assert caught.value.host == "here" and caught.value.exit_status is None

@@ -218,3 +218,10 @@ def test_path_lookup_order(tmp_path: Path) -> None:
     (cwd / "topology.env").unlink()
     with pytest.raises(ConfigError, match="--topology"):
         find_topology_path(None, environ={}, cwd=cwd, home=home)
+
+
+@pytest.mark.parametrize("key", ["SSH_IDENTITY", "SSH_KNOWN_HOSTS", "STATE_DIR"])
+def test_a_home_that_cannot_be_expanded_is_a_config_error(key: str) -> None:
+    text = SMALL_TOPOLOGY + f"{key}=~no-such-user-here/file\n"
+    with pytest.raises(ConfigError, match=rf"{key}: cannot expand '~no-such-user-here/file'"):
+        parse_topology(text)

@@ -105,9 +105,12 @@ class SSHConnector:
         try:
             async with asyncio.timeout(timeout):
                 first_err = await remote.read_pid_marker()
-                if stdin is not None:
-                    process.stdin.write(stdin)
-                process.stdin.write_eof()
+                # A command that exits without reading its stdin closes the channel's
+                # input: its exit status, not the write, is the answer (as subprocess does).
+                with contextlib.suppress(BrokenPipeError):
+                    if stdin is not None:
+                        process.stdin.write(stdin)
+                    process.stdin.write_eof()
                 out, err = await process.communicate()
         except TimeoutError as exc:
             await asyncio.shield(self._end_remote(remote))
