@@ -16,6 +16,7 @@ from skupper_mcp.engine.runner import SITE_ERRORS
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.engine.updown import UpDown
 from skupper_mcp.errors import CommandError, SiteStateError, SkupperMcpError
+from skupper_mcp.sites import units
 from skupper_mcp.topology import Topology, parse_topology
 from topology_samples import SMALL_TOPOLOGY
 
@@ -50,6 +51,31 @@ class Pool:
         return Broken(name, self.error)
 
 
+def set_up_site_state(namespace: str = "default", user: str = "tester") -> str:
+    """What the state read prints for a site that is set up and stopped."""
+    podman = "/usr/bin/podman"
+    lines = [f"@@user {user}", f"@@podman {podman}", "@@section version", "2.2.1", "@@rc 0"]
+    lines += ["@@section units", "@@rc 0", "@@section containers", "[]", "@@rc 0"]
+    for unit in units.site_units(namespace, user, podman):
+        lines += [f"@@file unit {unit.name}", unit.content]
+    return "\n".join([*lines, "@@rendered", "@@end"]) + "\n"
+
+
+class FailsToAct(Broken):
+    """Reads a set-up, stopped site; every other command raises ``error``."""
+
+    async def run(self, command: str, **_: object) -> CommandResult:
+        self.ran.append(command)
+        if "@@section version" in command:
+            return CommandResult(self.host, command, 0, set_up_site_state(), "", 0.0)
+        raise self.error
+
+
+class ActingPool(Pool):
+    async def get(self, name: str, target: SSHTarget | None) -> Broken:
+        return FailsToAct(name, self.error)
+
+
 @pytest.fixture
 def topology(tmp_path: Path) -> Topology:
     return parse_topology(SMALL_TOPOLOGY, tmp_path / "topology.env")
@@ -62,6 +88,22 @@ async def test_a_bug_inside_a_site_surfaces_as_a_bug(topology: Topology, bug: Ex
         await updown.up("alpha")
     with pytest.raises(type(bug)):
         await updown.down("all", plan=True)
+
+
+async def test_a_bug_in_an_action_surfaces_and_a_failure_fails_the_site(
+    topology: Topology,
+) -> None:
+    buggy = UpDown(SiteMap(topology, ActingPool(RecursionError("deep")), None))  # type: ignore[arg-type]
+    with pytest.raises(RecursionError):
+        await buggy.up("alpha")
+    failure = CommandError("alpha", "systemctl --user start", 1, "Failed to start")
+    result = await UpDown(SiteMap(topology, ActingPool(failure), None)).up("alpha")  # type: ignore[arg-type]
+    assert [(s.host, s.outcome) for s in result.sites] == [
+        ("alpha", "failed"),
+        ("local", "failed"),
+    ]
+    assert all((s.reason or "").startswith("start controller failed: ") for s in result.sites)
+    assert all(str(failure) in (s.reason or "") for s in result.sites)
 
 
 @pytest.mark.parametrize(
