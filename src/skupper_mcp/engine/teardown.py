@@ -16,7 +16,7 @@ from ..vocabulary import Progress
 from . import model_actions as actions_for
 from .backups import Backups, check_complete
 from .kubesetup import kube_teardown_actions
-from .runner import Action, SiteRun
+from .runner import Action, SiteRun, on_host
 from .scope import sites as all_sites
 from .sitemap import SiteMap, served_models
 from .updown import operation_result
@@ -37,8 +37,8 @@ def podman_teardown_actions(
         return f"inputs and CA saved to {path}"
 
     return [
-        Action("back up inputs and CA", backup, changes=False),
-        Action("remove site", lambda: site.remove(state)),
+        Action("back up inputs and CA", (site.backup_script(),), backup, changes=False),
+        on_host("remove site", site, site.remove(state)),
     ]
 
 
@@ -59,7 +59,8 @@ class Teardown:
             if not view.usable(run):
                 continue
             if view.kube is not None:
-                todo = kube_teardown_actions(self.sites, view)
+                assert view.kube_state is not None
+                todo = kube_teardown_actions(topo, view.kube, view.kube_state)
             else:
                 assert view.podman is not None and view.state is not None
                 todo = podman_teardown_actions(ref.host, view.podman, view.state, self.backups)

@@ -18,8 +18,8 @@ from ..sites.podman import PodmanSite
 from ..topology import Topology
 from ..vocabulary import LOCAL_HOST, Progress
 from . import model_actions as actions_for
-from .kubesetup import kube_down_actions, kube_up_actions
-from .runner import Action, SiteRun
+from .kubesetup import fetch_certs, kube_down_actions, kube_up_actions, link_targets
+from .runner import Action, SiteRun, on_host
 from .scope import SiteRef, local_stops, resolve_target, scope
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView, served_models
@@ -51,9 +51,9 @@ def podman_up_actions(site: PodmanSite, state: SiteState) -> list[Action]:
     controller = units.controller_unit(state.user)
     router = units.router_unit(ns)
     if not state.unit(controller).active:
-        todo.append(Action("start controller", lambda: site.systemctl("start", [controller])))
+        todo.append(on_host("start controller", site, site.systemctl("start", [controller])))
     if not state.unit(router).active:
-        todo.append(Action("start router", lambda: site.systemctl("start", [router])))
+        todo.append(on_host("start router", site, site.systemctl("start", [router])))
     return todo
 
 
@@ -65,11 +65,11 @@ def podman_down_actions(site: PodmanSite, state: SiteState, tmpfs: bool) -> list
     router = units.router_unit(ns)
     container = units.router_container(ns)
     if state.unit(router).active:
-        todo.append(Action("stop router", lambda: site.systemctl("stop", [router])))
+        todo.append(on_host("stop router", site, site.systemctl("stop", [router])))
     if tmpfs and state.container_running(container):
-        todo.append(Action("podman stop router", lambda: site.podman_stop(container)))
+        todo.append(on_host("podman stop router", site, site.podman_stop(container)))
     if state.unit(controller).active:
-        todo.append(Action("stop controller", lambda: site.systemctl("stop", [controller])))
+        todo.append(on_host("stop controller", site, site.systemctl("stop", [controller])))
     return todo
 
 
@@ -126,7 +126,9 @@ class UpDown:
         """After the podman sites: the cluster's links can only connect to peers that are up."""
         if not view.usable(run):
             return
-        todo = await kube_up_actions(self.sites, view, live)
+        assert view.kube is not None and view.kube_state is not None
+        certs = await fetch_certs(self.sites, link_targets(self.topology))
+        todo = kube_up_actions(self.topology, view.kube, view.kube_state, certs, live)
         if not todo:
             await run.note("up", "links already connected", seconds=view.seconds)
         await run.perform(todo)
@@ -203,7 +205,8 @@ class UpDown:
                 await run.note("keep local site", why)
                 continue
             if ref.platform == "kubernetes":
-                todo = await kube_down_actions(self.sites, view)
+                assert view.kube is not None and view.kube_state is not None
+                todo = kube_down_actions(self.topology, view.kube, view.kube_state)
             else:
                 assert view.podman is not None and view.state is not None
                 tmpfs = ref.role == "provider" and self.sites.provider(ref.host).tmpfs_workaround
