@@ -61,6 +61,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _bound_mcp_clients()
     from skupper_sandbox import testing
 
     original = testing.sandbox_command
@@ -78,3 +79,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
     guarded.guarded = True  # type: ignore[attr-defined]
     testing.sandbox_command = guarded  # type: ignore[assignment]
+
+
+def _bound_mcp_clients() -> None:
+    """Every MCP client a test opens must bound its requests: one without
+    ``read_timeout_seconds`` fails at once instead of hanging the suite some day."""
+    import mcp
+
+    init = mcp.Client.__init__
+    if getattr(init, "bounded", False):
+        return
+
+    def bounded(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if kwargs.get("read_timeout_seconds") is None:
+            pytest.fail("an MCP Client without read_timeout_seconds: give it a bound")
+        init(self, *args, **kwargs)
+
+    bounded.bounded = True  # type: ignore[attr-defined]
+    mcp.Client.__init__ = bounded  # type: ignore[method-assign]
