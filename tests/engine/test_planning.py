@@ -523,3 +523,19 @@ def test_cluster_up_recreates_only_links_to_live_peers() -> None:
             " wait for Link/link-local-ezhang Ready",
         ),
     ]
+
+
+async def test_a_new_local_site_links_to_built_hubs_and_the_plan_shows_no_key(
+    topology: Topology, tmp_path: Path
+) -> None:
+    world = hosts(topology, {"rhel-ai": "up", "rhtevan-work": "up", "local": "fresh"})
+    result = await plan_setup(world, tmp_path)
+    local = next(s for s in result.sites if s.host == "local")
+    assert [st.name for st in local.steps] == FRESH_HUB
+    apply = local.steps[1].detail
+    assert apply.startswith("would run: skupper system apply -n default -f - (Site/local-sandbox")
+    assert "Secret/link-hub-rhel-ai, Link/link-hub-rhel-ai" in apply
+    key = base64.b64encode(b"recorded tls.key of hub-rhel-ai").decode()
+    shown = result.model_dump_json()
+    assert key not in shown and base64.b64encode(key.encode()).decode() not in shown
+    assert world.changes() == {}
