@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint types unit demo bench clean venv hostdeps
+.PHONY: test lint types unit e2e demo bench clean venv hostdeps
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,14 +21,19 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(VENV)/bin/mypy src
 
+# The fast half: no sandbox world, no OpenSSH (tests/conftest.py marks what needs them).
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -m "not sandbox and not openssh"
+
+# The end-to-end half: sandbox worlds, the lifecycle suite, MCP against a world, OpenSSH.
+e2e: $(STAMP)
+	$(VENV)/bin/pytest -q -m "sandbox or openssh"
 
 # The machine's part of the suite (sshd, iptables, curl): installed when missing, as root.
 hostdeps:
 	bash scripts/host-deps.sh
 
-test: hostdeps lint types unit
+test: hostdeps lint types unit e2e
 
 demo: $(STAMP)
 	$(PY) -m skupper_mcp.demo

@@ -300,7 +300,7 @@ async def run_matrix(world: World, seed: int, seconds: float) -> Matrix:
         command=sys.executable,
         args=["-m", "skupper_mcp", "--topology", str(world.topology), "--log-level", "ERROR"],
     )
-    async with Client(params, mode="legacy") as client:
+    async with Client(params, mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
         setup = await client.call_tool("setup", {})
         assert not setup.is_error and setup.structured_content["ok"], setup.content
         cas = matrix.site_cas()

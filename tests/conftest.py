@@ -26,3 +26,74 @@ def write_topology(tmp_path: Path):
         return path
 
     return write
+
+
+# --- The suite's two halves -------------------------------------------------------------
+#
+# ``make unit`` runs ``-m "not sandbox and not openssh"`` (seconds, no world); ``make e2e``
+# the rest. A test is end-to-end when it uses a world fixture or lives under
+# ``tests/lifecycle/``: it is marked ``sandbox`` here, whatever its module says. A test
+# that starts a world some other way without the mark fails instead of slowing
+# ``make unit`` down.
+
+WORLD_FIXTURES = frozenset({"world", "built", "openssh_world"})
+E2E_DIRS = (ROOT / "tests" / "lifecycle",)
+E2E_MARKS = ("sandbox", "openssh")
+_current = {"e2e": False, "name": ""}
+
+
+def is_e2e(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(mark) is not None for mark in E2E_MARKS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(item.path).resolve()
+        uses_world = WORLD_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if uses_world or any(d in path.parents for d in E2E_DIRS):
+            item.add_marker(pytest.mark.sandbox)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _current["e2e"] = is_e2e(item)
+    _current["name"] = item.nodeid
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _bound_mcp_clients()
+    from skupper_sandbox import testing
+
+    original = testing.sandbox_command
+    if getattr(original, "guarded", False):
+        return
+
+    def guarded(*args: str, **kwargs: object):  # type: ignore[no-untyped-def]
+        if args[:1] == ("up",) and not _current["e2e"]:
+            pytest.fail(
+                f"{_current['name']} starts a sandbox world but is not marked sandbox: use a"
+                " world fixture, put it under tests/lifecycle/ or mark it pytest.mark.sandbox",
+                pytrace=False,
+            )
+        return original(*args, **kwargs)
+
+    guarded.guarded = True  # type: ignore[attr-defined]
+    testing.sandbox_command = guarded  # type: ignore[assignment]
+
+
+def _bound_mcp_clients() -> None:
+    """Every MCP client a test opens must bound its requests: one without
+    ``read_timeout_seconds`` fails at once instead of hanging the suite some day."""
+    import mcp
+
+    init = mcp.Client.__init__
+    if getattr(init, "bounded", False):
+        return
+
+    def bounded(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if kwargs.get("read_timeout_seconds") is None:
+            pytest.fail("an MCP Client without read_timeout_seconds: give it a bound")
+        init(self, *args, **kwargs)
+
+    bounded.bounded = True  # type: ignore[attr-defined]
+    mcp.Client.__init__ = bounded  # type: ignore[method-assign]

@@ -9,19 +9,20 @@ from pathlib import Path
 
 import pytest
 
+from polling import eventually
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.errors import CommandError, CommandTimeout
 
 
-async def wait_gone(pid: int, seconds: float = 5) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+async def wait_gone(pid: int) -> None:
+    async def gone() -> bool:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"process {pid} still alive after {seconds}s")
+            return True
+        return False
+
+    await eventually(gone, timeout=5, every=0.02, what=f"process {pid} to end")
 
 
 async def test_output_and_exit_status_are_returned() -> None:

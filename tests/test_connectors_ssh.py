@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from polling import eventually
 from skupper_mcp.connectors.base import SSHOptions, SSHTarget
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.connectors.pool import ConnectorPool
@@ -93,22 +94,18 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-async def wait_for_file(path: Path, seconds: float = 5) -> str:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if text := _written(path):
-            return text
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{path} not written within {seconds}s")
+async def wait_for_file(path: Path) -> str:
+    async def written() -> str | None:
+        return _written(path)
+
+    return await eventually(written, timeout=5, every=0.02, what=f"{path} to be written")
 
 
-async def wait_gone(pid: int, seconds: float = 5) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"remote process {pid} still alive after {seconds}s")
+async def wait_gone(pid: int) -> None:
+    async def gone() -> bool:
+        return not _alive(pid)
+
+    await eventually(gone, timeout=5, every=0.02, what=f"process {pid} to end")
 
 
 # ---- commands -------------------------------------------------------------------------

@@ -15,6 +15,9 @@ from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
 from skupper_mcp.server import build_server
 from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
 
+#: Every MCP request of this module is bounded: in-process and stdio servers answer in seconds.
+CLIENT_TIMEOUT = 30.0
+
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
 MODES = ["legacy", "auto"]
 
@@ -40,7 +43,7 @@ def server(example_path: Path) -> MCPServer:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode: str) -> None:
-    async with Client(server, mode=mode) as client:
+    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == ALL_TOOLS
     resolve = tools["resolve_profile"]
@@ -76,7 +79,7 @@ async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_resolve_profile_returns_structured_content(server: MCPServer, mode: str) -> None:
-    async with Client(server, mode=mode) as client:
+    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
         result = await client.call_tool("resolve_profile", {"name": "g3b-16k"})
     assert not result.is_error
     resolved = ResolveResult.model_validate(result.structured_content)
@@ -90,7 +93,7 @@ async def test_resolve_profile_returns_structured_content(server: MCPServer, mod
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_unknown_name_is_a_tool_error_listing_names(server: MCPServer, mode: str) -> None:
-    async with Client(server, mode=mode) as client:
+    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
         result = await client.call_tool("resolve_profile", {"name": "nope"})
         empty = await client.call_tool("resolve_profile", {"name": ""})
     assert result.is_error
@@ -117,7 +120,9 @@ def refusing(write_topology, tmp_path: Path) -> Path:
 async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
     refusing: Path, mode: str
 ) -> None:
-    async with Client(build_server(refusing), mode=mode) as client:
+    async with Client(
+        build_server(refusing), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         result = await client.call_tool("setup", {})
     assert not result.is_error
     outcome = OperationResult.model_validate(result.structured_content)
@@ -128,7 +133,9 @@ async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_teardown_without_consent_asks_for_confirm_true(refusing: Path, mode: str) -> None:
-    async with Client(build_server(refusing), mode=mode) as client:
+    async with Client(
+        build_server(refusing), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         result = await client.call_tool("teardown", {})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
@@ -153,7 +160,9 @@ async def test_setup_check_returns_a_check_result(
     async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
         progress.append(message or "")
 
-    async with Client(build_server(write_topology(text)), mode="legacy") as client:
+    async with Client(
+        build_server(write_topology(text)), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         result = await client.call_tool("setup", {"check": True}, progress_callback=on_progress)
     assert not result.is_error
     checked = CheckResult.model_validate(result.structured_content)
@@ -166,14 +175,16 @@ async def test_setup_check_returns_a_check_result(
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_read_only_lists_only_read_only_tools(example_path: Path, mode: str) -> None:
-    async with Client(build_server(example_path, read_only=True), mode=mode) as client:
+    async with Client(
+        build_server(example_path, read_only=True), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         tools = (await client.list_tools()).tools
     assert sorted(t.name for t in tools) == READ_ONLY_TOOLS
     assert all(t.annotations and t.annotations.read_only_hint for t in tools)
 
 
 async def test_topology_resources(server: MCPServer) -> None:
-    async with Client(server, mode="legacy") as client:
+    async with Client(server, mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT) as client:
         markdown = await client.read_resource("skupper://topology")
         document = await client.read_resource("skupper://topology.json")
     text = markdown.contents[0].text  # type: ignore[union-attr]
@@ -184,7 +195,9 @@ async def test_topology_resources(server: MCPServer) -> None:
 
 async def test_bad_topology_makes_every_tool_say_what_to_fix(write_topology) -> None:
     path = write_topology("RHEL_AI_SSH_HOST=h\nRHEL_AI_MODEL_PORT=99999\n")
-    async with Client(build_server(path), mode="legacy") as client:
+    async with Client(
+        build_server(path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         result = await client.call_tool("resolve_profile", {"name": "rhel-ai"})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
@@ -192,7 +205,7 @@ async def test_bad_topology_makes_every_tool_say_what_to_fix(write_topology) -> 
 
 
 async def test_tools_list_matches_the_golden_snapshot(server: MCPServer) -> None:
-    async with Client(server, mode="legacy") as client:
+    async with Client(server, mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT) as client:
         current = tools_snapshot((await client.list_tools()).tools)
     if os.environ.get("UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
@@ -205,7 +218,9 @@ async def test_tools_list_matches_the_golden_snapshot(server: MCPServer) -> None
 async def test_a_blank_target_is_refused_not_taken_as_all(
     refusing: Path, mode: str, tool: str
 ) -> None:
-    async with Client(build_server(refusing), mode=mode) as client:
+    async with Client(
+        build_server(refusing), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         result = await client.call_tool(tool, {"target": "  ", "plan": True})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
@@ -217,7 +232,9 @@ async def test_a_blank_target_is_refused_not_taken_as_all(
 async def test_teardown_consent_must_be_a_real_boolean(
     refusing: Path, mode: str, confirm: object
 ) -> None:
-    async with Client(build_server(refusing), mode=mode) as client:
+    async with Client(
+        build_server(refusing), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         result = await client.call_tool("teardown", {"confirm": confirm})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]

@@ -13,6 +13,9 @@ from mcp import Client, StdioServerParameters
 from skupper_mcp.models import ResolveResult
 from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
 
+#: Every MCP request of this module is bounded: in-process and stdio servers answer in seconds.
+CLIENT_TIMEOUT = 30.0
+
 STARTUP_BOUND = 3.0  # generous: the contract is 1 s on a quiet machine
 
 
@@ -24,7 +27,9 @@ def _params(topology: Path, *extra: str) -> StdioServerParameters:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_stdio_server_lists_and_calls_tools(example_path: Path, mode: str) -> None:
-    async with Client(_params(example_path), mode=mode) as client:
+    async with Client(
+        _params(example_path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         result = await client.call_tool("resolve_profile", {"name": "hub-rhel-ai-nope"})
         good = await client.call_tool("resolve_profile", {"name": "g8b-32k"})
@@ -36,7 +41,9 @@ async def test_stdio_server_lists_and_calls_tools(example_path: Path, mode: str)
 
 
 async def test_stdio_read_only(example_path: Path) -> None:
-    async with Client(_params(example_path, "--read-only"), mode="legacy") as client:
+    async with Client(
+        _params(example_path, "--read-only"), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         tools = (await client.list_tools()).tools
     assert sorted(t.name for t in tools) == READ_ONLY_TOOLS
 
@@ -52,7 +59,9 @@ def _sdk_import_seconds() -> float:
 
 async def test_stdio_answers_tools_list_quickly(example_path: Path) -> None:
     start = time.monotonic()
-    async with Client(_params(example_path), mode="legacy") as client:
+    async with Client(
+        _params(example_path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         await client.list_tools()
         elapsed = time.monotonic() - start
     floor = _sdk_import_seconds()

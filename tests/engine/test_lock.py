@@ -15,18 +15,33 @@ from skupper_mcp.errors import BusyError
 
 
 async def test_a_second_operation_waits_for_the_first(tmp_path: Path) -> None:
+    topology = tmp_path / "topology.env"
     order: list[str] = []
+    held, waiting, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
-    async def op(name: str, hold: float) -> None:
-        async with operation_lock(tmp_path, tmp_path / "topology.env", name, wait=5):
-            order.append(f"{name} in")
-            await asyncio.sleep(hold)
-            order.append(f"{name} out")
+    async def first() -> None:
+        async with operation_lock(tmp_path, topology, "up", wait=5):
+            order.append("up in")
+            held.set()
+            await release.wait()
+            order.append("up out")
 
-    first = asyncio.create_task(op("up", 0.3))
-    await asyncio.sleep(0.05)
-    await op("down", 0)
-    await first
+    async def blocked(line: str) -> None:
+        waiting.set()
+
+    async def second() -> None:
+        async with operation_lock(tmp_path, topology, "down", wait=5, on_wait=blocked):
+            order.append("down in")
+        order.append("down out")
+
+    async with asyncio.timeout(10):
+        up = asyncio.create_task(first())
+        await held.wait()
+        down = asyncio.create_task(second())
+        await waiting.wait()  # down found the lock taken and waits
+        assert order == ["up in"]
+        release.set()
+        await asyncio.gather(up, down)
     assert order == ["up in", "up out", "down in", "down out"]
 
 

@@ -50,16 +50,6 @@ async def bound(world: World, host: str, port: int) -> bool:
     return await tcp_probe(world.addresses[host], port, 1.0)
 
 
-async def eventually(check, timeout: float = 20.0, every: float = 0.3):  # type: ignore[no-untyped-def]
-    """Poll ``check()`` until it returns a truthy value or the deadline passes."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = await check()
-        if value or asyncio.get_running_loop().time() >= deadline:
-            return value
-        await asyncio.sleep(every)
-
-
 def listener_port(world: World, provider: str) -> int:
     return {"rhel-ai": 9000, "rhtevan-work": 10000}[provider]
 

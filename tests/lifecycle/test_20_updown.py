@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
-from .conftest import bound, eventually, listener_port
+from .conftest import bound, listener_port
 
 PROVIDERS = ("rhel-ai", "rhtevan-work")
 
@@ -31,7 +32,9 @@ async def settle(world: World, expected: dict[str, bool]) -> dict[str, bool]:
         found = await listeners(world)
         return found if found == expected else None
 
-    return await eventually(check, timeout=15) or await listeners(world)
+    return await eventually(
+        check, timeout=15, every=0.3, what=f"the local listeners to become {expected}"
+    )
 
 
 def outcomes(result) -> dict[str, str]:  # type: ignore[no-untyped-def]

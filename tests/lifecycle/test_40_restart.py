@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
-
-from .conftest import eventually
 
 SHOW = (
     "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
@@ -46,8 +45,9 @@ async def test_t7_a_killed_router_restarts_within_10s(
             return now
         return None
 
-    after = await eventually(restarted, timeout=10)
-    assert after, router_state(built, host)
+    after = await eventually(
+        restarted, timeout=10, every=0.3, what=f"the router of {host} to be restarted"
+    )
     assert int(after["NRestarts"]) > int(before["NRestarts"])
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import httpx
 
+from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
-from .conftest import bound, eventually, new_engine
+from .conftest import bound, new_engine
 from .test_20_updown import only_up, outcomes
 
 CRC_LISTENERS = {"rhel-ai": 8000, "rhtevan-work": 8001}
@@ -52,7 +53,7 @@ async def test_t10a_up_crc_recreates_its_links_and_starts_local(
     async def both_bound() -> bool:
         return all([await bound(built, "crc", port) for port in CRC_LISTENERS.values()])
 
-    assert await eventually(both_bound, timeout=20)
+    await eventually(both_bound, timeout=20, every=0.3, what="both listeners to bind")
     # rhtevan-work is reached through the local site: two hops, real TCP, real HTTP
     url = f"http://{built.addresses['crc']}:{CRC_LISTENERS['rhtevan-work']}/v1/models"
     async with httpx.AsyncClient(timeout=10) as http:

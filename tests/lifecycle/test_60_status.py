@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
-from .conftest import eventually
 from .test_20_updown import only_up
 
 
@@ -34,7 +34,7 @@ async def test_status_flags_stale_state_when_the_router_dies_with_its_controller
         sites = (await engine.status()).sites
         return next(s for s in sites if s.host == "rhtevan-work").detail == "Ready"
 
-    assert await eventually(ready, timeout=20)  # the controller has written Ready
+    await eventually(ready, timeout=20, every=0.3, what="the controller to write Ready")
     code, _, err = built.ssh(
         "rhtevan-work",
         "export XDG_RUNTIME_DIR=/run/user/$(id -u); "

@@ -18,6 +18,9 @@ from skupper_sandbox.testing import World
 from .conftest import new_engine
 from .test_20_updown import only_up
 
+#: Every MCP request of this module is bounded: operations on a world take a minute or two.
+CLIENT_TIMEOUT = 180.0
+
 
 def cli(world: World, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -38,7 +41,9 @@ async def test_up_over_mcp_reports_progress_step_by_step(built: World, mode: str
     async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
         lines.append(message or "")
 
-    async with Client(build_server(built.topology), mode=mode) as client:
+    async with Client(
+        build_server(built.topology), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         result = await client.call_tool(
             "up", {"target": "rhtevan-work"}, progress_callback=on_progress
         )
@@ -58,7 +63,7 @@ async def test_down_plan_over_stdio_lists_model_actions(built: World) -> None:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "skupper_mcp", "--topology", str(built.topology)]
     )
-    async with Client(params, mode="legacy") as client:
+    async with Client(params, mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT) as client:
         result = await client.call_tool("down", {"target": "g8b-32k", "plan": True})
         bad = await client.call_tool("down", {"target": "nowhere"})
     plan = OperationResult.model_validate(result.structured_content)
@@ -78,7 +83,9 @@ async def test_a_cancelled_up_releases_the_lock_and_status_tells_the_truth(built
         if (message or "").startswith("rhel-ai: start controller"):
             started.set()
 
-    async with Client(build_server(built.topology), mode="legacy") as client:
+    async with Client(
+        build_server(built.topology), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         async with anyio.create_task_group() as tasks:
 
             async def call() -> None:

@@ -16,6 +16,9 @@ from skupper_sandbox.testing import World
 
 from .conftest import new_engine
 
+#: Every MCP request of this module is bounded: operations on a world take a minute or two.
+CLIENT_TIMEOUT = 180.0
+
 NAMESPACE = "home/.local/share/skupper/namespaces/default"
 HOSTS = ("rhel-ai", "rhtevan-work", "local")
 
@@ -43,10 +46,15 @@ def answer(action: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_declined_or_unasked_teardown_removes_nothing(built: World, mode: str) -> None:
     async with Client(
-        build_server(built.topology), mode=mode, elicitation_callback=answer("decline")
+        build_server(built.topology),
+        mode=mode,
+        elicitation_callback=answer("decline"),
+        read_timeout_seconds=CLIENT_TIMEOUT,
     ) as client:
         declined = await client.call_tool("teardown", {})
-    async with Client(build_server(built.topology), mode=mode) as client:
+    async with Client(
+        build_server(built.topology), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
         unasked = await client.call_tool("teardown", {})
         plan = await client.call_tool("teardown", {"plan": True})
     assert declined.is_error and "declined" in declined.content[0].text  # type: ignore[union-attr]
@@ -59,7 +67,10 @@ async def test_declined_or_unasked_teardown_removes_nothing(built: World, mode: 
 async def test_accepted_teardown_backs_up_removes_and_setup_restores_the_ca(built: World) -> None:
     before = {h: site_ca(built, h) for h in HOSTS}
     async with Client(
-        build_server(built.topology), mode="legacy", elicitation_callback=answer("accept")
+        build_server(built.topology),
+        mode="legacy",
+        elicitation_callback=answer("accept"),
+        read_timeout_seconds=CLIENT_TIMEOUT,
     ) as client:
         result = await client.call_tool("teardown", {})
     assert not result.is_error, result.content

@@ -16,6 +16,9 @@ from skupper_sandbox.testing import World
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from fault_matrix import run_matrix
 
+#: Every MCP request of this module is bounded: operations on a world take a minute or two.
+CLIENT_TIMEOUT = 180.0
+
 MATRIX_SEED = 2026
 MATRIX_SECONDS = 60.0
 
@@ -37,7 +40,7 @@ async def _call(client: Client, tool: str, arguments: dict[str, object]):  # typ
 async def test_a_silent_provider_is_skipped_in_bounded_time_then_comes_back(
     world: World,
 ) -> None:
-    async with Client(_server(world), mode="legacy") as client:
+    async with Client(_server(world), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT) as client:
         setup, _ = await _call(client, "setup", {})
         assert OperationResult.model_validate(setup).ok
         await _call(client, "up", {"target": "all"})

@@ -17,11 +17,11 @@ import secrets
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from polling import wait_for
 from skupper_sandbox import hostenv
 from skupper_sandbox.shims import write_shims
 
@@ -90,8 +90,11 @@ class HostKit:
         )
         try:
             bus = self.info.run_dir / "bus"
-            if not wait_for(lambda: bus.exists() or proc.poll() is not None, deadline):
-                raise TimeoutError("the user manager did not open its bus")
+            wait_for(
+                lambda: bus.exists() or proc.poll() is not None,
+                timeout=deadline,
+                what="the user manager to open its bus",
+            )
             if proc.poll() is not None:
                 raise RuntimeError(f"the user manager exited with {proc.returncode}")
             yield proc
@@ -108,17 +111,6 @@ class HostKit:
     def cleanup(self) -> None:
         """Kill every process that runs on this host's world (containers, monitors, units)."""
         kill_world(self.info.world_id)
-
-
-def wait_for(check: Callable[[], bool], seconds: float, interval: float = 0.05) -> bool:
-    """Poll `check` until it is true or `seconds` pass; its last answer."""
-    deadline = time.monotonic() + seconds
-    while True:
-        if check():
-            return True
-        if time.monotonic() >= deadline:
-            return check()
-        time.sleep(interval)
 
 
 def world_pids(world_id: str) -> list[int]:

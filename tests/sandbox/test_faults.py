@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
+from polling import wait_for
 from skupper_sandbox.testing import World
 
 pytestmark = pytest.mark.sandbox
-
-
-def _eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not met before the deadline"
-        time.sleep(0.05)
 
 
 async def _connect(address: str, port: int, timeout: float = 1.0) -> float:
@@ -102,7 +96,7 @@ def test_kill_router_kills_only_the_router_containers(restored: World) -> None:
                 "default-skupper-router bystander",
             )[1]
 
-        _eventually(lambda: router_state().split()[:2] == ["exited", "137"])
+        wait_for(lambda: router_state().split()[:2] == ["exited", "137"])
         assert router_state().split()[2] == "running"
     finally:
         restored.ssh("rhtevan-work", "podman rm -f default-skupper-router bystander")
@@ -132,11 +126,11 @@ def test_crc_faults_unauthenticated_down_restore(restored: World) -> None:
     assert restored.info.kube is not None, "the world has no Kubernetes API"
     assert _kube_call(restored) == 200
     restored.fault("crc", "unauthenticated")
-    _eventually(lambda: _kube_call(restored) == 401)
+    wait_for(lambda: _kube_call(restored) == 401)
     restored.fault("crc", "down")
-    _eventually(lambda: _kube_call(restored) == 0)
+    wait_for(lambda: _kube_call(restored) == 0)
     restored.fault("crc", "restore")
-    _eventually(lambda: _kube_call(restored) == 200)
+    wait_for(lambda: _kube_call(restored) == 200)
 
 
 def test_bad_fault_requests_are_usage_errors(world: World) -> None:

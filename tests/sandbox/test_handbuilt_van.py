@@ -11,9 +11,10 @@ router, link to a host name missing from the hub's SANs, then tear the consumer 
 from __future__ import annotations
 
 import base64
+import functools
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +23,7 @@ import httpx
 import pytest
 import yaml
 
+from polling import wait_for
 from skupper_sandbox.testing import World, running_world
 
 pytestmark = pytest.mark.sandbox
@@ -74,21 +76,10 @@ class Van:
         return self.ok(host, f"podman inspect {name} --format '{{{{.State.Status}}}}'").strip()
 
 
-def wait_for(what: str, probe: Callable[[], T | None], deadline: float = 20.0) -> T:
-    """Poll ``probe`` until it returns a truthy value; fail after ``deadline`` seconds."""
-    end = time.monotonic() + deadline
-    last: Any = None
-    while True:
-        try:
-            last = probe()
-        except (AssertionError, OSError, httpx.HTTPError) as exc:
-            last = exc
-        else:
-            if last:
-                return last
-        if time.monotonic() > end:
-            pytest.fail(f"{what}: not within {deadline:.0f}s (last: {last!r})")
-        time.sleep(0.25)
+#: What the hand-built VAN's polls tolerate while a route comes up: refused connections,
+#: HTTP errors, a status table without the row yet.
+PROBE_ERRORS = (AssertionError, OSError, httpx.HTTPError)
+settle = functools.partial(wait_for, timeout=20.0, every=0.25, ignoring=PROBE_ERRORS)
 
 
 def get_models(van: Van) -> dict[str, Any] | None:
@@ -204,13 +195,13 @@ def test_a_hand_built_link_carries_the_model_api(van: Van) -> None:
     van.apply(CONSUMER, CONSUMER_NS, [secret, link(LINK, van.hub, RA_PORTS)])
     van.ok(CONSUMER, f"skupper system start -n {CONSUMER_NS}")
 
-    models = wait_for("the hub's model through the local listener", lambda: get_models(van))
+    models = settle(lambda: get_models(van), what="the hub's model through the local listener")
     direct = httpx.get(f"http://{van.hub}:10000/v1/models", timeout=3.0).json()
     assert models == direct and models["data"]
 
-    status = wait_for(
-        "the Link Ready in `skupper link status`",
+    status = settle(
         lambda: (s := van.link_status(LINK)).get("status") == "Ready" and s,
+        what="the Link Ready in `skupper link status`",
     )
     assert status["message"] == "OK"
     listener = van.ok(CONSUMER, f"skupper listener status model -n {CONSUMER_NS}")
@@ -222,9 +213,10 @@ def test_a_crashed_hub_router_stays_down_until_started_by_hand(van: Van) -> None
     assert van.container_state(HUB, router) == "running"
     van.world.fault(HUB, "kill-router")
 
-    wait_for("the local listener to close", lambda: port_closed(van.consumer, LISTENER_PORT))
-    status = wait_for(
-        "the Link not Ready", lambda: (s := van.link_status(LINK)).get("status") != "Ready" and s
+    settle(lambda: port_closed(van.consumer, LISTENER_PORT), what="the local listener to close")
+    status = settle(
+        lambda: (s := van.link_status(LINK)).get("status") != "Ready" and s,
+        what="the Link not Ready",
     )
     assert status["status"] in ("Pending", "Error")
     # podman alone does not restart it, whatever its restart policy ("always"): the route
@@ -242,24 +234,24 @@ def test_a_crashed_hub_router_stays_down_until_started_by_hand(van: Van) -> None
 
     started = van.ok(HUB, f"podman start {router} && podman inspect {router} --format {fmt}")
     assert started.split()[-3:] == ["running", "0", "always"]
-    assert wait_for("the route back", lambda: get_models(van))["data"]
-    wait_for("the Link Ready again", lambda: van.link_status(LINK).get("status") == "Ready")
+    assert settle(lambda: get_models(van), what="the route back")["data"]
+    settle(lambda: van.link_status(LINK).get("status") == "Ready", what="the Link Ready again")
 
 
 def test_a_link_to_a_name_missing_from_the_sans_fails_verification(van: Van) -> None:
     van.apply(CONSUMER, CONSUMER_NS, [link(BAD_LINK, van.hub, BAD_RA_PORTS)])
     van.ok(CONSUMER, f"skupper system reload -n {CONSUMER_NS}")
 
-    status = wait_for(
-        "the certificate error on the Link",
+    status = settle(
         lambda: (
             "certificate verify failed" in (s := van.link_status(BAD_LINK)).get("message", "") and s
         ),
+        what="the certificate error on the Link",
     )
     assert status["status"] == "Error"
     # the good Link comes back after the reload's restart, the bad one stays failed
-    wait_for("the good Link Ready", lambda: van.link_status(LINK).get("status") == "Ready")
-    assert wait_for("the route after the reload", lambda: get_models(van))["data"]
+    settle(lambda: van.link_status(LINK).get("status") == "Ready", what="the good Link Ready")
+    assert settle(lambda: get_models(van), what="the route after the reload")["data"]
     assert van.link_status(BAD_LINK)["status"] != "Ready"
     table = van.ok(CONSUMER, f"skupper link status -n {CONSUMER_NS}")
     row = next(line for line in table.splitlines() if line.strip().startswith(BAD_LINK))
@@ -284,7 +276,7 @@ def test_start_twice_missing_secret_and_teardown(van: Van) -> None:
 
     out = van.ok(CONSUMER, f"skupper system stop -n {CONSUMER_NS}")
     assert f'Namespace "{CONSUMER_NS}" has been removed' in out
-    wait_for("the local listener to close", lambda: port_closed(van.consumer, LISTENER_PORT))
+    settle(lambda: port_closed(van.consumer, LISTENER_PORT), what="the local listener to close")
     # the controller (still installed, polling every second) must not bring it back
     home = van.world.layout.host_dir(CONSUMER) / "home" / NS_DIR.removeprefix("~/")
     end = time.monotonic() + 2.5

@@ -13,9 +13,8 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,6 +27,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
+from polling import wait_for
 from skupper_sandbox import certs, hostenv
 
 T = TypeVar("T")
@@ -35,18 +35,6 @@ GROUP, VERSION = "skupper.io", "v2alpha1"
 API_PORT = 6443
 WORLD_ID = "test-kube"
 _addresses = (f"127.206.0.{n}" for n in itertools.count(10))
-
-
-def wait_for(check: Callable[[], T | None], timeout: float = 10.0, what: str = "condition") -> T:
-    """Poll ``check`` until it returns something truthy, or fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def port_open(address: str, port: int) -> bool:

@@ -38,7 +38,7 @@ def test_a_container_runs_stops_with_143_and_is_removed(host: HostKit) -> None:
     [inspected] = json.loads(host.sh("podman inspect web").stdout)
     assert inspected["State"]["Running"] is True
     assert "GREETING=hi" in inspected["Config"]["Env"]
-    assert wait_for(lambda: "hi from podman" in host.sh("podman logs web").stdout, 5)
+    assert wait_for(lambda: "hi from podman" in host.sh("podman logs web").stdout, timeout=5)
 
     assert host.sh("podman stop web").stdout == "web\n"
     assert host.sh("podman wait web").stdout == "143\n"
@@ -84,7 +84,7 @@ def test_tmpfs_is_recorded_and_visible_to_the_process(host: HostKit) -> None:
     assert run.returncode == 0, run.stderr
     tmpfs = host.sh("podman inspect --format '{{json .HostConfig.Tmpfs}}' t").stdout
     assert json.loads(tmpfs) == {"/tmp": "rw,size=10M,mode=1777"}
-    assert wait_for(lambda: '["/tmp"]' in host.sh("podman logs t").stdout, 5)
+    assert wait_for(lambda: '["/tmp"]' in host.sh("podman logs t").stdout, timeout=5)
     [inspected] = json.loads(host.sh("podman inspect t").stdout)
     private_tmp = {m["Destination"]: m["Source"] for m in inspected["Mounts"]}["/tmp"]
     assert Path(private_tmp).is_dir()
@@ -114,4 +114,4 @@ def test_curl_on_the_host_reaches_the_hosts_own_port(host: HostKit) -> None:
     )
     assert host.sh(serve).returncode == 0
     fetch = f"curl -s -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/"
-    assert wait_for(lambda: host.sh(fetch).stdout == "200", 10)
+    assert wait_for(lambda: host.sh(fetch).stdout == "200", timeout=10)

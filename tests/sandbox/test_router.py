@@ -11,9 +11,8 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +20,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
+from polling import wait_for
 from skupper_sandbox import certs, hostenv
 
 T = TypeVar("T")
@@ -30,18 +30,6 @@ CONTAINER_CERTS = "/etc/skupper-router/runtime/certs"
 MANAGEMENT_PORT = 5671
 INTER_ROUTER_PORT = 55671
 _addresses = (f"127.202.0.{n}" for n in itertools.count(10))
-
-
-def wait_for(check: Callable[[], T | None], timeout: float = 8.0, what: str = "condition") -> T:
-    """Poll ``check`` until it returns something truthy, or fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 @dataclass

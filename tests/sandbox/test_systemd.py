@@ -51,7 +51,7 @@ def test_restart_on_failure_restarts_a_killed_process(host: HostKit) -> None:
         now = show(host, "crashy", "ActiveState", "MainPID", "NRestarts")
         return now["ActiveState"] == "active" and now["MainPID"] not in ("0", first["MainPID"])
 
-    assert wait_for(restarted, 5)
+    assert wait_for(restarted, timeout=5)
     assert show(host, "crashy", "NRestarts")["NRestarts"] == "1"
 
 
@@ -62,7 +62,9 @@ def test_start_watch_unit_with_success_exit_status_sigterm_stops_clean(host: Hos
     )
 
     assert host.sh("systemctl --user start watch.service").returncode == 0
-    assert wait_for(lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "", 5)
+    assert wait_for(
+        lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "", timeout=5
+    )
 
     assert host.sh("systemctl --user stop watch.service").returncode == 0
     state = show(host, "watch", "ActiveState", "Result", "SubState")
@@ -74,7 +76,9 @@ def test_start_watch_unit_without_success_exit_status_ends_failed(host: HostKit)
     assert host.sh("podman create --name router busybox sleep 60").returncode == 0
     host.write_unit("watch.service", START_WATCH.format(name="router", extra=""))
     assert host.sh("systemctl --user start watch.service").returncode == 0
-    assert wait_for(lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "", 5)
+    assert wait_for(
+        lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "", timeout=5
+    )
 
     host.sh("systemctl --user stop watch.service")
 
@@ -87,7 +91,7 @@ def test_start_watch_unit_without_success_exit_status_ends_failed(host: HostKit)
 def test_remain_after_exit_stays_active_after_its_process_exits(host: HostKit) -> None:
     host.write_unit("site.service", "[Service]\nExecStart=/bin/true\nRemainAfterExit=yes\n")
     assert host.sh("systemctl --user start site").returncode == 0
-    assert wait_for(lambda: show(host, "site", "SubState")["SubState"] == "exited", 5)
+    assert wait_for(lambda: show(host, "site", "SubState")["SubState"] == "exited", timeout=5)
     active = host.sh("systemctl --user is-active site.service")
     assert (active.returncode, active.stdout) == (0, "active\n")
     assert show(host, "site", "MainPID")["MainPID"] == "0"
@@ -136,7 +140,7 @@ def test_a_unit_that_keeps_failing_hits_the_start_limit(host: HostKit) -> None:
         "flaky.service", "[Service]\nExecStart=/bin/false\nRestart=always\nRestartSec=10ms\n"
     )
     host.sh("systemctl --user start flaky")
-    assert wait_for(lambda: show(host, "flaky", "Result")["Result"] == "start-limit-hit", 5)
+    assert wait_for(lambda: show(host, "flaky", "Result")["Result"] == "start-limit-hit", timeout=5)
     assert show(host, "flaky", "ActiveState", "NRestarts") == {
         "ActiveState": "failed",
         "NRestarts": "5",

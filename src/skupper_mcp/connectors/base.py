@@ -1,8 +1,9 @@
 """The connector interface: run a shell command on a host and get its result.
 
 One small protocol with two implementations, ``LocalConnector`` (subprocess) and
-``SSHConnector`` (asyncssh). Connectors hold no policy: callers build commands with
-``shell.quote`` and decide what a failure means.
+``SSHConnector`` (asyncssh); the tests add a scripted fake (``tests/fake_connector.py``).
+Connectors hold no policy: callers build commands with ``shell.quote`` and decide what a
+failure means.
 """
 
 from __future__ import annotations
@@ -66,6 +67,11 @@ class Connector(Protocol):
     @property
     def host(self) -> str:
         """The host name used in results and errors (the topology's name, e.g. rhel-ai)."""
+        ...
+
+    async def connect(self) -> None:
+        """Open the connection if it is not open (nothing to do for local commands).
+        Raises ``ConnectError`` (or ``HostKeyError``) when the host cannot be reached."""
         ...
 
     async def run(

@@ -30,6 +30,9 @@ class LocalConnector:
         """The host name used in results and errors."""
         return self._name
 
+    async def connect(self) -> None:
+        """Nothing to open; present for the Connector interface."""
+
     async def run(
         self,
         command: str,

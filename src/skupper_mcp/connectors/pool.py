@@ -5,20 +5,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 from skupper_mcp.connectors.base import Connector, SSHOptions, SSHTarget
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.connectors.ssh import SSHConnector
 
-__all__ = ["ConnectorPool"]
+__all__ = ["ConnectorFactory", "ConnectorPool", "default_factory"]
+
+#: (host name, SSH target or None for local commands, SSH options) -> a connector.
+ConnectorFactory = Callable[[str, SSHTarget | None, SSHOptions], Connector]
+
+
+def default_factory(name: str, target: SSHTarget | None, options: SSHOptions) -> Connector:
+    """Local commands when there is no SSH target, else SSH (not yet connected)."""
+    if target is None:
+        return LocalConnector(name)
+    return SSHConnector(name, target, options)
 
 
 class ConnectorPool:
     """Hands out connectors, keyed by (host name, SSH target). ``options`` apply to every
-    SSH host. The MCP server keeps one pool; the CLI one per invocation."""
+    SSH host; ``factory`` makes the connectors (tests pass one that makes fakes). The MCP
+    server keeps one pool; the CLI one per invocation."""
 
-    def __init__(self, options: SSHOptions | None = None) -> None:
+    def __init__(
+        self, options: SSHOptions | None = None, factory: ConnectorFactory | None = None
+    ) -> None:
         self._options = options or SSHOptions()
+        self._factory = factory or default_factory
         self._connectors: dict[tuple[str, SSHTarget | None], Connector] = {}
 
     @property
@@ -36,13 +51,9 @@ class ConnectorPool:
         key = (name, target)
         connector = self._connectors.get(key)
         if connector is None:
-            if target is None:
-                connector = LocalConnector(name)
-            else:
-                connector = SSHConnector(name, target, self._options)
+            connector = self._factory(name, target, self._options)
             self._connectors[key] = connector
-        if isinstance(connector, SSHConnector):
-            await connector.connect()
+        await connector.connect()
         return connector
 
     async def close(self) -> None:

@@ -5,6 +5,9 @@ The cluster links directly to the providers in ``CRC_DIRECT_LINKS`` and to the l
 (through which it reaches the others); each link is a ``kubernetes.io/tls`` Secret made from
 the peer's client certificate plus a Link. After a link or its Secret changes, the router
 pod is deleted so that its replacement mounts the Secret (the seed's Known Issues).
+
+The planning helpers are pure: from the topology, the cluster's recorded state and the
+peers' client certificates (read beforehand by ``fetch_certs``) to resources.
 """
 
 from __future__ import annotations
@@ -14,25 +17,34 @@ import time
 
 from ..errors import NotReadyError
 from ..sites import resources as cr
-from ..sites.kube import ClusterSite, KubeState, ready, status_of
+from ..sites.kube import (
+    ClusterSite,
+    KubeState,
+    ready,
+    status_of,
+)
 from ..sites.resources import ClientCert, LinkTarget, Resource
+from ..sites.work import ApiCall
+from ..topology import Topology
 from ..vocabulary import LOCAL_HOST
-from .runner import SITE_ERRORS
+from .runner import SITE_ERRORS, Action
 from .scope import site_ref
 from .sitemap import SiteMap
+
+Certs = dict[str, ClientCert | None]
 
 LINK_DEADLINE = 30.0
 
 
-def link_targets(sites: SiteMap) -> dict[str, LinkTarget]:
+def link_targets(topology: Topology) -> dict[str, LinkTarget]:
     """host -> where the cluster's link to it goes."""
-    topo = sites.topology
-    assert topo.kubernetes is not None
+    assert topology.kubernetes is not None
     targets = {}
-    for host in topo.kubernetes.direct_links:
-        p = sites.provider(host)
+    providers = {p.name: p for p in topology.providers}
+    for host in topology.kubernetes.direct_links:
+        p = providers[host]
         targets[host] = LinkTarget(p.site_name, p.public_host, p.inter_router_port, p.edge_port)
-    local = topo.local
+    local = topology.local
     targets[LOCAL_HOST] = LinkTarget(
         local.site_name,
         local.public_host or local.listener_host,
@@ -42,18 +54,19 @@ def link_targets(sites: SiteMap) -> dict[str, LinkTarget]:
     return targets
 
 
-def kube_secret_names(sites: SiteMap) -> tuple[str, ...]:
-    return tuple(cr.link_name(t.site) for t in link_targets(sites).values())
+def kube_secret_names(topology: Topology) -> tuple[str, ...]:
+    return tuple(cr.link_name(t.site) for t in link_targets(topology).values())
 
 
-def base_resources(sites: SiteMap) -> list[Resource]:
+def base_resources(topology: Topology) -> list[Resource]:
     """Site and Listeners: what the cluster needs regardless of links."""
-    kube = sites.topology.kubernetes
+    kube = topology.kubernetes
     assert kube is not None
+    keys = {p.name: p.routing_key for p in topology.providers}
     found = [cr.site(kube.site_name)]
     for host, port in kube.listeners.items():
         name = f"model-listener-{host}"
-        found.append(cr.listener(name, sites.provider(host).routing_key, name, port))
+        found.append(cr.listener(name, keys[host], name, port))
     return found
 
 
@@ -66,14 +79,21 @@ async def fetch_cert(sites: SiteMap, host: str, site_name: str) -> ClientCert | 
         return None
 
 
-async def link_resources(sites: SiteMap, state: KubeState) -> tuple[list[Resource], list[str]]:
+async def fetch_certs(sites: SiteMap, targets: dict[str, LinkTarget]) -> Certs:
+    """host -> its link client certificate (None when it cannot be read now), concurrently."""
+    found = await asyncio.gather(*(fetch_cert(sites, h, t.site) for h, t in targets.items()))
+    return dict(zip(targets, found, strict=True))
+
+
+def link_resources(
+    topology: Topology, state: KubeState, certs: Certs
+) -> tuple[list[Resource], list[str]]:
     """Secrets and Links for every link target, and the hosts whose client certificate
     could not be read (and of which the cluster has no copy yet)."""
-    targets = link_targets(sites)
-    certs = await asyncio.gather(*(fetch_cert(sites, h, t.site) for h, t in targets.items()))
     wanted: list[Resource] = []
     problems: list[str] = []
-    for (host, target), cert in zip(targets.items(), certs, strict=True):
+    for host, target in link_targets(topology).items():
+        cert = certs.get(host)
         if cert is not None:
             wanted.append(cr.link_secret(target, cert))
         elif state.secrets.get(cr.link_name(target.site)) is None:
@@ -81,6 +101,11 @@ async def link_resources(sites: SiteMap, state: KubeState) -> tuple[list[Resourc
             continue
         wanted.append(cr.link(target))
     return wanted, problems
+
+
+def differing(state: KubeState, wanted: list[Resource]) -> list[Resource]:
+    """The resources the cluster does not have as wanted yet."""
+    return [r for r in wanted if not cr.same(r, state.existing(r))]
 
 
 async def wait_links(site: ClusterSite, names: list[str], deadline: float) -> str:
@@ -103,6 +128,10 @@ async def wait_links(site: ClusterSite, names: list[str], deadline: float) -> st
         await asyncio.sleep(0.5)
 
 
-def differing(state: KubeState, wanted: list[Resource]) -> list[Resource]:
-    """The resources the cluster does not have as wanted yet."""
-    return [r for r in wanted if not cr.same(r, state.existing(r))]
+def wait_for_links(site: ClusterSite, names: list[str]) -> Action:
+    return Action(
+        "wait for links",
+        tuple(ApiCall("wait", "Link", n) for n in names),
+        lambda: wait_links(site, names, time.monotonic() + LINK_DEADLINE),
+        changes=False,
+    )

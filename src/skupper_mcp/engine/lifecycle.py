@@ -50,7 +50,7 @@ class Lifecycle:
             self._kube_api = KubeConnector(
                 kube.kubeconfig, kube.context, KUBE_TIMEOUT, namespace=kube.namespace
             )
-        return ClusterSite(self._kube_api, kube.namespace, kube_secret_names(self.sites))
+        return ClusterSite(self._kube_api, kube.namespace, kube_secret_names(self.topology))
 
     async def setup(
         self, precheck: Callable[[], Awaitable[CheckResult]], plan: bool, progress: Progress | None

@@ -1,8 +1,10 @@
 """Per-site bookkeeping for an operation: actions planned from state, run or only listed.
 
-An ``Action`` is a named step with the coroutine that performs it. ``SiteRun`` runs a
-site's actions in order (or, for a plan, lists them), times each one, and turns the first
-failure into the site's ``failed`` outcome, so one host's failure never loses the others.
+An ``Action`` is a named step with what it will run as data (``does``: scripts for a podman
+host, API calls for the cluster, built by the site layer) and the coroutine that runs it
+through the site's connector. ``SiteRun`` runs a site's actions in order (or, for a plan,
+lists them with what would run), times each one, and turns the first failure into the
+site's ``failed`` outcome, so one host's failure never loses the others.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from dataclasses import dataclass, field
 
 from ..errors import CommandError, CommandTimeout, ConnectError, KubeError, SkupperMcpError
 from ..models import Outcome, SiteResult, Step
+from ..sites.kube import ClusterSite
+from ..sites.podman import PodmanSite
+from ..sites.work import ApiCall, Script, Work, summary
 from ..vocabulary import Progress
 from .scope import SiteRef
 
@@ -27,8 +32,24 @@ SITE_ERRORS: tuple[type[BaseException], ...] = (SkupperMcpError,)
 @dataclass
 class Action:
     name: str
+    does: tuple[Work, ...]
     run: Callable[[], Awaitable[str]]
     changes: bool = True
+
+    @property
+    def plan_detail(self) -> str:
+        """What a plan says for this step: ``would run: <commands>``, never stdin."""
+        return f"would run: {summary(self.does)}" if self.does else "would run"
+
+
+def on_host(name: str, site: PodmanSite, script: Script, changes: bool = True) -> Action:
+    """A step that runs one script on a podman host."""
+    return Action(name, (script,), lambda: site.execute(script), changes)
+
+
+def on_cluster(name: str, site: ClusterSite, calls: tuple[ApiCall, ...]) -> Action:
+    """A step that makes API calls of one verb on the cluster."""
+    return Action(name, calls, lambda: site.execute(calls))
 
 
 @dataclass
@@ -62,7 +83,7 @@ class SiteRun:
         """Run (or, in a plan, list) actions in order; stop at the first failure."""
         for action in actions:
             if self.plan:
-                self.steps.append(Step(name=action.name, ok=True, detail="would run"))
+                self.steps.append(Step(name=action.name, ok=True, detail=action.plan_detail))
                 self.changed = self.changed or action.changes
                 await self._say(f"{self.ref.host}: {action.name}: planned")
                 continue

@@ -6,7 +6,9 @@ reload`` only when inputs changed; tmpfs router re-creation where flagged); the 
 (Site, RouterAccess, Listeners, and Links built by hand from each hub's client certificate);
 the Kubernetes site; ``chmod -R o+r`` on certs; auto-restart units everywhere; verify. Each
 step runs only when the state read at the start says it is needed, so a second setup
-changes nothing.
+changes nothing. The planning functions (``podman_setup_actions``, ``local_resources``,
+``kube_setup_actions``) are pure: the reads (site states, client certificates, the last
+backup's CA) happen before them.
 """
 
 from __future__ import annotations
@@ -20,22 +22,23 @@ from ..facts.site_state import SiteState
 from ..models import Check, CheckResult, OperationResult
 from ..sites import resources as cr
 from ..sites import units
-from ..sites.kube import ready
+from ..sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, ready
 from ..sites.podman import PodmanSite
-from ..sites.resources import LinkTarget, Resource
-from ..topology import ProviderHost
+from ..sites.resources import ClientCert, LinkTarget, Resource
+from ..topology import ProviderHost, Topology
 from ..vocabulary import LOCAL_HOST, Progress
 from . import model_actions as actions_for
 from .backups import Backups
 from .cluster import (
-    LINK_DEADLINE,
+    Certs,
     base_resources,
     differing,
-    fetch_cert,
+    fetch_certs,
     link_resources,
-    wait_links,
+    link_targets,
+    wait_for_links,
 )
-from .runner import SITE_ERRORS, Action, SiteRun, describe
+from .runner import SITE_ERRORS, Action, SiteRun, describe, on_cluster, on_host
 from .scope import SiteRef
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView
@@ -71,18 +74,18 @@ def podman_setup_actions(
     podman = state.podman_path or "podman"
     todo: list[Action] = []
     if units.controller_container(state.user) not in state.containers:
-        todo.append(Action("install system controller", site.install_controller))
+        todo.append(on_host("install system controller", site, site.install_controller()))
     changed = [r for r in desired if not cr.same(r, state.input_resources.get(cr.key(r)))]
     if changed:
-        todo.append(Action("apply resources", lambda: site.apply(changed)))
+        todo.append(on_host("apply resources", site, site.apply(changed)))
     rendering = False
     if not state.rendered:
         if restore_ca:
-            todo.append(Action("restore site CA", lambda: site.restore_issuer(restore_ca)))
-        todo.append(Action("skupper system start", lambda: site.render(True)))
+            todo.append(on_host("restore site CA", site, site.restore_issuer(restore_ca)))
+        todo.append(on_host("skupper system start", site, site.render(True)))
         rendering = True
     elif changed or units.router_container(ns) not in state.containers:
-        todo.append(Action("skupper system reload", lambda: site.render(False)))
+        todo.append(on_host("skupper system reload", site, site.render(False)))
         rendering = True
     router_unit = units.router_unit(ns)
     recreate = tmpfs and (
@@ -91,19 +94,22 @@ def podman_setup_actions(
         or not (state.router.has_tmpfs and state.router.has_ssl_base_path)
     )
     if recreate:
+        stop = site.systemctl("stop", [router_unit])
 
         async def recreate_router() -> str:
-            await site.systemctl("stop", [router_unit])
+            # The container as rendered now (a start or reload above may have replaced it).
+            await site.execute(stop)
             fresh = await site.read()
             if fresh.router is None:
                 raise SiteStateError(
                     site.host, f"the router container of {ns!r} is missing on {site.host}"
                 )
-            return await site.recreate_router_with_tmpfs(fresh.router)
+            return await site.execute(site.recreate_router_with_tmpfs(fresh.router))
 
-        todo.append(Action("recreate router with tmpfs /tmp", recreate_router))
+        planned = (stop, site.recreate_router_with_tmpfs(state.router))
+        todo.append(Action("recreate router with tmpfs /tmp", planned, recreate_router))
     if rendering or state.certs_private:
-        todo.append(Action("chmod -R o+r certs", site.open_certs))
+        todo.append(on_host("chmod -R o+r certs", site, site.open_certs()))
     wanted = units.site_units(ns, state.user, podman)
     stale_units = [
         w.name
@@ -111,47 +117,73 @@ def podman_setup_actions(
         if rendering or state.unit_files.get(w.name) != w.content or w.name in state.enabled_at_boot
     ]
     if stale_units or state.watch_script != units.watch_script(podman):
-        todo.append(Action("install auto-restart units", lambda: site.install_units(state)))
+        todo.append(on_host("install auto-restart units", site, site.install_units(state)))
     restart = [
         w.name for w in wanted if w.name in stale_units or (recreate and w.name == router_unit)
     ]
     start = [w.name for w in wanted if w.name not in restart and not state.unit(w.name).active]
     if restart:
-        todo.append(Action("restart units", lambda: site.systemctl("restart", restart)))
+        todo.append(on_host("restart units", site, site.systemctl("restart", restart)))
     if start:
-        todo.append(Action("start units", lambda: site.systemctl("start", start)))
+        todo.append(on_host("start units", site, site.systemctl("start", start)))
     return todo
 
 
-async def kube_setup_actions(
-    sites: SiteMap, view: SiteView, plan: bool
+def kube_setup_actions(
+    topology: Topology, site: ClusterSite, state: KubeState, certs: Certs
 ) -> tuple[list[Action], list[str]]:
-    """Everything the cluster's site needs, only what differs."""
-    site, state = view.kube, view.kube_state
-    assert site is not None and state is not None
-    links, problems = await link_resources(sites, state)
-    base = differing(state, base_resources(sites))
+    """Everything the cluster's site needs, only what differs; and the peers it cannot
+    link to yet (no client certificate)."""
+    links, problems = link_resources(topology, state, certs)
+    base = differing(state, base_resources(topology))
     link_changes = differing(state, links)
     todo: list[Action] = []
     if base:
-        todo.append(Action("apply site and listeners", lambda: site.apply(base)))
+        todo.append(on_cluster("apply site and listeners", site, apply_calls(base)))
     if link_changes:
-        todo.append(Action("apply links", lambda: site.apply(link_changes)))
-        todo.append(Action("restart router pod", site.restart_router))
+        todo.append(on_cluster("apply links", site, apply_calls(link_changes)))
+        todo.append(on_cluster("restart router pod", site, (RESTART_ROUTER,)))
     names = [r["metadata"]["name"] for r in links if r["kind"] == "Link"]
     if names and (todo or not all(ready(state.links.get(n)) for n in names)):
-        todo.append(
-            Action(
-                "wait for links",
-                lambda: wait_links(site, names, time.monotonic() + LINK_DEADLINE),
-                changes=False,
-            )
-        )
+        todo.append(wait_for_links(site, names))
     return todo, problems
+
+
+def local_resources(
+    topology: Topology, state: SiteState, certs: dict[str, ClientCert | None]
+) -> tuple[list[Resource], list[str]]:
+    """What the local site should hold: Site, RouterAccess, a Listener per provider and a
+    Link (with its Secret, from the hub's client certificate) to each; and the providers it
+    cannot link to yet (no certificate now, and no Secret from an earlier setup)."""
+    local = topology.local
+    desired: list[Resource] = [
+        cr.site(local.site_name),
+        cr.router_access(local.site_name, local.inter_router_port, local.edge_port, local.sans),
+    ]
+    desired += [
+        cr.listener(p.routing_key, p.routing_key, "0.0.0.0", p.local_port)
+        for p in topology.providers
+    ]
+    missing = []
+    for p in topology.providers:
+        target = hub_target(p)
+        cert = certs.get(p.name)
+        if cert is not None:
+            desired.append(cr.link_secret(target, cert))
+        elif state.input_resources.get(("Secret", cr.link_name(p.site_name))) is None:
+            missing.append(p.name)
+            continue
+        desired.append(cr.link(target))
+    return desired, missing
 
 
 async def _noop() -> str:
     return "planned"
+
+
+def _once_set_up(host: str) -> Action:
+    """A plan's step for a link whose peer this very setup will create first."""
+    return Action(f"link to {host} once it is set up", (), _noop)
 
 
 class Setup:
@@ -249,32 +281,10 @@ class Setup:
         if run.failed or view.state is None:
             return
         topo = self.sites.topology
-        local = topo.local
-        desired: list[Resource] = [
-            cr.site(local.site_name),
-            cr.router_access(local.site_name, local.inter_router_port, local.edge_port, local.sans),
-        ]
-        desired += [
-            cr.listener(p.routing_key, p.routing_key, "0.0.0.0", p.local_port)
-            for p in topo.providers
-        ]
-        certs = await asyncio.gather(
-            *(fetch_cert(self.sites, p.name, p.site_name) for p in topo.providers)
-        )
-        missing = []
-        for p, cert in zip(topo.providers, certs, strict=True):
-            target = hub_target(p)
-            existing = view.state.input_resources.get(("Secret", cr.link_name(p.site_name)))
-            if cert is not None:
-                desired.append(cr.link_secret(target, cert))
-            elif existing is None:
-                missing.append(p.name)
-                continue
-            desired.append(cr.link(target))
+        certs = await fetch_certs(self.sites, {p.name: hub_target(p) for p in topo.providers})
+        desired, missing = local_resources(topo, view.state, certs)
         if missing and run.plan:
-            await run.perform(
-                [Action(f"link to {name} once it is set up", _noop) for name in missing]
-            )
+            await run.perform([_once_set_up(name) for name in missing])
         elif missing:
             await run.note("links", f"no link yet to {', '.join(missing)}: not set up", ok=False)
         await self._podman(run, view, desired, tmpfs=False)
@@ -284,10 +294,13 @@ class Setup:
     async def _kube(self, run: SiteRun, view: SiteView, plan: bool) -> None:
         if run.failed:
             return
-        todo, problems = await kube_setup_actions(self.sites, view, plan)
+        assert view.kube is not None and view.kube_state is not None
+        topo = self.sites.topology
+        certs = await fetch_certs(self.sites, link_targets(topo))
+        todo, problems = kube_setup_actions(topo, view.kube, view.kube_state, certs)
         if plan and problems:
             # A plan before the peers exist: their certificates come from this very setup.
-            todo += [Action(f"link to {host} once it is set up", _noop) for host in problems]
+            todo += [_once_set_up(host) for host in problems]
             problems = []
         if not todo and not problems:
             await run.note("setup", "already set up", seconds=view.seconds)

@@ -166,7 +166,7 @@ class Status:
         kube = topo.kubernetes
         if kube is not None:
             kube_view = views.get(kube.name)
-            for target in link_targets(self.sites).values():
+            for target in link_targets(self.sites.topology).values():
                 name = cr.link_name(target.site)
                 if kube_view is not None and kube_view.kube_state is not None:
                     status = status_of(kube_view.kube_state.links.get(name))

@@ -12,14 +12,16 @@ import asyncio
 from ..facts.site_state import SiteState
 from ..models import OperationResult
 from ..sites import resources as cr
+from ..sites.kube import ClusterSite, KubeState, delete_calls
 from ..sites.podman import PodmanSite
+from ..topology import Topology
 from ..vocabulary import Progress
 from . import model_actions as actions_for
 from .backups import Backups, check_complete
 from .cluster import base_resources, link_targets
-from .runner import Action, SiteRun
+from .runner import Action, SiteRun, on_cluster, on_host
 from .scope import sites as all_sites
-from .sitemap import SiteMap, SiteView, served_models
+from .sitemap import SiteMap, served_models
 from .updown import operation_result
 
 
@@ -38,21 +40,19 @@ def podman_teardown_actions(
         return f"inputs and CA saved to {path}"
 
     return [
-        Action("back up inputs and CA", backup, changes=False),
-        Action("remove site", lambda: site.remove(state)),
+        Action("back up inputs and CA", (site.backup_script(),), backup, changes=False),
+        on_host("remove site", site, site.remove(state)),
     ]
 
 
-def kube_teardown_actions(sites: SiteMap, view: SiteView) -> list[Action]:
-    site, state = view.kube, view.kube_state
-    assert site is not None and state is not None
-    names = [cr.link_name(t.site) for t in link_targets(sites).values()]
+def kube_teardown_actions(topology: Topology, site: ClusterSite, state: KubeState) -> list[Action]:
+    names = [cr.link_name(t.site) for t in link_targets(topology).values()]
     keys = [("Link", n) for n in names if n in state.links]
     keys += [("Secret", n) for n in names if n in state.secrets]
-    keys += [cr.key(r) for r in base_resources(sites)[1:] if state.existing(r) is not None]
+    keys += [cr.key(r) for r in base_resources(topology)[1:] if state.existing(r) is not None]
     if state.site is not None:
         keys.append(("Site", state.site["metadata"]["name"]))
-    return [Action("remove skupper resources", lambda: site.delete(keys))] if keys else []
+    return [on_cluster("remove skupper resources", site, delete_calls(keys))] if keys else []
 
 
 class Teardown:
@@ -72,7 +72,8 @@ class Teardown:
             if not view.usable(run):
                 continue
             if view.kube is not None:
-                todo = kube_teardown_actions(self.sites, view)
+                assert view.kube_state is not None
+                todo = kube_teardown_actions(topo, view.kube, view.kube_state)
             else:
                 assert view.podman is not None and view.state is not None
                 todo = podman_teardown_actions(ref.host, view.podman, view.state, self.backups)

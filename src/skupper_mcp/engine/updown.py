@@ -15,20 +15,28 @@ from ..facts.site_state import SiteState
 from ..models import ModelAction, OperationResult, SiteResult
 from ..sites import resources as cr
 from ..sites import units
-from ..sites.kube import ready
+from ..sites.kube import (
+    RESTART_ROUTER,
+    ClusterSite,
+    KubeState,
+    apply_calls,
+    delete_calls,
+    ready,
+)
 from ..sites.podman import PodmanSite
 from ..topology import Topology
 from ..vocabulary import LOCAL_HOST, Progress
 from . import model_actions as actions_for
 from .cluster import (
-    LINK_DEADLINE,
+    Certs,
     base_resources,
     differing,
+    fetch_certs,
     link_resources,
     link_targets,
-    wait_links,
+    wait_for_links,
 )
-from .runner import Action, SiteRun
+from .runner import Action, SiteRun, on_cluster, on_host
 from .scope import SiteRef, local_stops, resolve_target, scope
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView, served_models
@@ -60,9 +68,9 @@ def podman_up_actions(site: PodmanSite, state: SiteState) -> list[Action]:
     controller = units.controller_unit(state.user)
     router = units.router_unit(ns)
     if not state.unit(controller).active:
-        todo.append(Action("start controller", lambda: site.systemctl("start", [controller])))
+        todo.append(on_host("start controller", site, site.systemctl("start", [controller])))
     if not state.unit(router).active:
-        todo.append(Action("start router", lambda: site.systemctl("start", [router])))
+        todo.append(on_host("start router", site, site.systemctl("start", [router])))
     return todo
 
 
@@ -74,23 +82,23 @@ def podman_down_actions(site: PodmanSite, state: SiteState, tmpfs: bool) -> list
     router = units.router_unit(ns)
     container = units.router_container(ns)
     if state.unit(router).active:
-        todo.append(Action("stop router", lambda: site.systemctl("stop", [router])))
+        todo.append(on_host("stop router", site, site.systemctl("stop", [router])))
     if tmpfs and state.container_running(container):
-        todo.append(Action("podman stop router", lambda: site.podman_stop(container)))
+        todo.append(on_host("podman stop router", site, site.podman_stop(container)))
     if state.unit(controller).active:
-        todo.append(Action("stop controller", lambda: site.systemctl("stop", [controller])))
+        todo.append(on_host("stop controller", site, site.systemctl("stop", [controller])))
     return todo
 
 
-async def kube_up_actions(sites: SiteMap, view: SiteView, live: set[str]) -> list[Action]:
+def kube_up_actions(
+    topology: Topology, site: ClusterSite, state: KubeState, certs: Certs, live: set[str]
+) -> list[Action]:
     """``up crc``: re-create the links to live peers that are not connected, restart the
     router pod so it mounts their Secrets, and wait for them. A link to a peer that is down
     is left alone: it could not connect, and re-creating it every time would never settle."""
-    site, state = view.kube, view.kube_state
-    assert site is not None and state is not None
-    links, _ = await link_resources(sites, state)
-    base = differing(state, base_resources(sites))
-    hosts = {cr.link_name(t.site): h for h, t in link_targets(sites).items()}
+    links, _ = link_resources(topology, state, certs)
+    base = differing(state, base_resources(topology))
+    hosts = {cr.link_name(t.site): h for h, t in link_targets(topology).items()}
     wanted = [r for r in links if hosts.get(r["metadata"]["name"]) in live]
     broken = [
         r
@@ -100,7 +108,7 @@ async def kube_up_actions(sites: SiteMap, view: SiteView, live: set[str]) -> lis
     ]
     todo: list[Action] = []
     if base:
-        todo.append(Action("apply site and listeners", lambda: site.apply(base)))
+        todo.append(on_cluster("apply site and listeners", site, apply_calls(base)))
     if broken:
         stale = [
             cr.key(r)
@@ -108,27 +116,19 @@ async def kube_up_actions(sites: SiteMap, view: SiteView, live: set[str]) -> lis
             if r["kind"] == "Link" and r["metadata"]["name"] in state.links
         ]
         if stale:
-            todo.append(Action("delete stale links", lambda: site.delete(stale)))
-        todo.append(Action("create links", lambda: site.apply(broken)))
-        todo.append(Action("restart router pod", site.restart_router))
+            todo.append(on_cluster("delete stale links", site, delete_calls(stale)))
+        todo.append(on_cluster("create links", site, apply_calls(broken)))
+        todo.append(on_cluster("restart router pod", site, (RESTART_ROUTER,)))
         names = [r["metadata"]["name"] for r in wanted if r["kind"] == "Link"]
-        todo.append(
-            Action(
-                "wait for links",
-                lambda: wait_links(site, names, time.monotonic() + LINK_DEADLINE),
-                changes=False,
-            )
-        )
+        todo.append(wait_for_links(site, names))
     return todo
 
 
-async def kube_down_actions(sites: SiteMap, view: SiteView) -> list[Action]:
+def kube_down_actions(topology: Topology, site: ClusterSite, state: KubeState) -> list[Action]:
     """``down crc``: delete the cluster's links (the Secrets stay for the next ``up``)."""
-    site, state = view.kube, view.kube_state
-    assert site is not None and state is not None
-    names = [cr.link_name(t.site) for t in link_targets(sites).values()]
+    names = [cr.link_name(t.site) for t in link_targets(topology).values()]
     present = [("Link", n) for n in names if n in state.links]
-    return [Action("delete links", lambda: site.delete(present))] if present else []
+    return [on_cluster("delete links", site, delete_calls(present))] if present else []
 
 
 class UpDown:
@@ -184,7 +184,9 @@ class UpDown:
         """After the podman sites: the cluster's links can only connect to peers that are up."""
         if not view.usable(run):
             return
-        todo = await kube_up_actions(self.sites, view, live)
+        assert view.kube is not None and view.kube_state is not None
+        certs = await fetch_certs(self.sites, link_targets(self.topology))
+        todo = kube_up_actions(self.topology, view.kube, view.kube_state, certs, live)
         if not todo:
             await run.note("up", "links already connected", seconds=view.seconds)
         await run.perform(todo)
@@ -261,7 +263,8 @@ class UpDown:
                 await run.note("keep local site", why)
                 continue
             if ref.platform == "kubernetes":
-                todo = await kube_down_actions(self.sites, view)
+                assert view.kube is not None and view.kube_state is not None
+                todo = kube_down_actions(self.topology, view.kube, view.kube_state)
             else:
                 assert view.podman is not None and view.state is not None
                 tmpfs = ref.role == "provider" and self.sites.provider(ref.host).tmpfs_workaround

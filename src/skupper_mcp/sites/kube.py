@@ -1,8 +1,9 @@
 """Skupper on the Kubernetes consumer site (e.g. CRC), through the Kubernetes API.
 
-Reads the site's objects concurrently and applies desired CRs. The router pod is restarted
-after a link's Secret changes: the kube-adaptor mounts only the TLS Secrets that existed
-when the pod started (the seed's Known Issues).
+Reads the site's objects concurrently; changes are ``ApiCall`` lists (data, built by
+``apply_calls``, ``delete_calls`` and ``RESTART_ROUTER``) that ``ClusterSite.execute`` runs.
+The router pod is restarted after a link's Secret changes: the kube-adaptor mounts only the
+TLS Secrets that existed when the pod started (the seed's Known Issues).
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from typing import Any
 from ..connectors.kube import KubeConnector
 from ..vocabulary import KUBE_HOST
 from .resources import Resource, key
+from .work import ApiCall
 
 ROUTER_SELECTOR = "skupper.io/component=router"
+#: Delete the router pod so its Deployment recreates it with the current Secrets mounted.
+RESTART_ROUTER = ApiCall("delete", "Pod", f"-l {ROUTER_SELECTOR}")
 PLURALS = {
     "Site": "sites",
     "Listener": "listeners",
@@ -23,6 +27,15 @@ PLURALS = {
     "Link": "links",
     "RouterAccess": "routeraccesses",
 }
+
+
+def apply_calls(resources: list[Resource]) -> tuple[ApiCall, ...]:
+    """Create or update each resource, in order (Secrets before the Links that use them)."""
+    return tuple(ApiCall("apply", *key(r), body=r) for r in resources)
+
+
+def delete_calls(keys: list[tuple[str, str]]) -> tuple[ApiCall, ...]:
+    return tuple(ApiCall("delete", kind, name) for kind, name in keys)
 
 
 def status_of(obj: dict[str, Any] | None) -> str:
@@ -107,6 +120,18 @@ class ClusterSite:
             if exc.status == 404:
                 return None
             raise
+
+    async def execute(self, calls: tuple[ApiCall, ...]) -> str:
+        """Run calls of one verb built by ``apply_calls``, ``delete_calls`` or
+        ``RESTART_ROUTER``; the step's detail."""
+        verbs = {c.verb for c in calls}
+        if calls == (RESTART_ROUTER,):
+            return await self.restart_router()
+        if verbs == {"apply"}:
+            return await self.apply([c.body for c in calls if c.body is not None])
+        if verbs == {"delete"}:
+            return await self.delete([(c.kind, c.name) for c in calls])
+        raise ValueError(f"cannot run {', '.join(c.summary for c in calls)} as one step")
 
     async def apply(self, resources: list[Resource]) -> str:
         """Create or update resources in order; Secrets before the Links that use them."""

@@ -1,8 +1,9 @@
 """Skupper on one podman host (a provider hub or the local consumer), through a connector.
 
-Every method runs one remote command (a small script), raises the connector's errors on
-failure, and returns a one-line detail for the step that ran it. Deciding *which* methods to
-call is the engine's job; this module only knows how.
+The reads (``read``, ``client_cert``, ``backup_archive``) run at once. Every change is built
+first as a ``Script`` (data: the script, a one-line summary, the detail it reports) and run by
+``execute``, which raises the connector's errors on failure; so a plan can show what would run.
+Deciding *which* scripts to run is the engine's job; this module only knows how.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import yaml
 
 from ..connectors.base import Connector
-from ..connectors.shell import ENV_PRELUDE, quote
+from ..connectors.shell import quote
 from ..errors import SiteStateError
 from ..facts.site_state import (
     RouterContainer,
@@ -27,9 +28,9 @@ from ..facts.site_state import (
 )
 from . import units
 from .resources import ClientCert, Resource
+from .work import Script
 
 READ_TIMEOUT = 30.0
-SKUPPER_TIMEOUT = 120.0
 TMPFS_SPEC = "/tmp:rw,size=10M,mode=1777"
 SSL_PROFILE_BASE_PATH = "/etc/skupper-router"
 # Environment podman adds by itself; never copy it onto a re-created container.
@@ -61,11 +62,15 @@ class PodmanSite:
             f'"${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/"{quote(self.namespace)}'
         )
 
-    async def _run(
-        self, *lines: str, timeout: float = SKUPPER_TIMEOUT, stdin: str | None = None
-    ) -> str:
-        script = "\n".join([ENV_PRELUDE, "set -e", *lines])
-        result = await self.connector.run(script, timeout=timeout, check=True, stdin=stdin)
+    async def execute(self, script: Script) -> str:
+        """Run a script built by this site; its ``done`` line on success."""
+        await self._output(script)
+        return script.done
+
+    async def _output(self, script: Script) -> str:
+        result = await self.connector.run(
+            script.text, timeout=script.timeout, check=True, stdin=script.stdin
+        )
         return result.stdout
 
     async def read(self) -> SiteState:
@@ -83,40 +88,51 @@ class PodmanSite:
             )
         return state
 
-    async def install_controller(self) -> str:
-        await self._run("skupper system install")
-        return "system controller installed"
+    def install_controller(self) -> Script:
+        return Script(
+            "skupper system install", ("skupper system install",), "system controller installed"
+        )
 
-    async def apply(self, resources: list[Resource]) -> str:
-        """Write resources into input/resources (``skupper system apply``)."""
+    def apply(self, resources: list[Resource]) -> Script:
+        """Write resources into input/resources (``skupper system apply``); the documents
+        (a link's Secret holds a private key) travel on stdin."""
         docs = yaml.safe_dump_all(resources, sort_keys=False)
-        await self._run(f"skupper system apply -n {quote(self.namespace)} -f -", stdin=docs)
+        command = f"skupper system apply -n {quote(self.namespace)} -f -"
         names = ", ".join(f"{r['kind']}/{r['metadata']['name']}" for r in resources)
-        return f"applied {names}"
+        return Script(f"{command} ({names})", (command,), f"applied {names}", stdin=docs)
 
-    async def render(self, first_time: bool) -> str:
+    def render(self, first_time: bool) -> Script:
         """``system start`` the first time, ``system reload`` when the inputs changed."""
         verb = "start" if first_time else "reload"
-        await self._run(f"skupper system {verb} -n {quote(self.namespace)}")
-        return f"skupper system {verb}"
+        command = f"skupper system {verb} -n {quote(self.namespace)}"
+        return Script(command, (command,), f"skupper system {verb}")
 
-    async def recreate_router_with_tmpfs(self, router: RouterContainer) -> str:
-        """Re-create the router container with a tmpfs /tmp and SSL_PROFILE_BASE_PATH.
+    def recreate_router_with_tmpfs(self, router: RouterContainer | None) -> Script:
+        """Re-create the router container with a tmpfs /tmp and SSL_PROFILE_BASE_PATH, from
+        its ``podman inspect`` (None in a plan made before the container exists).
 
         Setup only: the flags live in the container, so later podman stop/start (and the
         auto-restart unit) keep them. ``up`` must never do this (the seed's v7.3.0 fix).
         """
         name = units.router_container(self.namespace)
-        create = " ".join(shlex.quote(a) for a in _recreate_args(name, router.inspect))
-        await self._run(f"podman rm -f {quote(name)} >/dev/null", create + " >/dev/null")
-        return "router re-created with --tmpfs /tmp and SSL_PROFILE_BASE_PATH"
+        create = " ".join(
+            shlex.quote(a) for a in _recreate_args(name, router.inspect if router else {})
+        )
+        return Script(
+            f"podman rm -f {name}; podman create --name {name} ... --tmpfs {TMPFS_SPEC}",
+            (f"podman rm -f {quote(name)} >/dev/null", create + " >/dev/null"),
+            "router re-created with --tmpfs /tmp and SSL_PROFILE_BASE_PATH",
+        )
 
-    async def open_certs(self) -> str:
+    def open_certs(self) -> Script:
         """The router runs as another uid in its container: make the certs readable."""
-        await self._run(f"chmod -R o+r {self._nsdir()}/runtime/certs")
-        return "chmod -R o+r runtime/certs"
+        return Script(
+            "chmod -R o+r runtime/certs",
+            (f"chmod -R o+r {self._nsdir()}/runtime/certs",),
+            "chmod -R o+r runtime/certs",
+        )
 
-    async def install_units(self, state: SiteState) -> str:
+    def install_units(self, state: SiteState) -> Script:
         """Disable Skupper's units, then write ours (no [Install]) and reload systemd."""
         podman = state.podman_path or "podman"
         wanted = units.site_units(self.namespace, state.user, podman)
@@ -131,16 +147,27 @@ class PodmanSite:
             lines.append(_write_file(f'"$u"/{quote(w.name)}', w.content))
         lines.append(_write_file(f'"$HOME"/{units.WATCH_SCRIPT_PATH}', units.watch_script(podman)))
         lines.append("systemctl --user daemon-reload")
-        await self._run(*lines)
-        return "auto-restart units installed (disabled at boot)"
+        names = ", ".join(w.name for w in wanted)
+        return Script(
+            f"write {names}, {units.WATCH_SCRIPT_PATH}; systemctl --user daemon-reload",
+            tuple(lines),
+            "auto-restart units installed (disabled at boot)",
+        )
 
-    async def systemctl(self, verb: str, unit_names: list[str]) -> str:
-        await self._run(f"systemctl --user {verb} " + " ".join(quote(u) for u in unit_names))
-        return f"systemctl --user {verb} {' '.join(unit_names)}"
+    def systemctl(self, verb: str, unit_names: list[str]) -> Script:
+        command = f"systemctl --user {verb} {' '.join(unit_names)}"
+        return Script(
+            command,
+            (f"systemctl --user {verb} " + " ".join(quote(u) for u in unit_names),),
+            command,
+        )
 
-    async def podman_stop(self, container: str) -> str:
-        await self._run(f"podman stop -t 10 {quote(container)} >/dev/null 2>&1 || true")
-        return f"podman stop {container} (safety net)"
+    def podman_stop(self, container: str) -> Script:
+        return Script(
+            f"podman stop -t 10 {container}",
+            (f"podman stop -t 10 {quote(container)} >/dev/null 2>&1 || true",),
+            f"podman stop {container} (safety net)",
+        )
 
     async def client_cert(self, cert_dir: str) -> ClientCert:
         """The client certificate peers use to link here. Holds a private key."""
@@ -168,18 +195,7 @@ class PodmanSite:
         The archive is written to a file first: a ``tar`` that fails ends the script
         (``set -e``) instead of handing a pipe's partial output on as a backup.
         """
-        out = await self._run(
-            f"d={self._nsdir()}",
-            '[ -d "$d" ] || exit 0',
-            'cd "$d"; set --',
-            'for p in input runtime/issuers; do [ -e "$p" ] && set -- "$@" "$p"; done',
-            "[ $# -gt 0 ] || exit 0",
-            'find "$@" -type f | sed "s/^/@@file /"',
-            "t=$(mktemp); trap 'rm -f \"$t\"' EXIT",
-            'tar -czf "$t" "$@"',
-            'printf "@@archive "; base64 -w0 < "$t"; echo',
-            timeout=READ_TIMEOUT,
-        )
+        out = await self._output(self.backup_script())
         files = []
         archive = b""
         for line in out.splitlines():
@@ -194,43 +210,70 @@ class PodmanSite:
                     ) from exc
         return SiteArchive(archive=archive, files=files)
 
-    async def restore_issuer(self, files: dict[str, bytes]) -> str:
+    def backup_script(self) -> Script:
+        """The read behind ``backup_archive``: it changes nothing on the host."""
+        return Script(
+            "tar -cz input runtime/issuers (kept in the local backup folder)",
+            (
+                f"d={self._nsdir()}",
+                '[ -d "$d" ] || exit 0',
+                'cd "$d"; set --',
+                'for p in input runtime/issuers; do [ -e "$p" ] && set -- "$@" "$p"; done',
+                "[ $# -gt 0 ] || exit 0",
+                'find "$@" -type f | sed "s/^/@@file /"',
+                "t=$(mktemp); trap 'rm -f \"$t\"' EXIT",
+                'tar -czf "$t" "$@"',
+                'printf "@@archive "; base64 -w0 < "$t"; echo',
+            ),
+            "backed up",
+            timeout=READ_TIMEOUT,
+        )
+
+    def restore_issuer(self, files: dict[str, bytes]) -> Script:
         """Give a new namespace the CA of a backup (input/issuers overrides the generated CA).
 
         The CA's key travels on stdin, never on a command line another user could read.
         """
         names = [name for name in files if name in ("ca.crt", "tls.crt", "tls.key")]
         stdin = "".join(f"{name} {base64.b64encode(files[name]).decode()}\n" for name in names)
-        await self._run(
-            f"d={self._nsdir()}/input/issuers/skupper-site-ca",
-            'mkdir -p "$d"',
-            'chmod 700 "$d"',
-            "umask 077",
-            'while read -r name data; do printf %s "$data" | base64 -d > "$d/$name"; done',
+        return Script(
+            f"write input/issuers/skupper-site-ca ({', '.join(names)}, from stdin)",
+            (
+                f"d={self._nsdir()}/input/issuers/skupper-site-ca",
+                'mkdir -p "$d"',
+                'chmod 700 "$d"',
+                "umask 077",
+                'while read -r name data; do printf %s "$data" | base64 -d > "$d/$name"; done',
+            ),
+            "restored the site CA from the last backup",
             stdin=stdin,
         )
-        return "restored the site CA from the last backup"
 
-    async def remove(self, state: SiteState) -> str:
+    def remove(self, state: SiteState) -> Script:
         """Remove the site: units, containers, namespace (inputs and CAs are backed up first)."""
         user = state.user or "$(id -un)"
         wanted = [units.router_unit(self.namespace), units.controller_unit(user)]
-        await self._run(
-            "systemctl --user stop "
-            + " ".join(quote(u) for u in wanted)
-            + " >/dev/null 2>&1 || true",
-            f"skupper system stop -n {quote(self.namespace)} >/dev/null 2>&1 || true",
-            "skupper system uninstall >/dev/null 2>&1 || true",
-            "u=$HOME/.config/systemd/user",
-            "for f in "
-            + " ".join(quote(u) for u in wanted)
-            + '; do rm -f "$u/$f" "$u/default.target.wants/$f"; done',
-            f"podman rm -f {quote(units.router_container(self.namespace))} >/dev/null 2>&1 || true",
-            f'rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
-            f"rm -rf {self._nsdir()}",
-            "systemctl --user daemon-reload",
+        router = units.router_container(self.namespace)
+        return Script(
+            f"systemctl --user stop {' '.join(wanted)}; skupper system stop, uninstall;"
+            f" rm units, {router}, the namespace",
+            (
+                "systemctl --user stop "
+                + " ".join(quote(u) for u in wanted)
+                + " >/dev/null 2>&1 || true",
+                f"skupper system stop -n {quote(self.namespace)} >/dev/null 2>&1 || true",
+                "skupper system uninstall >/dev/null 2>&1 || true",
+                "u=$HOME/.config/systemd/user",
+                "for f in "
+                + " ".join(quote(u) for u in wanted)
+                + '; do rm -f "$u/$f" "$u/default.target.wants/$f"; done',
+                f"podman rm -f {quote(router)} >/dev/null 2>&1 || true",
+                f'rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
+                f"rm -rf {self._nsdir()}",
+                "systemctl --user daemon-reload",
+            ),
+            "units, containers and namespace removed",
         )
-        return "units, containers and namespace removed"
 
 
 def _write_file(path_expr: str, content: str) -> str:

@@ -1,0 +1,63 @@
+"""What a step will run, as data: a script on a podman host or calls to the Kubernetes API.
+
+The site drivers build these (``PodmanSite``'s builders, ``sites.kube``'s call lists) and run
+them (``PodmanSite.execute``, ``ClusterSite.execute``), so a plan can show what would run and
+a test can compare it without a host. A ``summary`` is one short line that names the commands,
+never what travels on stdin or in a Secret's body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..connectors.shell import ENV_PRELUDE
+
+SKUPPER_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class Script:
+    """A shell script for one podman host (``set -e``: the first failing line ends it)."""
+
+    summary: str
+    body: tuple[str, ...]
+    done: str
+    stdin: str | None = field(default=None, repr=False)
+    timeout: float = SKUPPER_TIMEOUT
+
+    @property
+    def text(self) -> str:
+        """The whole script as the host's shell receives it."""
+        return "\n".join([ENV_PRELUDE, "set -e", *self.body])
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One call to the Kubernetes API: ``verb`` (apply, delete, wait) on ``kind``/``name``.
+
+    ``name`` may be a label selector (``-l key=value``). ``body`` is what ``apply`` sends; it
+    may be a Secret, so it is kept out of the summary and the repr.
+    """
+
+    verb: str
+    kind: str
+    name: str
+    body: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def summary(self) -> str:
+        if self.name.startswith("-l "):
+            return f"{self.verb} {self.kind} {self.name}"
+        if self.verb == "wait":
+            return f"wait for {self.kind}/{self.name} Ready"
+        return f"{self.verb} {self.kind}/{self.name}"
+
+
+Work = Script | ApiCall
+
+
+def summary(work: tuple[Work, ...], limit: int = 240) -> str:
+    """One line for a plan's step: what would run, cut at ``limit`` characters."""
+    text = "; ".join(w.summary for w in work)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,541 @@
+"""Setup, up, down and teardown planning against recorded site states, without a sandbox.
+
+``site_states/<phase>/<host>.txt`` is the real output of the site-state script, read from a
+sandbox world (``site_states/topology.env``) after: nothing (``fresh``), ``setup`` (``up``),
+``down rhel-ai`` (``rhel-ai-down``), ``down all`` (``down``) and ``up rhel-ai``
+(``rhel-ai-up``); the link Secrets' data was replaced by placeholders. Each host's fake
+connector answers the state read with the phase the test picks for it, and anything that
+would change a host raises: a plan only reads. The tests run the engine's real operations with
+``plan=True``, so the scoping rules, skip reasons and model actions are the ones a user gets.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from fake_connector import Call, FakeConnector, FakeHosts, Reply
+from skupper_mcp.connectors.pool import ConnectorPool
+from skupper_mcp.engine.backups import Backups
+from skupper_mcp.engine.cluster import base_resources
+from skupper_mcp.engine.setup import Setup, kube_setup_actions, podman_setup_actions
+from skupper_mcp.engine.sitemap import SiteMap
+from skupper_mcp.engine.teardown import Teardown, kube_teardown_actions
+from skupper_mcp.engine.updown import (
+    UpDown,
+    kube_down_actions,
+    kube_up_actions,
+    podman_down_actions,
+    podman_up_actions,
+)
+from skupper_mcp.facts.site_state import RouterContainer, parse_site_state
+from skupper_mcp.models import CheckResult, OperationResult
+from skupper_mcp.sites.kube import ClusterSite, KubeState
+from skupper_mcp.sites.podman import PodmanSite
+from skupper_mcp.sites.resources import ClientCert
+from skupper_mcp.sites.work import Script
+from skupper_mcp.topology import Topology, load_topology
+
+STATES = Path(__file__).resolve().parent / "site_states"
+HOSTS = ("rhel-ai", "rhtevan-work", "local")
+READ = "@@section version"  # only the site-state script prints this
+CERT = "@@file cert"  # only the client-certificate script prints this
+CONTROLLER = "root-skupper-controller.service"
+ROUTER = "skupper-default.service"
+
+
+def recorded(phase: str, host: str) -> str:
+    return (STATES / phase / f"{host}.txt").read_text()
+
+
+def cert_reply(site: str) -> str:
+    """The client certificate as the recorded Secrets hold it (placeholders, no key)."""
+    lines = []
+    for name in ("ca.crt", "tls.crt", "tls.key"):
+        data = base64.b64encode(f"recorded {name} of {site}".encode()).decode()
+        lines += [f"@@file cert {name}", data]
+    return "\n".join([*lines, "@@end", ""])
+
+
+def host_answers(host: str, phase: str) -> FakeConnector:
+    """A host in a recorded phase: it answers reads, and nothing else."""
+    state = recorded(phase, host)
+    site = f"hub-{host}"
+
+    def answer(call: Call) -> Reply | None:
+        if READ in call.command:
+            return Reply(state)
+        if CERT in call.command:
+            if phase == "fresh":  # no namespace yet: the script's base64 fails
+                return Reply("@@file cert ca.crt\n", 1, "base64: No such file or directory")
+            return Reply(cert_reply(site))
+        return None
+
+    return FakeConnector(host, answer)
+
+
+@pytest.fixture(scope="module")
+def topology(tmp_path_factory: pytest.TempPathFactory) -> Topology:
+    state_dir = tmp_path_factory.mktemp("state")
+    path = state_dir / "topology.env"
+    path.write_text((STATES / "topology.env").read_text() + f"STATE_DIR={state_dir}\n")
+    return load_topology(path)
+
+
+@dataclass
+class Hosts:
+    """The fake hosts of one test and the site map over them."""
+
+    connectors: dict[str, FakeConnector]
+    sites: SiteMap
+
+    def changes(self) -> dict[str, list[str]]:
+        """Commands other than reads that reached a host (a plan must send none)."""
+        return {
+            host: [c for c in fake.commands if READ not in c and CERT not in c]
+            for host, fake in self.connectors.items()
+            if any(READ not in c and CERT not in c for c in fake.commands)
+        }
+
+
+def hosts(topology: Topology, phases: dict[str, str], unreachable: tuple[str, ...] = ()) -> Hosts:
+    connectors = {h: host_answers(h, phases[h]) for h in HOSTS}
+    for h in unreachable:
+        connectors[h].unreachable = "connection refused"
+    pool = ConnectorPool(topology.ssh.options(), factory=FakeHosts(connectors))
+    return Hosts(connectors, SiteMap(topology, pool, None))
+
+
+def steps(result: OperationResult) -> dict[str, list[str]]:
+    return {s.host: [step.name for step in s.steps] for s in result.sites}
+
+
+def outcomes(result: OperationResult) -> dict[str, str]:
+    return {s.host: s.outcome for s in result.sites}
+
+
+def models(result: OperationResult) -> list[tuple[str, str, str]]:
+    return [(a.host, a.profile, a.action) for a in result.model_actions]
+
+
+def reasons(result: OperationResult) -> dict[str, str | None]:
+    return {s.host: s.reason for s in result.sites if s.reason}
+
+
+ALL_UP = dict.fromkeys(HOSTS, "up")
+ALL_DOWN = dict.fromkeys(HOSTS, "down")
+ONLY_RHTEVAN = {"rhel-ai": "down", "rhtevan-work": "up", "local": "up"}
+ONLY_RHEL_AI = {"rhel-ai": "up", "rhtevan-work": "down", "local": "up"}
+START = ["start controller", "start router"]
+STOP = ["stop router", "stop controller"]
+STOP_TMPFS = ["stop router", "podman stop router", "stop controller"]
+FP8 = ("rhel-ai", "g8b-fp8-spec-128k")  # the profile rhel-ai's recorded endpoint serves
+G3B = ("rhtevan-work", "g3b-16k")  # rhtevan-work's default (its endpoint serves no profile)
+
+
+@dataclass(frozen=True)
+class Case:
+    seed: str
+    operation: str
+    target: str
+    phases: dict[str, str]
+    steps: dict[str, list[str]]
+    outcomes: dict[str, str]
+    models: list[tuple[str, str, str]]
+    unreachable: tuple[str, ...] = ()
+    reasons: dict[str, str] | None = None
+
+
+CASES = [
+    Case(
+        "T2a", "up", "all", ALL_DOWN,
+        {"rhel-ai": START, "rhtevan-work": START, "local": START},
+        dict.fromkeys(HOSTS, "up"),
+        [(*FP8, "start"), (*G3B, "start")],
+    ),
+    Case(
+        "T2b", "up", "rhel-ai", ONLY_RHTEVAN,
+        {"rhel-ai": START, "local": ["up"]},
+        {"rhel-ai": "up", "local": "up"},
+        [(*FP8, "start")],
+    ),
+    Case(
+        "T2c", "up", "rhtevan-work", ONLY_RHEL_AI,
+        {"rhtevan-work": START, "local": ["up"]},
+        {"rhtevan-work": "up", "local": "up"},
+        [(*G3B, "start")],
+    ),
+    Case(
+        "profile target", "up", "g3b-4k", ALL_DOWN,
+        {"rhtevan-work": START, "local": START},
+        {"rhtevan-work": "up", "local": "up"},
+        [("rhtevan-work", "g3b-4k", "start")],
+    ),
+    Case(
+        "T9a", "up", "all", ALL_DOWN,
+        {"rhel-ai": [], "rhtevan-work": START, "local": START},
+        {"rhel-ai": "skipped", "rhtevan-work": "up", "local": "up"},
+        [(*G3B, "start")],
+        unreachable=("rhel-ai",),
+        reasons={"rhel-ai": "rhel-ai unreachable: connection refused"},
+    ),
+    Case(
+        "T3a", "down", "all", ALL_UP,
+        {"rhel-ai": STOP_TMPFS, "rhtevan-work": STOP, "local": STOP},
+        dict.fromkeys(HOSTS, "down"),
+        [(*FP8, "stop"), (*G3B, "stop")],
+    ),
+    Case(
+        "T3b", "down", "rhel-ai", ALL_UP,
+        {"rhel-ai": STOP_TMPFS, "local": ["keep local site"]},
+        {"rhel-ai": "down", "local": "up"},
+        [(*FP8, "stop")],
+    ),
+    Case(
+        "T3c", "down", "rhtevan-work", ALL_UP,
+        {"rhtevan-work": STOP, "local": ["keep local site"]},
+        {"rhtevan-work": "down", "local": "up"},
+        [(*G3B, "stop")],
+    ),
+    Case(
+        "T3d", "down", "rhtevan-work", ONLY_RHTEVAN,
+        {"rhtevan-work": STOP, "local": STOP},
+        {"rhtevan-work": "down", "local": "down"},
+        [(*G3B, "stop")],
+    ),
+    Case(
+        "T3e", "down", "rhel-ai", ONLY_RHEL_AI,
+        {"rhel-ai": STOP_TMPFS, "local": STOP},
+        {"rhel-ai": "down", "local": "down"},
+        [(*FP8, "stop")],
+    ),
+    Case(
+        "T9c", "down", "all", ALL_UP,
+        {"rhel-ai": STOP_TMPFS, "rhtevan-work": [], "local": STOP},
+        {"rhel-ai": "down", "rhtevan-work": "skipped", "local": "down"},
+        [(*FP8, "stop")],
+        unreachable=("rhtevan-work",),
+        reasons={"rhtevan-work": "rhtevan-work unreachable: connection refused"},
+    ),
+    Case(
+        "last host unknown", "down", "rhel-ai", ALL_UP,
+        {"rhel-ai": STOP_TMPFS, "local": ["keep local site"]},
+        {"rhel-ai": "down", "local": "up"},
+        [(*FP8, "stop")],
+        unreachable=("rhtevan-work",),
+    ),
+    Case(
+        "down the local site", "down", "local", ALL_UP,
+        {"local": STOP},
+        {"local": "down"},
+        [],
+    ),
+    Case(
+        "already down", "down", "all", ALL_DOWN,
+        {"rhel-ai": ["down"], "rhtevan-work": ["down"], "local": ["down"]},
+        dict.fromkeys(HOSTS, "down"),
+        [(*FP8, "stop"), (*G3B, "stop")],
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.seed for c in CASES])
+async def test_up_and_down_plans_follow_the_scoping_rules(topology: Topology, case: Case) -> None:
+    world = hosts(topology, case.phases, case.unreachable)
+    updown = UpDown(world.sites)
+    run = updown.up if case.operation == "up" else updown.down
+    result = await run(case.target, plan=True)
+    assert result.plan and result.ok == ("failed" not in outcomes(result).values())
+    assert steps(result) == case.steps
+    assert outcomes(result) == case.outcomes
+    assert models(result) == case.models
+    if case.reasons is not None:
+        assert reasons(result) == case.reasons
+    assert world.changes() == {}
+    await world.sites.pool.close()
+
+
+async def test_a_kept_local_site_says_which_provider_keeps_it(topology: Topology) -> None:
+    world = hosts(topology, ALL_UP)
+    result = await UpDown(world.sites).down("rhel-ai", plan=True)
+    local = next(s for s in result.sites if s.host == "local")
+    assert [(s.name, s.detail) for s in local.steps] == [
+        ("keep local site", "kept: rhtevan-work still active")
+    ]
+    assert not local.changed
+    world = hosts(topology, ALL_UP, unreachable=("rhtevan-work",))
+    result = await UpDown(world.sites).down("rhel-ai", plan=True)
+    local = next(s for s in result.sites if s.host == "local")
+    assert local.steps[0].detail == "kept: the state of rhtevan-work is unknown"
+
+
+async def test_a_plan_step_says_what_would_run(topology: Topology) -> None:
+    world = hosts(topology, ONLY_RHEL_AI)
+    result = await UpDown(world.sites).down("rhel-ai", plan=True)
+    details = {(s.host, step.name): step.detail for s in result.sites for step in s.steps}
+    assert details == {
+        ("rhel-ai", "stop router"): f"would run: systemctl --user stop {ROUTER}",
+        ("rhel-ai", "podman stop router"): "would run: podman stop -t 10 default-skupper-router",
+        ("rhel-ai", "stop controller"): f"would run: systemctl --user stop {CONTROLLER}",
+        ("local", "stop router"): f"would run: systemctl --user stop {ROUTER}",
+        ("local", "stop controller"): f"would run: systemctl --user stop {CONTROLLER}",
+    }
+    assert [s.changed for s in result.sites] == [True, True]
+
+
+def precheck_passes() -> CheckResult:
+    return CheckResult(topology="", checks=[], ok=True, summary="")
+
+
+async def plan_setup(world: Hosts, tmp_path: Path) -> OperationResult:
+    async def precheck() -> CheckResult:
+        return precheck_passes()
+
+    return await Setup(world.sites, Backups(tmp_path), precheck, None).run(plan=True)
+
+
+FRESH_HUB = [
+    "install system controller",
+    "apply resources",
+    "skupper system start",
+    "chmod -R o+r certs",
+    "install auto-restart units",
+    "restart units",
+]
+
+
+async def test_setup_plan_of_fresh_hosts_builds_everything(
+    topology: Topology, tmp_path: Path
+) -> None:
+    world = hosts(topology, dict.fromkeys(HOSTS, "fresh"))
+    result = await plan_setup(world, tmp_path)
+    assert result.ok and result.plan, result.summary
+    rhel_ai = [*FRESH_HUB[:3], "recreate router with tmpfs /tmp", *FRESH_HUB[3:]]
+    assert steps(result) == {
+        "rhel-ai": rhel_ai,  # the tmpfs host, and only it, gets its router re-created
+        "rhtevan-work": FRESH_HUB,
+        "local": [
+            "link to rhel-ai once it is set up",
+            "link to rhtevan-work once it is set up",
+            *FRESH_HUB,
+        ],
+    }
+    assert all(s.changed for s in result.sites)
+    assert models(result) == [(*FP8, "setup"), (*G3B, "setup")]
+    by_step = {(s.host, st.name): st.detail for s in result.sites for st in s.steps}
+    assert by_step[("rhel-ai", "apply resources")] == (
+        "would run: skupper system apply -n default -f - (Site/hub-rhel-ai, "
+        "RouterAccess/hub-rhel-ai-public, Connector/model-api-rhel-ai)"
+    )
+    assert by_step[("rhel-ai", "recreate router with tmpfs /tmp")].startswith(
+        f"would run: systemctl --user stop {ROUTER}; podman rm -f default-skupper-router;"
+    )
+    assert "--tmpfs /tmp" in by_step[("rhel-ai", "recreate router with tmpfs /tmp")]
+    assert world.changes() == {}
+
+
+async def test_setup_plan_of_a_built_network_changes_nothing(
+    topology: Topology, tmp_path: Path
+) -> None:
+    world = hosts(topology, ALL_UP)
+    result = await plan_setup(world, tmp_path)
+    assert result.ok
+    assert steps(result) == {h: ["setup"] for h in HOSTS}
+    assert not any(s.changed for s in result.sites)
+    assert world.changes() == {}
+
+
+async def test_setup_plan_starts_what_a_down_restarted_nothing_else(
+    topology: Topology, tmp_path: Path
+) -> None:
+    world = hosts(topology, ALL_DOWN)
+    result = await plan_setup(world, tmp_path)
+    assert steps(result) == {h: ["start units"] for h in HOSTS}
+    details = [st.detail for s in result.sites for st in s.steps]
+    assert details == [f"would run: systemctl --user start {CONTROLLER} {ROUTER}"] * 3
+
+
+async def test_setup_plan_skips_an_unreachable_host_and_says_why(
+    topology: Topology, tmp_path: Path
+) -> None:
+    world = hosts(topology, ALL_UP, unreachable=("rhtevan-work",))
+    result = await plan_setup(world, tmp_path)
+    assert outcomes(result) == {"rhel-ai": "up", "rhtevan-work": "skipped", "local": "up"}
+    assert reasons(result) == {"rhtevan-work": "rhtevan-work unreachable: connection refused"}
+    # The local site keeps the Secret an earlier setup wrote: nothing to change there.
+    assert steps(result)["local"] == ["setup"]
+
+
+async def test_teardown_plan_backs_up_then_removes_every_site(
+    topology: Topology, tmp_path: Path
+) -> None:
+    world = hosts(topology, ONLY_RHEL_AI)
+    result = await Teardown(world.sites, Backups(tmp_path), None).run(plan=True)
+    assert steps(result) == {h: ["back up inputs and CA", "remove site"] for h in HOSTS}
+    assert outcomes(result) == dict.fromkeys(HOSTS, "down")
+    assert models(result) == [(*FP8, "stop"), (*G3B, "stop")]
+    remove = next(st for st in result.sites[0].steps if st.name == "remove site")
+    assert remove.detail == (
+        f"would run: systemctl --user stop {ROUTER} {CONTROLLER}; skupper system stop, "
+        "uninstall; rm units, default-skupper-router, the namespace"
+    )
+    assert world.changes() == {}
+    fresh = hosts(topology, dict.fromkeys(HOSTS, "fresh"))
+    nothing = await Teardown(fresh.sites, Backups(tmp_path), None).run(plan=True)
+    # The local site never set up has nothing; the providers' model containers alone
+    # still count as something to remove (podman_teardown_actions looks at any container).
+    assert steps(nothing)["local"] == ["teardown"]
+    assert not next(s for s in nothing.sites if s.host == "local").changed
+
+
+# The planning functions themselves: pure, from a recorded state to the scripts they run.
+
+
+def site(host: str) -> tuple[PodmanSite, FakeConnector]:
+    fake = FakeConnector(host)
+    return PodmanSite(fake, "default"), fake
+
+
+def scripts(actions: list) -> list[str]:  # type: ignore[type-arg]
+    return [w.text for a in actions for w in a.does if isinstance(w, Script)]
+
+
+def test_up_never_recreates_the_router_and_setup_does_only_without_tmpfs() -> None:
+    podman, fake = site("rhel-ai")
+    built = parse_site_state(recorded("up", "rhel-ai"))
+    down = parse_site_state(recorded("down", "rhel-ai"))
+    assert built.router is not None and built.router.has_tmpfs
+    assert [a.name for a in podman_up_actions(podman, down)] == START
+    assert podman_setup_actions(podman, built, [], tmpfs=True, restore_ca=None) == []
+    # A router the controller re-rendered without the flags: setup re-creates it, and
+    # restarts its unit so the new container runs.
+    built.router = RouterContainer(False, False, built.router.inspect)
+    redo = podman_setup_actions(podman, built, [], tmpfs=True, restore_ca=None)
+    assert [a.name for a in redo] == ["recreate router with tmpfs /tmp", "restart units"]
+    assert redo[1].plan_detail == f"would run: systemctl --user restart {ROUTER}"
+    create = redo[0].does[1]
+    assert isinstance(create, Script)
+    assert re.search(r"podman create .*--tmpfs /tmp:rw,size=10M,mode=1777 ", create.text)
+    assert "-e SSL_PROFILE_BASE_PATH=/etc/skupper-router" in create.text
+    # Not a tmpfs host: never.
+    assert podman_setup_actions(podman, built, [], tmpfs=False, restore_ca=None) == []
+    assert fake.calls == []  # planning ran nothing
+
+
+def test_down_stops_the_container_too_on_tmpfs_hosts_only() -> None:
+    podman, fake = site("rhel-ai")
+    up = parse_site_state(recorded("up", "rhel-ai"))
+    assert [a.name for a in podman_down_actions(podman, up, tmpfs=True)] == STOP_TMPFS
+    assert [a.name for a in podman_down_actions(podman, up, tmpfs=False)] == STOP
+    down = parse_site_state(recorded("down", "rhel-ai"))
+    assert podman_down_actions(podman, down, tmpfs=True) == []
+    assert scripts(podman_down_actions(podman, up, tmpfs=False))[0].endswith(
+        f"systemctl --user stop {ROUTER}"
+    )
+    assert fake.calls == []
+
+
+async def test_the_ca_restore_sends_its_key_on_stdin_and_never_shows_it() -> None:
+    podman, fake = site("rhel-ai")
+    fresh = parse_site_state(recorded("fresh", "rhel-ai"))
+    ca = {"ca.crt": b"the ca", "tls.crt": b"the cert", "tls.key": b"SECRET KEY"}
+    todo = podman_setup_actions(podman, fresh, [], tmpfs=False, restore_ca=ca)
+    restore = next(a for a in todo if a.name == "restore site CA")
+    secret = base64.b64encode(b"SECRET KEY").decode()
+    assert secret not in restore.plan_detail and secret not in repr(restore.does)
+    assert restore.plan_detail == (
+        "would run: write input/issuers/skupper-site-ca (ca.crt, tls.crt, tls.key, from stdin)"
+    )
+    fake.on(r"input/issuers/skupper-site-ca")
+    assert await restore.run() == "restored the site CA from the last backup"
+    [call] = fake.calls
+    assert call.stdin is not None and secret in call.stdin and secret not in call.command
+    assert call.check and call.timeout == 120.0
+
+
+# The Kubernetes site (the example topology: crc links directly to rhel-ai and to local).
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "topology.env.example"
+
+
+def cluster() -> ClusterSite:
+    return ClusterSite(None, "skupper-models")  # type: ignore[arg-type]  # planning calls nothing
+
+
+def ready_link(name: str) -> dict:  # type: ignore[type-arg]
+    return {"metadata": {"name": name}, "status": {"status": "Ready"}}
+
+
+def test_cluster_plans_apply_what_differs_and_restart_the_router_after_link_changes() -> None:
+    example = load_topology(EXAMPLE)
+    kube = cluster()
+    certs = {"rhel-ai": ClientCert(b"ca", b"crt", b"key"), "local": None}
+    empty = KubeState(version="v1.31", site=None)
+    todo, problems = kube_setup_actions(example, kube, empty, certs)
+    assert problems == ["local"]  # no certificate and no Secret from an earlier setup
+    assert [(a.name, a.plan_detail) for a in todo] == [
+        (
+            "apply site and listeners",
+            "would run: apply Site/crc-ezhang; apply Listener/model-listener-rhel-ai; "
+            "apply Listener/model-listener-rhtevan-work",
+        ),
+        ("apply links", "would run: apply Secret/link-hub-rhel-ai; apply Link/link-hub-rhel-ai"),
+        ("restart router pod", "would run: delete Pod -l skupper.io/component=router"),
+        ("wait for links", "would run: wait for Link/link-hub-rhel-ai Ready"),
+    ]
+    assert "a2V5" not in repr(todo[1].does)  # the Secret's body stays out of the data's repr
+    links = {n: ready_link(n) for n in ("link-hub-rhel-ai", "link-local-ezhang")}
+    linked = KubeState(version="v1.31", site=None, links=links)
+    assert [a.name for a in kube_down_actions(example, kube, linked)] == ["delete links"]
+    assert kube_down_actions(example, kube, empty) == []
+    gone = kube_teardown_actions(example, kube, linked)
+    assert gone[0].plan_detail == (
+        "would run: delete Link/link-hub-rhel-ai; delete Link/link-local-ezhang"
+    )
+
+
+def test_cluster_up_recreates_only_links_to_live_peers() -> None:
+    example = load_topology(EXAMPLE)
+    kube = cluster()
+    base = base_resources(example)
+    secrets = {n: {"metadata": {"name": n}} for n in ("link-hub-rhel-ai", "link-local-ezhang")}
+    state = KubeState(
+        version="v1.31",
+        site=base[0] | {"status": {"status": "Ready"}},
+        listeners={r["metadata"]["name"]: r for r in base[1:]},
+        links={"link-hub-rhel-ai": {"metadata": {"name": "link-hub-rhel-ai"}}},  # not Ready
+        secrets=secrets,
+    )
+    no_certs = {"rhel-ai": None, "local": None}  # the cluster keeps its Secrets
+    assert kube_up_actions(example, kube, state, no_certs, live=set()) == []
+    todo = kube_up_actions(example, kube, state, no_certs, live={"rhel-ai", "local"})
+    assert [(a.name, a.plan_detail) for a in todo] == [
+        ("delete stale links", "would run: delete Link/link-hub-rhel-ai"),
+        ("create links", "would run: apply Link/link-hub-rhel-ai; apply Link/link-local-ezhang"),
+        ("restart router pod", "would run: delete Pod -l skupper.io/component=router"),
+        (
+            "wait for links",
+            "would run: wait for Link/link-hub-rhel-ai Ready;"
+            " wait for Link/link-local-ezhang Ready",
+        ),
+    ]
+
+
+async def test_a_new_local_site_links_to_built_hubs_and_the_plan_shows_no_key(
+    topology: Topology, tmp_path: Path
+) -> None:
+    world = hosts(topology, {"rhel-ai": "up", "rhtevan-work": "up", "local": "fresh"})
+    result = await plan_setup(world, tmp_path)
+    local = next(s for s in result.sites if s.host == "local")
+    assert [st.name for st in local.steps] == FRESH_HUB
+    apply = local.steps[1].detail
+    assert apply.startswith("would run: skupper system apply -n default -f - (Site/local-sandbox")
+    assert "Secret/link-hub-rhel-ai, Link/link-hub-rhel-ai" in apply
+    key = base64.b64encode(b"recorded tls.key of hub-rhel-ai").decode()
+    shown = result.model_dump_json()
+    assert key not in shown and base64.b64encode(key.encode()).decode() not in shown
+    assert world.changes() == {}
