@@ -61,7 +61,11 @@ def podman_setup_actions(
     podman = state.podman_path or "podman"
     todo: list[Action] = []
     if units.controller_container(state.user) not in state.containers:
+        # ``system install`` enables and starts podman.socket itself
         todo.append(Action("install system controller", site.install_controller))
+    elif not state.unit(units.PODMAN_SOCKET_UNIT).active:
+        # the CLI talks to podman only through its API socket: without it start/reload fail
+        todo.append(Action("enable podman.socket", site.enable_podman_socket))
     changed = [r for r in desired if not cr.same(r, state.input_resources.get(cr.key(r)))]
     if changed:
         todo.append(Action("apply resources", lambda: site.apply(changed)))
@@ -98,7 +102,13 @@ def podman_setup_actions(
         for w in wanted
         if rendering or state.unit_files.get(w.name) != w.content or w.name in state.enabled_at_boot
     ]
-    if stale_units or state.watch_script != units.watch_script(podman):
+    legacy = units.legacy_controller_unit(state.user)
+    if (
+        stale_units
+        or state.watch_script != units.watch_script(podman)
+        or legacy in state.unit_files
+        or legacy in state.enabled_at_boot
+    ):
         todo.append(Action("install auto-restart units", lambda: site.install_units(state)))
     restart = [
         w.name for w in wanted if w.name in stale_units or (recreate and w.name == router_unit)
