@@ -13,7 +13,6 @@ from skupper_mcp.engine.core import Engine
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World, running_world
 
-
 # Both Skupper lines every time: a 2.2.1 provider next to 2.1.x hosts (2.1.0, whose
 # controller never updates the Site's Running, and the default 2.1.3 on the local site), on
 # a namespace that is not ``default``: what real hosts may run, none of it the easy case.
