@@ -106,7 +106,7 @@ class System:
         """Create the site: fails when the namespace was already rendered."""
         paths = self.paths(namespace)
         if paths.is_rendered():
-            raise CliFailure(f"namespace already exists: {namespace}")
+            raise CliFailure(f"namespace already exists: {namespace}", VALIDATION_ERROR)
         self._bootstrap(paths, reload=False)
 
     def reload(self, namespace: str) -> None:
@@ -114,13 +114,13 @@ class System:
         paths = self.paths(namespace)
         self._bootstrap(paths, reload=paths.is_rendered())
 
-    def _sources(self, paths: NamespacePaths) -> sites.SiteState:
+    def _sources(self, paths: NamespacePaths) -> None:
+        """PreBootstrap (bootstrap.go@2.1.2): its errors are not wrapped."""
         inputs = paths.input_resources
         if not (inputs.is_dir() and any(inputs.iterdir())):
             print(f'Namespace "{paths.namespace}" does not exist')
             raise CliFailure(f"No sources found at: {paths.input_resources}")
         print(f'Sources will be consumed from namespace "{paths.namespace}"')
-        return sites.load(paths)
 
     def _check_platform(self, paths: NamespacePaths) -> None:
         if not paths.platform_file.is_file():
@@ -138,7 +138,11 @@ class System:
         return CliFailure(f"{what}: dial unix {sock}: connect: no such file or directory")
 
     def _bootstrap(self, paths: NamespacePaths, reload: bool) -> None:
-        state = self._sources(paths)
+        self._sources(paths)
+        try:
+            state = sites.load(paths)  # Bootstrap: loading and validating the inputs
+        except CliFailure as exc:
+            raise CliFailure(f"Failed to bootstrap: {exc}") from exc
         self._check_platform(paths)
         backup = _NamespaceBackup(paths) if reload else None
         renamed: list[str] = []

@@ -55,10 +55,9 @@ DOCKER_WARNING = "Warning: Docker is not installed. Skipping image digests searc
 
 def docker_warning() -> str | None:
     """What 2.0.x/2.1.x ``skupper version`` writes on stderr when ``docker`` is not on the
-    PATH (internal/utils/configs/manifest.go@2.1.2:50-55)."""
-    import shutil
-
-    return None if shutil.which("docker") else DOCKER_WARNING
+    PATH (internal/utils/configs/manifest.go@2.1.2:50-55). A sandbox host is a podman host
+    without docker, whatever the machine running the sandbox has installed."""
+    return DOCKER_WARNING
 
 
 def router_image(cli_version: str) -> str:
