@@ -126,3 +126,21 @@ def test_teardown_after_a_half_built_setup_leaves_nothing_behind(fresh: World) -
         names = ssh(fresh, host, "podman ps -a --format '{{.Names}}'").split()
         assert "default-skupper-router" not in names and "root-skupper-controller" not in names
     assert other.is_dir()  # another namespace is not ours to remove
+
+
+def test_teardown_keeps_the_controller_another_namespace_still_uses(fresh: World) -> None:
+    other = skupper_home(fresh, "rhel-ai") / "namespaces/other"
+    assert (other / "input").is_dir()  # left by the test before
+    assert run(fresh, lambda e: e.setup()).ok
+    (other / "runtime/resources").mkdir(parents=True)  # a site runs there
+    removed = run(fresh, lambda e: e.teardown())
+    assert removed.ok, removed.summary
+    rhel = next(s for s in removed.sites if s.host == "rhel-ai")
+    details = " ".join(step.detail for step in rhel.steps)
+    assert "the system controller is kept: namespace other still holds a site" in details
+    assert not (skupper_home(fresh, "rhel-ai") / "namespaces/default").exists()
+    assert (unit_dir(fresh, "rhel-ai") / "skupper-controller.service").is_file()
+    names = ssh(fresh, "rhel-ai", "podman ps -a --format '{{.Names}}'").split()
+    assert "root-skupper-controller" in names and "default-skupper-router" not in names
+    local = ssh(fresh, "local", "podman ps -a --format '{{.Names}}'").split()
+    assert "root-skupper-controller" not in local  # nothing else there: removed
