@@ -288,8 +288,12 @@ class Setup:
 async def wait_site_ready(
     run: SiteRun, site: PodmanSite | None, deadline: float, links: list[str]
 ) -> None:
-    """Wait for the router, the Site's Ready status and (on the local site) every link,
-    all from one state read per poll."""
+    """Wait for the router, the controller, the Site's Ready status and (on the local site)
+    every link, all from one state read per poll.
+
+    The Site's Ready alone proves little: Skupper's renderer writes it before any router
+    runs, and the 2.1.0 controller never changes it (fs_config_renderer.go@2.1.2:130-131).
+    The router's container and unit and the controller's unit are what say it runs."""
     assert site is not None
     started = time.monotonic()
     router_unit = units.router_unit(site.namespace)
@@ -301,6 +305,12 @@ async def wait_site_ready(
             pending = []
             if not (state.container_running(router_container) and state.unit(router_unit).active):
                 pending.append(f"router {state.unit(router_unit).active_state}")
+            controller = state.unit(units.controller_unit())
+            if not (
+                controller.active
+                and state.container_running(units.controller_container(state.user))
+            ):
+                pending.append(f"controller {controller.active_state}")
             sites_ready = [r for (k, _), r in state.runtime_resources.items() if k == "Site"]
             if not sites_ready or (sites_ready[0].get("status") or {}).get("status") != "Ready":
                 pending.append("site not Ready")
