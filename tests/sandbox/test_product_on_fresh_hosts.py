@@ -97,6 +97,20 @@ def test_down_stops_skuppers_controller_unit(fresh: World) -> None:
         assert "root-skupper-controller" not in ssh(fresh, host, "podman ps --format '{{.Names}}'")
 
 
+def test_an_inactive_podman_socket_is_prechecked_and_enabled_by_setup(fresh: World) -> None:
+    """A host whose controller exists but whose API socket is off: every `skupper system`
+    command would fail there, so the precheck warns and setup turns the socket on."""
+    assert ssh(fresh, "rhel-ai", "systemctl --user stop podman.socket; echo stopped") == "stopped\n"
+    check = run(fresh, lambda e: e.check())
+    socket = next(c for c in check.checks if c.site == "rhel-ai" and c.name == "podman-socket")
+    assert socket.status == "warn" and "inactive" in socket.detail, socket
+    result = run(fresh, lambda e: e.setup())
+    assert result.ok, result.summary
+    rhel = next(s for s in result.sites if s.host == "rhel-ai")
+    assert "enable podman.socket" in [step.name for step in rhel.steps]
+    assert ssh(fresh, "rhel-ai", "systemctl --user is-active podman.socket").strip() == "active"
+
+
 def test_teardown_after_a_half_built_setup_leaves_nothing_behind(fresh: World) -> None:
     assert run(fresh, lambda e: e.teardown()).ok
     # a leftover input with a name Skupper refuses: `system start` fails after `apply`
