@@ -21,6 +21,8 @@ surfaces as one (``engine.runner.SITE_ERRORS`` catches only ``SkupperMcpError``)
 
 from __future__ import annotations
 
+import re
+
 
 class SkupperMcpError(Exception):
     """Root of every error this project raises on purpose."""
@@ -71,7 +73,7 @@ class CommandError(SkupperMcpError):
         self.exit_status = exit_status
         self.stderr = stderr
         self.stdout = stdout
-        tail = stderr_tail(stderr or stdout)
+        tail = stderr_tail(failure_text(stderr, stdout))
         summary = command if len(command) <= 80 else command[:77] + "..."
         detail = f": {tail}" if tail else ""
         super().__init__(f"command failed on {host} (exit {exit_status}): {summary}{detail}")
@@ -149,6 +151,21 @@ class KubeError(SkupperMcpError):
 
 class BusyError(SkupperMcpError):
     """Another operation on the same topology is running."""
+
+
+# What the skupper CLI writes on stderr without failing: log/slog records ("2025/01/02
+# 15:04:05 WARN certificate will not be overwritten path=...", every reload) and 2.1.x's
+# Docker notice. Its errors go to stdout (utils/handle_error.go@2.1.2: fmt.Println(err)).
+_NOISE = re.compile(
+    r"^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d (DEBUG|INFO|WARN) |Warning: Docker is not installed)"
+)
+
+
+def failure_text(stderr: str, stdout: str) -> str:
+    """The output that says why a command failed: stderr without the skupper CLI's warnings,
+    or stdout when nothing else is left (skupper prints its errors there)."""
+    meaningful = [line for line in stderr.splitlines() if line.strip() and not _NOISE.match(line)]
+    return "\n".join(meaningful) if meaningful else stdout
 
 
 def stderr_tail(text: str, lines: int = 3, limit: int = 400) -> str:

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from skupper_sandbox import faults, hostenv
+from skupper_sandbox.emulated.skupper.version import ROUTER_VERSIONS
 from skupper_sandbox.layout import (
     DEFAULT_SKUPPER_VERSION,
     SshdMode,
@@ -131,6 +133,8 @@ def build_world(
     sshd: SshdMode,
     kubernetes: bool,
     model_server_command: str | None,
+    skupper_versions: dict[str, str] | None = None,
+    namespace: str = "default",
 ) -> WorldInfo:
     """Lay out a fresh world in ``root``: world.json, host.json files, keys, shims."""
     from skupper_sandbox import ssh
@@ -145,6 +149,8 @@ def build_world(
         sshd=sshd,
         kubernetes=kubernetes,
         model_server_command=model_server_command,
+        skupper_versions=skupper_versions,
+        namespace=namespace,
     )
     for path in (layout.ssh_dir, layout.logs_dir, layout.bin_dir, layout.kube_dir):
         path.mkdir(parents=True, exist_ok=True)
@@ -159,7 +165,7 @@ def build_world(
                 user="root",
                 uid=os.getuid(),
                 role=host.role,
-                skupper_version=DEFAULT_SKUPPER_VERSION,
+                skupper_version=host.skupper_version,
                 tmp_writable=host.tmp_writable,
                 world_id=info.id,
                 world_dir=str(layout.root),
@@ -192,6 +198,8 @@ def up(
     sshd: SshdMode = "asyncssh",
     kubernetes: bool = True,
     model_server_command: str | None = None,
+    skupper_versions: dict[str, str] | None = None,
+    namespace: str = "default",
 ) -> WorldInfo:
     """Build a world in ``root``, start its daemon and return once it is ready."""
     layout = WorldLayout(root)
@@ -201,13 +209,18 @@ def up(
         stop_world(layout)  # leftovers of a world whose daemon died
     if sshd == "openssh" and not Path("/usr/sbin/sshd").exists():
         raise SandboxError("--sshd openssh needs /usr/sbin/sshd (apt-get install openssh-server)")
-    info = build_world(
-        root,
-        providers=providers,
-        sshd=sshd,
-        kubernetes=kubernetes,
-        model_server_command=model_server_command,
-    )
+    try:
+        info = build_world(
+            root,
+            providers=providers,
+            sshd=sshd,
+            kubernetes=kubernetes,
+            model_server_command=model_server_command,
+            skupper_versions=skupper_versions,
+            namespace=namespace,
+        )
+    except ValueError as exc:
+        raise SandboxError(str(exc)) from exc
     env = dict(os.environ)
     env[hostenv.WORLD_ID_VAR] = info.id
     with layout.world_log.open("ab") as out:
@@ -447,6 +460,27 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
 # --- command line ---------------------------------------------------------------------
 
 
+def parse_skupper_versions(items: list[str]) -> dict[str, str]:
+    """``HOST=VERSION`` items -> {host: version}; unknown releases are refused."""
+    versions: dict[str, str] = {}
+    for item in items:
+        host, sep, version = item.partition("=")
+        if not sep or not host or not version:
+            raise SandboxError(f"--skupper-version {item!r}: expected HOST=VERSION")
+        if version not in ROUTER_VERSIONS:
+            raise SandboxError(
+                f"--skupper-version {item!r}: unknown release (known: {', '.join(ROUTER_VERSIONS)})"
+            )
+        versions[host] = version
+    return versions
+
+
+def _namespace(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value):
+        raise SandboxError(f"--namespace {value!r}: expected a DNS-1123 label")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skupper-mcp sandbox", description="Run a simulated Skupper V2 network locally."
@@ -464,6 +498,19 @@ def _parser() -> argparse.ArgumentParser:
     up_p.add_argument("--no-kubernetes", action="store_true", help="no crc site")
     up_p.add_argument(
         "--model-server", metavar="COMMAND", help="run COMMAND as each provider's model"
+    )
+    up_p.add_argument(
+        "--skupper-version",
+        metavar="HOST=VERSION",
+        action="append",
+        default=[],
+        help="the Skupper release HOST's skupper CLI emulates (repeatable; default "
+        f"{DEFAULT_SKUPPER_VERSION}; known: {', '.join(ROUTER_VERSIONS)})",
+    )
+    up_p.add_argument(
+        "--namespace",
+        default="default",
+        help="the Skupper namespace of every podman site in topology.env (default: default)",
     )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")
@@ -493,6 +540,8 @@ def main(argv: list[str]) -> int:
                 sshd=args.sshd,
                 kubernetes=not args.no_kubernetes,
                 model_server_command=args.model_server,
+                skupper_versions=parse_skupper_versions(args.skupper_version),
+                namespace=_namespace(args.namespace),
             )
             took = time.monotonic() - started
             print(

@@ -67,6 +67,7 @@ class HostEntry(BaseModel):
     default_profile: str | None = None
     routing_key: str | None = None
     tmp_writable: bool = True
+    skupper_version: str = DEFAULT_SKUPPER_VERSION
 
     @property
     def default_model_id(self) -> str | None:
@@ -99,6 +100,7 @@ class WorldInfo(BaseModel):
     kube: KubeEntry | None = None
     model_server_command: str | None = None
     daemon_pid: int | None = None
+    namespace: str = "default"  # the Skupper namespace of every podman site
 
     def host(self, name: str) -> HostEntry:
         """The host called ``name``; ``KeyError`` names the valid ones."""
@@ -220,8 +222,13 @@ def plan_world(
     kubernetes: bool = True,
     model_server_command: str | None = None,
     world_id: str | None = None,
+    skupper_versions: dict[str, str] | None = None,
+    namespace: str = "default",
 ) -> WorldInfo:
-    """The hosts, addresses and ports of a new world in ``root`` using ``block``."""
+    """The hosts, addresses and ports of a new world in ``root`` using ``block``.
+
+    ``skupper_versions`` maps a host name to the Skupper release its CLI emulates (the
+    others get DEFAULT_SKUPPER_VERSION); ``namespace`` is every podman site's namespace."""
     layout = WorldLayout(root)
     hosts = [
         HostEntry(
@@ -247,7 +254,16 @@ def plan_world(
         )
         hosts.append(crc)
         kube = KubeEntry(address=crc.address, kubeconfig=str(layout.kubeconfig))
+    versions = dict(skupper_versions or {})
+    unknown = sorted(set(versions) - {h.name for h in hosts if h.role != "kubernetes"})
+    if unknown:
+        valid = ", ".join(h.name for h in hosts if h.role != "kubernetes")
+        raise ValueError(f"no podman host {', '.join(unknown)} in this world (hosts: {valid})")
+    for host in hosts:
+        if host.name in versions:
+            host.skupper_version = versions[host.name]
     return WorldInfo(
+        namespace=namespace,
         id=world_id or uuid.uuid4().hex[:12],
         dir=str(layout.root),
         sshd=sshd,
@@ -310,7 +326,7 @@ def render_topology_env(info: WorldInfo) -> str:
             f"{p}EDGE_PORT={host.ports['edge']}",
             f"{p}SANS={host.address}",
             f"{p}SITE_NAME=hub-{host.name}",
-            f"{p}NAMESPACE=default",
+            f"{p}NAMESPACE={info.namespace}",
             f"{p}MODEL_HOST=127.0.0.1",
             f"{p}MODEL_PORT={host.ports['model']}",
             f"{p}LOCAL_PORT={host.ports['local']}",
@@ -324,7 +340,7 @@ def render_topology_env(info: WorldInfo) -> str:
     lines += [
         "",
         f"LOCAL_SITE_NAME={LOCAL_SITE_NAME}",
-        "LOCAL_NAMESPACE=default",
+        f"LOCAL_NAMESPACE={info.namespace}",
         f"LOCAL_SSH_HOST={local.address}",
         f"LOCAL_SSH_PORT={local.ssh_port}",
         "LOCAL_SSH_USER=root",

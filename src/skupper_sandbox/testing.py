@@ -143,10 +143,16 @@ def running_world(
     sshd: SshdMode = "asyncssh",
     kubernetes: bool = True,
     model_server: str | None = None,
+    skupper_versions: dict[str, str] | None = None,
+    namespace: str | None = None,
 ) -> Iterator[World]:
     """Start a world in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after."""
     root = Path(tmp_dir).resolve()
     args = ["up", "--dir", str(root), "--providers", str(providers), "--sshd", sshd]
+    for host, version in (skupper_versions or {}).items():
+        args += ["--skupper-version", f"{host}={version}"]
+    if namespace:
+        args += ["--namespace", namespace]
     if not kubernetes:
         args.append("--no-kubernetes")
     if model_server:

@@ -25,7 +25,7 @@ NRestarts=2
 UnitFileState=static
 MainPID=4242
 
-Id=ezhang-skupper-controller.service
+Id=skupper-controller.service
 LoadState=loaded
 ActiveState=failed
 SubState=failed
@@ -68,7 +68,7 @@ def test_one_read_tells_units_containers_resources_and_models() -> None:
     assert str(state.skupper.cli) == "2.1.3"
     router = state.unit("skupper-default.service")
     assert router.active and router.n_restarts == 2 and router.main_pid == 4242
-    assert not state.unit("ezhang-skupper-controller.service").active
+    assert not state.unit("skupper-controller.service").active
     assert state.unit("never-heard-of.service").load_state == "not-found"
     assert state.container_running("default-skupper-router")
     assert not state.container_running("ezhang-skupper-controller")
@@ -123,7 +123,7 @@ def test_resources_compare_by_meaning() -> None:
 
 def test_auto_restart_units_follow_the_seed() -> None:
     controller, router = units.site_units("default", "ezhang", "/usr/bin/podman")
-    assert controller.name == "ezhang-skupper-controller.service"
+    assert controller.name == "skupper-controller.service"  # Skupper's own name
     assert router.name == "skupper-default.service"
     for unit in (controller, router):
         assert "Restart=on-failure" in unit.content

@@ -13,10 +13,21 @@ from skupper_mcp.engine.core import Engine
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World, running_world
 
+# Both Skupper lines every time: a 2.2.1 provider next to 2.1.x hosts (2.1.0, whose
+# controller never updates the Site's Running, and the default 2.1.3 on the local site), on
+# a namespace that is not ``default``: what real hosts may run, none of it the easy case.
+SKUPPER_VERSIONS = {"rhel-ai": "2.2.1", "rhtevan-work": "2.1.0"}
+NS = "models"
+
 
 @pytest.fixture(scope="package")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    with running_world(tmp_path_factory.mktemp("lifecycle"), providers=2) as w:
+    with running_world(
+        tmp_path_factory.mktemp("lifecycle"),
+        providers=2,
+        skupper_versions=SKUPPER_VERSIONS,
+        namespace=NS,
+    ) as w:
         yield w
 
 
@@ -56,3 +67,8 @@ def listener_port(world: World, provider: str) -> int:
 
 def host_file(world: World, host: str) -> Path:
     return world.dir / "hosts" / host / "host.json"
+
+
+def namespace_dir(world: World, host: str) -> Path:
+    """The Skupper namespace directory of a podman host of the lifecycle world."""
+    return world.dir / "hosts" / host / "home/.local/share/skupper/namespaces" / NS

@@ -7,14 +7,13 @@ import json
 
 from skupper_sandbox.testing import World
 
-from .conftest import host_file, new_engine
+from .conftest import host_file, namespace_dir, new_engine
 
 
 def namespaces(world: World) -> list[str]:
     found = []
     for host in ("local", "rhel-ai", "rhtevan-work"):
-        ns = world.dir / "hosts" / host / "home/.local/share/skupper/namespaces/default"
-        if ns.exists():
+        if namespace_dir(world, host).exists():
             found.append(host)
     return found
 

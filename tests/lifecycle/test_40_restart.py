@@ -9,10 +9,12 @@ from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
+from .conftest import NS
+
 SHOW = (
     "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
-    "systemctl --user show -p ActiveState -p Result -p NRestarts skupper-default.service; "
-    "podman inspect default-skupper-router --format '{{.State.Status}} {{.State.Pid}}'"
+    f"systemctl --user show -p ActiveState -p Result -p NRestarts skupper-{NS}.service; "
+    f"podman inspect {NS}-skupper-router --format '{{{{.State.Status}}}} {{{{.State.Pid}}}}'"
 )
 
 

@@ -6,6 +6,7 @@ from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
+from .conftest import NS
 from .test_20_updown import only_up
 
 
@@ -38,8 +39,8 @@ async def test_status_flags_stale_state_when_the_router_dies_with_its_controller
     code, _, err = built.ssh(
         "rhtevan-work",
         "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
-        "systemctl --user stop root-skupper-controller.service && "
-        "systemctl --user stop skupper-default.service",
+        "systemctl --user stop skupper-controller.service && "
+        f"systemctl --user stop skupper-{NS}.service",
     )
     assert code == 0, err
     status = await engine.status()

@@ -15,7 +15,7 @@ from skupper_mcp.models import OperationResult, StatusResult
 from skupper_mcp.server import build_server
 from skupper_sandbox.testing import World
 
-from .conftest import new_engine
+from .conftest import NS, new_engine
 from .test_20_updown import only_up
 
 #: Every MCP request of this module is bounded: operations on a world take a minute or two.
@@ -101,7 +101,7 @@ async def test_a_cancelled_up_releases_the_lock_and_status_tells_the_truth(built
         if site.platform != "podman":
             continue
         _, out, _ = built.ssh(
-            site.host, "podman inspect default-skupper-router --format '{{.State.Status}}'"
+            site.host, f"podman inspect {NS}-skupper-router --format '{{{{.State.Status}}}}'"
         )
         assert site.container == out.strip(), (site.host, site.container, out)
     async with new_engine(built) as engine:  # the lock was released: the next call runs

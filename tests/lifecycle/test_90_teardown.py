@@ -14,12 +14,12 @@ from skupper_mcp.models import OperationResult
 from skupper_mcp.server import build_server
 from skupper_sandbox.testing import World
 
-from .conftest import new_engine
+from .conftest import NS, new_engine
 
 #: Every MCP request of this module is bounded: operations on a world take a minute or two.
 CLIENT_TIMEOUT = 180.0
 
-NAMESPACE = "home/.local/share/skupper/namespaces/default"
+NAMESPACE = f"home/.local/share/skupper/namespaces/{NS}"
 HOSTS = ("rhel-ai", "rhtevan-work", "local")
 
 
@@ -79,15 +79,15 @@ async def test_accepted_teardown_backs_up_removes_and_setup_restores_the_ca(buil
     assert namespaces_left(built) == []
     for host in HOSTS:
         units = built.dir / "hosts" / host / "home/.config/systemd/user"
-        assert not (units / "skupper-default.service").exists()
-        backups = sorted((built.dir / "state/backups" / host / "default").glob("*.tar.gz"))
+        assert not (units / f"skupper-{NS}.service").exists()
+        backups = sorted((built.dir / "state/backups" / host / NS).glob("*.tar.gz"))
         assert backups, host
         with tarfile.open(backups[-1]) as tar:
             names = {Path(m.name).as_posix().removeprefix("./") for m in tar.getmembers()}
         assert "runtime/issuers/skupper-site-ca/ca.crt" in names
         assert any(n.startswith("input/resources/Site-") for n in names)
     _, out, _ = built.ssh("rhel-ai", "podman ps -a --format '{{.Names}}'")
-    assert "default-skupper-router" not in out and "hosted-model" in out  # models untouched
+    assert f"{NS}-skupper-router" not in out and "hosted-model" in out  # models untouched
 
     async with new_engine(built) as engine:
         rebuilt = await engine.setup()

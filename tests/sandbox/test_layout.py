@@ -44,3 +44,16 @@ def test_a_block_in_use_is_skipped(tmp_path: Path) -> None:
 def test_different_directories_get_different_blocks(tmp_path: Path) -> None:
     blocks = {layout.allocate_block(tmp_path / str(i)) for i in range(20)}
     assert len(blocks) == 20
+
+
+def test_skupper_versions_and_namespace_reach_host_json_and_topology(tmp_path: Path) -> None:
+    """`sandbox up --skupper-version HOST=VERSION --namespace NS` (docs/sandbox.md section 5)."""
+    info = layout.plan_world(
+        tmp_path, "127.250.0", skupper_versions={"rhel-ai": "2.2.1"}, namespace="models"
+    )
+    versions = {h.name: h.skupper_version for h in info.hosts if h.role != "kubernetes"}
+    assert versions == {"local": "2.1.3", "rhel-ai": "2.2.1", "rhtevan-work": "2.1.3"}
+    env = layout.render_topology_env(info)
+    assert "RHEL_AI_NAMESPACE=models" in env and "LOCAL_NAMESPACE=models" in env
+    with pytest.raises(ValueError, match="no podman host crc"):
+        layout.plan_world(tmp_path, "127.250.0", skupper_versions={"crc": "2.2.1"})

@@ -44,6 +44,7 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
     checks = [_podman_check(host, facts), _skupper_check(host, facts, min_version)]
     if facts.systemd_ok:
         checks.append(Check(name="systemd-user", site=host, status="pass", detail="usable"))
+        checks.append(_podman_socket_check(host, facts))
     else:
         error = " | ".join(facts.systemd_error) or "no answer"
         checks.append(
@@ -71,6 +72,22 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
             )
         )
     return checks
+
+
+def _podman_socket_check(host: str, facts: SiteFacts) -> Check:
+    """Every ``skupper system`` command drives podman through its API socket; setup starts
+    it, so an inactive socket is a warning, not a failure."""
+    state = facts.podman_socket or "unknown"
+    if state == "active":
+        return Check(name="podman-socket", site=host, status="pass", detail="podman.socket active")
+    return Check(
+        name="podman-socket",
+        site=host,
+        status="warn",
+        detail=f"podman.socket is {state}: skupper reaches podman only through its API socket, "
+        "so `skupper system start|reload` fail without it",
+        hint="setup enables it (systemctl --user enable --now podman.socket)",
+    )
 
 
 def _podman_check(host: str, facts: SiteFacts) -> Check:

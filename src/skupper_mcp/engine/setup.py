@@ -74,7 +74,11 @@ def podman_setup_actions(
     podman = state.podman_path or "podman"
     todo: list[Action] = []
     if units.controller_container(state.user) not in state.containers:
+        # ``system install`` enables and starts podman.socket itself
         todo.append(on_host("install system controller", site, site.install_controller()))
+    elif not state.unit(units.PODMAN_SOCKET_UNIT).active:
+        # the CLI talks to podman only through its API socket: without it start/reload fail
+        todo.append(on_host("enable podman.socket", site, site.enable_podman_socket()))
     changed = [r for r in desired if not cr.same(r, state.input_resources.get(cr.key(r)))]
     if changed:
         todo.append(on_host("apply resources", site, site.apply(changed)))
@@ -116,7 +120,13 @@ def podman_setup_actions(
         for w in wanted
         if rendering or state.unit_files.get(w.name) != w.content or w.name in state.enabled_at_boot
     ]
-    if stale_units or state.watch_script != units.watch_script(podman):
+    legacy = units.legacy_controller_unit(state.user)
+    if (
+        stale_units
+        or state.watch_script != units.watch_script(podman)
+        or legacy in state.unit_files
+        or legacy in state.enabled_at_boot
+    ):
         todo.append(on_host("install auto-restart units", site, site.install_units(state)))
     restart = [
         w.name for w in wanted if w.name in stale_units or (recreate and w.name == router_unit)
@@ -328,8 +338,12 @@ class Setup:
 async def wait_site_ready(
     run: SiteRun, site: PodmanSite | None, deadline: float, links: list[str]
 ) -> None:
-    """Wait for the router, the Site's Ready status and (on the local site) every link,
-    all from one state read per poll."""
+    """Wait for the router, the controller, the Site's Ready status and (on the local site)
+    every link, all from one state read per poll.
+
+    The Site's Ready alone proves little: Skupper's renderer writes it before any router
+    runs, and the 2.1.0 controller never changes it (fs_config_renderer.go@2.1.2:130-131).
+    The router's container and unit and the controller's unit are what say it runs."""
     assert site is not None
     started = time.monotonic()
     router_unit = units.router_unit(site.namespace)
@@ -341,6 +355,12 @@ async def wait_site_ready(
             pending = []
             if not (state.container_running(router_container) and state.unit(router_unit).active):
                 pending.append(f"router {state.unit(router_unit).active_state}")
+            controller = state.unit(units.controller_unit())
+            if not (
+                controller.active
+                and state.container_running(units.controller_container(state.user))
+            ):
+                pending.append(f"controller {controller.active_state}")
             sites_ready = [r for (k, _), r in state.runtime_resources.items() if k == "Site"]
             if not sites_ready or (sites_ready[0].get("status") or {}).get("status") != "Ready":
                 pending.append("site not Ready")

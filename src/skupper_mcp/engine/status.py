@@ -66,7 +66,7 @@ def podman_site_status(view: SiteView) -> SiteStatus:
         role=ref.role,
         platform=ref.platform,
         reachable=True,
-        controller=_unit_text(view, units.controller_unit(state.user)),
+        controller=_unit_text(view, units.controller_unit()),
         router=_unit_text(view, units.router_unit(ns)),
         container=(container.state if container else "absent"),
         stale=stale,

@@ -19,7 +19,7 @@ from ..vocabulary import Progress
 from . import model_actions as actions_for
 from .backups import Backups, check_complete
 from .cluster import base_resources, link_targets
-from .runner import Action, SiteRun, on_cluster, on_host
+from .runner import Action, SiteRun, on_cluster
 from .scope import sites as all_sites
 from .sitemap import SiteMap, served_models
 from .updown import operation_result
@@ -41,7 +41,7 @@ def podman_teardown_actions(
 
     return [
         Action("back up inputs and CA", (site.backup_script(),), backup, changes=False),
-        on_host("remove site", site, site.remove(state)),
+        Action("remove site", (site.remove(state),), lambda: site.removed(state)),
     ]
 
 

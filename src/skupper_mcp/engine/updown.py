@@ -65,7 +65,7 @@ def podman_up_actions(site: PodmanSite, state: SiteState) -> list[Action]:
     """Controllers first, then routers; only what is not already active."""
     ns = site.namespace
     todo: list[Action] = []
-    controller = units.controller_unit(state.user)
+    controller = units.controller_unit()
     router = units.router_unit(ns)
     if not state.unit(controller).active:
         todo.append(on_host("start controller", site, site.systemctl("start", [controller])))
@@ -78,7 +78,7 @@ def podman_down_actions(site: PodmanSite, state: SiteState, tmpfs: bool) -> list
     """Routers first, then controllers; ``podman stop`` as a safety net on tmpfs hosts."""
     ns = site.namespace
     todo: list[Action] = []
-    controller = units.controller_unit(state.user)
+    controller = units.controller_unit()
     router = units.router_unit(ns)
     container = units.router_container(ns)
     if state.unit(router).active:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from skupper_mcp.connectors.shell import quote, script
+from skupper_mcp.facts.names import PODMAN_SOCKET_UNIT, VERSION_COMMAND
 from skupper_mcp.facts.skupper_version import SkupperVersion, parse_skupper_version
 
 _TAG = re.compile(r"@@([a-z-]+)(?: (.*))?")
@@ -26,13 +27,14 @@ def site_facts_script(namespace: str, *, with_ports: bool) -> str:
         '  echo "@@podman $(podman --version 2>&1 | head -n 1)"',
         "else echo @@podman-missing; fi",
         "if command -v skupper >/dev/null 2>&1; then",
-        "  out=$(skupper version 2>&1); rc=$?",
+        f"  out=$({VERSION_COMMAND} 2>&1); rc=$?",
         "  printf '%s\\n' \"$out\" | sed 's/^/@@skupper /'",
         '  echo "@@skupper-rc $rc"',
         "else echo @@skupper-missing; fi",
         "if out=$(systemctl --user show --property=LoadState podman.socket 2>&1); then",
         "  echo @@systemd-ok",
         "else printf '%s\\n' \"$out\" | head -n 3 | sed 's/^/@@systemd-error /'; fi",
+        f'echo "@@podman-socket $(systemctl --user is-active {PODMAN_SOCKET_UNIT} 2>/dev/null)"',
         "if command -v loginctl >/dev/null 2>&1; then",
         '  loginctl show-user "$(id -un)" --property=Linger 2>&1 | head -n 1'
         " | sed 's/^/@@linger /'",
@@ -66,6 +68,7 @@ class SiteFacts:
     systemd_ok: bool = False
     systemd_error: list[str] = field(default_factory=list)
     linger: str | None = None
+    podman_socket: str | None = None  # systemctl is-active podman.socket
     listening: set[tuple[str, int]] = field(default_factory=set)
     router_ports: set[int] = field(default_factory=set)
 
@@ -95,6 +98,8 @@ def parse_site_facts(stdout: str) -> SiteFacts:
             facts.systemd_ok = True
         elif tag == "systemd-error":
             facts.systemd_error.append(value.strip())
+        elif tag == "podman-socket":
+            facts.podman_socket = value.strip() or None
         elif tag == "linger":
             facts.linger = value.strip()
         elif tag == "listen":

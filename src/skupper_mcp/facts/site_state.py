@@ -1,8 +1,10 @@
 """Read a podman site's whole state in one remote command, and parse it. The parser is pure.
 
 The script prints tagged sections (``@@section``, ``@@file``, ``@@rc``...) that
-``parse_site_state`` turns into a ``SiteState``. Secrets are never read here: the link
-client certificates are read only by setup (``client_cert_script``).
+``parse_site_state`` turns into a ``SiteState``. Only the resource kinds the product uses are
+read; an input Secret (a link's client certificate, which setup compares) is read with its
+``tls.key`` replaced, and runtime Secrets and Certificates are never read. The link client
+certificates are read only by setup (``client_cert_script``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from . import names
 from .skupper_version import SkupperVersion, parse_skupper_version
 
 MARK = "@@"
+# The resource kinds the product reads; runtime/resources also holds Secret-*.yaml (private
+# keys) and Certificate-*.yaml, which never leave the host (site_state.go MarshalSiteState).
+_KINDS = ("Site", "RouterAccess", "Listener", "Connector", "Link")
 
 
 def site_state_script(namespace: str, model_url: str | None = None) -> str:
@@ -32,19 +37,27 @@ def site_state_script(namespace: str, model_url: str | None = None) -> str:
         'user="$(id -un)"',
         'echo "@@user $user"',
         'echo "@@podman $(command -v podman || true)"',
-        'echo "@@section version"; skupper version 2>&1; echo "@@rc $?"',
+        f'echo "@@section version"; {names.VERSION_COMMAND} 2>&1; echo "@@rc $?"',
         'echo "@@section units"',
         "systemctl --user show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
-        'UnitFileState,MainPID "skupper-$ns.service" "$user-skupper-controller.service" 2>&1;'
+        f'UnitFileState,MainPID "skupper-$ns.service" {names.CONTROLLER_UNIT}'
+        f' {names.PODMAN_SOCKET_UNIT} "$user-skupper-controller.service" 2>&1;'
         ' echo "@@rc $?"',
         'echo "@@section containers"; podman ps -a --format json 2>&1; echo "@@rc $?"',
         'echo "@@section router"; podman inspect "$ns-skupper-router" 2>/dev/null; echo "@@rc $?"',
-        'for f in "$nsdir"/input/resources/*; do [ -f "$f" ] || continue;'
-        ' echo "@@file input ${f##*/}"; cat "$f"; echo; done',
-        'for f in "$nsdir"/runtime/resources/*; do [ -f "$f" ] || continue;'
-        ' echo "@@file runtime ${f##*/}"; cat "$f"; echo; done',
+        # only the kinds read here; Secrets (link client keys) lose their private key first
+        f"for k in {' '.join(_KINDS)}; do"
+        ' for f in "$nsdir"/input/resources/"$k"-*.yaml; do [ -f "$f" ] || continue;'
+        ' echo "@@file input ${f##*/}"; cat "$f"; echo; done; done',
+        'for f in "$nsdir"/input/resources/Secret-*.yaml; do [ -f "$f" ] || continue;'
+        ' echo "@@file input ${f##*/}";'
+        " sed 's/^\\( *tls\\.key:\\).*/\\1 redacted/' \"$f\"; echo; done",
+        f"for k in {' '.join(_KINDS)}; do"
+        ' for f in "$nsdir"/runtime/resources/"$k"-*.yaml; do [ -f "$f" ] || continue;'
+        ' echo "@@file runtime ${f##*/}"; cat "$f"; echo; done; done',
         'ud="$HOME/.config/systemd/user"',
-        'for u in "skupper-$ns.service" "$user-skupper-controller.service"; do'
+        f'for u in "skupper-$ns.service" {names.CONTROLLER_UNIT}'
+        ' "$user-skupper-controller.service"; do'
         ' [ -f "$ud/$u" ] && { echo "@@file unit $u"; cat "$ud/$u"; echo; };'
         ' [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
         f'f="$HOME/{names.WATCH_SCRIPT_PATH}";'

@@ -133,15 +133,20 @@ class PodmanSite:
         )
 
     def install_units(self, state: SiteState) -> Script:
-        """Disable Skupper's units, then write ours (no [Install]) and reload systemd."""
+        """Disable Skupper's units (``system start``/``install`` enable them at boot), then
+        write ours over them (no [Install]) and reload systemd. The controller unit an
+        earlier skupper-mcp wrote under ``<user>-skupper-controller.service`` goes."""
         podman = state.podman_path or "podman"
         wanted = units.site_units(self.namespace, state.user, podman)
+        legacy = units.legacy_controller_unit(state.user or "$(id -un)")
         lines = [
             "u=$HOME/.config/systemd/user",
             'mkdir -p "$u" "$HOME/.local/share/skupper-mcp"',
             "systemctl --user disable "
             + " ".join(quote(w.name) for w in wanted)
             + " >/dev/null 2>&1 || true",
+            f'systemctl --user disable --now "{legacy}" >/dev/null 2>&1 || true',
+            f'rm -f "$u/{legacy}"',
         ]
         for w in wanted:
             lines.append(_write_file(f'"$u"/{quote(w.name)}', w.content))
@@ -153,6 +158,11 @@ class PodmanSite:
             tuple(lines),
             "auto-restart units installed (disabled at boot)",
         )
+
+    def enable_podman_socket(self) -> Script:
+        """Every ``skupper system`` command talks to podman through its API socket."""
+        command = f"systemctl --user enable --now {units.PODMAN_SOCKET_UNIT}"
+        return Script(command, (command,), command)
 
     def systemctl(self, verb: str, unit_names: list[str]) -> Script:
         command = f"systemctl --user {verb} {' '.join(unit_names)}"
@@ -250,30 +260,64 @@ class PodmanSite:
         )
 
     def remove(self, state: SiteState) -> Script:
-        """Remove the site: units, containers, namespace (inputs and CAs are backed up first)."""
+        """Remove the site: units, containers, namespace (inputs and CAs are backed up first).
+
+        ``system stop`` removes nothing on a namespace that was never rendered (it needs
+        ``internal/platform.yaml``), and 2.1.x ``system uninstall`` halts while any
+        directory is left under ``namespaces/``. So each piece is removed here as well, in
+        an order that works on a half-built site. The controller serves every namespace of
+        the user: it is removed only when no other namespace holds a site (a ``runtime``
+        directory); otherwise it is kept and ``removed`` says so.
+        """
         user = state.user or "$(id -un)"
-        wanted = [units.router_unit(self.namespace), units.controller_unit(user)]
+        ns = quote(self.namespace)
+        ours = [units.router_unit(self.namespace), units.controller_unit()]
+        legacy = units.legacy_controller_unit(user)
         router = units.router_container(self.namespace)
         return Script(
-            f"systemctl --user stop {' '.join(wanted)}; skupper system stop, uninstall;"
-            f" rm units, {router}, the namespace",
+            f"systemctl --user stop {ours[0]}; skupper system stop; rm {router}, its unit, the"
+            f" namespace; if no other namespace holds a site: skupper system uninstall, rm"
+            f" {ours[1]}",
             (
-                "systemctl --user stop "
-                + " ".join(quote(u) for u in wanted)
-                + " >/dev/null 2>&1 || true",
-                f"skupper system stop -n {quote(self.namespace)} >/dev/null 2>&1 || true",
-                "skupper system uninstall >/dev/null 2>&1 || true",
                 "u=$HOME/.config/systemd/user",
-                "for f in "
-                + " ".join(quote(u) for u in wanted)
-                + '; do rm -f "$u/$f" "$u/default.target.wants/$f"; done',
+                'data="${XDG_DATA_HOME:-$HOME/.local/share}/skupper"',
+                f"systemctl --user stop {quote(ours[0])} >/dev/null 2>&1 || true",
+                f"skupper system stop -n {ns} >/dev/null 2>&1 || true",
                 f"podman rm -f {quote(router)} >/dev/null 2>&1 || true",
-                f'rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
+                f"systemctl --user disable {quote(ours[0])} >/dev/null 2>&1 || true",
+                f'rm -f "$u"/{quote(ours[0])}',
                 f"rm -rf {self._nsdir()}",
+                "others=''",
+                'for d in "$data"/namespaces/*/; do [ -d "${d}runtime" ] || continue;'
+                ' d="${d%/}"; others="$others ${d##*/}"; done',
+                'if [ -n "$others" ]; then echo "@@kept$others"; else',
+                f'  systemctl --user stop {quote(ours[1])} "{legacy}" >/dev/null 2>&1 || true',
+                "  skupper system uninstall >/dev/null 2>&1 || true",
+                f'  systemctl --user disable {quote(ours[1])} "{legacy}" >/dev/null 2>&1 || true',
+                f'  rm -f "$u"/{quote(ours[1])} "$u/{legacy}"',
+                f'  podman rm -f "{units.controller_container(user)}" >/dev/null 2>&1 || true',
+                f'  rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
+                "fi",
                 "systemctl --user daemon-reload",
             ),
-            "units, containers and namespace removed",
+            "units, containers, controller and namespace removed",
         )
+
+    async def removed(self, state: SiteState) -> str:
+        """Run ``remove``; what it removed, and the controller it kept for other namespaces."""
+        out = await self._output(self.remove(state))
+        kept = [
+            name
+            for line in out.splitlines()
+            if line.startswith("@@kept ")
+            for name in line.split()[1:]
+        ]
+        if kept:
+            return (
+                "router unit, container and namespace removed; the system controller is kept: "
+                f"namespace {', '.join(sorted(kept))} still holds a site"
+            )
+        return self.remove(state).done
 
 
 def _write_file(path_expr: str, content: str) -> str:

@@ -6,6 +6,9 @@ container and waits for it, so a crash ends the unit with the container's exit c
 ``Restart=on-failure`` brings it back. ``SuccessExitStatus=SIGTERM`` makes a deliberate
 ``systemctl --user stop`` (podman stop -> exit 143) a success, not a failure. There is no
 ``[Install]`` section: the units stay disabled, so nothing starts at boot; ``up`` starts them.
+Ours take Skupper's own unit names (``skupper-<ns>.service``, ``skupper-controller.service``):
+``system start`` and ``system install`` write and enable those with ``WantedBy=default.target``,
+and setup writes over them and disables them.
 """
 
 from __future__ import annotations
@@ -13,17 +16,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..facts.names import (
+    PODMAN_SOCKET_UNIT,
     WATCH_SCRIPT_PATH,
     controller_container,
     controller_unit,
+    legacy_controller_unit,
     router_container,
     router_unit,
 )
 
 __all__ = [
+    "PODMAN_SOCKET_UNIT",
     "WATCH_SCRIPT_PATH",
     "controller_container",
     "controller_unit",
+    "legacy_controller_unit",
     "router_container",
     "router_unit",
 ]
@@ -73,7 +80,7 @@ def site_units(namespace: str, user: str, podman: str) -> list[WatchUnit]:
     """The controller's and the router's units for a podman site, controller first."""
     return [
         watch_unit(
-            controller_unit(user),
+            controller_unit(),
             controller_container(user),
             podman,
             f"Skupper system controller of {user}",

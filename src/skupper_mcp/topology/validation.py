@@ -29,7 +29,14 @@ from .model import (
 )
 
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}", re.ASCII)
-_ROUTING_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}", re.ASCII)
+# A routing key is also the name of its Listener and Connector, which Skupper's non-kube
+# validator accepts only as RFC 1123 labels ("invalid listener name" / "invalid connector
+# name" at system start: internal/nonkube/common/site_state_validator.go@2.1.2:16,135,159).
+_ROUTING_KEY = DNS_LABEL
+_ROUTING_KEY_RULE = (
+    "an RFC 1123 label, because it names the Skupper Listener and Connector (lowercase "
+    "letters, digits and '-', starting and ending with a letter or digit, 1-63 characters)"
+)
 _CONTAINER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}", re.ASCII)
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}", re.ASCII)
 _CONTEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,252}", re.ASCII)
@@ -200,7 +207,7 @@ def _provider(reader: Reader, name: str) -> ProviderHost:
         model_port=model_port,
         local_port=reader.port(f"{p}_LOCAL_PORT", model_port),
         routing_key=reader.text(
-            f"{p}_ROUTING_KEY", f"model-api-{name}", _ROUTING_KEY, "letters, digits, . _ -"
+            f"{p}_ROUTING_KEY", f"model-api-{name}", _ROUTING_KEY, _ROUTING_KEY_RULE
         ),
         profiles=profiles,
         default_profile=default_profile,

@@ -56,9 +56,15 @@ def query_router(address: str, port: int = MANAGEMENT_PORT, timeout: float = 1.0
 
 
 def live_statuses(
-    runtime: list[res.Resource], router_running: bool, answer: dict[str, Any] | None
+    runtime: list[res.Resource],
+    router_running: bool,
+    answer: dict[str, Any] | None,
+    sets_running: bool = True,
 ) -> list[res.Resource]:
-    """The runtime resources with status derived from the router's state (pure)."""
+    """The runtime resources with status derived from the router's state (pure).
+
+    ``sets_running`` is false for the 2.1.0 controller, which never changes the Site's
+    Running condition (SetRunning came with 2.1.1): the render's "Ready" stays."""
     stamp = res.now()
     links = {link.get("name"): link for link in (answer or {}).get("links") or []}
     reachable = (answer or {}).get("reachable") or {}
@@ -72,7 +78,14 @@ def live_statuses(
         kind = resource.get("kind")
         status = dict(resource.get("status") or {})
         if kind == "Site":
-            if not router_running:
+            kept = next(
+                (c for c in status.get("conditions") or [] if c.get("type") == "Running"), None
+            )
+            if not sets_running and kept is not None:
+                running = Cond(
+                    "Running", kept.get("status") == "True", str(kept.get("message") or "OK")
+                )
+            elif not router_running:
                 running = Cond("Running", False, "No router pod is ready")
             elif answer is None:
                 running = Cond("Running", False, "Router is not responding")
@@ -174,7 +187,9 @@ def _write_if_changed(directory: Path, resource: res.Resource) -> None:
     res.write(directory, resource)
 
 
-def poll_namespace(paths: NamespacePaths, home: Path, address: str) -> None:
+def poll_namespace(
+    paths: NamespacePaths, home: Path, address: str, sets_running: bool = True
+) -> None:
     """Update one namespace's runtime resources from its router."""
     if not paths.is_rendered():
         return
@@ -184,7 +199,7 @@ def poll_namespace(paths: NamespacePaths, home: Path, address: str) -> None:
     answer = query_router(address) if router_running else None
     if not paths.is_rendered():  # removed by `system stop` meanwhile: write nothing
         return
-    for resource in live_statuses(runtime, router_running, answer):
+    for resource in live_statuses(runtime, router_running, answer, sets_running):
         _write_if_changed(paths.runtime_resources, resource)
     if answer is not None:
         _write_if_changed(paths.runtime_resources, network_status(answer, paths.namespace))
@@ -195,7 +210,12 @@ def poll_once(env: Mapping[str, str]) -> None:
     home = data_home(env)
     for namespace in namespaces(home):
         try:
-            poll_namespace(NamespacePaths(home, namespace), host.home, host.address)
+            poll_namespace(
+                NamespacePaths(home, namespace),
+                host.home,
+                host.address,
+                sets_running=host.skupper_version != "2.1.0",
+            )
         except (OSError, ValueError) as exc:
             print(f"namespace {namespace}: {exc}", file=sys.stderr, flush=True)
 

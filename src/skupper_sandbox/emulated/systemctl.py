@@ -375,7 +375,10 @@ def verb_disable(bus: Bus, args: Args, env: dict[str, str]) -> int:
         if props["LoadState"] != "loaded":
             err(f"Failed to disable unit: Unit file {unit} does not exist.")
             return EXIT_FAILURE
-        for link in sorted(unit_dir.glob(f"*.wants/{unit}")) if unit_dir.is_dir() else []:
+        # not glob("*.wants/<unit>"): it skips a dangling link (the built-in podman.socket's
+        # target, /usr/lib/systemd/user/podman.socket, need not exist here)
+        wants = sorted(unit_dir.glob("*.wants")) if unit_dir.is_dir() else []
+        for link in [w / unit for w in wants if (w / unit).is_symlink() or (w / unit).exists()]:
             link.unlink()
             err(f'Removed "{link}".')
     bus.call("daemon-reload")

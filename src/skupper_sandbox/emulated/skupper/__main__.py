@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -10,11 +11,11 @@ from typing import NoReturn
 
 from ... import hostenv
 from .commands import Commands, default_sans
-from .failure import CliFailure
+from .failure import VALIDATION_ERROR, CliFailure
 from .legacy import LegacySystem
 from .paths import DEFAULT_NAMESPACE, NamespacePaths, data_home
 from .system import System, read_source
-from .version import is_v20, version_table
+from .version import docker_warning, is_v20, is_v22, version_table
 
 PLATFORMS = ("kubernetes", "podman", "docker", "linux")
 KUBE_CONFIG_ERROR = (
@@ -63,7 +64,7 @@ def split_global_flags(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
     return found, rest
 
 
-def build_parser(v20: bool) -> argparse.ArgumentParser:
+def build_parser(v20: bool, v22: bool = False) -> argparse.ArgumentParser:
     root = _Parser(prog="skupper")
     verbs = root.add_subparsers(dest="verb", required=True, parser_class=_Parser)
     version = verbs.add_parser("version")
@@ -110,7 +111,8 @@ def build_parser(v20: bool) -> argparse.ArgumentParser:
             system.add_parser(action)
     else:
         install = system.add_parser("install")
-        install.add_argument("--reload-type", choices=("manual", "auto"), default="manual")
+        if v22:  # --reload-type came with 2.2.0 (system_install.go@2.2.0)
+            install.add_argument("--reload-type", choices=("manual", "auto"), default="manual")
         uninstall = system.add_parser("uninstall")
         uninstall.add_argument("-f", "--force", action="store_true")
         for action in ("start", "reload", "stop"):
@@ -133,14 +135,13 @@ def run(argv: Sequence[str]) -> int:
     flags, rest = split_global_flags(argv)
     host = hostenv.current_host()
     cli_version = host.skupper_version
-    args = build_parser(is_v20(cli_version)).parse_args(rest)
+    args = build_parser(is_v20(cli_version), is_v22(cli_version)).parse_args(rest)
     platform = resolve_platform(flags)
     namespace = flags.get("namespace") or DEFAULT_NAMESPACE
     kube = platform == "kubernetes"
 
     if args.verb == "version":
-        print(version_table(cli_version, kube), end="")
-        return 0
+        return _version(cli_version, kube, flags.get("namespace") or "")
     if args.verb == "system":
         if kube:
             print(KUBE_SYSTEM_MESSAGE)
@@ -159,9 +160,31 @@ def run(argv: Sequence[str]) -> int:
     return 0
 
 
+def _version(cli_version: str, kube: bool, namespace: str) -> int:
+    """``skupper version``. 2.2.x prints the bare CLI version whatever the platform
+    (internal/cmd/skupper/version/version.go@2.2.0). 2.0.1-2.1.4 print the component table;
+    on podman/docker/linux only when ``namespaces/<ns>`` exists (no ``-n``: ``default``),
+    else a validation error naming the namespace as given, ``""`` without ``-n``
+    (internal/cmd/skupper/version/nonkube/version.go@2.1.2:57-59). The kubernetes variant
+    has no such check and, without a usable kubeconfig, asks no cluster
+    (version/kube/version.go@2.1.2: NewClient's error is ignored)."""
+    if is_v22(cli_version):
+        print(cli_version)
+        return 0
+    if not kube and not NamespacePaths(data_home(), namespace or DEFAULT_NAMESPACE).home.is_dir():
+        raise CliFailure(
+            f"there is no definition for namespace {json.dumps(namespace)}", VALIDATION_ERROR
+        )
+    warning = docker_warning()
+    if warning:
+        print(warning, file=sys.stderr)
+    print(version_table(cli_version, kube), end="")
+    return 0
+
+
 def _run_system(system: System, args: argparse.Namespace, namespace: str) -> None:
     actions: dict[str, Callable[[], None]] = {
-        "install": lambda: system.install(args.reload_type),
+        "install": lambda: system.install(getattr(args, "reload_type", None)),
         "uninstall": lambda: system.uninstall(args.force),
         "start": lambda: system.start(namespace),
         "reload": lambda: system.reload(namespace),
@@ -207,9 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except CliFailure as exc:
-        sys.stdout.flush()
-        print(str(exc).rstrip("\n"), file=sys.stderr)
-        return 1
+        # the real CLI prints its errors on stdout (utils/handle_error.go@2.1.2:23)
+        print(str(exc).rstrip("\n"))
+        return exc.code
     except hostenv.NotOnSandboxHost as exc:
         print(str(exc), file=sys.stderr)
         return 1

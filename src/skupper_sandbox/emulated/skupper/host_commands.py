@@ -13,7 +13,7 @@ class HostCommandError(CliFailure):
 
     def __init__(self, argv: list[str], code: int, output: str) -> None:
         self.argv = argv
-        self.code = code
+        self.status = code
         self.output = output
         super().__init__(f"{' '.join(argv[:3])}: exit status {code}: {output_tail(output)}")
 
@@ -37,6 +37,21 @@ def podman(*args: str) -> str:
 
 def systemctl(*args: str) -> str:
     return run(["systemctl", "--user", *args])
+
+
+PODMAN_SOCKET_UNIT = "podman.socket"
+
+
+def podman_socket_path(runtime_dir: str) -> str:
+    """The API socket the CLI talks to (``unix://$XDG_RUNTIME_DIR/podman/podman.sock``)."""
+    return f"{runtime_dir}/podman/podman.sock"
+
+
+def podman_socket_active() -> bool:
+    """Whether the podman API socket listens: the real CLI drives podman through it, so
+    nothing works while ``podman.socket`` is inactive (the sandbox has no socket file: the
+    user manager's answer for ``podman.socket`` stands for it)."""
+    return quietly(["systemctl", "--user", "is-active", "--quiet", PODMAN_SOCKET_UNIT])
 
 
 def quietly(argv: list[str]) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import tarfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -41,6 +42,18 @@ def site_id_of(paths: NamespacePaths) -> str | None:
         if uid:
             return str(uid)
     return None
+
+
+def kept_issuer_files(paths: NamespacePaths) -> list[Path]:
+    """The CA files a reload keeps (and warns about): each generated issuer's existing
+    files; a CA the user supplied in input/issuers is written over, without a warning."""
+    kept = []
+    for name in pki.ISSUER_NAMES:
+        if (paths.home / "input" / "issuers" / name / "tls.key").is_file():
+            continue
+        directory = paths.issuers / name
+        kept += [directory / f for f in pki.CERT_FILES if (directory / f).is_file()]
+    return kept
 
 
 def cert_name(router_access: res.Resource) -> str:
@@ -78,6 +91,7 @@ def render(paths: NamespacePaths, state: SiteState, *, cli_version: str, platfor
     config = router_config(state, site_id, cli_version)
     (paths.router / "skrouterd.json").write_text(json.dumps(config, indent=4) + "\n")
     link_files = _write_static_links(paths, state)
+    _write_snapshot(paths, state)
     _write_runtime_resources(paths, state, site_id)
     paths.platform_file.parent.mkdir(parents=True, exist_ok=True)
     paths.platform_file.write_text(f"platform: {platform}\n")
@@ -305,10 +319,15 @@ def _endpoints(state: SiteState) -> list[dict[str, str]]:
 
 
 def initial_statuses(state: SiteState, site_id: str) -> list[res.Resource]:
-    """The runtime resources as rendered, before any controller has seen the router."""
+    """The runtime resources as rendered, before any controller has seen the router.
+
+    The renderer marks the Site Configured and Running (Ready) before any router runs
+    (fs_config_renderer.go@2.1.2:130-131); Links, Listeners and Connectors are only
+    Configured, so they read "Not Operational" / "Not Matched" until the controller
+    sets the missing condition."""
     Cond, Status = res.Condition, res.Status
     stamp = res.now()
-    site_conditions = [Cond("Configured", True), Cond("Running", False, "Not Running")]
+    site_conditions = [Cond("Configured", True), Cond("Running", True)]
     if state.router_accesses:
         site_conditions.append(Cond("Resolved", True))
     site_meta = dict(state.site)
@@ -347,7 +366,7 @@ def initial_statuses(state: SiteState, site_id: str) -> list[res.Resource]:
         out.append(
             res.with_status(
                 link,
-                Status([Cond("Configured", True), Cond("Operational", False, "Not operational")]),
+                Status([Cond("Configured", True)], required=("Configured", "Operational")),
                 stamp,
             )
         )
@@ -356,8 +375,9 @@ def initial_statuses(state: SiteState, site_id: str) -> list[res.Resource]:
             res.with_status(
                 listener,
                 Status(
-                    [Cond("Configured", True), Cond("Matched", False, "No matching connectors")],
+                    [Cond("Configured", True)],
                     {"hasMatchingConnector": False},
+                    required=("Configured", "Matched"),
                 ),
                 stamp,
             )
@@ -367,13 +387,15 @@ def initial_statuses(state: SiteState, site_id: str) -> list[res.Resource]:
             res.with_status(
                 connector,
                 Status(
-                    [Cond("Configured", True), Cond("Matched", False, "No matching listeners")],
+                    [Cond("Configured", True)],
                     {"hasMatchingListener": False},
+                    required=("Configured", "Matched"),
                 ),
                 stamp,
             )
         )
     out.extend(state.others)
+    out.extend(state.secrets.values())  # Secret-<name>.yaml: link keys included
     local = res.new(
         "RouterAccess",
         LOCAL_ROUTER_ACCESS,
@@ -391,9 +413,41 @@ def initial_statuses(state: SiteState, site_id: str) -> list[res.Resource]:
     return out
 
 
+def _certificates(paths: NamespacePaths, namespace: str) -> list[res.Resource]:
+    """A Certificate per CA and issued certificate, as the runtime site state lists them."""
+    found = []
+    for name in pki.ISSUER_NAMES:
+        found.append(res.new("Certificate", name, namespace, {"ca": "", "signing": True}))
+    if paths.certs.is_dir():
+        for directory in sorted(p for p in paths.certs.iterdir() if p.is_dir()):
+            if directory.name.endswith("-profile"):
+                continue  # a link Secret's files, not an issued certificate
+            client = (directory / "connect.json").is_file()
+            spec = {"ca": "", "client": client, "server": not client}
+            found.append(res.new("Certificate", directory.name, namespace, spec))
+    return found
+
+
 def _write_runtime_resources(paths: NamespacePaths, state: SiteState, site_id: str) -> None:
-    for resource in initial_statuses(state, site_id):
+    """runtime/resources as api.MarshalSiteState writes it (site_state.go@2.1.2): every
+    resource with its status, and also the Certificates and the Secrets (link Secrets
+    with their private keys)."""
+    namespace = str(state.site["metadata"].get("namespace") or paths.namespace)
+    for resource in [*initial_statuses(state, site_id), *_certificates(paths, namespace)]:
         res.write(paths.runtime_resources, resource)
+
+
+def _write_snapshot(paths: NamespacePaths, state: SiteState) -> None:
+    """internal/snapshot: the loaded sources of this render; the previous snapshot is kept
+    as sources.backup.tar.gz (MarshalSiteStates, fs_config_renderer.go@2.1.2:176-209)."""
+    snapshot = paths.internal / "snapshot"
+    if snapshot.is_dir() and any(snapshot.iterdir()):
+        with tarfile.open(paths.home / "sources.backup.tar.gz", "w:gz") as tar:
+            for file in sorted(snapshot.iterdir()):
+                tar.add(file, arcname=file.name)
+        shutil.rmtree(snapshot)
+    for resource in state.all_resources():
+        res.write(snapshot, resource)
 
 
 START_SCRIPT = """#!/usr/bin/env sh

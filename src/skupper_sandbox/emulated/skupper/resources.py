@@ -131,9 +131,23 @@ class Status:
 
     conditions: list[Condition]
     extra: dict[str, Any] = field(default_factory=dict)
+    # condition types Ready needs that may not be set yet: a missing one reads
+    # "Not <type>" (readyState, pkg/apis/skupper/v2alpha1/types.go@2.1.2:70-76)
+    required: tuple[str, ...] = ()
 
     def as_dict(self, stamp: str) -> dict[str, Any]:
         failing = [c for c in self.conditions if not c.ok]
+        present = {c.type for c in self.conditions}
+        missing = [t for t in self.required if t not in present]
+        if missing and not failing:
+            message = f"Not {missing[0]}"
+            ready = Condition("Ready", False, message, "Pending")
+            return {
+                "status": "Pending",
+                "message": message,
+                "conditions": [c.as_dict(stamp) for c in [*self.conditions, ready]],
+                **self.extra,
+            }
         if not failing:
             status, message = "Ready", "OK"
         else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 
 from . import resources as res
@@ -58,6 +60,29 @@ def link_roles(router_access: res.Resource) -> list[dict[str, object]]:
     return [r for r in roles if r.get("name") in DEFAULT_PORTS]
 
 
+# internal/nonkube/common/site_state_validator.go@2.1.2:16-21
+RFC1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+RFC1123_ERROR = (
+    "a lowercase RFC 1123 name must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+def _render_error(message: str) -> CliFailure:
+    """A validator error as ``system start|reload`` reports it: the renderer validates, the
+    bootstrap wraps it (bootstrap.go@2.1.2 ``failed to render site state``)."""
+    return CliFailure(f"failed to render site state: {message}")
+
+
+def check_rfc1123(kind: str, name: str) -> None:
+    """Listener and Connector names (site_state_validator.go@2.1.2:135,159)."""
+    if not RFC1123.match(name):
+        raise _render_error(
+            f"invalid {kind} name: invalid name {json.dumps(name)}: {RFC1123_ERROR}"
+        )
+
+
 def load(paths: NamespacePaths) -> SiteState:
     """Load ``input/resources``; fail with the real CLI's messages when it is unusable."""
     found = res.load_dir(paths.input_resources)
@@ -109,28 +134,28 @@ def validate(state: SiteState) -> None:
             )
     seen: dict[tuple[str, int], str] = {}
     for listener in state.listeners:
-        spec = res.spec(listener)
-        for required in ("routingKey", "host", "port"):
-            if not spec.get(required):
-                raise CliFailure(
-                    f'failed to load site state: invalid listener "{res.name_of(listener)}": '
-                    f"{required} is required"
-                )
+        spec, name = res.spec(listener), res.name_of(listener)
+        check_rfc1123("listener", name)
+        if not spec.get("host") or not int(str(spec.get("port") or 0)):
+            raise _render_error(f"invalid listener: {name} - host and port are required")
         key = (str(spec["host"]), int(spec["port"]))
         if key in seen:
-            raise CliFailure(
-                f'failed to load site state: invalid listener "{res.name_of(listener)}": '
-                f'host and port already in use by listener "{seen[key]}"'
+            raise _render_error(
+                f"port {key[1]} is already mapped for host {json.dumps(key[0])} "
+                f"(listener: {json.dumps(name)})"
             )
-        seen[key] = res.name_of(listener)
+        if not spec.get("routingKey"):
+            raise _render_error(f"routingKey is missing for listener: {name}")
+        seen[key] = name
     for connector in state.connectors:
-        spec = res.spec(connector)
-        for required in ("routingKey", "port"):
-            if not spec.get(required):
-                raise CliFailure(
-                    f'failed to load site state: invalid connector "{res.name_of(connector)}": '
-                    f"{required} is required"
-                )
+        spec, name = res.spec(connector), res.name_of(connector)
+        check_rfc1123("connector", name)
+        if not spec.get("host") or not int(str(spec.get("port") or 0)):
+            raise _render_error(
+                f"connector host and port are required (connector: {json.dumps(name)})"
+            )
+        if not spec.get("routingKey"):
+            raise _render_error(f"routingKey is missing for connector: {name}")
     for router_access in state.router_accesses:
         if not link_roles(router_access):
             raise CliFailure(

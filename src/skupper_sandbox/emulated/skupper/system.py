@@ -13,11 +13,20 @@ from .. import containers
 from . import render, units
 from . import resources as res
 from . import site_state as sites
-from .failure import CliFailure
+from .failure import VALIDATION_ERROR, CliFailure, warn
+from .host_commands import (
+    PODMAN_SOCKET_UNIT,
+    podman,
+    podman_socket_active,
+    podman_socket_path,
+    quietly,
+    systemctl,
+)
 from .host_commands import HostCommandError as _CommandFailure
-from .host_commands import podman, quietly, systemctl
 from .paths import NamespacePaths, data_home, namespaces, unit_dir
-from .version import controller_image, router_image
+from .version import controller_image, is_v22, router_image
+
+CONTROLLER_UNIT = "skupper-controller.service"  # bootstrap/controller/systemd.go@2.1.0-2.2.1:57
 
 ROUTER_CONFIG_MOUNT = "/etc/skupper-router/config"
 ROUTER_CERTS_MOUNT = "/etc/skupper-router/runtime/certs"
@@ -53,7 +62,9 @@ class System:
         paths = self.paths(namespace)
         for doc in documents:
             doc.setdefault("metadata", {})["namespace"] = namespace
-            res.write(paths.input_resources, doc)
+            written = res.write(paths.input_resources, doc)
+            # fs/custom_resource_handler.go@2.1.2:79, then system_apply.go's line
+            print("File written to", written)
             print(f"{doc['kind']} {res.name_of(doc)} added")
         print(
             "Custom resources are applied. If a site is already running, run "
@@ -95,7 +106,7 @@ class System:
         """Create the site: fails when the namespace was already rendered."""
         paths = self.paths(namespace)
         if paths.is_rendered():
-            raise CliFailure(f"namespace already exists: {namespace}")
+            raise CliFailure(f"namespace already exists: {namespace}", VALIDATION_ERROR)
         self._bootstrap(paths, reload=False)
 
     def reload(self, namespace: str) -> None:
@@ -103,13 +114,13 @@ class System:
         paths = self.paths(namespace)
         self._bootstrap(paths, reload=paths.is_rendered())
 
-    def _sources(self, paths: NamespacePaths) -> sites.SiteState:
+    def _sources(self, paths: NamespacePaths) -> None:
+        """PreBootstrap (bootstrap.go@2.1.2): its errors are not wrapped."""
         inputs = paths.input_resources
         if not (inputs.is_dir() and any(inputs.iterdir())):
             print(f'Namespace "{paths.namespace}" does not exist')
             raise CliFailure(f"No sources found at: {paths.input_resources}")
         print(f'Sources will be consumed from namespace "{paths.namespace}"')
-        return sites.load(paths)
 
     def _check_platform(self, paths: NamespacePaths) -> None:
         if not paths.platform_file.is_file():
@@ -121,18 +132,39 @@ class System:
                 f'"{self.platform}"'
             )
 
+    def _socket_error(self, what: str) -> CliFailure:
+        """What the podman bindings answer while the API socket does not listen."""
+        sock = podman_socket_path(self.runtime_dir)
+        return CliFailure(f"{what}: dial unix {sock}: connect: no such file or directory")
+
     def _bootstrap(self, paths: NamespacePaths, reload: bool) -> None:
-        state = self._sources(paths)
+        self._sources(paths)
+        try:
+            state = sites.load(paths)  # Bootstrap: loading and validating the inputs
+        except CliFailure as exc:
+            raise CliFailure(f"Failed to bootstrap: {exc}") from exc
         self._check_platform(paths)
         backup = _NamespaceBackup(paths) if reload else None
         renamed: list[str] = []
         try:
             if reload:
+                if not podman_socket_active():  # cleanupExistingNamespace lists containers
+                    raise self._socket_error("failed to list containers")
                 site_id = render.site_id_of(paths)
                 renamed = self._set_aside_containers(site_id)
+                for path in render.kept_issuer_files(paths):
+                    # fs_config_renderer.go@2.1.2:352, on every reload (slog: stderr)
+                    warn("certificate will not be overwritten", path=str(path))
             rendered = render.render(
                 paths, state, cli_version=self.cli_version, platform=self.platform
             )
+            if not podman_socket_active():
+                # the files are rendered before the first podman call (pullImages), and a
+                # failed first start is not undone: the namespace stays rendered
+                # (compat/site_state_renderer.go@2.1.2 Render: no restore unless reload)
+                raise self._socket_error(
+                    f"failed to pull router image {router_image(self.cli_version)}"
+                )
             self._create_router(paths, rendered.site_id)
             self._install_site_unit(paths)
         except CliFailure as exc:
@@ -143,11 +175,6 @@ class System:
                     original = name.removesuffix("-backup")
                     quietly(["podman", "rename", name, original])
                     quietly(["podman", "start", original])
-            elif not reload:
-                # a failed first start must not leave a namespace that blocks the next start
-                quietly(["podman", "rm", "-f", paths.router_container])
-                shutil.rmtree(paths.runtime, ignore_errors=True)
-                shutil.rmtree(paths.scripts, ignore_errors=True)
             raise CliFailure(f"Failed to bootstrap: {exc}") from exc
         finally:
             if backup is not None:
@@ -217,16 +244,37 @@ class System:
             ) from exc
 
     def stop(self, namespace: str) -> None:
-        """Tear the site down: containers, unit, and the whole namespace directory."""
+        """``system stop``: bootstrap.Teardown (teardown.go@2.1.2). It needs the namespace's
+        ``internal/platform.yaml`` (written by a render): without it nothing is removed.
+        2.1.x reports it from Run ("System teardown has failed", exit 1); 2.2.x from
+        ValidateInput (exit 2, system_stop.go@2.2.0)."""
         paths = self.paths(namespace)
-        if not paths.home.is_dir():
-            raise CliFailure(f'System teardown has failed: namespace "{namespace}" does not exist')
-        for container in self._site_containers(render.site_id_of(paths)):
-            quietly(["podman", "rm", "-f", container.name])
-        quietly(["podman", "rm", "-f", paths.router_container])
+        try:
+            self._teardown(paths)
+        except CliFailure as exc:
+            if is_v22(self.cli_version):
+                raise
+            raise CliFailure(f"System teardown has failed: {exc}") from exc
+
+    def _teardown(self, paths: NamespacePaths) -> None:
+        if not paths.platform_file.is_file():
+            raise CliFailure(
+                f"failed to read platform config file for namespace {paths.namespace}: "
+                f"open {paths.platform_file}: no such file or directory",
+                VALIDATION_ERROR if is_v22(self.cli_version) else 1,
+            )
+        # removeRouter: through the API socket; when it does not answer, ContainerInspect
+        # fails and the router is silently left alone
+        if podman_socket_active():
+            for container in self._site_containers(render.site_id_of(paths)):
+                quietly(["podman", "rm", "-f", container.name])
+            quietly(["podman", "rm", "-f", paths.router_container])
+        # removeService: loads the runtime site state first
+        if not paths.runtime_resources.is_dir():
+            raise CliFailure(f"open {paths.runtime_resources}: no such file or directory")
         units.remove(self.unit_dir, paths.unit_name)
-        shutil.rmtree(paths.home)  # the real CLI deletes inputs and CAs too
-        print(f'Namespace "{namespace}" has been removed')
+        shutil.rmtree(paths.home)  # removeDefinition: inputs and CAs go too
+        print(f'Namespace "{paths.namespace}" has been removed')
 
     # -- install / uninstall ----------------------------------------------------------
 
@@ -234,36 +282,39 @@ class System:
     def controller_name(self) -> str:
         return f"{self.user}-skupper-controller"
 
-    def install(self, reload_type: str) -> None:
-        """Enable the podman socket; run the system-controller container and its unit."""
+    def install(self, reload_type: str | None) -> None:
+        """bootstrap.Install (install.go@2.1.2): enable and start ``podman.socket``, then
+        run ``<user>-skupper-controller`` and its unit ``skupper-controller.service``
+        (WantedBy=default.target, enabled and started). A controller container that exists,
+        even stopped, counts as running (IsContainerRunning lists all containers)."""
         if self.platform not in ("podman", "docker"):
             raise CliFailure(
                 "the selected platform is not supported by this command. "
-                "There is nothing to install"
+                "There is nothing to install",
+                VALIDATION_ERROR,
             )
         try:
-            systemctl("enable", "podman.socket")
-            systemctl("start", "podman.socket")
+            systemctl("enable", PODMAN_SOCKET_UNIT)
+            systemctl("start", PODMAN_SOCKET_UNIT)
         except _CommandFailure as exc:
             raise CliFailure(f"failed to configure the environment : {exc}") from exc
-        existing = containers.get(self.home, self.controller_name)
-        if existing is not None and containers.running(existing):
+        (self.data_home / "namespaces").mkdir(parents=True, exist_ok=True)
+        if containers.get(self.home, self.controller_name) is not None:
             print(
                 f'Warning: The system controller container "{self.controller_name}" '
                 "is already running in Podman."
             )
             return
-        if existing is not None:
-            quietly(["podman", "rm", "-f", self.controller_name])
         image = controller_image(self.cli_version)
         print(f"Pulled system-controller image: {image}")
+        socket = podman_socket_path(self.runtime_dir)
         env = {
-            "CONTAINER_ENDPOINT": "unix:///var/run/podman.sock",
+            "CONTAINER_ENDPOINT": f"unix://{socket}",
             "SKUPPER_OUTPUT_PATH": str(self.data_home),
             "CONTAINER_ENGINE": "podman",
-            "SKUPPER_SYSTEM_RELOAD_TYPE": reload_type,
         }
-        self.data_home.mkdir(parents=True, exist_ok=True)
+        if is_v22(self.cli_version):
+            env["SKUPPER_SYSTEM_RELOAD_TYPE"] = reload_type or "manual"
         args = [
             "create",
             "--name",
@@ -293,37 +344,91 @@ class System:
             script.chmod(0o755)
         environment = "".join(f'Environment="{k}={v}"\n' for k, v in sorted(env.items()))
         text = units.CONTROLLER_UNIT.format(
-            name=self.controller_name,
+            name=CONTROLLER_UNIT.removesuffix(".service"),
             runtime_dir=self.runtime_dir,
-            data_home=self.data_home,
+            mounts="".join(f"RequiresMountsFor={m}\n" for m in (socket, self.data_home)),
             environment=environment,
             scripts=scripts,
         )
         try:
-            units.install_and_start(self.unit_dir, f"{self.controller_name}.service", text)
+            units.install_and_start(self.unit_dir, CONTROLLER_UNIT, text)
         except _CommandFailure as exc:
-            raise CliFailure(f"failed to create system-controller systemd service: {exc}") from exc
+            raise CliFailure(
+                "failed to create system-controller systemd service: unable to create "
+                f'startup service "{CONTROLLER_UNIT}" - {exc}'
+            ) from exc
         print(f"Platform {self.platform} is now configured for Skupper")
 
+    def _active_sites(self) -> list[str]:
+        """bootstrap.CheckActiveSites: 2.1.x counts every directory under ``namespaces/``
+        (uninstall.go@2.1.2:88-96); 2.2.x only those with a ``runtime/`` directory."""
+        root = self.data_home / "namespaces"
+        if not root.is_dir():
+            raise CliFailure(f"open {root}/: no such file or directory", VALIDATION_ERROR)
+        found = namespaces(self.data_home)
+        if is_v22(self.cli_version):
+            found = [ns for ns in found if self.paths(ns).runtime.is_dir()]
+        return found
+
     def uninstall(self, force: bool) -> None:
-        """Remove the controller; with active sites only when forced (then tear them down)."""
+        """``system uninstall`` (system_uninstall.go, bootstrap/uninstall.go)."""
         if self.platform not in ("podman", "docker"):
             raise CliFailure(
                 "the selected platform is not supported by this command. "
-                "There is nothing to uninstall"
+                "There is nothing to uninstall",
+                VALIDATION_ERROR,
             )
-        active = [ns for ns in namespaces(self.data_home) if self.paths(ns).is_rendered()]
-        if active and not force:
-            raise CliFailure("Uninstallation halted: Active sites detected.")
-        for namespace in active:
-            self.stop(namespace)
-        quietly(["podman", "stop", "-t", "10", self.controller_name])
-        quietly(["podman", "rm", "-f", self.controller_name])
-        units.remove(self.unit_dir, f"{self.controller_name}.service")
-        if self.cli_version.startswith("2.1."):
-            # 2.1.x also disabled the podman socket (fixed in 2.2.0, skupper#2430)
-            quietly(["systemctl", "--user", "stop", "podman.socket"])
-            quietly(["systemctl", "--user", "disable", "podman.socket"])
+        v22 = is_v22(self.cli_version)
+        if not force:
+            active = self._active_sites()
+            if active:
+                if v22:
+                    for namespace in active:
+                        sites = res.of_kind(
+                            res.load_dir(self.paths(namespace).runtime_resources), "Site"
+                        )
+                        if sites:
+                            name = res.name_of(sites[0])
+                            print(f"The {name} site is active (namespace {namespace})")
+                        else:
+                            print(f"The {namespace} site is active")
+                    raise CliFailure(
+                        "Uninstallation halted: Active sites detected. "
+                        "Use --force flag to stop and remove active sites",
+                        VALIDATION_ERROR,
+                    )
+                raise CliFailure("Uninstallation halted: Active sites detected.", VALIDATION_ERROR)
+        elif v22:  # 2.2.0 --force stops every site first; 2.1.x --force only skips the check
+            for namespace in namespaces(self.data_home):
+                paths = self.paths(namespace)
+                if paths.runtime.is_dir():
+                    print(f'Removing active site namespace "{namespace}"')
+                    try:
+                        self._teardown(paths)
+                    except CliFailure as exc:
+                        raise CliFailure(f'failed to remove site "{namespace}": {exc}') from exc
+                else:
+                    shutil.rmtree(paths.home, ignore_errors=True)
+                    print(f'Namespace "{namespace}" has been removed')
+        # the controller container is found through the API socket; without it, or without
+        # the container, Uninstall returns at once, silently and successfully
+        if not podman_socket_active():
+            return
+        if containers.get(self.home, self.controller_name) is None:
+            return
+        try:
+            podman("stop", "-t", "10", self.controller_name)
+            podman("rm", "-f", self.controller_name)
+        except _CommandFailure as exc:
+            raise CliFailure(f"failed to uninstall : {exc}") from exc
+        if v22:
+            print("System-controller has been removed")
+        units.remove(self.unit_dir, CONTROLLER_UNIT)
+        if not v22:
+            # 2.1.x also disables the podman socket (common/systemd.go@2.1.2 Disable;
+            # removed in 2.2.0)
+            quietly(["systemctl", "--user", "disable", PODMAN_SOCKET_UNIT])
+            quietly(["systemctl", "--user", "stop", PODMAN_SOCKET_UNIT])
         print(f"Platform {self.platform} infrastructure for Skupper is now uninstalled")
 
 

@@ -28,8 +28,7 @@ Description={name}
 After=network-online.target
 Wants=network-online.target
 RequiresMountsFor={runtime_dir}/containers
-RequiresMountsFor={data_home}
-
+{mounts}
 [Service]
 TimeoutStopSec=70
 RemainAfterExit=yes

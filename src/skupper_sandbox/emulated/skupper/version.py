@@ -45,6 +45,21 @@ def is_v20(cli_version: str) -> bool:
     return cli_version.startswith("2.0.")
 
 
+def is_v22(cli_version: str) -> bool:
+    """2.2.x: bare ``skupper version``, ``install --reload-type``, no socket disabling."""
+    return not is_v20(cli_version) and not cli_version.startswith("2.1.")
+
+
+DOCKER_WARNING = "Warning: Docker is not installed. Skipping image digests search."
+
+
+def docker_warning() -> str | None:
+    """What 2.0.x/2.1.x ``skupper version`` writes on stderr when ``docker`` is not on the
+    PATH (internal/utils/configs/manifest.go@2.1.2:50-55). A sandbox host is a podman host
+    without docker, whatever the machine running the sandbox has installed."""
+    return DOCKER_WARNING
+
+
 def router_image(cli_version: str) -> str:
     return f"quay.io/skupper/skupper-router:{router_version(cli_version)}"
 

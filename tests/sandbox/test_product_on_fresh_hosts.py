@@ -1,0 +1,160 @@
+"""The product on fresh hosts that behave as real Skupper does (issue 7's checks), in a world of
+its own: namespace ``default``, a 2.1.2 provider and a 2.2.1 local site (the lifecycle world
+has the opposite mix and namespace ``models``).
+
+The tests run in order on one world: setup from nothing, nothing enabled at boot, no private
+key read, ``down`` stops Skupper's controller unit, then a setup that fails half-way and the
+teardown that must leave nothing behind, next to another namespace."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.engine.core import Engine
+from skupper_mcp.facts.site_state import site_state_script
+from skupper_mcp.topology import load_topology
+from skupper_sandbox.testing import World, running_world
+
+HOSTS = ("rhel-ai", "local")
+VERSIONS = {"rhel-ai": "2.1.2", "local": "2.2.1"}
+SKUPPER_UNITS = ("skupper-default.service", "skupper-controller.service")
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    with running_world(
+        tmp_path_factory.mktemp("fresh"),
+        providers=1,
+        kubernetes=False,
+        skupper_versions=VERSIONS,
+        namespace="default",
+    ) as world:
+        yield world
+
+
+def skupper_home(world: World, host: str) -> Path:
+    return world.dir / "hosts" / host / "home/.local/share/skupper"
+
+
+def unit_dir(world: World, host: str) -> Path:
+    return world.dir / "hosts" / host / "home/.config/systemd/user"
+
+
+def run(world: World, coro_factory):  # type: ignore[no-untyped-def]
+    async def go():  # type: ignore[no-untyped-def]
+        async with Engine(load_topology(world.topology)) as engine:
+            return await coro_factory(engine)
+
+    return asyncio.run(go())
+
+
+def ssh(world: World, host: str, command: str) -> str:
+    code, out, err = world.ssh(host, "export XDG_RUNTIME_DIR=/run/user/$(id -u); " + command)
+    assert code in (0, 3), err  # 3: systemctl is-active of an inactive unit
+    return out
+
+
+def test_setup_succeeds_where_no_namespace_exists_yet(fresh: World) -> None:
+    for host in HOSTS:
+        assert not (skupper_home(fresh, host) / "namespaces").exists()
+        code, out, _ = fresh.ssh(host, "SKUPPER_PLATFORM=podman skupper version")
+        if VERSIONS[host].startswith("2.1."):  # what stopped setup on real 2.1.x hosts
+            assert code == 2 and 'no definition for namespace ""' in out
+    result = run(fresh, lambda e: e.setup())
+    assert result.ok, result.model_dump_json(indent=1)
+
+
+def test_no_skupper_unit_starts_at_boot_after_setup(fresh: World) -> None:
+    for host in HOSTS:
+        wants = unit_dir(fresh, host) / "default.target.wants"
+        enabled = sorted(p.name for p in wants.iterdir()) if wants.is_dir() else []
+        assert not [u for u in enabled if u.startswith("skupper")], (host, enabled)
+        assert (unit_dir(fresh, host) / "skupper-controller.service").is_file()
+        assert not (unit_dir(fresh, host) / "root-skupper-controller.service").exists()
+
+
+def test_the_state_read_never_carries_a_private_key(fresh: World) -> None:
+    runtime = skupper_home(fresh, "local") / "namespaces/default/runtime/resources"
+    secrets = sorted(runtime.glob("Secret-*.yaml"))
+    assert secrets and "tls.key" in secrets[0].read_text()  # they are on the host
+    for host in HOSTS:
+        out = ssh(fresh, host, site_state_script("default"))
+        assert "@@end" in out
+        assert "PRIVATE KEY" not in out and "@@file runtime Secret-" not in out
+        assert "@@file runtime Certificate-" not in out
+
+
+def test_down_stops_skuppers_controller_unit(fresh: World) -> None:
+    result = run(fresh, lambda e: e.down("all"))
+    assert result.ok, result.summary
+    for host in HOSTS:
+        states = ssh(fresh, host, "systemctl --user is-active " + " ".join(SKUPPER_UNITS[::-1]))
+        assert states.split() == ["inactive", "inactive"], host
+        assert "root-skupper-controller" not in ssh(fresh, host, "podman ps --format '{{.Names}}'")
+
+
+def test_an_inactive_podman_socket_is_prechecked_and_enabled_by_setup(fresh: World) -> None:
+    """A host whose controller exists but whose API socket is off: every `skupper system`
+    command would fail there, so the precheck warns and setup turns the socket on."""
+    assert ssh(fresh, "rhel-ai", "systemctl --user stop podman.socket; echo stopped") == "stopped\n"
+    check = run(fresh, lambda e: e.check())
+    socket = next(c for c in check.checks if c.site == "rhel-ai" and c.name == "podman-socket")
+    assert socket.status == "warn" and "inactive" in socket.detail, socket
+    result = run(fresh, lambda e: e.setup())
+    assert result.ok, result.summary
+    rhel = next(s for s in result.sites if s.host == "rhel-ai")
+    assert "enable podman.socket" in [step.name for step in rhel.steps]
+    assert ssh(fresh, "rhel-ai", "systemctl --user is-active podman.socket").strip() == "active"
+
+
+def test_teardown_after_a_half_built_setup_leaves_nothing_behind(fresh: World) -> None:
+    assert run(fresh, lambda e: e.teardown()).ok
+    # a leftover input with a name Skupper refuses: `system start` fails after `apply`
+    bad = skupper_home(fresh, "rhel-ai") / "namespaces/default/input/resources"
+    bad.mkdir(parents=True)
+    (bad / "Listener-Bad_Name.yaml").write_text(
+        "apiVersion: skupper.io/v2alpha1\nkind: Listener\n"
+        "metadata: {name: Bad_Name, namespace: default}\n"
+        "spec: {routingKey: bad, host: 0.0.0.0, port: 7777}\n"
+    )
+    other = skupper_home(fresh, "rhel-ai") / "namespaces/other/input/resources"
+    other.mkdir(parents=True)
+    (other / "Site-other.yaml").write_text("kind: Site\nmetadata: {name: other}\n")
+    failed = run(fresh, lambda e: e.setup())
+    assert not failed.ok
+    rhel = next(s for s in failed.sites if s.host == "rhel-ai")
+    assert rhel.outcome == "failed" and "invalid listener name" in (rhel.reason or ""), rhel
+    ns = skupper_home(fresh, "rhel-ai") / "namespaces/default"
+    assert not (ns / "internal/platform.yaml").exists()  # half-built: `system stop` refuses
+
+    removed = run(fresh, lambda e: e.teardown())
+    assert removed.ok, removed.summary
+    for host in HOSTS:
+        assert not (skupper_home(fresh, host) / "namespaces/default").exists(), host
+        for unit in SKUPPER_UNITS:
+            assert not (unit_dir(fresh, host) / unit).exists(), (host, unit)
+        names = ssh(fresh, host, "podman ps -a --format '{{.Names}}'").split()
+        assert "default-skupper-router" not in names and "root-skupper-controller" not in names
+    assert other.is_dir()  # another namespace is not ours to remove
+
+
+def test_teardown_keeps_the_controller_another_namespace_still_uses(fresh: World) -> None:
+    other = skupper_home(fresh, "rhel-ai") / "namespaces/other"
+    assert (other / "input").is_dir()  # left by the test before
+    assert run(fresh, lambda e: e.setup()).ok
+    (other / "runtime/resources").mkdir(parents=True)  # a site runs there
+    removed = run(fresh, lambda e: e.teardown())
+    assert removed.ok, removed.summary
+    rhel = next(s for s in removed.sites if s.host == "rhel-ai")
+    details = " ".join(step.detail for step in rhel.steps)
+    assert "the system controller is kept: namespace other still holds a site" in details
+    assert not (skupper_home(fresh, "rhel-ai") / "namespaces/default").exists()
+    assert (unit_dir(fresh, "rhel-ai") / "skupper-controller.service").is_file()
+    names = ssh(fresh, "rhel-ai", "podman ps -a --format '{{.Names}}'").split()
+    assert "root-skupper-controller" in names and "default-skupper-router" not in names
+    local = ssh(fresh, "local", "podman ps -a --format '{{.Names}}'").split()
+    assert "root-skupper-controller" not in local  # nothing else there: removed

@@ -1,0 +1,345 @@
+"""The emulated skupper CLI and system-controller against the real source, one test per row of
+docs/sandbox.md section 11 ("The skupper CLI and the system-controller"). Each row names the
+real file at its release tag; these tests check the sandbox does what that code does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from hostkit import HostKit, make_host
+
+from skupper_sandbox.emulated import containers, controller
+from skupper_sandbox.emulated.skupper.paths import NamespacePaths, data_home
+
+HUB = """\
+apiVersion: skupper.io/v2alpha1
+kind: Site
+metadata: {name: hub-f}
+---
+apiVersion: skupper.io/v2alpha1
+kind: RouterAccess
+metadata: {name: hub-f-public}
+spec:
+  roles: [{name: inter-router, port: 18000}, {name: edge, port: 18001}]
+  subjectAlternativeNames: [127.219.0.2]
+---
+apiVersion: skupper.io/v2alpha1
+kind: Connector
+metadata: {name: model-api}
+spec: {routingKey: model-api, host: 127.0.0.1, port: 19000}
+---
+apiVersion: skupper.io/v2alpha1
+kind: Listener
+metadata: {name: model-api-local}
+spec: {routingKey: model-api, host: 0.0.0.0, port: 19001}
+"""
+
+LINK = """\
+apiVersion: v1
+kind: Secret
+metadata: {name: to-peer}
+data: {ca.crt: Q0E=, tls.crt: Q1JU, tls.key: S0VZ}
+---
+apiVersion: skupper.io/v2alpha1
+kind: Link
+metadata: {name: to-peer}
+spec:
+  tlsCredentials: to-peer
+  endpoints: [{name: inter-router, host: 127.219.0.9, port: "18000"}]
+"""
+
+
+def run(kit: HostKit, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The emulated CLI as the product runs it: SKUPPER_PLATFORM=podman in the environment."""
+    env = kit.env()
+    env["SKUPPER_PLATFORM"] = "podman"
+    return subprocess.run(
+        [sys.executable, "-m", "skupper_sandbox.emulated.skupper", *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+def paths(kit: HostKit, namespace: str = "default") -> NamespacePaths:
+    return NamespacePaths(data_home({"HOME": str(kit.home)}), namespace)
+
+
+def socket_on(kit: HostKit) -> None:
+    done = kit.sh("systemctl --user start podman.socket")
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def v21(tmp_path: Path) -> Iterator[HostKit]:
+    kit = make_host(tmp_path, "f21", "127.219.0.2", skupper_version="2.1.2")
+    try:
+        yield kit
+    finally:
+        kit.cleanup()
+
+
+@pytest.fixture
+def v22(tmp_path: Path) -> Iterator[HostKit]:
+    kit = make_host(tmp_path, "f22", "127.219.0.3", skupper_version="2.2.1")
+    try:
+        yield kit
+    finally:
+        kit.cleanup()
+
+
+# -- A1, C7: skupper version ----------------------------------------------------------------
+
+
+def test_a1_version_on_21_needs_the_namespace_directory(v21: HostKit) -> None:
+    done = run(v21, "version")
+    assert (done.returncode, done.stdout) == (2, 'there is no definition for namespace ""\n')
+    other = run(v21, "version", "-n", "models")
+    assert (other.returncode, other.stdout) == (
+        2,
+        'there is no definition for namespace "models"\n',
+    )
+    paths(v21, "models").home.mkdir(parents=True)
+    assert run(v21, "version").returncode == 2  # `default` still does not exist
+    table = run(v21, "version", "-n", "models")
+    assert table.returncode == 0 and ["cli", "2.1.2"] in [
+        r.split() for r in table.stdout.splitlines()
+    ]
+
+
+def test_a1_version_kube_variant_has_no_namespace_check_on_any_version(
+    v21: HostKit, v22: HostKit
+) -> None:
+    """What the product runs: `KUBECONFIG=/dev/null skupper version -p kubernetes`."""
+    for kit, row in ((v21, ["cli", "2.1.2"]), (v22, None)):
+        done = subprocess.run(
+            ["/bin/sh", "-c", "KUBECONFIG=/dev/null skupper version -p kubernetes"],
+            env={**kit.env(), "SKUPPER_PLATFORM": "podman"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stdout
+        if row:
+            assert row in [r.split() for r in done.stdout.splitlines()]
+        else:
+            assert done.stdout == "2.2.1\n"
+    assert not paths(v21).home.exists()
+
+
+def test_a1_version_on_22_prints_the_bare_version(v22: HostKit) -> None:
+    done = run(v22, "version")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "2.2.1\n", "")
+
+
+def test_c7_version_on_21_warns_about_docker_on_stderr(v21: HostKit) -> None:
+    paths(v21).home.mkdir(parents=True)
+    done = run(v21, "version")
+    assert done.returncode == 0
+    assert done.stderr == "Warning: Docker is not installed. Skipping image digests search.\n"
+    assert done.stdout.startswith("COMPONENT")
+
+
+# -- A2, B3: validation, streams --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("resource", "expected"),
+    [
+        (
+            "kind: Connector\nmetadata: {name: Model_A}\n"
+            "spec: {routingKey: Model_A, host: 127.0.0.1, port: 9000}",
+            'invalid connector name: invalid name "Model_A": a lowercase RFC 1123 name',
+        ),
+        (
+            "kind: Listener\nmetadata: {name: llama-3.1}\n"
+            "spec: {routingKey: llama-3.1, host: 0.0.0.0, port: 9000}",
+            'invalid listener name: invalid name "llama-3.1"',
+        ),
+        (
+            "kind: Connector\nmetadata: {name: no-host}\nspec: {routingKey: k, port: 9000}",
+            'connector host and port are required (connector: "no-host")',
+        ),
+    ],
+)
+def test_a2_b3_names_must_be_rfc1123_and_errors_go_to_stdout(
+    v21: HostKit, resource: str, expected: str
+) -> None:
+    site = "apiVersion: skupper.io/v2alpha1\nkind: Site\nmetadata: {name: s}\n---\n"
+    assert run(v21, "system", "apply", "-f", "-", stdin=site + resource).returncode == 0
+    with v21.manager():
+        socket_on(v21)
+        done = run(v21, "system", "start")
+    assert done.returncode == 1
+    assert "Failed to bootstrap: failed to render site state: " + expected in done.stdout
+    assert expected not in done.stderr
+    assert not paths(v21).runtime.exists()  # validation comes before any file is rendered
+
+
+# -- B1, C6: system install --------------------------------------------------------------------
+
+
+def test_b1_install_writes_and_enables_skupper_controller_service(v21: HostKit) -> None:
+    with v21.manager():
+        done = run(v21, "system", "install")
+        assert done.returncode == 0, done.stdout
+        unit = v21.unit_dir / "skupper-controller.service"
+        text = unit.read_text()
+        assert "Description=skupper-controller\n" in text
+        assert "WantedBy=default.target" in text
+        assert (v21.unit_dir / "default.target.wants" / "skupper-controller.service").exists()
+        assert not (v21.unit_dir / "root-skupper-controller.service").exists()
+        shown = v21.sh("systemctl --user is-active skupper-controller.service podman.socket")
+        assert shown.stdout.split() == ["active", "active"]
+        assert "SKUPPER_SYSTEM_RELOAD_TYPE" not in text  # a 2.2.0 addition
+        v21.sh("systemctl --user stop skupper-controller.service")
+
+
+def test_c6_install_21_has_no_reload_type_and_keeps_a_stopped_controller(v21: HostKit) -> None:
+    assert run(v21, "system", "install", "--reload-type", "auto").returncode == 1
+    with v21.manager():
+        assert run(v21, "system", "install").returncode == 0
+        v21.sh("systemctl --user stop skupper-controller.service")
+        before = containers.get(v21.home, "root-skupper-controller")
+        assert before is not None and not containers.running(before)
+        again = run(v21, "system", "install")
+        assert again.returncode == 0
+        assert "is already running in Podman" in again.stdout
+        after = containers.get(v21.home, "root-skupper-controller")
+        assert after is not None and after.id == before.id and not containers.running(after)
+
+
+def test_c6_install_22_takes_reload_type(v22: HostKit) -> None:
+    with v22.manager():
+        done = run(v22, "system", "install", "--reload-type", "auto")
+        assert done.returncode == 0, done.stdout
+        text = (v22.unit_dir / "skupper-controller.service").read_text()
+        assert 'Environment="SKUPPER_SYSTEM_RELOAD_TYPE=auto"' in text
+        v22.sh("systemctl --user stop skupper-controller.service")
+
+
+# -- B2: stop and uninstall ---------------------------------------------------------------------
+
+
+def test_b2_stop_needs_platform_yaml_per_version(v21: HostKit, v22: HostKit) -> None:
+    for kit, code, prefix in ((v21, 1, "System teardown has failed: "), (v22, 2, "")):
+        assert run(kit, "system", "apply", "-f", "-", stdin=HUB).returncode == 0
+        done = run(kit, "system", "stop")
+        assert done.returncode == code, done.stdout
+        assert done.stdout.startswith(prefix + "failed to read platform config file for namespace")
+        assert paths(kit).input_resources.is_dir()  # nothing was removed
+
+
+def test_b2_uninstall_21_halts_on_any_namespace_directory_and_disables_the_socket(
+    v21: HostKit,
+) -> None:
+    with v21.manager():
+        assert run(v21, "system", "install").returncode == 0
+        assert run(v21, "system", "apply", "-n", "half", "-f", "-", stdin=HUB).returncode == 0
+        halted = run(v21, "system", "uninstall")
+        assert (halted.returncode, halted.stdout) == (
+            2,
+            "Uninstallation halted: Active sites detected.\n",
+        )
+        assert (v21.unit_dir / "skupper-controller.service").exists()
+        forced = run(v21, "system", "uninstall", "--force")
+        assert forced.returncode == 0, forced.stdout
+        assert paths(v21, "half").home.is_dir()  # 2.1.x --force removes no site
+        assert not (v21.unit_dir / "skupper-controller.service").exists()
+        assert containers.get(v21.home, "root-skupper-controller") is None
+        socket = v21.sh(
+            "systemctl --user is-active podman.socket; systemctl --user is-enabled podman.socket"
+        )
+        assert socket.stdout.split()[:2] == ["inactive", "disabled"]
+
+
+def test_b2_uninstall_22_counts_only_rendered_sites_and_keeps_the_socket(v22: HostKit) -> None:
+    with v22.manager():
+        assert run(v22, "system", "install").returncode == 0
+        assert run(v22, "system", "apply", "-n", "half", "-f", "-", stdin=HUB).returncode == 0
+        done = run(v22, "system", "uninstall")
+        assert done.returncode == 0, done.stdout
+        assert "System-controller has been removed" in done.stdout
+        assert v22.sh("systemctl --user is-active podman.socket").stdout.strip() == "active"
+
+
+# -- B5: the podman API socket ---------------------------------------------------------
+
+
+def test_b5_start_fails_without_the_podman_socket_and_leaves_the_render(v21: HostKit) -> None:
+    assert run(v21, "system", "apply", "-f", "-", stdin=HUB).returncode == 0
+    with v21.manager():
+        done = run(v21, "system", "start")
+        assert done.returncode == 1
+        assert "Failed to bootstrap: failed to pull router image" in done.stdout
+        assert "podman/podman.sock: connect: no such file or directory" in done.stdout
+        assert containers.get(v21.home, "default-skupper-router") is None
+        assert paths(v21).platform_file.is_file()  # rendered, not undone
+        again = run(v21, "system", "start")
+        assert again.returncode == 2 and "namespace already exists: default" in again.stdout
+
+
+# -- B3, C1, C2, C8, C9: a full start and reload -----------------------------------------
+
+
+def test_render_status_secrets_snapshot_and_reload_warnings(v21: HostKit) -> None:
+    applied = run(v21, "system", "apply", "-f", "-", stdin=HUB + "---\n" + LINK)
+    assert applied.returncode == 0
+    written = [line for line in applied.stdout.splitlines() if line.startswith("File written to")]
+    assert len(written) == 6  # C9: fs/custom_resource_handler.go prints each file
+    p = paths(v21)
+    with v21.manager():
+        socket_on(v21)
+        started = run(v21, "system", "start")
+        assert started.returncode == 0, started.stdout
+        runtime = {f.name for f in p.runtime_resources.iterdir()}
+        # C8: the runtime state holds the Secrets (private keys) and the Certificates
+        assert "Secret-to-peer.yaml" in runtime
+        assert {"Certificate-skupper-site-ca.yaml", "Certificate-hub-f-public.yaml"} <= runtime
+
+        def status(name: str) -> dict[str, str]:
+            doc = yaml.safe_load((p.runtime_resources / name).read_text())
+            return doc["status"]
+
+        # C1/C2: the render writes the Site Ready; the rest waits for the controller
+        assert status("Site-hub-f.yaml")["status"] == "Ready"
+        assert status("Link-to-peer.yaml")["message"] == "Not Operational"
+        assert status("Listener-model-api-local.yaml")["message"] == "Not Matched"
+        assert status("Connector-model-api.yaml")["message"] == "Not Matched"
+        # C9: the loaded sources are kept; a reload archives the previous ones
+        assert (p.internal / "snapshot" / "Site-hub-f.yaml").is_file()
+        reloaded = run(v21, "system", "reload")
+        assert reloaded.returncode == 0, reloaded.stdout
+        assert (p.home / "sources.backup.tar.gz").is_file()
+        with tarfile.open(p.home / "sources.backup.tar.gz") as tar:
+            assert "Site-hub-f.yaml" in tar.getnames()
+        # B3: slog warnings go to stderr, never stdout
+        assert "WARN certificate will not be overwritten path=" in reloaded.stderr
+        assert "certificate will not be overwritten" not in reloaded.stdout
+        assert containers.get(v21.home, "default-skupper-router") is not None
+        v21.sh("systemctl --user stop skupper-default.service")
+
+
+def test_c1_the_210_controller_never_changes_running() -> None:
+    site = {
+        "kind": "Site",
+        "metadata": {"name": "s"},
+        "status": {
+            "conditions": [
+                {"type": "Configured", "status": "True", "message": "OK"},
+                {"type": "Running", "status": "True", "message": "OK"},
+            ]
+        },
+    }
+    kept = controller.live_statuses([site], False, None, sets_running=False)[0]
+    assert kept["status"]["status"] == "Ready"
+    moved = controller.live_statuses([site], False, None, sets_running=True)[0]
+    assert moved["status"]["message"] == "No router pod is ready"
