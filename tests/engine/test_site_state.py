@@ -137,7 +137,7 @@ def test_auto_restart_units_follow_the_seed() -> None:
     assert router.name == "skupper-default.service"
     for unit in (controller, router):
         assert "Restart=on-failure" in unit.content
-        assert "SuccessExitStatus=SIGTERM" in unit.content
+        assert "SuccessExitStatus=143 SIGTERM" in unit.content
         assert "[Install]" not in unit.content
     assert "start-watch.sh default-skupper-router" in router.content
     script = units.watch_script("/usr/bin/podman")
