@@ -217,18 +217,36 @@ def test_a_hand_built_link_carries_the_model_api(van: Van) -> None:
     assert "true" in listener.splitlines()[1]  # MATCHING-CONNECTOR
 
 
-def test_a_crashed_hub_router_stays_down_until_started_by_hand(van: Van) -> None:
+def test_a_crashed_hub_router_comes_back_by_its_restart_policy(van: Van) -> None:
+    # Skupper creates the router with --restart=always; libpod's cleanup callback restarts
+    # a container whose process died on its own (docs/sandbox.md section 11, C4).
     router = f"{HUB_NS}-skupper-router"
     assert van.container_state(HUB, router) == "running"
     van.world.fault(HUB, "kill-router")
+
+    fmt = "'{{.State.Status}} {{.RestartCount}} {{.HostConfig.RestartPolicy.Name}}'"
+    wait_for(
+        "podman to restart the router",
+        lambda: (
+            van.ok(HUB, f"podman inspect {router} --format {fmt}").split()
+            == ["running", "1", "always"]
+        ),
+    )
+    assert wait_for("the route back", lambda: get_models(van))["data"]
+    wait_for("the Link Ready again", lambda: van.link_status(LINK).get("status") == "Ready")
+
+
+def test_a_router_killed_with_podman_kill_stays_down_until_started_by_hand(van: Van) -> None:
+    router = f"{HUB_NS}-skupper-router"
+    assert van.container_state(HUB, router) == "running"
+    van.ok(HUB, f"podman kill {router}")
 
     wait_for("the local listener to close", lambda: port_closed(van.consumer, LISTENER_PORT))
     status = wait_for(
         "the Link not Ready", lambda: (s := van.link_status(LINK)).get("status") != "Ready" and s
     )
     assert status["status"] in ("Pending", "Error")
-    # podman alone does not restart it, whatever its restart policy ("always"): the route
-    # stays down for a while (several controller polls), and the container stays exited
+    # `podman kill` marks the container stopped by the user: its policy no longer applies
     end = time.monotonic() + 2.0
     while time.monotonic() < end:
         assert port_closed(van.consumer, LISTENER_PORT)

@@ -5,7 +5,15 @@
 (or its failure to start). The process runs in its own process group with the
 container's directory as cwd and its output appended to `ctr.log`; when it ends, the
 monitor records its exit code (128 + signal when killed) and kills what is left of the
-group, as a container's teardown would. A restart policy is recorded, never acted on.
+group, as a container's teardown would.
+
+Then it does what conmon's exit command (`podman container cleanup`) does in libpod
+(`Container.Cleanup` -> `handleRestartPolicy`/`shouldRestart`, libpod/container_api.go and
+container_internal.go@v4.9.4): a container whose process ended on its own is started again
+when its restart policy says so (`always`, `unless-stopped`, `on-failure[:N]` after a
+non-zero exit), by a new monitor, with `RestartCount` one higher. A container stopped by
+`podman stop` or `podman kill` is not (`StoppedByUser`), and neither is one whose monitor
+was killed: nothing is left to run the cleanup.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from skupper_sandbox import hostenv
@@ -37,6 +46,61 @@ def container_environment(c: containers.Container, host_dir: str) -> dict[str, s
         hostenv.MOUNTS_VAR: json.dumps(c.mounts),
         hostenv.TMPFS_VAR: json.dumps(c.tmpfs),
     }
+
+
+# How long the cleanup process takes to start a container again (it syncs state, tears
+# down and sets up the mounts first); `podman wait` returns the exit code meanwhile.
+RESTART_DELAY = 0.2
+
+
+def spawn_monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = False) -> None:
+    """Start a detached monitor for the container in `container_dir`."""
+    subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "skupper_sandbox.emulated.conmon",
+            "--dir",
+            str(container_dir),
+            "--host-dir",
+            host_dir,
+            "--token",
+            token,
+            *(["--keep"] if keep else []),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def should_restart(c: containers.Container) -> bool:
+    """libpod's `shouldRestart`: the policy applies unless the user stopped the container."""
+    if c.stopped_by_user:
+        return False
+    name, _, retries = c.restart_policy.partition(":")
+    if name in ("", "no", "never"):
+        return False
+    if name == "on-failure":
+        if c.exit_code == 0:
+            return False
+        if retries and int(retries) > 0 and c.restart_count >= int(retries):
+            return False
+    return True
+
+
+def _restart(c: containers.Container, host_dir: str) -> None:
+    """What the cleanup process does for a policy match: start the container again."""
+    time.sleep(RESTART_DELAY)
+    here = Path(os.getcwd())  # the container's directory, wherever a rename moved it
+    current = containers.load(here)
+    if current is None or current.status != "exited" or not should_restart(current):
+        return
+    current.restart_count += 1
+    containers.save_state(current)
+    spawn_monitor(here, host_dir, f"restart-{current.restart_count}-{os.getpid()}")
 
 
 def _exit_code(returncode: int) -> int:
@@ -109,8 +173,10 @@ def monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = Fals
     c.finished_at = containers.now()
     if c.auto_remove and not keep:
         shutil.rmtree(os.getcwd(), ignore_errors=True)
-    else:
-        containers.save_state(c)
+        return c.exit_code
+    containers.save_state(c)
+    if should_restart(c):
+        _restart(c, host_dir)
     return c.exit_code
 
 

@@ -132,6 +132,7 @@ def verb_kill(host: Host, args: list[str]) -> int:
                 f"can only kill running containers. {c.id} is in state "
                 f"{effective_state(c)}: container state improper"
             )
+        c.mark_stopped_by_user()  # libpod `Container.Kill`: no restart after this
         signal_group(c, sig)
         print(name)
     return 0
