@@ -131,6 +131,7 @@ def build_world(
     sshd: SshdMode,
     kubernetes: bool,
     model_server_command: str | None,
+    root_hosts: frozenset[str] = frozenset(),
 ) -> WorldInfo:
     """Lay out a fresh world in ``root``: world.json, host.json files, keys, shims."""
     from skupper_sandbox import ssh
@@ -145,6 +146,7 @@ def build_world(
         sshd=sshd,
         kubernetes=kubernetes,
         model_server_command=model_server_command,
+        root_hosts=root_hosts,
     )
     for path in (layout.ssh_dir, layout.logs_dir, layout.bin_dir, layout.kube_dir):
         path.mkdir(parents=True, exist_ok=True)
@@ -156,8 +158,8 @@ def build_world(
             hostenv.HostInfo(
                 name=host.name,
                 address=host.address,
-                user="root",
-                uid=os.getuid(),
+                user=host.user,
+                uid=host.uid,
                 role=host.role,
                 skupper_version=DEFAULT_SKUPPER_VERSION,
                 tmp_writable=host.tmp_writable,
@@ -192,8 +194,13 @@ def up(
     sshd: SshdMode = "asyncssh",
     kubernetes: bool = True,
     model_server_command: str | None = None,
+    root_hosts: frozenset[str] = frozenset(),
 ) -> WorldInfo:
-    """Build a world in ``root``, start its daemon and return once it is ready."""
+    """Build a world in ``root``, start its daemon and return once it is ready.
+
+    ``root_hosts`` name the SSH hosts whose user is root (uid 0, Skupper's rootful layout);
+    the others log in as their non-root user.
+    """
     layout = WorldLayout(root)
     if daemon_pid(layout) is not None:
         raise SandboxError(f"a sandbox is already running in {layout.root}; run sandbox down first")
@@ -201,13 +208,17 @@ def up(
         stop_world(layout)  # leftovers of a world whose daemon died
     if sshd == "openssh" and not Path("/usr/sbin/sshd").exists():
         raise SandboxError("--sshd openssh needs /usr/sbin/sshd (apt-get install openssh-server)")
-    info = build_world(
-        root,
-        providers=providers,
-        sshd=sshd,
-        kubernetes=kubernetes,
-        model_server_command=model_server_command,
-    )
+    try:
+        info = build_world(
+            root,
+            providers=providers,
+            sshd=sshd,
+            kubernetes=kubernetes,
+            model_server_command=model_server_command,
+            root_hosts=root_hosts,
+        )
+    except ValueError as exc:
+        raise SandboxError(str(exc)) from exc
     env = dict(os.environ)
     env[hostenv.WORLD_ID_VAR] = info.id
     with layout.world_log.open("ab") as out:
@@ -465,6 +476,14 @@ def _parser() -> argparse.ArgumentParser:
     up_p.add_argument(
         "--model-server", metavar="COMMAND", help="run COMMAND as each provider's model"
     )
+    up_p.add_argument(
+        "--root-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="log in to host NAME as root (uid 0: Skupper's rootful layout); repeatable. "
+        "Other hosts log in as their non-root user",
+    )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")
     fault_p = verb("fault", "inject or undo a fault on a host")
@@ -493,6 +512,7 @@ def main(argv: list[str]) -> int:
                 sshd=args.sshd,
                 kubernetes=not args.no_kubernetes,
                 model_server_command=args.model_server,
+                root_hosts=frozenset(args.root_host),
             )
             took = time.monotonic() - started
             print(
@@ -500,7 +520,8 @@ def main(argv: list[str]) -> int:
                 f"sshd {info.sshd}, addresses {info.block}.0/24"
             )
             for host in info.hosts:
-                print(f"  {host.name:<14} {host.address}")
+                who = f"  {host.user} (uid {host.uid})" if host.role != "kubernetes" else ""
+                print(f"  {host.name:<14} {host.address}{who}")
             print(layout.topology_env)
         elif args.verb == "down":
             if not layout.world_json.exists():

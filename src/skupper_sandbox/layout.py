@@ -33,6 +33,13 @@ CRC_CONTEXT = "crc-admin"
 CRC_MODEL_PORT = 8000
 CRC_RHTEVAN_MODEL_PORT = 8001
 
+# The users a real deployment logs in as (topology.env.example): RHEL AI's cloud image
+# user, and the seed's own account on its workstation and laptop. Each is the first user
+# of its host: uid and gid 1000. A root host (`sandbox up --root-host NAME`) is uid 0.
+_SEED_USERS = {"rhel-ai": "cloud-user", "rhtevan-work": "ezhang", "local": "ezhang"}
+DEFAULT_USER = "cloud-user"
+FIRST_UID = 1000
+
 SshdMode = Literal["asyncssh", "openssh"]
 Role = Literal["provider", "consumer", "kubernetes"]
 
@@ -67,6 +74,8 @@ class HostEntry(BaseModel):
     default_profile: str | None = None
     routing_key: str | None = None
     tmp_writable: bool = True
+    user: str = DEFAULT_USER
+    uid: int = FIRST_UID
 
     @property
     def default_model_id(self) -> str | None:
@@ -220,8 +229,12 @@ def plan_world(
     kubernetes: bool = True,
     model_server_command: str | None = None,
     world_id: str | None = None,
+    root_hosts: frozenset[str] = frozenset(),
 ) -> WorldInfo:
-    """The hosts, addresses and ports of a new world in ``root`` using ``block``."""
+    """The hosts, addresses and ports of a new world in ``root`` using ``block``.
+
+    Every SSH host logs in as its non-root user, except those in ``root_hosts`` (uid 0).
+    """
     layout = WorldLayout(root)
     hosts = [
         HostEntry(
@@ -236,6 +249,15 @@ def plan_world(
         )
     ]
     hosts += [_provider(i, name, block) for i, name in enumerate(provider_names(providers))]
+    unknown = sorted(root_hosts - {h.name for h in hosts})
+    if unknown:
+        valid = ", ".join(h.name for h in hosts)
+        raise ValueError(f"no SSH host {', '.join(unknown)} to make root (hosts: {valid})")
+    for host in hosts:
+        if host.name in root_hosts:
+            host.user, host.uid = "root", 0
+        else:
+            host.user, host.uid = _SEED_USERS.get(host.name, DEFAULT_USER), FIRST_UID
     kube = None
     if kubernetes:
         crc = HostEntry(
@@ -304,7 +326,7 @@ def render_topology_env(info: WorldInfo) -> str:
             "",
             f"{p}SSH_HOST={host.address}",
             f"{p}SSH_PORT={host.ssh_port}",
-            f"{p}SSH_USER=root",
+            f"{p}SSH_USER={_ssh_user(info, host)}",
             f"{p}PUBLIC_HOST={host.address}",
             f"{p}INTER_ROUTER_PORT={host.ports['inter_router']}",
             f"{p}EDGE_PORT={host.ports['edge']}",
@@ -327,7 +349,7 @@ def render_topology_env(info: WorldInfo) -> str:
         "LOCAL_NAMESPACE=default",
         f"LOCAL_SSH_HOST={local.address}",
         f"LOCAL_SSH_PORT={local.ssh_port}",
-        "LOCAL_SSH_USER=root",
+        f"LOCAL_SSH_USER={_ssh_user(info, local)}",
         f"LOCAL_INTER_ROUTER_PORT={local.ports['inter_router']}",
         f"LOCAL_EDGE_PORT={local.ports['edge']}",
         f"LOCAL_PUBLIC_HOST={local.address}",
@@ -356,6 +378,12 @@ def render_topology_env(info: WorldInfo) -> str:
         f"STATE_DIR={_quote(str(layout.root / 'state'))}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _ssh_user(info: WorldInfo, host: HostEntry) -> str:
+    """The user to log in as: the host's own, except with OpenSSH, whose sshd only knows
+    this machine's users (root); the host still reports its own user once logged in."""
+    return "root" if info.sshd == "openssh" else host.user
 
 
 def _quote(value: str) -> str:

@@ -7,13 +7,13 @@ import json
 
 from skupper_sandbox.testing import World
 
-from .conftest import host_file, new_engine
+from .conftest import host_file, new_engine, skupper_home
 
 
 def namespaces(world: World) -> list[str]:
     found = []
     for host in ("local", "rhel-ai", "rhtevan-work"):
-        ns = world.dir / "hosts" / host / "home/.local/share/skupper/namespaces/default"
+        ns = skupper_home(world, host) / "namespaces/default"
         if ns.exists():
             found.append(host)
     return found

@@ -8,11 +8,10 @@ import pytest
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
-from .conftest import eventually
+from .conftest import eventually, on_host
 
-SHOW = (
-    "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
-    "systemctl --user show -p ActiveState -p Result -p NRestarts skupper-default.service; "
+SHOW = on_host(
+    "$SKMCP_CTL show -p ActiveState -p Result -p NRestarts skupper-default.service; "
     "podman inspect default-skupper-router --format '{{.State.Status}} {{.State.Pid}}'"
 )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
-from .conftest import eventually
+from .conftest import eventually, on_host
 from .test_20_updown import only_up
 
 
@@ -37,9 +37,10 @@ async def test_status_flags_stale_state_when_the_router_dies_with_its_controller
     assert await eventually(ready, timeout=20)  # the controller has written Ready
     code, _, err = built.ssh(
         "rhtevan-work",
-        "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
-        "systemctl --user stop root-skupper-controller.service && "
-        "systemctl --user stop skupper-default.service",
+        on_host(
+            '$SKMCP_CTL stop "$(id -un)-skupper-controller.service" && '
+            "$SKMCP_CTL stop skupper-default.service"
+        ),
     )
     assert code == 0, err
     status = await engine.status()

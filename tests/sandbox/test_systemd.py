@@ -214,6 +214,6 @@ def test_systemctl_needs_the_user_bus(tmp_path: Path) -> None:
 
 def test_loginctl_reports_lingering(tmp_path: Path) -> None:
     kit = make_host(tmp_path, address="127.201.0.12")
-    assert kit.sh("loginctl show-user root -p Linger --value").stdout == "yes\n"
-    assert kit.sh("loginctl show-user root --property=Linger").stdout == "Linger=yes\n"
-    assert kit.sh("loginctl enable-linger root").returncode == 0
+    assert kit.sh('loginctl show-user "$(id -un)" -p Linger --value').stdout == "yes\n"
+    assert kit.sh("loginctl show-user cloud-user --property=Linger").stdout == "Linger=yes\n"
+    assert kit.sh("loginctl enable-linger cloud-user").returncode == 0

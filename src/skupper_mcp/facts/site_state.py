@@ -27,14 +27,14 @@ def site_state_script(namespace: str, model_url: str | None = None) -> str:
     lines = [
         ENV_PRELUDE,
         f"ns={ns}",
-        'data="${XDG_DATA_HOME:-$HOME/.local/share}/skupper"',
+        'data="$SKMCP_DATA"',
         'nsdir="$data/namespaces/$ns"',
         'user="$(id -un)"',
         'echo "@@user $user"',
         'echo "@@podman $(command -v podman || true)"',
         'echo "@@section version"; skupper version 2>&1; echo "@@rc $?"',
         'echo "@@section units"',
-        "systemctl --user show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
+        "$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
         'UnitFileState,MainPID "skupper-$ns.service" "$user-skupper-controller.service" 2>&1;'
         ' echo "@@rc $?"',
         'echo "@@section containers"; podman ps -a --format json 2>&1; echo "@@rc $?"',
@@ -43,7 +43,7 @@ def site_state_script(namespace: str, model_url: str | None = None) -> str:
         ' echo "@@file input ${f##*/}"; cat "$f"; echo; done',
         'for f in "$nsdir"/runtime/resources/*; do [ -f "$f" ] || continue;'
         ' echo "@@file runtime ${f##*/}"; cat "$f"; echo; done',
-        'ud="$HOME/.config/systemd/user"',
+        'ud="$SKMCP_UNITS"',
         'for u in "skupper-$ns.service" "$user-skupper-controller.service"; do'
         ' [ -f "$ud/$u" ] && { echo "@@file unit $u"; cat "$ud/$u"; echo; };'
         ' [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
@@ -71,8 +71,7 @@ def client_cert_script(namespace: str, cert_dir: str) -> str:
             ENV_PRELUDE,
             # The quoted values stand outside the double quotes: inside them a quote
             # would be a literal character of the path.
-            f'dir="${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/"{ns}'
-            f'"/runtime/certs/"{d}',
+            f'dir="$SKMCP_DATA/namespaces/"{ns}"/runtime/certs/"{d}',
             'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k";'
             ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
             'echo "@@end"',
@@ -290,7 +289,7 @@ def parse_site_state(output: str) -> SiteState:
     if bodies.get("units:rc") == "0":
         state.units = parse_systemctl_show(bodies.get("units", ""))
     else:
-        state.units_error = bodies.get("units", "").strip()[-300:] or "systemctl --user failed"
+        state.units_error = bodies.get("units", "").strip()[-300:] or "systemctl failed"
     if bodies.get("containers:rc") == "0":
         state.containers = parse_podman_ps(bodies.get("containers", ""))
     if bodies.get("router:rc") == "0":

@@ -59,9 +59,7 @@ class PodmanSite:
         return self.connector.host
 
     def _nsdir(self) -> str:
-        return (
-            f'"${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/"{quote(self.namespace)}'
-        )
+        return f'"$SKMCP_DATA/namespaces/"{quote(self.namespace)}'
 
     async def _run(
         self, *lines: str, timeout: float = SKUPPER_TIMEOUT, stdin: str | None = None
@@ -120,22 +118,22 @@ class PodmanSite:
         podman = state.podman_path or "podman"
         wanted = units.site_units(self.namespace, state.user, podman)
         lines = [
-            "u=$HOME/.config/systemd/user",
+            'u="$SKMCP_UNITS"',
             'mkdir -p "$u" "$HOME/.local/share/skupper-mcp"',
-            "systemctl --user disable "
+            "$SKMCP_CTL disable "
             + " ".join(quote(w.name) for w in wanted)
             + " >/dev/null 2>&1 || true",
         ]
         for w in wanted:
             lines.append(_write_file(f'"$u"/{quote(w.name)}', w.content))
         lines.append(_write_file(f'"$HOME"/{units.WATCH_SCRIPT_PATH}', units.watch_script(podman)))
-        lines.append("systemctl --user daemon-reload")
+        lines.append("$SKMCP_CTL daemon-reload")
         await self._run(*lines)
         return "auto-restart units installed (disabled at boot)"
 
     async def systemctl(self, verb: str, unit_names: list[str]) -> str:
-        await self._run(f"systemctl --user {verb} " + " ".join(quote(u) for u in unit_names))
-        return f"systemctl --user {verb} {' '.join(unit_names)}"
+        await self._run(f"$SKMCP_CTL {verb} " + " ".join(quote(u) for u in unit_names))
+        return f"systemctl {verb} {' '.join(unit_names)}"
 
     async def podman_stop(self, container: str) -> str:
         await self._run(f"podman stop -t 10 {quote(container)} >/dev/null 2>&1 || true")
@@ -205,19 +203,17 @@ class PodmanSite:
         user = state.user or "$(id -un)"
         wanted = [units.router_unit(self.namespace), units.controller_unit(user)]
         await self._run(
-            "systemctl --user stop "
-            + " ".join(quote(u) for u in wanted)
-            + " >/dev/null 2>&1 || true",
+            "$SKMCP_CTL stop " + " ".join(quote(u) for u in wanted) + " >/dev/null 2>&1 || true",
             f"skupper system stop -n {quote(self.namespace)} >/dev/null 2>&1 || true",
             "skupper system uninstall >/dev/null 2>&1 || true",
-            "u=$HOME/.config/systemd/user",
+            'u="$SKMCP_UNITS"',
             "for f in "
             + " ".join(quote(u) for u in wanted)
             + '; do rm -f "$u/$f" "$u/default.target.wants/$f"; done',
             f"podman rm -f {quote(units.router_container(self.namespace))} >/dev/null 2>&1 || true",
             f'rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
             f"rm -rf {self._nsdir()}",
-            "systemctl --user daemon-reload",
+            "$SKMCP_CTL daemon-reload",
         )
         return "units, containers and namespace removed"
 

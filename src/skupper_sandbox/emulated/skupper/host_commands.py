@@ -1,9 +1,15 @@
-"""Run the host's ``podman`` and ``systemctl --user`` (whatever is on the PATH)."""
+"""Run the host's ``podman`` and ``systemctl`` (whatever is on the PATH).
+
+``systemctl --user`` for a user; the system ``systemctl`` for root (``getCmd*`` in
+``internal/nonkube/common/systemd.go``).
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
+from ... import hostenv
 from ...errors import output_tail
 from .failure import CliFailure
 
@@ -35,8 +41,17 @@ def podman(*args: str) -> str:
     return run(["podman", *args])
 
 
+def systemctl_argv(*args: str) -> list[str]:
+    """``systemctl [--user] ARGS``, as Skupper runs it for the current user."""
+    try:
+        root = hostenv.current_host(os.environ).is_root
+    except hostenv.NotOnSandboxHost:
+        root = os.getuid() == 0
+    return ["systemctl", *([] if root else ["--user"]), *args]
+
+
 def systemctl(*args: str) -> str:
-    return run(["systemctl", "--user", *args])
+    return run(systemctl_argv(*args))
 
 
 def quietly(argv: list[str]) -> bool:

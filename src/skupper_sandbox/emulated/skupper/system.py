@@ -15,8 +15,8 @@ from . import resources as res
 from . import site_state as sites
 from .failure import CliFailure
 from .host_commands import HostCommandError as _CommandFailure
-from .host_commands import podman, quietly, systemctl
-from .paths import NamespacePaths, data_home, namespaces, unit_dir
+from .host_commands import podman, quietly, systemctl, systemctl_argv
+from .paths import NamespacePaths, data_home, namespaces, root_host, unit_dir
 from .version import controller_image, router_image
 
 ROUTER_CONFIG_MOUNT = "/etc/skupper-router/config"
@@ -43,6 +43,9 @@ class System:
 
     @property
     def runtime_dir(self) -> str:
+        # GetRuntimeDir (pkg/nonkube/api/environment.go): /run for root
+        if root_host(self.env) is not None:
+            return "/run"
         return self.env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
 
     # -- apply / delete -------------------------------------------------------------
@@ -322,8 +325,8 @@ class System:
         units.remove(self.unit_dir, f"{self.controller_name}.service")
         if self.cli_version.startswith("2.1."):
             # 2.1.x also disabled the podman socket (fixed in 2.2.0, skupper#2430)
-            quietly(["systemctl", "--user", "stop", "podman.socket"])
-            quietly(["systemctl", "--user", "disable", "podman.socket"])
+            quietly(systemctl_argv("stop", "podman.socket"))
+            quietly(systemctl_argv("disable", "podman.socket"))
         print(f"Platform {self.platform} infrastructure for Skupper is now uninstalled")
 
 

@@ -115,8 +115,9 @@ class Unit:
     def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         info = self.manager.info
         env = hostenv.host_env(info.host_dir)
-        env["XDG_RUNTIME_DIR"] = f"/run/user/{info.uid}"
-        env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path=/run/user/{info.uid}/bus"
+        if not info.is_root:  # the system manager sets neither
+            env["XDG_RUNTIME_DIR"] = f"/run/user/{info.uid}"
+            env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path=/run/user/{info.uid}/bus"
         assert self.config is not None
         env.update(self.config.environment)
         env.update(extra or {})

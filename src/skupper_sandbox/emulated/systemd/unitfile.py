@@ -112,7 +112,7 @@ def expand_specifiers(text: str, unit: str, info: hostenv.HostInfo) -> str:
         "N": prefix,
         "p": prefix.split("@", 1)[0],
         "i": prefix.split("@", 1)[1] if "@" in prefix else "",
-        "t": f"/run/user/{info.uid}",
+        "t": "/run" if info.is_root else f"/run/user/{info.uid}",
         "H": info.name,
         "%": "%",
     }
