@@ -145,7 +145,7 @@ def test_the_client_cert_path_is_the_namespace_s_whatever_its_characters() -> No
         ["sh", "-c", f'{line}; printf %s "$dir"'],
         capture_output=True,
         text=True,
-        env={"HOME": "/h"},
+        env={"SKMCP_DATA": "/h/.local/share/skupper"},  # what the prelude sets
         check=True,
         timeout=10,
     ).stdout
