@@ -84,6 +84,9 @@ def write_host_info(info: HostInfo) -> None:
     group = info.user  # each user has a group of its own name, as useradd makes it
     ident = f"{info.uid} {info.group_id} {info.user} {group}\n"
     (Path(info.host_dir) / IDENT_FILE).write_text(ident)
+    if info.is_root:  # what every root filesystem has before Skupper runs
+        for directory in ("etc/systemd/system", "var/lib", "run/systemd"):
+            (info.sysroot / directory).mkdir(parents=True, exist_ok=True)
 
 
 def system_path(info: HostInfo, path: str) -> Path:

@@ -6,6 +6,10 @@ that is easier than the real thing and passes on one that does what the source d
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +17,8 @@ import pytest
 from hostkit import HostKit, make_host, wait_for
 
 from skupper_mcp.sites import units
+from skupper_sandbox.layout import plan_world
+from skupper_sandbox.testing import World
 
 
 @pytest.fixture
@@ -52,3 +58,78 @@ def test_the_products_watch_unit_stops_clean_when_the_container_dies_of_sigterm(
     assert host.sh("podman inspect --format '{{.State.ExitCode}}' box").stdout.strip() == "143"
     state = _show(host, "box.service", "ActiveState", "Result", "ExecMainStatus")
     assert state == {"ActiveState": "inactive", "Result": "success", "ExecMainStatus": "143"}
+
+
+# --------------------------------------------------------------------------- users (A3)
+
+
+def test_a_host_reports_its_own_non_root_user(world: World) -> None:
+    """No real host says it is root yet keeps Skupper in ~/.local/share (issue 7)."""
+    code, out, err = world.ssh("rhel-ai", 'echo "$(id -u) $(id -un) $(whoami) $USER $LOGNAME"')
+    assert code == 0, err
+    assert out.split() == ["1000", "cloud-user", "cloud-user", "cloud-user", "cloud-user"]
+    info = json.loads((world.dir / "hosts/rhel-ai/host.json").read_text())
+    assert (info["user"], info["uid"]) == ("cloud-user", 1000)
+    assert world.ssh("rhtevan-work", "id -un")[1] == "ezhang\n"
+    topology = world.topology.read_text()
+    assert "RHEL_AI_SSH_USER=cloud-user" in topology
+    assert "LOCAL_SSH_USER=ezhang" in topology
+
+
+def test_root_is_a_per_host_choice_of_sandbox_up(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no SSH host crc"):
+        plan_world(tmp_path, "127.250.0", root_hosts=frozenset({"crc"}))
+    info = plan_world(tmp_path, "127.250.0", root_hosts=frozenset({"rhtevan-work"}))
+    users = {h.name: (h.user, h.uid) for h in info.ssh_hosts}
+    assert users == {
+        "local": ("ezhang", 1000),
+        "rhel-ai": ("cloud-user", 1000),
+        "rhtevan-work": ("root", 0),
+    }
+
+
+def _login(host: HostKit, command: str) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` through the host's SSH login shim, as OpenSSH's ForceCommand does."""
+    return subprocess.run(
+        [sys.executable, "-m", "skupper_sandbox.login", str(host.host_dir)],
+        env={**os.environ, "SSH_ORIGINAL_COMMAND": command},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+@pytest.fixture
+def root_host(tmp_path: Path) -> Iterator[HostKit]:
+    kit = make_host(tmp_path, address="127.201.0.31", as_root=True)
+    try:
+        with kit.manager():
+            yield kit
+    finally:
+        kit.cleanup()
+
+
+def test_a_root_host_has_the_rootful_layout_under_its_sysroot(root_host: HostKit) -> None:
+    # pkg/nonkube/api/environment.go: /var/lib/skupper for uid 0; common/systemd.go:
+    # /etc/systemd/system and the system systemctl.
+    site = "apiVersion: skupper.io/v2alpha1\nkind: Site\nmetadata:\n  name: hub\n"
+    applied = root_host.sh(
+        "SKUPPER_PLATFORM=podman skupper system apply -f - -n default <<'EOF'\n" + site + "EOF"
+    )
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    sysroot = root_host.info.sysroot
+    assert (sysroot / "var/lib/skupper/namespaces/default/input/resources/Site-hub.yaml").is_file()
+    assert not (root_host.home / ".local/share/skupper").exists()
+
+    done = _login(root_host, "id -u; ls /var/lib/skupper/namespaces; ls -d /etc/systemd/system")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == ["0", "default"]
+
+    unit = "[Service]\nExecStart=/bin/sleep 60\n"
+    made = _login(root_host, f"printf '{unit}' > /etc/systemd/system/x.service")
+    assert made.returncode == 0, made.stderr
+    assert (sysroot / "etc/systemd/system/x.service").is_file()
+    started = root_host.sh("systemctl start x && systemctl is-active x")
+    assert (started.returncode, started.stdout) == (0, "active\n")
+    user = root_host.sh("systemctl --user is-active x", runtime=False)
+    assert user.returncode != 0 and "Failed to connect to bus" in user.stderr
