@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +20,9 @@ import pytest
 from hostkit import HostKit, make_host, wait_for
 
 from skupper_mcp.sites import units
+from skupper_mcp.sites.podman import _recreate_args
+from skupper_sandbox.emulated.skupper import render, site_state
+from skupper_sandbox.emulated.skupper.paths import NamespacePaths
 from skupper_sandbox.layout import plan_world
 from skupper_sandbox.testing import World
 
@@ -133,3 +139,98 @@ def test_a_root_host_has_the_rootful_layout_under_its_sysroot(root_host: HostKit
     assert (started.returncode, started.stdout) == (0, "active\n")
     user = root_host.sh("systemctl --user is-active x", runtime=False)
     assert user.returncode != 0 and "Failed to connect to bus" in user.stderr
+
+
+# --------------------------------------------------------------------------- router user (B4)
+
+HUB = """apiVersion: skupper.io/v2alpha1
+kind: Site
+metadata: {name: hub-a}
+spec: {linkAccess: default}
+---
+apiVersion: skupper.io/v2alpha1
+kind: RouterAccess
+metadata: {name: hub-a-public}
+spec:
+  roles: [{name: inter-router, port: 18000}, {name: edge, port: 18001}]
+  tlsCredentials: hub-a-public
+"""
+ROUTER_IMAGE = "quay.io/skupper/skupper-router:3.4.1"
+
+
+@pytest.fixture
+def rendered(tmp_path: Path) -> Iterator[tuple[HostKit, NamespacePaths]]:
+    """A host with a rendered namespace: its certificates are 0640, as Skupper writes them."""
+    kit = make_host(tmp_path, "hub", "127.201.0.32", skupper_version="2.1.3")
+    try:
+        paths = NamespacePaths(kit.home / ".local/share/skupper", "default")
+        paths.input_resources.mkdir(parents=True)
+        (paths.input_resources / "hub.yaml").write_text(HUB)
+        render.render(paths, site_state.load(paths), cli_version="2.1.3", platform="podman")
+        yield kit, paths
+    finally:
+        kit.cleanup()
+
+
+def _router(kit: HostKit, paths: NamespacePaths, name: str, *identity: str) -> str:
+    """Create and start a router container as Skupper does, with the given --user/--userns;
+    its state once it has settled ("running", or "exited <code>")."""
+    create = shlex.join(
+        [
+            "podman", "run", "-d", "--name", name, "--network", "host", *identity,
+            "-e", "SSL_PROFILE_BASE_PATH=/etc/skupper-router",
+            "-v", f"{paths.router}:/etc/skupper-router/config:z",
+            "-v", f"{paths.certs}:/etc/skupper-router/runtime/certs:z",
+            ROUTER_IMAGE,
+        ]
+    )  # fmt: skip
+    assert kit.sh(create).returncode == 0
+    time.sleep(1.0)  # a router that cannot read its certificates stops at once
+    return _inspect_state(kit, name)
+
+
+def _inspect_state(kit: HostKit, name: str) -> str:
+    out = kit.sh(f"podman inspect --format '{{{{.State.Status}}}} {{{{.State.ExitCode}}}}' {name}")
+    status, code = out.stdout.split()
+    return status if status == "running" else f"{status} {code}"
+
+
+def test_a_router_as_the_users_own_uid_reads_its_0640_certificates(
+    rendered: tuple[HostKit, NamespacePaths],
+) -> None:
+    kit, paths = rendered
+    key = paths.certs / "hub-a-public" / "tls.key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o640
+    assert _router(kit, paths, "r", "--user", "1000:1000", "--userns", "keep-id") == "running"
+
+
+def test_a_router_as_the_image_user_cannot_read_them_until_chmod_o_r(
+    rendered: tuple[HostKit, NamespacePaths],
+) -> None:
+    """The seed's Known Issue: uid 10000 is in the user's subordinate range, not the owner."""
+    kit, paths = rendered
+    assert _router(kit, paths, "r") == "exited 1"
+    log = kit.sh("podman logs r").stdout + kit.sh("podman logs r 2>&1").stdout
+    assert "Failed to configure TLS caCertFile '/etc/skupper-router/runtime/certs/" in log
+    assert "Permission denied" in log
+    assert kit.sh(f"chmod -R o+r {shlex.quote(str(paths.certs))}").returncode == 0
+    assert kit.sh("podman rm -f r").returncode == 0
+    assert _router(kit, paths, "r") == "running"
+
+
+def test_the_products_tmpfs_recreation_keeps_the_routers_user_and_userns(
+    rendered: tuple[HostKit, NamespacePaths],
+) -> None:
+    """Re-created as setup does it (no chmod here): the router still reads its certificates."""
+    kit, paths = rendered
+    identity = ("--user", "1000:1000", "--userns", "keep-id")
+    assert _router(kit, paths, "default-skupper-router", *identity) == "running"
+    inspect = json.loads(kit.sh("podman inspect default-skupper-router").stdout)[0]
+    args = _recreate_args("default-skupper-router", inspect)
+    assert args[args.index("--user") + 1] == "1000:1000"
+    assert args[args.index("--userns") + 1] == "keep-id"
+    assert kit.sh("podman rm -f default-skupper-router").returncode == 0
+    assert kit.sh(shlex.join(args)).returncode == 0
+    assert kit.sh("podman start default-skupper-router").returncode == 0
+    time.sleep(1.0)
+    assert _inspect_state(kit, "default-skupper-router") == "running"

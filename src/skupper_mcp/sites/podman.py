@@ -234,6 +234,13 @@ def _recreate_args(name: str, inspect: dict[str, object]) -> list[str]:
     args = ["podman", "create", "--name", name, "--network", "host"]
     restart = (host_config.get("RestartPolicy") or {}).get("Name") or "always"
     args += ["--restart", str(restart)]
+    # Skupper runs the router as the user's own uid:gid with --userns=keep-id (rootless):
+    # without them it would run as the image's uid 10000, which cannot read the 0640
+    # certificates (client/compat/container.go, fs_config_renderer.go).
+    if config.get("User"):
+        args += ["--user", str(config["User"])]
+    if host_config.get("UsernsMode"):
+        args += ["--userns", str(host_config["UsernsMode"])]
     for key, value in sorted((config.get("Labels") or {}).items()):
         args += ["--label", f"{key}={value}"]
     env = [

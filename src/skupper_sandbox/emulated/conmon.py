@@ -22,15 +22,17 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.emulated import containers, images
+from skupper_sandbox.emulated import containers, images, userns
 
 
 def container_environment(c: containers.Container, host_dir: str) -> dict[str, str]:
@@ -135,6 +137,10 @@ def monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = Fals
     c.private_tmp.mkdir(exist_ok=True)
     env = container_environment(c, host_dir)
     argv = images.process_for(c.image, c.command, c.env, c.tmpfs, host).argv
+    if not c.command and fnmatchcase(c.image, images.ROUTER):
+        denied = userns.router_unreadable_certificate(c, host)
+        if denied:  # skrouterd stops at startup on a certificate it cannot read
+            argv = ["/bin/sh", "-c", f"echo {shlex.quote(denied)} >&2; exit 1"]
     executable = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env["PATH"])
     with open(c.log_path, "ab", buffering=0) as log:
         try:

@@ -60,6 +60,7 @@ class Container:
     network: str = "host"
     hostname: str = ""
     user: str = ""
+    userns: str = ""
     conmon_pid: int | None = None
     auto_remove: bool = False
     start_token: str = ""
@@ -153,6 +154,7 @@ def load(directory: Path) -> Container | None:
         network=config.get("network", "host"),
         hostname=config.get("hostname", ""),
         user=config.get("user", ""),
+        userns=config.get("userns", ""),
         conmon_pid=state.get("conmon_pid"),
         auto_remove=bool(config.get("auto_remove", False)),
         start_token=state.get("start_token", ""),
@@ -178,6 +180,7 @@ def save_config(c: Container) -> None:
         network=c.network,
         hostname=c.hostname,
         user=c.user,
+        userns=c.userns,
         auto_remove=c.auto_remove,
     )
     write_json_atomic(c.dir / CONFIG_FILE, data)

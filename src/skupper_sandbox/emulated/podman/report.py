@@ -158,6 +158,7 @@ def inspect_json(host: Host, c: Container) -> dict[str, Any]:
             },
             "Tmpfs": dict(c.tmpfs_options),
             "NetworkMode": c.network,
+            "UsernsMode": c.userns,
             "AutoRemove": c.auto_remove,
             "Binds": [f"{outside}:{inside}" for inside, outside in c.mounts],
         },

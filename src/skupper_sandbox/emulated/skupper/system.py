@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from ... import hostenv
 from .. import containers
 from . import render, units
 from . import resources as res
@@ -47,6 +48,15 @@ class System:
         if root_host(self.env) is not None:
             return "/run"
         return self.env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+
+    @property
+    def container_identity(self) -> list[str]:
+        """``--user``/``--userns`` of every container the CLI creates: the user's own ids,
+        and rootless ``keep-id`` (``ToSpecGenerator``, client/compat/container.go@2.1.2)."""
+        info = hostenv.current_host(self.env)
+        if info.is_root:
+            return ["--user", "0:0"]
+        return ["--user", f"{info.uid}:{info.group_id}", "--userns", "keep-id"]
 
     # -- apply / delete -------------------------------------------------------------
 
@@ -195,6 +205,7 @@ class System:
             "--name", paths.router_container,
             "--network", "host",
             "--restart", "always",
+            *self.container_identity,
             "--label", "application=skupper-v2",
             "--label", "skupper.io/v2-component=router",
             "--label", f"skupper.io/site-id={site_id}",
@@ -275,6 +286,7 @@ class System:
             "host",
             "--security-opt",
             "label=disable",
+            *self.container_identity,
             "-v",
             f"{self.data_home}:/output:z",
         ]
