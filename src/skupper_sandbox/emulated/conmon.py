@@ -175,7 +175,7 @@ def monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = Fals
         os.killpg(proc.pid, signal.SIGKILL)
     c.status = "exited"
     c.pid = None
-    c.exit_code = _exit_code(returncode)
+    c.exit_code = c.last_exit_code = _exit_code(returncode)
     c.finished_at = containers.now()
     if c.auto_remove and not keep:
         shutil.rmtree(os.getcwd(), ignore_errors=True)

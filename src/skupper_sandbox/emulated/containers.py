@@ -66,6 +66,7 @@ class Container:
     start_token: str = ""
     start_error: str | None = None
     restart_count: int = 0
+    last_exit_code: int | None = None  # kept across a restart by the restart policy
 
     @property
     def stopped_by_user(self) -> bool:
@@ -160,6 +161,7 @@ def load(directory: Path) -> Container | None:
         start_token=state.get("start_token", ""),
         start_error=state.get("start_error"),
         restart_count=int(state.get("restart_count", 0)),
+        last_exit_code=state.get("last_exit_code"),
     )
     if c.status == "running" and not pid_alive(c.pid) and not pid_alive(c.conmon_pid):
         # The monitor died with its container (killed from outside): nobody recorded
@@ -194,6 +196,7 @@ def save_state(c: Container) -> None:
         start_token=c.start_token,
         start_error=c.start_error,
         restart_count=c.restart_count,
+        last_exit_code=c.last_exit_code,
     )
     write_json_atomic(c.dir / STATE_FILE, data)
 
