@@ -369,7 +369,7 @@ def verb_enable(bus: Bus, args: Args, env: dict[str, str]) -> int:
                 "units). This means they are not meant to be enabled or disabled using systemctl."
             )
             continue
-        source = BUILTIN_SOCKET_PATH if unit == BUILTIN_SOCKET else props["FragmentPath"]
+        source = props["FragmentPath"] or BUILTIN_SOCKET_PATH
         for target in targets:
             link = unit_dir / f"{target}.wants" / unit
             if link.is_symlink():

@@ -365,8 +365,11 @@ class Unit:
             if self.load_state == "loaded"
             else ""
         )
+        builtin = BUILTIN_SOCKET_PATH
+        if self.manager.info.is_root:  # the system manager's copy of podman.socket
+            builtin = builtin.replace("/systemd/user/", "/systemd/system/")
         fragment = (
-            BUILTIN_SOCKET_PATH
+            builtin
             if self.name == BUILTIN_SOCKET
             else (str(self.fragment) if self.fragment else "")
         )
