@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -46,19 +47,46 @@ def test_shell_metacharacters_are_a_config_error_naming_the_value(value: str) ->
     assert "RHEL_AI_SSH_HOST" in str(raised.value)
 
 
-def test_prelude_sets_the_runtime_dir_that_systemctl_user_needs() -> None:
-    out = sh(
-        script('echo "$XDG_RUNTIME_DIR|$DBUS_SESSION_BUS_ADDRESS|$SKUPPER_PLATFORM"'),
-        env={"PATH": "/usr/bin:/bin"},
+SHOW = 'echo "$XDG_RUNTIME_DIR|$DBUS_SESSION_BUS_ADDRESS|$SKUPPER_PLATFORM"; '
+SHOW += 'echo "$SKMCP_DATA|$SKMCP_UNITS|$SKMCP_CTL"'
+
+
+def as_user(tmp_path: Path, uid: int, **extra: str) -> dict[str, str]:
+    """An environment whose `id -u` answers ``uid`` (the prelude decides the layout on it)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "id").write_text(f"#!/bin/sh\necho {uid}\n")
+    (bin_dir / "id").chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": "/home/u", **extra}
+
+
+def test_prelude_gives_a_user_the_rootless_layout_and_its_bus(tmp_path: Path) -> None:
+    out = sh(script(SHOW), env=as_user(tmp_path, 1000)).splitlines()
+    assert out == [
+        "/run/user/1000|unix:path=/run/user/1000/bus|podman",
+        "/home/u/.local/share/skupper|/home/u/.config/systemd/user|systemctl --user",
+    ]
+
+
+def test_prelude_gives_root_the_rootful_layout_and_the_system_manager(tmp_path: Path) -> None:
+    out = sh(script(SHOW), env=as_user(tmp_path, 0)).splitlines()
+    assert out == ["||podman", "/var/lib/skupper|/etc/systemd/system|systemctl"]
+
+
+def test_prelude_keeps_values_the_login_already_set(tmp_path: Path) -> None:
+    env = as_user(
+        tmp_path,
+        1000,
+        XDG_RUNTIME_DIR="/tmp/rt",
+        SKUPPER_PLATFORM="docker",
+        XDG_DATA_HOME="/data",
+        XDG_CONFIG_HOME="/config",
     )
-    uid = sh("id -u").strip()
-    assert out.strip() == f"/run/user/{uid}|unix:path=/run/user/{uid}/bus|podman"
-
-
-def test_prelude_keeps_values_the_login_already_set() -> None:
-    env = {"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": "/tmp/rt", "SKUPPER_PLATFORM": "docker"}
-    out = sh(script('echo "$XDG_RUNTIME_DIR|$DBUS_SESSION_BUS_ADDRESS|$SKUPPER_PLATFORM"'), env=env)
-    assert out.strip() == "/tmp/rt|unix:path=/tmp/rt/bus|docker"
+    out = sh(script(SHOW), env=env).splitlines()
+    assert out == [
+        "/tmp/rt|unix:path=/tmp/rt/bus|docker",
+        "/data/skupper|/config/systemd/user|systemctl --user",
+    ]
 
 
 def test_script_starts_with_the_prelude() -> None:

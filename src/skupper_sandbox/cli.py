@@ -135,6 +135,7 @@ def build_world(
     model_server_command: str | None,
     skupper_versions: dict[str, str] | None = None,
     namespace: str = "default",
+    root_hosts: frozenset[str] = frozenset(),
 ) -> WorldInfo:
     """Lay out a fresh world in ``root``: world.json, host.json files, keys, shims."""
     from skupper_sandbox import ssh
@@ -151,6 +152,7 @@ def build_world(
         model_server_command=model_server_command,
         skupper_versions=skupper_versions,
         namespace=namespace,
+        root_hosts=root_hosts,
     )
     for path in (layout.ssh_dir, layout.logs_dir, layout.bin_dir, layout.kube_dir):
         path.mkdir(parents=True, exist_ok=True)
@@ -162,8 +164,8 @@ def build_world(
             hostenv.HostInfo(
                 name=host.name,
                 address=host.address,
-                user="root",
-                uid=os.getuid(),
+                user=host.user,
+                uid=host.uid,
                 role=host.role,
                 skupper_version=host.skupper_version,
                 tmp_writable=host.tmp_writable,
@@ -200,8 +202,13 @@ def up(
     model_server_command: str | None = None,
     skupper_versions: dict[str, str] | None = None,
     namespace: str = "default",
+    root_hosts: frozenset[str] = frozenset(),
 ) -> WorldInfo:
-    """Build a world in ``root``, start its daemon and return once it is ready."""
+    """Build a world in ``root``, start its daemon and return once it is ready.
+
+    ``root_hosts`` name the SSH hosts whose user is root (uid 0, Skupper's rootful layout);
+    the others log in as their non-root user.
+    """
     layout = WorldLayout(root)
     if daemon_pid(layout) is not None:
         raise SandboxError(f"a sandbox is already running in {layout.root}; run sandbox down first")
@@ -218,6 +225,7 @@ def up(
             model_server_command=model_server_command,
             skupper_versions=skupper_versions,
             namespace=namespace,
+            root_hosts=root_hosts,
         )
     except ValueError as exc:
         raise SandboxError(str(exc)) from exc
@@ -512,6 +520,14 @@ def _parser() -> argparse.ArgumentParser:
         default="default",
         help="the Skupper namespace of every podman site in topology.env (default: default)",
     )
+    up_p.add_argument(
+        "--root-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="log in to host NAME as root (uid 0: Skupper's rootful layout); repeatable. "
+        "Other hosts log in as their non-root user",
+    )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")
     fault_p = verb("fault", "inject or undo a fault on a host")
@@ -542,6 +558,7 @@ def main(argv: list[str]) -> int:
                 model_server_command=args.model_server,
                 skupper_versions=parse_skupper_versions(args.skupper_version),
                 namespace=_namespace(args.namespace),
+                root_hosts=frozenset(args.root_host),
             )
             took = time.monotonic() - started
             print(
@@ -549,7 +566,8 @@ def main(argv: list[str]) -> int:
                 f"sshd {info.sshd}, addresses {info.block}.0/24"
             )
             for host in info.hosts:
-                print(f"  {host.name:<14} {host.address}")
+                who = f"  {host.user} (uid {host.uid})" if host.role != "kubernetes" else ""
+                print(f"  {host.name:<14} {host.address}{who}")
             print(layout.topology_env)
         elif args.verb == "down":
             if not layout.world_json.exists():

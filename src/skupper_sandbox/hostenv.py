@@ -1,14 +1,21 @@
 """What a process running "on" a sandbox host knows about its host.
 
 Every process started on a host (by its SSH login, its user manager or its podman) has
-``SKMCP_SANDBOX_HOST`` pointing at the host's directory. The host's network namespace and
-its ``/run/user/<uid>`` are emulated here by translation.
+``SKMCP_SANDBOX_HOST`` pointing at the host's directory. The host's network namespace, its
+``/run/user/<uid>`` and the system paths of a root host (``/var/lib/skupper``,
+``/etc/systemd/system``, ``/run/podman``, ``/run/systemd``: ``SYSTEM_PATHS``, kept under the
+host's ``sysroot/``) are emulated here by translation.
+
+Every process really runs as this machine's user; what a host *reports* is its own user
+(``host.json``: ``user``, ``uid``, ``gid``), through ``$USER``/``$LOGNAME`` and the ``id`` and
+``whoami`` shims, which read the host's ``ident`` file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -17,6 +24,14 @@ HOST_VAR = "SKMCP_SANDBOX_HOST"
 WORLD_ID_VAR = "SKMCP_SANDBOX_ID"
 MOUNTS_VAR = "SKMCP_SANDBOX_MOUNTS"
 TMPFS_VAR = "SKMCP_SANDBOX_TMPFS"
+
+IDENT_FILE = "ident"
+ROOT_UID = 0
+# The paths a root host's Skupper, systemd and podman use, kept under the host's sysroot/.
+SYSTEM_PATHS = ("/var/lib/skupper", "/etc/systemd/system", "/run/podman", "/run/systemd")
+_SYSTEM_PATH_RE = re.compile(
+    r"(?<![\w./-])(" + "|".join(re.escape(p) for p in SYSTEM_PATHS) + r")(?![\w.-])"
+)
 
 _LOCAL_NAMES = {"", "0.0.0.0", "::", "localhost", "127.0.0.1", "::1", "ip6-localhost"}
 
@@ -37,6 +52,21 @@ class HostInfo:
     world_id: str
     world_dir: str
     host_dir: str
+    gid: int = -1  # -1: the same as uid
+
+    @property
+    def group_id(self) -> int:
+        return self.uid if self.gid < 0 else self.gid
+
+    @property
+    def is_root(self) -> bool:
+        """A root host uses Skupper's rootful layout and the system manager."""
+        return self.uid == ROOT_UID
+
+    @property
+    def sysroot(self) -> Path:
+        """Where the host's system paths (``SYSTEM_PATHS``) live."""
+        return Path(self.host_dir) / "sysroot"
 
     @property
     def home(self) -> Path:
@@ -48,8 +78,38 @@ class HostInfo:
 
 
 def write_host_info(info: HostInfo) -> None:
+    """Write host.json and the ``ident`` file the ``id``/``whoami`` shims read."""
     path = Path(info.host_dir) / "host.json"
     path.write_text(json.dumps(asdict(info), indent=2) + "\n")
+    group = info.user  # each user has a group of its own name, as useradd makes it
+    ident = f"{info.uid} {info.group_id} {info.user} {group}\n"
+    (Path(info.host_dir) / IDENT_FILE).write_text(ident)
+    if info.is_root:  # what every root filesystem has before Skupper runs
+        for directory in ("etc/systemd/system", "var/lib", "run/systemd"):
+            (info.sysroot / directory).mkdir(parents=True, exist_ok=True)
+
+
+def system_path(info: HostInfo, path: str) -> Path:
+    """Where a system path of the host (one of ``SYSTEM_PATHS`` or below) really is."""
+    return info.sysroot / path.lstrip("/")
+
+
+def map_system_paths(text: str, info: HostInfo) -> str:
+    """A command line with the host's system paths turned into their place in sysroot/.
+
+    A login runs its command through this, as a mount namespace would show the host's own
+    ``/var/lib/skupper`` and ``/etc/systemd/system``: only paths written out in the command
+    are translated (the emulated tools translate the paths they use themselves).
+    """
+    return _SYSTEM_PATH_RE.sub(lambda m: str(system_path(info, m.group(1))), text)
+
+
+def manager_bus(info: HostInfo) -> Path:
+    """The socket ``systemctl`` talks to: the system manager's on a root host
+    (``/run/systemd/private``), else the user manager's ``/run/user/<uid>/bus``."""
+    if info.is_root:
+        return system_path(info, "/run/systemd/private")
+    return info.run_dir / "bus"
 
 
 def load_host_info(host_dir: str | Path) -> HostInfo:

@@ -33,6 +33,13 @@ CRC_CONTEXT = "crc-admin"
 CRC_MODEL_PORT = 8000
 CRC_RHTEVAN_MODEL_PORT = 8001
 
+# The users a real deployment logs in as (topology.env.example): RHEL AI's cloud image
+# user, and the seed's own account on its workstation and laptop. Each is the first user
+# of its host: uid and gid 1000. A root host (`sandbox up --root-host NAME`) is uid 0.
+_SEED_USERS = {"rhel-ai": "cloud-user", "rhtevan-work": "ezhang", "local": "ezhang"}
+DEFAULT_USER = "cloud-user"
+FIRST_UID = 1000
+
 SshdMode = Literal["asyncssh", "openssh"]
 Role = Literal["provider", "consumer", "kubernetes"]
 
@@ -68,6 +75,8 @@ class HostEntry(BaseModel):
     routing_key: str | None = None
     tmp_writable: bool = True
     skupper_version: str = DEFAULT_SKUPPER_VERSION
+    user: str = DEFAULT_USER
+    uid: int = FIRST_UID
 
     @property
     def default_model_id(self) -> str | None:
@@ -224,11 +233,13 @@ def plan_world(
     world_id: str | None = None,
     skupper_versions: dict[str, str] | None = None,
     namespace: str = "default",
+    root_hosts: frozenset[str] = frozenset(),
 ) -> WorldInfo:
     """The hosts, addresses and ports of a new world in ``root`` using ``block``.
 
     ``skupper_versions`` maps a host name to the Skupper release its CLI emulates (the
-    others get DEFAULT_SKUPPER_VERSION); ``namespace`` is every podman site's namespace."""
+    others get DEFAULT_SKUPPER_VERSION); ``namespace`` is every podman site's namespace.
+    Every SSH host logs in as its non-root user, except those in ``root_hosts`` (uid 0)."""
     layout = WorldLayout(root)
     hosts = [
         HostEntry(
@@ -243,6 +254,15 @@ def plan_world(
         )
     ]
     hosts += [_provider(i, name, block) for i, name in enumerate(provider_names(providers))]
+    unknown = sorted(root_hosts - {h.name for h in hosts})
+    if unknown:
+        valid = ", ".join(h.name for h in hosts)
+        raise ValueError(f"no SSH host {', '.join(unknown)} to make root (hosts: {valid})")
+    for host in hosts:
+        if host.name in root_hosts:
+            host.user, host.uid = "root", 0
+        else:
+            host.user, host.uid = _SEED_USERS.get(host.name, DEFAULT_USER), FIRST_UID
     kube = None
     if kubernetes:
         crc = HostEntry(
@@ -320,7 +340,7 @@ def render_topology_env(info: WorldInfo) -> str:
             "",
             f"{p}SSH_HOST={host.address}",
             f"{p}SSH_PORT={host.ssh_port}",
-            f"{p}SSH_USER=root",
+            f"{p}SSH_USER={_ssh_user(info, host)}",
             f"{p}PUBLIC_HOST={host.address}",
             f"{p}INTER_ROUTER_PORT={host.ports['inter_router']}",
             f"{p}EDGE_PORT={host.ports['edge']}",
@@ -343,7 +363,7 @@ def render_topology_env(info: WorldInfo) -> str:
         f"LOCAL_NAMESPACE={info.namespace}",
         f"LOCAL_SSH_HOST={local.address}",
         f"LOCAL_SSH_PORT={local.ssh_port}",
-        "LOCAL_SSH_USER=root",
+        f"LOCAL_SSH_USER={_ssh_user(info, local)}",
         f"LOCAL_INTER_ROUTER_PORT={local.ports['inter_router']}",
         f"LOCAL_EDGE_PORT={local.ports['edge']}",
         f"LOCAL_PUBLIC_HOST={local.address}",
@@ -372,6 +392,12 @@ def render_topology_env(info: WorldInfo) -> str:
         f"STATE_DIR={_quote(str(layout.root / 'state'))}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _ssh_user(info: WorldInfo, host: HostEntry) -> str:
+    """The user to log in as: the host's own, except with OpenSSH, whose sshd only knows
+    this machine's users (root); the host still reports its own user once logged in."""
+    return "root" if info.sshd == "openssh" else host.user
 
 
 def _quote(value: str) -> str:

@@ -26,6 +26,8 @@ def main(argv: list[str]) -> int:
     if delay > 0:
         time.sleep(delay)
     command = os.environ.get("SSH_ORIGINAL_COMMAND")
+    if command:
+        command = hostenv.map_system_paths(command, hostenv.load_host_info(host_dir))
     env = hostenv.host_env(host_dir)
     os.chdir(env["HOME"])
     args = ["/bin/sh", "-c", command] if command else ["/bin/sh"]

@@ -3,7 +3,8 @@
 By default each host's server is asyncssh's, in the world daemon's process; with
 ``--sshd openssh`` each host gets its own ``sshd -D`` whose ``ForceCommand`` is the login
 shim (``sandbox/login.py``). Either way a command runs through ``sh -c`` with the host's
-environment (``hostenv.host_env``) in its home directory, after any ``slow`` fault delay.
+environment (``hostenv.host_env``) in its home directory, after any ``slow`` fault delay,
+with the host's system paths translated (``hostenv.map_system_paths``).
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ class _HostSession:
             if delay > 0:
                 await asyncio.sleep(delay)
             env = hostenv.host_env(self.host_dir)
-            command = process.command or "exec /bin/sh"
+            info = hostenv.load_host_info(self.host_dir)
+            command = hostenv.map_system_paths(process.command or "exec /bin/sh", info)
             child = await asyncio.create_subprocess_exec(
                 "/bin/sh",
                 "-c",

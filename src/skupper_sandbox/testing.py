@@ -114,7 +114,7 @@ class World:
         async with asyncssh.connect(
             entry.address,
             port=entry.ssh_port,
-            username="root",
+            username=entry.user if self.info.sshd == "asyncssh" else "root",
             client_keys=[str(self.layout.client_key)],
             known_hosts=str(self.layout.known_hosts),
             connect_timeout=5,
@@ -145,6 +145,7 @@ def running_world(
     model_server: str | None = None,
     skupper_versions: dict[str, str] | None = None,
     namespace: str | None = None,
+    root_hosts: tuple[str, ...] = (),
 ) -> Iterator[World]:
     """Start a world in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after."""
     root = Path(tmp_dir).resolve()
@@ -157,6 +158,8 @@ def running_world(
         args.append("--no-kubernetes")
     if model_server:
         args += ["--model-server", model_server]
+    for name in root_hosts:
+        args += ["--root-host", name]
     try:
         result = sandbox_command(*args)
         if result.returncode != 0:

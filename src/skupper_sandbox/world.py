@@ -222,7 +222,7 @@ class WorldDaemon:
                 restart=True,
             )
         )
-        bus = host_dir / "run" / "bus"
+        bus = hostenv.manager_bus(hostenv.load_host_info(host_dir))
 
         async def bus_ready() -> bool:
             return _exists(bus)

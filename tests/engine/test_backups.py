@@ -45,6 +45,12 @@ def namespace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (ca / name).write_bytes(data)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    # the tests may run as root: the host's user here is not (it picks the layout)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "id").write_text("#!/bin/sh\necho 1000\n")
+    (bin_dir / "id").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     return ns
 
 

@@ -127,7 +127,7 @@ def test_auto_restart_units_follow_the_seed() -> None:
     assert router.name == "skupper-default.service"
     for unit in (controller, router):
         assert "Restart=on-failure" in unit.content
-        assert "SuccessExitStatus=SIGTERM" in unit.content
+        assert "SuccessExitStatus=143 SIGTERM" in unit.content
         assert "[Install]" not in unit.content
     assert "start-watch.sh default-skupper-router" in router.content
     script = units.watch_script("/usr/bin/podman")
@@ -145,7 +145,7 @@ def test_the_client_cert_path_is_the_namespace_s_whatever_its_characters() -> No
         ["sh", "-c", f'{line}; printf %s "$dir"'],
         capture_output=True,
         text=True,
-        env={"HOME": "/h"},
+        env={"SKMCP_DATA": "/h/.local/share/skupper"},  # what the prelude sets
         check=True,
         timeout=10,
     ).stdout

@@ -1,14 +1,20 @@
 """One sandbox world for the lifecycle tests, set up once; each test makes its own
-precondition (which sites are up) through the engine, as an agent would."""
+precondition (which sites are up) through the engine, as an agent would.
+
+The world mixes both of Skupper's layouts: rhtevan-work logs in as root (uid 0:
+/var/lib/skupper, /etc/systemd/system, the system manager), the other hosts as their
+non-root users (~/.local/share/skupper, ~/.config/systemd/user, `systemctl --user`)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
+from skupper_mcp.connectors.shell import ENV_PRELUDE
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World, running_world
@@ -18,6 +24,8 @@ from skupper_sandbox.testing import World, running_world
 # a namespace that is not ``default``: what real hosts may run, none of it the easy case.
 SKUPPER_VERSIONS = {"rhel-ai": "2.2.1", "rhtevan-work": "2.1.0"}
 NS = "models"
+# and both layouts: one provider logs in as root
+ROOT_HOSTS = ("rhtevan-work",)
 
 
 @pytest.fixture(scope="package")
@@ -27,8 +35,34 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         providers=2,
         skupper_versions=SKUPPER_VERSIONS,
         namespace=NS,
+        root_hosts=ROOT_HOSTS,
     ) as w:
         yield w
+
+
+def on_host(command: str) -> str:
+    """A command with the product's prelude: ``$SKMCP_CTL``, ``$SKMCP_DATA``, ``$SKMCP_UNITS``
+    name the host's systemctl, Skupper data home and unit directory, whatever its user."""
+    return f"{ENV_PRELUDE}\n{command}"
+
+
+def is_root(world: World, host: str) -> bool:
+    return bool(json.loads(host_file(world, host).read_text())["uid"] == 0)
+
+
+def skupper_home(world: World, host: str) -> Path:
+    """Where the host's Skupper data home really is in the world directory."""
+    host_dir = world.dir / "hosts" / host
+    if is_root(world, host):
+        return host_dir / "sysroot/var/lib/skupper"
+    return host_dir / "home/.local/share/skupper"
+
+
+def unit_dir(world: World, host: str) -> Path:
+    host_dir = world.dir / "hosts" / host
+    if is_root(world, host):
+        return host_dir / "sysroot/etc/systemd/system"
+    return host_dir / "home/.config/systemd/user"
 
 
 def new_engine(world: World) -> Engine:
@@ -71,4 +105,4 @@ def host_file(world: World, host: str) -> Path:
 
 def namespace_dir(world: World, host: str) -> Path:
     """The Skupper namespace directory of a podman host of the lifecycle world."""
-    return world.dir / "hosts" / host / "home/.local/share/skupper/namespaces" / NS
+    return skupper_home(world, host) / "namespaces" / NS

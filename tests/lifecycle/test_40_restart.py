@@ -9,11 +9,10 @@ from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
-from .conftest import NS
+from .conftest import NS, on_host
 
-SHOW = (
-    "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
-    f"systemctl --user show -p ActiveState -p Result -p NRestarts skupper-{NS}.service; "
+SHOW = on_host(
+    f"$SKMCP_CTL show -p ActiveState -p Result -p NRestarts skupper-{NS}.service; "
     f"podman inspect {NS}-skupper-router --format '{{{{.State.Status}}}} {{{{.State.Pid}}}}'"
 )
 

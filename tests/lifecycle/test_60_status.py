@@ -6,7 +6,7 @@ from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
-from .conftest import NS
+from .conftest import NS, on_host
 from .test_20_updown import only_up
 
 
@@ -38,9 +38,9 @@ async def test_status_flags_stale_state_when_the_router_dies_with_its_controller
     await eventually(ready, timeout=20, every=0.3, what="the controller to write Ready")
     code, _, err = built.ssh(
         "rhtevan-work",
-        "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
-        "systemctl --user stop skupper-controller.service && "
-        f"systemctl --user stop skupper-{NS}.service",
+        on_host(
+            f"$SKMCP_CTL stop skupper-controller.service && $SKMCP_CTL stop skupper-{NS}.service"
+        ),
     )
     assert code == 0, err
     status = await engine.status()

@@ -14,23 +14,19 @@ from skupper_mcp.models import OperationResult
 from skupper_mcp.server import build_server
 from skupper_sandbox.testing import World
 
-from .conftest import NS, new_engine
+from .conftest import NS, namespace_dir, new_engine, unit_dir
 
 #: Every MCP request of this module is bounded: operations on a world take a minute or two.
 CLIENT_TIMEOUT = 180.0
-
-NAMESPACE = f"home/.local/share/skupper/namespaces/{NS}"
 HOSTS = ("rhel-ai", "rhtevan-work", "local")
 
 
 def site_ca(world: World, host: str) -> bytes:
-    return (
-        world.dir / "hosts" / host / NAMESPACE / "runtime/issuers/skupper-site-ca/ca.crt"
-    ).read_bytes()
+    return (namespace_dir(world, host) / "runtime/issuers/skupper-site-ca/ca.crt").read_bytes()
 
 
 def namespaces_left(world: World) -> list[str]:
-    return [h for h in HOSTS if (world.dir / "hosts" / h / NAMESPACE).exists()]
+    return [h for h in HOSTS if namespace_dir(world, h).exists()]
 
 
 def answer(action: str):  # type: ignore[no-untyped-def]
@@ -78,7 +74,7 @@ async def test_accepted_teardown_backs_up_removes_and_setup_restores_the_ca(buil
     assert removed.ok and all(s.outcome == "down" for s in removed.sites), removed.summary
     assert namespaces_left(built) == []
     for host in HOSTS:
-        units = built.dir / "hosts" / host / "home/.config/systemd/user"
+        units = unit_dir(built, host)
         assert not (units / f"skupper-{NS}.service").exists()
         backups = sorted((built.dir / "state/backups" / host / NS).glob("*.tar.gz"))
         assert backups, host

@@ -43,12 +43,14 @@ class HostKit:
 
     @property
     def unit_dir(self) -> Path:
+        if self.info.is_root:
+            return hostenv.system_path(self.info, "/etc/systemd/system")
         return self.home / ".config" / "systemd" / "user"
 
     def env(self, *, runtime: bool = True) -> dict[str, str]:
         """The environment of a login on the host (with XDG_RUNTIME_DIR unless told not)."""
         env = hostenv.host_env(self.host_dir)
-        if runtime:
+        if runtime and not self.info.is_root:
             env["XDG_RUNTIME_DIR"] = f"/run/user/{self.info.uid}"
         return env
 
@@ -89,7 +91,7 @@ class HostKit:
             start_new_session=True,
         )
         try:
-            bus = self.info.run_dir / "bus"
+            bus = hostenv.manager_bus(self.info)
             wait_for(
                 lambda: bus.exists() or proc.poll() is not None,
                 timeout=deadline,
@@ -143,6 +145,7 @@ def make_host(
     tmp_writable: bool = True,
     role: str = "provider",
     skupper_version: str = "2.1.1",
+    as_root: bool = False,
 ) -> HostKit:
     """Create `root/world/hosts/<name>` with host.json, home, run dir and the world's shims."""
     world_dir = root / "world"
@@ -153,8 +156,8 @@ def make_host(
     info = hostenv.HostInfo(
         name=name,
         address=address,
-        user="root",
-        uid=os.getuid(),
+        user="root" if as_root else "cloud-user",
+        uid=0 if as_root else 1000,
         role=role,
         skupper_version=skupper_version,
         tmp_writable=tmp_writable,

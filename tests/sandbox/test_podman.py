@@ -52,18 +52,59 @@ def test_a_container_runs_stops_with_143_and_is_removed(host: HostKit) -> None:
     assert host.sh("podman rm -f -i web").returncode == 0
 
 
-def test_a_killed_container_is_not_restarted(host: HostKit) -> None:
+def _inspect(host: HostKit, name: str, fmt: str) -> str:
+    return host.sh(f"podman inspect --format '{fmt}' {name}").stdout.strip()
+
+
+def test_a_crashed_container_is_restarted_by_its_restart_policy(host: HostKit) -> None:
+    # libpod: conmon's exit command (`podman container cleanup`) -> handleRestartPolicy.
     assert host.sh("podman run -d --restart always --name r busybox sleep 60").returncode == 0
     c = containers.get(host.home, "r")
     assert c is not None and containers.running(c) and c.pid
     os.kill(c.pid, signal.SIGKILL)
 
     assert host.sh("podman wait r").stdout == "137\n"
-    time.sleep(0.5)  # a restart, if podman wrongly did one, would have happened by now
-    status = host.sh(
-        "podman inspect --format '{{.State.Status}} {{.HostConfig.RestartPolicy.Name}}' r"
-    )
-    assert status.stdout == "exited always\n"
+
+    def restarted() -> bool:
+        return _inspect(host, "r", "{{.State.Status}} {{.RestartCount}}") == "running 1"
+
+    assert wait_for(restarted, 5)
+    now = containers.get(host.home, "r")
+    assert now is not None and now.pid not in (None, c.pid)
+
+
+@pytest.mark.parametrize("how", ["podman stop -t 1 r", "podman kill r"])
+def test_a_container_stopped_by_the_user_is_not_restarted(host: HostKit, how: str) -> None:
+    assert host.sh("podman run -d --restart always --name r busybox sleep 60").returncode == 0
+    assert host.sh(how).returncode == 0
+    assert host.sh("podman wait r").returncode == 0
+    time.sleep(0.6)  # a restart, if podman wrongly did one, would have happened by now
+    assert _inspect(host, "r", "{{.State.Status}} {{.RestartCount}}") == "exited 0"
+    # A start undoes the stop: the policy applies again to the next crash.
+    assert host.sh("podman start r").returncode == 0
+    c = containers.get(host.home, "r")
+    assert c is not None and c.pid
+    os.kill(c.pid, signal.SIGKILL)
+    assert wait_for(lambda: _inspect(host, "r", "{{.RestartCount}}") == "1", 5)
+
+
+def test_on_failure_restarts_only_a_failed_exit_and_counts_retries(host: HostKit) -> None:
+    assert host.sh("podman run -d --restart on-failure:2 --name f busybox false").returncode == 0
+    assert host.sh("podman run -d --restart on-failure --name ok busybox true").returncode == 0
+    assert wait_for(lambda: _inspect(host, "f", "{{.RestartCount}}") == "2", 5)
+    time.sleep(0.6)
+    assert _inspect(host, "f", "{{.State.Status}} {{.RestartCount}}") == "exited 2"
+    assert _inspect(host, "ok", "{{.State.Status}} {{.RestartCount}}") == "exited 0"
+
+
+def test_without_its_monitor_a_crashed_container_is_not_restarted(host: HostKit) -> None:
+    assert host.sh("podman run -d --restart always --name r busybox sleep 60").returncode == 0
+    c = containers.get(host.home, "r")
+    assert c is not None and c.pid and c.conmon_pid
+    os.kill(c.conmon_pid, signal.SIGKILL)
+    os.kill(c.pid, signal.SIGKILL)
+    time.sleep(0.6)
+    assert _inspect(host, "r", "{{.State.Status}} {{.RestartCount}}") == "exited 0"
 
 
 def test_a_second_container_with_the_same_name_is_refused(host: HostKit) -> None:

@@ -27,6 +27,7 @@ SKUPPER_UNITS = ("skupper-default.service", "skupper-controller.service")
 #: Each test drives the product against a world of its own.
 pytestmark = pytest.mark.sandbox
 
+
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with running_world(

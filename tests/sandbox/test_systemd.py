@@ -55,37 +55,73 @@ def test_restart_on_failure_restarts_a_killed_process(host: HostKit) -> None:
     assert show(host, "crashy", "NRestarts")["NRestarts"] == "1"
 
 
-def test_start_watch_unit_with_success_exit_status_sigterm_stops_clean(host: HostKit) -> None:
+def _stopped_watch_unit(host: HostKit, success_exit_status: str) -> dict[str, str]:
+    """Stop a start-watch unit whose container dies of SIGTERM (`podman wait` -> 143)."""
     assert host.sh("podman create --name router busybox sleep 60").returncode == 0
-    host.write_unit(
-        "watch.service", START_WATCH.format(name="router", extra="SuccessExitStatus=SIGTERM")
-    )
-
+    extra = f"SuccessExitStatus={success_exit_status}" if success_exit_status else ""
+    host.write_unit("watch.service", START_WATCH.format(name="router", extra=extra))
     assert host.sh("systemctl --user start watch.service").returncode == 0
     assert wait_for(
         lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "", timeout=5
     )
-
-    assert host.sh("systemctl --user stop watch.service").returncode == 0
-    state = show(host, "watch", "ActiveState", "Result", "SubState")
-    assert state == {"ActiveState": "inactive", "Result": "success", "SubState": "dead"}
+    host.sh("systemctl --user stop watch.service")
     assert host.sh("podman inspect --format '{{.State.ExitCode}}' router").stdout.strip() == "143"
+    return show(host, "watch", "ActiveState", "Result", "ExecMainCode", "ExecMainStatus")
+
+
+def test_success_exit_status_sigterm_does_not_make_exit_143_clean(host: HostKit) -> None:
+    # systemd matches a signal name only against a death BY that signal (CLD_KILLED); the
+    # wrapper *exits* 143, so the unit fails (src/basic/exit-status.c is_clean_exit).
+    state = _stopped_watch_unit(host, "SIGTERM")
+    assert state == {
+        "ActiveState": "failed",
+        "Result": "exit-code",
+        "ExecMainCode": "1",
+        "ExecMainStatus": "143",
+    }
+
+
+def test_success_exit_status_143_makes_the_wrappers_exit_clean(host: HostKit) -> None:
+    state = _stopped_watch_unit(host, "143 SIGTERM")
+    assert state["ActiveState"] == "inactive" and state["Result"] == "success"
 
 
 def test_start_watch_unit_without_success_exit_status_ends_failed(host: HostKit) -> None:
-    assert host.sh("podman create --name router busybox sleep 60").returncode == 0
-    host.write_unit("watch.service", START_WATCH.format(name="router", extra=""))
-    assert host.sh("systemctl --user start watch.service").returncode == 0
-    assert wait_for(
-        lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "", timeout=5
-    )
-
-    host.sh("systemctl --user stop watch.service")
-
-    state = show(host, "watch", "ActiveState", "Result", "ExecMainStatus")
-    assert state == {"ActiveState": "failed", "Result": "exit-code", "ExecMainStatus": "143"}
+    state = _stopped_watch_unit(host, "")
+    assert state["ActiveState"] == "failed" and state["Result"] == "exit-code"
     failed = host.sh("systemctl --user is-failed watch.service")
     assert (failed.returncode, failed.stdout) == (0, "failed\n")
+
+
+def test_a_daemon_killed_by_sigterm_is_clean_without_success_exit_status(host: HostKit) -> None:
+    # EXIT_CLEAN_DAEMON: a long-running main process dying of SIGHUP/INT/TERM/PIPE is clean.
+    host.write_unit("daemon.service", "[Service]\nExecStart=/bin/sleep 60\n")
+    assert host.sh("systemctl --user start daemon").returncode == 0
+    pid = int(show(host, "daemon", "MainPID")["MainPID"])
+    os.kill(pid, signal.SIGTERM)
+    assert wait_for(
+        lambda: show(host, "daemon", "ActiveState")["ActiveState"] == "inactive", timeout=5
+    )
+    assert show(host, "daemon", "Result", "ExecMainCode") == {
+        "Result": "success",
+        "ExecMainCode": "2",
+    }
+
+
+def test_a_oneshot_killed_by_sigterm_fails_unless_success_exit_status_names_it(
+    host: HostKit,
+) -> None:
+    # EXIT_CLEAN_COMMAND (Type=oneshot): only SuccessExitStatus= makes a signal death clean.
+    script = "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'kill -TERM $$$$'\n"
+    host.write_unit("plain.service", script)
+    host.write_unit("named.service", script + "SuccessExitStatus=SIGTERM\n")
+    assert host.sh("systemctl --user start plain").returncode != 0
+    assert show(host, "plain", "ActiveState", "Result") == {
+        "ActiveState": "failed",
+        "Result": "signal",
+    }
+    assert host.sh("systemctl --user start named").returncode == 0
+    assert show(host, "named", "Result")["Result"] == "success"
 
 
 def test_remain_after_exit_stays_active_after_its_process_exits(host: HostKit) -> None:
@@ -182,6 +218,6 @@ def test_systemctl_needs_the_user_bus(tmp_path: Path) -> None:
 
 def test_loginctl_reports_lingering(tmp_path: Path) -> None:
     kit = make_host(tmp_path, address="127.201.0.12")
-    assert kit.sh("loginctl show-user root -p Linger --value").stdout == "yes\n"
-    assert kit.sh("loginctl show-user root --property=Linger").stdout == "Linger=yes\n"
-    assert kit.sh("loginctl enable-linger root").returncode == 0
+    assert kit.sh('loginctl show-user "$(id -un)" -p Linger --value').stdout == "yes\n"
+    assert kit.sh("loginctl show-user cloud-user --property=Linger").stdout == "Linger=yes\n"
+    assert kit.sh("loginctl enable-linger cloud-user").returncode == 0

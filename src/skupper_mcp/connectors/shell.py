@@ -17,14 +17,26 @@ __all__ = ["ENV_PRELUDE", "join", "quote", "safe_token", "script"]
 
 _SAFE_TOKEN = re.compile(r"[A-Za-z0-9._:/@=+,-]+")
 
-#: The first line of every remote command. A non-PAM SSH login does not set
-#: XDG_RUNTIME_DIR, and without it (and the session bus address) ``systemctl --user``
-#: fails with "Failed to connect to bus". Values already set by the login win.
+#: The first line of every remote command: the layout Skupper uses for the login's user.
+#: For uid 0 Skupper keeps its data in /var/lib/skupper and its units in
+#: /etc/systemd/system, driven by the system ``systemctl`` (``pkg/nonkube/api/
+#: environment.go``, ``internal/nonkube/common/systemd.go``); any other user has
+#: ``${XDG_DATA_HOME:-~/.local/share}/skupper``, ``${XDG_CONFIG_HOME:-~/.config}/systemd/
+#: user`` and ``systemctl --user``, which needs XDG_RUNTIME_DIR and the session bus address
+#: (a non-PAM SSH login sets neither; values the login set win). The scripts use
+#: ``$SKMCP_DATA``, ``$SKMCP_UNITS`` and ``$SKMCP_CTL`` (unquoted: it may be two words).
 ENV_PRELUDE = (
-    'export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}" '
-    'DBUS_SESSION_BUS_ADDRESS="${DBUS_SESSION_BUS_ADDRESS:-unix:path='
-    '${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/bus}" '
-    'SKUPPER_PLATFORM="${SKUPPER_PLATFORM:-podman}";'
+    'if [ "$(id -u)" = 0 ]; then '
+    "SKMCP_DATA=/var/lib/skupper SKMCP_UNITS=/etc/systemd/system SKMCP_CTL=systemctl; "
+    "else "
+    'export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"; '
+    "export DBUS_SESSION_BUS_ADDRESS="
+    '"${DBUS_SESSION_BUS_ADDRESS:-unix:path=$XDG_RUNTIME_DIR/bus}"; '
+    'SKMCP_DATA="${XDG_DATA_HOME:-$HOME/.local/share}/skupper" '
+    'SKMCP_UNITS="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user" '
+    'SKMCP_CTL="systemctl --user"; '
+    "fi; "
+    'export SKUPPER_PLATFORM="${SKUPPER_PLATFORM:-podman}";'
 )
 
 

@@ -52,13 +52,22 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
                 name="systemd-user",
                 site=host,
                 status="fail",
-                detail=f"systemctl --user is not usable: {error}",
+                detail=f"systemctl is not usable: {error}",
                 hint="enable lingering (loginctl enable-linger $USER) so the user manager "
                 "runs without a login session",
             )
         )
     linger = (facts.linger or "").lower()
-    if linger.endswith("=yes"):
+    if facts.root:
+        checks.append(
+            Check(
+                name="linger",
+                site=host,
+                status="pass",
+                detail="root: Skupper runs under the system manager (no lingering needed)",
+            )
+        )
+    elif linger.endswith("=yes"):
         checks.append(Check(name="linger", site=host, status="pass", detail="Linger=yes"))
     elif not is_local:
         checks.append(

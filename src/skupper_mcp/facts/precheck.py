@@ -31,17 +31,19 @@ def site_facts_script(namespace: str, *, with_ports: bool) -> str:
         "  printf '%s\\n' \"$out\" | sed 's/^/@@skupper /'",
         '  echo "@@skupper-rc $rc"',
         "else echo @@skupper-missing; fi",
-        "if out=$(systemctl --user show --property=LoadState podman.socket 2>&1); then",
+        "if out=$($SKMCP_CTL show --property=LoadState podman.socket 2>&1); then",
         "  echo @@systemd-ok",
         "else printf '%s\\n' \"$out\" | head -n 3 | sed 's/^/@@systemd-error /'; fi",
-        f'echo "@@podman-socket $(systemctl --user is-active {PODMAN_SOCKET_UNIT} 2>/dev/null)"',
-        "if command -v loginctl >/dev/null 2>&1; then",
+        f'echo "@@podman-socket $($SKMCP_CTL is-active {PODMAN_SOCKET_UNIT} 2>/dev/null)"',
+        # root runs Skupper under the system manager: lingering does not apply
+        'if [ "$(id -u)" = 0 ]; then echo @@root;',
+        "elif command -v loginctl >/dev/null 2>&1; then",
         '  loginctl show-user "$(id -un)" --property=Linger 2>&1 | head -n 1'
         " | sed 's/^/@@linger /'",
         "else echo @@linger-missing; fi",
     ]
     if with_ports:
-        namespace_dir = f'"$HOME"/.local/share/skupper/namespaces/{quote(namespace)}'
+        namespace_dir = f'"$SKMCP_DATA"/namespaces/{quote(namespace)}'
         config = f"{namespace_dir}/runtime/router/skrouterd.json"
         lines += [
             "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"
@@ -69,6 +71,7 @@ class SiteFacts:
     systemd_error: list[str] = field(default_factory=list)
     linger: str | None = None
     podman_socket: str | None = None  # systemctl is-active podman.socket
+    root: bool = False
     listening: set[tuple[str, int]] = field(default_factory=set)
     router_ports: set[int] = field(default_factory=set)
 
@@ -102,6 +105,8 @@ def parse_site_facts(stdout: str) -> SiteFacts:
             facts.podman_socket = value.strip() or None
         elif tag == "linger":
             facts.linger = value.strip()
+        elif tag == "root":
+            facts.root = True
         elif tag == "listen":
             socket_address = parse_proc_net_address(value.strip())
             if socket_address:

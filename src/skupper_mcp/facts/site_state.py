@@ -32,14 +32,14 @@ def site_state_script(namespace: str, model_url: str | None = None) -> str:
     lines = [
         ENV_PRELUDE,
         f"ns={ns}",
-        'data="${XDG_DATA_HOME:-$HOME/.local/share}/skupper"',
+        'data="$SKMCP_DATA"',
         'nsdir="$data/namespaces/$ns"',
         'user="$(id -un)"',
         'echo "@@user $user"',
         'echo "@@podman $(command -v podman || true)"',
         f'echo "@@section version"; {names.VERSION_COMMAND} 2>&1; echo "@@rc $?"',
         'echo "@@section units"',
-        "systemctl --user show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
+        "$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
         f'UnitFileState,MainPID "skupper-$ns.service" {names.CONTROLLER_UNIT}'
         f' {names.PODMAN_SOCKET_UNIT} "$user-skupper-controller.service" 2>&1;'
         ' echo "@@rc $?"',
@@ -55,7 +55,7 @@ def site_state_script(namespace: str, model_url: str | None = None) -> str:
         f"for k in {' '.join(_KINDS)}; do"
         ' for f in "$nsdir"/runtime/resources/"$k"-*.yaml; do [ -f "$f" ] || continue;'
         ' echo "@@file runtime ${f##*/}"; cat "$f"; echo; done; done',
-        'ud="$HOME/.config/systemd/user"',
+        'ud="$SKMCP_UNITS"',
         f'for u in "skupper-$ns.service" {names.CONTROLLER_UNIT}'
         ' "$user-skupper-controller.service"; do'
         ' [ -f "$ud/$u" ] && { echo "@@file unit $u"; cat "$ud/$u"; echo; };'
@@ -84,8 +84,7 @@ def client_cert_script(namespace: str, cert_dir: str) -> str:
             ENV_PRELUDE,
             # The quoted values stand outside the double quotes: inside them a quote
             # would be a literal character of the path.
-            f'dir="${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/"{ns}'
-            f'"/runtime/certs/"{d}',
+            f'dir="$SKMCP_DATA/namespaces/"{ns}"/runtime/certs/"{d}',
             'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k";'
             ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
             'echo "@@end"',

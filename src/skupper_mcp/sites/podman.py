@@ -58,9 +58,7 @@ class PodmanSite:
         return self.connector.host
 
     def _nsdir(self) -> str:
-        return (
-            f'"${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/"{quote(self.namespace)}'
-        )
+        return f'"$SKMCP_DATA/namespaces/"{quote(self.namespace)}'
 
     async def execute(self, script: Script) -> str:
         """Run a script built by this site; its ``done`` line on success."""
@@ -140,35 +138,38 @@ class PodmanSite:
         wanted = units.site_units(self.namespace, state.user, podman)
         legacy = units.legacy_controller_unit(state.user or "$(id -un)")
         lines = [
-            "u=$HOME/.config/systemd/user",
+            'u="$SKMCP_UNITS"',
             'mkdir -p "$u" "$HOME/.local/share/skupper-mcp"',
-            "systemctl --user disable "
+            "$SKMCP_CTL disable "
             + " ".join(quote(w.name) for w in wanted)
             + " >/dev/null 2>&1 || true",
-            f'systemctl --user disable --now "{legacy}" >/dev/null 2>&1 || true',
+            f'$SKMCP_CTL disable --now "{legacy}" >/dev/null 2>&1 || true',
             f'rm -f "$u/{legacy}"',
         ]
         for w in wanted:
             lines.append(_write_file(f'"$u"/{quote(w.name)}', w.content))
         lines.append(_write_file(f'"$HOME"/{units.WATCH_SCRIPT_PATH}', units.watch_script(podman)))
-        lines.append("systemctl --user daemon-reload")
+        lines.append("$SKMCP_CTL daemon-reload")
         names = ", ".join(w.name for w in wanted)
         return Script(
-            f"write {names}, {units.WATCH_SCRIPT_PATH}; systemctl --user daemon-reload",
+            f"write {names}, {units.WATCH_SCRIPT_PATH}; systemctl daemon-reload",
             tuple(lines),
             "auto-restart units installed (disabled at boot)",
         )
 
     def enable_podman_socket(self) -> Script:
         """Every ``skupper system`` command talks to podman through its API socket."""
-        command = f"systemctl --user enable --now {units.PODMAN_SOCKET_UNIT}"
-        return Script(command, (command,), command)
+        return Script(
+            f"systemctl enable --now {units.PODMAN_SOCKET_UNIT}",
+            (f"$SKMCP_CTL enable --now {units.PODMAN_SOCKET_UNIT}",),
+            f"systemctl enable --now {units.PODMAN_SOCKET_UNIT}",
+        )
 
     def systemctl(self, verb: str, unit_names: list[str]) -> Script:
-        command = f"systemctl --user {verb} {' '.join(unit_names)}"
+        command = f"systemctl {verb} {' '.join(unit_names)}"
         return Script(
             command,
-            (f"systemctl --user {verb} " + " ".join(quote(u) for u in unit_names),),
+            (f"$SKMCP_CTL {verb} " + " ".join(quote(u) for u in unit_names),),
             command,
         )
 
@@ -275,30 +276,30 @@ class PodmanSite:
         legacy = units.legacy_controller_unit(user)
         router = units.router_container(self.namespace)
         return Script(
-            f"systemctl --user stop {ours[0]}; skupper system stop; rm {router}, its unit, the"
+            f"systemctl stop {ours[0]}; skupper system stop; rm {router}, its unit, the"
             f" namespace; if no other namespace holds a site: skupper system uninstall, rm"
             f" {ours[1]}",
             (
-                "u=$HOME/.config/systemd/user",
-                'data="${XDG_DATA_HOME:-$HOME/.local/share}/skupper"',
-                f"systemctl --user stop {quote(ours[0])} >/dev/null 2>&1 || true",
+                'u="$SKMCP_UNITS"',
+                'data="$SKMCP_DATA"',
+                f"$SKMCP_CTL stop {quote(ours[0])} >/dev/null 2>&1 || true",
                 f"skupper system stop -n {ns} >/dev/null 2>&1 || true",
                 f"podman rm -f {quote(router)} >/dev/null 2>&1 || true",
-                f"systemctl --user disable {quote(ours[0])} >/dev/null 2>&1 || true",
+                f"$SKMCP_CTL disable {quote(ours[0])} >/dev/null 2>&1 || true",
                 f'rm -f "$u"/{quote(ours[0])}',
                 f"rm -rf {self._nsdir()}",
                 "others=''",
                 'for d in "$data"/namespaces/*/; do [ -d "${d}runtime" ] || continue;'
                 ' d="${d%/}"; others="$others ${d##*/}"; done',
                 'if [ -n "$others" ]; then echo "@@kept$others"; else',
-                f'  systemctl --user stop {quote(ours[1])} "{legacy}" >/dev/null 2>&1 || true',
+                f'  $SKMCP_CTL stop {quote(ours[1])} "{legacy}" >/dev/null 2>&1 || true',
                 "  skupper system uninstall >/dev/null 2>&1 || true",
-                f'  systemctl --user disable {quote(ours[1])} "{legacy}" >/dev/null 2>&1 || true',
+                f'  $SKMCP_CTL disable {quote(ours[1])} "{legacy}" >/dev/null 2>&1 || true',
                 f'  rm -f "$u"/{quote(ours[1])} "$u/{legacy}"',
                 f'  podman rm -f "{units.controller_container(user)}" >/dev/null 2>&1 || true',
                 f'  rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
                 "fi",
-                "systemctl --user daemon-reload",
+                "$SKMCP_CTL daemon-reload",
             ),
             "units, containers, controller and namespace removed",
         )
@@ -336,6 +337,13 @@ def _recreate_args(name: str, inspect: dict[str, object]) -> list[str]:
     args = ["podman", "create", "--name", name, "--network", "host"]
     restart = (host_config.get("RestartPolicy") or {}).get("Name") or "always"
     args += ["--restart", str(restart)]
+    # Skupper runs the router as the user's own uid:gid with --userns=keep-id (rootless):
+    # without them it would run as the image's uid 10000, which cannot read the 0640
+    # certificates (client/compat/container.go, fs_config_renderer.go).
+    if config.get("User"):
+        args += ["--user", str(config["User"])]
+    if host_config.get("UsernsMode"):
+        args += ["--userns", str(host_config["UsernsMode"])]
     for key, value in sorted((config.get("Labels") or {}).items()):
         args += ["--label", f"{key}={value}"]
     env = [

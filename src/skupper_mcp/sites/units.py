@@ -3,8 +3,11 @@
 Skupper's own units are ``Type=simple`` + ``RemainAfterExit=yes``: they start the containers
 and forget them, so a crashed router stays down. Ours run ``start-watch.sh``, which starts the
 container and waits for it, so a crash ends the unit with the container's exit code and
-``Restart=on-failure`` brings it back. ``SuccessExitStatus=SIGTERM`` makes a deliberate
-``systemctl --user stop`` (podman stop -> exit 143) a success, not a failure. There is no
+``Restart=on-failure`` brings it back. ``SuccessExitStatus=143 SIGTERM`` makes a deliberate
+stop a success, not a failure: systemd matches a signal name only against a death *by* that
+signal, so ``SIGTERM`` alone never covers start-watch.sh *exiting* 143, which it does when
+``podman stop`` ends a container that does not handle SIGTERM (``podman wait`` prints 128+15).
+The router and the controller exit 0 on SIGTERM, so 143 is the fallback. There is no
 ``[Install]`` section: the units stay disabled, so nothing starts at boot; ``up`` starts them.
 Ours take Skupper's own unit names (``skupper-<ns>.service``, ``skupper-controller.service``):
 ``system start`` and ``system install`` write and enable those with ``WantedBy=default.target``,
@@ -70,7 +73,7 @@ def watch_unit(unit: str, container: str, podman: str, description: str) -> Watc
         f"ExecStop={podman} stop -t 10 {container}\n"
         "Restart=on-failure\n"
         f"RestartSec={RESTART_SEC}\n"
-        "SuccessExitStatus=SIGTERM\n"
+        "SuccessExitStatus=143 SIGTERM\n"
         "TimeoutStopSec=30\n"
     )
     return WatchUnit(unit, content)

@@ -5,7 +5,15 @@
 (or its failure to start). The process runs in its own process group with the
 container's directory as cwd and its output appended to `ctr.log`; when it ends, the
 monitor records its exit code (128 + signal when killed) and kills what is left of the
-group, as a container's teardown would. A restart policy is recorded, never acted on.
+group, as a container's teardown would.
+
+Then it does what conmon's exit command (`podman container cleanup`) does in libpod
+(`Container.Cleanup` -> `handleRestartPolicy`/`shouldRestart`, libpod/container_api.go and
+container_internal.go@v4.9.4): a container whose process ended on its own is started again
+when its restart policy says so (`always`, `unless-stopped`, `on-failure[:N]` after a
+non-zero exit), by a new monitor, with `RestartCount` one higher. A container stopped by
+`podman stop` or `podman kill` is not (`StoppedByUser`), and neither is one whose monitor
+was killed: nothing is left to run the cleanup.
 """
 
 from __future__ import annotations
@@ -14,14 +22,17 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import time
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.emulated import containers, images
+from skupper_sandbox.emulated import containers, images, userns
 
 
 def container_environment(c: containers.Container, host_dir: str) -> dict[str, str]:
@@ -37,6 +48,61 @@ def container_environment(c: containers.Container, host_dir: str) -> dict[str, s
         hostenv.MOUNTS_VAR: json.dumps(c.mounts),
         hostenv.TMPFS_VAR: json.dumps(c.tmpfs),
     }
+
+
+# How long the cleanup process takes to start a container again (it syncs state, tears
+# down and sets up the mounts first); `podman wait` returns the exit code meanwhile.
+RESTART_DELAY = 0.2
+
+
+def spawn_monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = False) -> None:
+    """Start a detached monitor for the container in `container_dir`."""
+    subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "skupper_sandbox.emulated.conmon",
+            "--dir",
+            str(container_dir),
+            "--host-dir",
+            host_dir,
+            "--token",
+            token,
+            *(["--keep"] if keep else []),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def should_restart(c: containers.Container) -> bool:
+    """libpod's `shouldRestart`: the policy applies unless the user stopped the container."""
+    if c.stopped_by_user:
+        return False
+    name, _, retries = c.restart_policy.partition(":")
+    if name in ("", "no", "never"):
+        return False
+    if name == "on-failure":
+        if c.exit_code == 0:
+            return False
+        if retries and int(retries) > 0 and c.restart_count >= int(retries):
+            return False
+    return True
+
+
+def _restart(c: containers.Container, host_dir: str) -> None:
+    """What the cleanup process does for a policy match: start the container again."""
+    time.sleep(RESTART_DELAY)
+    here = Path(os.getcwd())  # the container's directory, wherever a rename moved it
+    current = containers.load(here)
+    if current is None or current.status != "exited" or not should_restart(current):
+        return
+    current.restart_count += 1
+    containers.save_state(current)
+    spawn_monitor(here, host_dir, f"restart-{current.restart_count}-{os.getpid()}")
 
 
 def _exit_code(returncode: int) -> int:
@@ -71,6 +137,10 @@ def monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = Fals
     c.private_tmp.mkdir(exist_ok=True)
     env = container_environment(c, host_dir)
     argv = images.process_for(c.image, c.command, c.env, c.tmpfs, host).argv
+    if not c.command and fnmatchcase(c.image, images.ROUTER):
+        denied = userns.router_unreadable_certificate(c, host)
+        if denied:  # skrouterd stops at startup on a certificate it cannot read
+            argv = ["/bin/sh", "-c", f"echo {shlex.quote(denied)} >&2; exit 1"]
     executable = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env["PATH"])
     with open(c.log_path, "ab", buffering=0) as log:
         try:
@@ -105,12 +175,14 @@ def monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = Fals
         os.killpg(proc.pid, signal.SIGKILL)
     c.status = "exited"
     c.pid = None
-    c.exit_code = _exit_code(returncode)
+    c.exit_code = c.last_exit_code = _exit_code(returncode)
     c.finished_at = containers.now()
     if c.auto_remove and not keep:
         shutil.rmtree(os.getcwd(), ignore_errors=True)
-    else:
-        containers.save_state(c)
+        return c.exit_code
+    containers.save_state(c)
+    if should_restart(c):
+        _restart(c, host_dir)
     return c.exit_code
 
 

@@ -8,6 +8,7 @@ so readers never see half a file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from typing import Any
 CONFIG_FILE = "config.json"
 STATE_FILE = "state.json"
 LOG_FILE = "ctr.log"
+# podman stop/kill leave this marker (libpod `state.StoppedByUser`); a start removes it.
+STOPPED_BY_USER_FILE = "stopped-by-user"
 
 _CONFIG_KEYS = (
     "name",
@@ -57,10 +60,26 @@ class Container:
     network: str = "host"
     hostname: str = ""
     user: str = ""
+    userns: str = ""
     conmon_pid: int | None = None
     auto_remove: bool = False
     start_token: str = ""
     start_error: str | None = None
+    restart_count: int = 0
+    last_exit_code: int | None = None  # kept across a restart by the restart policy
+
+    @property
+    def stopped_by_user(self) -> bool:
+        """Stopped by `podman stop`/`podman kill`: its restart policy no longer applies."""
+        return (self.dir / STOPPED_BY_USER_FILE).exists()
+
+    def mark_stopped_by_user(self, stopped: bool = True) -> None:
+        marker = self.dir / STOPPED_BY_USER_FILE
+        if stopped:
+            with contextlib.suppress(FileNotFoundError):  # removed meanwhile
+                marker.touch()
+        else:
+            marker.unlink(missing_ok=True)
 
     @property
     def log_path(self) -> Path:
@@ -136,10 +155,13 @@ def load(directory: Path) -> Container | None:
         network=config.get("network", "host"),
         hostname=config.get("hostname", ""),
         user=config.get("user", ""),
+        userns=config.get("userns", ""),
         conmon_pid=state.get("conmon_pid"),
         auto_remove=bool(config.get("auto_remove", False)),
         start_token=state.get("start_token", ""),
         start_error=state.get("start_error"),
+        restart_count=int(state.get("restart_count", 0)),
+        last_exit_code=state.get("last_exit_code"),
     )
     if c.status == "running" and not pid_alive(c.pid) and not pid_alive(c.conmon_pid):
         # The monitor died with its container (killed from outside): nobody recorded
@@ -160,6 +182,7 @@ def save_config(c: Container) -> None:
         network=c.network,
         hostname=c.hostname,
         user=c.user,
+        userns=c.userns,
         auto_remove=c.auto_remove,
     )
     write_json_atomic(c.dir / CONFIG_FILE, data)
@@ -168,7 +191,13 @@ def save_config(c: Container) -> None:
 def save_state(c: Container) -> None:
     """Write the container's runtime state."""
     data: dict[str, Any] = {key: getattr(c, key) for key in _STATE_KEYS}
-    data.update(conmon_pid=c.conmon_pid, start_token=c.start_token, start_error=c.start_error)
+    data.update(
+        conmon_pid=c.conmon_pid,
+        start_token=c.start_token,
+        start_error=c.start_error,
+        restart_count=c.restart_count,
+        last_exit_code=c.last_exit_code,
+    )
     write_json_atomic(c.dir / STATE_FILE, data)
 
 

@@ -1,7 +1,9 @@
-"""Emulated `systemctl --user` (systemd 252 output and exit codes).
+"""Emulated `systemctl` (systemd 252 output and exit codes).
 
-Talks to the host's user manager (the `systemd` package) on `$XDG_RUNTIME_DIR/bus`; enable and
-disable manage the `.wants/` links on disk, as the real one does, then reload the manager.
+`systemctl --user` talks to the host's user manager (the `systemd` package) on
+`$XDG_RUNTIME_DIR/bus`; on a root host, plain `systemctl` talks to its system manager
+(`/run/systemd/private`, `hostenv.manager_bus`), which has no user manager beside it. Enable
+and disable manage the `.wants/` links on disk, as the real one does, then reload the manager.
 """
 
 from __future__ import annotations
@@ -200,6 +202,15 @@ def open_bus(env: dict[str, str]) -> Bus:
         raise BusError(f"Failed to connect to bus: {exc.strerror}") from None
 
 
+def open_system_bus(host: hostenv.HostInfo) -> Bus:
+    try:
+        return Bus(hostenv.manager_bus(host))
+    except FileNotFoundError:
+        raise BusError("Failed to connect to bus: No such file or directory") from None
+    except OSError as exc:
+        raise BusError(f"Failed to connect to bus: {exc.strerror}") from None
+
+
 # --------------------------------------------------------------------------- verbs
 
 
@@ -338,6 +349,9 @@ def verb_status(bus: Bus, args: Args) -> int:
 
 
 def _unit_dir(env: dict[str, str]) -> Path:
+    info = hostenv.current_host(env)
+    if info.is_root:
+        return hostenv.system_path(info, "/etc/systemd/system")
     return Path(env["HOME"]) / ".config" / "systemd" / "user"
 
 
@@ -355,7 +369,7 @@ def verb_enable(bus: Bus, args: Args, env: dict[str, str]) -> int:
                 "units). This means they are not meant to be enabled or disabled using systemctl."
             )
             continue
-        source = BUILTIN_SOCKET_PATH if unit == BUILTIN_SOCKET else props["FragmentPath"]
+        source = props["FragmentPath"] or BUILTIN_SOCKET_PATH
         for target in targets:
             link = unit_dir / f"{target}.wants" / unit
             if link.is_symlink():
@@ -460,13 +474,18 @@ def dispatch(bus: Bus, args: Args, env: dict[str, str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
-    if not args.user:
+    env = dict(os.environ)
+    try:
+        host = hostenv.current_host(env)
+    except hostenv.NotOnSandboxHost:
+        host = None
+    system = not args.user and host is not None and host.is_root
+    if not args.user and not system:
         err("System has not been booted with systemd as init system (PID 1). Can't operate.")
         err("Failed to connect to bus: Host is down")
         return EXIT_FAILURE
-    env = dict(os.environ)
     try:
-        bus = open_bus(env)
+        bus = open_system_bus(host) if system and host is not None else open_bus(env)
         return dispatch(bus, args, env)
     except BusError as exc:
         err(str(exc))

@@ -2,8 +2,8 @@
 
 Only what the product and the emulated skupper use, with podman's messages and exit
 codes. State lives in the container store (`containers.py`); each started container has
-a detached monitor (`conmon.py`). A container whose process dies is not restarted,
-whatever its restart policy: the seed observed that podman alone does not do it.
+a detached monitor (`conmon.py`), which applies the restart policy when the process
+ends on its own, as conmon's cleanup callback does in libpod.
 
 Modules: `cli` (global flags, dispatch), `options` (flag parsing), `host`, `create`,
 `lifecycle` (start/stop/remove a process), `report` (status, ps and inspect JSON),

@@ -132,6 +132,7 @@ def verb_kill(host: Host, args: list[str]) -> int:
                 f"can only kill running containers. {c.id} is in state "
                 f"{effective_state(c)}: container state improper"
             )
+        c.mark_stopped_by_user()  # libpod `Container.Kill`: no restart after this
         signal_group(c, sig)
         print(name)
     return 0
@@ -156,13 +157,18 @@ def verb_wait(host: Host, args: list[str]) -> int:
             state = effective_state(now)
             if "running" in conditions and state == "running":
                 return True
-            return state == "exited" and any(cond in ("stopped", "exited") for cond in conditions)
+            stopped = any(cond in ("stopped", "exited") for cond in conditions)
+            # Restarted by its policy meanwhile: the run waited on has ended (real podman
+            # wait follows conmon's exit, so it never misses one).
+            return stopped and (state == "exited" or now.restart_count > c.restart_count)
 
         while not wait_until(reached, 3600):
             pass
         if containers.load(c.dir) is None and latest[0].status == "running":
             raise no_such_container(name)
-        print(latest[0].exit_code if latest[0].exit_code is not None else -1)
+        now = latest[0]
+        code = now.exit_code if now.status == "exited" else now.last_exit_code
+        print(code if code is not None else -1)
     return 0
 
 

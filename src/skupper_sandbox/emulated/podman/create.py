@@ -164,6 +164,7 @@ def create_container(host: Host, parsed: Parsed) -> Container:
         network=parsed.value("network") or "host",
         hostname=parsed.value("hostname") or "",
         user=parsed.value("user") or "",
+        userns=parsed.value("userns") or "",
         auto_remove=parsed.flag("rm"),
     )
     containers.save_config(c)

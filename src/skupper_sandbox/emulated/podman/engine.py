@@ -79,7 +79,9 @@ def verb_info(host: Host, args: list[str]) -> int:
             "ociRuntime": {"name": "crun"},
             "security": {"rootless": host.info.uid != 0},
             "remoteSocket": {
-                "path": f"/run/user/{host.info.uid}/podman/podman.sock",
+                "path": "/run/podman/podman.sock"
+                if host.info.is_root
+                else f"/run/user/{host.info.uid}/podman/podman.sock",
                 "exists": True,
             },
         },

@@ -6,12 +6,12 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 
 from skupper_sandbox.emulated import containers
+from skupper_sandbox.emulated.conmon import spawn_monitor
 from skupper_sandbox.emulated.containers import Container
 
 from .errors import PodmanError
@@ -35,25 +35,8 @@ def start(host: Host, c: Container, *, keep: bool = False) -> None:
         if current is not None and containers.running(current):
             return
         token = secrets.token_hex(8)
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "skupper_sandbox.emulated.conmon",
-                "--dir",
-                str(c.dir),
-                "--host-dir",
-                host.dir,
-                "--token",
-                token,
-                *(["--keep"] if keep else []),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
+        c.mark_stopped_by_user(False)  # a start undoes a stop (libpod `StoppedByUser`)
+        spawn_monitor(c.dir, host.dir, token, keep=keep)
         seen: list[Container] = []
 
         def recorded() -> bool:
@@ -92,7 +75,12 @@ def _ended(c: Container) -> Callable[[], bool]:
 
 
 def stop(c: Container, timeout: float) -> None:
-    """SIGTERM to the container's process group, SIGKILL after `timeout` seconds."""
+    """SIGTERM to the container's process group, SIGKILL after `timeout` seconds.
+
+    Marks the container stopped by the user first, even when it is not running, so that
+    a restart its monitor has pending does not happen (libpod `Container.stop`).
+    """
+    c.mark_stopped_by_user()
     with locked(c):
         current = containers.load(c.dir)
         if current is None or current.status != "running":

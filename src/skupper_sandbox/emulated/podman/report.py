@@ -86,7 +86,7 @@ def ps_json(c: Container) -> dict[str, Any]:
         "Pod": "",
         "PodName": "",
         "Ports": None,
-        "Restarts": 0,
+        "Restarts": c.restart_count,
         "Size": None,
         "StartedAt": _unix(c.started_at),
         "State": state,
@@ -125,7 +125,7 @@ def inspect_json(host: Host, c: Container) -> dict[str, Any]:
         "Image": images_id(c.image),
         "ImageName": c.image,
         "Name": c.name,
-        "RestartCount": 0,
+        "RestartCount": c.restart_count,
         "Mounts": [
             {
                 "Type": "bind",
@@ -158,6 +158,7 @@ def inspect_json(host: Host, c: Container) -> dict[str, Any]:
             },
             "Tmpfs": dict(c.tmpfs_options),
             "NetworkMode": c.network,
+            "UsernsMode": c.userns,
             "AutoRemove": c.auto_remove,
             "Binds": [f"{outside}:{inside}" for inside, outside in c.mounts],
         },

@@ -1,9 +1,15 @@
-"""Run the host's ``podman`` and ``systemctl --user`` (whatever is on the PATH)."""
+"""Run the host's ``podman`` and ``systemctl`` (whatever is on the PATH).
+
+``systemctl --user`` for a user; the system ``systemctl`` for root (``getCmd*`` in
+``internal/nonkube/common/systemd.go``).
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
+from ... import hostenv
 from ...errors import output_tail
 from .failure import CliFailure
 
@@ -35,8 +41,17 @@ def podman(*args: str) -> str:
     return run(["podman", *args])
 
 
+def systemctl_argv(*args: str) -> list[str]:
+    """``systemctl [--user] ARGS``, as Skupper runs it for the current user."""
+    try:
+        root = hostenv.current_host(os.environ).is_root
+    except hostenv.NotOnSandboxHost:
+        root = os.getuid() == 0
+    return ["systemctl", *([] if root else ["--user"]), *args]
+
+
 def systemctl(*args: str) -> str:
-    return run(["systemctl", "--user", *args])
+    return run(systemctl_argv(*args))
 
 
 PODMAN_SOCKET_UNIT = "podman.socket"
@@ -51,7 +66,7 @@ def podman_socket_active() -> bool:
     """Whether the podman API socket listens: the real CLI drives podman through it, so
     nothing works while ``podman.socket`` is inactive (the sandbox has no socket file: the
     user manager's answer for ``podman.socket`` stands for it)."""
-    return quietly(["systemctl", "--user", "is-active", "--quiet", PODMAN_SOCKET_UNIT])
+    return quietly(systemctl_argv("is-active", "--quiet", PODMAN_SOCKET_UNIT))
 
 
 def quietly(argv: list[str]) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from . import units
 from .failure import CliFailure
-from .host_commands import HostCommandError, podman, quietly, systemctl
+from .host_commands import HostCommandError, podman, quietly, systemctl, systemctl_argv
 from .system import System
 
 
@@ -46,6 +46,6 @@ class LegacySystem(System):
                 raise CliFailure(f"failed to configure the environment : {exc}") from exc
             print(f"Platform {self.platform} is now configured for Skupper")
         elif action == "uninstall":
-            quietly(["systemctl", "--user", "stop", "podman.socket"])
-            quietly(["systemctl", "--user", "disable", "podman.socket"])
+            quietly(systemctl_argv("stop", "podman.socket"))
+            quietly(systemctl_argv("disable", "podman.socket"))
             print(f"Platform {self.platform} infrastructure for Skupper is now uninstalled")

@@ -7,21 +7,40 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import hostenv
+
 DEFAULT_NAMESPACE = "default"
 ISSUER_NAMES = ("skupper-site-ca", "skupper-local-ca", "skupper-service-ca")
 
 
+def root_host(env: Mapping[str, str]) -> hostenv.HostInfo | None:
+    """The host, when its user is root (``getUid() == 0`` in ``pkg/nonkube/api``)."""
+    try:
+        info = hostenv.current_host(env)
+    except (hostenv.NotOnSandboxHost, FileNotFoundError):
+        return None
+    return info if info.is_root else None
+
+
 def data_home(env: Mapping[str, str] | None = None) -> Path:
-    """``${XDG_DATA_HOME:-~/.local/share}/skupper`` with the host's HOME."""
+    """``/var/lib/skupper`` for root, else ``${XDG_DATA_HOME:-~/.local/share}/skupper``
+    (``GetDataHome``, ``pkg/nonkube/api/environment.go``)."""
     env = os.environ if env is None else env
+    root = root_host(env)
+    if root is not None:
+        return hostenv.system_path(root, "/var/lib/skupper")
     xdg = env.get("XDG_DATA_HOME")
     base = Path(xdg) if xdg else Path(env["HOME"]) / ".local" / "share"
     return base / "skupper"
 
 
 def unit_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Where rootless user units live: ``${XDG_CONFIG_HOME:-~/.config}/systemd/user``."""
+    """``/etc/systemd/system`` for root, else ``${XDG_CONFIG_HOME:-~/.config}/systemd/user``
+    (``GetServiceFile``, ``internal/nonkube/common/systemd.go``)."""
     env = os.environ if env is None else env
+    root = root_host(env)
+    if root is not None:
+        return hostenv.system_path(root, "/etc/systemd/system")
     xdg = env.get("XDG_CONFIG_HOME")
     base = Path(xdg) if xdg else Path(env["HOME"]) / ".config"
     return base / "systemd" / "user"

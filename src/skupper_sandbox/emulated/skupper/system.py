@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from ... import hostenv
 from .. import containers
 from . import render, units
 from . import resources as res
@@ -21,9 +22,10 @@ from .host_commands import (
     podman_socket_path,
     quietly,
     systemctl,
+    systemctl_argv,
 )
 from .host_commands import HostCommandError as _CommandFailure
-from .paths import NamespacePaths, data_home, namespaces, unit_dir
+from .paths import NamespacePaths, data_home, namespaces, root_host, unit_dir
 from .version import controller_image, is_v22, router_image
 
 CONTROLLER_UNIT = "skupper-controller.service"  # bootstrap/controller/systemd.go@2.1.0-2.2.1:57
@@ -52,7 +54,19 @@ class System:
 
     @property
     def runtime_dir(self) -> str:
+        # GetRuntimeDir (pkg/nonkube/api/environment.go): /run for root
+        if root_host(self.env) is not None:
+            return "/run"
         return self.env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+
+    @property
+    def container_identity(self) -> list[str]:
+        """``--user``/``--userns`` of every container the CLI creates: the user's own ids,
+        and rootless ``keep-id`` (``ToSpecGenerator``, client/compat/container.go@2.1.2)."""
+        info = hostenv.current_host(self.env)
+        if info.is_root:
+            return ["--user", "0:0"]
+        return ["--user", f"{info.uid}:{info.group_id}", "--userns", "keep-id"]
 
     # -- apply / delete -------------------------------------------------------------
 
@@ -219,6 +233,7 @@ class System:
             "--name", paths.router_container,
             "--network", "host",
             "--restart", "always",
+            *self.container_identity,
             "--label", "application=skupper-v2",
             "--label", "skupper.io/v2-component=router",
             "--label", f"skupper.io/site-id={site_id}",
@@ -323,6 +338,7 @@ class System:
             "host",
             "--security-opt",
             "label=disable",
+            *self.container_identity,
             "-v",
             f"{self.data_home}:/output:z",
         ]
@@ -427,8 +443,8 @@ class System:
         if not v22:
             # 2.1.x also disables the podman socket (common/systemd.go@2.1.2 Disable;
             # removed in 2.2.0)
-            quietly(["systemctl", "--user", "disable", PODMAN_SOCKET_UNIT])
-            quietly(["systemctl", "--user", "stop", PODMAN_SOCKET_UNIT])
+            quietly(systemctl_argv("disable", PODMAN_SOCKET_UNIT))
+            quietly(systemctl_argv("stop", PODMAN_SOCKET_UNIT))
         print(f"Platform {self.platform} infrastructure for Skupper is now uninstalled")
 
 

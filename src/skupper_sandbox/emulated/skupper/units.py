@@ -1,10 +1,10 @@
-"""systemd user units the CLI writes: the site unit and the controller unit."""
+"""systemd units the CLI writes: the site unit and the controller unit."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .host_commands import quietly, systemctl
+from .host_commands import quietly, systemctl, systemctl_argv
 
 SITE_UNIT = """[Unit]
 Description=skupper-{namespace}.service
@@ -52,8 +52,8 @@ def install_and_start(unit_dir: Path, name: str, text: str) -> None:
 
 def remove(unit_dir: Path, name: str) -> None:
     """Stop, disable and delete a unit; every step is best effort, as in the real CLI."""
-    quietly(["systemctl", "--user", "stop", name])
-    quietly(["systemctl", "--user", "disable", name])
+    quietly(systemctl_argv("stop", name))
+    quietly(systemctl_argv("disable", name))
     (unit_dir / name).unlink(missing_ok=True)
-    quietly(["systemctl", "--user", "daemon-reload"])
-    quietly(["systemctl", "--user", "reset-failed", name])
+    quietly(systemctl_argv("daemon-reload"))
+    quietly(systemctl_argv("reset-failed", name))

@@ -14,7 +14,6 @@ from typing import Any
 from skupper_sandbox import hostenv
 from skupper_sandbox.emulated.systemctl import (
     BUILTIN_SOCKET,
-    BUS_NAME,
     bind_unix,
     normalize_unit,
 )
@@ -32,6 +31,9 @@ class Manager:
 
     @property
     def unit_dir(self) -> Path:
+        """A root host's manager is the system manager (``/etc/systemd/system``)."""
+        if self.info.is_root:
+            return hostenv.system_path(self.info, "/etc/systemd/system")
         return self.info.home / ".config" / "systemd" / "user"
 
     def journal(self, unit: str) -> Any:
@@ -156,22 +158,21 @@ class Manager:
                 unit.kill_group(unit.proc.pid, signal.SIGKILL)
 
     async def run(self) -> None:
-        run_dir = self.info.run_dir
-        run_dir.mkdir(parents=True, exist_ok=True)
-        listener = bind_unix(run_dir / BUS_NAME)
+        bus = hostenv.manager_bus(self.info)
+        bus.parent.mkdir(parents=True, exist_ok=True)
+        listener = bind_unix(bus)
         server = await asyncio.start_unix_server(self.serve_client, sock=listener)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stopping.set)
-        print(
-            f"user manager of {self.info.name} listening on {run_dir / BUS_NAME}", file=sys.stderr
-        )
+        kind = "system manager" if self.info.is_root else "user manager"
+        print(f"{kind} of {self.info.name} listening on {bus}", file=sys.stderr)
         try:
             await self.stopping.wait()
         finally:
             server.close()
             with contextlib.suppress(FileNotFoundError):
-                (run_dir / BUS_NAME).unlink()
+                bus.unlink()
             await self.shutdown()
 
 

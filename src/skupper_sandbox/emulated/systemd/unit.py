@@ -115,8 +115,9 @@ class Unit:
     def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         info = self.manager.info
         env = hostenv.host_env(info.host_dir)
-        env["XDG_RUNTIME_DIR"] = f"/run/user/{info.uid}"
-        env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path=/run/user/{info.uid}/bus"
+        if not info.is_root:  # the system manager sets neither
+            env["XDG_RUNTIME_DIR"] = f"/run/user/{info.uid}"
+            env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path=/run/user/{info.uid}/bus"
         assert self.config is not None
         env.update(self.config.environment)
         env.update(extra or {})
@@ -153,17 +154,19 @@ class Unit:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, sig)
 
-    def is_clean(self, code: int, status: int, *, stop_signal_sent: bool) -> bool:
+    def is_clean(self, code: int, status: int) -> bool:
+        """systemd's `is_clean_exit` for the main process (src/basic/exit-status.c).
+
+        An exit is clean with status 0 or a `SuccessExitStatus=` number; a death by a
+        signal is clean for a long-running (non-oneshot) main process when the signal is
+        SIGHUP, SIGINT, SIGTERM or SIGPIPE, or when `SuccessExitStatus=` names it. A
+        signal name never matches an exit status: `SIGTERM` does not make exit 143 clean.
+        """
         assert self.config is not None
         if code == CLD_EXITED:
-            if status == 0 or status in self.config.success_codes:
-                return True
-            # The seed relies on SuccessExitStatus=SIGTERM making a wrapper's exit 143
-            # (128 + SIGTERM, as `podman wait` reports it) a success.
-            return status == 128 + signal.SIGTERM and signal.SIGTERM in self.config.success_signals
-        if stop_signal_sent and status in (signal.SIGTERM, signal.SIGKILL):
-            return True
-        return status in CLEAN_SIGNALS or status in self.config.success_signals
+            return status == 0 or status in self.config.success_codes
+        daemon = self.config.type != "oneshot"
+        return (daemon and status in CLEAN_SIGNALS) or status in self.config.success_signals
 
     # ---- jobs
 
@@ -217,9 +220,7 @@ class Unit:
             returncode = await proc.wait()
             self._record_exit(returncode)
             if (
-                not self.is_clean(
-                    self.exec_main_code, self.exec_main_status, stop_signal_sent=False
-                )
+                not self.is_clean(self.exec_main_code, self.exec_main_status)
                 and not command.ignore_failure
             ):
                 self.result = "exit-code" if returncode >= 0 else "signal"
@@ -253,9 +254,7 @@ class Unit:
         self.kill_group(proc.pid, signal.SIGTERM)
         assert self.config is not None
         config = self.config
-        clean = command.ignore_failure or self.is_clean(
-            self.exec_main_code, self.exec_main_status, stop_signal_sent=False
-        )
+        clean = command.ignore_failure or self.is_clean(self.exec_main_code, self.exec_main_status)
         if not clean:
             self.result = "exit-code" if self.exec_main_code == CLD_EXITED else "signal"
         restart = config.restart == "always" or (
@@ -319,10 +318,8 @@ class Unit:
                     self.kill_group(stopper.pid, signal.SIGKILL)
                     await stopper.wait()
                     timed_out = True
-            signal_sent = False
             if proc is not None and not self.exited.is_set():
                 self.kill_group(proc.pid, signal.SIGTERM)
-                signal_sent = True
                 try:
                     await asyncio.wait_for(
                         self.exited.wait(), max(0.0, deadline - time.monotonic())
@@ -333,9 +330,7 @@ class Unit:
                     await self.exited.wait()
             if proc is not None:
                 self.kill_group(proc.pid, signal.SIGKILL)
-                clean = self.is_clean(
-                    self.exec_main_code, self.exec_main_status, stop_signal_sent=signal_sent
-                )
+                clean = self.is_clean(self.exec_main_code, self.exec_main_status)
                 if not clean and self.result == "success":
                     self.result = "exit-code" if self.exec_main_code == CLD_EXITED else "signal"
             if timed_out:
@@ -370,8 +365,11 @@ class Unit:
             if self.load_state == "loaded"
             else ""
         )
+        builtin = BUILTIN_SOCKET_PATH
+        if self.manager.info.is_root:  # the system manager's copy of podman.socket
+            builtin = builtin.replace("/systemd/user/", "/systemd/system/")
         fragment = (
-            BUILTIN_SOCKET_PATH
+            builtin
             if self.name == BUILTIN_SOCKET
             else (str(self.fragment) if self.fragment else "")
         )

@@ -112,7 +112,7 @@ def expand_specifiers(text: str, unit: str, info: hostenv.HostInfo) -> str:
         "N": prefix,
         "p": prefix.split("@", 1)[0],
         "i": prefix.split("@", 1)[1] if "@" in prefix else "",
-        "t": f"/run/user/{info.uid}",
+        "t": "/run" if info.is_root else f"/run/user/{info.uid}",
         "H": info.name,
         "%": "%",
     }
@@ -126,7 +126,14 @@ def expand_env(words: list[str], env: dict[str, str]) -> list[str]:
         if whole:
             out.extend(env.get(whole.group(1), "").split())
             continue
-        out.append(re.sub(r"\$\{(\w+)\}", lambda m: env.get(m.group(1), ""), word))
+        # `$$` is a literal `$` (systemd.service(5), "Command lines").
+        out.append(
+            re.sub(
+                r"\$\$|\$\{(\w+)\}",
+                lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), ""),
+                word,
+            )
+        )
     return out
 
 
