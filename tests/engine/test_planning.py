@@ -3,9 +3,10 @@
 ``site_states/<phase>/<host>.txt`` is the real output of the site-state script, read from a
 sandbox world (``site_states/topology.env``) after: nothing (``fresh``), ``setup`` (``up``),
 ``down rhel-ai`` (``rhel-ai-down``), ``down all`` (``down``) and ``up rhel-ai``
-(``rhel-ai-up``); the link Secrets' data was replaced by placeholders. Each host's fake
-connector answers the state read with the phase the test picks for it, and anything that
-would change a host raises: a plan only reads. The tests run the engine's real operations with
+(``rhel-ai-up``); the link Secrets' data was replaced by placeholders.
+``record_site_states.py`` records them again: do that whenever the site-state script, the
+emulation or the units change. Each host's fake connector answers the state read with the
+phase the test picks for it, and anything that would change a host raises: a plan only reads. The tests run the engine's real operations with
 ``plan=True``, so the scoping rules, skip reasons and model actions are the ones a user gets.
 """
 
@@ -44,7 +45,7 @@ STATES = Path(__file__).resolve().parent / "site_states"
 HOSTS = ("rhel-ai", "rhtevan-work", "local")
 READ = "@@section version"  # only the site-state script prints this
 CERT = "@@file cert"  # only the client-certificate script prints this
-CONTROLLER = "root-skupper-controller.service"
+CONTROLLER = "skupper-controller.service"
 ROUTER = "skupper-default.service"
 
 
@@ -278,11 +279,11 @@ async def test_a_plan_step_says_what_would_run(topology: Topology) -> None:
     result = await UpDown(world.sites).down("rhel-ai", plan=True)
     details = {(s.host, step.name): step.detail for s in result.sites for step in s.steps}
     assert details == {
-        ("rhel-ai", "stop router"): f"would run: systemctl --user stop {ROUTER}",
+        ("rhel-ai", "stop router"): f"would run: systemctl stop {ROUTER}",
         ("rhel-ai", "podman stop router"): "would run: podman stop -t 10 default-skupper-router",
-        ("rhel-ai", "stop controller"): f"would run: systemctl --user stop {CONTROLLER}",
-        ("local", "stop router"): f"would run: systemctl --user stop {ROUTER}",
-        ("local", "stop controller"): f"would run: systemctl --user stop {CONTROLLER}",
+        ("rhel-ai", "stop controller"): f"would run: systemctl stop {CONTROLLER}",
+        ("local", "stop router"): f"would run: systemctl stop {ROUTER}",
+        ("local", "stop controller"): f"would run: systemctl stop {CONTROLLER}",
     }
     assert [s.changed for s in result.sites] == [True, True]
 
@@ -332,7 +333,7 @@ async def test_setup_plan_of_fresh_hosts_builds_everything(
         "RouterAccess/hub-rhel-ai-public, Connector/model-api-rhel-ai)"
     )
     assert by_step[("rhel-ai", "recreate router with tmpfs /tmp")].startswith(
-        f"would run: systemctl --user stop {ROUTER}; podman rm -f default-skupper-router;"
+        f"would run: systemctl stop {ROUTER}; podman rm -f default-skupper-router;"
     )
     assert "--tmpfs /tmp" in by_step[("rhel-ai", "recreate router with tmpfs /tmp")]
     assert world.changes() == {}
@@ -356,7 +357,7 @@ async def test_setup_plan_starts_what_a_down_restarted_nothing_else(
     result = await plan_setup(world, tmp_path)
     assert steps(result) == {h: ["start units"] for h in HOSTS}
     details = [st.detail for s in result.sites for st in s.steps]
-    assert details == [f"would run: systemctl --user start {CONTROLLER} {ROUTER}"] * 3
+    assert details == [f"would run: systemctl start {CONTROLLER} {ROUTER}"] * 3
 
 
 async def test_setup_plan_skips_an_unreachable_host_and_says_why(
@@ -380,8 +381,9 @@ async def test_teardown_plan_backs_up_then_removes_every_site(
     assert models(result) == [(*FP8, "stop"), (*G3B, "stop")]
     remove = next(st for st in result.sites[0].steps if st.name == "remove site")
     assert remove.detail == (
-        f"would run: systemctl --user stop {ROUTER} {CONTROLLER}; skupper system stop, "
-        "uninstall; rm units, default-skupper-router, the namespace"
+        f"would run: systemctl stop {ROUTER}; skupper system stop; rm default-skupper-router, "
+        "its unit, the namespace; if no other namespace holds a site: skupper system "
+        f"uninstall, rm {CONTROLLER}"
     )
     assert world.changes() == {}
     fresh = hosts(topology, dict.fromkeys(HOSTS, "fresh"))
@@ -416,7 +418,7 @@ def test_up_never_recreates_the_router_and_setup_does_only_without_tmpfs() -> No
     built.router = RouterContainer(False, False, built.router.inspect)
     redo = podman_setup_actions(podman, built, [], tmpfs=True, restore_ca=None)
     assert [a.name for a in redo] == ["recreate router with tmpfs /tmp", "restart units"]
-    assert redo[1].plan_detail == f"would run: systemctl --user restart {ROUTER}"
+    assert redo[1].plan_detail == f"would run: systemctl restart {ROUTER}"
     create = redo[0].does[1]
     assert isinstance(create, Script)
     assert re.search(r"podman create .*--tmpfs /tmp:rw,size=10M,mode=1777 ", create.text)
@@ -434,7 +436,7 @@ def test_down_stops_the_container_too_on_tmpfs_hosts_only() -> None:
     down = parse_site_state(recorded("down", "rhel-ai"))
     assert podman_down_actions(podman, down, tmpfs=True) == []
     assert scripts(podman_down_actions(podman, up, tmpfs=False))[0].endswith(
-        f"systemctl --user stop {ROUTER}"
+        f"$SKMCP_CTL stop {ROUTER}"
     )
     assert fake.calls == []
 

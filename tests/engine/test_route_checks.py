@@ -76,7 +76,7 @@ def details(checks) -> dict[str, tuple[bool, str]]:  # type: ignore[no-untyped-d
 
 async def test_a_working_api_passes_all_four() -> None:
     async with model_api(GOOD) as port:
-        checks = await asyncio.wait_for(route_checks(ADDRESS, port, [MODEL], timeout=5), 20)
+        checks = await asyncio.wait_for(route_checks(ADDRESS, port, [MODEL], timeout=5), timeout=20)
     assert [c.passed for c in checks] == [True, True, True, True]
     assert checks[3].detail == "answered: Yes, it is up."
 
@@ -104,7 +104,7 @@ async def test_a_misbehaving_api_fails_that_check_with_its_detail(
     path: str, answer: tuple[int, bytes], failing: str, words: str
 ) -> None:
     async with model_api({**GOOD, path: answer}) as port:
-        checks = await asyncio.wait_for(route_checks(ADDRESS, port, [MODEL], timeout=5), 20)
+        checks = await asyncio.wait_for(route_checks(ADDRESS, port, [MODEL], timeout=5), timeout=20)
     assert [c.name for c in checks] == [
         "listener port",
         "API health",

@@ -57,7 +57,9 @@ def test_the_products_watch_unit_stops_clean_when_the_container_dies_of_sigterm(
     unit = units.watch_unit("box.service", "box", "podman", "test box")
     host.write_unit(unit.name, unit.content)
     assert host.sh("systemctl --user start box.service").returncode == 0
-    assert wait_for(lambda: host.sh("podman ps -q --filter name=box").stdout.strip() != "", 5)
+    assert wait_for(
+        lambda: host.sh("podman ps -q --filter name=box").stdout.strip() != "", timeout=5
+    )
 
     assert host.sh("systemctl --user stop box.service").returncode == 0
 

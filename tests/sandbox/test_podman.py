@@ -68,7 +68,7 @@ def test_a_crashed_container_is_restarted_by_its_restart_policy(host: HostKit) -
     def restarted() -> bool:
         return _inspect(host, "r", "{{.State.Status}} {{.RestartCount}}") == "running 1"
 
-    assert wait_for(restarted, 5)
+    assert wait_for(restarted, timeout=5)
     now = containers.get(host.home, "r")
     assert now is not None and now.pid not in (None, c.pid)
 
@@ -85,13 +85,13 @@ def test_a_container_stopped_by_the_user_is_not_restarted(host: HostKit, how: st
     c = containers.get(host.home, "r")
     assert c is not None and c.pid
     os.kill(c.pid, signal.SIGKILL)
-    assert wait_for(lambda: _inspect(host, "r", "{{.RestartCount}}") == "1", 5)
+    assert wait_for(lambda: _inspect(host, "r", "{{.RestartCount}}") == "1", timeout=5)
 
 
 def test_on_failure_restarts_only_a_failed_exit_and_counts_retries(host: HostKit) -> None:
     assert host.sh("podman run -d --restart on-failure:2 --name f busybox false").returncode == 0
     assert host.sh("podman run -d --restart on-failure --name ok busybox true").returncode == 0
-    assert wait_for(lambda: _inspect(host, "f", "{{.RestartCount}}") == "2", 5)
+    assert wait_for(lambda: _inspect(host, "f", "{{.RestartCount}}") == "2", timeout=5)
     time.sleep(0.6)
     assert _inspect(host, "f", "{{.State.Status}} {{.RestartCount}}") == "exited 2"
     assert _inspect(host, "ok", "{{.State.Status}} {{.RestartCount}}") == "exited 0"

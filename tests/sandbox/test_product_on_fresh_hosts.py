@@ -9,6 +9,7 @@ teardown that must leave nothing behind, next to another namespace."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +49,12 @@ def unit_dir(world: World, host: str) -> Path:
     return world.dir / "hosts" / host / "home/.config/systemd/user"
 
 
+def controller(world: World, host: str) -> str:
+    """The controller container's name: Skupper names it after the host's user."""
+    user = json.loads((world.dir / "hosts" / host / "host.json").read_text())["user"]
+    return f"{user}-skupper-controller"
+
+
 def run(world: World, coro_factory):  # type: ignore[no-untyped-def]
     async def go():  # type: ignore[no-untyped-def]
         async with Engine(load_topology(world.topology)) as engine:
@@ -78,7 +85,7 @@ def test_no_skupper_unit_starts_at_boot_after_setup(fresh: World) -> None:
         enabled = sorted(p.name for p in wants.iterdir()) if wants.is_dir() else []
         assert not [u for u in enabled if u.startswith("skupper")], (host, enabled)
         assert (unit_dir(fresh, host) / "skupper-controller.service").is_file()
-        assert not (unit_dir(fresh, host) / "root-skupper-controller.service").exists()
+        assert not (unit_dir(fresh, host) / f"{controller(fresh, host)}.service").exists()
 
 
 def test_the_state_read_never_carries_a_private_key(fresh: World) -> None:
@@ -98,7 +105,8 @@ def test_down_stops_skuppers_controller_unit(fresh: World) -> None:
     for host in HOSTS:
         states = ssh(fresh, host, "systemctl --user is-active " + " ".join(SKUPPER_UNITS[::-1]))
         assert states.split() == ["inactive", "inactive"], host
-        assert "root-skupper-controller" not in ssh(fresh, host, "podman ps --format '{{.Names}}'")
+        running = ssh(fresh, host, "podman ps --format '{{.Names}}'").split()
+        assert controller(fresh, host) not in running
 
 
 def test_an_inactive_podman_socket_is_prechecked_and_enabled_by_setup(fresh: World) -> None:
@@ -142,7 +150,7 @@ def test_teardown_after_a_half_built_setup_leaves_nothing_behind(fresh: World) -
         for unit in SKUPPER_UNITS:
             assert not (unit_dir(fresh, host) / unit).exists(), (host, unit)
         names = ssh(fresh, host, "podman ps -a --format '{{.Names}}'").split()
-        assert "default-skupper-router" not in names and "root-skupper-controller" not in names
+        assert "default-skupper-router" not in names and controller(fresh, host) not in names
     assert other.is_dir()  # another namespace is not ours to remove
 
 
@@ -159,6 +167,6 @@ def test_teardown_keeps_the_controller_another_namespace_still_uses(fresh: World
     assert not (skupper_home(fresh, "rhel-ai") / "namespaces/default").exists()
     assert (unit_dir(fresh, "rhel-ai") / "skupper-controller.service").is_file()
     names = ssh(fresh, "rhel-ai", "podman ps -a --format '{{.Names}}'").split()
-    assert "root-skupper-controller" in names and "default-skupper-router" not in names
+    assert controller(fresh, "rhel-ai") in names and "default-skupper-router" not in names
     local = ssh(fresh, "local", "podman ps -a --format '{{.Names}}'").split()
-    assert "root-skupper-controller" not in local  # nothing else there: removed
+    assert controller(fresh, "local") not in local  # nothing else there: removed

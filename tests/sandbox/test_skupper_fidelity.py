@@ -196,7 +196,7 @@ def test_b1_install_writes_and_enables_skupper_controller_service(v21: HostKit) 
         assert "Description=skupper-controller\n" in text
         assert "WantedBy=default.target" in text
         assert (v21.unit_dir / "default.target.wants" / "skupper-controller.service").exists()
-        assert not (v21.unit_dir / "root-skupper-controller.service").exists()
+        assert not (v21.unit_dir / f"{v21.info.user}-skupper-controller.service").exists()
         shown = v21.sh("systemctl --user is-active skupper-controller.service podman.socket")
         assert shown.stdout.split() == ["active", "active"]
         assert "SKUPPER_SYSTEM_RELOAD_TYPE" not in text  # a 2.2.0 addition
@@ -208,12 +208,12 @@ def test_c6_install_21_has_no_reload_type_and_keeps_a_stopped_controller(v21: Ho
     with v21.manager():
         assert run(v21, "system", "install").returncode == 0
         v21.sh("systemctl --user stop skupper-controller.service")
-        before = containers.get(v21.home, "root-skupper-controller")
+        before = containers.get(v21.home, f"{v21.info.user}-skupper-controller")
         assert before is not None and not containers.running(before)
         again = run(v21, "system", "install")
         assert again.returncode == 0
         assert "is already running in Podman" in again.stdout
-        after = containers.get(v21.home, "root-skupper-controller")
+        after = containers.get(v21.home, f"{v21.info.user}-skupper-controller")
         assert after is not None and after.id == before.id and not containers.running(after)
 
 
@@ -254,7 +254,7 @@ def test_b2_uninstall_21_halts_on_any_namespace_directory_and_disables_the_socke
         assert forced.returncode == 0, forced.stdout
         assert paths(v21, "half").home.is_dir()  # 2.1.x --force removes no site
         assert not (v21.unit_dir / "skupper-controller.service").exists()
-        assert containers.get(v21.home, "root-skupper-controller") is None
+        assert containers.get(v21.home, f"{v21.info.user}-skupper-controller") is None
         socket = v21.sh(
             "systemctl --user is-active podman.socket; systemctl --user is-enabled podman.socket"
         )
