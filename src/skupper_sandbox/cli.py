@@ -131,9 +131,16 @@ def build_world(
     sshd: SshdMode,
     kubernetes: bool,
     model_server_command: str | None,
+    router: str | None = None,
 ) -> WorldInfo:
     """Lay out a fresh world in ``root``: world.json, host.json files, keys, shims."""
     from skupper_sandbox import ssh
+    from skupper_sandbox.router import choice
+
+    try:
+        chosen = choice.choose(router)
+    except (ValueError, FileNotFoundError) as exc:
+        raise SandboxError(str(exc)) from exc
 
     layout = WorldLayout(root)
     layout.root.mkdir(parents=True, exist_ok=True)
@@ -146,6 +153,7 @@ def build_world(
         kubernetes=kubernetes,
         model_server_command=model_server_command,
     )
+    info.router, info.router_home = chosen.kind, chosen.home
     for path in (layout.ssh_dir, layout.logs_dir, layout.bin_dir, layout.kube_dir):
         path.mkdir(parents=True, exist_ok=True)
     for host in info.hosts:
@@ -192,8 +200,11 @@ def up(
     sshd: SshdMode = "asyncssh",
     kubernetes: bool = True,
     model_server_command: str | None = None,
+    router: str | None = None,
 ) -> WorldInfo:
-    """Build a world in ``root``, start its daemon and return once it is ready."""
+    """Build a world in ``root``, start its daemon and return once it is ready.
+
+    ``router``: real | imitation | auto (None: ``$SKMCP_SANDBOX_ROUTER``, else auto)."""
     layout = WorldLayout(root)
     if daemon_pid(layout) is not None:
         raise SandboxError(f"a sandbox is already running in {layout.root}; run sandbox down first")
@@ -207,6 +218,7 @@ def up(
         sshd=sshd,
         kubernetes=kubernetes,
         model_server_command=model_server_command,
+        router=router,
     )
     env = dict(os.environ)
     env[hostenv.WORLD_ID_VAR] = info.id
@@ -445,6 +457,14 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
 # --- command line ---------------------------------------------------------------------
 
 
+def _router_line(info: WorldInfo) -> str:
+    from skupper_sandbox.router import choice
+
+    if info.router == "real" and info.router_home:
+        return choice.RouterChoice("real", info.router_home).describe()
+    return "router imitation (python)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skupper-mcp sandbox", description="Run a simulated Skupper V2 network locally."
@@ -462,6 +482,13 @@ def _parser() -> argparse.ArgumentParser:
     up_p.add_argument("--no-kubernetes", action="store_true", help="no crc site")
     up_p.add_argument(
         "--model-server", metavar="COMMAND", help="run COMMAND as each provider's model"
+    )
+    up_p.add_argument(
+        "--router",
+        choices=("auto", "real", "imitation"),
+        default=None,
+        help="the real skrouterd (../shared/skupper-router or $SKMCP_SKUPPER_ROUTER) or the "
+        "Python imitation; auto: the real one when it can run",
     )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")
@@ -491,12 +518,14 @@ def main(argv: list[str]) -> int:
                 sshd=args.sshd,
                 kubernetes=not args.no_kubernetes,
                 model_server_command=args.model_server,
+                router=args.router,
             )
             took = time.monotonic() - started
             print(
                 f"sandbox {info.id} up in {took:.1f}s: {len(info.providers)} providers, "
                 f"sshd {info.sshd}, addresses {info.block}.0/24"
             )
+            print(f"  {_router_line(info)}")
             for host in info.hosts:
                 print(f"  {host.name:<14} {host.address}")
             print(layout.topology_env)

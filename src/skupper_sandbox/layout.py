@@ -99,6 +99,9 @@ class WorldInfo(BaseModel):
     kube: KubeEntry | None = None
     model_server_command: str | None = None
     daemon_pid: int | None = None
+    # skupper_sandbox.router.choice: "real" (skrouterd in router_home) or "imitation".
+    router: str = "imitation"
+    router_home: str | None = None
 
     def host(self, name: str) -> HostEntry:
         """The host called ``name``; ``KeyError`` names the valid ones."""

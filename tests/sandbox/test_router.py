@@ -22,6 +22,8 @@ import httpx
 import pytest
 
 from skupper_sandbox import certs, hostenv
+from skupper_sandbox.router import choice
+from skupper_sandbox.router.query import router_state
 
 T = TypeVar("T")
 
@@ -57,6 +59,12 @@ class Site:
     entities: list[list[Any]] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    kind: str = "imitation"
+
+    @property
+    def module(self) -> str:
+        """The container's process, as the router image's launch.sh runs it."""
+        return "skupper_sandbox.router.real" if self.kind == "real" else "skupper_sandbox.router"
 
     @property
     def log_path(self) -> Path:
@@ -111,7 +119,7 @@ class Site:
         self.write_config()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "skupper_sandbox.router"],
+                [sys.executable, "-m", self.module],
                 env=self.env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -125,13 +133,7 @@ class Site:
 
     def query(self) -> dict[str, Any] | None:
         """The management answer, or None while the router is not answering."""
-        try:
-            with socket.create_connection((self.address, MANAGEMENT_PORT), timeout=2) as sock:
-                sock.sendall(b'{"op": "query"}\n')
-                data = sock.makefile("rb").readline()
-        except OSError:
-            return None
-        return json.loads(data) if data else None
+        return router_state(self.address, MANAGEMENT_PORT, world_dir=self.host_dir.parent.parent)
 
     def link(self, name: str) -> dict[str, Any] | None:
         answer = self.query()
@@ -149,11 +151,15 @@ class Site:
 class Routers:
     """Router sites on fresh addresses of this part's test block, all killed at the end."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, kind: str = "imitation") -> None:
         self.root = root
+        self.kind = kind
         self.world_id = uuid.uuid4().hex[:12]
         self.sites: list[Site] = []
         self.processes: list[subprocess.Popen[bytes]] = []
+        chosen = choice.choose(kind)
+        world = {"router": chosen.kind, "router_home": chosen.home}
+        (root / "world.json").write_text(json.dumps(world))
 
     def site(self, name: str, *, tmp_writable: bool = True, sans: list[str] | None = None) -> Site:
         address = next(_addresses)
@@ -174,6 +180,7 @@ class Routers:
             )
         )
         site = Site(name, address, host_dir, certs.new_ca(f"{name}-ca"), sans or [address])
+        site.kind = self.kind
         metadata = json.dumps({"id": site.site_id, "name": name, "version": "2.1.3"})
         site.entities += [
             ["router", {"id": f"{name}-1", "mode": "interior", "metadata": metadata}],
@@ -197,6 +204,7 @@ class Routers:
                     "role": "inter-router",
                     "host": "0.0.0.0",
                     "port": str(INTER_ROUTER_PORT),
+                    "saslMechanisms": "EXTERNAL",
                     "authenticatePeer": True,
                     **ref,
                 },
@@ -293,9 +301,20 @@ def chat(address: str, port: int, text: str) -> dict[str, Any]:
     return result
 
 
-@pytest.fixture
-def routers(tmp_path: Path) -> Iterator[Routers]:
-    created = Routers(tmp_path)
+def router_kinds() -> list[Any]:
+    """Both routers: the real skrouterd (skipped, with the reason, where it cannot run) and
+    the imitation that a clone without ../shared falls back to."""
+    real = choice.choose("auto")
+    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
+    return [
+        pytest.param("real", marks=[] if real.kind == "real" else [skip]),
+        "imitation",
+    ]
+
+
+@pytest.fixture(params=router_kinds())
+def routers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Routers]:
+    created = Routers(tmp_path, request.param)
     try:
         yield created
     finally:
