@@ -105,11 +105,12 @@ class Management:
             reply = self._client.call(request)
         except Exception as exc:
             raise ManagementError(f"query {entity_type}: {exc}") from exc
-        status = (reply.properties or {}).get("statusCode")
+        properties: dict[str, Any] = dict(reply.properties or {})
+        status = properties.get("statusCode")
         if status != 200:
-            described = (reply.properties or {}).get("statusDescription")
+            described = properties.get("statusDescription")
             raise ManagementError(f"query {entity_type}: {status} {described}")
-        body = reply.body or {}
+        body: Any = reply.body if isinstance(reply.body, dict) else {}
         names = body.get("attributeNames") or []
         return [dict(zip(names, row, strict=False)) for row in body.get("results") or []]
 
@@ -217,10 +218,17 @@ def state(management: Management) -> dict[str, Any]:
     costs = {str(n.get("id")): int(n.get("cost") or 0) for n in nodes if n.get("cost") is not None}
     reachable: dict[str, int] = {}
     for address in management.query(
-        "router.address", ["key", "subscriberCount", "containerCount", "remoteHostRouters"]
+        "router.address",
+        ["key", "distribution", "subscriberCount", "containerCount", "remoteHostRouters"],
     ):
+        # The TCP adaptor's routing keys are mobile (``M``) balanced addresses; the router's
+        # own (``_$qd.*``) and the flow collector's (``sfe.*``, ``vfcr.*``) are not services.
         key = str(address.get("key") or "")
-        if not key.startswith("M"):
+        if (
+            not key.startswith("M")
+            or key.startswith("M_$")
+            or address.get("distribution") != "balanced"
+        ):
             continue
         if int(address.get("subscriberCount") or 0) + int(address.get("containerCount") or 0):
             reachable[key[1:]] = 0

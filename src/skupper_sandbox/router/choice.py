@@ -74,7 +74,9 @@ def _unusable(home: Path) -> str | None:
     if not os.access(binary, os.X_OK):
         return f"no {binary}"
     try:
-        done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=20)
+        done = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=20
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{binary} does not run: {exc}"
     if done.returncode != 0:

@@ -140,7 +140,9 @@ def adapt_conf(text: str, host: hostenv.HostInfo) -> str:
 
     def replace(match: re.Match[str]) -> str:
         value = match.group(2)
-        return match.group(0) if not _local(value) else match.group(1) + host.address + match.group(3)
+        return (
+            match.group(0) if not _local(value) else match.group(1) + host.address + match.group(3)
+        )
 
     return _CONF_HOST.sub(replace, text)
 
