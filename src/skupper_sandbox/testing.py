@@ -143,14 +143,18 @@ def running_world(
     sshd: SshdMode = "asyncssh",
     kubernetes: bool = True,
     model_server: str | None = None,
+    router: str | None = None,
 ) -> Iterator[World]:
-    """Start a world in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after."""
+    """Start a world in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after.
+    ``router``: real | imitation (None: the sandbox's own choice)."""
     root = Path(tmp_dir).resolve()
     args = ["up", "--dir", str(root), "--providers", str(providers), "--sshd", sshd]
     if not kubernetes:
         args.append("--no-kubernetes")
     if model_server:
         args += ["--model-server", model_server]
+    if router:
+        args += ["--router", router]
     try:
         result = sandbox_command(*args)
         if result.returncode != 0:

@@ -11,6 +11,7 @@ from skupper_sandbox.testing import World
 from .conftest import bound, eventually, listener_port
 
 PROVIDERS = ("rhel-ai", "rhtevan-work")
+LISTENER_CLOSE_SECONDS = 75.0
 
 
 async def only_up(engine: Engine, providers: tuple[str, ...]) -> None:
@@ -31,7 +32,9 @@ async def settle(world: World, expected: dict[str, bool]) -> dict[str, bool]:
         found = await listeners(world)
         return found if found == expected else None
 
-    return await eventually(check, timeout=15) or await listeners(world)
+    # skrouterd keeps a stopped hub's addresses until remoteLsMaxAgeSeconds (60 s) pass, so
+    # the local tcpListener of a provider taken down alone closes up to a minute later.
+    return await eventually(check, timeout=LISTENER_CLOSE_SECONDS) or await listeners(world)
 
 
 def outcomes(result) -> dict[str, str]:  # type: ignore[no-untyped-def]

@@ -577,7 +577,8 @@ def test_listener_follows_the_providers_router_down_and_up(routers: Routers) -> 
     wait_for(lambda: port_open(consumer.address, 9000), what="the listener to bind")
 
     provider.kill()
-    wait_for(lambda: not port_open(consumer.address, 9000), what="listener to unbind")
+    # skrouterd keeps the lost router's addresses until remoteLsMaxAgeSeconds (60 s) pass
+    wait_for(lambda: not port_open(consumer.address, 9000), timeout=75, what="listener to unbind")
     link = wait_for(consumer.query)["links"][0]
     assert link["status"] != "up"
     assert wait_for(consumer.query)["reachable"] == {}

@@ -28,6 +28,8 @@ class RouterIdentity:
     mode: str
     site_name: str
     site_id: str
+    # how long a lost router's link state (and the addresses behind it) is kept
+    remote_ls_max_age: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,15 @@ def _router(attrs: Mapping[str, Any]) -> RouterIdentity:
         mode=_str(attrs, "mode", "interior"),
         site_name=str(metadata.get("name") or router_id),
         site_id=str(metadata.get("id") or ""),
+        remote_ls_max_age=_float(attrs, "remoteLsMaxAgeSeconds", 60.0),
     )
+
+
+def _float(attrs: Mapping[str, Any], key: str, default: float) -> float:
+    try:
+        return float(attrs.get(key, default))
+    except (TypeError, ValueError):
+        return default
 
 
 def _ssl_profile(attrs: Mapping[str, Any]) -> SslProfile:

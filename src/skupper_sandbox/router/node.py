@@ -98,6 +98,7 @@ class Router:
         self._bind_errors: dict[str, str] = {}
         self._accepted_count = 0
         self._connection_count = 0  # skrouterd's [C<n>] connection ids
+        self._lost_at: dict[str, float] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener_lock = asyncio.Lock()
 
@@ -360,10 +361,20 @@ class Router:
             for key, handler in list(self._streams.items()):
                 if key[0] is link:
                     handler.link_lost(link)
-            changed = self.keys.forget(link.name) | self.sites.forget(link.name)
-            if changed:
-                await self._routes_changed()
+            # skrouterd keeps a lost router's link state, and so the addresses behind it
+            # (a remote tcpListener stays bound), until remoteLsMaxAgeSeconds pass.
+            lost_at = time.monotonic()
+            self._lost_at[link.name] = lost_at
+            self._spawn(self._expire_routes(link.name, lost_at))
         return reason
+
+    async def _expire_routes(self, name: str, lost_at: float) -> None:
+        await asyncio.sleep(self.config.router.remote_ls_max_age)
+        if name in self.links or self._lost_at.get(name) != lost_at:
+            return  # the link is back (or was lost again later)
+        self._lost_at.pop(name, None)
+        if self.keys.forget(name) | self.sites.forget(name):
+            await self._routes_changed()
 
     def _expire_idle_links(self) -> None:
         now = time.monotonic()
@@ -413,10 +424,13 @@ class Router:
         body = frame.json()
         address = str(body.get("address", ""))
         ttl = body.get("ttl", 0)
-        route = self.keys.best(address, excluding=link.name)
+        route = self.keys.best(address, excluding=link.name, alive=self.links)
         if route is None or not isinstance(ttl, int) or ttl <= 0:
             reason = f"no route to {address}".encode()
             await link.send(Frame(FrameType.CLOSE, frame.stream, reason))
+            return
+        if route.via is not None and route.via not in self.links:
+            await link.send(Frame(FrameType.CLOSE, frame.stream, f"{address} is gone".encode()))
             return
         if route.via is None:
             bridge = TcpBridge(link, frame.stream, self._forget_stream)
@@ -489,7 +503,7 @@ class Router:
     async def _accept_tcp(
         self, endpoint: TcpEndpoint, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        route = self.keys.best(endpoint.address)
+        route = self.keys.best(endpoint.address, alive=self.links)
         if route is None:
             writer.transport.abort()
             return
@@ -501,7 +515,10 @@ class Router:
                 return
             await pipe((reader, writer), target)
             return
-        link = self.links[route.via]
+        link = self.links.get(route.via)
+        if link is None:  # a lost router's address, not yet expired: nothing answers
+            writer.transport.abort()
+            return
         bridge = TcpBridge(link, link.new_stream_id(), self._forget_stream)
         self._streams[bridge.key] = bridge
         opening = {"address": endpoint.address, "ttl": MAX_COST}
