@@ -234,8 +234,13 @@ def test_a_hand_built_link_carries_the_model_api(van: Van) -> None:
         lambda: (s := van.link_status(LINK)).get("status") == "Ready" and s,
     )
     assert status["message"] == "OK"
-    listener = van.ok(CONSUMER, f"skupper listener status model -n {CONSUMER_NS}")
-    assert "true" in listener.splitlines()[1]  # MATCHING-CONNECTOR
+
+    def matched() -> str:
+        listener = van.ok(CONSUMER, f"skupper listener status model -n {CONSUMER_NS}")
+        assert "true" in listener.splitlines()[1], listener  # MATCHING-CONNECTOR
+        return listener
+
+    wait_for("the listener matched in `skupper listener status`", matched)
 
 
 def test_a_crashed_hub_router_stays_down_until_started_by_hand(van: Van) -> None:
@@ -275,12 +280,12 @@ def test_a_link_to_a_name_missing_from_the_sans_fails_verification(van: Van) -> 
     van.apply(CONSUMER, CONSUMER_NS, [link(BAD_LINK, van.hub, BAD_RA_PORTS)])
     van.ok(CONSUMER, f"skupper system reload -n {CONSUMER_NS}")
 
-    status = wait_for(
-        "the certificate error on the Link",
-        lambda: (
-            "certificate verify failed" in (s := van.link_status(BAD_LINK)).get("message", "") and s
-        ),
-    )
+    def certificate_error() -> dict[str, Any]:
+        found = van.link_status(BAD_LINK)
+        assert "certificate verify failed" in found.get("message", ""), found
+        return found
+
+    status = wait_for("the certificate error on the Link", certificate_error)
     assert status["status"] == "Error"
     # the good Link comes back after the reload's restart, the bad one stays failed
     wait_for("the good Link Ready", lambda: van.link_status(LINK).get("status") == "Ready")
