@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint types unit demo bench clean venv
+.PHONY: test lint types unit demo bench clean venv hostdeps
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,11 @@ types: $(STAMP)
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: lint types unit
+# The machine's part of the suite (sshd, iptables, curl): installed when missing, as root.
+hostdeps:
+	bash scripts/host-deps.sh
+
+test: hostdeps lint types unit
 
 demo: $(STAMP)
 	$(PY) -m skupper_mcp.demo

@@ -224,12 +224,16 @@ def free_port(address: str) -> int:
 
 @asynccontextmanager
 async def openssh_server(
-    directory: Path, address: str, port: int = 0, *, known: bool = True
+    directory: Path, address: str, port: int = 0, *, known: bool = True, shell: str | None = None
 ) -> AsyncIterator[SSHServer]:
-    """Run OpenSSH ``sshd -D -e`` on ``address:port`` as the current user (root in CI)."""
+    """Run OpenSSH ``sshd -D -e`` on ``address:port`` as the current user (root in CI).
+
+    ``shell`` runs every command under that shell instead of the user's login shell (as
+    a host whose user's shell is dash would).
+    """
     keys = make_keys(directory / "keys")
     port = port or free_port(address)
-    config = _write_sshd_config(directory, address, port, keys)
+    config = _write_sshd_config(directory, address, port, keys, shell)
     known_hosts = directory / "known_hosts"
     known_hosts.write_text(known_hosts_line(keys.host_key, address, port) if known else "")
     log = directory / "sshd.log"
@@ -259,10 +263,13 @@ async def openssh_server(
         await proc.wait()
 
 
-def _write_sshd_config(directory: Path, address: str, port: int, keys: SSHKeys) -> Path:
+def _write_sshd_config(
+    directory: Path, address: str, port: int, keys: SSHKeys, shell: str | None
+) -> Path:
     config = directory / "sshd_config"
+    force = f'ForceCommand exec {shell} -c "$SSH_ORIGINAL_COMMAND"\n' if shell else ""
     config.write_text(
-        f"ListenAddress {address}:{port}\n"
+        force + f"ListenAddress {address}:{port}\n"
         f"HostKey {keys.host_key}\n"
         "PidFile none\n"
         f"AuthorizedKeysFile {keys.authorized_keys}\n"
@@ -331,3 +338,52 @@ async def blackhole_server(address: str, port: int = 0) -> AsyncIterator[tuple[s
         for writer in held:
             writer.close()
         await server.wait_closed()
+
+
+class SilenceableLink:
+    """A TCP relay in front of a server that can go silent: while ``silent``, bytes in
+    either direction are held, never delivered, and nothing is closed, which is what a
+    client sees of a host that was powered off or lost its network mid-connection."""
+
+    def __init__(self, address: str, upstream: tuple[str, int]) -> None:
+        self.address = address
+        self.port = 0
+        self._upstream = upstream
+        self._flowing = asyncio.Event()
+        self._flowing.set()
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def go_silent(self) -> None:
+        self._flowing.clear()
+
+    def resume(self) -> None:
+        self._flowing.set()
+
+    async def _relay(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+            while chunk := await source.read(65536):
+                await self._flowing.wait()
+                sink.write(chunk)
+                await sink.drain()
+        sink.close()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(*self._upstream)
+        for source, sink in ((reader, up_writer), (up_reader, writer)):
+            task = asyncio.create_task(self._relay(source, sink))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def __aenter__(self) -> SilenceableLink:
+        self._server = await asyncio.start_server(self._accept, self.address, 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()

@@ -80,3 +80,14 @@ def test_bad_usage_exits_2() -> None:
     result = run("resolve")
     assert result.returncode == 2
     assert "usage" in result.stderr
+
+
+@pytest.mark.parametrize("verb", ["up", "down"])
+@pytest.mark.parametrize("target", ["", " ", "\t"])
+def test_a_blank_target_exits_2_and_runs_nothing(
+    example_path: Path, verb: str, target: str
+) -> None:
+    result = run("--topology", str(example_path), verb, target, "--plan")
+    assert result.returncode == 2
+    assert "the target is empty" in result.stderr and "rhel-ai" in result.stderr
+    assert result.stdout == ""

@@ -22,6 +22,7 @@ from skupper_mcp.connectors.ssh import SSHConnector
 from skupper_mcp.errors import CommandError, CommandTimeout, ConnectError, HostKeyError
 from sshkit import (
     AsyncSSHServer,
+    SilenceableLink,
     SSHServer,
     asyncssh_server,
     blackhole_server,
@@ -40,12 +41,15 @@ POOL_ADDRESSES = ("127.204.0.20", "127.204.0.21")
 
 SERVER_KINDS = [
     "asyncssh",
-    pytest.param(
-        "openssh",
-        marks=[
-            pytest.mark.openssh,
-            pytest.mark.skipif(not openssh_available(), reason="OpenSSH sshd not installed"),
-        ],
+    *(
+        pytest.param(
+            kind,
+            marks=[
+                pytest.mark.openssh,
+                pytest.mark.skipif(not openssh_available(), reason="OpenSSH sshd not installed"),
+            ],
+        )
+        for kind in ("openssh", "openssh-dash")
     ),
 ]
 
@@ -56,7 +60,8 @@ async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         async with asyncssh_server(tmp_path, ASYNCSSH_ADDRESS) as running:
             yield running
     else:
-        async with openssh_server(tmp_path, OPENSSH_ADDRESS) as running:
+        shell = "/bin/dash" if request.param == "openssh-dash" else None
+        async with openssh_server(tmp_path, OPENSSH_ADDRESS, shell=shell) as running:
             yield running
 
 
@@ -161,6 +166,15 @@ async def test_command_timeout_ends_the_remote_process(
     assert (await connector.run("echo still usable")).stdout == "still usable\n"
 
 
+async def test_a_timed_out_command_leaves_no_process_behind(
+    connector: SSHConnector, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "child.pid"
+    with pytest.raises(CommandTimeout):
+        await connector.run(f"sleep 30 & echo $! > {pidfile}; wait", timeout=0.5)
+    await wait_gone(int(await wait_for_file(pidfile)))
+
+
 async def test_cancellation_closes_the_channel_and_ends_the_remote_process(
     connector: SSHConnector, tmp_path: Path
 ) -> None:
@@ -198,6 +212,42 @@ async def test_a_host_that_is_down_is_a_connect_error_then_recovers(
             await conn.run("true")
         await asyncssh_only.start()
         assert (await conn.run("echo back")).stdout == "back\n"
+    finally:
+        await conn.close()
+
+
+async def test_a_held_connection_to_a_host_gone_silent_fails_within_the_connect_timeout(
+    asyncssh_only: AsyncSSHServer,
+) -> None:
+    async with SilenceableLink(
+        ASYNCSSH_ADDRESS, (asyncssh_only.address, asyncssh_only.port)
+    ) as link:
+        target = dataclasses.replace(asyncssh_only.target, port=link.port)
+        with asyncssh_only.known_hosts.open("a") as known:
+            known.write(known_hosts_line(asyncssh_only.keys.host_key, link.address, link.port))
+        options = dataclasses.replace(asyncssh_only.options, connect_timeout=1.0)
+        conn = SSHConnector("gpu-1", target, options)
+        try:
+            await conn.run("true")
+            link.go_silent()
+            started = time.monotonic()
+            with pytest.raises(ConnectError, match="stopped answering"):
+                await conn.run("true")
+            assert time.monotonic() - started < 2.0
+            link.resume()
+            assert (await conn.run("echo back")).stdout == "back\n"
+            assert conn.connect_count == 2
+        finally:
+            await conn.close()
+
+
+async def test_a_target_without_a_user_logs_in_as_the_local_user(
+    asyncssh_only: AsyncSSHServer,
+) -> None:
+    target = dataclasses.replace(asyncssh_only.target, user=None)
+    conn = SSHConnector("gpu-1", target, asyncssh_only.options)
+    try:
+        assert (await conn.run("echo hello")).stdout == "hello\n"
     finally:
         await conn.close()
 

@@ -198,3 +198,27 @@ async def test_tools_list_matches_the_golden_snapshot(server: MCPServer) -> None
         SNAPSHOT.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
     expected = json.loads(SNAPSHOT.read_text())
     assert current == expected, "tools/list changed: review, then rerun with UPDATE_SNAPSHOTS=1"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("tool", ["up", "down"])
+async def test_a_blank_target_is_refused_not_taken_as_all(
+    refusing: Path, mode: str, tool: str
+) -> None:
+    async with Client(build_server(refusing), mode=mode) as client:
+        result = await client.call_tool(tool, {"target": "  ", "plan": True})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "the target is empty" in text and "alpha" in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("confirm", ["true", 1, "yes"])
+async def test_teardown_consent_must_be_a_real_boolean(
+    refusing: Path, mode: str, confirm: object
+) -> None:
+    async with Client(build_server(refusing), mode=mode) as client:
+        result = await client.call_tool("teardown", {"confirm": confirm})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "confirm" in text and "Nothing was removed" not in text

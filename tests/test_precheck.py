@@ -17,23 +17,12 @@ from skupper_mcp.facts.precheck import (
     SiteFacts,
     parse_proc_net_address,
     parse_site_facts,
-    parse_skupper_version,
     ports_bound,
 )
 from skupper_mcp.models import Check
 from skupper_mcp.topology import KubeSite, parse_topology
 from sshkit import asyncssh_server, blackhole_server, free_port
 from topology_samples import ssh_topology
-
-SKUPPER_21 = "COMPONENT               VERSION\ncli                     2.1.1\nrouter   3.4.2\n"
-
-
-def test_parse_skupper_version() -> None:
-    assert parse_skupper_version(SKUPPER_21) == "2.1.1"
-    assert parse_skupper_version("Warning: no docker\ncli  2.0.1\nrouter 3.3.1") == "2.0.1"
-    assert parse_skupper_version("client version                 1.8.1") == "1.8.1"
-    assert parse_skupper_version("router 3.4.2") == "3.4.2"
-    assert parse_skupper_version("command not found") is None
 
 
 def test_parse_proc_net_address() -> None:
@@ -45,11 +34,12 @@ def test_parse_proc_net_address() -> None:
 
 def test_parse_site_facts_reads_tagged_lines_only() -> None:
     facts = parse_site_facts(
-        "motd noise\n@@podman podman version 4.9.3\n@@skupper cli 2.1.1\n@@systemd-ok\n"
+        "motd noise\n@@podman podman version 4.9.3\n@@skupper cli 2.1.1\n@@skupper-rc 0\n"
+        "@@systemd-ok\n"
         "@@linger Linger=yes\n@@listen 0100CF7F:2328\n@@router-port 9000\n@@end\n"
     )
     assert facts.complete and facts.podman == "podman version 4.9.3"
-    assert facts.skupper_version == "2.1.1"
+    assert str(facts.skupper.cli) == "2.1.1" and facts.skupper_exit == 0
     assert facts.systemd_ok and facts.linger == "Linger=yes"
     assert facts.listening == {("127.207.0.1", 9000)}
     assert facts.router_ports == {9000}
@@ -120,11 +110,16 @@ async def test_kubernetes_unauthenticated_and_unreachable() -> None:
     async def fine(_kube: KubeSite, _timeout: float) -> str:
         return "v1.31.0"
 
+    async def silent(_kube: KubeSite, _timeout: float) -> str:
+        raise TimeoutError
+
     denied = await check_kubernetes(kube, unauthenticated)
     assert denied.status == "fail" and "log in" in (denied.hint or "")
     refused = await check_kubernetes(kube, down)
     assert refused.status == "fail" and "unreachable" in refused.detail
     assert (await check_kubernetes(kube, fine)).status == "pass"
+    timed_out = await check_kubernetes(kube, silent, timeout=0.1)
+    assert timed_out.detail.endswith("unreachable: no answer within 2.1s")
 
 
 # --------------------------------------------------------------------------- over SSH

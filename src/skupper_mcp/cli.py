@@ -191,8 +191,8 @@ async def _status(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, 
     from skupper_mcp.render import status_text
 
     result = await engine.status()
-    unreachable = any(not s.reachable for s in result.sites)
-    return result, EXIT_SKIPPED if unreachable else EXIT_OK, status_text(result)
+    unread = any(not s.reachable or s.container is None for s in result.sites)
+    return result, EXIT_SKIPPED if unread else EXIT_OK, status_text(result)
 
 
 @verb("test-model")

@@ -8,7 +8,8 @@ translated into these at the connector seam, with the original kept as ``__cause
     ├── CommandError         a remote or local command ran and failed (exit status, stderr tail)
     ├── CommandTimeout       a command did not finish within its timeout
     ├── KubeError            the Kubernetes API refused or failed a request
-    └── BusyError            another operation holds the topology's lock
+    ├── BusyError            another operation holds the topology's lock
+    └── BackupError          a site's backup is incomplete: nothing may be removed or restored
 """
 
 from __future__ import annotations
@@ -99,3 +100,12 @@ def stderr_tail(text: str, lines: int = 3, limit: int = 400) -> str:
     kept = [line.strip() for line in text.strip().splitlines() if line.strip()][-lines:]
     tail = " | ".join(kept)
     return tail if len(tail) <= limit else "..." + tail[-limit:]
+
+
+class BackupError(SkupperMcpError):
+    """A backup that does not hold everything it must; ``missing`` names what it lacks."""
+
+    def __init__(self, host: str, message: str, missing: list[str]) -> None:
+        self.host = host
+        self.missing = missing
+        super().__init__(f"{host}: {message}")

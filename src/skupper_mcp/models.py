@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
 
-Role = Literal["provider", "consumer"]
-Platform = Literal["podman", "kubernetes"]
+from skupper_mcp.vocabulary import Platform, Role
+
 Outcome = Literal["up", "down", "skipped", "failed"]
 ActionName = Literal["setup", "start", "stop", "status"]
 CheckStatus = Literal["pass", "warn", "fail"]

@@ -26,7 +26,7 @@ from mcp.server.mcpserver import (
 )
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, Strict
 
 from skupper_mcp import __version__
 from skupper_mcp.engine import Engine
@@ -78,8 +78,11 @@ Target = Annotated[
         max_length=253,
     ),
 ]
+# Strict: "true", "yes" or 1 from a client is refused, not taken as a yes (above all for
+# teardown's consent).
 Plan = Annotated[
     bool,
+    Strict(),
     Field(description="Only return what the call would do (and its model_actions); change nothing"),
 ]
 
@@ -211,10 +214,12 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         ctx: Context,
         check: Annotated[
             bool,
+            Strict(),
             Field(description="Only run the precheck and show the topology; change nothing"),
         ] = False,
         plan: Annotated[
             bool,
+            Strict(),
             Field(description="Return what setup would do, without changing anything"),
         ] = False,
     ) -> SetupResult:
@@ -267,6 +272,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         consent: Annotated[ElicitationResult[TeardownConsent], Resolve(teardown_consent)],
         confirm: Annotated[
             bool,
+            Strict(),
             Field(description="The user has agreed to the teardown (when the client cannot ask)"),
         ] = False,
         plan: Plan = False,

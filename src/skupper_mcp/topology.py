@@ -15,15 +15,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skupper_mcp.connectors.base import DEFAULT_CONNECT_TIMEOUT, SSHOptions, SSHTarget
 from skupper_mcp.errors import ConfigError
+from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST, Role
 
-LOCAL_HOST_NAME = "local"
-KUBE_HOST_NAME = "crc"
 ENV_VARIABLE = "SKUPPER_MCP_TOPOLOGY"
 DEFAULT_MIN_SKUPPER_VERSION = "2.1.0"
 
@@ -137,7 +135,7 @@ class ProviderHost(_Model):
 class LocalSite(_Model):
     """The local consumer site (podman): listeners for every provider."""
 
-    name: str = LOCAL_HOST_NAME
+    name: str = LOCAL_HOST
     site_name: str
     namespace: str
     inter_router_port: int
@@ -153,7 +151,7 @@ class LocalSite(_Model):
 class KubeSite(_Model):
     """The optional Kubernetes consumer site (for example CRC)."""
 
-    name: str = KUBE_HOST_NAME
+    name: str = KUBE_HOST
     site_name: str
     namespace: str
     kubeconfig: Path | None
@@ -180,9 +178,6 @@ class SSHSettings(_Model):
             accept_new_host_keys=self.accept_new_host_keys,
             connect_timeout=self.connect_timeout,
         )
-
-
-Role = Literal["provider", "consumer"]
 
 
 class Topology(_Model):
@@ -495,7 +490,7 @@ def _provider_names(reader: _Reader) -> list[str]:
         names = reader.words("PROVIDER_HOSTS")
         for name in names:
             reader.check("PROVIDER_HOSTS", name, _DNS_LABEL, _LABEL_RULE)
-            if name in (LOCAL_HOST_NAME, KUBE_HOST_NAME):
+            if name in (LOCAL_HOST, KUBE_HOST):
                 raise reader.error("PROVIDER_HOSTS", f"{name!r} is reserved for a consumer site")
         if len(set(names)) != len(names):
             raise reader.error("PROVIDER_HOSTS", "lists a host twice")
@@ -804,7 +799,7 @@ def _check_unique(
                     "profile names must be unique across hosts",
                 )
             profiles[profile] = p.name
-    hosts = {p.name for p in providers} | {LOCAL_HOST_NAME, KUBE_HOST_NAME}
+    hosts = {p.name for p in providers} | {LOCAL_HOST, KUBE_HOST}
     for p in providers:
         for profile in p.profiles:
             if profile in hosts:

@@ -307,13 +307,14 @@ def _port_open(address: str, port: int, timeout: float = 1.0) -> bool:
         return False
 
 
-def _containers(home: Path) -> tuple[int, int] | None:
+def _containers(home: Path) -> tuple[list[str], int] | None:
+    """The names of the host's running containers, and how many it has in all."""
     try:
         from skupper_sandbox.emulated import containers
     except ImportError:
         return None
     every = containers.list_all(home)
-    return sum(1 for c in every if containers.running(c)), len(every)
+    return [c.name for c in every if containers.running(c)], len(every)
 
 
 def world_status(layout: WorldLayout) -> dict[str, object]:
@@ -341,7 +342,8 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
                 "ssh_port": host.ssh_port,
                 "ssh_reachable": running and _ssh_banner(host.address, host.ssh_port),
                 "user_manager": str(host_dir) in managers,
-                "containers_running": counts[0] if counts else None,
+                "containers_running": len(counts[0]) if counts else None,
+                "running": counts[0] if counts else [],
                 "containers_total": counts[1] if counts else None,
                 "fault": fault,
             }

@@ -61,3 +61,27 @@ def test_another_process_holding_the_lock_makes_us_give_up_with_a_clear_message(
     finally:
         holder.kill()
         holder.wait()
+
+
+async def test_a_waiting_operation_says_what_it_waits_for_once(tmp_path: Path) -> None:
+    topology = tmp_path / "topology.env"
+    said: list[str] = []
+    held = asyncio.Event()
+    release = asyncio.Event()
+
+    async def holder() -> None:
+        async with operation_lock(tmp_path, topology, "setup", wait=5):
+            held.set()
+            await release.wait()
+
+    async def say(line: str) -> None:
+        said.append(line)
+        release.set()
+
+    first = asyncio.create_task(holder())
+    await held.wait()
+    async with operation_lock(tmp_path, topology, "up", wait=5, on_wait=say):
+        pass
+    await first
+    assert len(said) == 1
+    assert "waiting for another operation on this topology (setup, pid" in said[0]

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from skupper_mcp.facts.site_state import (
-    parse_site_state,
-    parse_skupper_version,
-    site_state_script,
-    version_tuple,
-)
+from skupper_mcp.facts.site_state import parse_site_state, site_state_script
 from skupper_mcp.sites import resources as cr
 from skupper_mcp.sites import units
 
@@ -70,7 +65,7 @@ status: {status: Ready, message: OK}
 def test_one_read_tells_units_containers_resources_and_models() -> None:
     state = parse_site_state(OUTPUT)
     assert state.complete and state.user == "ezhang" and state.podman_path == "/usr/bin/podman"
-    assert state.skupper_version == "2.1.3"
+    assert str(state.skupper.cli) == "2.1.3"
     router = state.unit("skupper-default.service")
     assert router.active and router.n_restarts == 2 and router.main_pid == 4242
     assert not state.unit("ezhang-skupper-controller.service").active
@@ -88,12 +83,7 @@ def test_one_read_tells_units_containers_resources_and_models() -> None:
 def test_a_read_cut_short_is_incomplete_and_failed_commands_are_reported() -> None:
     state = parse_site_state("@@user x\n@@section version\nsh: skupper: not found\n@@rc 127\n")
     assert not state.complete
-    assert state.skupper_version is None and "not found" in (state.skupper_error or "")
-
-
-def test_versions() -> None:
-    assert parse_skupper_version("skupper version 2.0.1") == "2.0.1"
-    assert version_tuple("2.1.3") > version_tuple("2.1.0") > version_tuple("2.0.9")
+    assert state.skupper.cli is None and "not found" in (state.skupper.problem or "")
 
 
 def test_the_script_quotes_its_values() -> None:
@@ -142,3 +132,21 @@ def test_auto_restart_units_follow_the_seed() -> None:
     assert "start-watch.sh default-skupper-router" in router.content
     script = units.watch_script("/usr/bin/podman")
     assert 'podman wait "$1"' in script and 'exit "${RC:-1}"' in script
+
+
+def test_the_client_cert_path_is_the_namespace_s_whatever_its_characters() -> None:
+    import subprocess
+
+    from skupper_mcp.facts.site_state import client_cert_script
+
+    script = client_cert_script("my ns", "client-x y")
+    line = next(x for x in script.splitlines() if x.startswith("dir="))
+    shown = subprocess.run(
+        ["sh", "-c", f'{line}; printf %s "$dir"'],
+        capture_output=True,
+        text=True,
+        env={"HOME": "/h"},
+        check=True,
+        timeout=10,
+    ).stdout
+    assert shown == "/h/.local/share/skupper/namespaces/my ns/runtime/certs/client-x y"

@@ -11,6 +11,7 @@ import time
 
 from skupper_mcp.connectors.base import DEFAULT_COMMAND_TIMEOUT, CommandResult
 from skupper_mcp.errors import CommandError, CommandTimeout
+from skupper_mcp.vocabulary import LOCAL_HOST
 
 __all__ = ["LocalConnector"]
 
@@ -21,7 +22,7 @@ class LocalConnector:
     """Runs commands as local subprocesses. Each command gets its own process group so a
     timeout or a cancellation kills everything it started, not only the shell."""
 
-    def __init__(self, name: str = "local") -> None:
+    def __init__(self, name: str = LOCAL_HOST) -> None:
         self._name = name
 
     @property

@@ -155,7 +155,8 @@ class SSHConnector:
             return
         with contextlib.suppress(Exception):
             async with asyncio.timeout(2):
-                await conn.run(f"kill -9 -- -{pid} 2>/dev/null || kill -9 {pid}")
+                # ``kill -9 -- -PID`` is "Illegal number" to dash; ``-s KILL`` works in every sh.
+                await conn.run(f"kill -s KILL -- -{pid} 2>/dev/null || kill -s KILL {pid}")
         log.debug("ended remote process group %s on %s", pid, self._name)
 
     async def close(self) -> None:
@@ -167,11 +168,23 @@ class SSHConnector:
         return f"{self._target.host}:{self._target.port}"
 
     async def _open_process(self, command: str) -> asyncssh.SSHClientProcess[str]:
-
         conn = await self._connection()
-        return await conn.create_process(
-            PID_MARKER_COMMAND + command, encoding="utf-8", errors="replace"
-        )
+        seconds = self._options.connect_timeout
+        try:
+            # A held connection to a host that went silent (powered off, network gone)
+            # would otherwise wait on TCP retransmits for minutes: a live sshd answers a
+            # channel request at once, so the connect timeout bounds it too.
+            async with asyncio.timeout(seconds):
+                return await conn.create_process(
+                    PID_MARKER_COMMAND + command, encoding="utf-8", errors="replace"
+                )
+        except TimeoutError as exc:
+            await self._drop_connection()
+            raise ConnectError(
+                self._name,
+                f"{self._address} stopped answering (no reply within {seconds:g}s "
+                "on an open connection)",
+            ) from exc
 
     async def _connection(self) -> asyncssh.SSHClientConnection:
         async with self._lock:
@@ -199,13 +212,17 @@ class SSHConnector:
         verifier = _HostKeyVerifier(known_hosts_path, options.accept_new_host_keys)
         kwargs: dict[str, Any] = {
             "port": self._target.port,
-            "username": self._target.user,
             "known_hosts": verifier.known,
             "client_factory": verifier.client_factory,
             "connect_timeout": seconds,
             "keepalive_interval": options.keepalive_interval,
             "keepalive_count_max": options.keepalive_count_max,
+            # A GPU host is not trusted with the user's agent, whatever ~/.ssh/config says.
+            "agent_forwarding": False,
         }
+        if self._target.user:
+            # asyncssh takes an absent username as "the local user"; None is not that.
+            kwargs["username"] = self._target.user
         if options.identity_files:
             kwargs["client_keys"] = [str(path) for path in options.identity_files]
         log.debug("connecting to %s (%s)", self._name, self._target)

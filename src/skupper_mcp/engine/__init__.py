@@ -1,5 +1,5 @@
 """The engine: one object per topology that every front end calls."""
 
-from skupper_mcp.engine.core import Engine, Progress
+from skupper_mcp.engine.core import Engine
 
-__all__ = ["Engine", "Progress"]
+__all__ = ["Engine"]

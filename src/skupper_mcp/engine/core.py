@@ -6,7 +6,6 @@ libraries (asyncssh, kubernetes) are imported only when a connection is first ne
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from skupper_mcp.connectors.base import Connector, SSHTarget
@@ -20,12 +19,11 @@ from skupper_mcp.models import (
 )
 from skupper_mcp.render import topology_diagram
 from skupper_mcp.topology import Topology
+from skupper_mcp.vocabulary import Progress
 
 if TYPE_CHECKING:
     from skupper_mcp.connectors.pool import ConnectorPool
     from skupper_mcp.engine.lifecycle import Lifecycle
-
-Progress = Callable[[str], Awaitable[None]]
 
 
 class Engine:

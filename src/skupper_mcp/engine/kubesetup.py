@@ -14,8 +14,9 @@ import time
 from ..sites import resources as cr
 from ..sites.kube import ClusterSite, KubeState, ready, status_of
 from ..sites.resources import ClientCert, LinkTarget, Resource
+from ..vocabulary import LOCAL_HOST
 from .runner import SITE_ERRORS, Action
-from .scope import LOCAL, site_ref
+from .scope import site_ref
 from .sitemap import SiteMap, SiteView
 
 LINK_DEADLINE = 30.0
@@ -30,7 +31,7 @@ def link_targets(sites: SiteMap) -> dict[str, LinkTarget]:
         p = sites.provider(host)
         targets[host] = LinkTarget(p.site_name, p.public_host, p.inter_router_port, p.edge_port)
     local = topo.local
-    targets[LOCAL] = LinkTarget(
+    targets[LOCAL_HOST] = LinkTarget(
         local.site_name,
         local.public_host or local.listener_host,
         local.inter_router_port,

@@ -6,15 +6,16 @@ cross-process operation lock."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..models import CheckResult, OperationResult, StatusResult, TestModelResult
 from ..topology import Topology
+from ..vocabulary import Progress
 from .backups import Backups
 from .kubesetup import kube_secret_names
 from .lock import operation_lock
-from .runner import Progress
 from .setup import Setup
 from .sitemap import SiteMap
 from .status import Status
@@ -54,20 +55,23 @@ class Lifecycle:
     async def setup(
         self, precheck: Callable[[], Awaitable[CheckResult]], plan: bool, progress: Progress | None
     ) -> OperationResult:
-        async with operation_lock(self.state_dir, self.topology.path, "setup"):
+        async with self._lock("setup", progress):
             return await Setup(self.sites, self.backups, precheck, progress).run(plan)
 
     async def up(self, target: str, plan: bool, progress: Progress | None) -> OperationResult:
-        async with operation_lock(self.state_dir, self.topology.path, "up"):
+        async with self._lock("up", progress):
             return await UpDown(self.sites, progress).up(target, plan)
 
     async def down(self, target: str, plan: bool, progress: Progress | None) -> OperationResult:
-        async with operation_lock(self.state_dir, self.topology.path, "down"):
+        async with self._lock("down", progress):
             return await UpDown(self.sites, progress).down(target, plan)
 
     async def teardown(self, plan: bool, progress: Progress | None) -> OperationResult:
-        async with operation_lock(self.state_dir, self.topology.path, "teardown"):
+        async with self._lock("teardown", progress):
             return await Teardown(self.sites, self.backups, progress).run(plan)
+
+    def _lock(self, operation: str, progress: Progress | None) -> AbstractAsyncContextManager[None]:
+        return operation_lock(self.state_dir, self.topology.path, operation, on_wait=progress)
 
     async def status(self) -> StatusResult:
         return await Status(self.sites).run()

@@ -12,7 +12,7 @@ import fcntl
 import hashlib
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -28,14 +28,20 @@ def lock_path(state_dir: Path, topology_path: Path) -> Path:
 
 @asynccontextmanager
 async def operation_lock(
-    state_dir: Path, topology_path: Path, operation: str, wait: float = DEFAULT_WAIT
+    state_dir: Path,
+    topology_path: Path,
+    operation: str,
+    wait: float = DEFAULT_WAIT,
+    on_wait: Callable[[str], Awaitable[None]] | None = None,
 ) -> AsyncIterator[None]:
-    """Hold the topology's operation lock; wait up to ``wait`` seconds for it."""
+    """Hold the topology's operation lock; wait up to ``wait`` seconds for it, saying
+    through ``on_wait`` (once) what it waits for, so a caller is never left in silence."""
     path = lock_path(state_dir, topology_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = time.monotonic() + wait
+        told = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -47,6 +53,12 @@ async def operation_lock(
                         f"another operation on this topology is still running{holder}; "
                         f"waited {wait:g}s. Try again when it has finished."
                     ) from None
+                if on_wait is not None and not told:
+                    told = True
+                    await on_wait(
+                        f"waiting for another operation on this topology{_holder(path)} "
+                        f"to finish (up to {wait:g}s)"
+                    )
                 await asyncio.sleep(0.1)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()} {operation}\n".encode())

@@ -27,15 +27,14 @@ from skupper_mcp.facts.precheck import (
     parse_site_facts,
     ports_bound,
     site_facts_script,
-    version_tuple,
 )
 from skupper_mcp.models import Check
 from skupper_mcp.topology import KubeSite, Topology
+from skupper_mcp.vocabulary import Progress
 
 log = logging.getLogger(__name__)
 
 ConnectorGetter = Callable[[str, SSHTarget | None], Awaitable[Connector]]
-Progress = Callable[[str], Awaitable[None]]
 FACTS_TIMEOUT = 30.0
 DNS_TIMEOUT = 3.0
 
@@ -95,17 +94,18 @@ def _skupper_check(host: str, facts: SiteFacts, min_version: str) -> Check:
             detail="the skupper CLI is not installed",
             hint=f"install the skupper CLI {min_version} or newer (https://skupper.io/install)",
         )
-    version = facts.skupper_version
-    if version is None:
+    reading = facts.skupper
+    meets = reading.meets(min_version)
+    if meets is None:
         return Check(
             name="skupper",
             site=host,
             status="warn",
-            detail="could not read the skupper version: "
-            + (" | ".join(facts.skupper_lines[-2:]) or "no output"),
+            detail=f"could not read the skupper version: {reading.problem}",
             hint="run `skupper version` on the host and check it works",
         )
-    if version_tuple(version) < version_tuple(min_version):
+    version = reading.cli
+    if not meets:
         return Check(
             name="skupper",
             site=host,
@@ -338,7 +338,8 @@ async def check_kubernetes(
     except (ConnectError, TimeoutError) as error:
         return _kube_fail(
             kube,
-            f"unreachable: {error or 'timed out'}",
+            # A bare TimeoutError has no text: say what happened instead of nothing.
+            f"unreachable: {str(error) or f'no answer within {timeout + 2:g}s'}",
             "start the cluster (crc start) or fix the kubeconfig's server address",
             start,
         )

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 
 from ..errors import CommandError, CommandTimeout, ConnectError, KubeError, SkupperMcpError
 from ..models import Outcome, SiteResult, Step
+from ..vocabulary import Progress
 from .scope import SiteRef
 
 log = logging.getLogger(__name__)
-
-Progress = Callable[[str], Awaitable[None]]
 
 #: Errors a site's work may raise; anything else is a bug and propagates.
 SITE_ERRORS: tuple[type[BaseException], ...] = (SkupperMcpError, OSError, RuntimeError)

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 from ..errors import ConfigError
 from ..topology import Topology
-
-Role = Literal["provider", "consumer"]
-Platform = Literal["podman", "kubernetes"]
-LOCAL = "local"
+from ..vocabulary import LOCAL_HOST, Platform, Role
 
 
 @dataclass(frozen=True)
@@ -46,7 +42,7 @@ class Target:
 def sites(topology: Topology) -> list[SiteRef]:
     """Every site, providers first, then the local site, then the Kubernetes site."""
     refs = [SiteRef(p.name, p.site_name, "provider", "podman") for p in topology.providers]
-    refs.append(SiteRef(LOCAL, topology.local.site_name, "consumer", "podman"))
+    refs.append(SiteRef(LOCAL_HOST, topology.local.site_name, "consumer", "podman"))
     if topology.kubernetes is not None:
         kube = topology.kubernetes
         refs.append(SiteRef(kube.name, kube.site_name, "consumer", "kubernetes"))
@@ -72,13 +68,16 @@ def valid_targets(topology: Topology) -> list[str]:
 def resolve_target(topology: Topology, query: str) -> Target:
     """``all``, a host, a site name, or a profile (resolved to its host)."""
     name = query.strip()
-    if name in ("", "all"):
+    if not name:
+        # Never read as "all": an agent's empty argument must not act on every site.
+        raise ConfigError(f"the target is empty: use one of {', '.join(valid_targets(topology))}")
+    if name == "all":
         return Target(query=query, host=None)
     for ref in sites(topology):
         if name in (ref.host, ref.site):
             return Target(query=query, host=ref.host)
     if name in ("localhost",):
-        return Target(query=query, host=LOCAL)
+        return Target(query=query, host=LOCAL_HOST)
     for provider in topology.providers:
         if name in provider.profiles:
             return Target(query=query, host=provider.name, profile=name)
@@ -92,9 +91,9 @@ def scope(topology: Topology, target: Target) -> list[SiteRef]:
     everything = sites(topology)
     if target.everything:
         return everything
-    if target.host == LOCAL:
-        return [r for r in everything if r.host == LOCAL]
-    return [r for r in everything if r.host in (target.host, LOCAL)]
+    if target.host == LOCAL_HOST:
+        return [r for r in everything if r.host == LOCAL_HOST]
+    return [r for r in everything if r.host in (target.host, LOCAL_HOST)]
 
 
 def local_stops(
@@ -105,7 +104,7 @@ def local_stops(
     ``provider_active`` maps each provider to whether its router is active (None: unknown,
     e.g. unreachable, which keeps the local site up: stopping it might cut a live route).
     """
-    if target.everything or target.host == LOCAL:
+    if target.everything or target.host == LOCAL_HOST:
         return True, "stopping everything" if target.everything else "the local site was targeted"
     others = [p.name for p in topology.providers if p.name != target.host]
     active = [name for name in others if provider_active.get(name)]

@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
+from ..errors import BackupError
 from ..facts.site_state import SiteState
 from ..models import Check, CheckResult, OperationResult
 from ..sites import resources as cr
@@ -22,11 +23,12 @@ from ..sites import units
 from ..sites.podman import PodmanSite, SiteStateError
 from ..sites.resources import LinkTarget, Resource
 from ..topology import ProviderHost
+from ..vocabulary import LOCAL_HOST, Progress
 from . import model_actions as actions_for
 from .backups import Backups
 from .kubesetup import fetch_cert, kube_setup_actions
-from .runner import SITE_ERRORS, Action, Progress, SiteRun, describe
-from .scope import LOCAL, SiteRef
+from .runner import SITE_ERRORS, Action, SiteRun, describe
+from .scope import SiteRef
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView
 from .updown import operation_result
@@ -143,7 +145,7 @@ class Setup:
                     runs[ref.host].fail(problem)
         providers = [r for r in refs if r.role == "provider"]
         await asyncio.gather(*(self._hub(runs[r.host], views[r.host]) for r in providers))
-        await self._local(runs[LOCAL], views[LOCAL])
+        await self._local(runs[LOCAL_HOST], views[LOCAL_HOST])
         kube_ref = next((r for r in refs if r.platform == "kubernetes"), None)
         if kube_ref is not None:
             await self._kube(runs[kube_ref.host], views[kube_ref.host], plan)
@@ -187,11 +189,16 @@ class Setup:
     ) -> None:
         if run.failed or view.podman is None or view.state is None:
             return
-        ca = (
-            None
-            if view.state.rendered
-            else self.backups.latest_ca(view.ref.host, view.podman.namespace)
-        )
+        try:
+            ca = (
+                None
+                if view.state.rendered
+                else self.backups.latest_ca(view.ref.host, view.podman.namespace)
+            )
+        except BackupError as exc:
+            await run.note("restore site CA", str(exc), ok=False)
+            run.fail(str(exc))
+            return
         todo = podman_setup_actions(view.podman, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
         if not todo:
             await run.note("setup", "already set up", seconds=view.seconds)
@@ -263,7 +270,7 @@ class Setup:
         await asyncio.gather(*checks)
 
     def _links_of(self, host: str) -> list[str]:
-        if host != LOCAL:
+        if host != LOCAL_HOST:
             return []
         return [cr.link_name(p.site_name) for p in self.sites.topology.providers]
 

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 
 from ..connectors.pool import ConnectorPool
 from ..errors import ConnectError, KubeError
-from ..facts.site_state import SiteState, version_tuple
+from ..facts.site_state import SiteState
 from ..sites import units
 from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
 from ..topology import ProviderHost, Topology
+from ..vocabulary import KUBE_HOST, LOCAL_HOST
 from .runner import SITE_ERRORS, SiteRun, describe
-from .scope import LOCAL, SiteRef
+from .scope import SiteRef
 
 KubeFactory = Callable[[], ClusterSite]
 
@@ -86,9 +87,9 @@ class SiteMap:
         return next(p for p in self.topology.providers if p.name == host)
 
     async def podman(self, ref: SiteRef) -> PodmanSite:
-        if ref.host == LOCAL:
+        if ref.host == LOCAL_HOST:
             local = self.topology.local
-            connector = await self.pool.get(LOCAL, local.ssh)
+            connector = await self.pool.get(LOCAL_HOST, local.ssh)
             return PodmanSite(connector, local.namespace)
         p = self.provider(ref.host)
         connector = await self.pool.get(p.name, p.ssh)
@@ -96,7 +97,7 @@ class SiteMap:
 
     def kube(self) -> ClusterSite:
         if self.kube_factory is None:
-            raise ConnectError("crc", "no Kubernetes site is configured")
+            raise ConnectError(KUBE_HOST, "no Kubernetes site is configured")
         return self.kube_factory()
 
     async def view(self, ref: SiteRef) -> SiteView:
@@ -121,11 +122,13 @@ class SiteMap:
 
     def version_problem(self, state: SiteState) -> str | None:
         """Why this host's Skupper cannot be driven (2.1+ is needed), or None."""
-        if state.skupper_version is None:
-            return f"skupper CLI not usable: {state.skupper_error or 'no version reported'}"
-        if version_tuple(state.skupper_version) < version_tuple(self.topology.min_skupper_version):
+        reading = state.skupper
+        meets = reading.meets(self.topology.min_skupper_version)
+        if meets is None:
+            return f"skupper CLI not usable: {reading.problem or 'no version reported'}"
+        if not meets:
             return (
-                f"skupper {state.skupper_version} is not supported: Skupper "
+                f"skupper {reading.cli} is not supported: Skupper "
                 f"{self.topology.min_skupper_version}+ is needed (2.0.x has no system controller "
                 "and different system commands); upgrade the skupper CLI on this host"
             )

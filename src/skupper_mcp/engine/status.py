@@ -13,9 +13,9 @@ from ..models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
 from ..sites import resources as cr
 from ..sites import units
 from ..sites.kube import ready, status_of
+from ..vocabulary import LOCAL_HOST
 from . import model_actions as actions_for
 from .kubesetup import link_targets
-from .scope import LOCAL
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView, served_models
 from .verify import tcp_probe
@@ -99,6 +99,29 @@ def kube_site_status(view: SiteView) -> SiteStatus:
     )
 
 
+def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str:
+    """One line: which sites run, are stopped, unreachable or unknown; listeners bound."""
+    up = [s.host for s in site_rows if s.container == "running"]
+    # A site whose state was not read (a read that timed out) has no container state:
+    # it is unknown, never "stopped" while its router may well run.
+    down = [s.host for s in site_rows if s.container not in (None, "running")]
+    unknown = [s.host for s in site_rows if s.reachable and s.container is None]
+    gone = [s.host for s in site_rows if not s.reachable]
+    bound = sum(bool(li.bound) for li in listeners)
+    parts = [f"running: {', '.join(up) or 'none'}"]
+    if down:
+        parts.append(f"stopped: {', '.join(down)}")
+    if gone:
+        parts.append(f"unreachable: {', '.join(gone)}")
+    if unknown:
+        parts.append(f"state unknown: {', '.join(unknown)}")
+    parts.append(f"{bound}/{len(listeners)} listeners bound")
+    stale = [s.host for s in site_rows if s.stale]
+    if stale:
+        parts.append(f"stale status on {', '.join(stale)}")
+    return "; ".join(parts)
+
+
 class Status:
     def __init__(self, sites: SiteMap) -> None:
         self.sites = sites
@@ -117,31 +140,18 @@ class Status:
         reachable = {r.host: views[r.host].ok for r in refs}
         served = served_models(views)
         actions = actions_for.status_actions(topo, reachable, served)
-        up = [s.host for s in site_rows if s.container == "running"]
-        down = [s.host for s in site_rows if s.reachable and s.container != "running"]
-        gone = [s.host for s in site_rows if not s.reachable]
-        bound = sum(bool(li.bound) for li in listeners)
-        parts = [f"running: {', '.join(up) or 'none'}"]
-        if down:
-            parts.append(f"stopped: {', '.join(down)}")
-        if gone:
-            parts.append(f"unreachable: {', '.join(gone)}")
-        parts.append(f"{bound}/{len(listeners)} listeners bound")
-        stale = [s.host for s in site_rows if s.stale]
-        if stale:
-            parts.append(f"stale status on {', '.join(stale)}")
         return StatusResult(
             sites=site_rows,
             links=links,
             listeners=listeners,
             model_actions=actions,
-            summary="; ".join(parts),
+            summary=summary(site_rows, listeners),
         )
 
     async def _links(self, views: dict[str, SiteView]) -> list[LinkStatus]:
         topo = self.sites.topology
         rows: list[tuple[str, str, str, int, str]] = []
-        local_view = views[LOCAL]
+        local_view = views[LOCAL_HOST]
         for p in topo.providers:
             name = cr.link_name(p.site_name)
             res = (

@@ -12,10 +12,11 @@ import asyncio
 from ..facts.site_state import SiteState
 from ..models import OperationResult
 from ..sites.podman import PodmanSite
+from ..vocabulary import Progress
 from . import model_actions as actions_for
-from .backups import Backups
+from .backups import Backups, check_complete
 from .kubesetup import kube_teardown_actions
-from .runner import Action, Progress, SiteRun
+from .runner import Action, SiteRun
 from .scope import sites as all_sites
 from .sitemap import SiteMap, served_models
 from .updown import operation_result
@@ -28,10 +29,11 @@ def podman_teardown_actions(
         return []
 
     async def backup() -> str:
-        archive = await site.backup_archive()
-        if not archive:
+        found = await site.backup_archive()
+        if not found.files:
             return "nothing to back up"
-        path = backups.save(host, site.namespace, archive)
+        check_complete(host, found.archive, found.files)
+        path = backups.save(host, site.namespace, found.archive)
         return f"inputs and CA saved to {path}"
 
     return [

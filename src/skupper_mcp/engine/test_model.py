@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from ..connectors.shell import script
+from ..errors import SkupperMcpError
 from ..facts.site_state import parse_podman_ps
 from ..models import ModelCheck, TestModelResult
 from ..topology import ProviderHost
@@ -22,20 +24,129 @@ from .verify import tcp_probe
 
 HTTP_TIMEOUT = 20.0
 PROMPT = "Reply with one short sentence: is the network up?"
-#: What a failed check may raise: a site error, or an answer of the wrong shape.
-CHECK_ERRORS: tuple[type[BaseException], ...] = (*SITE_ERRORS, ValueError, KeyError)
+ROUTE_CHECKS = ("listener port", "API health", "model id", "chat completion")
+
+
+class CheckFailed(SkupperMcpError):
+    """A check's answer was not what a working route gives (status, shape, content)."""
 
 
 async def _timed(name: str, check: Callable[[], Awaitable[str]]) -> ModelCheck:
+    import httpx
+
+    expected: tuple[type[BaseException], ...] = (*SITE_ERRORS, CheckFailed, httpx.HTTPError)
     started = time.monotonic()
     try:
         detail = await check()
         passed = True
-    except CHECK_ERRORS as exc:
-        detail, passed = describe(exc), False
+    except expected as exc:
+        detail, passed = _reason(exc), False
     return ModelCheck(
         name=name, passed=passed, detail=detail, seconds=round(time.monotonic() - started, 3)
     )
+
+
+def _reason(exc: BaseException) -> str:
+    import httpx
+
+    if isinstance(exc, httpx.TransportError) and not str(exc):
+        return f"no answer: the connection was reset or closed ({type(exc).__name__})"
+    return describe(exc)
+
+
+def base_url(host: str, port: int) -> str:
+    """The listener's URL; an IPv6 address goes in brackets."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _json(response: Any, what: str) -> Any:
+    if response.status_code != 200:
+        raise CheckFailed(f"{what} answered HTTP {response.status_code}")
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise CheckFailed(f"{what} did not answer JSON: {response.text[:80]!r}") from exc
+
+
+def served_model_ids(payload: Any) -> list[str]:
+    """The model ids of an OpenAI ``/v1/models`` answer; ``CheckFailed`` for another shape."""
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        raise CheckFailed(f"/v1/models did not answer a model list: {str(payload)[:80]}")
+    return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+
+
+def completion_text(payload: Any) -> str:
+    """The first choice's message of an OpenAI chat completion; ``CheckFailed`` otherwise."""
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise CheckFailed(f"the completion has no choices: {str(payload)[:80]}")
+    first = choices[0]
+    message = first.get("message") if isinstance(first, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str) or not content.strip():
+        raise CheckFailed("the completion was empty")
+    return content.strip()
+
+
+async def route_checks(
+    host: str, port: int, wanted: list[str], timeout: float = HTTP_TIMEOUT
+) -> list[ModelCheck]:
+    """The four checks through a local listener: port, health, model id, chat completion.
+
+    ``wanted`` are the model ids that count. Every failure is that check's result, with
+    the ones after it marked as skipped, never an exception.
+    """
+    import httpx
+
+    async def accepts() -> str:
+        if not await tcp_probe(host, port, 2.0):
+            raise CheckFailed(f"nothing accepts connections on {host}:{port}")
+        return f"{host}:{port} accepts connections"
+
+    checks = [await _timed("listener port", accepts)]
+    if not checks[-1].passed:
+        return checks + [
+            ModelCheck(name=n, passed=False, detail="skipped: the listener port is closed")
+            for n in ROUTE_CHECKS[1:]
+        ]
+    model_id = ""
+    async with httpx.AsyncClient(base_url=base_url(host, port), timeout=timeout) as http:
+
+        async def health() -> str:
+            r = await http.get("/health")
+            if r.status_code != 200:
+                raise CheckFailed(f"/health answered HTTP {r.status_code}")
+            return f"/health answered {r.status_code}"
+
+        async def models() -> str:
+            nonlocal model_id
+            ids = served_model_ids(_json(await http.get("/v1/models"), "/v1/models"))
+            found = [i for i in ids if i in wanted]
+            if not found:
+                raise CheckFailed(f"served {ids}, expected one of {wanted}")
+            model_id = found[0]
+            return f"serves {model_id}"
+
+        async def chat() -> str:
+            body = {
+                "model": model_id,
+                "messages": [{"role": "user", "content": PROMPT}],
+                "max_tokens": 32,
+                "temperature": 0,
+            }
+            answer = _json(await http.post("/v1/chat/completions", json=body), "the chat API")
+            return f"answered: {completion_text(answer)[:80]}"
+
+        checks.append(await _timed("API health", health))
+        checks.append(await _timed("model id", models))
+        if model_id:
+            checks.append(await _timed("chat completion", chat))
+        else:
+            checks.append(
+                ModelCheck(name="chat completion", passed=False, detail="skipped: no model id")
+            )
+    return checks
 
 
 class TestModel:
@@ -77,66 +188,8 @@ class TestModel:
         )
 
     async def _route(self, p: ProviderHost, profile: str | None) -> list[ModelCheck]:
-        import httpx
-
-        host = self.sites.topology.local.listener_host
-        base = f"http://{host}:{p.local_port}"
-        checks: list[ModelCheck] = []
-
-        async def port() -> str:
-            if not await tcp_probe(host, p.local_port, 2.0):
-                raise RuntimeError(f"nothing accepts connections on {host}:{p.local_port}")
-            return f"{host}:{p.local_port} accepts connections"
-
-        checks.append(await _timed("listener port", port))
-        if not checks[-1].passed:
-            return checks + [
-                ModelCheck(name=n, passed=False, detail="skipped: the listener port is closed")
-                for n in ("API health", "model id", "chat completion")
-            ]
-        model_id = ""
-        async with httpx.AsyncClient(base_url=base, timeout=HTTP_TIMEOUT) as http:
-
-            async def health() -> str:
-                r = await http.get("/health")
-                r.raise_for_status()
-                return f"/health answered {r.status_code}"
-
-            async def models() -> str:
-                nonlocal model_id
-                r = await http.get("/v1/models")
-                r.raise_for_status()
-                ids = [m.get("id") for m in r.json().get("data", [])]
-                wanted = [p.profiles[profile]] if profile else list(p.profiles.values())
-                found = [i for i in ids if i in wanted]
-                if not found:
-                    raise ValueError(f"served {ids}, expected one of {wanted}")
-                model_id = found[0]
-                return f"serves {model_id}"
-
-            async def chat() -> str:
-                body = {
-                    "model": model_id,
-                    "messages": [{"role": "user", "content": PROMPT}],
-                    "max_tokens": 32,
-                    "temperature": 0,
-                }
-                r = await http.post("/v1/chat/completions", json=body)
-                r.raise_for_status()
-                text = r.json()["choices"][0]["message"]["content"]
-                if not str(text).strip():
-                    raise ValueError("the completion was empty")
-                return f"answered: {str(text).strip()[:80]}"
-
-            checks.append(await _timed("API health", health))
-            checks.append(await _timed("model id", models))
-            if model_id:
-                checks.append(await _timed("chat completion", chat))
-            else:
-                checks.append(
-                    ModelCheck(name="chat completion", passed=False, detail="skipped: no model id")
-                )
-        return checks
+        wanted = [p.profiles[profile]] if profile else list(p.profiles.values())
+        return await route_checks(self.sites.topology.local.listener_host, p.local_port, wanted)
 
     async def _remote(self, p: ProviderHost) -> list[ModelCheck]:
         connector = None
@@ -155,9 +208,9 @@ class TestModel:
             )
             found = parse_podman_ps(result.stdout).get(p.model_container)
             if found is None:
-                raise RuntimeError(f"no container {p.model_container!r} on {p.name}")
+                raise CheckFailed(f"no container {p.model_container!r} on {p.name}")
             if not found.running:
-                raise RuntimeError(f"container {p.model_container!r} is {found.state}")
+                raise CheckFailed(f"container {p.model_container!r} is {found.state}")
             return f"{p.model_container} running"
 
         first = await _timed("remote host reachable", reachable)

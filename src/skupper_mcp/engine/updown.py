@@ -16,10 +16,11 @@ from ..models import ModelAction, OperationResult, SiteResult
 from ..sites import units
 from ..sites.podman import PodmanSite
 from ..topology import Topology
+from ..vocabulary import LOCAL_HOST, Progress
 from . import model_actions as actions_for
 from .kubesetup import kube_down_actions, kube_up_actions
-from .runner import Action, Progress, SiteRun
-from .scope import LOCAL, SiteRef, local_stops, resolve_target, scope
+from .runner import Action, SiteRun
+from .scope import SiteRef, local_stops, resolve_target, scope
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView, served_models
 from .verify import probe_listeners, wait_router
@@ -156,7 +157,7 @@ class UpDown:
                 continue
             checks.append(wait_router(run, view.podman, deadline))
         await asyncio.gather(*checks)
-        local_run = runs.get(LOCAL)
+        local_run = runs.get(LOCAL_HOST)
         if local_run is None or local_run.failed:
             return
         providers = [
@@ -197,7 +198,7 @@ class UpDown:
             run = runs[ref.host] = self._run(ref, plan)
             if not view.usable(run):
                 continue
-            if ref.host == LOCAL and not stop_local:
+            if ref.host == LOCAL_HOST and not stop_local:
                 run.outcome = "up" if view.router_active() else "down"
                 await run.note("keep local site", why)
                 continue

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from skupper_mcp.connectors.shell import quote, script
+from skupper_mcp.facts.skupper_version import SkupperVersion, parse_skupper_version
 
 _TAG = re.compile(r"@@([a-z-]+)(?: (.*))?")
-_SEMVER = re.compile(r"\bv?([0-9]+)\.([0-9]+)(?:\.([0-9]+))?", re.ASCII)
 _WILDCARDS = {"0.0.0.0", "::"}
 
 
@@ -26,7 +26,9 @@ def site_facts_script(namespace: str, *, with_ports: bool) -> str:
         '  echo "@@podman $(podman --version 2>&1 | head -n 1)"',
         "else echo @@podman-missing; fi",
         "if command -v skupper >/dev/null 2>&1; then",
-        "  skupper version 2>&1 | sed 's/^/@@skupper /'",
+        "  out=$(skupper version 2>&1); rc=$?",
+        "  printf '%s\\n' \"$out\" | sed 's/^/@@skupper /'",
+        '  echo "@@skupper-rc $rc"',
         "else echo @@skupper-missing; fi",
         "if out=$(systemctl --user show --property=LoadState podman.socket 2>&1); then",
         "  echo @@systemd-ok",
@@ -59,6 +61,7 @@ class SiteFacts:
     complete: bool = False
     podman: str | None = None
     skupper_lines: list[str] = field(default_factory=list)
+    skupper_exit: int | None = None
     skupper_missing: bool = False
     systemd_ok: bool = False
     systemd_error: list[str] = field(default_factory=list)
@@ -67,8 +70,9 @@ class SiteFacts:
     router_ports: set[int] = field(default_factory=set)
 
     @property
-    def skupper_version(self) -> str | None:
-        return parse_skupper_version("\n".join(self.skupper_lines))
+    def skupper(self) -> SkupperVersion:
+        """What ``skupper version`` answered."""
+        return parse_skupper_version("\n".join(self.skupper_lines), self.skupper_exit)
 
 
 def parse_site_facts(stdout: str) -> SiteFacts:
@@ -83,6 +87,8 @@ def parse_site_facts(stdout: str) -> SiteFacts:
             facts.podman = value.strip() or None
         elif tag == "skupper":
             facts.skupper_lines.append(value)
+        elif tag == "skupper-rc" and value.strip().isascii() and value.strip().isdigit():
+            facts.skupper_exit = int(value.strip())
         elif tag == "skupper-missing":
             facts.skupper_missing = True
         elif tag == "systemd-ok":
@@ -118,35 +124,6 @@ def parse_proc_net_address(text: str) -> tuple[str, int] | None:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped  # a dual-stack socket bound to an IPv4 address
     return str(address), port
-
-
-def parse_skupper_version(text: str) -> str | None:
-    """The CLI version from ``skupper version`` output.
-
-    Skupper 2.x prints a component table (``cli  2.1.1``, ``router  3.4.2``); older ones
-    print ``client version 1.8.1``. The CLI's row wins; else the first version found.
-    """
-    for line in text.splitlines():
-        words = line.split()
-        if len(words) >= 2 and words[0].lower() in ("cli", "client", "skupper"):
-            match = _SEMVER.search(line)
-            if match:
-                return _version_text(match)
-    match = _SEMVER.search(text)
-    return _version_text(match) if match else None
-
-
-def _version_text(match: re.Match[str]) -> str:
-    return ".".join(g for g in match.groups() if g is not None)
-
-
-def version_tuple(version: str) -> tuple[int, int, int]:
-    """``2.1`` -> (2, 1, 0); raises ValueError when there is no version."""
-    match = _SEMVER.search(version)
-    if not match:
-        raise ValueError(f"not a version: {version!r}")
-    major, minor, patch = match.groups()
-    return int(major), int(minor), int(patch or 0)
 
 
 def ports_bound(

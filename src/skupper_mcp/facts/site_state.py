@@ -16,6 +16,7 @@ import yaml
 
 from ..connectors.shell import ENV_PRELUDE, quote
 from . import names
+from .skupper_version import SkupperVersion, parse_skupper_version
 
 MARK = "@@"
 
@@ -68,7 +69,10 @@ def client_cert_script(namespace: str, cert_dir: str) -> str:
     return "\n".join(
         [
             ENV_PRELUDE,
-            f'dir="${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/{ns}/runtime/certs/{d}"',
+            # The quoted values stand outside the double quotes: inside them a quote
+            # would be a literal character of the path.
+            f'dir="${{XDG_DATA_HOME:-$HOME/.local/share}}/skupper/namespaces/"{ns}'
+            f'"/runtime/certs/"{d}',
             'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k";'
             ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
             'echo "@@end"',
@@ -119,8 +123,7 @@ class SiteState:
 
     user: str = ""
     podman_path: str = ""
-    skupper_version: str | None = None
-    skupper_error: str | None = None
+    skupper: SkupperVersion = field(default_factory=lambda: SkupperVersion(None, "not read"))
     units: dict[str, UnitState] = field(default_factory=dict)
     units_error: str | None = None
     containers: dict[str, ContainerState] = field(default_factory=dict)
@@ -145,25 +148,6 @@ class SiteState:
     def container_running(self, name: str) -> bool:
         c = self.containers.get(name)
         return bool(c and c.running)
-
-
-_VERSION_RE = re.compile(r"^\s*cli\s+v?(\d+\.\d+\.\d+\S*)", re.MULTILINE)
-_ANY_VERSION_RE = re.compile(r"\b(?:version\s*)?v?(\d+\.\d+\.\d+)\b", re.IGNORECASE)
-
-
-def parse_skupper_version(text: str) -> str | None:
-    """The CLI version from ``skupper version`` (the ``cli`` row of its table)."""
-    m = _VERSION_RE.search(text)
-    if m:
-        return m.group(1)
-    m = _ANY_VERSION_RE.search(text)
-    return m.group(1) if m else None
-
-
-def version_tuple(version: str) -> tuple[int, int, int]:
-    parts = re.findall(r"\d+", version)[:3]
-    nums = [int(p) for p in parts] + [0] * (3 - len(parts))
-    return nums[0], nums[1], nums[2]
 
 
 def parse_systemctl_show(text: str) -> dict[str, UnitState]:
@@ -299,11 +283,10 @@ def parse_site_state(output: str) -> SiteState:
             state.certs_private = True
         elif tag == "end":
             state.complete = True
-    version_text = bodies.get("version", "")
-    if bodies.get("version:rc") == "0":
-        state.skupper_version = parse_skupper_version(version_text)
-    else:
-        state.skupper_error = version_text.strip()[-300:] or "skupper: command not found"
+    version_rc = bodies.get("version:rc", "")
+    state.skupper = parse_skupper_version(
+        bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else 127
+    )
     if bodies.get("units:rc") == "0":
         state.units = parse_systemctl_show(bodies.get("units", ""))
     else:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..connectors.kube import KubeConnector
+from ..vocabulary import KUBE_HOST
 from .resources import Resource, key
 
 ROUTER_SELECTOR = "skupper.io/component=router"
@@ -74,7 +75,7 @@ class ClusterSite:
 
     @property
     def host(self) -> str:
-        return "crc"
+        return KUBE_HOST
 
     async def read(self) -> KubeState:
         version = await self.api.check_access(self.namespace)

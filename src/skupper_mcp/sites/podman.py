@@ -38,6 +38,14 @@ class SiteStateError(RuntimeError):
     """The state script's output was cut short (the host went away mid-read)."""
 
 
+@dataclass(frozen=True)
+class SiteArchive:
+    """A site's backup as read from the host: the tar.gz and the files it should hold."""
+
+    archive: bytes
+    files: list[str]
+
+
 @dataclass
 class PodmanSite:
     """The Skupper namespace ``namespace`` on the host behind ``connector``."""
@@ -147,17 +155,33 @@ class PodmanSite:
             tls_key=base64.b64decode(files["tls.key"]),
         )
 
-    async def backup_archive(self) -> bytes:
-        """A tar.gz of the namespace's inputs and CAs (what teardown keeps)."""
+    async def backup_archive(self) -> SiteArchive:
+        """A tar.gz of the namespace's inputs and CAs (what teardown keeps), with the list
+        of files the host had, so the caller can check that the archive holds them all.
+
+        The archive is written to a file first: a ``tar`` that fails ends the script
+        (``set -e``) instead of handing a pipe's partial output on as a backup.
+        """
         out = await self._run(
             f"d={self._nsdir()}",
             '[ -d "$d" ] || exit 0',
             'cd "$d"; set --',
             'for p in input runtime/issuers; do [ -e "$p" ] && set -- "$@" "$p"; done',
-            '[ $# -gt 0 ] && tar -czf - "$@" | base64 -w0',
+            "[ $# -gt 0 ] || exit 0",
+            'find "$@" -type f | sed "s/^/@@file /"',
+            "t=$(mktemp); trap 'rm -f \"$t\"' EXIT",
+            'tar -czf "$t" "$@"',
+            'printf "@@archive "; base64 -w0 < "$t"; echo',
             timeout=READ_TIMEOUT,
         )
-        return base64.b64decode(out.strip()) if out.strip() else b""
+        files = []
+        archive = b""
+        for line in out.splitlines():
+            if line.startswith("@@file "):
+                files.append(line.removeprefix("@@file "))
+            elif line.startswith("@@archive "):
+                archive = base64.b64decode(line.removeprefix("@@archive ").strip())
+        return SiteArchive(archive=archive, files=files)
 
     async def restore_issuer(self, files: dict[str, bytes]) -> str:
         """Give a new namespace the CA of a backup (input/issuers overrides the generated CA).

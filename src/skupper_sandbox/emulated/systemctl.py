@@ -1,6 +1,6 @@
 """Emulated `systemctl --user` (systemd 252 output and exit codes).
 
-Talks to the host's user manager (`systemd.py`) on `$XDG_RUNTIME_DIR/bus`; enable and
+Talks to the host's user manager (the `systemd` package) on `$XDG_RUNTIME_DIR/bus`; enable and
 disable manage the `.wants/` links on disk, as the real one does, then reload the manager.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from skupper_sandbox import hostenv
 
-# The bus and unit-name helpers live here, not in systemd.py, so that this short-lived
+# The bus and unit-name helpers live here, not in the systemd package, so that this short-lived
 # command does not import asyncio (a third of a second on a busy machine).
 BUS_NAME = "bus"
 BUILTIN_SOCKET = "podman.socket"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# What the end-to-end suite needs from the machine, installed when missing: OpenSSH's sshd
+# (the sandbox's OpenSSH hosts), iptables (its faults), curl (the hosts' curl shim) and
+# libwebsockets17 (the one library the real skupper-router in ../shared does not bring).
+# As root it installs them with apt-get; otherwise it names what to install and fails.
+set -euo pipefail
+
+need=()
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || need+=(iptables)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+if [ -d ../shared/skupper-router ] && ! ldconfig -p 2>/dev/null | grep -q 'libwebsockets\.so\.17'; then
+    need+=(libwebsockets17)
+fi
+
+if [ "${#need[@]}" -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "The test suite needs: ${need[*]}. Install them first, e.g.:" >&2
+        echo "  sudo apt-get install -y ${need[*]} && sudo mkdir -p /run/sshd" >&2
+        exit 1
+    fi
+    echo "installing ${need[*]} (needed by the end-to-end suite)" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# OpenSSH's privilege-separation directory; there is no systemd to make it.
+if [ ! -d /run/sshd ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "sshd needs /run/sshd: sudo mkdir -p /run/sshd" >&2
+        exit 1
+    fi
+    mkdir -p /run/sshd
+    chmod 755 /run/sshd
+fi

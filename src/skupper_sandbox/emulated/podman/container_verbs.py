@@ -1,0 +1,282 @@
+"""The verbs acting on containers: create, run, start, stop, restart, kill, wait,
+rm, logs, exec, rename."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+
+from skupper_sandbox import hostenv
+from skupper_sandbox.emulated import containers
+from skupper_sandbox.emulated.containers import Container
+
+from .create import NAME_PATTERN, create_container, parse_env
+from .errors import PodmanError, no_such_container
+from .host import POLL, Host, find, locked, wait_until
+from .lifecycle import remove, signal_group, signal_number, start, stop
+from .options import CREATE_OPTS, Opt, Parsed, parse_options
+from .report import effective_state
+
+
+def verb_create(host: Host, args: list[str]) -> int:
+    parsed = parse_options("create", args, CREATE_OPTS, interspersed=False)
+    c = create_container(host, parsed)
+    print(c.id)
+    return 0
+
+
+def verb_run(host: Host, args: list[str]) -> int:
+    parsed = parse_options("run", args, CREATE_OPTS, interspersed=False)
+    c = create_container(host, parsed)
+    try:
+        start(host, c, keep=not parsed.flag("detach"))
+    except PodmanError:
+        if c.auto_remove:
+            shutil.rmtree(c.dir, ignore_errors=True)
+        raise
+    if parsed.flag("detach"):
+        print(c.id)
+        return 0
+    code = _follow_log(c, from_start=True)
+    if c.auto_remove:
+        shutil.rmtree(c.dir, ignore_errors=True)
+    return code
+
+
+def _follow_log(c: Container, *, from_start: bool) -> int:
+    """Copy the container's output to stdout until it exits; its exit code."""
+    out = sys.stdout.buffer
+    with open(c.log_path, "rb") as log:
+        if not from_start:
+            log.seek(0, os.SEEK_END)
+        while True:
+            current = containers.load(c.dir)
+            chunk = log.read()
+            if chunk:
+                out.write(chunk)
+                out.flush()
+            if current is None or current.status != "running":
+                out.write(log.read())
+                out.flush()
+                return (current.exit_code or 0) if current else 0
+            time.sleep(POLL)
+
+
+def verb_start(host: Host, args: list[str]) -> int:
+    parsed = parse_options(
+        "start", args, (Opt(("-a", "--attach"), "attach"), Opt(("-i", "--interactive"), "i"))
+    )
+    if not parsed.positional:
+        raise PodmanError("start requires at least one argument")
+    for name in parsed.positional:
+        start(host, find(host, name))
+        print(name)
+    return 0
+
+
+STOP_OPTS = (
+    Opt(("-t", "--time", "--timeout"), "time", True),
+    Opt(("-a", "--all"), "all"),
+    Opt(("-i", "--ignore"), "ignore"),
+)
+
+
+def _timeout(parsed: Parsed) -> float:
+    raw = parsed.value("time", "10") or "10"
+    try:
+        return float(raw)
+    except ValueError:
+        raise PodmanError(f'invalid argument "{raw}" for "-t, --time" flag') from None
+
+
+def _targets(host: Host, parsed: Parsed, *, ignore: bool) -> list[tuple[str, Container]]:
+    if parsed.flag("all"):
+        return [(c.name, c) for c in containers.list_all(host.home)]
+    found: list[tuple[str, Container]] = []
+    for name in parsed.positional:
+        c = containers.get(host.home, name)
+        if c is None:
+            if ignore:
+                continue
+            raise no_such_container(name)
+        found.append((name, c))
+    return found
+
+
+def verb_stop(host: Host, args: list[str]) -> int:
+    parsed = parse_options("stop", args, STOP_OPTS)
+    for name, c in _targets(host, parsed, ignore=parsed.flag("ignore")):
+        stop(c, _timeout(parsed))
+        print(name)
+    return 0
+
+
+def verb_restart(host: Host, args: list[str]) -> int:
+    parsed = parse_options("restart", args, STOP_OPTS)
+    for name, c in _targets(host, parsed, ignore=False):
+        stop(c, _timeout(parsed))
+        start(host, c)
+        print(name)
+    return 0
+
+
+def verb_kill(host: Host, args: list[str]) -> int:
+    parsed = parse_options("kill", args, (Opt(("-s", "--signal"), "signal", True),))
+    sig = signal_number(parsed.value("signal", "KILL") or "KILL")
+    for name in parsed.positional:
+        c = find(host, name)
+        if not containers.running(c):
+            raise PodmanError(
+                f"can only kill running containers. {c.id} is in state "
+                f"{effective_state(c)}: container state improper"
+            )
+        signal_group(c, sig)
+        print(name)
+    return 0
+
+
+def verb_wait(host: Host, args: list[str]) -> int:
+    parsed = parse_options(
+        "wait",
+        args,
+        (Opt(("--condition",), "condition", True, True), Opt(("-i", "--interval"), "iv", True)),
+    )
+    conditions = parsed.many("condition") or ["stopped"]
+    for name in parsed.positional:
+        c = find(host, name)
+        latest: list[Container] = [c]
+
+        def reached(c: Container = c, latest: list[Container] = latest) -> bool:
+            now = containers.load(c.dir)
+            if now is None:
+                return True
+            latest[0] = now
+            state = effective_state(now)
+            if "running" in conditions and state == "running":
+                return True
+            return state == "exited" and any(cond in ("stopped", "exited") for cond in conditions)
+
+        while not wait_until(reached, 3600):
+            pass
+        if containers.load(c.dir) is None and latest[0].status == "running":
+            raise no_such_container(name)
+        print(latest[0].exit_code if latest[0].exit_code is not None else -1)
+    return 0
+
+
+def verb_rm(host: Host, args: list[str]) -> int:
+    parsed = parse_options(
+        "rm",
+        args,
+        (
+            Opt(("-f", "--force"), "force"),
+            Opt(("-a", "--all"), "all"),
+            Opt(("-i", "--ignore"), "ignore"),
+            Opt(("-v", "--volumes"), "volumes"),
+            Opt(("-t", "--time"), "time", True),
+            Opt(("--depend",), "depend"),
+        ),
+    )
+    ignore = parsed.flag("ignore")
+    for name in parsed.positional:
+        if containers.get(host.home, name) is None and not ignore:
+            raise PodmanError(f'no container with name or ID "{name}" found: no such container', 1)
+    for name, c in _targets(host, parsed, ignore=True):
+        remove(host, c, force=parsed.flag("force"))
+        print(name if not parsed.flag("all") else c.id)
+    return 0
+
+
+def verb_logs(host: Host, args: list[str]) -> int:
+    parsed = parse_options(
+        "logs",
+        args,
+        (
+            Opt(("--tail", "-n"), "tail", True),
+            Opt(("-f", "--follow"), "follow"),
+            Opt(("-t", "--timestamps"), "timestamps"),
+            Opt(("--since",), "since", True),
+            Opt(("--until",), "until", True),
+            Opt(("--names",), "names"),
+        ),
+    )
+    for name in parsed.positional:
+        c = find(host, name)
+        try:
+            data = c.log_path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        tail = parsed.value("tail")
+        if tail is not None and int(tail) >= 0:
+            lines = data.splitlines(keepends=True)
+            data = b"".join(lines[-int(tail) :]) if int(tail) else b""
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        if parsed.flag("follow") and containers.running(c):
+            _follow_log(c, from_start=False)
+    return 0
+
+
+def verb_exec(host: Host, args: list[str]) -> int:
+    parsed = parse_options(
+        "exec",
+        args,
+        (
+            Opt(("-i", "--interactive"), "interactive"),
+            Opt(("-t", "--tty"), "tty"),
+            Opt(("-d", "--detach"), "detach"),
+            Opt(("-e", "--env"), "env", True, True),
+            Opt(("--env-file",), "env_file", True, True),
+            Opt(("-u", "--user"), "user", True),
+            Opt(("-w", "--workdir"), "workdir", True),
+            Opt(("--privileged",), "privileged"),
+        ),
+        interspersed=False,
+    )
+    if len(parsed.positional) < 2:
+        raise PodmanError("exec requires the name or ID of a container and a command")
+    name, *command = parsed.positional
+    c = find(host, name)
+    if not containers.running(c):
+        raise PodmanError(
+            "can only create exec sessions on running containers: container state improper",
+            255,
+        )
+    from skupper_sandbox.emulated.conmon import container_environment
+
+    env = {**container_environment(c, host.dir), **parse_env(parsed)}
+    executable = command[0] if "/" in command[0] else shutil.which(command[0], path=env["PATH"])
+    if executable is None:
+        raise PodmanError(
+            f"crun: executable file `{command[0]}` not found in $PATH: No such file or "
+            "directory: OCI runtime attempted to invoke a command that was not found",
+            127,
+        )
+    workdir = parsed.value("workdir")
+    cwd = hostenv.container_path(workdir, env) if workdir else c.dir
+    os.chdir(cwd)
+    os.execve(executable, [command[0], *command[1:]], env)
+    return 0  # not reached
+
+
+def verb_rename(host: Host, args: list[str]) -> int:
+    parsed = parse_options("rename", args, ())
+    if len(parsed.positional) != 2:
+        raise PodmanError(f"accepts 2 arg(s), received {len(parsed.positional)}")
+    old, new = parsed.positional
+    c = find(host, old)
+    if not NAME_PATTERN.match(new):
+        raise PodmanError("names must match [a-zA-Z0-9][a-zA-Z0-9_.-]*: invalid argument")
+    with locked(c):
+        target = c.dir.parent / new
+        if target.exists():
+            raise PodmanError(
+                f'renaming container {c.name}: the container name "{new}" is already in use'
+            )
+        os.rename(c.dir, target)
+        c.dir = target
+        c.name = new
+        containers.save_config(c)
+    return 0

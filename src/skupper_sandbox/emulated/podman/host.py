@@ -1,0 +1,64 @@
+"""The sandbox host podman runs on, and the per-container lock and polling helpers."""
+
+from __future__ import annotations
+
+import fcntl
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from skupper_sandbox import hostenv
+from skupper_sandbox.emulated import containers
+from skupper_sandbox.emulated.containers import Container
+
+from .errors import PodmanError, no_such_container
+
+POLL = 0.02
+
+
+@dataclass(frozen=True)
+class Host:
+    info: hostenv.HostInfo
+    home: Path
+
+    @property
+    def dir(self) -> str:
+        return self.info.host_dir
+
+
+def current_host() -> Host:
+    try:
+        info = hostenv.current_host()
+    except hostenv.NotOnSandboxHost as exc:
+        raise PodmanError(str(exc)) from exc
+    return Host(info, info.home)
+
+
+def find(host: Host, name: str) -> Container:
+    found = containers.get(host.home, name)
+    if found is None:
+        raise no_such_container(name)
+    return found
+
+
+@contextmanager
+def locked(c: Container) -> Iterator[None]:
+    """Serialise state changes of one container between concurrent podman commands."""
+    with open(c.dir / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def wait_until(check: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
+        if check():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL)

@@ -1,0 +1,165 @@
+"""What podman reports about a container: status text, `ps` and `inspect` JSON."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from datetime import datetime
+from typing import Any
+
+from skupper_sandbox import hostenv
+from skupper_sandbox.emulated.containers import Container
+
+from .host import Host
+
+
+def age(stamp: str | None) -> float:
+    if not stamp:
+        return 0.0
+    then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return max(0.0, time.time() - then.timestamp())
+
+
+def human_duration(seconds: float) -> str:
+    """Go's units.HumanDuration, as podman prints ages."""
+    s = int(seconds)
+    if s < 1:
+        return "Less than a second"
+    if s == 1:
+        return "1 second"
+    if s < 60:
+        return f"{s} seconds"
+    minutes = s // 60
+    if minutes == 1:
+        return "About a minute"
+    if minutes < 60:
+        return f"{minutes} minutes"
+    hours = minutes // 60
+    if hours == 1:
+        return "About an hour"
+    if hours < 48:
+        return f"{hours} hours"
+    return f"{hours // 24} days"
+
+
+def effective_state(c: Container) -> str:
+    """The state podman reports: what the monitor recorded (`containers.load` already
+    turns a container whose monitor vanished into an exited one)."""
+    return c.status
+
+
+def status_text(c: Container) -> str:
+    state = effective_state(c)
+    if state == "running":
+        return f"Up {human_duration(age(c.started_at))}"
+    if state == "exited":
+        return f"Exited ({c.exit_code}) {human_duration(age(c.finished_at))} ago"
+    return "Created"
+
+
+def _unix(stamp: str | None) -> int:
+    if not stamp:
+        return 0
+    return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
+
+
+def ps_json(c: Container) -> dict[str, Any]:
+    state = effective_state(c)
+    return {
+        "AutoRemove": c.auto_remove,
+        "Command": c.command or None,
+        "Created": _unix(c.created_at),
+        "CreatedAt": c.created_at,
+        "Exited": state == "exited",
+        "ExitedAt": _unix(c.finished_at),
+        "ExitCode": c.exit_code or 0,
+        "Id": c.id,
+        "Image": c.image,
+        "ImageID": images_id(c.image),
+        "IsInfra": False,
+        "Labels": c.labels or None,
+        "Mounts": [inside for inside, _ in c.mounts],
+        "Names": [c.name],
+        "Namespaces": {},
+        "Networks": [],
+        "Pid": c.pid if state == "running" and c.pid else 0,
+        "Pod": "",
+        "PodName": "",
+        "Ports": None,
+        "Restarts": 0,
+        "Size": None,
+        "StartedAt": _unix(c.started_at),
+        "State": state,
+        "Status": status_text(c),
+    }
+
+
+def images_id(image: str) -> str:
+    """A stable image id for a name (there are no image layers to hash)."""
+    return hashlib.sha256(image.encode()).hexdigest()
+
+
+def inspect_json(host: Host, c: Container) -> dict[str, Any]:
+    state = effective_state(c)
+    env = {**hostenv.host_env(host.dir), **c.env}
+    return {
+        "Id": c.id,
+        "Created": c.created_at,
+        "Path": (c.command or ["/bin/sh"])[0],
+        "Args": c.command[1:],
+        "State": {
+            "OciVersion": "1.1.0",
+            "Status": state,
+            "Running": state == "running",
+            "Paused": False,
+            "Restarting": False,
+            "OOMKilled": False,
+            "Dead": False,
+            "Pid": c.pid if state == "running" and c.pid else 0,
+            "ConmonPid": c.conmon_pid or 0,
+            "ExitCode": c.exit_code or 0,
+            "Error": c.start_error or "",
+            "StartedAt": c.started_at or "0001-01-01T00:00:00Z",
+            "FinishedAt": c.finished_at or "0001-01-01T00:00:00Z",
+        },
+        "Image": images_id(c.image),
+        "ImageName": c.image,
+        "Name": c.name,
+        "RestartCount": 0,
+        "Mounts": [
+            {
+                "Type": "bind",
+                "Source": outside,
+                "Destination": inside,
+                "Driver": "",
+                "Mode": "",
+                "Options": ["rbind"],
+                "RW": True,
+                "Propagation": "rprivate",
+            }
+            for inside, outside in c.mounts
+        ],
+        "Config": {
+            "Hostname": c.hostname or c.id[:12],
+            "User": c.user,
+            "Env": [f"{k}={v}" for k, v in env.items()],
+            "Cmd": c.command or None,
+            "Image": c.image,
+            "Labels": c.labels or None,
+            "StopSignal": "SIGTERM",
+            "StopTimeout": 10,
+        },
+        "HostConfig": {
+            "RestartPolicy": {
+                "Name": c.restart_policy.split(":", 1)[0],
+                "MaximumRetryCount": int(c.restart_policy.split(":", 1)[1])
+                if ":" in c.restart_policy
+                else 0,
+            },
+            "Tmpfs": dict(c.tmpfs_options),
+            "NetworkMode": c.network,
+            "AutoRemove": c.auto_remove,
+            "Binds": [f"{outside}:{inside}" for inside, outside in c.mounts],
+        },
+        "NetworkSettings": {"Ports": {}},
+    }

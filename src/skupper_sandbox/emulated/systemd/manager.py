@@ -1,0 +1,183 @@
+"""The user manager: the units of one host and the bus `systemctl --user` talks to."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from skupper_sandbox import hostenv
+from skupper_sandbox.emulated.systemctl import (
+    BUILTIN_SOCKET,
+    BUS_NAME,
+    bind_unix,
+    normalize_unit,
+)
+
+from .unit import JobResult, Unit
+
+
+class Manager:
+    """The user manager: its units and the bus that `systemctl --user` talks to."""
+
+    def __init__(self, host_dir: Path) -> None:
+        self.info = hostenv.load_host_info(host_dir)
+        self.units: dict[str, Unit] = {}
+        self.stopping = asyncio.Event()
+
+    @property
+    def unit_dir(self) -> Path:
+        return self.info.home / ".config" / "systemd" / "user"
+
+    def journal(self, unit: str) -> Any:
+        directory = Path(self.info.host_dir) / "journal"
+        directory.mkdir(exist_ok=True)
+        return open(directory / f"{unit}.log", "ab")  # closed by spawn()
+
+    def unit(self, name: str) -> Unit:
+        """The unit, loaded from disk on first use (and again while it is inactive)."""
+        name = normalize_unit(name)
+        unit = self.units.get(name)
+        if unit is None:
+            unit = Unit(self, name)
+            self.units[name] = unit
+        if unit.active_state == "inactive" and unit.sub_state == "dead":
+            unit.load()
+        return unit
+
+    def daemon_reload(self) -> None:
+        on_disk = (
+            {p.name for p in self.unit_dir.glob("*.service")} if self.unit_dir.is_dir() else set()
+        )
+        for name in on_disk:
+            self.units.setdefault(name, Unit(self, name)).load()
+        for name, unit in list(self.units.items()):
+            if name not in on_disk and name != BUILTIN_SOCKET:
+                if unit.active_state == "inactive":
+                    del self.units[name]
+                else:
+                    unit.load_state = "not-found"
+
+    def list_units(self, include_all: bool) -> list[dict[str, str]]:
+        if self.unit_dir.is_dir():
+            for path in self.unit_dir.glob("*.service"):
+                self.unit(path.name)
+        self.unit(BUILTIN_SOCKET)
+        shown = []
+        for name in sorted(self.units):
+            unit = self.units[name]
+            if include_all or unit.active_state != "inactive":
+                shown.append(
+                    {
+                        "unit": name,
+                        "load": unit.load_state,
+                        "active": unit.active_state,
+                        "sub": unit.sub_state,
+                        "description": (unit.config.description if unit.config else "") or name,
+                    }
+                )
+        return shown
+
+    async def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op", "")
+        names: list[str] = list(request.get("units", []))
+        if op == "daemon-reload":
+            self.daemon_reload()
+            return {"ok": True}
+        if op == "list-units":
+            return {"ok": True, "units": self.list_units(bool(request.get("all")))}
+        if op == "show":
+            return {"ok": True, "units": [self.unit(n).properties() for n in names]}
+        if op == "journal":
+            path = Path(self.info.host_dir) / "journal" / f"{normalize_unit(names[0])}.log"
+            lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+            return {"ok": True, "lines": lines[-int(request.get("lines", 10)) :]}
+        results = []
+        for name in names:
+            unit = self.unit(name)
+            results.append((await self._job(op, unit, request)).to_json())
+        return {"ok": True, "results": results}
+
+    async def _job(self, op: str, unit: Unit, request: dict[str, Any]) -> JobResult:
+        if op == "start":
+            return await unit.start()
+        if op == "stop":
+            return await unit.stop()
+        if op == "restart" or op == "reload-or-restart":
+            if unit.load_state != "loaded":
+                return JobResult("not-found")
+            await unit.stop()
+            unit.load()
+            return await unit.start()
+        if op == "try-restart":
+            if unit.active_state not in ("active", "activating"):
+                return JobResult()
+            await unit.stop()
+            return await unit.start()
+        if op == "kill":
+            return await unit.kill(int(request.get("signal", signal.SIGTERM)))
+        if op == "reset-failed":
+            unit.reset_failed()
+            return JobResult()
+        return JobResult("failed", f"unknown operation {op}")
+
+    async def serve_client(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        try:
+            line = await reader.readline()
+            try:
+                request = json.loads(line)
+                answer = await self.handle(request)
+            except (ValueError, KeyError, TypeError) as exc:
+                answer = {"ok": False, "error": f"bad request: {exc}"}
+            writer.write(json.dumps(answer).encode() + b"\n")
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    async def shutdown(self) -> None:
+        """Kill every running unit's process group (as the manager's end does)."""
+        for unit in self.units.values():
+            if unit.restart_task is not None:
+                unit.restart_task.cancel()
+            if unit.proc is not None:
+                unit.kill_group(unit.proc.pid, signal.SIGTERM)
+        await asyncio.sleep(0.2)
+        for unit in self.units.values():
+            if unit.proc is not None:
+                unit.kill_group(unit.proc.pid, signal.SIGKILL)
+
+    async def run(self) -> None:
+        run_dir = self.info.run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        listener = bind_unix(run_dir / BUS_NAME)
+        server = await asyncio.start_unix_server(self.serve_client, sock=listener)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+        print(
+            f"user manager of {self.info.name} listening on {run_dir / BUS_NAME}", file=sys.stderr
+        )
+        try:
+            await self.stopping.wait()
+        finally:
+            server.close()
+            with contextlib.suppress(FileNotFoundError):
+                (run_dir / BUS_NAME).unlink()
+            await self.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="systemd --user")
+    parser.add_argument("--host-dir", required=True, type=Path)
+    args = parser.parse_args(argv)
+    asyncio.run(Manager(args.host_dir).run())
+    return 0
