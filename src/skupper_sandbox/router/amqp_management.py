@@ -148,7 +148,8 @@ def state(management: Management) -> dict[str, Any]:
     """The router's live state in the shape of the imitation's management answer.
 
     links: the ``connector`` entities of a link role, ``up`` when ``connectionStatus`` is
-    SUCCESS and an opened inter-router connection to its host:port exists, with
+    SUCCESS, an opened inter-router connection to its host:port exists and the peer router's
+    agent has named its site, with
     ``connectionMsg`` as the error; accepted: opened inbound inter-router connections;
     listeners: ``tcpListener`` with ``operStatus == "up"`` as bound; reachable: the mobile
     addresses (``router.address`` ``M<key>``) with a local subscriber (cost 0) or remote ones
@@ -176,6 +177,10 @@ def state(management: Management) -> dict[str, Any]:
         if status == "up" and connection is not None and connection.get("container"):
             with contextlib.suppress(ManagementError):
                 remote = _remote_site(management, str(connection["container"])).get("name")
+            if not remote:
+                # as Skupper's collector: the link counts once its peer's site is known
+                # (the peer's agent answers a second or so after the connection opens)
+                status = "connecting"
         message = str(connector.get("connectionMsg") or "")
         links.append(
             {
