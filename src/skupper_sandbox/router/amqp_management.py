@@ -130,6 +130,8 @@ def _remote_site(management: Management, router_id: str) -> dict[str, Any]:
     """The site metadata of another router in the network, from its own agent (cached: a
     router id changes whenever its site is rendered again)."""
     if router_id not in _site_cache:
+        if len(_site_cache) > 256:  # ids of routers rendered long ago
+            _site_cache.clear()
         routers = management.query("router", ["id", "metadata"], router_id=router_id)
         _site_cache[router_id] = _metadata(routers[0]) if routers else {}
     return _site_cache[router_id]
