@@ -273,3 +273,13 @@ def test_real_router_config_adapts_only_local_addresses_and_mounted_paths(tmp_pa
     assert adapted[0] == config[0]
     default = "listener {\n    host: 0.0.0.0\n    port: amqp\n}\n"
     assert real.adapt_conf(default, host) == default.replace("0.0.0.0", "127.9.0.2")
+
+
+def test_best_route_prefers_a_live_peer_over_a_lost_one() -> None:
+    table = RouteTable()
+    table.learn("lost", {"k": 0}, link_cost=1)
+    table.learn("live", {"k": 2}, link_cost=1)
+
+    assert table.best("k") == Route("lost", 1)
+    assert table.best("k", alive={"live"}) == Route("live", 3)
+    assert table.best("k", alive=set()) == Route("lost", 1)  # a lost router's key, kept a while

@@ -58,9 +58,8 @@ class RouteTable:
         if key in self._local:
             return Route(None, 0)
         if alive is not None:
-            live = self.best(key, excluding=excluding)
             peers = [p for p in self._learned if p in alive and p != excluding]
-            found_live = min(
+            via_live_peer = min(
                 (
                     Route(p, c)
                     for p in sorted(peers)
@@ -69,7 +68,7 @@ class RouteTable:
                 key=lambda r: r.cost,
                 default=None,
             )
-            return found_live or live
+            return via_live_peer or self.best(key, excluding=excluding)
         found: Route | None = None
         for peer in sorted(self._learned):
             if peer == excluding:
