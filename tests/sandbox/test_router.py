@@ -547,7 +547,8 @@ def test_verify_hostname_false_accepts_a_host_not_in_the_sans(routers: Routers) 
 def test_client_certificate_from_another_ca_is_refused(routers: Routers) -> None:
     consumer, provider = routers.site("consumer"), routers.site("provider")
     routers.accept_links(provider)
-    routers.link(consumer, provider, client_ca=certs.new_ca("rogue-ca"))
+    # another CA of the same name, as every site's CA is skupper-site-ca
+    routers.link(consumer, provider, client_ca=certs.new_ca("provider-ca"))
     routers.start(provider, consumer)
 
     link = wait_for(
