@@ -136,9 +136,16 @@ def build_world(
     skupper_versions: dict[str, str] | None = None,
     namespace: str = "default",
     root_hosts: frozenset[str] = frozenset(),
+    router: str | None = None,
 ) -> WorldInfo:
     """Lay out a fresh world in ``root``: world.json, host.json files, keys, shims."""
     from skupper_sandbox import ssh
+    from skupper_sandbox.router import choice
+
+    try:
+        chosen = choice.choose(router)
+    except (ValueError, FileNotFoundError) as exc:
+        raise SandboxError(str(exc)) from exc
 
     layout = WorldLayout(root)
     layout.root.mkdir(parents=True, exist_ok=True)
@@ -154,6 +161,7 @@ def build_world(
         namespace=namespace,
         root_hosts=root_hosts,
     )
+    info.router, info.router_home = chosen.kind, chosen.home
     for path in (layout.ssh_dir, layout.logs_dir, layout.bin_dir, layout.kube_dir):
         path.mkdir(parents=True, exist_ok=True)
     for host in info.hosts:
@@ -203,11 +211,13 @@ def up(
     skupper_versions: dict[str, str] | None = None,
     namespace: str = "default",
     root_hosts: frozenset[str] = frozenset(),
+    router: str | None = None,
 ) -> WorldInfo:
     """Build a world in ``root``, start its daemon and return once it is ready.
 
     ``root_hosts`` name the SSH hosts whose user is root (uid 0, Skupper's rootful layout);
-    the others log in as their non-root user.
+    the others log in as their non-root user. ``router``: real | imitation | auto (None:
+    ``$SKMCP_SANDBOX_ROUTER``, else auto).
     """
     layout = WorldLayout(root)
     if daemon_pid(layout) is not None:
@@ -226,6 +236,7 @@ def up(
             skupper_versions=skupper_versions,
             namespace=namespace,
             root_hosts=root_hosts,
+            router=router,
         )
     except ValueError as exc:
         raise SandboxError(str(exc)) from exc
@@ -489,6 +500,14 @@ def _namespace(value: str) -> str:
     return value
 
 
+def _router_line(info: WorldInfo) -> str:
+    from skupper_sandbox.router import choice
+
+    if info.router == "real" and info.router_home:
+        return choice.RouterChoice("real", info.router_home).describe()
+    return "router imitation (python)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skupper-mcp sandbox", description="Run a simulated Skupper V2 network locally."
@@ -528,6 +547,13 @@ def _parser() -> argparse.ArgumentParser:
         help="log in to host NAME as root (uid 0: Skupper's rootful layout); repeatable. "
         "Other hosts log in as their non-root user",
     )
+    up_p.add_argument(
+        "--router",
+        choices=("auto", "real", "imitation"),
+        default=None,
+        help="the real skrouterd (../shared/skupper-router or $SKMCP_SKUPPER_ROUTER) or the "
+        "Python imitation; auto: the real one when it can run",
+    )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")
     fault_p = verb("fault", "inject or undo a fault on a host")
@@ -559,12 +585,14 @@ def main(argv: list[str]) -> int:
                 skupper_versions=parse_skupper_versions(args.skupper_version),
                 namespace=_namespace(args.namespace),
                 root_hosts=frozenset(args.root_host),
+                router=args.router,
             )
             took = time.monotonic() - started
             print(
                 f"sandbox {info.id} up in {took:.1f}s: {len(info.providers)} providers, "
                 f"sshd {info.sshd}, addresses {info.block}.0/24"
             )
+            print(f"  {_router_line(info)}")
             for host in info.hosts:
                 who = f"  {host.user} (uid {host.uid})" if host.role != "kubernetes" else ""
                 print(f"  {host.name:<14} {host.address}{who}")

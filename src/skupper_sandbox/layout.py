@@ -110,6 +110,9 @@ class WorldInfo(BaseModel):
     model_server_command: str | None = None
     daemon_pid: int | None = None
     namespace: str = "default"  # the Skupper namespace of every podman site
+    # skupper_sandbox.router.choice: "real" (skrouterd in router_home) or "imitation".
+    router: str = "imitation"
+    router_home: str | None = None
 
     def host(self, name: str) -> HostEntry:
         """The host called ``name``; ``KeyError`` names the valid ones."""

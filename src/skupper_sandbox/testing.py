@@ -146,8 +146,10 @@ def running_world(
     skupper_versions: dict[str, str] | None = None,
     namespace: str | None = None,
     root_hosts: tuple[str, ...] = (),
+    router: str | None = None,
 ) -> Iterator[World]:
-    """Start a world in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after."""
+    """Start a world in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after.
+    ``router``: real | imitation (None: the sandbox's own choice)."""
     root = Path(tmp_dir).resolve()
     args = ["up", "--dir", str(root), "--providers", str(providers), "--sshd", sshd]
     for host, version in (skupper_versions or {}).items():
@@ -160,6 +162,8 @@ def running_world(
         args += ["--model-server", model_server]
     for name in root_hosts:
         args += ["--root-host", name]
+    if router:
+        args += ["--router", router]
     try:
         result = sandbox_command(*args)
         if result.returncode != 0:

@@ -6,8 +6,9 @@ sandbox world (``site_states/topology.env``) after: nothing (``fresh``), ``setup
 (``rhel-ai-up``); the link Secrets' data was replaced by placeholders.
 ``record_site_states.py`` records them again: do that whenever the site-state script, the
 emulation or the units change. Each host's fake connector answers the state read with the
-phase the test picks for it, and anything that would change a host raises: a plan only reads. The tests run the engine's real operations with
-``plan=True``, so the scoping rules, skip reasons and model actions are the ones a user gets.
+phase the test picks for it, and anything that would change a host raises: a plan only reads.
+The tests run the engine's real operations with ``plan=True``, so the scoping rules, skip
+reasons and model actions are the ones a user gets.
 """
 
 from __future__ import annotations

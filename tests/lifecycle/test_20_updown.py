@@ -12,6 +12,7 @@ from skupper_sandbox.testing import World
 from .conftest import bound, listener_port
 
 PROVIDERS = ("rhel-ai", "rhtevan-work")
+LISTENER_CLOSE_SECONDS = 75.0
 
 
 async def only_up(engine: Engine, providers: tuple[str, ...]) -> None:
@@ -32,8 +33,13 @@ async def settle(world: World, expected: dict[str, bool]) -> dict[str, bool]:
         found = await listeners(world)
         return found if found == expected else None
 
+    # skrouterd keeps a stopped hub's addresses until remoteLsMaxAgeSeconds (60 s) pass, so
+    # the local tcpListener of a provider taken down alone closes up to a minute later.
     return await eventually(
-        check, timeout=15, every=0.3, what=f"the local listeners to become {expected}"
+        check,
+        timeout=LISTENER_CLOSE_SECONDS,
+        every=0.3,
+        what=f"the local listeners to become {expected}",
     )
 
 

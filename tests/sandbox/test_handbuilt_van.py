@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from polling import wait_for
+from skupper_sandbox.router import choice
 from skupper_sandbox.testing import World, running_world
 
 pytestmark = pytest.mark.sandbox
@@ -34,6 +35,8 @@ HUB_NS, CONSUMER_NS = "hubns", "westns"
 RA, RA_PORTS = "hub-ra", (56671, 46671)
 BAD_RA, BAD_RA_PORTS = "hub-bad-ra", (56672, 46672)
 LISTENER_PORT = 18000
+# skrouterd keeps a stopped hub's addresses until remoteLsMaxAgeSeconds (60 s) pass
+LISTENER_CLOSE_SECONDS = 75.0
 SECRET, LINK, BAD_LINK = "link-to-hub", "link-to-hub", "link-to-hub-wrong-name"
 NS_DIR = "~/.local/share/skupper/namespaces"
 
@@ -138,12 +141,30 @@ def sshd_modes() -> list[Any]:
     ]
 
 
+def router_kinds() -> list[Any]:
+    """The real skrouterd (skipped, with the reason, where it cannot run) and the imitation."""
+    real = choice.choose("auto")
+    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
+    return [pytest.param("real", marks=[] if real.kind == "real" else [skip]), "imitation"]
+
+
+@pytest.fixture(scope="module", params=router_kinds())
+def router_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(scope="module", params=sshd_modes())
-def van(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Van]:
+def van(
+    request: pytest.FixtureRequest, router_kind: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Van]:
     """A world with nothing built on it yet (the hub's model server runs already)."""
     sshd = request.param
     with running_world(
-        tmp_path_factory.mktemp(f"van-{sshd}"), providers=2, sshd=sshd, kubernetes=False
+        tmp_path_factory.mktemp(f"van-{sshd}-{router_kind}"),
+        providers=2,
+        sshd=sshd,
+        kubernetes=False,
+        router=router_kind,
     ) as world:
         yield Van(world, world.addresses[HUB], world.addresses[CONSUMER])
 
@@ -204,8 +225,13 @@ def test_a_hand_built_link_carries_the_model_api(van: Van) -> None:
         what="the Link Ready in `skupper link status`",
     )
     assert status["message"] == "OK"
-    listener = van.ok(CONSUMER, f"skupper listener status model -n {CONSUMER_NS}")
-    assert "true" in listener.splitlines()[1]  # MATCHING-CONNECTOR
+
+    def matched() -> str:
+        listener = van.ok(CONSUMER, f"skupper listener status model -n {CONSUMER_NS}")
+        assert "true" in listener.splitlines()[1], listener  # MATCHING-CONNECTOR
+        return listener
+
+    wait_for("the listener matched in `skupper listener status`", matched)
 
 
 def test_a_crashed_hub_router_comes_back_by_its_restart_policy(van: Van) -> None:
@@ -232,7 +258,11 @@ def test_a_router_killed_with_podman_kill_stays_down_until_started_by_hand(van: 
     assert van.container_state(HUB, router) == "running"
     van.ok(HUB, f"podman kill {router}")
 
-    settle(lambda: port_closed(van.consumer, LISTENER_PORT), what="the local listener to close")
+    settle(
+        lambda: port_closed(van.consumer, LISTENER_PORT),
+        timeout=LISTENER_CLOSE_SECONDS,
+        what="the local listener to close",
+    )
     status = settle(
         lambda: (s := van.link_status(LINK)).get("status") != "Ready" and s,
         what="the Link not Ready",
@@ -294,7 +324,11 @@ def test_start_twice_missing_secret_and_teardown(van: Van) -> None:
 
     out = van.ok(CONSUMER, f"skupper system stop -n {CONSUMER_NS}")
     assert f'Namespace "{CONSUMER_NS}" has been removed' in out
-    settle(lambda: port_closed(van.consumer, LISTENER_PORT), what="the local listener to close")
+    settle(
+        lambda: port_closed(van.consumer, LISTENER_PORT),
+        timeout=LISTENER_CLOSE_SECONDS,
+        what="the local listener to close",
+    )
     # the controller (still installed, polling every second) must not bring it back
     home = van.world.layout.host_dir(CONSUMER) / "home" / NS_DIR.removeprefix("~/")
     end = time.monotonic() + 2.5

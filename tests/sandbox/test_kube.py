@@ -29,6 +29,7 @@ from kubernetes.client.exceptions import ApiException
 
 from polling import wait_for
 from skupper_sandbox import certs, hostenv
+from skupper_sandbox.router import choice
 
 T = TypeVar("T")
 GROUP, VERSION = "skupper.io", "v2alpha1"
@@ -106,8 +107,30 @@ class Cluster:
         return (self.world_dir / "kube.log").read_text(errors="replace")
 
 
+def write_router_choice(world_dir: Path, kind: str) -> None:
+    """``world.json``'s router: which one the router pods (and their controller) run."""
+    chosen = choice.choose(kind)
+    world_dir.mkdir(parents=True, exist_ok=True)
+    (world_dir / "world.json").write_text(
+        json.dumps({"router": chosen.kind, "router_home": chosen.home})
+    )
+
+
+def router_kinds() -> list[Any]:
+    """The real skrouterd (skipped, with the reason, where it cannot run) and the imitation."""
+    real = choice.choose("auto")
+    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
+    return [pytest.param("real", marks=[] if real.kind == "real" else [skip]), "imitation"]
+
+
+@pytest.fixture(params=router_kinds())
+def router_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @contextlib.contextmanager
-def running_cluster(world_dir: Path, address: str) -> Iterator[Cluster]:
+def running_cluster(world_dir: Path, address: str, router: str = "imitation") -> Iterator[Cluster]:
+    write_router_choice(world_dir, router)
     host_dir = write_host(world_dir, "crc", address, "kubernetes")
     log = (world_dir / "kube.log").open("ab")
     process = subprocess.Popen(
@@ -144,9 +167,9 @@ def running_cluster(world_dir: Path, address: str) -> Iterator[Cluster]:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    """A cluster of the test's own (for faults and router pods)."""
-    with running_cluster(tmp_path, next(_addresses)) as running:
+def cluster(tmp_path: Path, router_kind: str) -> Iterator[Cluster]:
+    """A cluster of the test's own (for faults and router pods), on each router."""
+    with running_cluster(tmp_path, next(_addresses), router_kind) as running:
         yield running
 
 
@@ -564,9 +587,10 @@ class Hub:
 
 
 @pytest.fixture
-def hub(tmp_path: Path) -> Iterator[Hub]:
+def hub(tmp_path: Path, router_kind: str) -> Iterator[Hub]:
     """A provider host: a router accepting links on 8000 and a model server on 9000."""
     address = "127.206.0.2"
+    write_router_choice(tmp_path / "hub-world", router_kind)
     host_dir = write_host(tmp_path / "hub-world", "hub", address, "provider")
     ca, ca_key = certs.new_ca("hub-site-ca")
     server_cert, server_key = certs.issue(ca, ca_key, "hub", sans=[address])
@@ -588,9 +612,9 @@ def hub(tmp_path: Path) -> Iterator[Hub]:
             "sslProfile",
             {
                 "name": "hub-profile",
-                "caCertFile": str(profile / "ca.crt"),
-                "certFile": str(profile / "tls.crt"),
-                "privateKeyFile": str(profile / "tls.key"),
+                "caCertFile": "/etc/hub/certs/ca.crt",
+                "certFile": "/etc/hub/certs/tls.crt",
+                "privateKeyFile": "/etc/hub/certs/tls.key",
             },
         ],
         [
@@ -601,6 +625,7 @@ def hub(tmp_path: Path) -> Iterator[Hub]:
                 "host": "0.0.0.0",
                 "port": 8000,
                 "sslProfile": "hub-profile",
+                "saslMechanisms": "EXTERNAL",
                 "authenticatePeer": True,
             },
         ],
@@ -611,11 +636,21 @@ def hub(tmp_path: Path) -> Iterator[Hub]:
     ]
     (host_dir / "skrouterd.json").write_text(json.dumps(config))
     env = hostenv.host_env(host_dir)
+    (host_dir / "tmp").mkdir()
+    container = {
+        # the container's paths: its /tmp is its own, so nothing it reads lies under it
+        "QDROUTERD_CONF": "/etc/hub/skrouterd.json",
+        "QDROUTERD_CONF_TYPE": "json",
+        hostenv.MOUNTS_VAR: json.dumps(
+            [["/etc/hub", str(host_dir)], ["/tmp", str(host_dir / "tmp")]]
+        ),
+    }
+    module = "skupper_sandbox.router.real" if router_kind == "real" else "skupper_sandbox.router"
     log = (host_dir / "processes.log").open("ab")
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "skupper_sandbox.router"],
-            env={**env, "QDROUTERD_CONF": str(host_dir / "skrouterd.json")},
+            [sys.executable, "-m", module],
+            env={**env, **container},
             stdout=log,
             stderr=log,
         ),

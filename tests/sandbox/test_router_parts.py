@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import ssl
 from pathlib import Path
 
@@ -108,19 +109,30 @@ def test_expand_leaves_unknown_variables_as_written() -> None:
     )
 
 
-def test_check_ssl_profiles_refuses_unexpanded_and_missing_files(tmp_path: Path) -> None:
+def test_check_ssl_profiles_names_the_first_file_that_does_not_load(tmp_path: Path) -> None:
+    """skrouterd 3.4.2: caCertFile first, then certFile (which stands for the key too)."""
+    failure = "Failed to configure TLS {} '{}' from sslProfile 'access-profile'"
     unexpanded = parse(json.dumps(CONFIG))
-    with pytest.raises(ConfigError, match="unexpanded"):
+    ca = "${SSL_PROFILE_BASE_PATH}/runtime/certs/access/ca.crt"
+    with pytest.raises(ConfigError, match=re.escape(failure.format("caCertFile", ca))):
         check_ssl_profiles(unexpanded, Path)
 
     expanded = parse(expand(json.dumps(CONFIG), {"SSL_PROFILE_BASE_PATH": str(tmp_path)}))
-    with pytest.raises(ConfigError, match="No such file"):
-        check_ssl_profiles(expanded, Path)
-
     folder = tmp_path / "runtime" / "certs" / "access"
     folder.mkdir(parents=True)
-    for name in ("ca.crt", "tls.crt", "tls.key"):
-        (folder / name).write_text("x")
+    ca_pem, ca_key = certs.new_ca("access-ca")
+    (folder / "ca.crt").write_bytes(ca_pem)
+    with pytest.raises(
+        ConfigError, match=re.escape(failure.format("certFile", folder / "tls.crt"))
+    ):
+        check_ssl_profiles(expanded, Path)
+
+    cert, key = certs.issue(ca_pem, ca_key, "access", sans=["localhost"])
+    (folder / "tls.crt").write_bytes(cert)
+    (folder / "tls.key").write_text("not a key")
+    with pytest.raises(ConfigError, match="certFile"):
+        check_ssl_profiles(expanded, Path)
+    (folder / "tls.key").write_bytes(key)
     check_ssl_profiles(expanded, Path)
 
 
@@ -204,3 +216,70 @@ def test_management_respond_answers_only_query() -> None:
     assert respond(b'{"op": "query"}\n', answer) == {"router": {}}
     assert "error" in respond(b"nonsense\n", answer)
     assert "error" in respond(b'{"op": "delete"}\n', answer)
+
+
+def test_configure_copies_expands_and_reports_like_configure_sh(tmp_path: Path) -> None:
+    from skupper_sandbox import hostenv
+    from skupper_sandbox.router import real
+
+    conf_dir = tmp_path / "config"
+    conf_dir.mkdir()
+    (conf_dir / "skrouterd.json").write_text(
+        '# ${SSL_PROFILE_BASE_PATH} stays in a comment\n"${SSL_PROFILE_BASE_PATH}/a $NOPE/b"\n'
+    )
+    env = {
+        "QDROUTERD_CONF": "/etc/skupper-router/config/skrouterd.json,/etc/missing.json",
+        "SSL_PROFILE_BASE_PATH": "/etc/skupper-router",
+        hostenv.MOUNTS_VAR: json.dumps([["/etc/skupper-router/config", str(conf_dir)]]),
+    }
+
+    text, stdout, stderr = real.configure(env, "/tmp/skrouterd.json", writable=True)
+    assert text == (
+        '# ${SSL_PROFILE_BASE_PATH} stays in a comment\n"/etc/skupper-router/a $NOPE/b"\n'
+    )
+    assert stdout == ["No such file or directory: /etc/missing.json"]
+    assert stderr == []
+
+    text, stdout, stderr = real.configure(env, "/tmp/skrouterd.json", writable=False)
+    assert text is None
+    assert stderr == [
+        "/home/skrouterd/bin/configure.sh: line 38: /tmp/skrouterd.json: Permission denied"
+    ]
+
+
+def test_real_router_config_adapts_only_local_addresses_and_mounted_paths(tmp_path: Path) -> None:
+    from skupper_sandbox import hostenv
+    from skupper_sandbox.router import real
+
+    host = hostenv.HostInfo(
+        "rhel-ai", "127.9.0.2", "root", 0, "provider", "2.1.3", True, "w", str(tmp_path), ""
+    )
+    env = {hostenv.MOUNTS_VAR: json.dumps([["/etc/skupper-router", "/host/ns"]])}
+    config = [
+        ["router", {"id": "r", "mode": "interior"}],
+        ["listener", {"name": "l", "host": "", "port": "55671"}],
+        ["listener", {"name": "m", "host": "127.0.0.1", "port": 5671}],
+        ["connector", {"name": "c", "host": "127.9.0.3", "port": "55671"}],
+        ["tcpListener", {"name": "t", "host": "0.0.0.0", "port": "9000"}],
+        ["tcpConnector", {"name": "u", "host": "localhost", "port": "9000"}],
+        ["sslProfile", {"name": "p", "caCertFile": "/etc/skupper-router/certs/p/ca.crt"}],
+    ]
+
+    adapted = json.loads(real.adapt_json(json.dumps(config), host, env))
+
+    hosts = [attrs.get("host") for _, attrs in adapted[1:6]]
+    assert hosts == ["127.9.0.2", "127.9.0.2", "127.9.0.3", "127.9.0.2", "127.9.0.2"]
+    assert adapted[6][1]["caCertFile"] == "/host/ns/certs/p/ca.crt"
+    assert adapted[0] == config[0]
+    default = "listener {\n    host: 0.0.0.0\n    port: amqp\n}\n"
+    assert real.adapt_conf(default, host) == default.replace("0.0.0.0", "127.9.0.2")
+
+
+def test_best_route_prefers_a_live_peer_over_a_lost_one() -> None:
+    table = RouteTable()
+    table.learn("lost", {"k": 0}, link_cost=1)
+    table.learn("live", {"k": 2}, link_cost=1)
+
+    assert table.best("k") == Route("lost", 1)
+    assert table.best("k", alive={"live"}) == Route("live", 3)
+    assert table.best("k", alive=set()) == Route("lost", 1)  # a lost router's key, kept a while

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Mapping
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import hostenv
+from ..router import query as router_query
 from . import containers
 from .skupper import resources as res
 from .skupper.failure import CliFailure
@@ -26,6 +26,7 @@ from .skupper.paths import NamespacePaths, namespaces
 MANAGEMENT_PORT = 5671
 POLL_SECONDS = 1.0
 NETWORK_STATUS = "skupper-network-status"
+LOCAL_CLIENT_CERT = "skupper-local-client"
 Cond, Status = res.Condition, res.Status
 
 
@@ -38,21 +39,22 @@ def data_home(env: Mapping[str, str]) -> Path:
     return Path(env["HOME"]) / ".local" / "share" / "skupper"
 
 
-def query_router(address: str, port: int = MANAGEMENT_PORT, timeout: float = 1.0) -> Any:
-    """The router's management answer, or None when it does not answer in time."""
-    try:
-        with socket.create_connection((address, port), timeout=timeout) as conn:
-            conn.settimeout(timeout)
-            conn.sendall(b'{"op": "query"}\n')
-            buffer = b""
-            while not buffer.endswith(b"\n"):
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                buffer += chunk
-        return json.loads(buffer)
-    except (OSError, ValueError):
-        return None
+def query_router(
+    address: str,
+    port: int = MANAGEMENT_PORT,
+    timeout: float = 2.0,
+    *,
+    client_cert: Path | None = None,
+    world_dir: str | None = None,
+) -> Any:
+    """The router's management answer, or None when it does not answer in time.
+
+    As the real controller does, over AMQP management with the namespace's
+    ``skupper-local-client`` certificate when the world runs the real router."""
+    world = world_dir or hostenv.current_host().world_dir
+    return router_query.router_state(
+        address, port, world_dir=world, client_cert=client_cert, timeout=timeout
+    )
 
 
 def live_statuses(
@@ -196,7 +198,8 @@ def poll_namespace(
     runtime = [r for r in res.load_dir(paths.runtime_resources) if r.get("kind") != "ConfigMap"]
     container = containers.get(home, paths.router_container)
     router_running = container is not None and containers.running(container)
-    answer = query_router(address) if router_running else None
+    client_cert = paths.certs / LOCAL_CLIENT_CERT
+    answer = query_router(address, client_cert=client_cert) if router_running else None
     if not paths.is_rendered():  # removed by `system stop` meanwhile: write nothing
         return
     for resource in live_statuses(runtime, router_running, answer, sets_running):

@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from skupper_sandbox.hostenv import HostInfo, translate
+from skupper_sandbox.router import choice as router_choice
 
 ROUTER = "quay.io/skupper/skupper-router:*"
 CONTROLLER = "quay.io/skupper/system-controller:*"
@@ -97,10 +98,10 @@ def process_for(
     if command:
         return ImageProcess(list(command), {})
     if fnmatchcase(full, ROUTER):
-        if not host.tmp_writable and "/tmp" not in tmpfs:
-            # As on the seed's rhel-ai: the router cannot write its config copy to /tmp.
-            fail = "echo 'Error: Permission denied: /tmp/skrouterd.json' >&2; exit 1"
-            return ImageProcess(["/bin/sh", "-c", fail], {})
+        # The image's launch.sh: the real skrouterd when the world runs it, else the imitation
+        # (both fall back to the image's default config when /tmp cannot be written).
+        if router_choice.for_world(host.world_dir).kind == "real":
+            return ImageProcess([python, "-m", "skupper_sandbox.router.real"], {})
         return ImageProcess([python, "-m", "skupper_sandbox.router"], {})
     if fnmatchcase(full, CONTROLLER):
         return ImageProcess([python, "-m", "skupper_sandbox.emulated.controller"], {})

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from skupper_sandbox import hostenv
 from skupper_sandbox.kube import resources, status
 from skupper_sandbox.kube.management import query_router
 from skupper_sandbox.kube.pods import ROUTER_IMAGE, RouterPod, new_pod_name
@@ -66,6 +67,7 @@ class Controller:
         self.pods: dict[str, RouterPod] = {}
         self._pods_dir = kube_dir / "pods"
         self._host_dir = host_dir
+        self._world_dir = hostenv.load_host_info(host_dir).world_dir
         self._address = address
         self._interval = interval
         self._wake = asyncio.Event()
@@ -146,7 +148,11 @@ class Controller:
             await pod.restart(now())
         elif not pod.running and self._backoff_over(pod):
             await pod.restart(now())
-        answer = await query_router(self._address, MANAGEMENT_PORT) if pod.running else None
+        answer = (
+            await query_router(self._address, MANAGEMENT_PORT, world_dir=self._world_dir)
+            if pod.running
+            else None
+        )
         pod.answering = answer is not None
         self._update_pod_status(pod)
         self._update_site(site, pod, answer)

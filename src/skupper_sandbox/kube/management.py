@@ -1,28 +1,17 @@
-"""Ask a router for its live state over its management listener (one JSON line each way)."""
+"""Ask a router pod for its live state: AMQP management on the real router, one JSON line
+on the imitation (``skupper_sandbox.router.query``)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
+from pathlib import Path
 from typing import Any
 
+from skupper_sandbox.router.query import router_state_async
 
-async def query_router(host: str, port: int, timeout: float = 1.0) -> dict[str, Any] | None:
-    """The router's answer to ``{"op": "query"}``, or None when it does not answer."""
-    writer: asyncio.StreamWriter | None = None
-    try:
-        async with asyncio.timeout(timeout):
-            reader, writer = await asyncio.open_connection(host, port)
-            writer.write(b'{"op": "query"}\n')
-            await writer.drain()
-            line = await reader.readline()
-        answer = json.loads(line)
-        return answer if isinstance(answer, dict) else None
-    except (OSError, TimeoutError, ValueError):
-        return None
-    finally:
-        if writer is not None:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+
+async def query_router(
+    host: str, port: int, timeout: float = 2.0, *, world_dir: str | Path
+) -> dict[str, Any] | None:
+    """The router's state, or None when it does not answer. The pod's management listener
+    is plain AMQP (the kube-adaptor's own), so no client certificate."""
+    return await router_state_async(host, port, world_dir=world_dir, timeout=timeout)

@@ -23,10 +23,12 @@ from typing import Any
 
 from skupper_sandbox import hostenv
 from skupper_sandbox.kube.routerconfig import CERTS_MOUNT, CONFIG_MOUNT, profile_name
+from skupper_sandbox.router import choice
 
 log = logging.getLogger(__name__)
 
-ROUTER_MODULE = "skupper_sandbox.router"
+ROUTER_MODULE = "skupper_sandbox.router"  # the imitation
+REAL_ROUTER_MODULE = "skupper_sandbox.router.real"  # skrouterd through the image's launch.sh
 ROUTER_IMAGE = "quay.io/skupper/skupper-router:3.4.2"
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _TLS_KEYS = ("ca.crt", "tls.crt", "tls.key")
@@ -137,6 +139,10 @@ class RouterPod:
         )
         return env
 
+    def _module(self) -> str:
+        world_dir = hostenv.load_host_info(self.host_dir).world_dir
+        return REAL_ROUTER_MODULE if choice.for_world(world_dir).kind == "real" else ROUTER_MODULE
+
     async def start(self, started_at: str) -> None:
         """Start the router process (the container) of this pod."""
         self._stopping = False
@@ -144,7 +150,7 @@ class RouterPod:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                ROUTER_MODULE,
+                self._module(),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=log_file,

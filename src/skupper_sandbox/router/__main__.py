@@ -1,34 +1,43 @@
-"""``python -m skupper_sandbox.router``: the router container's process.
+"""``python -m skupper_sandbox.router``: the router container's process on the imitation.
 
-Like the real image's launch.sh it first copies ``$QDROUTERD_CONF`` to ``/tmp/skrouterd.json``
-(expanding environment variables), which fails on a host whose ``/tmp`` is not writable in
-containers unless the container has a tmpfs there.
+It follows the image's ``launch.sh``/``configure.sh`` as ``router.real`` does: the config
+named by ``$QDROUTERD_CONF`` is copied to ``/tmp/skrouterd.json`` with its variables
+expanded; when ``/tmp`` cannot be written (a host whose ``tmp_writable`` is false, without
+``--tmpfs /tmp``) ``configure.sh``'s error is printed and the router starts on the image's
+default config instead: standalone, one listener on the ``amqp`` port, no links, no
+tcpListeners. It keeps running, as the real container does.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import ssl
+import signal
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.router.config import RouterConfig, check_ssl_profiles, expand, parse
+from skupper_sandbox.router import real
+from skupper_sandbox.router.config import (
+    Listener,
+    RouterConfig,
+    RouterIdentity,
+    check_ssl_profiles,
+    parse,
+)
 from skupper_sandbox.router.node import Router
-from skupper_sandbox.router.tls import client_context
 
 from ..errors import RouterConfigError
 
-DEFAULT_CONF = "/etc/skupper-router/config/skrouterd.json"
 COPY_PATH = "/tmp/skrouterd.json"
+AMQP_PORT = 5672
 
 
 class _RouterLogFormat(logging.Formatter):
-    """skrouterd's line shape: ``2025-01-02 03:04:05.678901 +0000 ROUTER (info) message``."""
+    """skrouterd's line shape: ``2025-01-02 03:04:05.678901 +0000 SERVER (info) message``."""
 
     def format(self, record: logging.LogRecord) -> str:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(record.created))
@@ -36,11 +45,13 @@ class _RouterLogFormat(logging.Formatter):
         level = {"WARNING": "warning", "ERROR": "error", "CRITICAL": "critical"}.get(
             record.levelname, "info"
         )
-        return f"{stamp}.{micros:06d} +0000 ROUTER ({level}) {record.getMessage()}"
+        module = getattr(record, "skmodule", "ROUTER")
+        return f"{stamp}.{micros:06d} +0000 {module} ({level}) {record.getMessage()}"
 
 
 def _configure_logging() -> logging.Logger:
-    handler = logging.StreamHandler(sys.stdout)
+    # skrouterd logs to stderr
+    handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_RouterLogFormat())
     logger = logging.getLogger("skupper_sandbox.router")
     logger.addHandler(handler)
@@ -49,20 +60,23 @@ def _configure_logging() -> logging.Logger:
     return logger
 
 
-def _tmp_is_writable(host: hostenv.HostInfo) -> bool:
-    if host.tmp_writable:
-        return True
-    tmpfs = json.loads(os.environ.get(hostenv.TMPFS_VAR, "[]"))
-    return any(str(entry).split(":", 1)[0].rstrip("/") == "/tmp" for entry in tmpfs)
+def standalone(host: hostenv.HostInfo) -> RouterConfig:
+    """The image's default config: standalone, one listener on 0.0.0.0:amqp (here the
+    host's address), nothing else."""
+    identity = RouterIdentity(f"Standalone_{uuid.uuid4().hex[:20]}", "standalone", "", "")
+    amqp = Listener("amqp", "normal", host.address, AMQP_PORT, None, False)
+    return RouterConfig(identity, listeners=[amqp])
 
 
-def _load_ssl_profiles(config: RouterConfig) -> None:
-    """Refuse to start, as skrouterd does, when a profile's PEM files do not load."""
-    for profile in config.ssl_profiles.values():
-        try:
-            client_context(profile, hostenv.container_path)
-        except (ssl.SSLError, OSError) as exc:
-            raise RouterConfigError(f"sslProfile {profile.name!r} cannot be loaded: {exc}") from exc
+def _stop_on_sigterm(log: logging.Logger) -> None:
+    """skrouterd shuts down on SIGTERM and exits 0."""
+
+    def stop(signum: int, frame: object) -> None:
+        log.info("Shut Down", extra={"skmodule": "SERVER"})
+        sys.stderr.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def main() -> int:
@@ -72,28 +86,34 @@ def main() -> int:
     except (hostenv.NotOnSandboxHost, OSError) as exc:
         print(f"router: {exc}", file=sys.stderr)
         return 1
-    if not _tmp_is_writable(host):
-        print(f"cp: cannot create regular file '{COPY_PATH}': Permission denied", file=sys.stderr)
-        return 1
-    conf = os.environ.get("QDROUTERD_CONF", DEFAULT_CONF)
-    try:
-        text = expand(hostenv.container_path(conf).read_text())
-    except OSError as exc:
-        print(f"cp: cannot stat '{conf}': {exc.strerror}", file=sys.stderr)
-        return 1
+    env = dict(os.environ)
+    writable = real.tmp_writable(host, env)
+    env["QDROUTERD_CONF_TYPE"] = env.get("QDROUTERD_CONF_TYPE") or "conf"
+    text, stdout, stderr = real.configure(env, COPY_PATH, writable)
+    for line in stdout:
+        print(line, flush=True)
+    for line in stderr:
+        print(line, file=sys.stderr, flush=True)
+    _stop_on_sigterm(log)
+    if text is None:
+        config = standalone(host)
+        log.info("Router started in Standalone mode")
+        log.info("Version: 3.4.2 (imitation)")
+        asyncio.run(Router(config, host).run())
+        return 0
     copy = hostenv.container_path(COPY_PATH)
-    if copy != Path(COPY_PATH):  # only inside a container's own /tmp, never the machine's
+    if copy != Path(COPY_PATH):  # only inside a container's own /tmp
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_text(text)
     try:
         config = parse(text, source=COPY_PATH)
         check_ssl_profiles(config, hostenv.container_path)
-        _load_ssl_profiles(config)
     except RouterConfigError as exc:
         log.critical("Router start-up failed: %s", exc)
-        print(f"Router start-up failed: {exc}", file=sys.stderr)
         return 1
-    log.info("Router %s (site %s) starting", config.router.id, config.router.site_name)
+    mode = config.router.mode.capitalize()
+    log.info("Router started in %s mode, area=0 id=%s", mode, config.router.id)
+    log.info("Version: 3.4.2 (imitation)")
     asyncio.run(Router(config, host).run())
     return 0
 

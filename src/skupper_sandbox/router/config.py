@@ -28,6 +28,8 @@ class RouterIdentity:
     mode: str
     site_name: str
     site_id: str
+    # how long a lost router's link state (and the addresses behind it) is kept
+    remote_ls_max_age: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -151,18 +153,38 @@ def parse(text: str, source: str = "skrouterd.json") -> RouterConfig:
 
 
 def check_ssl_profiles(config: RouterConfig, resolve: Callable[[str], Path]) -> None:
-    """Raise ``RouterConfigError`` when a profile's file is unexpanded or cannot be read."""
-    for profile in config.ssl_profiles.values():
-        for attribute, path in profile.files().items():
-            if "${" in path or path.startswith("$"):
+    """Refuse, as skrouterd 3.4.2 does, a profile a listener or connector uses whose PEM files
+    do not load: only the first bad file is named, and the certificate names a bad key too
+    (skrouterd loads them as one chain). A profile nothing uses is never loaded."""
+    used = [item.ssl_profile for item in config.listeners]
+    used += [item.ssl_profile for item in config.connectors]
+    for name in dict.fromkeys(n for n in used if n):
+        profile = config.ssl_profiles.get(name)
+        if profile is None:
+            continue
+        for attribute, path in (
+            ("caCertFile", profile.ca_cert_file),
+            ("certFile", profile.cert_file),
+        ):
+            if not _pem_loads(profile, attribute, resolve):
                 raise RouterConfigError(
-                    f"sslProfile {profile.name!r}: {attribute} {path!r} holds an unexpanded"
-                    " variable (is SSL_PROFILE_BASE_PATH set?)"
+                    "Python: CError: Configuration: Failed to configure TLS"
+                    f" {attribute} '{resolve(path)}' from sslProfile '{profile.name}'"
                 )
-            if not resolve(path).is_file():
-                raise RouterConfigError(
-                    f"sslProfile {profile.name!r}: {attribute} {path!r}: No such file or directory"
-                )
+
+
+def _pem_loads(profile: SslProfile, attribute: str, resolve: Callable[[str], Path]) -> bool:
+    import ssl
+
+    try:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        if attribute == "caCertFile":
+            context.load_verify_locations(cafile=resolve(profile.ca_cert_file))
+        else:
+            context.load_cert_chain(resolve(profile.cert_file), resolve(profile.private_key_file))
+    except (ssl.SSLError, OSError):
+        return False
+    return True
 
 
 def _str(attrs: Mapping[str, Any], key: str, default: str = "") -> str:
@@ -199,7 +221,15 @@ def _router(attrs: Mapping[str, Any]) -> RouterIdentity:
         mode=_str(attrs, "mode", "interior"),
         site_name=str(metadata.get("name") or router_id),
         site_id=str(metadata.get("id") or ""),
+        remote_ls_max_age=_float(attrs, "remoteLsMaxAgeSeconds", 60.0),
     )
+
+
+def _float(attrs: Mapping[str, Any], key: str, default: float) -> float:
+    try:
+        return float(attrs.get(key, default))
+    except (TypeError, ValueError):
+        return default
 
 
 def _ssl_profile(attrs: Mapping[str, Any]) -> SslProfile:

@@ -26,9 +26,34 @@ from skupper_sandbox.router.protocol import (
 )
 from skupper_sandbox.router.routing import MAX_COST, RouteTable
 from skupper_sandbox.router.streams import Relay, StreamHandler, StreamKey, TcpBridge, pipe
-from skupper_sandbox.router.tls import check_hostname, client_context, server_context
+from skupper_sandbox.router.tls import (
+    HostnameMismatch,
+    check_hostname,
+    client_context,
+    server_context,
+)
 
 log = logging.getLogger("skupper_sandbox.router")
+
+# skrouterd logs per module (``<stamp> SERVER (error) ...``); the formatter prints this one.
+SERVER, CONN_MGR, TCP_ADAPTOR = ({"skmodule": m} for m in ("SERVER", "CONN_MGR", "TCP_ADAPTOR"))
+# The texts skrouterd 3.4.2 gives for the failures the sandbox meets (its README's facts).
+VERIFY_FAILED = (
+    "amqp:connection:framing-error SSL Failure: error:0A000086:SSL routines::"
+    "certificate verify failed"
+)
+HANDSHAKE_FAILURE = (
+    "amqp:connection:framing-error SSL Failure: error:0A000410:SSL routines::"
+    "sslv3 alert handshake failure"
+)
+DECRYPT_ERROR = (
+    "amqp:connection:framing-error SSL Failure: error:0A00041B:SSL routines::"
+    "tlsv1 alert decrypt error"
+)
+INVALID_PADDING = (
+    "amqp:connection:framing-error SSL Failure: error:0200008A:rsa routines::invalid padding"
+)
+BACKLOG = 4096
 
 LINK_ROLES = {"inter-router", "edge"}
 TICK_SECONDS = 1.0
@@ -44,7 +69,7 @@ class LinkStatus:
     name: str
     host: str
     port: int
-    status: str = "connecting"  # connecting | up | down
+    status: str = "connecting"  # connecting | up (skrouterd: CONNECTING | SUCCESS)
     error: str | None = None
     remote_site: str | None = None
 
@@ -72,6 +97,8 @@ class Router:
         self._servers: dict[str, asyncio.Server] = {}  # "listener/<name>" or "tcp/<name>"
         self._bind_errors: dict[str, str] = {}
         self._accepted_count = 0
+        self._connection_count = 0  # skrouterd's [C<n>] connection ids
+        self._lost_at: dict[str, float] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener_lock = asyncio.Lock()
 
@@ -145,13 +172,28 @@ class Router:
             self._note_bind_error(name, f"cannot listen on {address}:{port}: {exc.strerror}")
             return False
         self._bind_errors.pop(name, None)
-        log.info("Listening on %s:%s (%s)", address, port, name)
+        if name.startswith("tcp/"):
+            log.info(
+                "Listener %s: listening for client connections on %s:%s with backlog %d",
+                name[4:],
+                address,
+                port,
+                BACKLOG,
+                extra=TCP_ADAPTOR,
+            )
+        else:
+            shown = "amqp" if port == 5672 else port  # the image's default config says "amqp"
+            log.info("Listening on %s:%s", address, shown, extra=SERVER)
         return True
+
+    def _connection_id(self) -> str:
+        self._connection_count += 1
+        return f"C{self._connection_count}"
 
     def _note_bind_error(self, name: str, message: str) -> None:
         if self._bind_errors.get(name) != message:
             self._bind_errors[name] = message
-            log.error("Listener %s: %s", name, message)
+            log.error("Listener %s: %s", name, message, extra=SERVER)
 
     # --- links ---------------------------------------------------------------------------
 
@@ -162,31 +204,27 @@ class Router:
             try:
                 link = await self._dial(connector)
             except Exception as exc:  # any failure is a failed attempt; never stop dialling
-                reason = _describe(exc)
-                if status.error != reason or status.status != "down":
-                    log.warning(
-                        "Link %s to %s:%s failed: %s",
-                        connector.name,
-                        connector.host,
-                        connector.port,
-                        reason,
-                    )
-                status.status, status.error = "down", reason
+                # skrouterd: the connector stays CONNECTING, its connectionMsg the last failure
+                reason = _dial_failure(exc, connector)
+                log.error("[%s] %s", self._connection_id(), reason, extra=SERVER)
+                status.status, status.error = "connecting", reason
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
                 continue
             delay = RETRY_FIRST
             status.status, status.error, status.remote_site = "up", None, link.peer.site
             log.info(
-                "Link %s up to %s:%s (site %s)",
-                connector.name,
+                "[%s] Connection to %s:%s (inter-router) opened, peer %s",
+                self._connection_id(),
                 connector.host,
                 connector.port,
-                link.peer.site,
+                link.peer.router_id,
+                extra=SERVER,
             )
             reason = await self._run_link(link)
-            status.status, status.error = "down", reason
-            log.warning("Link %s down: %s", connector.name, reason)
+            status.status = "connecting"
+            status.error = f"Connection to {connector.host}:{connector.port} failed: {reason}"
+            log.error("%s", status.error, extra=SERVER)
             await asyncio.sleep(0.1)
 
     async def _dial(self, connector: Connector) -> LinkSession:
@@ -234,8 +272,14 @@ class Router:
             peer, cost = await self._read_hello(reader)
             writer.write(json_frame(FrameType.HELLO, self._hello(cost)).encode())
         except (OSError, ssl.SSLError, ProtocolError, TimeoutError) as exc:
-            log.warning(
-                "Refused link from %s on %s: %s", _peer(peer_address), listener.name, _describe(exc)
+            log.error(
+                "[%s] Connection from %s (to %s:%s) failed: %s",
+                self._connection_id(),
+                _peer(peer_address),
+                translate(listener.host, self.host),
+                listener.port,
+                _accept_failure(exc),
+                extra=SERVER,
             )
             writer.transport.abort()
             return
@@ -249,12 +293,26 @@ class Router:
             dialled=False,
         )
         self.accepted[link.name] = (listener.name, peer.site)
-        log.info("Link accepted on %s from site %s (%s)", listener.name, peer.site, peer.router_id)
+        log.info(
+            "[%s] Accepted connection to %s:%s from %s (inter-router, site %s)",
+            self._connection_id(),
+            translate(listener.host, self.host),
+            listener.port,
+            _peer(peer_address),
+            peer.site,
+            extra=SERVER,
+        )
         try:
             reason = await self._run_link(link)
         finally:
             self.accepted.pop(link.name, None)
-        log.warning("Accepted link from site %s on %s closed: %s", peer.site, listener.name, reason)
+        log.info(
+            "Connection from site %s on %s closed: %s",
+            peer.site,
+            listener.name,
+            reason,
+            extra=SERVER,
+        )
 
     def _hello(self, cost: int) -> dict[str, Any]:
         identity = self.config.router
@@ -303,10 +361,20 @@ class Router:
             for key, handler in list(self._streams.items()):
                 if key[0] is link:
                     handler.link_lost(link)
-            changed = self.keys.forget(link.name) | self.sites.forget(link.name)
-            if changed:
-                await self._routes_changed()
+            # skrouterd keeps a lost router's link state, and so the addresses behind it
+            # (a remote tcpListener stays bound), until remoteLsMaxAgeSeconds pass.
+            lost_at = time.monotonic()
+            self._lost_at[link.name] = lost_at
+            self._spawn(self._expire_routes(link.name, lost_at))
         return reason
+
+    async def _expire_routes(self, name: str, lost_at: float) -> None:
+        await asyncio.sleep(self.config.router.remote_ls_max_age)
+        if name in self.links or self._lost_at.get(name) != lost_at:
+            return  # the link is back (or was lost again later)
+        self._lost_at.pop(name, None)
+        if self.keys.forget(name) | self.sites.forget(name):
+            await self._routes_changed()
 
     def _expire_idle_links(self) -> None:
         now = time.monotonic()
@@ -356,10 +424,13 @@ class Router:
         body = frame.json()
         address = str(body.get("address", ""))
         ttl = body.get("ttl", 0)
-        route = self.keys.best(address, excluding=link.name)
+        route = self.keys.best(address, excluding=link.name, alive=self.links)
         if route is None or not isinstance(ttl, int) or ttl <= 0:
             reason = f"no route to {address}".encode()
             await link.send(Frame(FrameType.CLOSE, frame.stream, reason))
+            return
+        if route.via is not None and route.via not in self.links:
+            await link.send(Frame(FrameType.CLOSE, frame.stream, f"{address} is gone".encode()))
             return
         if route.via is None:
             bridge = TcpBridge(link, frame.stream, self._forget_stream)
@@ -381,7 +452,7 @@ class Router:
         try:
             reader, writer = await self._dial_target(address)
         except OSError as exc:
-            log.warning("tcpConnector for %s: %s", address, _describe(exc))
+            log.error("tcpConnector for %s: %s", address, _describe(exc), extra=TCP_ADAPTOR)
             bridge.abort(notify_peer=True, reason=_describe(exc))
             return
         bridge.attach(reader, writer)
@@ -417,19 +488,22 @@ class Router:
                 ) -> Awaitable[None]:
                     return self._accept_tcp(endpoint, r, w)
 
-                if await self._bind(key, endpoint.host, endpoint.port, accept):
-                    log.info(
-                        "tcpListener %s bound: %s is reachable", endpoint.name, endpoint.address
-                    )
+                await self._bind(key, endpoint.host, endpoint.port, accept)
             elif not reachable and server is not None:
                 server.close()
                 del self._servers[key]
-                log.info("tcpListener %s unbound: no route to %s", endpoint.name, endpoint.address)
+                log.info(
+                    "Listener %s: stopped listening for client connections on %s:%s",
+                    endpoint.name,
+                    translate(endpoint.host, self.host),
+                    endpoint.port,
+                    extra=TCP_ADAPTOR,
+                )
 
     async def _accept_tcp(
         self, endpoint: TcpEndpoint, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        route = self.keys.best(endpoint.address)
+        route = self.keys.best(endpoint.address, alive=self.links)
         if route is None:
             writer.transport.abort()
             return
@@ -441,7 +515,10 @@ class Router:
                 return
             await pipe((reader, writer), target)
             return
-        link = self.links[route.via]
+        link = self.links.get(route.via)
+        if link is None:  # a lost router's address, not yet expired: nothing answers
+            writer.transport.abort()
+            return
         bridge = TcpBridge(link, link.new_stream_id(), self._forget_stream)
         self._streams[bridge.key] = bridge
         opening = {"address": endpoint.address, "ttl": MAX_COST}
@@ -516,6 +593,32 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.errno:
         return os.strerror(exc.errno)  # asyncio's strerror is "Connect call failed (...)"
     return str(exc) or type(exc).__name__
+
+
+def _dial_failure(exc: BaseException, connector: Connector) -> str:
+    """skrouterd's ``connectionMsg`` for a failed dial (client side)."""
+    where = f"{connector.host}:{connector.port}"
+    if isinstance(exc, HostnameMismatch | ssl.SSLCertVerificationError):
+        detail = VERIFY_FAILED
+    elif isinstance(exc, ssl.SSLError | ConnectionResetError):
+        # the hub refused this router's client certificate (another site's CA)
+        detail = DECRYPT_ERROR
+    elif isinstance(exc, ConnectionRefusedError):
+        detail = f"proton:io Connection refused - disconnected {where}"
+    elif isinstance(exc, TimeoutError):
+        detail = f"proton:io Connection timed out - disconnected {where}"
+    else:
+        detail = f"proton:io {_describe(exc)} - disconnected {where}"
+    return f"Connection to {where} failed: {detail}"
+
+
+def _accept_failure(exc: BaseException) -> str:
+    """skrouterd's text for an inbound link that failed (server side)."""
+    if isinstance(exc, ssl.SSLCertVerificationError) or (
+        isinstance(exc, ssl.SSLError) and "CERTIFICATE_VERIFY_FAILED" in str(exc)
+    ):
+        return INVALID_PADDING  # a client certificate from another site's CA
+    return HANDSHAKE_FAILURE  # the client gave up on our certificate (name not in its SANs)
 
 
 def _peer(address: Any) -> str:

@@ -6,6 +6,7 @@ costs already include nothing of the link itself, so ``learn`` adds the link's c
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 MAX_COST = 16
@@ -49,10 +50,25 @@ class RouteTable:
         """Drop every route through a peer whose link closed; True when it had any."""
         return bool(self._learned.pop(peer, None))
 
-    def best(self, key: str, *, excluding: str | None = None) -> Route | None:
-        """The cheapest route to ``key`` (ties broken by peer name), optionally not via a peer."""
+    def best(
+        self, key: str, *, excluding: str | None = None, alive: Collection[str] | None = None
+    ) -> Route | None:
+        """The cheapest route to ``key`` (ties broken by peer name), optionally not via a peer;
+        with ``alive``, a route via a live peer wins over one learned from a lost peer."""
         if key in self._local:
             return Route(None, 0)
+        if alive is not None:
+            peers = [p for p in self._learned if p in alive and p != excluding]
+            via_live_peer = min(
+                (
+                    Route(p, c)
+                    for p in sorted(peers)
+                    if (c := self._learned[p].get(key)) is not None
+                ),
+                key=lambda r: r.cost,
+                default=None,
+            )
+            return via_live_peer or self.best(key, excluding=excluding)
         found: Route | None = None
         for peer in sorted(self._learned):
             if peer == excluding:

@@ -218,7 +218,9 @@ def router_config(state: SiteState, site_id: str, cli_version: str) -> list[list
         if endpoint is None:
             continue  # no endpoint for this site's mode: nothing is configured
         secret = link_secret(link)
-        config.append(_ssl_profile(f"{secret}-profile", f"{secret}-profile"))
+        profile = _ssl_profile(f"{secret}-profile", f"{secret}-profile")
+        if profile not in config:  # Links sharing a Secret share one profile: skrouterd
+            config.append(profile)  # refuses a duplicate name and does not start
         config.append(
             [
                 "connector",
