@@ -40,6 +40,7 @@ from mcp import Client, StdioServerParameters
 
 from skupper_mcp.engine.lock import lock_path
 from skupper_mcp.topology import Topology, load_topology
+from skupper_sandbox import hostenv
 from skupper_sandbox.testing import World, running_world
 
 #: A remote command of the product carries this marker (see connectors/ssh.py).
@@ -249,7 +250,7 @@ class Matrix:
                 os.close(fd)
         deadline = time.monotonic() + 3
         while True:
-            left = list(remote_commands())
+            left = list(remote_commands(self.world.info.id))
             if not left:
                 return None
             if time.monotonic() >= deadline:
@@ -281,13 +282,17 @@ class Matrix:
             print(f"  - {violation}")
 
 
-def remote_commands() -> Iterator[int]:
-    """Pids of the product's remote shells still alive on this machine."""
+def remote_commands(world_id: str) -> Iterator[int]:
+    """Pids of the product's remote shells still alive on this world's hosts (other worlds,
+    a test suite's say, may run on the same machine: their shells are not ours to count)."""
+    ours = f"{hostenv.WORLD_ID_VAR}={world_id}".encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if REMOTE_MARKER in (entry / "cmdline").read_bytes():
+            if REMOTE_MARKER not in (entry / "cmdline").read_bytes():
+                continue
+            if ours in (entry / "environ").read_bytes().split(b"\0"):
                 yield int(entry.name)
         except OSError:
             continue

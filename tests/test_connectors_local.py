@@ -11,6 +11,7 @@ import pytest
 
 from polling import eventually
 from skupper_mcp.connectors.local import LocalConnector
+from skupper_mcp.connectors.shell import script
 from skupper_mcp.errors import CommandError, CommandTimeout
 
 
@@ -42,6 +43,18 @@ async def test_check_raises_command_error_with_the_stderr_tail() -> None:
     error = raised.value
     assert (error.host, error.exit_status, error.stderr) == ("here", 7, "boom\n")
     assert "exit 7" in str(error) and "boom" in str(error)
+
+
+async def test_a_failed_script_is_named_by_its_own_lines_not_the_prelude() -> None:
+    command = script("set -e", "true", "echo broke >&2; exit 4")
+    with pytest.raises(CommandError) as caught:
+        await LocalConnector().run(command, check=True)
+    message = str(caught.value)
+    assert "(exit 4): true; echo broke >&2; exit 4: broke" in message
+    assert "SKMCP_DATA" not in message and "XDG_RUNTIME_DIR" not in message
+    with pytest.raises(CommandTimeout) as timed_out:
+        await LocalConnector().run(script("sleep 5"), timeout=0.2)
+    assert str(timed_out.value).endswith("after 0.2s: sleep 5")
 
 
 async def test_stdin_is_fed_to_the_command() -> None:

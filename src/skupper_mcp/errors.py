@@ -66,7 +66,14 @@ class CommandError(SkupperMcpError):
     """A command exited non-zero."""
 
     def __init__(
-        self, host: str, command: str, exit_status: int | None, stderr: str, stdout: str = ""
+        self,
+        host: str,
+        command: str,
+        exit_status: int | None,
+        stderr: str,
+        stdout: str = "",
+        *,
+        summary: str | None = None,
     ) -> None:
         self.host = host
         self.command = command
@@ -74,7 +81,7 @@ class CommandError(SkupperMcpError):
         self.stderr = stderr
         self.stdout = stdout
         tail = stderr_tail(failure_text(stderr, stdout))
-        summary = command if len(command) <= 80 else command[:77] + "..."
+        summary = summary or _cut(command)
         detail = f": {tail}" if tail else ""
         super().__init__(f"command failed on {host} (exit {exit_status}): {summary}{detail}")
 
@@ -82,11 +89,13 @@ class CommandError(SkupperMcpError):
 class CommandTimeout(SkupperMcpError):
     """A command did not finish in time."""
 
-    def __init__(self, host: str, command: str, seconds: float) -> None:
+    def __init__(
+        self, host: str, command: str, seconds: float, *, summary: str | None = None
+    ) -> None:
         self.host = host
         self.command = command
         self.seconds = seconds
-        summary = command if len(command) <= 80 else command[:77] + "..."
+        summary = summary or _cut(command)
         super().__init__(f"command timed out on {host} after {seconds:g}s: {summary}")
 
 
@@ -166,6 +175,10 @@ def failure_text(stderr: str, stdout: str) -> str:
     or stdout when nothing else is left (skupper prints its errors there)."""
     meaningful = [line for line in stderr.splitlines() if line.strip() and not _NOISE.match(line)]
     return "\n".join(meaningful) if meaningful else stdout
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def stderr_tail(text: str, lines: int = 3, limit: int = 400) -> str:

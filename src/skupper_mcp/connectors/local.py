@@ -9,6 +9,7 @@ import os
 import signal
 import time
 
+from skupper_mcp.connectors import shell
 from skupper_mcp.connectors.base import DEFAULT_COMMAND_TIMEOUT, CommandResult
 from skupper_mcp.errors import CommandError, CommandTimeout
 from skupper_mcp.vocabulary import LOCAL_HOST
@@ -55,7 +56,11 @@ class LocalConnector:
             )
         except OSError as exc:  # no sh, no more processes or file descriptors
             raise CommandError(
-                self._name, command, None, f"cannot start sh: {exc.strerror or exc}"
+                self._name,
+                command,
+                None,
+                f"cannot start sh: {exc.strerror or exc}",
+                summary=shell.summary(command),
             ) from exc
         data = stdin.encode() if stdin is not None else None
         try:
@@ -63,7 +68,9 @@ class LocalConnector:
                 out, err = await proc.communicate(data)
         except TimeoutError as exc:
             await _kill_group(proc)
-            raise CommandTimeout(self._name, command, timeout) from exc
+            raise CommandTimeout(
+                self._name, command, timeout, summary=shell.summary(command)
+            ) from exc
         except BaseException:
             await _kill_group(proc)
             raise
@@ -78,7 +85,12 @@ class LocalConnector:
         )
         if check and not result.ok:
             raise CommandError(
-                self._name, command, result.exit_status, result.stderr, result.stdout
+                self._name,
+                command,
+                result.exit_status,
+                result.stderr,
+                result.stdout,
+                summary=shell.summary(command),
             )
         return result
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from skupper_mcp.errors import ConfigError
 
-__all__ = ["ENV_PRELUDE", "join", "quote", "safe_token", "script"]
+__all__ = ["ENV_PRELUDE", "join", "quote", "safe_token", "script", "summary"]
 
 _SAFE_TOKEN = re.compile(r"[A-Za-z0-9._:/@=+,-]+")
 
@@ -67,3 +67,15 @@ def safe_token(value: str, what: str) -> str:
 def script(*lines: str) -> str:
     """One shell script: the environment prelude followed by ``lines``, newline-joined."""
     return "\n".join((ENV_PRELUDE, *lines))
+
+
+def summary(command: str, limit: int = 80) -> str:
+    """What a command does, for an error message: its lines after the environment prelude
+    and ``set -e`` (the same in every script, so they say nothing), cut at ``limit``."""
+    lines = [
+        line.strip()
+        for line in command.splitlines()
+        if line.strip() and line != ENV_PRELUDE and line.strip() != "set -e"
+    ]
+    text = "; ".join(lines)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skupper_mcp.connectors import shell
 from skupper_mcp.connectors.base import (
     DEFAULT_COMMAND_TIMEOUT,
     CommandResult,
@@ -114,7 +115,9 @@ class SSHConnector:
                 out, err = await process.communicate()
         except TimeoutError as exc:
             await asyncio.shield(self._end_remote(remote))
-            raise CommandTimeout(self._name, command, timeout) from exc
+            raise CommandTimeout(
+                self._name, command, timeout, summary=shell.summary(command)
+            ) from exc
         except (asyncssh.Error, OSError) as exc:
             # The channel or the connection broke while the command ran.
             await self._drop_connection()
@@ -142,7 +145,12 @@ class SSHConnector:
         )
         if check and not result.ok:
             raise CommandError(
-                self._name, command, result.exit_status, result.stderr, result.stdout
+                self._name,
+                command,
+                result.exit_status,
+                result.stderr,
+                result.stdout,
+                summary=shell.summary(command),
             )
         return result
 
