@@ -17,12 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.models import OperationResult
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World, running_world
-
-from .conftest import eventually
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
