@@ -188,7 +188,7 @@ def build_world(
     except ImportError:
         pass
     else:
-        write_shims(layout.root, sys.executable)
+        write_shims(layout.root, sys.executable, compiled=True)
     layout.save(info)
     return info
 

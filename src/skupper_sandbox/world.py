@@ -27,6 +27,7 @@ from pathlib import Path
 import asyncssh
 
 from skupper_sandbox import hostenv, ssh
+from skupper_sandbox.commands.server import socket_name
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
     CUSTOM_MODEL_IMAGE,
@@ -36,12 +37,14 @@ from skupper_sandbox.layout import (
     WorldLayout,
     render_topology_env,
 )
+from skupper_sandbox.shims import COMMAND_CLIENT
 
 log = logging.getLogger("skupper_sandbox.world")
 
 SYSTEMD_MODULE = "skupper_sandbox.emulated.systemd"
 PODMAN_MODULE = "skupper_sandbox.emulated.podman"
 KUBE_MODULE = "skupper_sandbox.kube"
+COMMANDS_MODULE = "skupper_sandbox.commands.server"
 START_TIMEOUT = 25.0
 CUSTOM_MODEL_TIMEOUT = 600.0
 STOP_GRACE = 5.0
@@ -70,6 +73,15 @@ async def wait_until(
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what} did not become ready within {timeout:g}s")
         await asyncio.sleep(interval)
+
+
+async def _abstract_socket_open(name: str) -> bool:
+    try:
+        _, writer = await asyncio.open_unix_connection("\0" + name)
+    except OSError:
+        return False
+    writer.close()
+    return True
 
 
 async def port_open(address: str, port: int) -> bool:
@@ -209,6 +221,30 @@ class WorldDaemon:
             lambda: port_open(host.address, host.ssh_port), f"sshd on {host.name}", START_TIMEOUT
         )
 
+    async def start_command_server(self) -> None:
+        """The server the hosts' compiled command clients hand their commands to."""
+        name = socket_name(self.info.id)
+        await self._supervise(
+            Supervised(
+                name="command server",
+                argv=[
+                    sys.executable,
+                    "-m",
+                    COMMANDS_MODULE,
+                    name,
+                    str(self.layout.logs_dir / "commands.stats"),
+                ],
+                env=self._child_env(),
+                log_path=self.layout.log("commands"),
+                restart=True,
+            )
+        )
+
+        async def accepting() -> bool:
+            return await _abstract_socket_open(name)
+
+        await wait_until(accepting, "the command server", START_TIMEOUT)
+
     async def start_user_manager(self, host: HostEntry) -> None:
         host_dir = self.layout.host_dir(host.name)
         env = hostenv.host_env(host_dir)
@@ -311,6 +347,8 @@ class WorldDaemon:
         ssh_hosts = self.info.ssh_hosts
         if self.info.sshd == "openssh":
             ssh.ensure_privsep_dir()
+        if (self.layout.bin_dir / COMMAND_CLIENT).exists():
+            await self.start_command_server()  # before anything runs a command
         steps = [self.start_ssh(h) for h in ssh_hosts]
         if module_available(SYSTEMD_MODULE):
             steps += [self.start_user_manager(h) for h in ssh_hosts]

@@ -146,13 +146,16 @@ def make_host(
     role: str = "provider",
     skupper_version: str = "2.1.1",
     as_root: bool = False,
+    compiled: bool = False,
 ) -> HostKit:
-    """Create `root/world/hosts/<name>` with host.json, home, run dir and the world's shims."""
+    """Create `root/world/hosts/<name>` with host.json, home, run dir and the world's shims
+    (the compiled command client when ``compiled``: it needs a running command server to
+    be fast, and runs the emulation itself without one)."""
     world_dir = root / "world"
     host_dir = world_dir / "hosts" / name
     for sub in ("home", "run"):
         (host_dir / sub).mkdir(parents=True, exist_ok=True)
-    write_shims(world_dir, sys.executable)
+    write_shims(world_dir, sys.executable, compiled=compiled)
     info = hostenv.HostInfo(
         name=name,
         address=address,

@@ -6,15 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import time
 
 from skupper_sandbox import hostenv
 from skupper_sandbox.emulated import containers
 from skupper_sandbox.emulated.containers import Container
 
+from ..dirwatch import SAFETY_TICK, DirectoryWatch, wait_for_change
 from .create import NAME_PATTERN, create_container, parse_env
 from .errors import PodmanError, no_such_container
-from .host import POLL, Host, find, locked, wait_until
+from .host import Host, find, locked
 from .lifecycle import remove, signal_group, signal_number, start, stop
 from .options import CREATE_OPTS, Opt, Parsed, parse_options
 from .report import effective_state
@@ -48,7 +48,7 @@ def verb_run(host: Host, args: list[str]) -> int:
 def _follow_log(c: Container, *, from_start: bool) -> int:
     """Copy the container's output to stdout until it exits; its exit code."""
     out = sys.stdout.buffer
-    with open(c.log_path, "rb") as log:
+    with open(c.log_path, "rb") as log, DirectoryWatch(c.dir) as watch:
         if not from_start:
             log.seek(0, os.SEEK_END)
         while True:
@@ -61,7 +61,7 @@ def _follow_log(c: Container, *, from_start: bool) -> int:
                 out.write(log.read())
                 out.flush()
                 return (current.exit_code or 0) if current else 0
-            time.sleep(POLL)
+            watch.wait(SAFETY_TICK)
 
 
 def verb_start(host: Host, args: list[str]) -> int:
@@ -162,7 +162,7 @@ def verb_wait(host: Host, args: list[str]) -> int:
             # wait follows conmon's exit, so it never misses one).
             return stopped and (state == "exited" or now.restart_count > c.restart_count)
 
-        while not wait_until(reached, 3600):
+        while not wait_for_change(c.dir, reached, 3600):
             pass
         if containers.load(c.dir) is None and latest[0].status == "running":
             raise no_such_container(name)

@@ -1,0 +1,257 @@
+"""status, up and down against their anchors, on sandbox worlds of 2, 8 and 32 providers.
+
+    .venv/bin/python bench/status.py [--providers 2 8 32] [--rounds 3]
+
+For each world, in the same run, side by side:
+
+- floor: one SSH round trip (``true``) to every site at once on open connections;
+- bash way: what the seed's scripts do, the OpenSSH client with a new connection per fact,
+  host after host (eight facts per site);
+- status cold (a new ``skupper-mcp status`` process) and warm (the second call through one
+  MCP server over stdio);
+- up and down through that server, against the slowest single site's own work;
+- the sandbox's idle CPU after setup (per cent of one core, every process of the world) and
+  the CPU of one emulated command (what the world's command server records, plus the client).
+
+Medians of ``--rounds``. The sandbox shares this machine's cores with the product, so its own
+cost is printed beside the product's figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+from skupper_mcp.connectors.ssh import SSHConnector
+from skupper_mcp.topology import Topology, load_topology
+from skupper_sandbox import hostenv
+from skupper_sandbox.testing import World, running_world
+
+CALL_TIMEOUT = 600.0
+IDLE_WINDOW = 10.0
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+async def floor(topology: Topology) -> float:
+    """One round trip to every site at once, on connections opened beforehand."""
+    options = topology.ssh.options()
+    connectors = [
+        SSHConnector(site.name, site.ssh, options)
+        for site in [topology.local, *topology.providers]
+        if site.ssh is not None
+    ]
+    try:
+        await asyncio.gather(*(c.run("true", timeout=30) for c in connectors))  # connect
+        started = time.monotonic()
+        await asyncio.gather(*(c.run("true", timeout=30) for c in connectors))
+        return time.monotonic() - started
+    finally:
+        await asyncio.gather(*(c.close() for c in connectors))
+
+
+def bash_way(topology: Topology) -> float:
+    """The seed's scripts: ``ssh host fact`` per fact, one host after another."""
+    identity, known_hosts = topology.ssh.identity_files[0], topology.ssh.known_hosts
+    first = topology.providers[0]
+    facts = [
+        "skupper version",
+        "systemctl --user is-active skupper-{ns}.service",
+        "podman ps --format '{{{{.Names}}}}'",
+        "podman inspect {ns}-skupper-router --format '{{{{.State.Status}}}}'",
+        "skupper site status -n {ns}",
+        "skupper link status -n {ns}",
+        "skupper listener status -n {ns}",
+        "curl -s -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/v1/models",
+    ]
+    started = time.monotonic()
+    sites = [(topology.local, first.local_port)] + [(p, p.model_port) for p in topology.providers]
+    for site, port in sites:
+        assert site.ssh is not None
+        for fact in facts:
+            command = [
+                "ssh",
+                "-i",
+                str(identity),
+                "-o",
+                f"UserKnownHostsFile={known_hosts}",
+                "-o",
+                "BatchMode=yes",
+                "-p",
+                str(site.ssh.port),
+                f"{site.ssh.user}@{site.ssh.host}" if site.ssh.user else site.ssh.host,
+                "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
+                + fact.format(ns=site.namespace, port=port),
+            ]
+            subprocess.run(command, capture_output=True, timeout=60)
+    return time.monotonic() - started
+
+
+def cold_status(topology_path: Path) -> float:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology_path), "status"],
+        capture_output=True,
+        timeout=CALL_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return time.monotonic() - started
+
+
+def slowest_site(result: dict[str, Any]) -> float:
+    sites = result.get("sites") or []
+    return max((sum(s["seconds"] for s in site["steps"]) for site in sites), default=0.0)
+
+
+async def timed(call: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
+    started = time.monotonic()
+    value = await call()
+    return time.monotonic() - started, value
+
+
+async def through_server(topology_path: Path, rounds: int) -> dict[str, list[float]]:
+    """Warm status, up and down through one MCP server over stdio."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skupper_mcp", "--topology", str(topology_path), "--log-level", "ERROR"],
+    )
+    found: dict[str, list[float]] = {"warm": [], "up": [], "up site": [], "down": []}
+    found["down site"] = []
+    async with Client(params, mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
+
+        async def call(tool: str, **arguments: Any) -> dict[str, Any]:
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, result.content
+            return dict(result.structured_content or {})
+
+        await call("status")
+        for _ in range(rounds):
+            seconds, _ = await timed(lambda: call("status"))
+            found["warm"].append(seconds)
+            seconds, down = await timed(lambda: call("down", target="all"))
+            found["down"].append(seconds)
+            found["down site"].append(slowest_site(down))
+            seconds, up = await timed(lambda: call("up", target="all"))
+            assert up["ok"], up["summary"]
+            found["up"].append(seconds)
+            found["up site"].append(slowest_site(up))
+    return found
+
+
+def world_cpu_seconds(world_id: str) -> float:
+    """CPU time so far of every live process of the world (by its environment)."""
+    marker = f"{hostenv.WORLD_ID_VAR}={world_id}".encode()
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / TICKS
+
+
+def idle_percent(world: World) -> float:
+    before = world_cpu_seconds(world.info.id)
+    time.sleep(IDLE_WINDOW)
+    return 100 * (world_cpu_seconds(world.info.id) - before) / IDLE_WINDOW
+
+
+def command_cpu_ms(world: World, count: int = 20) -> float:
+    """CPU of one ``podman ps`` on a host, run as the host runs it: the client's own CPU
+    plus the command's (the server records each; without a server both are children)."""
+    host = world.info.ssh_hosts[0].name
+    env = hostenv.host_env(world.dir / "hosts" / host)
+    env["PATH"] = f"{world.dir / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
+    stats = world.dir / "logs" / "commands.stats"
+    served_before = len(stats.read_text().splitlines()) if stats.exists() else 0
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range(count):
+        subprocess.run(["podman", "ps", "-q"], env=env, capture_output=True, timeout=60)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    served = stats.read_text().splitlines()[served_before:] if stats.exists() else []
+    server_ms = sum(float(line.split()[1]) for line in served)
+    return (own + server_ms) / count
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def run_world(providers: int, rounds: int) -> dict[str, float]:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_world(Path(tmp), providers=providers, kubernetes=False) as world,
+    ):
+        topology = load_topology(world.topology)
+        setup = subprocess.run(
+            [sys.executable, "-m", "skupper_mcp", "--topology", str(world.topology), "setup"],
+            capture_output=True,
+            text=True,
+            timeout=CALL_TIMEOUT,
+        )
+        assert setup.returncode == 0, setup.stdout + setup.stderr
+        row = {"idle %": idle_percent(world), "command ms": command_cpu_ms(world)}
+        row["floor"] = median([asyncio.run(floor(topology)) for _ in range(rounds)])
+        row["bash way"] = median([bash_way(topology) for _ in range(min(rounds, 2))])
+        row["cold"] = median([cold_status(world.topology) for _ in range(rounds)])
+        served = asyncio.run(through_server(world.topology, rounds))
+        for key, values in served.items():
+            row[key] = median(values)
+        return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--providers", type=int, nargs="+", default=[2, 8, 32])
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    columns = [
+        ("floor", "floor s"),
+        ("bash way", "bash s"),
+        ("cold", "cold s"),
+        ("warm", "warm s"),
+        ("up", "up s"),
+        ("up site", "up site s"),
+        ("down", "down s"),
+        ("down site", "down site s"),
+        ("idle %", "idle %"),
+        ("command ms", "cmd ms"),
+    ]
+    rows = {}
+    for providers in args.providers:
+        print(f"world of {providers} providers ...", file=sys.stderr, flush=True)
+        rows[providers] = run_world(providers, args.rounds)
+    print(f"{'providers':>9}" + "".join(f"{title:>12}" for _, title in columns))
+    for providers, row in rows.items():
+        print(f"{providers:>9}" + "".join(f"{row[key]:>12.2f}" for key, _ in columns))
+    for providers, row in rows.items():
+        print(
+            f"{providers} providers: warm status {row['bash way'] / row['warm']:.1f}x faster "
+            f"than the bash way; up {row['up'] / max(row['up site'], 1e-9):.1f}x and down "
+            f"{row['down'] / max(row['down site'], 1e-9):.1f}x the slowest site's own work"
+        )
+    if len(rows) > 1:
+        small, large = min(rows), max(rows)
+        print(f"warm status {large} vs {small}: {rows[large]['warm'] / rows[small]['warm']:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

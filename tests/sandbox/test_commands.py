@@ -1,0 +1,164 @@
+"""The command server and its compiled client: an emulated tool behaves as a real process.
+
+A host's ``podman``, ``skupper``, ``curl``, ... is the compiled client; the world's command
+server runs the emulation. Whatever the product (and its kill-on-cancel path) can observe of
+a process must be the same: exit status, output streams, stdin, working directory,
+environment, the signal it dies of, and that killing its process group ends it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hostkit import HostKit, make_host
+
+from polling import wait_for
+from skupper_sandbox import hostenv
+from skupper_sandbox.commands.server import socket_name
+from skupper_sandbox.shims import COMMAND_CLIENT
+
+
+@contextlib.contextmanager
+def silent_listener(address: str) -> Iterator[int]:
+    """A port that accepts connections and never answers (a hung model API)."""
+    server = socket.create_server((address, 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError, OSError):
+                held.append(server.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+def connectable(name: str) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect("\0" + name)
+        except OSError:
+            return False
+    return True
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[HostKit]:
+    kit = make_host(tmp_path, "cmd", "127.219.1.2", compiled=True)
+    client = kit.world_dir / "bin" / COMMAND_CLIENT
+    assert client.exists(), "the command client did not compile: `make hostdeps` installs gcc"
+    name = socket_name(kit.info.world_id)
+    stats = tmp_path / "commands.stats"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skupper_sandbox.commands.server", name, str(stats)],
+        env={**os.environ, hostenv.WORLD_ID_VAR: kit.info.world_id},  # as the world daemon's
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: connectable(name), timeout=20, what="the command server")
+        yield kit
+    finally:
+        server.terminate()
+        server.wait(10)
+        kit.cleanup()
+
+
+def served_count(kit: HostKit) -> int:
+    stats = Path(kit.world_dir).parent / "commands.stats"
+    return len(stats.read_text().splitlines()) if stats.exists() else 0
+
+
+def test_status_streams_and_stdin_pass_through(served: HostKit) -> None:
+    refused = served.sh("curl -sS http://127.0.0.1:1/; echo rc=$?")
+    assert refused.stdout.strip().endswith("rc=7")  # curl's "could not connect"
+    assert "Failed to connect" in refused.stderr
+    table = served.sh("skupper version -p kubernetes")
+    assert table.returncode == 0 and table.stdout.startswith("COMPONENT")
+    site = "apiVersion: skupper.io/v2alpha1\\nkind: Site\\nmetadata:\\n  name: s1\\n"
+    fed = served.sh(f"printf '{site}' | skupper system apply -f - -p podman")
+    assert fed.returncode == 0 and "Site s1 added" in fed.stdout, fed.stdout + fed.stderr
+    resources = served.home / ".local/share/skupper/namespaces/default/input/resources"
+    assert (resources / "Site-s1.yaml").is_file()
+    # all three ran in the server, none in a fresh Python
+    wait_for(lambda: served_count(served) == 3, timeout=5, what="the server's record of 3")
+
+
+def test_working_directory_and_environment_are_the_callers(served: HostKit) -> None:
+    (served.home / "work").mkdir()
+    wrote = served.sh("cd work && curl -sS -o got.txt file:///etc/hostname && echo done")
+    assert wrote.stdout == "done\n", wrote.stderr
+    assert (served.home / "work" / "got.txt").read_text() == Path("/etc/hostname").read_text()
+    # the platform comes from the caller's environment: kubernetes has no `system` verbs
+    kube = served.sh("SKUPPER_PLATFORM=kubernetes skupper system start")
+    assert kube.stdout.strip() == "This command does not support kubernetes platforms."
+
+
+def test_a_signal_to_the_client_reaches_the_command_and_its_status(served: HostKit) -> None:
+    with silent_listener(served.info.address) as port:
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", f"exec curl -s http://{served.info.address}:{port}/"],
+            env=served.env(),
+            start_new_session=True,
+        )
+        wait_for(lambda: curls_to(port), timeout=10, what="the command to start")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == -signal.SIGTERM  # the client died of the command's signal
+        wait_for(lambda: not curls_to(port), timeout=5, what="the command to end")
+
+
+def test_killing_the_callers_process_group_ends_the_command(served: HostKit) -> None:
+    with silent_listener(served.info.address) as port:
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", f"curl -s http://{served.info.address}:{port}/; echo never"],
+            env=served.env(),
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+        )
+        wait_for(lambda: curls_to(port), timeout=10, what="the command to start")
+        os.killpg(proc.pid, signal.SIGKILL)  # what the product does to a timed-out command
+        proc.wait(10)
+        assert proc.stdout is not None and proc.stdout.read() == b""
+        wait_for(lambda: not curls_to(port), timeout=5, what="the command to end")
+
+
+def test_without_a_server_the_client_runs_the_emulation_itself(tmp_path: Path) -> None:
+    kit = make_host(tmp_path, "alone", "127.219.1.3", compiled=True)
+    try:
+        table = kit.sh("skupper version -p kubernetes")
+        assert table.returncode == 0 and table.stdout.startswith("COMPONENT")
+    finally:
+        kit.cleanup()
+
+
+def curls_to(port: int) -> list[int]:
+    """Pids of real curl processes talking to ``port`` (what the emulated curl runs)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if argv[0].endswith(b"/curl") and f":{port}/".encode() in b" ".join(argv):
+                found.append(int(entry.name))
+    return found
