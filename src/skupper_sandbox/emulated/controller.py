@@ -4,6 +4,11 @@ Runs as the process of the ``<user>-skupper-controller`` container. Once a secon
 each rendered namespace, it reads the router container's state and the router's
 management answer and writes live status into ``runtime/resources``. While it is not
 running nothing updates, so status goes stale (as on a real host).
+
+Like the real controller it keeps one management connection per router between polls
+(reopened when the router restarts), and it parses a resource file again only when the file
+changed: an idle site costs a query a second, not a TLS handshake and a YAML parse of every
+file.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import hostenv
+from ..router import amqp_management, choice
 from ..router import query as router_query
 from . import containers
 from .skupper import resources as res
@@ -173,42 +179,120 @@ def network_status(answer: dict[str, Any] | None, namespace: str) -> res.Resourc
     }
 
 
-def _write_if_changed(directory: Path, resource: res.Resource) -> None:
+class ParsedFiles:
+    """Resource files parsed once per change (keyed by size and modification time)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[tuple[int, int], list[res.Resource]]] = {}
+
+    def documents(self, path: Path) -> list[res.Resource]:
+        try:
+            info = path.stat()
+        except OSError:
+            self._seen.pop(path, None)
+            return []
+        key = (info.st_size, info.st_mtime_ns)
+        known = self._seen.get(path)
+        if known is not None and known[0] == key:
+            return known[1]
+        try:
+            found = res.parse_documents(path.read_text(), str(path))
+        except (CliFailure, OSError):
+            found = []
+        self._seen[path] = (key, found)
+        return found
+
+    def load_dir(self, directory: Path) -> list[res.Resource]:
+        if not directory.is_dir():
+            return []
+        found: list[res.Resource] = []
+        for path in sorted(directory.iterdir()):
+            if path.suffix in {".yaml", ".yml", ".json"} and path.is_file():
+                found.extend(self.documents(path))
+        return found
+
+
+class RouterSessions:
+    """One management connection per namespace's router, kept between polls and opened
+    again after it fails (the router restarted or was re-created by a reload)."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, amqp_management.Management] = {}
+
+    def query(self, namespace: str, address: str, client_cert: Path) -> Any:
+        world = hostenv.current_host().world_dir
+        if choice.for_world(world).kind != "real":
+            return query_router(address, client_cert=client_cert, world_dir=world)
+        cert = amqp_management.ClientCert(client_cert)
+        for _ in range(2):  # a kept connection may be to a router that is gone: retry fresh
+            session = self._open.get(namespace)
+            try:
+                if session is None:
+                    session = amqp_management.Management(address, MANAGEMENT_PORT, cert)
+                    self._open[namespace] = session
+                return amqp_management.state(session)
+            except amqp_management.ManagementError:
+                self.close(namespace)
+        return None
+
+    def close(self, namespace: str) -> None:
+        session = self._open.pop(namespace, None)
+        if session is not None:
+            session.close()
+
+
+def _write_if_changed(
+    directory: Path, resource: res.Resource, parsed: ParsedFiles | None = None
+) -> None:
     """Write only when something but the condition timestamps changed, and never into a
     namespace that ``system stop`` is removing meanwhile (that would bring it back)."""
     if not directory.is_dir():
         return
     path = directory / res.file_name(resource)
-    if path.exists():
-        try:
-            current = res.parse_documents(path.read_text(), str(path))
-        except CliFailure:
-            current = []
-        if current and res.status_stamp_free(current[0]) == res.status_stamp_free(resource):
-            return
+    current = (parsed or ParsedFiles()).documents(path)
+    if current and res.status_stamp_free(current[0]) == res.status_stamp_free(resource):
+        return
     res.write(directory, resource)
 
 
 def poll_namespace(
-    paths: NamespacePaths, home: Path, address: str, sets_running: bool = True
+    paths: NamespacePaths,
+    home: Path,
+    address: str,
+    sets_running: bool = True,
+    *,
+    sessions: RouterSessions | None = None,
+    parsed: ParsedFiles | None = None,
 ) -> None:
     """Update one namespace's runtime resources from its router."""
     if not paths.is_rendered():
         return
-    runtime = [r for r in res.load_dir(paths.runtime_resources) if r.get("kind") != "ConfigMap"]
+    parsed = parsed or ParsedFiles()
+    runtime = [r for r in parsed.load_dir(paths.runtime_resources) if r.get("kind") != "ConfigMap"]
     container = containers.get(home, paths.router_container)
     router_running = container is not None and containers.running(container)
     client_cert = paths.certs / LOCAL_CLIENT_CERT
-    answer = query_router(address, client_cert=client_cert) if router_running else None
+    if not router_running:
+        answer = None
+        if sessions is not None:
+            sessions.close(paths.namespace)
+    elif sessions is not None:
+        answer = sessions.query(paths.namespace, address, client_cert)
+    else:
+        answer = query_router(address, client_cert=client_cert)
     if not paths.is_rendered():  # removed by `system stop` meanwhile: write nothing
         return
     for resource in live_statuses(runtime, router_running, answer, sets_running):
-        _write_if_changed(paths.runtime_resources, resource)
+        _write_if_changed(paths.runtime_resources, resource, parsed)
     if answer is not None:
-        _write_if_changed(paths.runtime_resources, network_status(answer, paths.namespace))
+        _write_if_changed(paths.runtime_resources, network_status(answer, paths.namespace), parsed)
 
 
-def poll_once(env: Mapping[str, str]) -> None:
+def poll_once(
+    env: Mapping[str, str],
+    sessions: RouterSessions | None = None,
+    parsed: ParsedFiles | None = None,
+) -> None:
     host = hostenv.current_host(env)
     home = data_home(env)
     for namespace in namespaces(home):
@@ -218,6 +302,8 @@ def poll_once(env: Mapping[str, str]) -> None:
                 host.home,
                 host.address,
                 sets_running=host.skupper_version != "2.1.0",
+                sessions=sessions,
+                parsed=parsed,
             )
         except (OSError, ValueError) as exc:
             print(f"namespace {namespace}: {exc}", file=sys.stderr, flush=True)
@@ -225,8 +311,9 @@ def poll_once(env: Mapping[str, str]) -> None:
 
 def main() -> int:
     print("System controller started", flush=True)
+    sessions, parsed = RouterSessions(), ParsedFiles()
     while True:
-        poll_once(os.environ)
+        poll_once(os.environ, sessions, parsed)
         time.sleep(POLL_SECONDS)
 
 
