@@ -41,6 +41,9 @@ from skupper_sandbox.testing import World, running_world
 
 CALL_TIMEOUT = 600.0
 IDLE_WINDOW = 10.0
+#: After setup the controllers keep polling fast for a while (the emulation's SETTLE_SECONDS):
+#: idle is what the world costs once that has passed.
+SETTLE = 20.0
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -167,6 +170,7 @@ def world_cpu_seconds(world_id: str) -> float:
 
 
 def idle_percent(world: World) -> float:
+    time.sleep(SETTLE)
     before = world_cpu_seconds(world.info.id)
     time.sleep(IDLE_WINDOW)
     return 100 * (world_cpu_seconds(world.info.id) - before) / IDLE_WINDOW

@@ -7,8 +7,8 @@ running nothing updates, so status goes stale (as on a real host).
 
 Like the real controller it keeps one management connection per router between polls
 (reopened when the router restarts), and it parses a resource file again only when the file
-changed: an idle site costs a query a second, not a TLS handshake and a YAML parse of every
-file.
+changed. It looks at its namespaces every second (cheap: directory and container state), but
+asks the router every second only while something is changing, else every few seconds.
 """
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ from .skupper.paths import NamespacePaths, namespaces
 
 MANAGEMENT_PORT = 5671
 POLL_SECONDS = 1.0
+#: While nothing changes, the router is asked this often (a query costs ~25 ms of CPU); for
+#: SETTLE_SECONDS after any change (a file, the router container, the router's answer),
+#: every POLL_SECONDS.
+IDLE_QUERY_SECONDS = 5.0
+SETTLE_SECONDS = 15.0
 NETWORK_STATUS = "skupper-network-status"
 LOCAL_CLIENT_CERT = "skupper-local-client"
 Cond, Status = res.Condition, res.Status
@@ -243,16 +248,18 @@ class RouterSessions:
 
 def _write_if_changed(
     directory: Path, resource: res.Resource, parsed: ParsedFiles | None = None
-) -> None:
+) -> bool:
     """Write only when something but the condition timestamps changed, and never into a
-    namespace that ``system stop`` is removing meanwhile (that would bring it back)."""
+    namespace that ``system stop`` is removing meanwhile (that would bring it back);
+    whether it wrote."""
     if not directory.is_dir():
-        return
+        return False
     path = directory / res.file_name(resource)
     current = (parsed or ParsedFiles()).documents(path)
     if current and res.status_stamp_free(current[0]) == res.status_stamp_free(resource):
-        return
+        return False
     res.write(directory, resource)
+    return True
 
 
 def poll_namespace(
@@ -263,10 +270,10 @@ def poll_namespace(
     *,
     sessions: RouterSessions | None = None,
     parsed: ParsedFiles | None = None,
-) -> None:
-    """Update one namespace's runtime resources from its router."""
+) -> bool:
+    """Update one namespace's runtime resources from its router; whether anything changed."""
     if not paths.is_rendered():
-        return
+        return False
     parsed = parsed or ParsedFiles()
     runtime = [r for r in parsed.load_dir(paths.runtime_resources) if r.get("kind") != "ConfigMap"]
     container = containers.get(home, paths.router_container)
@@ -281,23 +288,29 @@ def poll_namespace(
     else:
         answer = query_router(address, client_cert=client_cert)
     if not paths.is_rendered():  # removed by `system stop` meanwhile: write nothing
-        return
-    for resource in live_statuses(runtime, router_running, answer, sets_running):
+        return False
+    wrote = [
         _write_if_changed(paths.runtime_resources, resource, parsed)
+        for resource in live_statuses(runtime, router_running, answer, sets_running)
+    ]
     if answer is not None:
-        _write_if_changed(paths.runtime_resources, network_status(answer, paths.namespace), parsed)
+        status = network_status(answer, paths.namespace)
+        wrote.append(_write_if_changed(paths.runtime_resources, status, parsed))
+    return any(wrote)
 
 
 def poll_once(
     env: Mapping[str, str],
     sessions: RouterSessions | None = None,
     parsed: ParsedFiles | None = None,
-) -> None:
+) -> bool:
+    """Poll every namespace; whether anything changed."""
     host = hostenv.current_host(env)
     home = data_home(env)
+    changed = False
     for namespace in namespaces(home):
         try:
-            poll_namespace(
+            changed |= poll_namespace(
                 NamespacePaths(home, namespace),
                 host.home,
                 host.address,
@@ -307,13 +320,43 @@ def poll_once(
             )
         except (OSError, ValueError) as exc:
             print(f"namespace {namespace}: {exc}", file=sys.stderr, flush=True)
+    return changed
+
+
+def marks(env: Mapping[str, str]) -> tuple[object, ...]:
+    """What a look at the namespaces sees without asking a router: each one's directories
+    and its router container's state. A change here is worth a query at once."""
+    host = hostenv.current_host(env)
+    home = data_home(env)
+    found: list[object] = []
+    for namespace in namespaces(home):
+        paths = NamespacePaths(home, namespace)
+        for directory in (paths.home, paths.runtime_resources, paths.input_resources):
+            try:
+                found.append(directory.stat().st_mtime_ns)
+            except OSError:
+                found.append(None)
+        router = containers.get(host.home, paths.router_container)
+        found.append(router and (router.status, router.pid, router.restart_count))
+    return tuple(found)
 
 
 def main() -> int:
     print("System controller started", flush=True)
     sessions, parsed = RouterSessions(), ParsedFiles()
+    seen: tuple[object, ...] | None = None
+    changed_at = last_query = time.monotonic()
     while True:
-        poll_once(os.environ, sessions, parsed)
+        now = time.monotonic()
+        current = marks(os.environ)
+        if current != seen:
+            changed_at = now
+        if now - changed_at < SETTLE_SECONDS or now - last_query >= IDLE_QUERY_SECONDS:
+            last_query = now
+            if poll_once(os.environ, sessions, parsed):
+                changed_at = now
+            current = marks(os.environ)  # our own writes are not news
+        seen = current
         time.sleep(POLL_SECONDS)
 
 
