@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from hostkit import HostKit, make_host, wait_for
 
+from skupper_sandbox import hostenv
 from skupper_sandbox.emulated import containers
 
 
@@ -52,6 +54,25 @@ def test_a_container_runs_stops_with_143_and_is_removed(host: HostKit) -> None:
     assert host.sh("podman rm -f -i web").returncode == 0
 
 
+def _podman_waiting(host: HostKit) -> bool:
+    """Whether a ``podman wait`` of this host's world sits in its wait (it holds the inotify
+    descriptor it sleeps on)."""
+    marker = f"{hostenv.WORLD_ID_VAR}={host.info.world_id}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"wait" not in argv or marker not in (entry / "environ").read_bytes():
+                continue
+            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+        except OSError:
+            continue
+        if any("inotify" in target for target in targets):
+            return True
+    return False
+
+
 def _inspect(host: HostKit, name: str, fmt: str) -> str:
     return host.sh(f"podman inspect --format '{fmt}' {name}").stdout.strip()
 
@@ -61,9 +82,16 @@ def test_a_crashed_container_is_restarted_by_its_restart_policy(host: HostKit) -
     assert host.sh("podman run -d --restart always --name r busybox sleep 60").returncode == 0
     c = containers.get(host.home, "r")
     assert c is not None and containers.running(c) and c.pid
+    # waiting from before the crash: a `podman wait` started after the restart would wait
+    # for the next run's end (as real podman's does)
+    waiting = subprocess.Popen(
+        ["/bin/sh", "-c", "podman wait r"], env=host.env(), stdout=subprocess.PIPE, text=True
+    )
+    wait_for(lambda: _podman_waiting(host), timeout=10, what="podman wait to be waiting")
     os.kill(c.pid, signal.SIGKILL)
 
-    assert host.sh("podman wait r").stdout == "137\n"
+    out, _ = waiting.communicate(timeout=30)
+    assert out == "137\n"
 
     def restarted() -> bool:
         return _inspect(host, "r", "{{.State.Status}} {{.RestartCount}}") == "running 1"
