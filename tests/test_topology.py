@@ -225,3 +225,16 @@ def test_a_home_that_cannot_be_expanded_is_a_config_error(key: str) -> None:
     text = SMALL_TOPOLOGY + f"{key}=~no-such-user-here/file\n"
     with pytest.raises(ConfigError, match=rf"{key}: cannot expand '~no-such-user-here/file'"):
         parse_topology(text)
+
+
+@pytest.mark.parametrize("scope", ["eth0;id", "eth0 x", "eth0|id", "eth0>x"])
+def test_an_ipv6_scope_id_is_an_interface_name_and_nothing_else(scope: str) -> None:
+    text = SMALL_TOPOLOGY.replace("ALPHA_SSH_HOST=127.207.0.2", f'ALPHA_SSH_HOST="fe80::1%{scope}"')
+    with pytest.raises(ConfigError, match=r"ALPHA_SSH_HOST: .* is not a host name or IP address"):
+        parse_topology(text)
+
+
+def test_an_ipv6_address_with_an_interface_scope_is_a_host() -> None:
+    text = SMALL_TOPOLOGY.replace("ALPHA_SSH_HOST=127.207.0.2", "ALPHA_SSH_HOST=fe80::1%eth0")
+    alpha = parse_topology(text).providers[0]
+    assert alpha.ssh is not None and alpha.ssh.host == "fe80::1%eth0"

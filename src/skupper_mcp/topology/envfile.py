@@ -16,6 +16,7 @@ from pathlib import Path
 from skupper_mcp.errors import ConfigError
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", re.ASCII)
+_SCOPE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 _HOSTNAME = re.compile(
     r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
     r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?",
@@ -206,6 +207,8 @@ class Reader:
 def _is_host(value: str) -> bool:
     try:
         ipaddress.ip_address(value)
-        return True
     except ValueError:
         return bool(_HOSTNAME.fullmatch(value))
+    # Python takes anything after an IPv6 '%' as the scope id; only an interface name is one
+    _, percent, scope = value.partition("%")
+    return not percent or bool(_SCOPE_ID.fullmatch(scope))
