@@ -12,6 +12,7 @@ import asyncio
 from ..facts.site_state import SiteState
 from ..models import OperationResult
 from ..sites import resources as cr
+from ..sites import units
 from ..sites.kube import ClusterSite, KubeState, delete_calls
 from ..sites.podman import PodmanSite
 from ..topology import Topology
@@ -28,8 +29,11 @@ from .updown import operation_result
 def podman_teardown_actions(
     host: str, site: PodmanSite, state: SiteState, backups: Backups
 ) -> list[Action]:
-    if not (state.rendered or state.input_resources or state.unit_files or state.containers):
-        return []
+    ours = {units.router_container(site.namespace), units.controller_container(state.user)}
+    if not (
+        state.rendered or state.input_resources or state.unit_files or ours & set(state.containers)
+    ):
+        return []  # other containers (the model server) are not Skupper's to remove
 
     async def backup() -> str:
         found = await site.backup_archive()
