@@ -37,6 +37,7 @@ from mcp import Client, StdioServerParameters
 from skupper_mcp.connectors.ssh import SSHConnector
 from skupper_mcp.topology import Topology, load_topology
 from skupper_sandbox import hostenv
+from skupper_sandbox.cli import world_processes
 from skupper_sandbox.testing import World, running_world
 
 CALL_TIMEOUT = 600.0
@@ -157,15 +158,10 @@ async def through_server(topology_path: Path, rounds: int) -> dict[str, list[flo
 
 def world_cpu_seconds(world_id: str) -> float:
     """CPU time so far of every live process of the world (by its environment)."""
-    marker = f"{hostenv.WORLD_ID_VAR}={world_id}".encode()
     total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in world_processes(world_id):
         try:
-            if marker not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
         total += int(fields[11]) + int(fields[12])  # utime, stime

@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostkit import HostKit, make_host, wait_for
+from hostkit import HostKit, make_host, wait_for, world_pids
 
-from skupper_sandbox import hostenv
 from skupper_sandbox.emulated import containers
 
 
@@ -57,15 +56,11 @@ def test_a_container_runs_stops_with_143_and_is_removed(host: HostKit) -> None:
 def _podman_waiting(host: HostKit) -> bool:
     """Whether a ``podman wait`` of this host's world sits in its wait (it holds the inotify
     descriptor it sleeps on)."""
-    marker = f"{hostenv.WORLD_ID_VAR}={host.info.world_id}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in world_pids(host.info.world_id):
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"wait" not in argv or marker not in (entry / "environ").read_bytes():
+            if b"wait" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
                 continue
-            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+            targets = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
         except OSError:
             continue
         if any("inotify" in target for target in targets):
