@@ -131,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("target", nargs="?", default="all", help=TARGET_HELP)
         sub.add_argument("--plan", action="store_true", help="show what would change")
     verbs.add_parser("status", parents=[shared], help="live state of sites, links, listeners")
+    diagnose = verbs.add_parser(
+        "diagnose", parents=[shared], help="what is wrong on each site, why, and what to do"
+    )
+    diagnose.add_argument("target", nargs="?", default="all", help=TARGET_HELP)
     test_model = verbs.add_parser(
         "test-model", parents=[shared], help="the six end-to-end checks of a model route"
     )
@@ -193,6 +197,14 @@ async def _status(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, 
     result = await engine.status()
     unread = any(not s.reachable or s.container is None for s in result.sites)
     return result, EXIT_SKIPPED if unread else EXIT_OK, status_text(result)
+
+
+@verb("diagnose")
+async def _diagnose(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
+    from skupper_mcp.render import diagnose_text
+
+    result = await engine.diagnose(args.target)
+    return result, EXIT_OK if result.ok else EXIT_FAILED, diagnose_text(result)
 
 
 @verb("test-model")

@@ -81,6 +81,11 @@ class SiteStatus(BaseModel):
         description="The rendered status claims Ready but the router is not running",
     )
     detail: str | None = None
+    drift: list[str] | None = Field(
+        default=None,
+        description="How the site differs from topology.env (empty: it matches; null: not "
+        "read). Anything listed means setup is needed there",
+    )
 
 
 class LinkStatus(BaseModel):
@@ -199,3 +204,70 @@ class SetupResult(RootModel[CheckResult | OperationResult]):
     """
 
     model_config = ConfigDict(json_schema_extra={"type": "object"})
+
+
+Severity = Literal["error", "warning", "info"]
+NextKind = Literal["tool", "topology", "hosted-model-ctl", "host"]
+
+
+class NextStep(BaseModel):
+    """One concrete step that clears a finding: a tool call, a topology variable to set,
+    a hosted-model-ctl action, or a command to run on the host."""
+
+    kind: NextKind = Field(
+        description="tool: call this server's tool; topology: set a variable in topology.env; "
+        "hosted-model-ctl: run that skill's action; host: run a command on the host"
+    )
+    text: str = Field(description="The step in words, e.g. 'setup()'")
+    tool: str | None = Field(default=None, description="Tool to call (kind tool)")
+    arguments: dict[str, str | bool] = Field(
+        default_factory=dict, description="The tool's arguments"
+    )
+    file: str | None = Field(default=None, description="topology.env path (kind topology)")
+    variable: str | None = Field(default=None, description="Variable to set (kind topology)")
+    value: str | None = Field(
+        default=None, description="Value to give it, when it can be known (kind topology)"
+    )
+    action: str | None = Field(default=None, description="hosted-model-ctl verb, e.g. start")
+    profile: str | None = Field(default=None, description="hosted-model-ctl profile")
+    command: str | None = Field(default=None, description="Command to run (kind host)")
+
+
+class Finding(BaseModel):
+    """Something wrong (or worth knowing) at one site, with what shows it and what fixes it."""
+
+    id: str = Field(description="Stable id agents match on, e.g. tmp-not-writable")
+    site: str = Field(description="Skupper site name")
+    host: str = Field(description="Host name in the topology")
+    severity: Severity
+    symptom: str = Field(description="What the user sees")
+    evidence: list[str] = Field(
+        default_factory=list,
+        description="Log lines, unit fields, file modes or API fields that show it "
+        "(secrets redacted)",
+    )
+    cause: str = Field(description="Why it happens")
+    fix: str = Field(description="The next step in words")
+    next: list[NextStep] = Field(
+        default_factory=list, description="The concrete steps, in order, that clear it"
+    )
+
+
+class DiagnosedSite(BaseModel):
+    """Whether a site could be read for the diagnosis, and how long it took."""
+
+    host: str
+    site: str
+    read: bool = Field(description="Whether its state was read")
+    findings: int = Field(description="How many findings concern it")
+    seconds: float = 0.0
+
+
+class DiagnoseResult(BaseModel):
+    """What is wrong on each site, why, and the next step (read-only)."""
+
+    target: str
+    findings: list[Finding]
+    sites: list[DiagnosedSite] = Field(default_factory=list)
+    ok: bool = Field(description="No error or warning finding")
+    summary: str

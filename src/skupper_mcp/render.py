@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from skupper_mcp.models import (
     CheckResult,
+    DiagnoseResult,
     ModelAction,
     OperationResult,
     ResolveResult,
@@ -361,3 +362,17 @@ def test_model_text(result: TestModelResult) -> str:
     table = text_table(["Result", "Check", "Detail", "Time"], rows)
     head = f"{result.host} (profile {result.profile}): {result.passed}/{result.total} passed"
     return "\n".join([table, "", head])
+
+
+def diagnose_text(result: DiagnoseResult) -> str:
+    """Each finding with its evidence and next steps, the most serious first."""
+    lines = [result.summary]
+    for f in result.findings:
+        lines += ["", f"[{f.severity}] {f.id} on {f.host} ({f.site}): {f.symptom}"]
+        lines += [f"    evidence: {e}" for e in f.evidence]
+        lines += [f"    cause: {f.cause}", f"    fix: {f.fix}"]
+        lines += [f"    next: {step.text}" for step in f.next]
+    unread = [s.host for s in result.sites if not s.read]
+    if unread:
+        lines += ["", f"not read: {', '.join(unread)}"]
+    return "\n".join(lines)

@@ -32,6 +32,7 @@ from skupper_mcp import __version__
 from skupper_mcp.engine import Engine
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
 from skupper_mcp.models import (
+    DiagnoseResult,
     OperationResult,
     ResolveResult,
     SetupResult,
@@ -258,6 +259,17 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         engine = state(ctx).require_engine()
         return await run(engine.status)
 
+    async def diagnose(ctx: Context, target: Target = "all") -> DiagnoseResult:
+        """What is wrong on each site, why, and the next step: the Known Issues of real
+        hosts matched on the evidence (router and controller logs, unit fields, file modes,
+        the Kubernetes API), one read of every site. Each finding has a stable `id`, its
+        `evidence`, the `cause`, the `fix` in words and `next`: the tool call, topology.env
+        variable or hosted-model-ctl action that clears it. Use it when status shows a site
+        not Ready, a link down or a listener unbound, when test_model fails, or after a
+        failed setup or up; after carrying out `next`, call it again to confirm."""
+        engine = state(ctx).require_engine()
+        return await run(lambda: engine.diagnose(target))
+
     async def test_model(ctx: Context, target: Target) -> TestModelResult:
         """End-to-end test of one provider's model route (a host or a profile): the local
         listener port, the API's health, the model id, a chat completion, the host over
@@ -299,6 +311,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     add(resolve_profile, READ_ONLY)
     add(status, READ_ONLY)
     add(test_model, READ_ONLY)
+    add(diagnose, READ_ONLY)
     if not read_only:
         add(setup, SETUP)
         add(up, UP)

@@ -12,6 +12,7 @@ from skupper_mcp.connectors.base import Connector, SSHTarget
 from skupper_mcp.engine import precheck, resolve
 from skupper_mcp.models import (
     CheckResult,
+    DiagnoseResult,
     OperationResult,
     ResolveResult,
     StatusResult,
@@ -120,6 +121,10 @@ class Engine:
     async def test_model(self, target: str) -> TestModelResult:
         """test_model: the six end-to-end checks of one provider's model route."""
         return await self.lifecycle.test_model(target)
+
+    async def diagnose(self, target: str = "all") -> DiagnoseResult:
+        """diagnose: what is wrong on each targeted site, why, and the next step."""
+        return await self.lifecycle.diagnose(target)
 
     async def close(self) -> None:
         """Close every connection."""

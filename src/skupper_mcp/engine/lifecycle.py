@@ -10,11 +10,18 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..models import CheckResult, OperationResult, StatusResult, TestModelResult
+from ..models import (
+    CheckResult,
+    DiagnoseResult,
+    OperationResult,
+    StatusResult,
+    TestModelResult,
+)
 from ..topology import Topology
 from ..vocabulary import Progress
 from .backups import Backups
 from .cluster import kube_secret_names
+from .diagnose import Diagnose
 from .lock import operation_lock
 from .model_checks import ModelChecks
 from .setup import Setup
@@ -78,6 +85,9 @@ class Lifecycle:
 
     async def test_model(self, target: str) -> TestModelResult:
         return await ModelChecks(self.sites).run(target)
+
+    async def diagnose(self, target: str) -> DiagnoseResult:
+        return await Diagnose(self.sites).run(target)
 
     async def close(self) -> None:
         if self._kube_api is not None:

@@ -24,8 +24,8 @@ from ..sites import resources as cr
 from ..sites import units
 from ..sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, ready
 from ..sites.podman import PodmanSite
-from ..sites.resources import ClientCert, LinkTarget, Resource
-from ..topology import ProviderHost, Topology
+from ..sites.resources import ClientCert, Resource
+from ..topology import Topology
 from ..vocabulary import LOCAL_HOST, Progress
 from . import model_actions as actions_for
 from .backups import Backups
@@ -38,6 +38,7 @@ from .cluster import (
     link_targets,
     wait_for_links,
 )
+from .drift import hub_resources, hub_target, local_base_resources
 from .runner import SITE_ERRORS, Action, SiteRun, describe, on_cluster, on_host
 from .scope import SiteRef
 from .scope import sites as all_sites
@@ -47,18 +48,6 @@ from .updown import operation_result
 VERIFY_DEADLINE = 40.0
 
 Precheck = Callable[[], Awaitable[CheckResult]]
-
-
-def hub_resources(p: ProviderHost) -> list[Resource]:
-    return [
-        cr.site(p.site_name),
-        cr.router_access(p.site_name, p.inter_router_port, p.edge_port, p.sans),
-        cr.connector(p.routing_key, p.model_host, p.model_port),
-    ]
-
-
-def hub_target(p: ProviderHost) -> LinkTarget:
-    return LinkTarget(p.site_name, p.public_host, p.inter_router_port, p.edge_port)
 
 
 def podman_setup_actions(
@@ -165,15 +154,7 @@ def local_resources(
     """What the local site should hold: Site, RouterAccess, a Listener per provider and a
     Link (with its Secret, from the hub's client certificate) to each; and the providers it
     cannot link to yet (no certificate now, and no Secret from an earlier setup)."""
-    local = topology.local
-    desired: list[Resource] = [
-        cr.site(local.site_name),
-        cr.router_access(local.site_name, local.inter_router_port, local.edge_port, local.sans),
-    ]
-    desired += [
-        cr.listener(p.routing_key, p.routing_key, "0.0.0.0", p.local_port)
-        for p in topology.providers
-    ]
+    desired = local_base_resources(topology)
     missing = []
     for p in topology.providers:
         target = hub_target(p)

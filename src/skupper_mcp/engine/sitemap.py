@@ -100,7 +100,7 @@ class SiteMap:
             raise ConnectError(KUBE_HOST, "no Kubernetes site is configured")
         return self.kube_factory()
 
-    async def view(self, ref: SiteRef) -> SiteView:
+    async def view(self, ref: SiteRef, log_lines: int = 0) -> SiteView:
         started = time.monotonic()
         view = SiteView(ref)
         try:
@@ -109,15 +109,15 @@ class SiteMap:
                 view.kube_state = await view.kube.read()
             else:
                 view.podman = await self.podman(ref)
-                view.state = await view.podman.read()
+                view.state = await view.podman.read(log_lines)
         except SITE_ERRORS as exc:
             view.error = exc
         view.seconds = time.monotonic() - started
         return view
 
-    async def views(self, refs: Iterable[SiteRef]) -> dict[str, SiteView]:
+    async def views(self, refs: Iterable[SiteRef], log_lines: int = 0) -> dict[str, SiteView]:
         refs = list(refs)
-        found = await asyncio.gather(*(self.view(ref) for ref in refs))
+        found = await asyncio.gather(*(self.view(ref, log_lines) for ref in refs))
         return {v.ref.host: v for v in found}
 
     def version_problem(self, state: SiteState) -> str | None:

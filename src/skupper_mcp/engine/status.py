@@ -8,14 +8,17 @@ Links get a TCP probe to the remote inter-router port from here; listeners a con
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from ..models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
 from ..sites import resources as cr
 from ..sites import units
 from ..sites.kube import ready, status_of
+from ..topology import Topology
 from ..vocabulary import LOCAL_HOST
 from . import model_actions as actions_for
 from .cluster import link_targets
+from .drift import hub_resources, kube_drift, local_resources_without_secrets, podman_drift
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView, served_models
 from .verify import tcp_probe
@@ -119,7 +122,80 @@ def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str
     stale = [s.host for s in site_rows if s.stale]
     if stale:
         parts.append(f"stale status on {', '.join(stale)}")
+    drifted = [s.host for s in site_rows if s.drift]
+    if drifted:
+        parts.append(f"setup needed on {', '.join(drifted)}")
     return "; ".join(parts)
+
+
+def site_drift(topology: Topology, view: SiteView) -> list[str] | None:
+    """How the site differs from topology.env; None when its state was not read."""
+    if view.kube_state is not None:
+        return kube_drift(topology, view.kube_state)
+    if view.state is None:
+        return None
+    if view.ref.host == LOCAL_HOST:
+        return podman_drift(local_resources_without_secrets(topology), view.state)
+    p = next(p for p in topology.providers if p.name == view.ref.host)
+    return podman_drift(hub_resources(p), view.state, tmpfs=p.tmpfs_workaround)
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    """A link the topology asks for, as the dialling site reports it."""
+
+    from_host: str
+    from_site: str
+    to_host: str
+    to_site: str
+    host: str
+    port: int
+    status: str
+
+
+def link_rows(topo: Topology, views: dict[str, SiteView]) -> list[LinkRow]:
+    """The local site's link to every hub, then the cluster's links, with their status."""
+    rows: list[LinkRow] = []
+    local_view = views.get(LOCAL_HOST)
+    local_state = local_view.state if local_view is not None else None
+    for p in topo.providers:
+        name = cr.link_name(p.site_name)
+        res = local_state.runtime_resources.get(("Link", name)) if local_state else None
+        if res is None and local_state is not None:
+            res = local_state.input_resources.get(("Link", name))
+        status = status_of(res) if local_state else "unknown (local site unreadable)"
+        rows.append(
+            LinkRow(
+                LOCAL_HOST,
+                topo.local.site_name,
+                p.name,
+                p.site_name,
+                p.public_host,
+                p.inter_router_port,
+                status,
+            )
+        )
+    kube = topo.kubernetes
+    if kube is not None:
+        kube_view = views.get(kube.name)
+        for host, target in link_targets(topo).items():
+            name = cr.link_name(target.site)
+            if kube_view is not None and kube_view.kube_state is not None:
+                status = status_of(kube_view.kube_state.links.get(name))
+            else:
+                status = "unknown (API unreachable)"
+            rows.append(
+                LinkRow(
+                    kube.name,
+                    kube.site_name,
+                    host,
+                    target.site,
+                    target.host,
+                    target.inter_router_port,
+                    status,
+                )
+            )
+    return rows
 
 
 class Status:
@@ -136,6 +212,8 @@ class Status:
             else podman_site_status(views[r.host])
             for r in refs
         ]
+        for row in site_rows:
+            row.drift = site_drift(topo, views[row.host])
         links, listeners = await asyncio.gather(self._links(views), self._listeners(views))
         reachable = {r.host: views[r.host].ok for r in refs}
         served = served_models(views)
@@ -149,36 +227,17 @@ class Status:
         )
 
     async def _links(self, views: dict[str, SiteView]) -> list[LinkStatus]:
-        topo = self.sites.topology
-        rows: list[tuple[str, str, str, int, str]] = []
-        local_view = views[LOCAL_HOST]
-        for p in topo.providers:
-            name = cr.link_name(p.site_name)
-            res = (
-                local_view.state.runtime_resources.get(("Link", name)) if local_view.state else None
-            )
-            if res is None and local_view.state is not None:
-                res = local_view.state.input_resources.get(("Link", name))
-            status = status_of(res) if local_view.state else "unknown (local site unreadable)"
-            rows.append(
-                (topo.local.site_name, p.site_name, p.public_host, p.inter_router_port, status)
-            )
-        kube = topo.kubernetes
-        if kube is not None:
-            kube_view = views.get(kube.name)
-            for target in link_targets(self.sites.topology).values():
-                name = cr.link_name(target.site)
-                if kube_view is not None and kube_view.kube_state is not None:
-                    status = status_of(kube_view.kube_state.links.get(name))
-                else:
-                    status = "unknown (API unreachable)"
-                rows.append(
-                    (kube.site_name, target.site, target.host, target.inter_router_port, status)
-                )
-        probes = await asyncio.gather(*(tcp_probe(h, port) for _, _, h, port, _ in rows))
+        rows = link_rows(self.sites.topology, views)
+        probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
         return [
-            LinkStatus(from_site=f, to_site=t, endpoint=f"{h}:{port}", tcp_probe=probe, status=s)
-            for (f, t, h, port, s), probe in zip(rows, probes, strict=True)
+            LinkStatus(
+                from_site=r.from_site,
+                to_site=r.to_site,
+                endpoint=f"{r.host}:{r.port}",
+                tcp_probe=probe,
+                status=r.status,
+            )
+            for r, probe in zip(rows, probes, strict=True)
         ]
 
     async def _listeners(self, views: dict[str, SiteView]) -> list[ListenerStatus]:

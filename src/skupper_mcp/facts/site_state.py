@@ -26,8 +26,9 @@ MARK = "@@"
 _KINDS = ("Site", "RouterAccess", "Listener", "Connector", "Link")
 
 
-def site_state_script(namespace: str, model_url: str | None = None) -> str:
-    """The one command that reads everything about a podman site."""
+def site_state_script(namespace: str, model_url: str | None = None, log_lines: int = 0) -> str:
+    """The one command that reads everything about a podman site; with ``log_lines``, also
+    the last lines of the router's and the controller's container logs (for diagnose)."""
     ns = quote(namespace)
     lines = [
         ENV_PRELUDE,
@@ -39,8 +40,8 @@ def site_state_script(namespace: str, model_url: str | None = None) -> str:
         'echo "@@podman $(command -v podman || true)"',
         f'echo "@@section version"; {names.VERSION_COMMAND} 2>&1; echo "@@rc $?"',
         'echo "@@section units"',
-        "$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
-        f'UnitFileState,MainPID "skupper-$ns.service" {names.CONTROLLER_UNIT}'
+        "$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,UnitFileState,"
+        f'MainPID,ExecMainCode,ExecMainStatus "skupper-$ns.service" {names.CONTROLLER_UNIT}'
         f' {names.PODMAN_SOCKET_UNIT} "$user-skupper-controller.service" 2>&1;'
         ' echo "@@rc $?"',
         'echo "@@section containers"; podman ps -a --format json 2>&1; echo "@@rc $?"',
@@ -65,14 +66,30 @@ def site_state_script(namespace: str, model_url: str | None = None) -> str:
         '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
         'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',
         '[ -f "$ca" ] && echo "@@issuer $(sha256sum < "$ca" | cut -c1-16)"',
-        '[ -d "$nsdir/runtime/certs" ] && [ -n "$(find "$nsdir/runtime/certs" -type f ! -perm -o+r'
-        ' 2>/dev/null | head -n 1)" ] && echo "@@certs-private"',
+        # the first certificate files the router's uid cannot read, with their modes
+        'p=""; [ -d "$nsdir/runtime/certs" ] && p="$(find "$nsdir/runtime/certs" -type f'
+        " ! -perm -o+r -printf '%m runtime/certs/%P\\n' 2>/dev/null | head -n 3)\";"
+        ' [ -n "$p" ] && { echo "@@certs-private"; echo "$p"; }',
     ]
+    if log_lines > 0:
+        tail = f"podman logs --tail {int(log_lines)}"
+        router = _ended(tail + ' "$ns-skupper-router" 2>&1')
+        controller = _ended(tail + ' "$user-skupper-controller" 2>&1')
+        lines += [
+            f'echo "@@section log-router"; {router}',
+            f'echo "@@section log-controller"; {controller}',
+        ]
     if model_url:
         probe = f"curl -fsS --max-time 2 {quote(model_url)} 2>&1"
-        lines.append(f'echo "@@section models"; {probe}; echo "@@rc $?"')
+        lines.append(f'echo "@@section models"; {_ended(probe)}')
     lines.append('echo "@@end"')
     return "\n".join(lines)
+
+
+def _ended(command: str) -> str:
+    """``command`` then its exit status on a line of its own, even when its output does not
+    end with a newline (curl's JSON does not)."""
+    return f'{command}; rc=$?; echo; echo "@@rc $rc"'
 
 
 def client_cert_script(namespace: str, cert_dir: str) -> str:
@@ -102,6 +119,8 @@ class UnitState:
     n_restarts: int = 0
     unit_file_state: str = ""
     main_pid: int = 0
+    exec_main_code: str = ""
+    exec_main_status: int = 0
 
     @property
     def active(self) -> bool:
@@ -147,7 +166,10 @@ class SiteState:
     rendered: bool = False
     issuer: str | None = None
     certs_private: bool = False
+    private_certs: list[str] = field(default_factory=list)
     served_models: list[str] | None = None
+    models_error: str | None = None
+    logs: dict[str, list[str]] = field(default_factory=dict)
     complete: bool = False
 
     def unit(self, name: str) -> UnitState:
@@ -178,6 +200,8 @@ def parse_systemctl_show(text: str) -> dict[str, UnitState]:
             n_restarts=_int(props.get("NRestarts")),
             unit_file_state=props.get("UnitFileState", ""),
             main_pid=_int(props.get("MainPID")),
+            exec_main_code=props.get("ExecMainCode", ""),
+            exec_main_status=_int(props.get("ExecMainStatus")),
         )
     return result
 
@@ -292,6 +316,7 @@ def parse_site_state(output: str) -> SiteState:
             state.issuer = arg or None
         elif tag == "certs-private":
             state.certs_private = True
+            state.private_certs = [line for line in body.splitlines() if line.strip()]
         elif tag == "end":
             state.complete = True
     version_rc = bodies.get("version:rc", "")
@@ -304,8 +329,16 @@ def parse_site_state(output: str) -> SiteState:
         state.containers = parse_podman_ps(bodies.get("containers", ""))
     if bodies.get("router:rc") == "0":
         state.router = parse_router_inspect(bodies.get("router", ""))
-    if "models" in bodies and bodies.get("models:rc") == "0":
-        state.served_models = parse_models(bodies["models"])
+    if "models" in bodies:
+        if bodies.get("models:rc") == "0":
+            state.served_models = parse_models(bodies["models"])
+        else:
+            state.models_error = bodies["models"].strip()[-300:] or f"exit {bodies['models:rc']}"
+    for component in ("router", "controller"):
+        if bodies.get(f"log-{component}:rc") == "0":
+            state.logs[component] = [
+                line for line in bodies[f"log-{component}"].splitlines() if line.strip()
+            ]
     return state
 
 

@@ -71,9 +71,10 @@ class PodmanSite:
         )
         return result.stdout
 
-    async def read(self) -> SiteState:
-        """The site's whole state, in one round trip."""
-        command = site_state_script(self.namespace, self.model_url)
+    async def read(self, log_lines: int = 0) -> SiteState:
+        """The site's whole state, in one round trip (with ``log_lines`` of the router's and
+        controller's logs)."""
+        command = site_state_script(self.namespace, self.model_url, log_lines)
         result = await self.connector.run(command, timeout=READ_TIMEOUT)
         state = parse_site_state(result.stdout)
         if not state.complete:

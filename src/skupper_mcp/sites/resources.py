@@ -139,15 +139,15 @@ def same(desired: Resource, actual: Resource | None) -> bool:
         want = desired.get("data", {})
         have = actual.get("data", {}) or {}
         return set(want) <= set(have) and want.get("ca.crt") == have.get("ca.crt")
-    return _normal(desired.get("spec")) == _normal(actual.get("spec"))
+    return normal(desired.get("spec")) == normal(actual.get("spec"))
 
 
-def _normal(value: Any) -> Any:
+def normal(value: Any) -> Any:
     """Compare ports as strings and ignore empty optional fields."""
     if isinstance(value, dict):
-        return {k: _normal(v) for k, v in value.items() if v not in (None, "", [], {})}
+        return {k: normal(v) for k, v in value.items() if v not in (None, "", [], {})}
     if isinstance(value, list):
-        return [_normal(v) for v in value]
+        return [normal(v) for v in value]
     if isinstance(value, bool):
         return value
     if isinstance(value, int):

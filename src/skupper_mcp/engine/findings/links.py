@@ -1,0 +1,104 @@
+"""Rules about the links between sites: an inter-router port nobody can reach, and a link
+refused because the name it dials is not in the hub's certificate. Matched on the TCP probe
+from this machine and on what the dialling skrouterd logs (src/adaptors/amqp/qd_connector.c:
+``Connection to <host>:<port> failed: ...``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...models import Finding
+from ...sites import units
+from ..scope import site_ref
+from .context import LinkProbe, Network, call, finding, set_variable
+from .podman import STANDALONE
+
+VERIFY_FAILED = "certificate verify failed"
+
+
+def _dialler_log(network: Network, link: LinkProbe, *needles: str) -> list[str]:
+    view = network.views.get(link.from_host)
+    if view is None or view.state is None:
+        return []
+    endpoint = f"Connection to {link.host}:{link.port} failed"
+    return [
+        f"{link.from_host} router log: {line.strip()}"
+        for line in view.state.logs.get("router", [])
+        if endpoint in line and all(n in line for n in needles)
+    ][-2:]
+
+
+def _router_listening(network: Network, host: str) -> bool:
+    """Whether the dialled site's router runs with its site's configuration (so a port that
+    does not answer is the network's doing, not the router's)."""
+    view = network.views.get(host)
+    if view is None or view.state is None:
+        return False
+    router = units.router_container(network.namespace(host))
+    if not view.state.container_running(router):
+        return False
+    return not any(STANDALONE in line for line in view.state.logs.get("router", []))
+
+
+def link_port_unreachable(network: Network) -> Iterator[Finding]:
+    for link in network.links:
+        if link.reachable is not False or not _router_listening(network, link.to_host):
+            continue
+        ref = site_ref(network.topology, link.to_host)
+        variable = f"{network.prefix(link.to_host)}_INTER_ROUTER_PORT"
+        yield finding(
+            "link-port-unreachable",
+            ref,
+            "error",
+            symptom=f"{link.from_host} cannot link to {ref.site}: nothing answers on "
+            f"{link.host}:{link.port}",
+            evidence=[
+                f"{link.to_host} answers SSH and its router runs",
+                f"TCP connect to {link.host}:{link.port} from this machine: failed",
+                f"link {link.from_host} -> {ref.site}: {link.status}",
+                *_dialler_log(network, link),
+            ],
+            cause="a firewall or cloud security group between the sites drops the "
+            "inter-router port",
+            fix=f"open port {link.port} to {link.host} in the host's firewall or security "
+            f"group, or set {variable} to a port it lets through (setup then moves the "
+            f"RouterAccess {ref.site}-public and every link to it)",
+            next=[
+                set_variable(network, variable, None, "a port the firewall lets through"),
+                call("setup"),
+            ],
+        )
+
+
+def link_cert_verify_failed(network: Network) -> Iterator[Finding]:
+    for link in network.links:
+        lines = _dialler_log(network, link, VERIFY_FAILED)
+        if not lines and VERIFY_FAILED not in link.status:
+            continue
+        ref = site_ref(network.topology, link.to_host)
+        p = network.provider(link.to_host)
+        sans = list(p.sans) if p is not None else list(network.topology.local.sans)
+        variable = f"{network.prefix(link.to_host)}_SANS"
+        wanted = sans if link.host in sans else [*sans, link.host]
+        yield finding(
+            "link-cert-verify-failed",
+            ref,
+            "error",
+            symptom=f"{link.from_host}'s link to {ref.site} fails TLS verification",
+            evidence=[
+                *lines,
+                f"link {link.from_host} -> {ref.site}: {link.status}",
+                f"{variable} in topology.env: {' '.join(sans) or '(none)'}",
+            ],
+            cause=f"the name dialled, {link.host}, is not among the subject alternative names "
+            f"of {ref.site}'s server certificate",
+            fix=f"set {variable} to include {link.host}, then run setup (the RouterAccess "
+            "gets the names and the hub re-issues its certificate)",
+            next=[
+                set_variable(network, variable, " ".join(wanted), ""),
+                call("setup"),
+            ],
+        )
+
+
+LINK_RULES = (link_port_unreachable, link_cert_verify_failed)

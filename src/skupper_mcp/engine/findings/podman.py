@@ -1,0 +1,265 @@
+"""Rules about a podman host's router, its units and its model: the seed's Known Issues
+that show on one host, matched on what the real router, podman and systemd report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...models import Finding
+from ...sites import units
+from ...vocabulary import LOCAL_HOST
+from ..model_actions import active_or_default
+from ..scope import SiteRef
+from .context import Network, call, finding, log_lines, model_ctl, set_variable
+
+# What the router image's launch.sh and skrouterd print (skupper-router 3.4.x: the shell's
+# redirection error, then the default config's standalone start; a sslProfile file that
+# cannot be loaded stops the router at start-up, src/tls/tls_amqp.c).
+TMP_DENIED = "/tmp/skrouterd.json"
+STANDALONE = "Router started in Standalone mode"
+TLS_CONFIG_FAILED = "Failed to configure TLS"
+UNEXPANDED_BASE_PATH = "${SSL_PROFILE_BASE_PATH}"
+# systemd's ExecMainCode for a main process that exited (CLD_EXITED), and the exit status a
+# shell reports for a SIGTERM it did not survive (128 + 15).
+CLD_EXITED = 1
+SIGTERM_EXIT = 143
+
+
+def _router(network: Network, ref: SiteRef) -> str:
+    return units.router_container(network.namespace(ref.host))
+
+
+def tmp_not_writable(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        if state.router is None or state.router.has_tmpfs:
+            continue
+        denied = [
+            line
+            for line in log_lines(state, "router", TMP_DENIED, limit=10)
+            if "Permission denied" in line or "Read-only" in line
+        ]
+        if not denied:
+            continue
+        p = network.provider(ref.host)
+        steps = []
+        if p is not None:
+            steps.append(set_variable(network, f"{p.prefix}_TMPFS_WORKAROUND", "true", ""))
+        steps.append(call("setup"))
+        yield finding(
+            "tmp-not-writable",
+            ref,
+            "error",
+            symptom=f"the router on {ref.host} runs without the site's configuration "
+            "(standalone: no link listener, no links)",
+            evidence=[
+                *denied[-2:],
+                *log_lines(state, "router", STANDALONE, limit=1),
+                f"{_router(network, ref)}: no tmpfs on /tmp",
+            ],
+            cause="the router container cannot write /tmp/skrouterd.json (rootless podman's "
+            "uid mapping on this host, as on bootc hosts), so launch.sh falls back to the "
+            "image's default configuration",
+            fix=(
+                f"set {p.prefix}_TMPFS_WORKAROUND=true in {network.topology_file}, then run "
+                "setup: it re-creates the router with a tmpfs /tmp"
+                if p is not None
+                else "the local site cannot take the tmpfs workaround; make /tmp writable for "
+                "rootless podman on this machine"
+            ),
+            next=steps,
+        )
+
+
+def certs_not_readable(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        if not state.certs_private or state.router is None:
+            continue
+        yield finding(
+            "certs-not-readable",
+            ref,
+            "error",
+            symptom=f"the router on {ref.host} cannot load its certificates",
+            evidence=[
+                *(f"mode {line}" for line in state.private_certs),
+                *log_lines(state, "router", TLS_CONFIG_FAILED, limit=2),
+            ],
+            cause="skupper writes the certificates 0640 on every system start or reload, and "
+            "the router runs as another uid in its container (a reload run by hand undoes "
+            "setup's chmod)",
+            fix="run setup: it makes runtime/certs readable again (chmod -R o+r) and restarts "
+            "the router",
+            next=[call("setup")],
+        )
+
+
+def ssl_profile_base_path(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        if state.router is None or state.router.has_ssl_base_path:
+            continue
+        yield finding(
+            "ssl-profile-base-path",
+            ref,
+            "error",
+            symptom=f"the router on {ref.host} cannot find its certificates",
+            evidence=[
+                f"{_router(network, ref)}: no SSL_PROFILE_BASE_PATH in its environment",
+                *log_lines(state, "router", UNEXPANDED_BASE_PATH, TLS_CONFIG_FAILED, limit=2),
+            ],
+            cause="the router container was created by hand without "
+            "-e SSL_PROFILE_BASE_PATH=/etc/skupper-router, so the sslProfile paths of its "
+            "configuration do not resolve",
+            fix="run setup: it re-creates the router container as skupper renders it",
+            next=[call("setup")],
+        )
+
+
+def no_auto_restart(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        if not state.rendered:
+            continue
+        ns = network.namespace(ref.host)
+        podman = state.podman_path or "podman"
+        evidence = []
+        for wanted in units.site_units(ns, state.user, podman):
+            have = state.unit_files.get(wanted.name)
+            if have is None:
+                evidence.append(f"{wanted.name}: not installed")
+            elif have != wanted.content:
+                how = "Skupper's own unit" if "start-watch.sh" not in have else "an older unit"
+                evidence.append(f"{wanted.name}: {how}, not the auto-restart unit setup writes")
+        if state.watch_script is not None and state.watch_script != units.watch_script(podman):
+            evidence.append(f"~/{units.WATCH_SCRIPT_PATH}: differs from what setup writes")
+        elif state.watch_script is None:
+            evidence.append(f"~/{units.WATCH_SCRIPT_PATH}: missing")
+        router = units.router_container(ns)
+        unit = state.unit(units.router_unit(ns))
+        if state.container_running(router) and not unit.active:
+            evidence.append(
+                f"{router} is running while {unit.name} is {unit.active_state}: a crash "
+                "would not be restarted"
+            )
+        if not evidence:
+            continue
+        yield finding(
+            "no-auto-restart",
+            ref,
+            "error",
+            symptom=f"a crashed router or controller on {ref.host} would stay down",
+            evidence=evidence,
+            cause="Skupper's own units start the containers and forget them "
+            "(RemainAfterExit=yes); skupper system start/install or a container started by "
+            "hand bypasses the units setup writes",
+            fix="run setup: it writes the auto-restart units (start-watch.sh, "
+            "Restart=on-failure) and starts the router through them",
+            next=[call("setup")],
+        )
+
+
+def autostart_at_boot(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        enabled = sorted(state.enabled_at_boot)
+        if not enabled:
+            continue
+        yield finding(
+            "autostart-at-boot",
+            ref,
+            "warning",
+            symptom=f"Skupper on {ref.host} starts by itself at boot",
+            evidence=[f"default.target.wants/{name}" for name in enabled],
+            cause="skupper system start and system install enable their units at boot "
+            "(WantedBy=default.target); the VAN should start only when up is called",
+            fix="run setup: it disables the units (they have no [Install] section)",
+            next=[call("setup")],
+        )
+
+
+def unit_failed_on_stop(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        for unit in state.units.values():
+            stopped_by_sigterm = (
+                unit.exec_main_code == str(CLD_EXITED) and unit.exec_main_status == SIGTERM_EXIT
+            )
+            if unit.active_state != "failed" or not stopped_by_sigterm:
+                continue
+            yield finding(
+                "unit-failed-on-stop",
+                ref,
+                "warning",
+                symptom=f"{unit.name} on {ref.host} is 'failed' after a stop",
+                evidence=[
+                    f"{unit.name}: ActiveState={unit.active_state} Result={unit.result} "
+                    f"ExecMainStatus={unit.exec_main_status}"
+                ],
+                cause="the unit's main process exited 143 (128 + SIGTERM) when stopped, and "
+                "the unit does not count 143 as success (SuccessExitStatus=143)",
+                fix="run setup: it writes the units with SuccessExitStatus=143 and clears the "
+                "failed state",
+                next=[call("setup")],
+            )
+
+
+def stale_status(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        router = units.router_container(network.namespace(ref.host))
+        site = next((r for (k, _), r in state.runtime_resources.items() if k == "Site"), None)
+        says = ((site or {}).get("status") or {}).get("status")
+        if says != "Ready" or state.container_running(router):
+            continue
+        controller = state.unit(units.controller_unit())
+        found = state.container(router)
+        yield finding(
+            "stale-status",
+            ref,
+            "warning",
+            symptom=f"{ref.site}'s status says Ready, but its router is not running",
+            evidence=[
+                "runtime/resources Site status: Ready",
+                f"{router}: {found.state if found else 'absent'}",
+                f"{controller.name}: {controller.active_state}",
+            ],
+            cause="the system controller, which would update the status, is stopped too; the "
+            "files keep the last status it wrote",
+            fix=f"run up on {ref.host} to start the controller and the router",
+            next=[call("up", target=ref.host)],
+        )
+
+
+def model_not_serving(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        p = network.provider(ref.host)
+        if p is None or ref.host == LOCAL_HOST or state.served_models is not None:
+            continue
+        if not state.container_running(units.router_container(p.namespace)):
+            continue
+        container = state.container(p.model_container)
+        profile, _ = active_or_default(network.topology, p.name, None)
+        steps = [model_ctl("start", profile, p.name)]
+        if container is None:
+            steps.insert(0, model_ctl("setup", profile, p.name))
+        yield finding(
+            "model-not-serving",
+            ref,
+            "error",
+            symptom=f"the route to {p.name} ends at its router: nothing answers on "
+            f"{p.model_host}:{p.model_port}",
+            evidence=[
+                f"GET http://{p.model_host}:{p.model_port}/v1/models on {p.name}: "
+                f"{state.models_error or 'no model list'}",
+                f"{p.model_container}: {container.state if container else 'absent'}",
+            ],
+            cause="the model container is stopped (or never started) on the provider",
+            fix=f"start profile {profile} with hosted-model-ctl, then test_model",
+            next=[*steps, call("test_model", target=profile)],
+        )
+
+
+PODMAN_RULES = (
+    tmp_not_writable,
+    certs_not_readable,
+    ssl_profile_base_path,
+    no_auto_restart,
+    autostart_at_boot,
+    unit_failed_on_stop,
+    stale_status,
+    model_not_serving,
+)

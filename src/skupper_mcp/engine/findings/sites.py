@@ -1,0 +1,118 @@
+"""Rules about a site as a whole: it could not be read, it was never set up, it differs
+from topology.env, or its Skupper version cannot work with the others."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...facts.skupper_version import SkupperVersion
+from ...models import Finding
+from ..status import site_drift
+from .context import Network, call, finding, on_host
+
+
+def unreadable(network: Network) -> Iterator[Finding]:
+    for view in network.views.values():
+        if view.error is None:
+            continue
+        reach = "cannot be reached" if not view.reachable else "could not be read"
+        yield finding(
+            "site-unreadable",
+            view.ref,
+            "error",
+            symptom=f"{view.ref.host} {reach}: nothing else about it could be diagnosed",
+            evidence=[view.problem()],
+            cause="the host is down, its SSH (or the cluster's API) does not answer in time, or "
+            "it refuses the credentials in topology.env",
+            fix=f"check that {view.ref.host} is up and answers SSH (or the API) with the "
+            "credentials in topology.env, then diagnose again",
+            next=[call("diagnose", target=view.ref.host)],
+        )
+
+
+def not_set_up(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        if state.rendered:
+            continue
+        yield finding(
+            "not-set-up",
+            ref,
+            "warning",
+            symptom=f"{ref.site} does not exist on {ref.host} yet",
+            evidence=["no runtime/resources in the namespace (skupper system start never ran)"],
+            cause="setup has not been run for this site, or teardown removed it",
+            fix="run setup (check=true first)",
+            next=[call("setup", check=True), call("setup")],
+        )
+
+
+def drift(network: Network) -> Iterator[Finding]:
+    for view in network.views.values():
+        if view.state is not None and not view.state.rendered:
+            continue  # not-set-up says it better
+        if view.kube_state is not None and view.kube_state.site is None:
+            continue
+        lines = site_drift(network.topology, view)
+        if not lines:
+            continue
+        yield finding(
+            "drift",
+            view.ref,
+            "warning",
+            symptom=f"{view.ref.site} differs from {network.topology_file}",
+            evidence=lines,
+            cause="topology.env changed since the last setup, or the site's resources were "
+            "changed by hand (skupper system apply, oc edit)",
+            fix="run setup: it applies what topology.env says and reloads the site",
+            next=[call("setup")],
+        )
+
+
+def version_mismatch(network: Network) -> Iterator[Finding]:
+    minimum = network.topology.min_skupper_version
+    readings: dict[str, SkupperVersion] = {
+        ref.host: state.skupper for ref, state in network.podman_sites()
+    }
+    for ref, state in network.podman_sites():
+        reading = state.skupper
+        meets = reading.meets(minimum)
+        if meets is None:
+            yield finding(
+                "version-mismatch",
+                ref,
+                "error",
+                symptom=f"the skupper CLI on {ref.host} does not report a usable version",
+                evidence=[f"skupper version: {reading.problem or 'no version reported'}"],
+                cause="the skupper CLI is missing or broken on the host",
+                fix=f"install the skupper CLI {minimum} or later on {ref.host}",
+                next=[on_host(ref.host, f"install skupper {minimum} or later")],
+            )
+        elif not meets:
+            yield finding(
+                "version-mismatch",
+                ref,
+                "error",
+                symptom=f"{ref.host} runs skupper {reading.cli}, below {minimum}",
+                evidence=[f"{h}: skupper {r.cli}" for h, r in sorted(readings.items())],
+                cause="Skupper 2.0.x has no system controller and different system commands; "
+                "this network needs 2.1 or later on every host",
+                fix=f"upgrade the skupper CLI on {ref.host} to {minimum} or later, then run setup",
+                next=[on_host(ref.host, f"upgrade skupper to {minimum} or later"), call("setup")],
+            )
+    minors = {
+        f"{r.cli.major}.{r.cli.minor}" for r in readings.values() if r.cli and r.meets(minimum)
+    }
+    if len(minors) > 1:
+        first = next(iter(network.views.values())).ref
+        yield finding(
+            "version-mismatch",
+            first,
+            "info",
+            symptom=f"the hosts run different Skupper minor versions ({', '.join(sorted(minors))})",
+            evidence=[f"{h}: skupper {r.cli}" for h, r in sorted(readings.items()) if r.cli],
+            cause="sites of 2.1 and 2.2 link and route together; nothing fails because of it",
+            fix="nothing to do now; upgrade the hosts together when convenient",
+        )
+
+
+SITE_RULES = (unreadable, not_set_up, drift, version_mismatch)
