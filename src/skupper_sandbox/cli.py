@@ -463,6 +463,8 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
         except ValueError as exc:
             raise SandboxError(f"slow needs a number of seconds, not {args[0]!r}") from exc
         faults.set_slow(host_dir, seconds)
+    elif kind == "firewall" and len(args) == 1 and args[0].isdigit():
+        faults.set_firewall(info.id, host, entry.address, int(args[0]))
     elif kind == "kill-router" and not args:
         killed = faults.kill_routers(host_dir / "home")
         return f"{host}: killed {', '.join(killed) or 'no running router'}"
@@ -471,7 +473,8 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
         faults.clear_slow(host_dir)
     else:
         raise SandboxError(
-            f"usage: sandbox fault {host} down|blackhole|slow SECONDS|kill-router|restore"
+            f"usage: sandbox fault {host} down|blackhole|firewall PORT|slow SECONDS|kill-router"
+            "|restore"
         )
     return f"{host}: {kind}{' ' + ' '.join(args) if args else ''}"
 

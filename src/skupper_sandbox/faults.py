@@ -90,12 +90,39 @@ def network_faults(world_id: str) -> dict[str, str]:
     return faults
 
 
+def _port_comment(host: str, port: int) -> str:
+    return f"{_COMMENT_PREFIX}-port:{host}:{port}"
+
+
 def clear_network(world_id: str, host: str) -> None:
-    """Remove every rule of ``host`` from the world's chain."""
+    """Remove every rule of ``host`` from the world's chain (its firewalled ports too)."""
     for rule in _rules(chain_name(world_id)):
         words = shlex.split(rule)
-        if _comment(words) == _host_comment(host):
+        comment = _comment(words) or ""
+        if comment == _host_comment(host) or comment.startswith(_port_comment(host, 0)[:-1]):
             _iptables("-D", *words[1:], check=False)
+
+
+def firewalled_ports(world_id: str, host: str) -> list[int]:
+    """The ports of ``host`` a ``firewall`` fault drops."""
+    prefix = _port_comment(host, 0)[:-1]
+    ports = []
+    for rule in _rules(chain_name(world_id)):
+        comment = _comment(shlex.split(rule)) or ""
+        if comment.startswith(prefix):
+            ports.append(int(comment[len(prefix) :]))
+    return sorted(ports)
+
+
+def set_firewall(world_id: str, host: str, address: str, port: int) -> None:
+    """Drop TCP to ``host``'s ``port`` from anywhere else, as a cloud security group that
+    does not open the port does: the host and its other ports stay reachable."""
+    chain = ensure_chain(world_id)
+    comment = ["-m", "comment", "--comment", _port_comment(host, port)]
+    _iptables(
+        "-A", chain, "-d", address, "!", "-s", address, "-p", "tcp", "--dport", str(port),
+        *comment, "-j", "DROP",
+    )  # fmt: skip
 
 
 def set_network(world_id: str, host: str, address: str, kind: NetworkFault) -> None:

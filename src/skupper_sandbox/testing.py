@@ -93,7 +93,8 @@ class World:
         return sandbox_command(verb, "--dir", str(self.dir), *rest, timeout=timeout)
 
     def fault(self, host: str, kind: str, *args: str) -> None:
-        """Apply a fault (``down``, ``blackhole``, ``slow S``, ``kill-router``, ``restore``)."""
+        """Apply a fault (``down``, ``blackhole``, ``firewall PORT``, ``slow S``,
+        ``kill-router``, ``restore``)."""
         result = self.sandbox("fault", host, kind, *args)
         if result.returncode != 0:
             raise SandboxCommandError(f"fault {host} {kind} failed: {result.stderr.strip()}")

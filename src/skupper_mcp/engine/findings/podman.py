@@ -72,22 +72,24 @@ def tmp_not_writable(network: Network) -> Iterator[Finding]:
 
 def certs_not_readable(network: Network) -> Iterator[Finding]:
     for ref, state in network.podman_sites():
-        if not state.certs_private or state.router is None:
+        # 0640 files are fine for a router that runs as their owner (Skupper's own
+        # container, --user with --userns=keep-id): only the router's refusal counts.
+        refused = log_lines(state, "router", TLS_CONFIG_FAILED, limit=2)
+        if not state.certs_private or state.router is None or not refused:
             continue
+        if any(UNEXPANDED_BASE_PATH in line for line in refused):
+            continue  # ssl-profile-base-path
         yield finding(
             "certs-not-readable",
             ref,
             "error",
             symptom=f"the router on {ref.host} cannot load its certificates",
-            evidence=[
-                *(f"mode {line}" for line in state.private_certs),
-                *log_lines(state, "router", TLS_CONFIG_FAILED, limit=2),
-            ],
+            evidence=[*refused, *(f"mode {line}" for line in state.private_certs)],
             cause="skupper writes the certificates 0640 on every system start or reload, and "
-            "the router runs as another uid in its container (a reload run by hand undoes "
-            "setup's chmod)",
-            fix="run setup: it makes runtime/certs readable again (chmod -R o+r) and restarts "
-            "the router",
+            "this router runs as another uid in its container (a router container created "
+            "by hand without --user, as the tmpfs workaround of older scripts did)",
+            fix="run setup: it makes runtime/certs readable (chmod -R o+r) and re-creates the "
+            "router as skupper renders it",
             next=[call("setup")],
         )
 
