@@ -16,10 +16,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp import Client
 
 from polling import eventually
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import OperationResult
+from skupper_mcp.engine.findings.podman import STANDALONE
+from skupper_mcp.models import DiagnoseResult, OperationResult
+from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World, running_world
 
@@ -77,6 +80,30 @@ async def test_without_the_workaround_the_hub_runs_standalone_and_its_link_is_ne
     assert not (row.detail or "").startswith("Ready")  # ...but the site is not Ready
 
 
+async def test_diagnose_names_tmp_not_writable_and_the_variable_that_fixes_it(
+    small_world: World,
+) -> None:
+    async with Client(
+        build_server(topology(small_world, workaround=False)), read_timeout_seconds=60
+    ) as client:
+        result = await client.call_tool("diagnose", {"target": "all"})
+    assert not result.is_error, result.content
+    found = DiagnoseResult.model_validate(result.structured_content)
+    [finding] = [f for f in found.findings if f.id == "tmp-not-writable"]
+    assert finding.host == HOST and finding.severity == "error"
+    assert any("/tmp/skrouterd.json: Permission denied" in e for e in finding.evidence)
+    assert any(STANDALONE in e for e in finding.evidence)
+    variable, setup = finding.next
+    assert (variable.kind, variable.variable, variable.value) == (
+        "topology",
+        "RHEL_AI_TMPFS_WORKAROUND",
+        "true",
+    )
+    assert (setup.kind, setup.tool) == ("tool", "setup")
+    # the standalone hub has no link listener: that is this finding, not a firewall's
+    assert {f.id for f in found.findings if f.severity != "info"} == {"tmp-not-writable"}
+
+
 async def test_with_the_workaround_the_same_hub_links_and_serves(small_world: World) -> None:
     async with Engine(load_topology(topology(small_world, workaround=True))) as engine:
         result = await engine.setup()
@@ -98,3 +125,6 @@ async def test_with_the_workaround_the_same_hub_links_and_serves(small_world: Wo
         return reply.json() if reply.status_code == 200 else None
 
     assert await eventually(models, timeout=20)
+    async with Engine(load_topology(topology(small_world, workaround=True))) as engine:
+        diagnosis = await engine.diagnose()
+    assert diagnosis.ok, diagnosis.model_dump_json(indent=1)

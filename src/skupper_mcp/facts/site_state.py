@@ -37,6 +37,7 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         'nsdir="$data/namespaces/$ns"',
         'user="$(id -un)"',
         'echo "@@user $user"',
+        'echo "@@now $(date +%s)"',
         'echo "@@podman $(command -v podman || true)"',
         f'echo "@@section version"; {names.VERSION_COMMAND} 2>&1; echo "@@rc $?"',
         'echo "@@section units"',
@@ -133,6 +134,7 @@ class ContainerState:
     state: str  # running | exited | created | ...
     exit_code: int | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    started_at: int | None = None  # unix seconds, by the host's clock
 
     @property
     def running(self) -> bool:
@@ -153,6 +155,7 @@ class SiteState:
     """Everything one round trip tells about a podman site."""
 
     user: str = ""
+    now: int | None = None  # the host's clock when it was read (unix seconds)
     podman_path: str = ""
     skupper: SkupperVersion = field(default_factory=lambda: SkupperVersion(None, "not read"))
     units: dict[str, UnitState] = field(default_factory=dict)
@@ -181,6 +184,13 @@ class SiteState:
     def container_running(self, name: str) -> bool:
         c = self.containers.get(name)
         return bool(c and c.running)
+
+    def running_for(self, name: str) -> float | None:
+        """Seconds the container has been running (by the host's clock), None if unknown."""
+        c = self.containers.get(name)
+        if c is None or not c.running or not c.started_at or self.now is None:
+            return None
+        return float(self.now - c.started_at)
 
 
 def parse_systemctl_show(text: str) -> dict[str, UnitState]:
@@ -218,11 +228,13 @@ def parse_podman_ps(text: str) -> dict[str, ContainerState]:
         if not name:
             continue
         exit_code = row.get("ExitCode")
+        started = row.get("StartedAt")
         result[name] = ContainerState(
             name=name,
             state=str(row.get("State", "")).lower(),
             exit_code=exit_code if isinstance(exit_code, int) else None,
             labels=dict(row.get("Labels") or {}),
+            started_at=started if isinstance(started, int) and started > 0 else None,
         )
     return result
 
@@ -290,6 +302,8 @@ def parse_site_state(output: str) -> SiteState:
     for tag, arg, body in split_sections(output):
         if tag == "user":
             state.user = arg
+        elif tag == "now":
+            state.now = int(arg) if arg.isdigit() else None
         elif tag == "podman":
             state.podman_path = arg
         elif tag == "section":

@@ -14,6 +14,7 @@ from .context import LinkProbe, Network, call, finding, set_variable
 from .podman import STANDALONE
 
 VERIFY_FAILED = "certificate verify failed"
+SETTLE_SECONDS = 15
 
 
 def _dialler_log(network: Network, link: LinkProbe, *needles: str) -> list[str]:
@@ -35,7 +36,9 @@ def _router_listening(network: Network, host: str) -> bool:
     if view is None or view.state is None:
         return False
     router = units.router_container(network.namespace(host))
-    if not view.state.container_running(router):
+    running_for = view.state.running_for(router)
+    # a router that has just (re)started may not listen yet: not a firewall's doing
+    if running_for is None or running_for < SETTLE_SECONDS:
         return False
     return not any(STANDALONE in line for line in view.state.logs.get("router", []))
 

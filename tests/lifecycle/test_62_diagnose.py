@@ -1,0 +1,269 @@
+"""diagnose through the MCP client, each finding caused the way it happens on a real host.
+
+Every test starts from the whole network up, causes one Known Issue by what causes it on a
+real host (a command run there over SSH, a firewall, a changed topology.env), finds that
+id on that site, carries out the finding's ``next`` and shows a second diagnose is clean;
+it leaves the network as it found it for the modules after it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from polling import eventually
+from skupper_mcp.engine.core import Engine
+from skupper_mcp.models import DiagnoseResult, Finding, OperationResult
+from skupper_mcp.server import build_server
+from skupper_sandbox.testing import World
+
+from .conftest import NS, new_engine, on_host
+
+CLIENT_TIMEOUT = 120.0
+
+
+async def diagnose(topology: Path, target: str = "all") -> DiagnoseResult:
+    async with Client(
+        build_server(topology), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
+        result = await client.call_tool("diagnose", {"target": target})
+    assert not result.is_error, result.content
+    return DiagnoseResult.model_validate(result.structured_content)
+
+
+async def call(topology: Path, tool: str, arguments: dict[str, object]) -> OperationResult:
+    """Carry out a finding's ``next`` tool call through the client, as the agent would."""
+    async with Client(
+        build_server(topology), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
+        result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    found = OperationResult.model_validate(result.structured_content)
+    assert found.ok, found.model_dump_json(indent=1)
+    return found
+
+
+def problems(result: DiagnoseResult) -> dict[str, set[str]]:
+    """host -> ids of its error and warning findings."""
+    found: dict[str, set[str]] = {}
+    for f in result.findings:
+        if f.severity != "info":
+            found.setdefault(f.host, set()).add(f.id)
+    return found
+
+
+def the(result: DiagnoseResult, id: str, host: str) -> Finding:
+    [finding] = [f for f in result.findings if f.id == id and f.host == host]
+    return finding
+
+
+async def clean(topology: Path) -> DiagnoseResult:
+    """A diagnose with no error or warning (the network may need a moment to settle)."""
+
+    async def check() -> DiagnoseResult | None:
+        found = await diagnose(topology)
+        return found if found.ok else None
+
+    try:
+        return await eventually(check, timeout=90, every=2.0, what="a clean diagnose")
+    except AssertionError:
+        last = await diagnose(topology)
+        raise AssertionError(last.model_dump_json(indent=1)) from None
+
+
+def changed_topology(world: World, name: str, **values: str) -> Path:
+    text = world.topology.read_text()
+    for variable, value in values.items():
+        text, count = re.subn(rf"^{variable}=.*$", f"{variable}={value}", text, flags=re.M)
+        assert count == 1, variable
+    path = world.dir / f"topology-{name}.env"
+    path.write_text(text)
+    return path
+
+
+def variable(world: World, name: str) -> str:
+    match = re.search(rf"^{name}=(.*)$", world.topology.read_text(), flags=re.M)
+    assert match, name
+    return match.group(1).strip().strip('"')
+
+
+@pytest.fixture
+async def everything_up(built: World) -> AsyncIterator[World]:
+    """The whole network up before the test, and set up and up again after it."""
+    async with new_engine(built) as engine:
+        result = await engine.up("all")
+        assert result.ok, result.summary
+    yield built
+    async with new_engine(built) as engine:
+        await put_back(engine)
+
+
+async def put_back(engine: Engine) -> None:
+    result = await engine.setup()
+    assert isinstance(result, OperationResult) and result.ok, result.summary
+    result = await engine.up("all")
+    assert result.ok, result.summary
+
+
+def ssh(world: World, host: str, command: str) -> str:
+    code, out, err = world.ssh(host, on_host(command))
+    assert code == 0, f"{command}: {out}{err}"
+    return out
+
+
+async def test_a_healthy_network_has_nothing_wrong(everything_up: World) -> None:
+    found = await clean(everything_up.topology)
+    assert {s.host for s in found.sites if s.read} == {"rhel-ai", "rhtevan-work", "local", "crc"}
+    # 2.2.1 beside 2.1.x works; it is said, not flagged
+    [mixed] = [f for f in found.findings if f.id == "version-mismatch"]
+    assert mixed.severity == "info" and "2.1" in mixed.symptom and "2.2" in mixed.symptom
+
+
+async def test_a_stopped_model_is_model_not_serving_until_hosted_model_ctl_starts_it(
+    everything_up: World,
+) -> None:
+    world = everything_up
+    await clean(world.topology)
+    ssh(world, "rhtevan-work", "podman stop hosted-model")
+    found = await diagnose(world.topology)
+    assert problems(found) == {"rhtevan-work": {"model-not-serving"}}
+    finding = the(found, "model-not-serving", "rhtevan-work")
+    start = finding.next[0]
+    assert (start.kind, start.action, start.profile) == ("hosted-model-ctl", "start", "g3b-16k")
+    assert any("hosted-model: exited" in e for e in finding.evidence)
+    # what hosted-model-ctl start does on the host
+    ssh(world, "rhtevan-work", "podman start hosted-model")
+    await clean(world.topology)
+
+
+async def test_a_reload_by_hand_brings_back_skuppers_own_units_until_setup(
+    everything_up: World,
+) -> None:
+    world = everything_up
+    await clean(world.topology)
+    ssh(world, "local", f"skupper system reload -n {NS}")
+    found = await diagnose(world.topology)
+    assert problems(found) == {"local": {"no-auto-restart", "autostart-at-boot"}}
+    restart = the(found, "no-auto-restart", "local")
+    assert any(f"skupper-{NS}.service: Skupper's own unit" in e for e in restart.evidence)
+    boot = the(found, "autostart-at-boot", "local")
+    assert f"default.target.wants/skupper-{NS}.service" in boot.evidence
+    [step] = boot.next
+    assert (step.kind, step.tool) == ("tool", "setup")
+    await call(world.topology, "setup", {})
+    await clean(world.topology)
+
+
+async def test_a_router_started_outside_its_unit_is_no_auto_restart(everything_up: World) -> None:
+    world = everything_up
+    await clean(world.topology)
+    ssh(world, "rhel-ai", f"$SKMCP_CTL stop skupper-{NS}.service")
+    ssh(world, "rhel-ai", f"podman start {NS}-skupper-router")
+    found = await diagnose(world.topology)
+    assert problems(found) == {"rhel-ai": {"no-auto-restart"}}
+    finding = the(found, "no-auto-restart", "rhel-ai")
+    assert any("a crash would not be restarted" in e for e in finding.evidence)
+    [step] = finding.next
+    await call(world.topology, step.tool or "", dict(step.arguments))
+    await clean(world.topology)
+
+
+async def test_a_router_stopped_with_its_controller_leaves_a_stale_status_until_up(
+    everything_up: World,
+) -> None:
+    world = everything_up
+    await clean(world.topology)
+    ssh(
+        world,
+        "rhtevan-work",
+        f"$SKMCP_CTL stop skupper-controller.service && $SKMCP_CTL stop skupper-{NS}.service",
+    )
+    found = await diagnose(world.topology)
+    assert problems(found) == {"rhtevan-work": {"stale-status"}}
+    [step] = the(found, "stale-status", "rhtevan-work").next
+    assert (step.tool, step.arguments) == ("up", {"target": "rhtevan-work"})
+    await call(world.topology, "up", dict(step.arguments))
+    await clean(world.topology)
+
+
+async def test_a_changed_topology_is_drift_in_diagnose_and_status_until_setup(
+    everything_up: World,
+) -> None:
+    world = everything_up
+    sans = variable(world, "RHTEVAN_WORK_SANS")
+    changed = changed_topology(world, "more-sans", RHTEVAN_WORK_SANS=f'"{sans} models.example"')
+    found = await diagnose(changed)
+    assert problems(found) == {"rhtevan-work": {"drift"}}
+    drift = the(found, "drift", "rhtevan-work")
+    assert any("subjectAlternativeNames" in e and "models.example" in e for e in drift.evidence)
+    async with Client(
+        build_server(changed), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
+        status = (await client.call_tool("status", {})).structured_content
+    assert status is not None
+    rows = {row["host"]: row for row in status["sites"]}
+    assert rows["rhtevan-work"]["drift"] and rows["local"]["drift"] == []
+    assert "setup needed on rhtevan-work" in status["summary"]
+    await call(changed, "setup", {})
+    await clean(changed)
+    # and back: the original topology is now the one that differs
+    assert problems(await diagnose(world.topology)) == {"rhtevan-work": {"drift"}}
+
+
+async def test_a_firewalled_inter_router_port_is_link_port_unreachable_until_it_moves(
+    everything_up: World,
+) -> None:
+    world = everything_up
+    port = int(variable(world, "RHTEVAN_WORK_INTER_ROUTER_PORT"))
+    await clean(world.topology)
+    world.fault("rhtevan-work", "firewall", str(port))
+    try:
+
+        async def blocked() -> DiagnoseResult | None:
+            found = await diagnose(world.topology)
+            return found if problems(found) else None
+
+        # a hub router that has just restarted is given time to listen before its port is
+        # blamed on a firewall
+        found = await eventually(blocked, timeout=40, every=2.0, what="a finding")
+        assert problems(found) == {"rhtevan-work": {"link-port-unreachable"}}
+        finding = the(found, "link-port-unreachable", "rhtevan-work")
+        assert any(f":{port} from this machine: failed" in e for e in finding.evidence)
+        move, setup = finding.next
+        assert (move.kind, move.variable) == ("topology", "RHTEVAN_WORK_INTER_ROUTER_PORT")
+        assert (setup.kind, setup.tool) == ("tool", "setup")
+        # the port the security group lets through: one the sandbox leaves free
+        moved = changed_topology(world, "moved-port", RHTEVAN_WORK_INTER_ROUTER_PORT=str(port + 20))
+        await call(moved, "setup", {})
+        await clean(moved)
+    finally:
+        world.fault("rhtevan-work", "restore")
+
+
+async def test_an_unreachable_provider_is_one_finding_and_the_others_are_diagnosed(
+    everything_up: World,
+) -> None:
+    world = everything_up
+    await clean(world.topology)
+    world.fault("rhel-ai", "blackhole")
+    try:
+        started = time.monotonic()
+        found = await diagnose(world.topology)
+        seconds = time.monotonic() - started
+    finally:
+        world.fault("rhel-ai", "restore")
+    assert problems(found) == {"rhel-ai": {"site-unreadable"}}
+    assert {s.host: s.read for s in found.sites} == {
+        "rhel-ai": False,
+        "rhtevan-work": True,
+        "local": True,
+        "crc": True,
+    }
+    # bounded like status: the connect timeout, not the read timeout
+    assert seconds < 15, seconds
+    assert "unreachable" in the(found, "site-unreadable", "rhel-ai").evidence[0]
