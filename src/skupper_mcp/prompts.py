@@ -54,7 +54,7 @@ def _target(value: str) -> str:
     return value.strip() or "all"
 
 
-def start_text(target: str = "all") -> str:
+def start_text(target: TargetArgument = "all") -> str:
     target = _target(target)
     return f"""\
 Start Skupper for target "{target}": the network (VAN) first, then the models, with this \
@@ -78,7 +78,7 @@ diagnose-skupper flow).
 listeners, the models started and each test's passed/total."""
 
 
-def stop_text(target: str = "all") -> str:
+def stop_text(target: TargetArgument = "all") -> str:
     target = _target(target)
     return f"""\
 Stop Skupper for target "{target}": the models first, then the network (VAN), with this \
@@ -115,9 +115,8 @@ report; offer to fix them (the diagnose-skupper flow).
 model's status from hosted-model-ctl and each test's passed/total."""
 
 
-def diagnose_text(target: str = "all", *, read_only: bool = False) -> str:
-    target = _target(target)
-    head = f"""\
+def _diagnose_head(target: str) -> str:
+    return f"""\
 Find out why Skupper is not working for target "{target}" and fix it, with this server's \
 tools and the hosted-model-ctl skill. {MODELS_NOTE}
 
@@ -129,22 +128,12 @@ or two.
 4. When a finding's evidence is not enough to act on, read the logs of its host: \
 `logs(target=HOST, component="router", lines=50)`, or `component="controller"`.
 """
-    if read_only:
-        return (
-            head
-            + f"""\
-5. This server is read-only, so carry out only the `next` steps that change nothing: a \
-call to `status`, `test_model`, `logs`, `resolve_profile` or `diagnose`, or hosted-model-ctl \
-`status`. A `next` that changes something (a call to a tool this server does not offer, a \
-topology variable to set, a hosted-model-ctl start or stop) is not yours to do here: give \
-it to the user as the step to take, with its finding's cause (they can make it with the \
-`skupper-mcp` command line or through a server started without --read-only).
-6. When the user says the changes are made, call `diagnose(target="{target}")` again to \
-confirm it is clean.
-7. Finish with one report: what was found, what the user needs to do, what is left."""
-        )
+
+
+def diagnose_text(target: TargetArgument = "all") -> str:
+    target = _target(target)
     return (
-        head
+        _diagnose_head(target)
         + f"""\
 5. Carry out each finding's `next`, errors first, one finding at a time. Before anything \
 that changes something, say what it will change and ask the user; go on only after a yes:
@@ -162,24 +151,22 @@ what is left and what was tried, and wait for the user rather than trying again 
     )
 
 
-def _start(target: TargetArgument = "all") -> str:
-    return start_text(target)
-
-
-def _stop(target: TargetArgument = "all") -> str:
-    return stop_text(target)
-
-
-def _check() -> str:
-    return check_text()
-
-
-def _diagnose(target: TargetArgument = "all") -> str:
-    return diagnose_text(target)
-
-
-def _diagnose_read_only(target: TargetArgument = "all") -> str:
-    return diagnose_text(target, read_only=True)
+def diagnose_read_only_text(target: TargetArgument = "all") -> str:
+    """The diagnose flow of a read-only server: it names only read-only tools."""
+    target = _target(target)
+    return (
+        _diagnose_head(target)
+        + f"""\
+5. This server is read-only, so carry out only the `next` steps that change nothing: a \
+call to `status`, `test_model`, `logs`, `resolve_profile` or `diagnose`, or hosted-model-ctl \
+`status`. A `next` that changes something (a call to a tool this server does not offer, a \
+topology variable to set, a hosted-model-ctl start or stop) is not yours to do here: give \
+it to the user as the step to take, with its finding's cause (they can make it with the \
+`skupper-mcp` command line or through a server started without --read-only).
+6. When the user says the changes are made, call `diagnose(target="{target}")` again to \
+confirm it is clean.
+7. Finish with one report: what was found, what the user needs to do, what is left."""
+    )
 
 
 def prompts(*, read_only: bool = False) -> list[Prompt]:
@@ -193,28 +180,28 @@ def prompts(*, read_only: bool = False) -> list[Prompt]:
 
     if not read_only:
         add(
-            _start,
+            start_text,
             "start-skupper",
             "Start Skupper",
             "Start the Skupper network (all, or one host or profile), then its models through "
             "hosted-model-ctl, then test each model route.",
         )
         add(
-            _stop,
+            stop_text,
             "stop-skupper",
             "Stop Skupper",
             "Stop the models through hosted-model-ctl first (from a plan), then the Skupper "
             "network (all, or one host or profile).",
         )
     add(
-        _check,
+        check_text,
         "check-skupper",
         "Check Skupper",
         "Report the Skupper network's sites, links and listeners, the models' status from "
         "hosted-model-ctl, and test the model routes that are up; changes nothing.",
     )
     add(
-        _diagnose_read_only if read_only else _diagnose,
+        diagnose_read_only_text if read_only else diagnose_text,
         "diagnose-skupper",
         "Diagnose Skupper",
         "Find out why the Skupper network or a model route is not working (all, or one host "
