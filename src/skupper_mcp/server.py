@@ -39,6 +39,7 @@ from skupper_mcp.models import (
     StatusResult,
     TestModelResult,
 )
+from skupper_mcp.prompts import register_prompts
 from skupper_mcp.render import status_markdown, topology_markdown
 from skupper_mcp.topology import Topology, load_topology
 
@@ -370,6 +371,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
             return json.dumps({"error": found})
         return found.model_dump_json(indent=2, by_alias=True)
 
+    register_prompts(server, topology_path, read_only=read_only)
     return server
 
 
