@@ -239,3 +239,25 @@ async def test_teardown_consent_must_be_a_real_boolean(
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
     assert "confirm" in text and "Nothing was removed" not in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_changed_topology_file_is_read_again_on_the_next_call(
+    tmp_path: Path, mode: str
+) -> None:
+    """A finding's next step may be a variable to set, then setup: the server must not keep
+    the topology it started with."""
+    from topology_samples import SMALL_TOPOLOGY
+
+    path = tmp_path / "topology.env"
+    path.write_text(SMALL_TOPOLOGY)
+    async with Client(build_server(path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+        before = await client.call_tool("resolve_profile", {"name": "a-big"})
+        assert (before.structured_content or {})["listener_port"] == 9000
+        path.write_text(SMALL_TOPOLOGY.replace("ALPHA_MODEL_PORT=9000", "ALPHA_MODEL_PORT=9100"))
+        after = await client.call_tool("resolve_profile", {"name": "a-big"})
+        assert (after.structured_content or {})["listener_port"] == 9100
+        path.write_text("PROVIDER_HOSTS=alpha\n")
+        broken = await client.call_tool("resolve_profile", {"name": "a-big"})
+        assert broken.is_error
+        assert "read again on the next call" in broken.content[0].text  # type: ignore[union-attr]

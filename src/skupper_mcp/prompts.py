@@ -142,8 +142,8 @@ that changes something, say what it will change and ask the user; go on only aft
 (for `down` or `teardown`, call it with `plan=true` first and stop its `model_actions`' \
 profiles through hosted-model-ctl before the real call).
    - a topology variable to set: show the file (topology.env), the variable and the new \
-value, and edit it only after a yes. The server reads topology.env when it starts, so ask \
-the user to restart it (reconnect the MCP server) before going on.
+value, and edit it only after a yes. The server reads topology.env again on its next call, \
+so the `setup` that follows uses the new value.
    - a hosted-model-ctl action (`start`, `stop` or `setup` PROFILE): ask, then run it.
 6. Call `diagnose(target="{target}")` again to confirm it is clean. If findings remain, show \
 what is left and what was tried, and wait for the user rather than trying again on your own.

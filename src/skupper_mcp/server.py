@@ -11,7 +11,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -41,7 +41,7 @@ from skupper_mcp.models import (
 )
 from skupper_mcp.prompts import register_prompts
 from skupper_mcp.render import status_markdown, topology_markdown
-from skupper_mcp.topology import Topology, load_topology
+from skupper_mcp.topology import Topology, find_topology_path, load_topology
 
 log = logging.getLogger(__name__)
 
@@ -117,19 +117,50 @@ async def teardown_consent(
 
 @dataclass
 class ServerState:
-    """What the lifespan holds: the engine, or why the topology could not be loaded."""
+    """What the lifespan holds: the engine for topology.env as it was last read, or why it
+    could not be loaded. A changed file is read again on the next call, so an agent that sets
+    a variable a finding names and then calls setup gets the new value without a restart."""
 
-    engine: Engine | None
-    config_error: ConfigError | None
+    topology_path: str | Path | None
+    engine: Engine | None = None
+    config_error: ConfigError | None = None
+    stamp: tuple[int, int] | None = None
+    retired: list[Engine] = field(default_factory=list)
+
+    def refresh(self) -> None:
+        stamp = _stamp(self.topology_path)
+        if self.stamp is not None and stamp == self.stamp:
+            return
+        self.stamp = stamp
+        topology, self.config_error = _load(self.topology_path)
+        if self.engine is not None:
+            # a call may still run on it: closed with the server
+            self.retired.append(self.engine)
+            log.info("topology.env changed: read again")
+        self.engine = Engine(topology) if topology else None
 
     def require_engine(self) -> Engine:
+        self.refresh()
         if self.engine is None:
             assert self.config_error is not None
             raise ToolError(
                 f"the topology is not usable: {self.config_error}. Fix topology.env "
-                "(see topology.env.example) and restart the server."
+                "(see topology.env.example); it is read again on the next call."
             )
         return self.engine
+
+    async def close(self) -> None:
+        for engine in [*self.retired, *([self.engine] if self.engine else [])]:
+            await engine.close()
+
+
+def _stamp(topology_path: str | Path | None) -> tuple[int, int] | None:
+    """What tells a changed topology file: its modification time and size."""
+    try:
+        info = find_topology_path(topology_path).stat()
+    except (ConfigError, OSError):
+        return None
+    return info.st_mtime_ns, info.st_size
 
 
 def _load(topology_path: str | Path | None) -> tuple[Topology | None, ConfigError | None]:
@@ -143,23 +174,23 @@ def _load(topology_path: str | Path | None) -> tuple[Topology | None, ConfigErro
 def build_server(topology_path: str | Path | None = None, *, read_only: bool = False) -> MCPServer:
     """The MCP server for a topology file (found the usual way when None).
 
-    The topology is read when the server starts; a bad one does not stop the server, but
-    every tool then answers with the configuration error so the agent can tell the user.
+    The topology is read when the server starts and again when the file changes; a bad one
+    does not stop the server, but every tool then answers with the configuration error so the
+    agent can tell the user.
     """
 
     live: list[ServerState] = []  # the running server's state, for resources
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[ServerState]:
-        topology, error = _load(topology_path)
-        engine = Engine(topology) if topology else None
-        live.append(ServerState(engine, error))
+        held = ServerState(topology_path)
+        held.refresh()
+        live.append(held)
         try:
-            yield live[-1]
+            yield held
         finally:
             live.clear()
-            if engine is not None:
-                await engine.close()
+            await held.close()
 
     server = MCPServer(
         "skupper-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan
@@ -344,6 +375,8 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         return topology.model_dump_json(indent=2)
 
     async def live_status() -> StatusResult | str:
+        if live:
+            live[-1].refresh()
         if not live or live[-1].engine is None:
             error = live[-1].config_error if live else "the server is not running"
             return f"The topology is not usable: {error}"
