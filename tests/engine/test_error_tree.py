@@ -132,7 +132,7 @@ def test_site_errors_are_the_product_errors_only() -> None:
 
 def test_every_error_the_product_raises_is_in_the_tree() -> None:
     """Every ``raise Name(...)`` in the product names a class of ``skupper_mcp.errors``
-    (or MCP's ToolError in the server, or a precondition guard)."""
+    (or, in the MCP front end, MCP's ToolError and protocol errors; or a precondition guard)."""
     tree = {
         name
         for name, cls in inspect.getmembers(errors, inspect.isclass)
@@ -146,7 +146,8 @@ def test_every_error_the_product_raises_is_in_the_tree() -> None:
             func = node.exc.func
             if not isinstance(func, ast.Name) or func.id[:1].islower():
                 continue  # a helper that builds the error (reader.error(...)) is checked by type
-            allowed = tree | PRECONDITIONS | ({"ToolError"} if path.name == "server.py" else set())
+            front = path.name in ("server.py", "prompts.py")
+            allowed = tree | PRECONDITIONS | ({"ToolError", "MCPError"} if front else set())
             if func.id not in allowed:
                 outside.append(f"{path.relative_to(PRODUCT)}:{node.lineno} raises {func.id}")
     assert outside == []
