@@ -193,6 +193,16 @@ def test_no_stale_pod_unless_the_secret_is_strictly_newer_and_its_link_down(
     assert list(router_pod_stale(network(topology, state))) == [], why
 
 
+def test_a_link_the_controller_has_not_reported_on_yet_is_no_evidence(
+    topology: Topology,
+) -> None:
+    state = healthy(topology)
+    name = kube_secret_names(topology)[0]
+    state.secrets[name] = secret(name, LATER)
+    state.links[name] = {k: v for k, v in state.links[name].items() if k != "status"}
+    assert list(router_pod_stale(network(topology, state))) == []
+
+
 def test_an_opaque_secret_newer_than_the_pod_is_only_a_type_problem(topology: Topology) -> None:
     """A new pod would not mount it either: deleting the pod is not the fix."""
     state = healthy(topology)

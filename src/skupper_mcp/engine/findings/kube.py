@@ -73,6 +73,12 @@ def _pod_vs_secret(pod: dict[str, Any] | None, name: str, secret: dict[str, Any]
     return f"router pod {pod_name}: created {_shown(pod)}, {when} the Secret {name}"
 
 
+def _down(link: dict[str, Any]) -> bool:
+    """A Link whose status the controller wrote and that is not Ready (one it has not looked
+    at yet, just created, proves nothing)."""
+    return bool((link.get("status") or {}).get("status")) and not ready(link)
+
+
 def _link_lines(state: KubeState, secret: str) -> list[str]:
     links = _links_using(state, secret)
     if not links:
@@ -131,7 +137,7 @@ def router_pod_stale(network: Network) -> Iterator[Finding]:
         # only a strictly later one counts.
         if created is None or not started < created:
             continue
-        waiting = {n: link for n, link in _links_using(state, name).items() if not ready(link)}
+        waiting = {n: link for n, link in _links_using(state, name).items() if _down(link)}
         if not waiting:
             continue
         evidence += [
