@@ -68,8 +68,10 @@ def _pod_vs_secret(pod: dict[str, Any] | None, name: str, secret: dict[str, Any]
     if started is None or created is None:
         return f"router pod {pod_name}: created {_shown(pod)}"
     seconds = int(abs((created - started).total_seconds()))
-    order = "before" if started < created else "after" if started > created else "as"
-    when = "in the same second" if order == "as" else f"{seconds} s {order}"
+    if started == created:
+        when = "in the same second as"
+    else:
+        when = f"{seconds} s {'before' if started < created else 'after'}"
     return f"router pod {pod_name}: created {_shown(pod)}, {when} the Secret {name}"
 
 
