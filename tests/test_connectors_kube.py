@@ -24,7 +24,8 @@ CORE = "/api/v1/namespaces/"
 
 class FakeApi(ThreadingHTTPServer):
     """Just enough of the Kubernetes API: /version, namespaced skupper.io objects and
-    Secrets (get, list with label selectors, create, replace, merge-patch, delete)."""
+    Secrets (get, list with label selectors, create, replace, merge-patch, delete; a
+    Secret's type cannot change)."""
 
     def __init__(self) -> None:
         super().__init__((ADDRESS, 0), _Handler)
@@ -121,6 +122,11 @@ class _Handler(BaseHTTPRequestHandler):
                 body["metadata"].get("resourceVersion") != store[key]["metadata"]["resourceVersion"]
             ):
                 self._status(409, "the object has been modified")
+                return
+            kept = store[key].get("type", "Opaque")
+            if collection.endswith("/secrets") and body.get("type", "Opaque") != kept:
+                # as ValidateSecretUpdate (pkg/apis/core/validation/validation.go)
+                self._status(422, f'type: Invalid value: "{body.get("type")}": field is immutable')
                 return
             self._save(key, body, 200)
         elif self.command == "DELETE":
@@ -281,3 +287,22 @@ async def test_secrets_apply_only_when_the_data_changes(kubeconfig: Path) -> Non
         assert not await kube.delete_secret("link-rhel-ai")
     finally:
         await kube.close()
+
+
+async def test_a_secret_of_another_type_is_deleted_and_created_as_the_api_wants(
+    api: FakeApi, kubeconfig: Path
+) -> None:
+    data = {"ca.crt": "Y2E=", "tls.crt": "Y3J0", "tls.key": "a2V5"}
+    opaque = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "link-x"}, "data": data}
+    tls = {**opaque, "type": "kubernetes.io/tls"}
+    kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
+    try:
+        assert await kube.apply_secret(opaque)
+        api.requests.clear()
+        assert await kube.apply_secret(tls)
+        assert (await kube.get_secret("link-x"))["type"] == "kubernetes.io/tls"
+        assert not await kube.apply_secret(tls)
+    finally:
+        await kube.close()
+    secret = f"{CORE}van/secrets/link-x"
+    assert api.requests[:3] == [f"GET {secret}", f"DELETE {secret}", f"POST {CORE}van/secrets"]

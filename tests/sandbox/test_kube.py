@@ -29,6 +29,7 @@ from kubernetes.client.exceptions import ApiException
 
 from polling import wait_for
 from skupper_sandbox import certs, hostenv
+from skupper_sandbox.kube.routerconfig import NOT_MOUNTED
 from skupper_sandbox.router import choice
 
 T = TypeVar("T")
@@ -381,6 +382,20 @@ def test_secrets_are_validated_and_string_data_is_encoded(shared: Cluster, ns: s
     assert patched.metadata.labels == {"x": "y"}
     core.patch_namespaced_secret("plain", ns, {"metadata": {"labels": {"z": "1"}}})
     assert core.read_namespaced_secret("plain", ns).metadata.labels == {"x": "y", "z": "1"}
+    with pytest.raises(ApiException) as immutable:
+        core.replace_namespaced_secret(
+            "plain",
+            ns,
+            {
+                "metadata": {"name": "plain"},
+                "type": "kubernetes.io/tls",
+                "data": {"tls.crt": "eA==", "tls.key": "eA=="},
+            },
+        )
+    assert immutable.value.status == 422
+    assert status_body(immutable.value)["message"] == (
+        'Secret "plain" is invalid: type: Invalid value: "kubernetes.io/tls": field is immutable'
+    )
     deleted = core.delete_namespaced_secret("plain", ns)
     assert deleted["kind"] == "Status" and deleted["status"] == "Success"
 
@@ -543,6 +558,14 @@ def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> 
     new = wait_for(lambda: running_router_pod(core, "default"), what="the new router pod")
     new_certs = cluster.kube_dir / "pods" / new.metadata.name / "certs"
     assert sorted(p.name for p in new_certs.iterdir()) == ["early-tls-profile", "late-tls-profile"]
+
+    # Deleted and created again under its name (a link re-made by hand), the Secret is another
+    # object: the running pod does not have it until it is recreated in turn.
+    core.delete_namespaced_secret("late-tls", "default")
+    core.create_namespaced_secret("default", tls_secret("late-tls", ca, cert, key))
+    wait_for(lambda: link_error("via-late") == NOT_MOUNTED, what="the Link's Error")
+    core.delete_namespaced_pod(new.metadata.name, "default")
+    assert wait_for(remounted, what="the Link configured after the pod restart") == "Pending"
 
 
 def test_listener_gets_a_service_and_loses_it_with_the_listener(cluster: Cluster) -> None:

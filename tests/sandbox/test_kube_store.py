@@ -117,6 +117,32 @@ def test_invalid_names_and_secret_data_are_422() -> None:
         assert invalid.value.code == 422
 
 
+def test_a_secrets_type_is_immutable_by_replace_and_by_patch() -> None:
+    store = Store()
+    tls = {"type": "kubernetes.io/tls", "data": {"tls.crt": "Yw==", "tls.key": "aw=="}}
+    created = store.create(resources.SECRETS, "default", {"metadata": {"name": "s"}, **tls})
+    opaque = {"metadata": {"name": "s"}, "type": "Opaque", "data": created["data"]}
+    untyped = {"metadata": {"name": "s"}, "data": created["data"]}  # defaults to Opaque
+    for change in (
+        lambda: store.replace(resources.SECRETS, "default", "s", opaque),
+        lambda: store.replace(resources.SECRETS, "default", "s", untyped),
+        lambda: store.patch(
+            resources.SECRETS, "default", "s", {"type": "Opaque"}, "application/merge-patch+json"
+        ),
+    ):
+        with pytest.raises(ApiError) as refused:
+            change()
+        assert refused.value.code == 422
+        assert refused.value.message == (
+            'Secret "s" is invalid: type: Invalid value: "Opaque": field is immutable'
+        )
+    assert store.get(resources.SECRETS, "default", "s")["type"] == "kubernetes.io/tls"
+    data = {"metadata": {"name": "s"}, **tls, "data": {**tls["data"], "ca.crt": "Yw=="}}
+    assert "ca.crt" in store.replace(resources.SECRETS, "default", "s", data)["data"]
+    store.delete(resources.SECRETS, "default", "s")
+    assert store.create(resources.SECRETS, "default", opaque)["type"] == "Opaque"
+
+
 def _obj(kind: str, name: str, spec: dict[str, object], uid: str = "u") -> dict[str, object]:
     return {"kind": kind, "metadata": {"name": name, "namespace": "ns", "uid": uid}, "spec": spec}
 

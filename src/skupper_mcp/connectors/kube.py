@@ -212,12 +212,17 @@ class KubeConnector:
         return await self._to_dict(secret)
 
     async def apply_secret(self, body: KubeObject, *, namespace: str | None = None) -> bool:
-        """Create the Secret, or replace it when its type, data or labels differ.
-        Returns whether anything changed. ``data`` values are base64, as in the API."""
+        """Create the Secret, or replace it when its type, data or labels differ (a Secret
+        of another type is deleted and created anew). Returns whether anything changed.
+        ``data`` values are base64, as in the API."""
         core = await self._core()
         ns = await self._ns(namespace)
         name = _name_of(body)
         existing = await self._get_or_none(self.get_secret(name, namespace=ns))
+        if existing is not None and existing.get("type") != (body.get("type") or "Opaque"):
+            # The API refuses to change a Secret's type (422 "field is immutable").
+            await self.delete_secret(name, namespace=ns)
+            existing = None
         if existing is None:
             await self._call(
                 "create", f"secrets/{name}", ns, core.create_namespaced_secret, ns, body

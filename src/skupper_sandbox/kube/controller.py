@@ -134,7 +134,7 @@ class Controller:
             links=links,
             listeners=listeners,
             connectors=connectors,
-            mounted=pod.mounted,
+            mounted=pod.still_mounted(secrets),
             secret_types={_name(s): str(s.get("type", "Opaque")) for s in secrets},
         )
         if namespace not in self.pods:

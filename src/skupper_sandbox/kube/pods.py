@@ -1,8 +1,8 @@
 """The router pod's process: a real router started like the pod's ``router`` container.
 
 At start the pod mounts the namespace's ``kubernetes.io/tls`` Secrets (and only those, as
-the kube-adaptor does) into its certs directory; Secrets created later are not mounted
-until the pod is recreated.
+the kube-adaptor does) into its certs directory; Secrets created later, or deleted and
+created again under the same name, are not mounted until the pod is recreated.
 """
 
 from __future__ import annotations
@@ -39,10 +39,11 @@ def new_pod_name(prefix: str = "skupper-router") -> str:
     return f"{prefix}-" + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
 
 
-def mount_tls_secrets(secret_objects: list[dict[str, Any]], certs_dir: Path) -> set[str]:
+def mount_tls_secrets(secret_objects: list[dict[str, Any]], certs_dir: Path) -> dict[str, str]:
     """Write each ``kubernetes.io/tls`` Secret as ``<name>-profile/{ca.crt,tls.crt,tls.key}``
-    and return the names mounted. Other types are ignored."""
-    mounted: set[str] = set()
+    and return the Secrets mounted: name -> uid (a Secret re-created under the same name is
+    another object, which this pod does not have). Other types are ignored."""
+    mounted: dict[str, str] = {}
     for secret in secret_objects:
         if secret.get("type") != "kubernetes.io/tls":
             continue
@@ -56,7 +57,7 @@ def mount_tls_secrets(secret_objects: list[dict[str, Any]], certs_dir: Path) -> 
                 path = target / key
                 path.touch(mode=0o600, exist_ok=True)
                 path.write_bytes(base64.b64decode(value))
-        mounted.add(name)
+        mounted[name] = str(secret["metadata"].get("uid", ""))
     return mounted
 
 
@@ -78,7 +79,7 @@ class RouterPod:
         self.site_uid = site_uid
         self.dir = pods_dir / name
         self.host_dir = host_dir
-        self.mounted: set[str] = set()
+        self.mounted: dict[str, str] = {}
         self.config_text: str | None = None
         self.restart_count = 0
         # Readiness, as a probe would see it: the router answered its management query.
@@ -104,6 +105,11 @@ class RouterPod:
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
+
+    def still_mounted(self, secret_objects: list[dict[str, Any]]) -> set[str]:
+        """The Secrets this pod has mounted that still exist as the object it mounted."""
+        uids = {s["metadata"]["name"]: s["metadata"].get("uid", "") for s in secret_objects}
+        return {name for name, uid in self.mounted.items() if uids.get(name) == uid}
 
     def prepare(self, secret_objects: list[dict[str, Any]]) -> None:
         """Create the pod's directories and mount its TLS Secrets (once, at pod start)."""

@@ -406,6 +406,13 @@ class Store:
             if "status" in current:
                 obj["status"] = copy.deepcopy(current["status"])
         self._validate(resource, obj)
+        if resource is resources.SECRETS and obj["type"] != current.get("type", "Opaque"):
+            # ValidateSecretUpdate: a Secret's type is immutable (delete and create it anew).
+            raise invalid(
+                resource,
+                meta["name"],
+                f'type: Invalid value: "{obj["type"]}": field is immutable',
+            )
         obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
         if obj == current:
             return copy.deepcopy(current)
