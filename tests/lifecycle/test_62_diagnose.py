@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.models import DiagnoseResult, Finding, OperationResult
 from skupper_mcp.server import build_server
+from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 
 from .conftest import NS, new_engine, on_host
@@ -62,18 +63,30 @@ def the(result: DiagnoseResult, id: str, host: str) -> Finding:
     return finding
 
 
-async def clean(topology: Path) -> DiagnoseResult:
-    """A diagnose with no error or warning (the network may need a moment to settle)."""
+async def until(
+    topology: Path,
+    holds: Callable[[DiagnoseResult], bool],
+    *,
+    what: str,
+    timeout: float = 60,
+) -> DiagnoseResult:
+    """The first diagnose for which ``holds`` is true; the last one in the error if none."""
+    seen: list[DiagnoseResult] = []
 
     async def check() -> DiagnoseResult | None:
-        found = await diagnose(topology)
-        return found if found.ok else None
+        seen[:] = [await diagnose(topology)]
+        return seen[0] if holds(seen[0]) else None
 
     try:
-        return await eventually(check, timeout=90, every=2.0, what="a clean diagnose")
-    except AssertionError:
-        last = await diagnose(topology)
-        raise AssertionError(last.model_dump_json(indent=1)) from None
+        return await eventually(check, timeout=timeout, every=2.0, what=what)
+    except pytest.fail.Exception:
+        last = seen[0].model_dump_json(indent=1) if seen else "no diagnose"
+        pytest.fail(f"{what}: not within {timeout:g}s; last diagnose: {last}", pytrace=False)
+
+
+async def clean(topology: Path) -> DiagnoseResult:
+    """A diagnose with no error or warning (the network may need a moment to settle)."""
+    return await until(topology, lambda d: d.ok, what="a clean diagnose", timeout=90)
 
 
 def changed_topology(world: World, name: str, **values: str) -> Path:
@@ -223,14 +236,9 @@ async def test_a_firewalled_inter_router_port_is_link_port_unreachable_until_it_
     await clean(world.topology)
     world.fault("rhtevan-work", "firewall", str(port))
     try:
-
-        async def blocked() -> DiagnoseResult | None:
-            found = await diagnose(world.topology)
-            return found if problems(found) else None
-
         # a hub router that has just restarted is given time to listen before its port is
         # blamed on a firewall
-        found = await eventually(blocked, timeout=40, every=2.0, what="a finding")
+        found = await until(world.topology, lambda d: bool(problems(d)), what="a finding")
         assert problems(found) == {"rhtevan-work": {"link-port-unreachable"}}
         finding = the(found, "link-port-unreachable", "rhtevan-work")
         assert any(f":{port} from this machine: failed" in e for e in finding.evidence)
@@ -267,3 +275,42 @@ async def test_an_unreachable_provider_is_one_finding_and_the_others_are_diagnos
     # bounded like status: the connect timeout, not the read timeout
     assert seconds < 15, seconds
     assert "unreachable" in the(found, "site-unreadable", "rhel-ai").evidence[0]
+
+
+async def test_a_router_access_applied_by_hand_without_names_fails_link_verification(
+    everything_up: World,
+) -> None:
+    """The seed's "cert verify failed on link": a RouterAccess without
+    subjectAlternativeNames, applied and reloaded by hand, re-issues the hub's server
+    certificate without the name its peers dial."""
+    world = everything_up
+    hub = next(p for p in load_topology(world.topology).providers if p.name == "rhtevan-work")
+    await clean(world.topology)
+    access = (
+        "apiVersion: skupper.io/v2alpha1\nkind: RouterAccess\n"
+        f"metadata:\n  name: {hub.site_name}-public\n"
+        f"spec:\n  roles:\n  - name: inter-router\n    port: {hub.inter_router_port}\n"
+        f"  - name: edge\n    port: {hub.edge_port}\n"
+        f"  tlsCredentials: {hub.site_name}-public\n"
+    )
+    code, out, err = world.ssh(
+        "rhtevan-work",
+        on_host(f"skupper system apply -n {NS} -f - && skupper system reload -n {NS} >/dev/null"),
+        input=access,
+    )
+    assert code == 0, out + err
+
+    found = await until(
+        world.topology,
+        lambda d: "link-cert-verify-failed" in problems(d).get("rhtevan-work", set()),
+        what="the link to be refused",
+    )
+    # a reload by hand also brings back Skupper's own units, and the names are drift
+    assert problems(found) == {
+        "rhtevan-work": {"link-cert-verify-failed", "drift", "no-auto-restart", "autostart-at-boot"}
+    }
+    finding = the(found, "link-cert-verify-failed", "rhtevan-work")
+    assert any("certificate verify failed" in e and "router log" in e for e in finding.evidence)
+    assert [s.tool for s in finding.next] == ["setup"]
+    await call(world.topology, "setup", {})
+    await clean(world.topology)

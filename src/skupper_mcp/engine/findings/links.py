@@ -22,10 +22,11 @@ def _dialler_log(network: Network, link: LinkProbe, *needles: str) -> list[str]:
     if view is None or view.state is None:
         return []
     endpoint = f"Connection to {link.host}:{link.port} failed"
+    # skrouterd logs each failure twice: as SERVER (error) and again inside a FLOW_LOG record
     return [
         f"{link.from_host} router log: {line.strip()}"
         for line in view.state.logs.get("router", [])
-        if endpoint in line and all(n in line for n in needles)
+        if endpoint in line and " FLOW_LOG " not in line and all(n in line for n in needles)
     ][-2:]
 
 
@@ -82,23 +83,40 @@ def link_cert_verify_failed(network: Network) -> Iterator[Finding]:
         p = network.provider(link.to_host)
         sans = list(p.sans) if p is not None else list(network.topology.local.sans)
         variable = f"{network.prefix(link.to_host)}_SANS"
-        wanted = sans if link.host in sans else [*sans, link.host]
+        named = link.host in sans
+        evidence = [
+            *lines,
+            f"link {link.from_host} -> {ref.site}: {link.status}",
+            f"{variable} in topology.env: {' '.join(sans) or '(none)'}",
+        ]
+        if named:
+            # topology.env has the name: the site's RouterAccess lost it (applied by hand)
+            yield finding(
+                "link-cert-verify-failed",
+                ref,
+                "error",
+                symptom=f"{link.from_host}'s link to {ref.site} fails TLS verification",
+                evidence=evidence,
+                cause=f"{ref.site}'s server certificate does not name {link.host}: its "
+                f"RouterAccess on the site lacks the subject alternative names of "
+                f"{variable} (changed by hand since setup)",
+                fix="run setup: it applies the RouterAccess with the names and reloads the "
+                "hub, which re-issues its certificate",
+                next=[call("setup")],
+            )
+            continue
         yield finding(
             "link-cert-verify-failed",
             ref,
             "error",
             symptom=f"{link.from_host}'s link to {ref.site} fails TLS verification",
-            evidence=[
-                *lines,
-                f"link {link.from_host} -> {ref.site}: {link.status}",
-                f"{variable} in topology.env: {' '.join(sans) or '(none)'}",
-            ],
+            evidence=evidence,
             cause=f"the name dialled, {link.host}, is not among the subject alternative names "
             f"of {ref.site}'s server certificate",
             fix=f"set {variable} to include {link.host}, then run setup (the RouterAccess "
             "gets the names and the hub re-issues its certificate)",
             next=[
-                set_variable(network, variable, " ".join(wanted), ""),
+                set_variable(network, variable, " ".join([*sans, link.host]), ""),
                 call("setup"),
             ],
         )
