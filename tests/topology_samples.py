@@ -52,5 +52,5 @@ def ssh_topology(
 
 
 #: Every tool the server registers (the read-only ones are in READ_ONLY_TOOLS).
-ALL_TOOLS = {"resolve_profile", "setup", "up", "down", "status", "test_model", "teardown"}
-READ_ONLY_TOOLS = ["resolve_profile", "status", "test_model"]
+ALL_TOOLS = {"resolve_profile", "setup", "up", "down", "status", "test_model", "teardown", "logs"}
+READ_ONLY_TOOLS = ["logs", "resolve_profile", "status", "test_model"]

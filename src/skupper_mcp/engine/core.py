@@ -12,6 +12,7 @@ from skupper_mcp.connectors.base import Connector, SSHTarget
 from skupper_mcp.engine import precheck, resolve
 from skupper_mcp.models import (
     CheckResult,
+    LogsResult,
     OperationResult,
     ResolveResult,
     StatusResult,
@@ -120,6 +121,10 @@ class Engine:
     async def test_model(self, target: str) -> TestModelResult:
         """test_model: the six end-to-end checks of one provider's model route."""
         return await self.lifecycle.test_model(target)
+
+    async def logs(self, target: str, component: str = "router", lines: int = 50) -> LogsResult:
+        """logs: the newest lines of one site's router or controller log, redacted."""
+        return await self.lifecycle.logs(target, component, lines)
 
     async def close(self) -> None:
         """Close every connection."""

@@ -10,12 +10,13 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..models import CheckResult, OperationResult, StatusResult, TestModelResult
+from ..models import CheckResult, LogsResult, OperationResult, StatusResult, TestModelResult
 from ..topology import Topology
 from ..vocabulary import Progress
 from .backups import Backups
 from .cluster import kube_secret_names
 from .lock import operation_lock
+from .logs import Logs
 from .model_checks import ModelChecks
 from .setup import Setup
 from .sitemap import SiteMap
@@ -78,6 +79,9 @@ class Lifecycle:
 
     async def test_model(self, target: str) -> TestModelResult:
         return await ModelChecks(self.sites).run(target)
+
+    async def logs(self, target: str, component: str, lines: int) -> LogsResult:
+        return await Logs(self.sites).run(target, component, lines)
 
     async def close(self) -> None:
         if self._kube_api is not None:
