@@ -46,6 +46,7 @@ def test_real_router_logs_pass_unchanged(path: Path) -> None:
         "/home/skrouterd/bin/configure.sh: line 38: /tmp/skrouterd.json: Permission denied",
         "System controller started",
         "Link link-hub-rhel-ai secretName: link-hub-rhel-ai tokenFile=/run/token passwordFile=x",
+        "SKUPPER_SECRET_NAME=link-hub secret_id=7 caCertFile: /etc/ca.crt",
         "the bearer token expired; tokenRequired=true password=${ROUTER_PASSWORD}",
         "routingKey: model-api-rhel-ai tls.key: redacted",
         "FLOW_LOG (info) LOG [JVwcV:4] BEGIN END parent=JVwcV:0 logSeverity=3",

@@ -62,20 +62,13 @@ _KEY_VALUE = re.compile(
     r"(?P<sep>[\"']?\s*[:=]\s*)"
     r"(?P<value>\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s,;&}\])\"']+)"
 )
-# keys that name, point at or describe a secret rather than hold one
-_REFERENCE_SUFFIXES = (
-    "name",
-    "names",
-    "ref",
-    "file",
-    "files",
-    "path",
-    "dir",
-    "type",
-    "kind",
-    "count",
-    "id",
+# keys that name, point at or describe a secret rather than hold one: their last word
+# (secretName, token_file, PASSWORD-PATH), or an ending no secret's name has (secretname)
+_REFERENCE_WORDS = frozenset(
+    {"name", "names", "ref", "file", "files", "path", "dir", "type", "kind", "count", "id"}
 )
+_REFERENCE_ENDINGS = ("name", "names", "file", "files", "path")
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _HARMLESS_VALUES = frozenset(
     {"", "null", "none", "nil", "<none>", "true", "false", "redacted", "***", "******"}
 )
@@ -181,13 +174,20 @@ def _url_passwords(text: str) -> tuple[str, int]:
     return _URL_PASSWORD.subn(lambda m: f"{m.group(1)}{MARK}{m.group(3)}", text)
 
 
+def _names_a_secret(key: str) -> bool:
+    """Whether a key only names or points at a secret (``secretName``, ``tokenFile``)."""
+    words = _WORDS.findall(key)
+    last = words[-1].lower() if words else ""
+    return last in _REFERENCE_WORDS or key.lower().endswith(_REFERENCE_ENDINGS)
+
+
 def _key_values(text: str) -> tuple[str, int]:
     count = 0
 
     def replace(match: re.Match[str]) -> str:
         nonlocal count
         key, value = match.group("key"), match.group("value")
-        if key.lower().endswith(_REFERENCE_SUFFIXES) and key.lower() not in ("tls.key", "ca.key"):
+        if _names_a_secret(key):
             return match.group(0)
         quote = value[0] if value[:1] in ("'", '"') else ""
         bare = value[1:-1] if quote else value
