@@ -298,7 +298,9 @@ class KubeConnector:
                         del kept[: len(kept) - max_bytes]
                         cut = True
                     if time.monotonic() > deadline:  # a body that trickles in forever
-                        raise TimeoutError("timed out reading the log")
+                        raise ConnectError(
+                            self.context, f"timed out reading the log of pod {name} in {ns}"
+                        )
             finally:
                 response.release_conn()
             return bytes(kept), cut
