@@ -91,3 +91,22 @@ def test_a_blank_target_exits_2_and_runs_nothing(
     assert result.returncode == 2
     assert "the target is empty" in result.stderr and "rhel-ai" in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["logs", "all"], "logs reads one site at a time"),
+        (["logs", "rhel-ai", "--lines", "0"], "lines must be a whole number from 1 to 500"),
+        (["logs", "rhel-ai", "--lines", "501"], "lines must be a whole number from 1 to 500"),
+        (["logs", "rhel-ai", "--component", "proxy"], "invalid choice: 'proxy'"),
+        (["logs", "nowhere"], "unknown target 'nowhere'"),
+    ],
+)
+def test_logs_usage_errors_exit_2_before_reaching_a_host(
+    example_path: Path, args: list[str], words: str
+) -> None:
+    result = run("--topology", str(example_path), *args)
+    assert result.returncode == 2, result.stderr
+    assert words in result.stderr
+    assert result.stdout == ""

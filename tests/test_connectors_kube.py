@@ -33,6 +33,7 @@ class FakeApi(ThreadingHTTPServer):
         self.token = TOKEN
         self.requests: list[str] = []
         self.version = 0
+        self.logs: dict[str, bytes] = {}  # pod name -> its container's output
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -72,6 +73,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not path.startswith((CUSTOM, CORE)):
             self._status(404, "the server could not find the requested resource")
+            return
+        if path.startswith(CORE) and path.endswith("/log"):
+            self._log(path.split("/")[-2], query)
             return
         parts = path.split("/")
         # .../namespaces/<ns>/<plural>[/<name>]
@@ -134,6 +138,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self._status(404, f"{name} not found")
             else:
                 self._send(200, {"kind": "Status", "status": "Success"})
+
+    def _log(self, pod: str, query: str) -> None:
+        self.server.requests.append(f"log {query}")
+        data = self.server.logs.get(pod)
+        if data is None:
+            self._status(404, f'pods "{pod}" not found')
+            return
+        options = dict(part.split("=", 1) for part in query.split("&") if "=" in part)
+        if "tailLines" in options:
+            data = b"".join(data.splitlines(keepends=True)[-int(options["tailLines"]) :])
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _save(self, key: str, body: dict[str, Any], status: int) -> None:
         self.server.version += 1
@@ -306,3 +325,27 @@ async def test_a_secret_of_another_type_is_deleted_and_created_as_the_api_wants(
         await kube.close()
     secret = f"{CORE}van/secrets/link-x"
     assert api.requests[:3] == [f"GET {secret}", f"DELETE {secret}", f"POST {CORE}van/secrets"]
+
+
+async def test_a_pod_log_keeps_its_newest_bytes_and_survives_bytes_that_are_not_utf8(
+    api: FakeApi, kubeconfig: Path
+) -> None:
+    lines = [f"line {n}\n".encode() for n in range(5000)]
+    api.logs["skupper-router-abcde"] = b"".join(lines) + b"bad \xff byte\n"
+    connector = KubeConnector(kubeconfig)
+    try:
+        short, cut = await connector.read_pod_log(
+            "skupper-router-abcde", container="router", tail_lines=3, max_bytes=1000
+        )
+        assert (short, cut) == ("line 4998\nline 4999\nbad \ufffd byte\n", False)
+        assert "log container=router&tailLines=3" in api.requests
+        long, cut = await connector.read_pod_log(
+            "skupper-router-abcde", tail_lines=5001, max_bytes=1000
+        )
+        assert cut and long.endswith("line 4999\nbad \ufffd byte\n")
+        assert len(long.encode()) <= 1000 + 2  # the bad byte came back as U+FFFD: 3 bytes
+        with pytest.raises(KubeError) as missing:
+            await connector.read_pod_log("skupper-router-zzzzz", tail_lines=3, max_bytes=1000)
+        assert missing.value.status == 404
+    finally:
+        await connector.close()

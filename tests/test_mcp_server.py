@@ -261,3 +261,25 @@ async def test_a_changed_topology_file_is_read_again_on_the_next_call(
         broken = await client.call_tool("resolve_profile", {"name": "a-big"})
         assert broken.is_error
         assert "read again on the next call" in broken.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_logs_refuses_what_it_cannot_read_before_touching_a_host(
+    server: MCPServer, mode: str
+) -> None:
+    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        every = await client.call_tool("logs", {"target": "all"})
+        unknown = await client.call_tool("logs", {"target": "rhel"})
+        too_many = await client.call_tool("logs", {"target": "rhel-ai", "lines": 501})
+        none = await client.call_tool("logs", {"target": "rhel-ai", "lines": 0})
+        proxy = await client.call_tool("logs", {"target": "rhel-ai", "component": "proxy"})
+    annotations = tools["logs"].annotations
+    assert annotations is not None and annotations.read_only_hint is True
+    assert annotations.destructive_hint is False
+    assert all(r.is_error for r in (every, unknown, too_many, none, proxy))
+    text = every.content[0].text  # type: ignore[union-attr]
+    assert "one site at a time" in text and "rhel-ai" in text and "crc" in text
+    assert "unknown target 'rhel'" in unknown.content[0].text  # type: ignore[union-attr]
+    assert "500" in too_many.content[0].text  # type: ignore[union-attr]
+    assert "lines" in none.content[0].text  # type: ignore[union-attr]

@@ -61,5 +61,6 @@ ALL_TOOLS = {
     "test_model",
     "teardown",
     "diagnose",
+    "logs",
 }
-READ_ONLY_TOOLS = ["diagnose", "resolve_profile", "status", "test_model"]
+READ_ONLY_TOOLS = ["diagnose", "logs", "resolve_profile", "status", "test_model"]

@@ -139,6 +139,14 @@ def build_parser() -> argparse.ArgumentParser:
         "test-model", parents=[shared], help="the six end-to-end checks of a model route"
     )
     test_model.add_argument("target", help="provider host (rhel-ai) or profile (g3b-16k)")
+    logs = verbs.add_parser(
+        "logs", parents=[shared], help="the newest lines of one site's router or controller log"
+    )
+    logs.add_argument("target", help="one site: a host, a site, a profile, local or crc")
+    logs.add_argument(
+        "--component", choices=["router", "controller"], default="router", help="(default: router)"
+    )
+    logs.add_argument("--lines", type=int, default=50, help="newest lines, 1-500 (default: 50)")
     teardown = verbs.add_parser(
         "teardown", parents=[shared], help="remove the Skupper infrastructure on every site"
     )
@@ -214,6 +222,16 @@ async def _test_model(engine: Engine, args: argparse.Namespace) -> tuple[BaseMod
     result = await engine.test_model(args.target)
     code = EXIT_OK if result.passed == result.total else EXIT_FAILED
     return result, code, test_model_text(result)
+
+
+@verb("logs")
+async def _logs(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
+    result = await engine.logs(args.target, args.component, args.lines)
+    if not args.json:
+        print(result.summary, file=sys.stderr)
+    if not result.found:
+        return result, EXIT_SKIPPED, result.detail or result.summary
+    return result, EXIT_OK, "\n".join(result.lines)
 
 
 @verb("teardown")

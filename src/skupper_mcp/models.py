@@ -16,6 +16,7 @@ Outcome = Literal["up", "down", "skipped", "failed"]
 ActionName = Literal["setup", "start", "stop", "status"]
 CheckStatus = Literal["pass", "warn", "fail"]
 ProfileSource = Literal["given", "active", "default"]
+LogComponent = Literal["router", "controller"]
 
 
 class Step(BaseModel):
@@ -174,6 +175,35 @@ class ResolveResult(BaseModel):
     routing_key: str | None = None
     model_id: str | None = Field(default=None, description="Model id the profile serves")
     detail: str | None = Field(default=None, description="How the profile was determined")
+
+
+class LogsResult(BaseModel):
+    """The newest lines of one site's router or controller log, secrets taken out."""
+
+    target: str = Field(description="What was asked for: a host, site, profile, local or crc")
+    host: str = Field(description="Host name in the topology")
+    site: str = Field(description="Skupper site name")
+    role: Role
+    platform: Platform
+    component: LogComponent
+    source: str | None = Field(
+        default=None,
+        description="The podman container or Kubernetes pod the lines come from; null when "
+        "there is none",
+    )
+    found: bool = Field(description="Whether that container or pod exists (false: no lines)")
+    lines: list[str] = Field(default_factory=list, description="Log lines, oldest first")
+    requested: int = Field(description="How many lines were asked for (the newest ones)")
+    truncated: bool = Field(
+        default=False, description="Older lines were left out to keep the answer within 64 KiB"
+    )
+    redactions: int = Field(
+        default=0, description="How many secrets (keys, tokens, passwords) were replaced"
+    )
+    detail: str | None = Field(
+        default=None, description="Why there are no lines, when found is false"
+    )
+    summary: str = Field(description="One line for the user")
 
 
 class Check(BaseModel):

@@ -33,6 +33,8 @@ from skupper_mcp.engine import Engine
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
 from skupper_mcp.models import (
     DiagnoseResult,
+    LogComponent,
+    LogsResult,
     OperationResult,
     ResolveResult,
     SetupResult,
@@ -309,6 +311,33 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         engine = state(ctx).require_engine()
         return await run(lambda: engine.test_model(target))
 
+    async def logs(
+        ctx: Context,
+        target: Annotated[
+            str,
+            Field(
+                description="One site: a host (rhel-ai), a site (hub-rhel-ai), a profile "
+                "(resolved to its host), local, or the Kubernetes site (crc); not all",
+                min_length=1,
+                max_length=253,
+            ),
+        ],
+        component: Annotated[
+            LogComponent,
+            Field(description="router (the default) or controller (the Skupper controller)"),
+        ] = "router",
+        lines: Annotated[
+            int, Field(description="How many of the newest lines to return (1-500)", ge=1, le=500)
+        ] = 50,
+    ) -> LogsResult:
+        """The newest lines of one site's Skupper router log (or its controller's), with
+        private keys, tokens and passwords taken out. Use it when status or test_model shows
+        a site, link or listener that does not work, to read what the router says (TLS
+        failures, refused links, listeners that do not bind). One site per call; at most
+        500 lines and 64 KiB (truncated says when older lines were left out)."""
+        engine = state(ctx).require_engine()
+        return await run(lambda: engine.logs(target, component, lines))
+
     async def teardown(
         ctx: Context,
         consent: Annotated[ElicitationResult[TeardownConsent], Resolve(teardown_consent)],
@@ -344,6 +373,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     add(status, READ_ONLY)
     add(test_model, READ_ONLY)
     add(diagnose, READ_ONLY)
+    add(logs, READ_ONLY)
     if not read_only:
         add(setup, SETUP)
         add(up, UP)

@@ -511,6 +511,63 @@ def test_crashed_router_is_restarted_in_its_pod(cluster: Cluster) -> None:
     assert wait_for(restarted, what="the router restarted").metadata.name == pod.metadata.name
 
 
+def test_pod_log_serves_the_router_containers_output(cluster: Cluster) -> None:
+    """``GET .../pods/{name}/log`` as the API server answers it (pkg/registry/core/pod/rest/
+    log.go, strategy.go ``LogLocation``): the router container's own output, the pod's only
+    container by default, ``tailLines``, Status errors (404 pod, 400 container, 422 options),
+    and ``previous=true`` for the container that ran before a restart."""
+    core, custom = cluster.core(), cluster.custom()
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "default", "sites", skupper("Site", "s", {})
+    )
+    pod = wait_for(lambda: running_router_pod(core, "default"), what="the router pod")
+    name = pod.metadata.name
+    first = wait_for(
+        lambda: core.read_namespaced_pod_log(name, "default", container="router"),
+        what="the router's first lines",
+    )
+    assert "ROUTER (info) Router" in first, first  # skrouterd's and the imitation's startup
+    assert core.read_namespaced_pod_log(name, "default").startswith(first)  # its one container
+    last_two = core.read_namespaced_pod_log(name, "default", tail_lines=2).splitlines()
+    assert len(last_two) == 2
+    assert set(last_two) <= set(core.read_namespaced_pod_log(name, "default").splitlines())
+    assert core.read_namespaced_pod_log(name, "default", tail_lines=0) == ""
+
+    def refused(**options: Any) -> tuple[int, dict[str, Any]]:
+        with pytest.raises(ApiException) as error:
+            core.read_namespaced_pod_log(options.pop("pod", name), "default", **options)
+        return error.value.status, status_body(error.value)
+
+    status, body = refused(pod="skupper-router-xxxxx")
+    assert (status, body["reason"]) == (404, "NotFound")
+    assert body["message"] == 'pods "skupper-router-xxxxx" not found'
+    status, body = refused(container="sidecar")
+    assert (status, body["message"]) == (400, f"container sidecar is not valid for pod {name}")
+    status, body = refused(tail_lines=-1)
+    assert (status, body["reason"]) == (422, "Invalid")
+    assert body["message"] == (
+        f'PodLogOptions "{name}" is invalid: tailLines: Invalid value: -1: must be greater '
+        "than or equal to 0"
+    )
+    status, body = refused(previous=True)
+    assert (status, body["message"]) == (
+        400,
+        f'previous terminated container "router" in pod "{name}" not found',
+    )
+
+    pid = int(pod.status.container_statuses[0].container_id.rsplit("/", 1)[1])
+    os.kill(pid, signal.SIGKILL)
+
+    def restarted() -> k8s.V1Pod | None:
+        again = running_router_pod(core, "default")
+        return again if again and again.status.container_statuses[0].restart_count == 1 else None
+
+    wait_for(restarted, what="the router restarted")
+    opening = first.splitlines()[0]
+    assert opening in core.read_namespaced_pod_log(name, "default", previous=True)
+    assert opening not in core.read_namespaced_pod_log(name, "default")
+
+
 def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> None:
     core, custom = cluster.core(), cluster.custom()
     ca, ca_key = certs.new_ca("test-ca")

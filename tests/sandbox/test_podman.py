@@ -179,3 +179,34 @@ def test_curl_on_the_host_reaches_the_hosts_own_port(host: HostKit) -> None:
     assert host.sh(serve).returncode == 0
     fetch = f"curl -s -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/"
     assert wait_for(lambda: host.sh(fetch).stdout == "200", timeout=10)
+
+
+def test_logs_tail_and_flags_read_as_podman_parses_them(host: HostKit) -> None:
+    """``podman logs`` (cmd/podman/containers/logs.go): the container's stdout and stderr in
+    the order written, ``--tail N`` the last N lines (a final line without a newline counts),
+    ``-n`` is ``--names``, and flags end at the first container name."""
+    script = "for i in 1 2 3; do echo out $i; echo err $i >&2; done; printf partial; sleep 60"
+    assert host.sh(f"podman run -d --name chatty busybox sh -c '{script}'").returncode == 0
+    assert host.sh("podman run -d --name quiet busybox sh -c 'echo hush; sleep 60'").returncode == 0
+    wait_for(lambda: host.sh("podman logs chatty").stdout.endswith("partial"), timeout=5)
+    wait_for(lambda: host.sh("podman logs quiet").stdout == "hush\n", timeout=5)
+
+    assert host.sh("podman logs chatty").stdout == (
+        "out 1\nerr 1\nout 2\nerr 2\nout 3\nerr 3\npartial"
+    )
+    assert host.sh("podman logs --tail 3 chatty").stdout == "out 3\nerr 3\npartial"
+    assert host.sh("podman logs --tail=1 chatty 2>&1").stdout == "partial"
+    assert host.sh("podman logs --tail 0 chatty").stdout == ""
+    assert host.sh("podman logs -n --tail 2 quiet").stdout == "hush\n"
+    both = host.sh("podman logs --names --tail 1 quiet chatty").stdout
+    assert both == "quiet hush\nchatty partial"
+
+    bad = host.sh("podman logs --tail x chatty")
+    assert (bad.returncode, bad.stdout) == (125, "")
+    assert bad.stderr == (
+        'Error: invalid argument "x" for "--tail" flag: strconv.ParseInt: parsing "x": '
+        "invalid syntax\n"
+    )
+    late = host.sh("podman logs chatty --tail 1")
+    assert (late.returncode, late.stdout) == (125, "")
+    assert late.stderr == 'Error: no container with name or ID "--tail" found: no such container\n'

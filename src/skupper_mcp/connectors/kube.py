@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -268,6 +269,49 @@ class KubeConnector:
         extra = {"label_selector": label_selector} if label_selector else {}
         found = await self._call("list", "pods", ns, core.list_namespaced_pod, ns, **extra)
         return list((await self._to_dict(found)).get("items") or [])
+
+    async def read_pod_log(
+        self,
+        name: str,
+        *,
+        container: str | None = None,
+        tail_lines: int,
+        max_bytes: int,
+        namespace: str | None = None,
+    ) -> tuple[str, bool]:
+        """The last ``tail_lines`` lines of a container's log in the named Pod, and whether
+        more than ``max_bytes`` came (then only the newest ``max_bytes`` are kept).
+
+        The body is read raw and decoded here: the client's own decoding fails on a log
+        that is not valid UTF-8, and ``limit_bytes`` would keep the oldest bytes, not the
+        newest. ``container`` None: the Pod's only container.
+        """
+        core = await self._core()
+        ns = await self._ns(namespace)
+        extra = {"container": container} if container else {}
+        deadline = time.monotonic() + self._timeout
+
+        def fetch(**kwargs: Any) -> tuple[bytes, bool]:
+            response = core.read_namespaced_pod_log(
+                name, ns, tail_lines=tail_lines, _preload_content=False, **extra, **kwargs
+            )
+            kept, cut = bytearray(), False
+            try:
+                for chunk in response.stream(64 * 1024):
+                    kept += chunk
+                    if len(kept) > max_bytes:
+                        del kept[: len(kept) - max_bytes]
+                        cut = True
+                    if time.monotonic() > deadline:  # a body that trickles in forever
+                        raise ConnectError(
+                            self.context, f"timed out reading the log of pod {name} in {ns}"
+                        )
+            finally:
+                response.release_conn()
+            return bytes(kept), cut
+
+        data, cut = await self._call("get", f"pods/{name}/log", ns, fetch)
+        return data.decode(errors="replace"), cut
 
     async def delete_pod(self, name: str, *, namespace: str | None = None) -> bool:
         """Delete the named Pod (its controller recreates it). Returns whether it existed."""

@@ -13,6 +13,7 @@ from skupper_mcp.engine import precheck, resolve
 from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
+    LogsResult,
     OperationResult,
     ResolveResult,
     StatusResult,
@@ -125,6 +126,10 @@ class Engine:
     async def diagnose(self, target: str = "all") -> DiagnoseResult:
         """diagnose: what is wrong on each targeted site, why, and the next step."""
         return await self.lifecycle.diagnose(target)
+
+    async def logs(self, target: str, component: str = "router", lines: int = 50) -> LogsResult:
+        """logs: the newest lines of one site's router or controller log, redacted."""
+        return await self.lifecycle.logs(target, component, lines)
 
     async def close(self) -> None:
         """Close every connection."""

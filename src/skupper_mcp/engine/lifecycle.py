@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..models import (
     CheckResult,
     DiagnoseResult,
+    LogsResult,
     OperationResult,
     StatusResult,
     TestModelResult,
@@ -23,6 +24,7 @@ from .backups import Backups
 from .cluster import kube_secret_names
 from .diagnose import Diagnose
 from .lock import operation_lock
+from .logs import Logs
 from .model_checks import ModelChecks
 from .setup import Setup
 from .sitemap import SiteMap
@@ -88,6 +90,9 @@ class Lifecycle:
 
     async def diagnose(self, target: str) -> DiagnoseResult:
         return await Diagnose(self.sites).run(target)
+
+    async def logs(self, target: str, component: str, lines: int) -> LogsResult:
+        return await Logs(self.sites).run(target, component, lines)
 
     async def close(self) -> None:
         if self._kube_api is not None:

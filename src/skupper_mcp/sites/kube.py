@@ -18,6 +18,11 @@ from .resources import Resource, key
 from .work import ApiCall
 
 ROUTER_SELECTOR = "skupper.io/component=router"
+#: The router pod's containers are ``router`` and ``kube-adaptor``: a log read names one.
+ROUTER_CONTAINER = "router"
+#: The controller's pods (Deployment ``skupper-controller``), when it runs in the site's own
+#: namespace (a namespace-scoped install); a cluster-wide install runs it elsewhere.
+CONTROLLER_SELECTOR = "application=skupper-controller"
 #: Delete the router pod so its Deployment recreates it with the current Secrets mounted.
 RESTART_ROUTER = ApiCall("delete", "Pod", f"-l {ROUTER_SELECTOR}")
 PLURALS = {
@@ -157,6 +162,31 @@ class ClusterSite:
             if did:
                 gone.append(f"{kind}/{name}")
         return "deleted " + ", ".join(gone) if gone else "nothing to delete"
+
+    async def pod_log(
+        self, selector: str, container: str | None, lines: int, max_bytes: int
+    ) -> tuple[str | None, str, bool]:
+        """The log of the newest running pod that ``selector`` picks in the site's namespace:
+        (pod name, text, cut at the front); (None, "", False) when there is no such pod."""
+        pods = await self.api.list_pods(selector, namespace=self.namespace)
+        if not pods:
+            return None, "", False
+        newest = max(
+            pods,
+            key=lambda p: (
+                (p.get("status") or {}).get("phase") == "Running",
+                str(p["metadata"].get("creationTimestamp") or ""),
+            ),
+        )
+        name = str(newest["metadata"]["name"])
+        text, cut = await self.api.read_pod_log(
+            name,
+            container=container,
+            tail_lines=lines,
+            max_bytes=max_bytes,
+            namespace=self.namespace,
+        )
+        return name, text, cut
 
     async def restart_router(self) -> str:
         """Delete the router pod so its Deployment recreates it with the Secrets mounted."""

@@ -17,7 +17,9 @@ import yaml
 
 from ..connectors.base import Connector
 from ..connectors.shell import quote
-from ..errors import SiteStateError
+from ..errors import CommandError, SiteStateError
+from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
+from ..facts.redact import redact
 from ..facts.site_state import (
     RouterContainer,
     SiteState,
@@ -31,6 +33,7 @@ from .resources import ClientCert, Resource
 from .work import Script
 
 READ_TIMEOUT = 30.0
+LOGS_TIMEOUT = 15.0
 TMPFS_SPEC = "/tmp:rw,size=10M,mode=1777"
 SSL_PROFILE_BASE_PATH = "/etc/skupper-router"
 # Environment podman adds by itself; never copy it onto a re-created container.
@@ -86,6 +89,36 @@ class PodmanSite:
                 stderr=result.stderr,
             )
         return state
+
+    async def logs(self, lines: int, max_bytes: int, container: str | None = None) -> PodmanLogRead:
+        """The last ``lines`` lines of a container's log (None: the login user's system
+        controller), at most about ``max_bytes`` of them, in one round trip. A container that
+        does not exist is a read with ``exists == 1``, not an error."""
+        command = podman_logs_script(lines, max_bytes, container)
+        result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
+        read = parse_podman_logs(result.stdout, max_bytes)
+        what = f"podman logs {read.container or container or 'the controller'}"
+        if read.exists is None or (read.exists == 0 and read.rc is None):
+            raise SiteStateError(
+                self.host,
+                f"reading the log on {self.host} was cut short: {result.stderr.strip()[-200:]}",
+                command=command,
+                exit_status=result.exit_status,
+                stderr=result.stderr,
+            )
+        if read.exists not in (0, 1):
+            raise CommandError(
+                self.host,
+                command,
+                read.exists,
+                result.stderr,
+                summary=f"podman container exists {read.container}",
+            )
+        if read.exists == 0 and read.rc != 0:
+            # podman's own error, after whatever log lines came first: those may hold secrets
+            said, _ = redact(read.text)
+            raise CommandError(self.host, command, read.rc, said, summary=what)
+        return read
 
     def install_controller(self) -> Script:
         return Script(

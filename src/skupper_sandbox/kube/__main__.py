@@ -40,7 +40,7 @@ async def serve(args: argparse.Namespace) -> None:
     kube_dir = args.world_dir / "kube"
     credentials = ensure_credentials(kube_dir, args.address, args.port)
     store = Store(kube_dir / "state.json")
-    api = KubeApi(store, credentials, args.address, args.port)
+    api = KubeApi(store, credentials, args.address, args.port, kube_dir / "pods")
     controller = Controller(
         store,
         kube_dir=kube_dir,

@@ -14,7 +14,7 @@ from typing import Any
 from skupper_sandbox import hostenv
 from skupper_sandbox.kube import resources, status
 from skupper_sandbox.kube.management import query_router
-from skupper_sandbox.kube.pods import ROUTER_IMAGE, RouterPod, new_pod_name
+from skupper_sandbox.kube.pods import CONTAINER, ROUTER_IMAGE, RouterPod, new_pod_name
 from skupper_sandbox.kube.resources import Resource
 from skupper_sandbox.kube.routerconfig import MANAGEMENT_PORT, SKUPPER_VERSION, render
 from skupper_sandbox.kube.status import Check
@@ -219,7 +219,7 @@ class Controller:
             "spec": {
                 "containers": [
                     {
-                        "name": "router",
+                        "name": CONTAINER,
                         "image": ROUTER_IMAGE,
                         "ports": [
                             {"name": "amqps", "containerPort": MANAGEMENT_PORT, "protocol": "TCP"}
@@ -254,7 +254,7 @@ class Controller:
             ],
             "containerStatuses": [
                 {
-                    "name": "router",
+                    "name": CONTAINER,
                     "image": ROUTER_IMAGE,
                     "imageID": ROUTER_IMAGE,
                     "containerID": f"sandbox://{pod.pid}",

@@ -53,17 +53,18 @@ class Request:
 
 @dataclass
 class Response:
-    """A JSON response."""
+    """A JSON response, or with ``bytes`` for a body, those bytes as ``content_type``."""
 
     status: int
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
 
     def encode(self, keep_alive: bool) -> bytes:
-        payload = json.dumps(self.body).encode()
+        payload = self.body if isinstance(self.body, bytes) else json.dumps(self.body).encode()
         lines = [
             f"HTTP/1.1 {self.status} {_REASONS.get(self.status, 'Unknown')}",
-            "Content-Type: application/json",
+            f"Content-Type: {self.content_type}",
             f"Content-Length: {len(payload)}",
             "Connection: " + ("keep-alive" if keep_alive else "close"),
             "Cache-Control: no-cache, private",

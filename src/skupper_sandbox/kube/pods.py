@@ -31,6 +31,18 @@ ROUTER_MODULE = "skupper_sandbox.router"  # the imitation
 REAL_ROUTER_MODULE = "skupper_sandbox.router.real"  # skrouterd through the image's launch.sh
 ROUTER_IMAGE = "quay.io/skupper/skupper-router:3.4.2"
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+#: The pod's one container, and where its output goes: the current container's, and the one
+#: before the last restart (what the kubelet keeps for ``previous=true``).
+CONTAINER = "router"
+LOG_FILE = "router.log"
+PREVIOUS_LOG_FILE = "router.previous.log"
+
+
+def pod_dir(pods_dir: Path, name: str) -> Path:
+    """A router pod's directory: its config, certs, /tmp and logs."""
+    return pods_dir / name
+
+
 _TLS_KEYS = ("ca.crt", "tls.crt", "tls.key")
 
 
@@ -77,7 +89,7 @@ class RouterPod:
         self.name = name
         self.namespace = namespace
         self.site_uid = site_uid
-        self.dir = pods_dir / name
+        self.dir = pod_dir(pods_dir, name)
         self.host_dir = host_dir
         self.mounted: dict[str, str] = {}
         self.config_text: str | None = None
@@ -150,9 +162,13 @@ class RouterPod:
         return REAL_ROUTER_MODULE if choice.for_world(world_dir).kind == "real" else ROUTER_MODULE
 
     async def start(self, started_at: str) -> None:
-        """Start the router process (the container) of this pod."""
+        """Start the router process (the container) of this pod. Its stdout and stderr are
+        the container's log; a restart keeps the last container's log as the previous one."""
         self._stopping = False
-        with (self.dir / "router.log").open("ab") as log_file:
+        log_path = self.dir / LOG_FILE
+        if log_path.exists():
+            os.replace(log_path, self.dir / PREVIOUS_LOG_FILE)
+        with log_path.open("ab") as log_file:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",

@@ -13,6 +13,7 @@ from typing import Any
 from skupper_sandbox.kube import resources
 from skupper_sandbox.kube.httpserver import HttpServer, Request, Response
 from skupper_sandbox.kube.kubeconfig import ApiCredentials
+from skupper_sandbox.kube.podlog import pod_log
 from skupper_sandbox.kube.resources import Resource
 from skupper_sandbox.kube.store import ApiError, Store
 
@@ -104,8 +105,11 @@ def _skupper_group() -> dict[str, Any]:
 class KubeApi:
     """The API's request handling and its listening state."""
 
-    def __init__(self, store: Store, credentials: ApiCredentials, address: str, port: int) -> None:
+    def __init__(
+        self, store: Store, credentials: ApiCredentials, address: str, port: int, pods_dir: Path
+    ) -> None:
         self.store = store
+        self._pods_dir = pods_dir
         self._token = credentials.token.encode()
         self._address = address
         self._port = port
@@ -145,12 +149,12 @@ class KubeApi:
         try:
             if not self._authenticated(request):
                 raise unauthorized()
-            status, body = self._route(request)
-            return Response(status, body)
+            answer = self._route(request)
+            return answer if isinstance(answer, Response) else Response(*answer)
         except ApiError as error:
             return Response(error.code, error.status())
 
-    def _route(self, request: Request) -> tuple[int, Any]:
+    def _route(self, request: Request) -> tuple[int, Any] | Response:
         parts = [p for p in request.path.split("/") if p]
         if parts == ["version"]:
             return 200, KUBERNETES_VERSION
@@ -180,7 +184,7 @@ class KubeApi:
 
     def _resource_call(
         self, request: Request, group: str, version: str, rest: list[str]
-    ) -> tuple[int, Any]:
+    ) -> tuple[int, Any] | Response:
         namespace: str | None = None
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
@@ -189,6 +193,11 @@ class KubeApi:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         name = rest[1] if len(rest) >= 2 else None
         subresource = rest[2] if len(rest) == 3 else None
+        if resource is resources.PODS and subresource == "log" and name and namespace:
+            if request.method != "GET":
+                allowed = f"the server does not allow {request.method} here"
+                raise ApiError(405, "MethodNotAllowed", allowed)
+            return pod_log(self.store, self._pods_dir, request, namespace, name)
         if subresource not in (None, "status") or (subresource and not resource.has_status):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         if name is not None and resource.namespaced and namespace is None:

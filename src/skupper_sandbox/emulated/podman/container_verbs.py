@@ -196,33 +196,65 @@ def verb_rm(host: Host, args: list[str]) -> int:
 
 
 def verb_logs(host: Host, args: list[str]) -> int:
+    """``podman logs``: a container's output, all of it or its last ``--tail`` lines.
+
+    As ``cmd/podman/containers/logs.go`` parses them: ``-n`` is ``--names`` (not a line
+    count), flags end at the first container (``SetInterspersed(false)``), and ``--tail`` is
+    an integer (-1, the default: every line). Every container is looked up before anything
+    is printed; with several, each line starts with the container's short id (its name with
+    ``--names``), as libpod's ``LogLine.String`` does. **Adapted**: the container's stdout
+    and stderr share one log and both come out on stdout; real podman records each line's
+    stream and writes stderr lines to stderr (``LogLine.Write``): ``2>&1`` reads the same.
+    """
     parsed = parse_options(
         "logs",
         args,
         (
-            Opt(("--tail", "-n"), "tail", True),
+            Opt(("--tail",), "tail", True),
             Opt(("-f", "--follow"), "follow"),
             Opt(("-t", "--timestamps"), "timestamps"),
             Opt(("--since",), "since", True),
             Opt(("--until",), "until", True),
-            Opt(("--names",), "names"),
+            Opt(("-n", "--names"), "names"),
+            Opt(("--color",), "color"),
         ),
+        interspersed=False,
     )
-    for name in parsed.positional:
-        c = find(host, name)
+    raw_tail = parsed.value("tail", "-1")
+    try:
+        tail = int(raw_tail or "")
+    except ValueError:
+        raise PodmanError(
+            f'invalid argument "{raw_tail}" for "--tail" flag: strconv.ParseInt: parsing '
+            f'"{raw_tail}": invalid syntax'
+        ) from None
+    if not parsed.positional:
+        raise PodmanError("specify at least one container name or ID to log")
+    targets = [find(host, name) for name in parsed.positional]
+    out = sys.stdout.buffer
+    for c in targets:
         try:
             data = c.log_path.read_bytes()
         except FileNotFoundError:
             data = b""
-        tail = parsed.value("tail")
-        if tail is not None and int(tail) >= 0:
-            lines = data.splitlines(keepends=True)
-            data = b"".join(lines[-int(tail) :]) if int(tail) else b""
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        if parsed.flag("follow") and containers.running(c):
-            _follow_log(c, from_start=False)
+        lines = _lines(data)
+        if tail >= 0:
+            lines = lines[-tail:] if tail else []
+        if len(targets) > 1:
+            prefix = (c.name if parsed.flag("names") else c.id[:12]).encode() + b" "
+            lines = [prefix + line for line in lines]
+        out.write(b"".join(lines))
+        out.flush()
+    if parsed.flag("follow") and len(targets) == 1 and containers.running(targets[0]):
+        _follow_log(targets[0], from_start=False)
     return 0
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """Lines as conmon splits a log: at newlines only (a carriage return stays in its line)."""
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
 
 
 def verb_exec(host: Host, args: list[str]) -> int:

@@ -1,0 +1,189 @@
+"""The logs tool without a sandbox: the pure parts (the remote script's parser, the line and
+byte bounds, target and argument checks) and the engine over scripted hosts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from fake_connector import Call, FakeConnector, FakeHosts, Reply
+from skupper_mcp.connectors.base import SSHOptions
+from skupper_mcp.connectors.pool import ConnectorPool
+from skupper_mcp.engine.core import Engine
+from skupper_mcp.engine.logs import check_arguments, one_site
+from skupper_mcp.errors import CommandError, ConfigError, ConnectError
+from skupper_mcp.facts.logs import (
+    MAX_LOG_BYTES,
+    parse_podman_logs,
+    podman_logs_script,
+    tail_lines,
+)
+from skupper_mcp.facts.redact import PRIVATE_KEY_MARK
+from skupper_mcp.topology import load_topology
+from topology_samples import SMALL_TOPOLOGY
+
+ROUTER_LOG = (Path(__file__).parent / "router_logs" / "skrouterd-3.4.2-hub.log").read_text()
+KEY = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----"
+
+
+def script_output(container: str, text: str | None, exists: int = 0, rc: int = 0) -> str:
+    """What ``podman_logs_script`` prints on a host."""
+    out = f"@@container {container}\n@@exists {exists}\n"
+    if text is None:
+        return out
+    return out + f"@@logs\n{text}\n@@rc {rc}\n"
+
+
+# -- the pure parts --------------------------------------------------------------------------
+
+
+def test_the_script_names_the_container_and_bounds_what_it_reads() -> None:
+    router = podman_logs_script(25, 1000, "models-skupper-router")
+    assert "c=models-skupper-router" in router
+    assert 'podman logs --tail 25 "$c" 2>&1' in router
+    assert "| tail -c 1064" in router
+    controller = podman_logs_script(5, 1000)
+    assert 'c="$(id -un)-skupper-controller"' in controller
+
+
+def test_parse_keeps_the_log_and_podmans_status() -> None:
+    read = parse_podman_logs(script_output("r", "one\ntwo"), 1000)
+    assert (read.container, read.exists, read.rc, read.text, read.cut) == (
+        "r",
+        0,
+        0,
+        "one\ntwo",
+        False,
+    )
+    # a log that ends with its own newline keeps it, and a line that looks like the marker
+    # inside the log does not end it
+    tricky = parse_podman_logs(script_output("r", "@@rc 7\nlast\n"), 1000)
+    assert (tricky.text, tricky.rc) == ("@@rc 7\nlast\n", 0)
+    absent = parse_podman_logs(script_output("r", None, exists=1), 1000)
+    assert (absent.exists, absent.rc, absent.text) == (1, None, "")
+    assert parse_podman_logs(script_output("r", "x" * 1001), 1000).cut
+
+
+def test_tail_keeps_the_newest_lines_within_the_bounds() -> None:
+    assert tail_lines("a\nb\nc\n", 2, 100).lines == ["b", "c"]
+    assert tail_lines("a\r\nb", 5, 100) == tail_lines("a\nb\n", 5, 100)
+    bounded = tail_lines("old\nnewer\nnewest\n", 10, 13)
+    assert (bounded.lines, bounded.truncated) == (["newer", "newest"], True)
+    cut = tail_lines("tial line\nwhole\n", 10, 100, cut=True)
+    assert (cut.lines, cut.truncated) == (["whole"], True)
+    huge = tail_lines("x" * 50 + "end\n", 10, 20)
+    assert huge.truncated and huge.lines == ["x" * 16 + "end"]
+    assert tail_lines("", 5, 100).lines == []
+
+
+@pytest.fixture
+def topology(write_topology):  # type: ignore[no-untyped-def]
+    return load_topology(write_topology(SMALL_TOPOLOGY))
+
+
+@pytest.mark.parametrize(
+    ("query", "host"),
+    [("alpha", "alpha"), ("hub-beta", "beta"), ("b-fast", "beta"), ("local", "local")],
+)
+def test_a_target_names_one_site(topology, query: str, host: str) -> None:  # type: ignore[no-untyped-def]
+    assert one_site(topology, query).host == host
+
+
+@pytest.mark.parametrize("query", ["all", " ", "nowhere"])
+def test_all_or_an_unknown_target_is_refused_naming_the_sites(topology, query: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError) as error:
+        one_site(topology, query)
+    message = str(error.value)
+    assert "alpha" in message and "local" in message and not re.search(r"\ball\b,", message)
+    if query == "all":
+        assert "one site at a time" in message
+
+
+@pytest.mark.parametrize(("component", "lines"), [("router", 0), ("router", 501), ("proxy", 5)])
+def test_arguments_out_of_bounds_are_refused(component: str, lines: int) -> None:
+    with pytest.raises(ConfigError):
+        check_arguments(component, lines)
+    check_arguments("controller", 500)
+    check_arguments("router", 1)
+
+
+# -- the engine over scripted hosts ----------------------------------------------------------
+
+
+def engine_with(topology, alpha: FakeConnector) -> Engine:  # type: ignore[no-untyped-def]
+    pool = ConnectorPool(SSHOptions(), factory=FakeHosts({"alpha": alpha}))
+    return Engine(topology, pool)
+
+
+async def test_a_router_log_comes_back_newest_last_with_its_secrets_gone(topology) -> None:  # type: ignore[no-untyped-def]
+    lines = ROUTER_LOG.splitlines()
+    text = "\n".join([*lines[:-3], *KEY.splitlines(), "token=abc123def", *lines[-3:]])
+
+    def answer(call: Call) -> Reply | None:
+        if "podman logs --tail 6" in call.command:
+            return Reply(script_output("default-skupper-router", text))
+        return None
+
+    alpha = FakeConnector("alpha", answer)
+    async with engine_with(topology, alpha) as engine:
+        result = await engine.logs("alpha", lines=6)
+    assert (result.host, result.site, result.platform, result.component) == (
+        "alpha",
+        "hub-alpha",
+        "podman",
+        "router",
+    )
+    assert (result.source, result.found, result.requested) == ("default-skupper-router", True, 6)
+    assert result.lines == [lines[-4], PRIVATE_KEY_MARK, "token=[REDACTED]", *lines[-3:]]
+    assert "MIIE" not in "\n".join(result.lines) and "abc123def" not in "\n".join(result.lines)
+    assert result.redactions == 2 and not result.truncated
+    assert "2 secrets redacted" in result.summary
+    assert all(c.timeout <= 15 for c in alpha.calls)
+
+
+async def test_a_huge_log_is_cut_to_its_newest_64_kib(topology) -> None:  # type: ignore[no-untyped-def]
+    body = "\n".join(f"line {n} " + "x" * 300 for n in range(400))
+    alpha = FakeConnector("alpha")
+    alpha.on("podman logs", script_output("default-skupper-router", body))
+    async with engine_with(topology, alpha) as engine:
+        result = await engine.logs("alpha", lines=500)
+    assert result.truncated and result.lines[-1].startswith("line 399 ")
+    assert sum(len(line.encode()) + 1 for line in result.lines) <= MAX_LOG_BYTES
+    assert len(result.lines) < 400
+
+
+async def test_a_missing_container_is_a_result_that_says_so(topology) -> None:  # type: ignore[no-untyped-def]
+    alpha = FakeConnector("alpha")
+    alpha.on("skupper-controller", script_output("cloud-user-skupper-controller", None, exists=1))
+    async with engine_with(topology, alpha) as engine:
+        result = await engine.logs("a-big", component="controller")
+    assert (result.host, result.found, result.lines) == ("alpha", False, [])
+    assert result.source == "cloud-user-skupper-controller"
+    assert "cloud-user-skupper-controller does not exist on alpha" in (result.detail or "")
+
+
+async def test_an_unreachable_host_is_an_error_naming_it(topology) -> None:  # type: ignore[no-untyped-def]
+    alpha = FakeConnector("alpha", unreachable="connection refused")
+    async with engine_with(topology, alpha) as engine:
+        with pytest.raises(ConnectError) as error:
+            await engine.logs("alpha")
+    assert str(error.value) == "cannot connect to alpha: connection refused"
+
+
+async def test_podman_failing_is_an_error_not_an_empty_log(topology) -> None:  # type: ignore[no-untyped-def]
+    alpha = FakeConnector("alpha")
+    alpha.on("podman", script_output("default-skupper-router", None, exists=125), stderr="boom")
+    async with engine_with(topology, alpha) as engine:
+        with pytest.raises(CommandError) as error:
+            await engine.logs("alpha")
+    assert "alpha" in str(error.value)
+    leaked = FakeConnector("alpha")
+    leaked.on(
+        "podman", script_output("default-skupper-router", f"{KEY}\nError: read failed", rc=125)
+    )
+    async with engine_with(topology, leaked) as engine:
+        with pytest.raises(CommandError) as failed:
+            await engine.logs("alpha")
+    assert "Error: read failed" in str(failed.value) and "MIIE" not in str(failed.value)
