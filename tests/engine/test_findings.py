@@ -245,3 +245,21 @@ def test_versions_below_the_floor_and_mixed_minors(topology: Topology) -> None:
 def test_an_unreachable_host_is_one_finding(topology: Topology) -> None:
     net = network(topology, errors={"rhel-ai": ConnectError("rhel-ai", "timed out")})
     assert problems(net) == {"rhel-ai": {"site-unreadable"}}
+
+
+def test_evidence_never_carries_a_key_a_log_line_quoted(topology: Topology) -> None:
+    """A router log line quoted as evidence goes through the same redaction as logs."""
+    from skupper_mcp.engine.diagnose import redacted
+
+    local = states()["local"]
+    key_line = (
+        "SERVER (error) [C4] Connection to 127.0.0.9:8000 failed: certificate verify failed "
+        "token=abcdef0123456789abcdef"
+    )
+    local.logs["router"] = [key_line]
+    link = LinkProbe("local", "rhel-ai", "127.0.0.9", 8000, True, "Pending")
+    found = redacted(
+        one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
+    )
+    assert not any("abcdef0123456789abcdef" in e for e in found.evidence)
+    assert any("[REDACTED]" in e for e in found.evidence)

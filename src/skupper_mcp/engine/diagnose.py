@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ..facts.redact import redact_lines
 from ..models import DiagnosedSite, DiagnoseResult, Finding
 from .findings import RULES, Network
 from .findings.context import LinkProbe
@@ -41,7 +42,7 @@ class Diagnose:
     async def run(self, target: str) -> DiagnoseResult:
         wanted = resolve_target(self.sites.topology, target)
         network = await self.read()
-        findings = [f for rule in RULES for f in rule(network)]
+        findings = [redacted(f) for rule in RULES for f in rule(network)]
         views = list(network.views.values())
         if not wanted.everything:
             findings = [f for f in findings if f.host == wanted.host]
@@ -64,6 +65,12 @@ class Diagnose:
             ok=not any(f.severity != "info" for f in findings),
             summary=summary(findings, len(sites)),
         )
+
+
+def redacted(finding: Finding) -> Finding:
+    """Evidence quotes logs and API fields: keys and tokens never leave in it."""
+    evidence, _ = redact_lines(finding.evidence)
+    return finding.model_copy(update={"evidence": evidence})
 
 
 def summary(findings: list[Finding], site_count: int) -> str:

@@ -77,7 +77,13 @@ def podman_setup_actions(
             todo.append(on_host("restore site CA", site, site.restore_issuer(restore_ca)))
         todo.append(on_host("skupper system start", site, site.render(True)))
         rendering = True
-    elif changed or units.router_container(ns) not in state.containers:
+    elif (
+        changed
+        or units.router_container(ns) not in state.containers
+        # a router container made by hand without it cannot resolve its certificate paths;
+        # a reload renders it again as Skupper does (the tmpfs re-creation below adds it)
+        or (not tmpfs and state.router is not None and not state.router.has_ssl_base_path)
+    ):
         todo.append(on_host("skupper system reload", site, site.render(False)))
         rendering = True
     router_unit = units.router_unit(ns)
