@@ -8,7 +8,9 @@ it leaves the network as it found it for the modules after it.
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -45,8 +47,18 @@ async def call(topology: Path, tool: str, arguments: dict[str, object]) -> Opera
         result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
     found = OperationResult.model_validate(result.structured_content)
-    assert found.ok, found.model_dump_json(indent=1)
+    assert found.ok, failures(found)
     return found
+
+
+def failures(result: OperationResult) -> str:
+    """The failed sites' reasons and failed steps, for an assertion's message."""
+    lines = [result.summary]
+    for site in result.sites:
+        if site.outcome == "failed":
+            lines.append(f"{site.host}: {site.reason}")
+            lines += [f"  {s.name}: {s.detail}" for s in site.steps if not s.ok]
+    return "\n".join(lines)
 
 
 def problems(result: DiagnoseResult) -> dict[str, set[str]]:
@@ -118,7 +130,9 @@ async def everything_up(built: World) -> AsyncIterator[World]:
 
 async def put_back(engine: Engine) -> None:
     result = await engine.setup()
-    assert isinstance(result, OperationResult) and result.ok, result.summary
+    assert isinstance(result, OperationResult) and result.ok, (
+        failures(result) if isinstance(result, OperationResult) else result
+    )
     result = await engine.up("all")
     assert result.ok, result.summary
 
@@ -312,5 +326,87 @@ async def test_a_router_access_applied_by_hand_without_names_fails_link_verifica
     finding = the(found, "link-cert-verify-failed", "rhtevan-work")
     assert any("certificate verify failed" in e and "router log" in e for e in finding.evidence)
     assert [s.tool for s in finding.next] == ["setup"]
+    await call(world.topology, "setup", {})
+    await clean(world.topology)
+
+
+def recreate_router_by_hand(world: World, host: str, *, env: bool, user: bool) -> None:
+    """What the seed's older scripts and guides did: stop the unit, then remove the router
+    container and create it again with ``podman create`` from its ``podman inspect``, here
+    without ``SSL_PROFILE_BASE_PATH`` (``env=False``) or without ``--user``/``--userns``
+    (``user=False``, so it runs as the image's uid)."""
+    name = f"{NS}-skupper-router"
+    ssh(world, host, f"$SKMCP_CTL stop skupper-{NS}.service")
+    [info] = json.loads(ssh(world, host, f"podman inspect {name}"))
+    config, host_config = info["Config"], info["HostConfig"]
+    args = ["podman", "create", "--name", name, "--network", "host", "--restart", "always"]
+    if user and config.get("User"):
+        args += ["--user", config["User"], "--userns", host_config.get("UsernsMode") or "keep-id"]
+    for key, value in sorted((config.get("Labels") or {}).items()):
+        args += ["--label", f"{key}={value}"]
+    for item in config.get("Env") or []:
+        variable = item.split("=", 1)[0]
+        if variable in ("PATH", "HOSTNAME", "HOME", "container", "TERM"):
+            continue
+        if variable == "SSL_PROFILE_BASE_PATH" and not env:
+            continue
+        args += ["-e", item]
+    for mount in info.get("Mounts") or []:
+        if mount["Destination"] != "/tmp":  # the container's own /tmp goes with it
+            args += ["-v", f"{mount['Source']}:{mount['Destination']}:z"]
+    args.append(info.get("ImageName") or config["Image"])
+    create = " ".join(shlex.quote(a) for a in args)
+    ssh(
+        world, host, f"podman rm -f {name} >/dev/null && {create} >/dev/null && podman start {name}"
+    )
+
+
+async def test_a_router_made_by_hand_without_ssl_profile_base_path(everything_up: World) -> None:
+    world = everything_up
+    await clean(world.topology)
+    recreate_router_by_hand(world, "local", env=False, user=True)
+    found = await until(
+        world.topology,
+        lambda d: any(
+            f.id == "ssl-profile-base-path" and "Failed to configure TLS" in " ".join(f.evidence)
+            for f in d.findings
+        ),
+        what="the router to refuse its profiles",
+    )
+    assert set(problems(found)) == {"local"}
+    assert problems(found)["local"] <= {"ssl-profile-base-path", "no-auto-restart"}
+    finding = the(found, "ssl-profile-base-path", "local")
+    assert any("${SSL_PROFILE_BASE_PATH}" in e for e in finding.evidence), finding.evidence
+    assert [s.tool for s in finding.next] == ["setup"]
+    await call(world.topology, "setup", {})
+    await clean(world.topology)
+
+
+async def test_a_router_made_by_hand_as_another_uid_cannot_read_fresh_certificates(
+    everything_up: World,
+) -> None:
+    """The seed's "cert files not readable": a reload writes the certificates 0640, and a
+    router container created by hand without --user runs as the image's uid."""
+    world = everything_up
+    await clean(world.topology)
+    ssh(world, "local", f"skupper system reload -n {NS} >/dev/null 2>&1")
+    recreate_router_by_hand(world, "local", env=True, user=False)
+    found = await until(
+        world.topology,
+        lambda d: (
+            "certs-not-readable" in problems(d).get("local", set())
+            and "stale-status" not in problems(d).get("local", set())
+        ),
+        what="the router to refuse its certificates",
+    )
+    assert set(problems(found)) == {"local"}
+    assert problems(found)["local"] <= {
+        "certs-not-readable",
+        "no-auto-restart",
+        "autostart-at-boot",
+    }
+    finding = the(found, "certs-not-readable", "local")
+    assert any("Failed to configure TLS" in e for e in finding.evidence), finding.evidence
+    assert any(e.startswith("mode 640 runtime/certs/") for e in finding.evidence)
     await call(world.topology, "setup", {})
     await clean(world.topology)

@@ -208,6 +208,8 @@ def stale_status(network: Network) -> Iterator[Finding]:
         if says != "Ready" or state.container_running(router):
             continue
         controller = state.unit(units.controller_unit())
+        if controller.active or state.container_running(units.controller_container(state.user)):
+            continue  # a running controller updates the status itself
         found = state.container(router)
         yield finding(
             "stale-status",
