@@ -25,7 +25,7 @@ from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 
-from .conftest import NS, new_engine, on_host
+from .conftest import NS, host_file, new_engine, on_host
 
 CLIENT_TIMEOUT = 120.0
 
@@ -409,4 +409,29 @@ async def test_a_router_made_by_hand_as_another_uid_cannot_read_fresh_certificat
     assert any("Failed to configure TLS" in e for e in finding.evidence), finding.evidence
     assert any(e.startswith("mode 640 runtime/certs/") for e in finding.evidence)
     await call(world.topology, "setup", {})
+    await clean(world.topology)
+
+
+async def test_a_skupper_cli_below_2_1_is_version_mismatch_until_it_is_upgraded(
+    everything_up: World,
+) -> None:
+    """The host's skupper CLI replaced by a 2.0 one (an older package installed over it)."""
+    world = everything_up
+    await clean(world.topology)
+    path = host_file(world, "rhtevan-work")
+    original = path.read_text()
+    info = json.loads(original)
+    info["skupper_version"] = "2.0.1"
+    path.write_text(json.dumps(info))
+    try:
+        found = await diagnose(world.topology)
+    finally:
+        # the finding's next step: the CLI upgraded back to what the host ran
+        path.write_text(original)
+    assert problems(found) == {"rhtevan-work": {"version-mismatch"}}
+    finding = the(found, "version-mismatch", "rhtevan-work")
+    assert finding.severity == "error" and "2.0.1" in finding.symptom
+    upgrade, setup = finding.next
+    assert (upgrade.kind, setup.tool) == ("host", "setup")
+    assert "2.1.0 or later" in (upgrade.command or "")
     await clean(world.topology)
