@@ -424,8 +424,14 @@ def test_up_never_recreates_the_router_and_setup_does_only_without_tmpfs() -> No
     assert isinstance(create, Script)
     assert re.search(r"podman create .*--tmpfs /tmp:rw,size=10M,mode=1777 ", create.text)
     assert "-e SSL_PROFILE_BASE_PATH=/etc/skupper-router" in create.text
-    # Not a tmpfs host: never.
+    # Not a tmpfs host: never re-created. Skupper's own container has SSL_PROFILE_BASE_PATH,
+    # so one without it was made by hand: a reload renders it again.
+    inspect = built.router.inspect
+    built.router = RouterContainer(False, True, inspect)
     assert podman_setup_actions(podman, built, [], tmpfs=False, restore_ca=None) == []
+    built.router = RouterContainer(False, False, inspect)
+    names = [a.name for a in podman_setup_actions(podman, built, [], tmpfs=False, restore_ca=None)]
+    assert names[0] == "skupper system reload" and "recreate router with tmpfs /tmp" not in names
     assert fake.calls == []  # planning ran nothing
 
 
