@@ -34,7 +34,7 @@ from skupper_mcp.engine.updown import (
     podman_down_actions,
     podman_up_actions,
 )
-from skupper_mcp.facts.site_state import RouterContainer, parse_site_state
+from skupper_mcp.facts.site_state import ContainerState, RouterContainer, parse_site_state
 from skupper_mcp.models import CheckResult, OperationResult
 from skupper_mcp.sites.kube import ClusterSite, KubeState
 from skupper_mcp.sites.podman import PodmanSite
@@ -432,6 +432,11 @@ def test_up_never_recreates_the_router_and_setup_does_only_without_tmpfs() -> No
     built.router = RouterContainer(False, False, inspect)
     names = [a.name for a in podman_setup_actions(podman, built, [], tmpfs=False, restore_ca=None)]
     assert names[0] == "skupper system reload" and "recreate router with tmpfs /tmp" not in names
+    # a backup an earlier reload failed to remove would make this reload fail: it goes first
+    leftover = ContainerState("default-skupper-router-backup", "exited")
+    built.containers[leftover.name] = leftover
+    todo = podman_setup_actions(podman, built, [], tmpfs=False, restore_ca=None)
+    assert [a.name for a in todo[:2]] == ["remove leftover backup", "skupper system reload"]
     assert fake.calls == []  # planning ran nothing
 
 

@@ -84,6 +84,12 @@ def podman_setup_actions(
         # a reload renders it again as Skupper does (the tmpfs re-creation below adds it)
         or (not tmpfs and state.router is not None and not state.router.has_ssl_base_path)
     ):
+        leftover = f"{units.router_container(ns)}-backup"
+        if leftover in state.containers:
+            # reload renames the router to <name>-backup and only logs a failure to remove
+            # it afterwards; a leftover of that name makes every later reload fail
+            # (compat/site_state_renderer.go@2.1.0 cleanupExistingNamespace)
+            todo.append(on_host("remove leftover backup", site, site.remove_container(leftover)))
         todo.append(on_host("skupper system reload", site, site.render(False)))
         rendering = True
     router_unit = units.router_unit(ns)

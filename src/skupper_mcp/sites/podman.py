@@ -207,6 +207,13 @@ class PodmanSite:
             command,
         )
 
+    def remove_container(self, container: str) -> Script:
+        return Script(
+            f"podman rm -f {container}",
+            (f"podman rm -f {quote(container)} >/dev/null",),
+            f"removed {container}",
+        )
+
     def podman_stop(self, container: str) -> Script:
         return Script(
             f"podman stop -t 10 {container}",
