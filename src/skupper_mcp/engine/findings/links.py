@@ -91,34 +91,38 @@ def link_cert_verify_failed(network: Network) -> Iterator[Finding]:
         ]
         if named:
             # topology.env has the name: the site's RouterAccess lost it (applied by hand)
-            yield finding(
-                "link-cert-verify-failed",
-                ref,
-                "error",
-                symptom=f"{link.from_host}'s link to {ref.site} fails TLS verification",
-                evidence=evidence,
-                cause=f"{ref.site}'s server certificate does not name {link.host}: its "
+            cause = (
+                f"{ref.site}'s server certificate does not name {link.host}: its "
                 f"RouterAccess on the site lacks the subject alternative names of "
-                f"{variable} (changed by hand since setup)",
-                fix="run setup: it applies the RouterAccess with the names and reloads the "
-                "hub, which re-issues its certificate",
-                next=[call("setup")],
+                f"{variable} (changed by hand since setup)"
             )
-            continue
+            fix = (
+                "run setup: it applies the RouterAccess with the names and reloads the hub, "
+                "which re-issues its certificate"
+            )
+            steps = [call("setup")]
+        else:
+            cause = (
+                f"the name dialled, {link.host}, is not among the subject alternative names "
+                f"of {ref.site}'s server certificate"
+            )
+            fix = (
+                f"set {variable} to include {link.host}, then run setup (the RouterAccess "
+                "gets the names and the hub re-issues its certificate)"
+            )
+            steps = [
+                set_variable(network, variable, " ".join([*sans, link.host]), ""),
+                call("setup"),
+            ]
         yield finding(
             "link-cert-verify-failed",
             ref,
             "error",
             symptom=f"{link.from_host}'s link to {ref.site} fails TLS verification",
             evidence=evidence,
-            cause=f"the name dialled, {link.host}, is not among the subject alternative names "
-            f"of {ref.site}'s server certificate",
-            fix=f"set {variable} to include {link.host}, then run setup (the RouterAccess "
-            "gets the names and the hub re-issues its certificate)",
-            next=[
-                set_variable(network, variable, " ".join([*sans, link.host]), ""),
-                call("setup"),
-            ],
+            cause=cause,
+            fix=fix,
+            next=steps,
         )
 
 
