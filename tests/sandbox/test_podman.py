@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -210,3 +212,41 @@ def test_logs_tail_and_flags_read_as_podman_parses_them(host: HostKit) -> None:
     late = host.sh("podman logs chatty --tail 1")
     assert (late.returncode, late.stdout) == (125, "")
     assert late.stderr == 'Error: no container with name or ID "--tail" found: no such container\n'
+
+
+def _write_until(directory: Path, done: threading.Event, writing: threading.Event) -> None:
+    """What a monitor recording a container's end, or a `.lock` opened by another podman
+    command, does: make files in the container's directory."""
+    n = 0
+    while not done.is_set():
+        with contextlib.suppress(FileNotFoundError):
+            (directory / f".state.json.{n}.tmp").write_text("{}")
+        n += 1
+        writing.set()
+
+
+def test_a_removed_name_is_free_while_something_still_writes_into_the_container(
+    host: HostKit,
+) -> None:
+    """libpod frees a name in one database step when it removes the container; files written
+    into the container meanwhile must not keep the name taken (a `skupper system reload`
+    renames the router to `*-backup` and needs that name free)."""
+    for round_ in range(10):
+        assert host.sh("podman create --name web busybox true").returncode == 0
+        [c] = containers.list_all(host.info.home)
+        done, writing = threading.Event(), threading.Event()
+        thread = threading.Thread(target=_write_until, args=(c.dir, done, writing))
+        thread.start()
+        try:
+            writing.wait(5)
+            removed = host.sh("podman rm -f web")
+        finally:
+            done.set()
+            thread.join()
+        assert removed.returncode == 0, removed.stderr
+        assert containers.get(host.info.home, "web") is None
+        created = host.sh("podman create --name web busybox true")
+        assert created.returncode == 0, f"round {round_}: {created.stderr}"
+        renamed = host.sh("podman create --name other busybox true && podman rename other web")
+        assert "already in use" in renamed.stderr
+        assert host.sh("podman rm -f web other").returncode == 0

@@ -178,7 +178,7 @@ def monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = Fals
     c.exit_code = c.last_exit_code = _exit_code(returncode)
     c.finished_at = containers.now()
     if c.auto_remove and not keep:
-        shutil.rmtree(os.getcwd(), ignore_errors=True)
+        containers.discard(Path(os.getcwd()))
         return c.exit_code
     containers.save_state(c)
     if should_restart(c):

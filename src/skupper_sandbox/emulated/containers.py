@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
+import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,6 +100,27 @@ def now() -> str:
 def store_root(home: Path) -> Path:
     """Where the host's containers live."""
     return Path(home) / ".local" / "share" / "containers" / "sandbox"
+
+
+def discard(directory: Path) -> None:
+    """Remove a container: its name is free the moment this returns.
+
+    libpod frees the name when it removes the container from its database, before the
+    storage goes (removeContainer, libpod/runtime_ctr.go@v4.9.4). Here the directory is the
+    name, so it is first renamed out of the store, atomically: a command still writing into
+    it (its monitor recording the end, a `.lock` opened by a concurrent command) can no
+    longer keep the name taken, as deleting it in place could (rmtree fails on a file made
+    meanwhile). What cannot be deleted at once is left in the trash, beside the store on
+    the same file system (so the move is a rename), where no listing looks."""
+    directory = Path(directory).absolute()
+    trash = directory.parent.parent / "sandbox-removed"
+    trash.mkdir(exist_ok=True)
+    target = trash / f"{directory.name}-{secrets.token_hex(4)}"
+    try:
+        os.rename(directory, target)
+    except FileNotFoundError:
+        return  # removed meanwhile
+    shutil.rmtree(target, ignore_errors=True)
 
 
 def pid_alive(pid: int | None) -> bool:

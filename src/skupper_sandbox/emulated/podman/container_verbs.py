@@ -34,14 +34,14 @@ def verb_run(host: Host, args: list[str]) -> int:
         start(host, c, keep=not parsed.flag("detach"))
     except PodmanError:
         if c.auto_remove:
-            shutil.rmtree(c.dir, ignore_errors=True)
+            containers.discard(c.dir)
         raise
     if parsed.flag("detach"):
         print(c.id)
         return 0
     code = _follow_log(c, from_start=True)
     if c.auto_remove:
-        shutil.rmtree(c.dir, ignore_errors=True)
+        containers.discard(c.dir)
     return code
 
 

@@ -45,8 +45,17 @@ def find(host: Host, name: str) -> Container:
 
 @contextmanager
 def locked(c: Container) -> Iterator[None]:
-    """Serialise state changes of one container between concurrent podman commands."""
-    with open(c.dir / ".lock", "a") as lock:
+    """Serialise state changes of one container between concurrent podman commands.
+
+    The lock file is opened, never created, in a directory that a removal has moved away:
+    that would leave a file behind under the removed container's name."""
+    if not c.dir.is_dir():
+        raise no_such_container(c.name)
+    try:
+        lock = open(c.dir / ".lock", "a")  # noqa: SIM115 - held across the yield
+    except FileNotFoundError:
+        raise no_such_container(c.name) from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield

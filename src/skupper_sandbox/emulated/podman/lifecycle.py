@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import signal
 import sys
 import time
@@ -114,7 +113,8 @@ def remove(host: Host, c: Container, *, force: bool) -> None:
                 2,
             )
         stop(current, 10.0)
-    shutil.rmtree(c.dir, ignore_errors=True)
+    with locked(current):  # as libpod removes under the container's lock
+        containers.discard(current.dir)
 
 
 def signal_number(name: str) -> int:
