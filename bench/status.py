@@ -156,23 +156,44 @@ async def through_server(topology_path: Path, rounds: int) -> dict[str, list[flo
     return found
 
 
-def world_cpu_seconds(world_id: str) -> float:
-    """CPU time so far of every live process of the world (by its environment)."""
-    total = 0
+def process_kind(pid: int) -> str:
+    """What a world process is: the module a Python process runs, else its program."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "gone"
+    words = [a.decode(errors="replace") for a in argv if a]
+    if "-m" in words[:-1]:
+        return words[words.index("-m") + 1].removeprefix("skupper_sandbox.")
+    return Path(words[0]).name if words else "?"
+
+
+def world_cpu_by_kind(world_id: str) -> dict[int, tuple[str, float]]:
+    """CPU seconds so far of every live process of the world (by its environment), with
+    that of the children it has reaped: a command that ended counts to its parent's kind."""
+    found = {}
     for pid in world_processes(world_id):
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / TICKS
+        ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        found[pid] = (process_kind(pid), ticks / TICKS)
+    return found
 
 
-def idle_percent(world: World) -> float:
+def idle_percent(world: World) -> tuple[float, dict[str, float]]:
+    """The world's CPU while nothing is asked of it (per cent of one core), in all and by
+    kind of process."""
     time.sleep(SETTLE)
-    before = world_cpu_seconds(world.info.id)
+    before = world_cpu_by_kind(world.info.id)
     time.sleep(IDLE_WINDOW)
-    return 100 * (world_cpu_seconds(world.info.id) - before) / IDLE_WINDOW
+    after = world_cpu_by_kind(world.info.id)
+    kinds: dict[str, float] = {}
+    for pid, (kind, seconds) in after.items():
+        spent = seconds - before.get(pid, (kind, 0.0))[1]
+        kinds[kind] = kinds.get(kind, 0.0) + 100 * spent / IDLE_WINDOW
+    return sum(kinds.values()), kinds
 
 
 def command_cpu_ms(world: World, count: int = 20) -> float:
@@ -210,7 +231,15 @@ def run_world(providers: int, rounds: int) -> dict[str, float]:
             timeout=CALL_TIMEOUT,
         )
         assert setup.returncode == 0, setup.stdout + setup.stderr
-        row = {"idle %": idle_percent(world), "command ms": command_cpu_ms(world)}
+        idle, by_kind = idle_percent(world)
+        row = {"idle %": idle, "command ms": command_cpu_ms(world)}
+        shown = sorted(by_kind.items(), key=lambda kv: -kv[1])
+        print(
+            f"{providers} providers, idle % of a core by process: "
+            + ", ".join(f"{kind} {percent:.1f}" for kind, percent in shown if percent >= 0.05),
+            file=sys.stderr,
+            flush=True,
+        )
         row["floor"] = median([asyncio.run(floor(topology)) for _ in range(rounds)])
         row["bash way"] = median([bash_way(topology) for _ in range(min(rounds, 2))])
         row["cold"] = median([cold_status(world.topology) for _ in range(rounds)])

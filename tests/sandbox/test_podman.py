@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hostkit import HostKit, make_host, wait_for, world_pids
 
-from skupper_sandbox.emulated import containers
+from skupper_sandbox.emulated import conmon, containers
 
 
 @pytest.fixture
@@ -250,3 +250,29 @@ def test_a_removed_name_is_free_while_something_still_writes_into_the_container(
         renamed = host.sh("podman create --name other busybox true && podman rename other web")
         assert "already in use" in renamed.stderr
         assert host.sh("podman rm -f web other").returncode == 0
+
+
+def test_a_container_removed_while_its_restart_is_pending_never_runs_again(
+    host: HostKit,
+) -> None:
+    """A crash with `--restart always` is followed by a restart a moment later; a `rm -f`
+    in between removes it for good (libpod removes under the container's lock, and the
+    cleanup finds no container to restart): no process of it is left behind."""
+    assert host.sh("podman run -d --restart always --name r busybox sleep 60").returncode == 0
+    c = containers.get(host.home, "r")
+    assert c is not None and c.pid
+    os.kill(c.pid, signal.SIGKILL)
+    wait_for(
+        lambda: _inspect(host, "r", "{{.State.Status}}") == "exited",
+        timeout=5,
+        what="the crash recorded",
+    )
+    assert host.sh("podman rm -f r").returncode == 0
+    time.sleep(conmon.RESTART_DELAY * 3)  # past the moment the restart would have happened
+    left = [
+        pid
+        for pid in world_pids(host.info.world_id)
+        if b"sleep\x0060" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    assert left == []
+    assert containers.get(host.home, "r") is None

@@ -113,6 +113,10 @@ def discard(directory: Path) -> None:
     meanwhile). What cannot be deleted at once is left in the trash, beside the store on
     the same file system (so the move is a rename), where no listing looks."""
     directory = Path(directory).absolute()
+    # First it stops being a container: a monitor whose process just ended (its working
+    # directory follows the move) finds nothing to restart, a reader nothing to list.
+    with contextlib.suppress(FileNotFoundError):
+        (directory / CONFIG_FILE).unlink()
     trash = directory.parent.parent / "sandbox-removed"
     trash.mkdir(exist_ok=True)
     target = trash / f"{directory.name}-{secrets.token_hex(4)}"

@@ -36,6 +36,14 @@ ROUTER_SELECTOR = "skupper.io/component=router"
 LISTENER_LABEL = "internal.skupper.io/listener"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "skupper-controller"}
 _MAX_BACKOFF = 10.0
+#: The real controller is driven by informers (a change is an event; a full resync only
+#: every 5 minutes, internal/kube/watchers/watchers.go@2.1.2:95) and by what the router
+#: reports, not by a timer. Here a pass runs at once on a change; for SETTLE_SECONDS after
+#: one (the router settling: links coming up, listeners binding) every ``interval``, and
+#: otherwise every IDLE_SECONDS, which bounds how late a change seen only by the router
+#: (a peer gone) reaches the status.
+SETTLE_SECONDS = 15.0
+IDLE_SECONDS = 5.0
 
 
 def _name(obj: Obj) -> str:
@@ -75,15 +83,25 @@ class Controller:
         store.subscribe(lambda *_: self._wake.set())
 
     async def run(self) -> None:
-        """Reconcile until cancelled."""
+        """Reconcile until cancelled: at once on a change of the store or a router's exit,
+        often while things settle, seldom when nothing changes."""
+        changed_at = time.monotonic()
         while True:
             self._wake.clear()
             try:
                 await self.reconcile()
             except Exception:
                 log.exception("reconcile failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._interval)
+            if self._wake.is_set():  # the pass itself changed a status: still settling
+                changed_at = time.monotonic()
+            settling = time.monotonic() - changed_at < SETTLE_SECONDS
+            try:
+                await asyncio.wait_for(
+                    self._wake.wait(), self._interval if settling else IDLE_SECONDS
+                )
+                changed_at = time.monotonic()
+            except TimeoutError:
+                pass
 
     async def stop(self) -> None:
         """Stop every router pod's process (the cluster is shutting down)."""

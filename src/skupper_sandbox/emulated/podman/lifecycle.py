@@ -102,19 +102,27 @@ def stop(c: Container, timeout: float) -> None:
 
 
 def remove(host: Host, c: Container, *, force: bool) -> None:
-    current = containers.load(c.dir)
-    if current is None:
-        return
-    if containers.running(current):
-        if not force:
-            raise PodmanError(
-                f"cannot remove container {c.id} as it is running - running or paused "
-                "containers cannot be removed without force: container state improper",
-                2,
-            )
-        stop(current, 10.0)
-    with locked(current):  # as libpod removes under the container's lock
-        containers.discard(current.dir)
+    """libpod's removeContainer: stop it if it runs, then, under the container's lock and
+    only if nothing started it again meanwhile, remove it."""
+    while True:
+        current = containers.load(c.dir)
+        if current is None:
+            return
+        if containers.running(current):
+            if not force:
+                raise PodmanError(
+                    f"cannot remove container {c.id} as it is running - running or paused "
+                    "containers cannot be removed without force: container state improper",
+                    2,
+                )
+            stop(current, 10.0)
+        with locked(current):
+            again = containers.load(current.dir)
+            if again is None:
+                return
+            if not containers.running(again):
+                containers.discard(current.dir)
+                return
 
 
 def signal_number(name: str) -> int:
