@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import json
 import os
 import shlex
@@ -28,6 +29,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -55,8 +57,11 @@ def container_environment(c: containers.Container, host_dir: str) -> dict[str, s
 RESTART_DELAY = 0.2
 
 
-def spawn_monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = False) -> None:
-    """Start a detached monitor for the container in `container_dir`."""
+def spawn_monitor(
+    container_dir: Path, host_dir: str, token: str, *, keep: bool = False, lock: bool = False
+) -> None:
+    """Start a detached monitor for the container in `container_dir`; with `lock`, it takes
+    the container's lock until its process runs (a restart: no `podman start` holds it)."""
     subprocess.Popen(
         [
             sys.executable,
@@ -69,6 +74,7 @@ def spawn_monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool 
             "--token",
             token,
             *(["--keep"] if keep else []),
+            *(["--lock"] if lock else []),
         ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -102,7 +108,7 @@ def _restart(c: containers.Container, host_dir: str) -> None:
         return
     current.restart_count += 1
     containers.save_state(current)
-    spawn_monitor(here, host_dir, f"restart-{current.restart_count}-{os.getpid()}")
+    spawn_monitor(here, host_dir, f"restart-{current.restart_count}-{os.getpid()}", lock=True)
 
 
 def _exit_code(returncode: int) -> int:
@@ -118,12 +124,43 @@ def _record_start_failure(c: containers.Container, error: str, code: int) -> Non
     containers.save_state(c)
 
 
-def monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = False) -> int:
+def monitor(
+    container_dir: Path, host_dir: str, token: str, *, keep: bool = False, lock: bool = False
+) -> int:
     """Run the container to its end; returns the container's exit code."""
-    c = containers.load(container_dir)
-    if c is None:
-        print(f"conmon: no container in {container_dir}", file=sys.stderr)
-        return 1
+    with _start_lock(container_dir) if lock else contextlib.nullcontext():
+        # Under the lock a `podman rm` either saw the container running (and stops it once
+        # it runs) or has removed it: then there is nothing here to start.
+        c = containers.load(container_dir)
+        if c is None:
+            print(f"conmon: no container in {container_dir}", file=sys.stderr)
+            return 1
+        if lock and (c.status != "exited" or not should_restart(c)):
+            return 0  # started or stopped by a podman command while this one waited
+        started = _start(c, container_dir, host_dir, token)
+    if started is None:
+        return c.exit_code or 1
+    proc = started
+    returncode = proc.wait()
+    return _ended(c, proc, returncode, host_dir, keep)
+
+
+@contextlib.contextmanager
+def _start_lock(container_dir: Path) -> Iterator[None]:
+    try:
+        lock = open(container_dir / ".lock", "a")  # noqa: SIM115 - held across the yield
+    except FileNotFoundError:  # removed meanwhile
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _start(
+    c: containers.Container, container_dir: Path, host_dir: str, token: str
+) -> subprocess.Popen[bytes] | None:
+    """Start the container's process and record it; None when it could not start."""
     host = hostenv.load_host_info(host_dir)
     # Work relative to the container's directory: a `podman rename` moves the directory
     # under a running container, and the cwd follows the move.
@@ -162,15 +199,25 @@ def monitor(container_dir: Path, host_dir: str, token: str, *, keep: bool = Fals
                 "directory: OCI runtime attempted to invoke a command that was not found",
                 127,
             )
-            return 127
+            return None
         except PermissionError:
             _record_start_failure(c, f"crun: open executable: Permission denied: `{argv[0]}`", 126)
-            return 126
-        c.status = "running"
-        c.pid = proc.pid
-        c.started_at = containers.now()
-        containers.save_state(c)
-        returncode = proc.wait()
+            return None
+    c.status = "running"
+    c.pid = proc.pid
+    c.started_at = containers.now()
+    containers.save_state(c)
+    return proc
+
+
+def _ended(
+    c: containers.Container,
+    proc: subprocess.Popen[bytes],
+    returncode: int,
+    host_dir: str,
+    keep: bool,
+) -> int:
+    """Record how the process ended, clear its group away, and restart it by its policy."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     c.status = "exited"
@@ -192,11 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host-dir", required=True)
     parser.add_argument("--token", required=True)
     parser.add_argument("--keep", action="store_true", help="leave an --rm container")
+    parser.add_argument("--lock", action="store_true", help="hold the lock until it runs")
     args = parser.parse_args(argv)
     # A monitor outlives the command that started it; a hangup of that command's
     # terminal or session must not end the container's bookkeeping.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    monitor(args.dir, args.host_dir, args.token, keep=args.keep)
+    monitor(args.dir, args.host_dir, args.token, keep=args.keep, lock=args.lock)
     return 0
 
 
