@@ -74,6 +74,17 @@ async def test_down_plan_over_stdio_lists_model_actions(built: World) -> None:
     assert "unknown target 'nowhere'" in bad.content[0].text  # type: ignore[union-attr]
 
 
+def router_states(world: World) -> dict[str, str]:
+    """What podman says of each podman site's router container now."""
+    states = {}
+    for host in ("rhel-ai", "rhtevan-work", "local"):
+        _, out, _ = world.ssh(
+            host, f"podman inspect {NS}-skupper-router --format '{{{{.State.Status}}}}'"
+        )
+        states[host] = out.strip()
+    return states
+
+
 async def test_a_cancelled_up_releases_the_lock_and_status_tells_the_truth(built: World) -> None:
     async with new_engine(built) as engine:
         await only_up(engine, ())
@@ -95,15 +106,18 @@ async def test_a_cancelled_up_releases_the_lock_and_status_tells_the_truth(built
             with anyio.fail_after(60):
                 await started.wait()
             tasks.cancel_scope.cancel()
+        # A unit whose start was asked for goes on starting after the call is cancelled
+        # (systemd runs the job, as on a real host): the truth is what the host says just
+        # before or just after status reads it.
+        before = router_states(built)
         status = await client.call_tool("status", {})
+        after = router_states(built)
     live = StatusResult.model_validate(status.structured_content)
     for site in live.sites:
         if site.platform != "podman":
             continue
-        _, out, _ = built.ssh(
-            site.host, f"podman inspect {NS}-skupper-router --format '{{{{.State.Status}}}}'"
-        )
-        assert site.container == out.strip(), (site.host, site.container, out)
+        seen = {before[site.host], after[site.host]}
+        assert site.container in seen, (site.host, site.container, seen)
     async with new_engine(built) as engine:  # the lock was released: the next call runs
         again = await engine.up()
     assert again.ok, again.summary
