@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from skupper_mcp.facts.site_state import parse_site_state, site_state_script
 from skupper_mcp.sites import resources as cr
 from skupper_mcp.sites import units
@@ -150,3 +154,22 @@ def test_the_client_cert_path_is_the_namespace_s_whatever_its_characters() -> No
         timeout=10,
     ).stdout
     assert shown == "/h/.local/share/skupper/namespaces/my ns/runtime/certs/client-x y"
+
+
+def test_resources_parse_the_same_with_libyaml_as_with_the_python_loader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The C loader is only faster: on every recorded site state it reads the same resources."""
+    import yaml
+
+    from skupper_mcp.facts import site_state
+
+    recorded = sorted((Path(__file__).parent / "site_states").glob("*/*.txt"))
+    assert recorded
+    fast = [parse_site_state(p.read_text()) for p in recorded]
+    monkeypatch.setattr(site_state, "_LOADER", yaml.SafeLoader)
+    slow = [parse_site_state(p.read_text()) for p in recorded]
+    for path, a, b in zip(recorded, fast, slow, strict=True):
+        assert a.input_resources == b.input_resources, path
+        assert a.runtime_resources == b.runtime_resources, path
+        assert a.input_resources or a.runtime_resources or path.parent.name == "fresh", path

@@ -274,9 +274,14 @@ def _int(value: str | None) -> int:
         return 0
 
 
+#: libyaml's loader where PyYAML was built with it: a site's resources parse in a tenth of
+#: the pure-Python loader's time (the bulk of the product's CPU in a status); same documents.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _resource(text: str) -> dict[str, Any] | None:
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_LOADER)  # a safe loader: the C one or the Python one
     except yaml.YAMLError:
         return None
     return doc if isinstance(doc, dict) and doc.get("kind") else None
