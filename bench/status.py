@@ -10,8 +10,12 @@ For each world, in the same run, side by side:
 - status cold (a new ``skupper-mcp status`` process) and warm (the second call through one
   MCP server over stdio);
 - up and down through that server, against the slowest single site's own work;
-- the sandbox's idle CPU after setup (per cent of one core, every process of the world) and
-  the CPU of one emulated command (what the world's command server records, plus the client).
+- the CPU one warm status costs the product (its server process) and the sandbox (every
+  process of the world, with the commands that ended meanwhile): on a shared 2-core machine
+  their sum over 2 bounds the warm figure;
+- the sandbox's idle CPU after setup (per cent of one core, every process of the world, and
+  by kind of process on stderr) and the CPU of one emulated command (what the world's
+  command server records, plus the client).
 
 Medians of ``--rounds``. The sandbox shares this machine's cores with the product, so its own
 cost is printed beside the product's figures.
@@ -124,14 +128,35 @@ async def timed(call: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
     return time.monotonic() - started, value
 
 
-async def through_server(topology_path: Path, rounds: int) -> dict[str, list[float]]:
-    """Warm status, up and down through one MCP server over stdio."""
+def server_pid() -> int:
+    """The MCP server this process started over stdio (its child running skupper_mcp)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == os.getpid() and b"skupper_mcp" in cmdline:
+            return int(entry.name)
+    raise RuntimeError("the MCP server process was not found")
+
+
+def process_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+async def through_server(topology_path: Path, rounds: int, world_id: str) -> dict[str, list[float]]:
+    """Warm status, up and down through one MCP server over stdio; with the CPU a warm status
+    costs the product (the server's process) and the sandbox (every process of the world)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "skupper_mcp", "--topology", str(topology_path), "--log-level", "ERROR"],
     )
     found: dict[str, list[float]] = {"warm": [], "up": [], "up site": [], "down": []}
-    found["down site"] = []
+    found["down site"], found["status cpu"], found["world cpu"] = [], [], []
     async with Client(params, mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
 
         async def call(tool: str, **arguments: Any) -> dict[str, Any]:
@@ -140,9 +165,16 @@ async def through_server(topology_path: Path, rounds: int) -> dict[str, list[flo
             return dict(result.structured_content or {})
 
         await call("status")
+        server = server_pid()
         for _ in range(rounds):
+            own, world = process_cpu_seconds(server), world_cpu_by_kind(world_id)
             seconds, _ = await timed(lambda: call("status"))
             found["warm"].append(seconds)
+            found["status cpu"].append(process_cpu_seconds(server) - own)
+            after = world_cpu_by_kind(world_id)
+            found["world cpu"].append(
+                sum(cpu - world.get(pid, (kind, 0.0))[1] for pid, (kind, cpu) in after.items())
+            )
             seconds, down = await timed(lambda: call("down", target="all"))
             found["down"].append(seconds)
             found["down site"].append(slowest_site(down))
@@ -243,7 +275,7 @@ def run_world(providers: int, rounds: int) -> dict[str, float]:
         row["floor"] = median([asyncio.run(floor(topology)) for _ in range(rounds)])
         row["bash way"] = median([bash_way(topology) for _ in range(min(rounds, 2))])
         row["cold"] = median([cold_status(world.topology) for _ in range(rounds)])
-        served = asyncio.run(through_server(world.topology, rounds))
+        served = asyncio.run(through_server(world.topology, rounds, world.info.id))
         for key, values in served.items():
             row[key] = median(values)
         return row
@@ -263,6 +295,8 @@ def main() -> int:
         ("up site", "up site s"),
         ("down", "down s"),
         ("down site", "down site s"),
+        ("status cpu", "status cpu"),
+        ("world cpu", "world cpu"),
         ("idle %", "idle %"),
         ("command ms", "cmd ms"),
     ]
