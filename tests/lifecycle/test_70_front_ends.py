@@ -13,6 +13,7 @@ from mcp import Client, StdioServerParameters
 
 from skupper_mcp.models import OperationResult, StatusResult
 from skupper_mcp.server import build_server
+from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 
 from .conftest import NS, new_engine
@@ -76,8 +77,9 @@ async def test_down_plan_over_stdio_lists_model_actions(built: World) -> None:
 
 def router_states(world: World) -> dict[str, str]:
     """What podman says of each podman site's router container now."""
+    topology = load_topology(world.topology)
     states = {}
-    for host in ("rhel-ai", "rhtevan-work", "local"):
+    for host in [p.name for p in topology.providers] + [topology.local.name]:
         _, out, _ = world.ssh(
             host, f"podman inspect {NS}-skupper-router --format '{{{{.State.Status}}}}'"
         )

@@ -252,27 +252,42 @@ def test_a_removed_name_is_free_while_something_still_writes_into_the_container(
         assert host.sh("podman rm -f web other").returncode == 0
 
 
+def _processes_with(host: HostKit, needle: bytes) -> list[int]:
+    found = []
+    for pid in world_pids(host.info.world_id):
+        with contextlib.suppress(OSError):
+            if needle in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+    return found
+
+
+def _flock_waiters() -> int:
+    """Processes blocked waiting for a flock (``/proc/locks`` marks them ``->``)."""
+    return sum(
+        "->" in line and "FLOCK" in line for line in Path("/proc/locks").read_text().splitlines()
+    )
+
+
 def test_a_container_removed_while_its_restart_is_pending_never_runs_again(
     host: HostKit,
 ) -> None:
-    """A crash with `--restart always` is followed by a restart a moment later; a `rm -f`
-    in between removes it for good (libpod removes under the container's lock, and the
-    cleanup finds no container to restart): no process of it is left behind."""
-    assert host.sh("podman run -d --restart always --name r busybox sleep 60").returncode == 0
+    """libpod's cleanup restarts a crashed container under the container's lock, and removal
+    holds that lock: a restart that waited for a removal finds nothing to start, and no
+    process of the removed container is left behind."""
+    assert host.sh("podman create --restart always --name r busybox sleep 60").returncode == 0
     c = containers.get(host.home, "r")
-    assert c is not None and c.pid
-    os.kill(c.pid, signal.SIGKILL)
+    assert c is not None
+    c.status, c.exit_code = "exited", 1  # as its monitor records a crash
+    containers.save_state(c)
+    waiting = _flock_waiters()
+    with containers.lock(c.dir):  # what `podman rm` holds while it removes
+        conmon.spawn_monitor(c.dir, str(host.host_dir), "pending-restart", lock=True)
+        wait_for(lambda: _flock_waiters() > waiting, timeout=10, what="the restart to wait")
+        containers.discard(c.dir)
     wait_for(
-        lambda: _inspect(host, "r", "{{.State.Status}}") == "exited",
-        timeout=5,
-        what="the crash recorded",
+        lambda: not _processes_with(host, b"pending-restart"),
+        timeout=10,
+        what="the restart's monitor to give up",
     )
-    assert host.sh("podman rm -f r").returncode == 0
-    time.sleep(conmon.RESTART_DELAY * 3)  # past the moment the restart would have happened
-    left = [
-        pid
-        for pid in world_pids(host.info.world_id)
-        if b"sleep\x0060" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    ]
-    assert left == []
+    assert _processes_with(host, b"sleep\x0060") == []
     assert containers.get(host.home, "r") is None

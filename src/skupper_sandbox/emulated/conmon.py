@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import shlex
@@ -29,7 +28,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -128,33 +126,22 @@ def monitor(
     container_dir: Path, host_dir: str, token: str, *, keep: bool = False, lock: bool = False
 ) -> int:
     """Run the container to its end; returns the container's exit code."""
-    with _start_lock(container_dir) if lock else contextlib.nullcontext():
-        # Under the lock a `podman rm` either saw the container running (and stops it once
-        # it runs) or has removed it: then there is nothing here to start.
-        c = containers.load(container_dir)
-        if c is None:
-            print(f"conmon: no container in {container_dir}", file=sys.stderr)
-            return 1
-        if lock and (c.status != "exited" or not should_restart(c)):
-            return 0  # started or stopped by a podman command while this one waited
-        started = _start(c, container_dir, host_dir, token)
+    try:
+        with containers.lock(container_dir) if lock else contextlib.nullcontext():
+            # Under the lock a `podman rm` either saw the container running (and stops it
+            # once it runs) or has removed it: then there is nothing here to start.
+            c = containers.load(container_dir)
+            if c is None:
+                print(f"conmon: no container in {container_dir}", file=sys.stderr)
+                return 1
+            if lock and (c.status != "exited" or not should_restart(c)):
+                return 0  # started or stopped by a podman command while this one waited
+            started = _start(c, container_dir, host_dir, token)
+    except containers.Removed:
+        return 1
     if started is None:
         return c.exit_code or 1
-    proc = started
-    returncode = proc.wait()
-    return _ended(c, proc, returncode, host_dir, keep)
-
-
-@contextlib.contextmanager
-def _start_lock(container_dir: Path) -> Iterator[None]:
-    try:
-        lock = open(container_dir / ".lock", "a")  # noqa: SIM115 - held across the yield
-    except FileNotFoundError:  # removed meanwhile
-        yield
-        return
-    with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+    return _ended(c, started, started.wait(), host_dir, keep)
 
 
 def _start(

@@ -9,10 +9,12 @@ so readers never see half a file.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import secrets
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -106,7 +108,7 @@ def discard(directory: Path) -> None:
     """Remove a container: its name is free the moment this returns.
 
     libpod frees the name when it removes the container from its database, before the
-    storage goes (removeContainer, libpod/runtime_ctr.go@v4.9.4). Here the directory is the
+    storage goes (removeContainer, libpod/runtime_ctr.go@v5). Here the directory is the
     name, so it is first renamed out of the store, atomically: a command still writing into
     it (its monitor recording the end, a `.lock` opened by a concurrent command) can no
     longer keep the name taken, as deleting it in place could (rmtree fails on a file made
@@ -125,6 +127,25 @@ def discard(directory: Path) -> None:
     except FileNotFoundError:
         return  # removed meanwhile
     shutil.rmtree(target, ignore_errors=True)
+
+
+class Removed(Exception):
+    """The container's directory is gone: it was removed."""
+
+
+@contextlib.contextmanager
+def lock(directory: Path) -> Iterator[None]:
+    """Hold one container's lock, as libpod's per-container lock serialises podman commands
+    and conmon's cleanup. Raises ``Removed`` when the container's directory is gone: the
+    lock file is never made again in a directory a removal moved away (it would leave a
+    file under the removed container's name)."""
+    try:
+        handle = open(Path(directory) / ".lock", "a")  # noqa: SIM115 - held across the yield
+    except FileNotFoundError:
+        raise Removed(str(directory)) from None
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+        yield
 
 
 def pid_alive(pid: int | None) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -45,22 +44,12 @@ def find(host: Host, name: str) -> Container:
 
 @contextmanager
 def locked(c: Container) -> Iterator[None]:
-    """Serialise state changes of one container between concurrent podman commands.
-
-    The lock file is opened, never created, in a directory that a removal has moved away:
-    that would leave a file behind under the removed container's name."""
-    if not c.dir.is_dir():
-        raise no_such_container(c.name)
+    """Serialise state changes of one container between concurrent podman commands."""
     try:
-        lock = open(c.dir / ".lock", "a")  # noqa: SIM115 - held across the yield
-    except FileNotFoundError:
-        raise no_such_container(c.name) from None
-    with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
+        with containers.lock(c.dir):
             yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    except containers.Removed:
+        raise no_such_container(c.name) from None
 
 
 def wait_until(check: Callable[[], bool], seconds: float) -> bool:
