@@ -128,13 +128,18 @@ async def timed(call: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
     return time.monotonic() - started, value
 
 
+def proc_stat(pid: int | str) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name (state first)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def server_pid() -> int:
     """The MCP server this process started over stdio (its child running skupper_mcp)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            ppid = int(proc_stat(entry.name)[1])
             cmdline = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
@@ -144,8 +149,8 @@ def server_pid() -> int:
 
 
 def process_cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    fields = proc_stat(pid)
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
 
 
 async def through_server(topology_path: Path, rounds: int, world_id: str) -> dict[str, list[float]]:
@@ -206,7 +211,7 @@ def world_cpu_by_kind(world_id: str) -> dict[int, tuple[str, float]]:
     found = {}
     for pid in world_processes(world_id):
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = proc_stat(pid)
         except OSError:
             continue
         ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
