@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -23,7 +24,7 @@ from hostkit import HostKit, make_host
 
 from polling import wait_for
 from skupper_sandbox import hostenv
-from skupper_sandbox.commands.server import socket_name
+from skupper_sandbox.commands.server import CommandServer, socket_name
 from skupper_sandbox.shims import COMMAND_CLIENT
 
 
@@ -162,3 +163,24 @@ def curls_to(port: int) -> list[int]:
             if argv[0].endswith(b"/curl") and f":{port}/".encode() in b" ".join(argv):
                 found.append(int(entry.name))
     return found
+
+
+def test_a_command_that_ends_as_its_client_goes_is_served_on(tmp_path: Path) -> None:
+    """The end of a command and the end of its client's stream ready in one batch of events:
+    handling the first closes the client, and the second must not take the server down
+    (at 32 providers this lost every command in flight)."""
+    server = CommandServer(f"skmcp-commands-test-{os.getpid()}")
+    try:
+        ours, theirs = socket.socketpair()
+        pid = os.posix_spawn("/bin/true", ["true"], {})
+        server.track(pid, ours, "podman")
+        pidfd = server.running[pid].pidfd
+        assert select.select([pidfd], [], [], 10)[0], "the command did not end"
+        theirs.close()  # the client's end of stream after the command's end
+        server.serve_once(timeout=1)
+        server.serve_once(timeout=0)
+        assert server.running == {}
+        assert ours.fileno() == -1
+        assert len(server.selector.get_map()) == 1  # only the listener is left
+    finally:
+        server.listener.close()

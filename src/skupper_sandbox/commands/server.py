@@ -77,8 +77,15 @@ class CommandServer:
         # then shares the server's pages instead of copying them (fork's copy-on-write).
         gc.freeze()
         while True:
-            for key, _ in self.selector.select():
-                key.data(key.fileobj)
+            self.serve_once()
+
+    def serve_once(self, timeout: float | None = None) -> None:
+        for key, _ in self.selector.select(timeout):
+            # An earlier event of the same batch may have unregistered this one: a command
+            # that ended closes its client, whose end of stream is then ready too.
+            if self.selector.get_map().get(key.fd) is not key:
+                continue
+            key.data(key.fileobj)
 
     def _accept(self, listener: socket.socket) -> None:
         client, _ = listener.accept()
@@ -106,6 +113,10 @@ class CommandServer:
             os.setpgid(pid, pid)
         for fd in fds:
             os.close(fd)
+        self.track(pid, client, tool)
+
+    def track(self, pid: int, client: socket.socket, tool: str) -> None:
+        """Watch a command's end and its client's signals (or end)."""
         client.setblocking(False)
         pidfd = os.pidfd_open(pid)
         command = Running(pid, client, pidfd, tool, time.monotonic())
