@@ -30,6 +30,7 @@ from ..vocabulary import LOCAL_HOST
 from .runner import SITE_ERRORS, Action
 from .scope import site_ref
 from .sitemap import SiteMap
+from .verify import Pacing
 
 Certs = dict[str, ClientCert | None]
 
@@ -110,6 +111,7 @@ def differing(state: KubeState, wanted: list[Resource]) -> list[Resource]:
 
 async def wait_links(site: ClusterSite, names: list[str], deadline: float) -> str:
     last = "not read"
+    pacing = Pacing()
     while True:
         try:
             state = await site.read()
@@ -125,7 +127,7 @@ async def wait_links(site: ClusterSite, names: list[str], deadline: float) -> st
             raise NotReadyError(
                 site.host, f"links not ready within {LINK_DEADLINE:g}s: {last}", LINK_DEADLINE
             )
-        await asyncio.sleep(0.5)
+        await pacing.pause(deadline)
 
 
 def wait_for_links(site: ClusterSite, names: list[str]) -> Action:

@@ -44,6 +44,7 @@ from .scope import SiteRef
 from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView
 from .updown import operation_result
+from .verify import Pacing
 
 VERIFY_DEADLINE = 40.0
 
@@ -342,6 +343,7 @@ async def wait_site_ready(
     router_unit = units.router_unit(site.namespace)
     router_container = units.router_container(site.namespace)
     last = ""
+    pacing = Pacing()
     while True:
         try:
             state = await site.read()
@@ -374,4 +376,4 @@ async def wait_site_ready(
             await run.note("verify", last, ok=False, seconds=time.monotonic() - started)
             run.fail(f"not ready after setup: {last}")
             return
-        await asyncio.sleep(0.5)
+        await pacing.pause(deadline)

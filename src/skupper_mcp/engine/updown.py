@@ -42,7 +42,11 @@ from .scope import sites as all_sites
 from .sitemap import SiteMap, SiteView, served_models
 from .verify import probe_listeners, wait_router
 
-UP_DEADLINE = 25.0
+#: How long ``up`` waits for the routers it started to run, and then, from when they all
+#: run, for each provider's local listener to bind (the link connects and the provider's
+#: connector becomes reachable): a slow start is not counted against the links.
+ROUTER_DEADLINE = 25.0
+LISTENER_DEADLINE = 25.0
 
 
 def _setup_problem(sites: SiteMap, view: SiteView) -> str | None:
@@ -209,7 +213,7 @@ class UpDown:
 
     async def _verify_up(self, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
         """Wait until every started router runs and each up provider's listener is bound."""
-        deadline = time.monotonic() + UP_DEADLINE
+        deadline = time.monotonic() + ROUTER_DEADLINE
         checks = []
         for host, run in runs.items():
             view = views[host]
@@ -225,7 +229,9 @@ class UpDown:
             for h, run in runs.items()
             if run.ref.role == "provider" and not run.failed
         ]
-        bound = await probe_listeners(self.topology.local.listener_host, providers, deadline)
+        bound = await probe_listeners(
+            self.topology.local.listener_host, providers, time.monotonic() + LISTENER_DEADLINE
+        )
         for p in providers:
             ok = bound.get(p.name, False)
             await runs[p.name].note(
@@ -236,7 +242,8 @@ class UpDown:
             if not ok:
                 runs[p.name].fail(
                     f"the local listener :{p.local_port} for {p.name} did not come up within "
-                    f"{UP_DEADLINE:g}s (is the local site's link to {p.site_name} connected?)"
+                    f"{LISTENER_DEADLINE:g}s of the routers running (is the local site's link "
+                    f"to {p.site_name} connected?)"
                 )
 
     async def down(self, target_query: str = "all", plan: bool = False) -> OperationResult:
