@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ import pytest
 
 import polling
 from skupper_sandbox import certs, hostenv
-from skupper_sandbox.router import choice
+from skupper_sandbox.router import amqp_management, choice
 from skupper_sandbox.router.query import router_state
 
 T = TypeVar("T")
@@ -706,3 +707,34 @@ def test_listener_and_connector_on_one_router_are_joined_directly(routers: Route
 
     assert received == b"ping"
     assert wait_for(site.query)["reachable"] == {"echo": 0}
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_kept_management_connection_outlives_the_routers_idle_timeout(
+    tmp_path: Path, kept: bool
+) -> None:
+    """The controller keeps one management connection per router between its queries; the
+    router drops one that sends nothing for its listener's idle timeout, so the controller
+    lets it run its heartbeats meanwhile."""
+    real = choice.choose("auto")
+    if real.kind != "real":
+        pytest.skip(f"the real router cannot run here: {real.reason}")
+    routers = Routers(tmp_path, "real")
+    try:
+        site = routers.site("idle")
+        site.entities[1][1]["idleTimeoutSeconds"] = 2
+        routers.start(site)
+        with amqp_management.Management(site.address, MANAGEMENT_PORT, timeout=5) as session:
+            assert session.query("router", ["id"])
+            quiet_until = time.monotonic() + 5  # over two idle timeouts without a request
+            while time.monotonic() < quiet_until:
+                if kept:
+                    session.keep_alive()
+                time.sleep(0.5)
+            if kept:
+                assert session.query("router", ["id"])
+            else:
+                with pytest.raises(amqp_management.ManagementError):
+                    session.query("router", ["id"])
+    finally:
+        routers.stop()

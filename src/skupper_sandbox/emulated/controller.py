@@ -1,14 +1,19 @@
 """The emulated system-controller: the network-status collector of every namespace.
 
-Runs as the process of the ``<user>-skupper-controller`` container. Once a second, for
-each rendered namespace, it reads the router container's state and the router's
-management answer and writes live status into ``runtime/resources``. While it is not
-running nothing updates, so status goes stale (as on a real host).
+Runs as the process of the ``<user>-skupper-controller`` container. For each rendered
+namespace it reads the router container's state and the router's management answer and
+writes live status into ``runtime/resources``. While it is not running nothing updates, so
+status goes stale (as on a real host).
 
-Like the real controller it keeps one management connection per router between polls
-(reopened when the router restarts), and it parses a resource file again only when the file
-changed. It looks at its namespaces every second (cheap: directory and container state), but
-asks the router every second only while something is changing, else every few seconds.
+The real controller is told, not polling: a receiver on the router's ``mc/sfe.all`` says
+whether the router is up, and the flow collector's records say what changed
+(``internal/nonkube/controller/router_state_handler.go@2.1.2``). The emulation is woken the
+same way, by what changes: inotify on the namespaces' directories, the router container's
+state and its log (the router logs every connection, topology change and listener it
+binds). Woken, it asks the router at once, then after 0.5, 1, 2, 4 and 8 seconds while the
+answers stay the same (sooner again when they change), then every IDLE_QUERY_SECONDS. Like
+the real controller it keeps one management connection per router (reopened when the
+router restarts), and it parses a resource file again only when the file changed.
 """
 
 from __future__ import annotations
@@ -24,18 +29,23 @@ from typing import Any
 from .. import hostenv
 from ..router import amqp_management, choice
 from ..router import query as router_query
-from . import containers
+from . import containers, dirwatch
 from .skupper import resources as res
 from .skupper.failure import CliFailure
 from .skupper.paths import NamespacePaths, namespaces
 
 MANAGEMENT_PORT = 5671
-POLL_SECONDS = 1.0
-#: While nothing changes, the router is asked this often (a query costs ~25 ms of CPU); for
-#: SETTLE_SECONDS after any change (a file, the router container, the router's answer),
-#: every POLL_SECONDS.
-IDLE_QUERY_SECONDS = 5.0
-SETTLE_SECONDS = 15.0
+#: After a change the router is asked again after FIRST_QUERY_SECONDS, then at doubling
+#: intervals up to SETTLE_QUERY_SECONDS while its answers stay the same (a link's peer names
+#: its site a second or so after the connection opens, unlogged); then, with nothing to
+#: wake it, every IDLE_QUERY_SECONDS (a backstop: a query costs ~25 ms of CPU here, and the
+#: router's too).
+FIRST_QUERY_SECONDS = 0.5
+SETTLE_QUERY_SECONDS = 8.0
+IDLE_QUERY_SECONDS = 60.0
+#: How often a kept management connection runs its I/O between queries: AMQP heartbeats
+#: every 8 s or so keep the router from dropping it as idle.
+KEEPALIVE_SECONDS = 3.0
 NETWORK_STATUS = "skupper-network-status"
 LOCAL_CLIENT_CERT = "skupper-local-client"
 Cond, Status = res.Condition, res.Status
@@ -240,6 +250,13 @@ class RouterSessions:
                 self.close(namespace)
         return None
 
+    def keep_alive(self) -> None:
+        for namespace, session in list(self._open.items()):
+            try:
+                session.keep_alive()
+            except amqp_management.ManagementError:
+                self.close(namespace)
+
     def close(self, namespace: str) -> None:
         session = self._open.pop(namespace, None)
         if session is not None:
@@ -323,41 +340,62 @@ def poll_once(
     return changed
 
 
-def marks(env: Mapping[str, str]) -> tuple[object, ...]:
-    """What a look at the namespaces sees without asking a router: each one's directories
-    and its router container's state. A change here is worth a query at once."""
+def watched(env: Mapping[str, str]) -> list[Path]:
+    """The directories whose changes are worth a query: the data home and its namespaces'
+    resources, the container store and each namespace's router container (its state file
+    and its log)."""
     host = hostenv.current_host(env)
     home = data_home(env)
-    found: list[object] = []
+    store = containers.store_root(host.home)
+    found = [home, home / "namespaces", store]
     for namespace in namespaces(home):
         paths = NamespacePaths(home, namespace)
-        for directory in (paths.home, paths.runtime_resources, paths.input_resources):
-            try:
-                found.append(directory.stat().st_mtime_ns)
-            except OSError:
-                found.append(None)
-        router = containers.get(host.home, paths.router_container)
-        found.append(router and (router.status, router.pid, router.restart_count))
-    return tuple(found)
+        found += [paths.home, paths.runtime, paths.runtime_resources, paths.input_resources]
+        found.append(store / paths.router_container)
+    return found
+
+
+class QueryPacing:
+    """When to ask the routers next: soon after a change, then less and less often."""
+
+    def __init__(self) -> None:
+        self.interval = FIRST_QUERY_SECONDS
+        self.next_at = time.monotonic()
+
+    def changed(self) -> None:
+        self.interval = FIRST_QUERY_SECONDS
+        self.next_at = min(self.next_at, time.monotonic() + FIRST_QUERY_SECONDS)
+
+    def queried(self, answer_changed: bool) -> None:
+        if answer_changed:
+            self.interval = FIRST_QUERY_SECONDS
+        elif self.interval * 2 <= SETTLE_QUERY_SECONDS:
+            self.interval *= 2
+        else:
+            self.interval = IDLE_QUERY_SECONDS
+        self.next_at = time.monotonic() + self.interval
+
+    def wait(self) -> float:
+        return max(0.0, self.next_at - time.monotonic())
 
 
 def main() -> int:
     print("System controller started", flush=True)
-    sessions, parsed = RouterSessions(), ParsedFiles()
-    seen: tuple[object, ...] | None = None
-    changed_at = last_query = time.monotonic()
-    while True:
-        now = time.monotonic()
-        current = marks(os.environ)
-        if current != seen:
-            changed_at = now
-        if now - changed_at < SETTLE_SECONDS or now - last_query >= IDLE_QUERY_SECONDS:
-            last_query = now
-            if poll_once(os.environ, sessions, parsed):
-                changed_at = now
-            current = marks(os.environ)  # our own writes are not news
-        seen = current
-        time.sleep(POLL_SECONDS)
+    sessions, parsed, pacing = RouterSessions(), ParsedFiles(), QueryPacing()
+    with dirwatch.DirectoryWatch() as watch:
+        while True:
+            for directory in watched(os.environ):
+                watch.add(directory)
+            if pacing.wait() == 0.0:
+                changed = poll_once(os.environ, sessions, parsed)
+                watch.drain()  # our own writes are not news
+                pacing.queried(changed)
+            while not (woke := watch.wait(min(pacing.wait(), KEEPALIVE_SECONDS))):
+                if pacing.wait() == 0.0:
+                    break
+                sessions.keep_alive()
+            if woke:
+                pacing.changed()
 
 
 if __name__ == "__main__":

@@ -72,6 +72,19 @@ class Management:
             self.close()
             raise ManagementError(f"cannot reach the router at {address}:{port}: {exc}") from exc
 
+    def keep_alive(self) -> None:
+        """Let the connection send what it owes without a request: between requests nothing
+        runs its I/O, and the router drops a connection idle past its listener's timeout
+        (16 s by default) with ``amqp:resource-limit-exceeded local-idle-timeout expired``."""
+        from proton import Timeout
+
+        try:  # a first pass only queues the reactor's quiesce; the select and tick follow
+            self._connection.wait(lambda: False, timeout=0.05)
+        except Timeout:
+            pass
+        except Exception as exc:  # proton raises several unrelated types
+            raise ManagementError(f"keeping the connection: {exc}") from exc
+
     def close(self) -> None:
         connection = getattr(self, "_connection", None)
         if connection is not None:
