@@ -46,8 +46,9 @@ from skupper_sandbox.testing import World, running_world
 
 CALL_TIMEOUT = 600.0
 IDLE_WINDOW = 10.0
-#: After setup the controllers keep polling fast for a while (the emulation's SETTLE_SECONDS):
-#: idle is what the world costs once that has passed.
+#: After setup the routers keep changing for a while (links, remote sites named) and their
+#: controllers ask them quickly after each change (0.5-8 s): idle is what the world costs
+#: once that has passed.
 SETTLE = 20.0
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -1,10 +1,12 @@
 """When the emulated system-controller asks its routers: soon after a change, then less
-and less often, and rarely when nothing wakes it."""
+and less often, and rarely when nothing wakes it; which router log lines are a change."""
+
+from pathlib import Path
 
 import pytest
 
 from skupper_sandbox.emulated import controller
-from skupper_sandbox.emulated.controller import QueryPacing
+from skupper_sandbox.emulated.controller import QueryPacing, RouterLogs
 
 
 @pytest.fixture
@@ -40,3 +42,29 @@ def test_a_change_or_a_new_answer_brings_the_next_query_close(clock: list[float]
     pacing.queried(answer_changed=True)
     assert pacing.wait() == controller.FIRST_QUERY_SECONDS
     assert intervals(pacing, clock, 2) == [1.0, 2.0]
+
+
+FLOW = b"2026-12-01 12:50:13.244136 +0000 FLOW_LOG (info) BIFLOW_TPORT [sxEHj:84] BEGIN END\n"
+OPENED = b"2026-12-01 12:38:06.489359 +0000 ROUTER_CORE (info) [C3] Connection Opened: dir=out\n"
+
+
+def test_router_log_lines_are_news_unless_they_are_flow_records(tmp_path: Path) -> None:
+    log = tmp_path / "ctr.log"
+    log.write_bytes(OPENED)
+    logs = RouterLogs()
+    assert not logs.news_in(log)  # the first look only learns where the log ends
+    with log.open("ab") as out:
+        out.write(FLOW * 3)
+    assert not logs.news_in(log)  # a probe through a listener changes nothing reported
+    with log.open("ab") as out:
+        out.write(OPENED[:30])
+    assert not logs.news_in(log)  # a line still being written
+    with log.open("ab") as out:
+        out.write(OPENED[30:])
+    assert logs.news_in(log)
+    assert not logs.news_in(log)
+    log.write_bytes(FLOW)  # a new container's log
+    assert logs.news_in(log)
+    log.unlink()
+    assert logs.news_in(log)  # the container is gone
+    assert not logs.news_in(log)

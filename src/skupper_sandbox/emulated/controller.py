@@ -10,10 +10,11 @@ whether the router is up, and the flow collector's records say what changed
 (``internal/nonkube/controller/router_state_handler.go@2.1.2``). The emulation is woken the
 same way, by what changes: inotify on the namespaces' directories, the router container's
 state and its log (the router logs every connection, topology change and listener it
-binds). Woken, it asks the router at once, then after 0.5, 1, 2, 4 and 8 seconds while the
-answers stay the same (sooner again when they change), then every IDLE_QUERY_SECONDS. Like
-the real controller it keeps one management connection per router (reopened when the
-router restarts), and it parses a resource file again only when the file changed.
+binds; its flow records, one for every connection through it, are no news). Woken, it asks
+the router at once, then after 0.5, 1, 2, 4 and 8 seconds while the answers stay the same
+(sooner again when they change), then every IDLE_QUERY_SECONDS. Like the real controller
+it keeps one management connection per router (reopened when the router restarts), and it
+parses a resource file again only when the file changed.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ IDLE_QUERY_SECONDS = 60.0
 #: How often a kept management connection runs its I/O between queries: AMQP heartbeats
 #: every 8 s or so keep the router from dropping it as idle.
 KEEPALIVE_SECONDS = 3.0
+#: More new log than this since the last look is news without reading it.
+MAX_LOG_NEWS = 1 << 20
 NETWORK_STATUS = "skupper-network-status"
 LOCAL_CLIENT_CERT = "skupper-local-client"
 Cond, Status = res.Condition, res.Status
@@ -341,9 +344,9 @@ def poll_once(
 
 
 def watched(env: Mapping[str, str]) -> list[Path]:
-    """The directories whose changes are worth a query: the data home and its namespaces'
-    resources, the container store and each namespace's router container (its state file
-    and its log)."""
+    """The directories whose changes may be worth a query: the data home and its
+    namespaces' resources, the container store and each namespace's router container (its
+    state file and its log)."""
     host = hostenv.current_host(env)
     home = data_home(env)
     store = containers.store_root(host.home)
@@ -353,6 +356,60 @@ def watched(env: Mapping[str, str]) -> list[Path]:
         found += [paths.home, paths.runtime, paths.runtime_resources, paths.input_resources]
         found.append(store / paths.router_container)
     return found
+
+
+def marks(env: Mapping[str, str]) -> tuple[object, ...]:
+    """What a look at the namespaces sees without asking a router: each one's directories
+    and its router container's state."""
+    host = hostenv.current_host(env)
+    home = data_home(env)
+    found: list[object] = []
+    for namespace in namespaces(home):
+        paths = NamespacePaths(home, namespace)
+        for directory in (paths.home, paths.runtime_resources, paths.input_resources):
+            try:
+                found.append(directory.stat().st_mtime_ns)
+            except OSError:
+                found.append(None)
+        router = containers.get(host.home, paths.router_container)
+        found.append(router and (router.status, router.pid, router.restart_count))
+    return tuple(found)
+
+
+class RouterLogs:
+    """Whether the routers' logs have news: a line since the last look that is not a flow
+    record. Every connection, request and probe through a listener is logged as a
+    ``FLOW_LOG`` record, and none changes what the controller reports; the lines that do
+    (connections opened and lost, topology computed, listeners bound) are other modules'."""
+
+    def __init__(self) -> None:
+        self.read_to: dict[Path, int] = {}
+
+    def news(self, env: Mapping[str, str]) -> bool:
+        host = hostenv.current_host(env)
+        home = data_home(env)
+        store = containers.store_root(host.home)
+        paths = [
+            store / NamespacePaths(home, ns).router_container / containers.LOG_FILE
+            for ns in namespaces(home)
+        ]
+        return any([self.news_in(path) for path in paths])  # every offset moves on
+
+    def news_in(self, path: Path) -> bool:
+        try:
+            with path.open("rb") as log:
+                size = os.fstat(log.fileno()).st_size
+                start = self.read_to.get(path)
+                if start is None or size < start or size - start > MAX_LOG_NEWS:
+                    self.read_to[path] = size  # a new log, or too much to look at: news
+                    return start is not None
+                log.seek(start)
+                chunk = log.read(size - start)
+        except OSError:
+            return self.read_to.pop(path, None) is not None
+        complete = chunk[: chunk.rfind(b"\n") + 1]  # a line still being written waits
+        self.read_to[path] = start + len(complete)
+        return any(line and b" FLOW_LOG " not in line for line in complete.split(b"\n"))
 
 
 class QueryPacing:
@@ -381,21 +438,28 @@ class QueryPacing:
 
 def main() -> int:
     print("System controller started", flush=True)
-    sessions, parsed, pacing = RouterSessions(), ParsedFiles(), QueryPacing()
+    env = os.environ
+    sessions, parsed, pacing, logs = RouterSessions(), ParsedFiles(), QueryPacing(), RouterLogs()
+    seen = marks(env)
+    logs.news(env)
     with dirwatch.DirectoryWatch() as watch:
         while True:
-            for directory in watched(os.environ):
+            for directory in watched(env):
                 watch.add(directory)
             if pacing.wait() == 0.0:
-                changed = poll_once(os.environ, sessions, parsed)
+                changed = poll_once(env, sessions, parsed)
                 watch.drain()  # our own writes are not news
+                seen = marks(env)
                 pacing.queried(changed)
             while not (woke := watch.wait(min(pacing.wait(), KEEPALIVE_SECONDS))):
                 if pacing.wait() == 0.0:
                     break
                 sessions.keep_alive()
             if woke:
-                pacing.changed()
+                current = marks(env)
+                if logs.news(env) or current != seen:
+                    pacing.changed()
+                seen = current
 
 
 if __name__ == "__main__":
