@@ -233,11 +233,13 @@ class UpDown:
             self.topology.local.listener_host, providers, time.monotonic() + LISTENER_DEADLINE
         )
         for p in providers:
-            ok = bound.get(p.name, False)
+            seconds = bound.get(p.name)
+            ok = seconds is not None
             await runs[p.name].note(
                 "verify listener",
                 f":{p.local_port} on the local site {'accepts' if ok else 'did not bind'}",
                 ok=ok,
+                seconds=LISTENER_DEADLINE if seconds is None else seconds,
             )
             if not ok:
                 runs[p.name].fail(

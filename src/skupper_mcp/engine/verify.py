@@ -77,15 +77,17 @@ async def wait_router(run: SiteRun, site: PodmanSite, deadline: float) -> bool:
 
 async def probe_listeners(
     host: str, providers: Iterable[ProviderHost], deadline: float
-) -> dict[str, bool]:
-    """Poll each provider's local listener port until it accepts or the deadline passes."""
+) -> dict[str, float | None]:
+    """Poll each provider's local listener port until it accepts or the deadline passes:
+    the seconds each took to accept, None for one that never did."""
+    started = time.monotonic()
     pending = {p.name: p.local_port for p in providers}
-    bound: dict[str, bool] = dict.fromkeys(pending, False)
+    bound: dict[str, float | None] = dict.fromkeys(pending)
     while pending:
         results = await asyncio.gather(*(tcp_probe(host, port, 0.5) for port in pending.values()))
         for name, ok in zip(list(pending), results, strict=True):
             if ok:
-                bound[name] = True
+                bound[name] = time.monotonic() - started
                 del pending[name]
         if not pending or time.monotonic() >= deadline:
             break
