@@ -177,9 +177,12 @@ async def through_server(topology_path: Path, rounds: int, world_id: str) -> dic
             seconds, _ = await timed(lambda: call("status"))
             found["warm"].append(seconds)
             found["status cpu"].append(process_cpu_seconds(server) - own)
-            after = world_cpu_by_kind(world_id)
-            found["world cpu"].append(
-                sum(cpu - world.get(pid, (kind, 0.0))[1] for pid, (kind, cpu) in after.items())
+            spent = cpu_by_kind(world, world_cpu_by_kind(world_id))
+            found["world cpu"].append(sum(spent.values()))
+            print(
+                "  warm status, world CPU s by process: " + by_kind_line(spent, 0.005),
+                file=sys.stderr,
+                flush=True,
             )
             seconds, down = await timed(lambda: call("down", target="all"))
             found["down"].append(seconds)
@@ -220,17 +223,29 @@ def world_cpu_by_kind(world_id: str) -> dict[int, tuple[str, float]]:
     return found
 
 
+def cpu_by_kind(
+    before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
+) -> dict[str, float]:
+    """CPU seconds spent between two looks, by kind of process."""
+    kinds: dict[str, float] = {}
+    for pid, (kind, seconds) in after.items():
+        kinds[kind] = kinds.get(kind, 0.0) + seconds - before.get(pid, (kind, 0.0))[1]
+    return kinds
+
+
+def by_kind_line(kinds: dict[str, float], least: float) -> str:
+    shown = sorted(kinds.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{kind} {value:.2f}" for kind, value in shown if value >= least)
+
+
 def idle_percent(world: World) -> tuple[float, dict[str, float]]:
     """The world's CPU while nothing is asked of it (per cent of one core), in all and by
     kind of process."""
     time.sleep(SETTLE)
     before = world_cpu_by_kind(world.info.id)
     time.sleep(IDLE_WINDOW)
-    after = world_cpu_by_kind(world.info.id)
-    kinds: dict[str, float] = {}
-    for pid, (kind, seconds) in after.items():
-        spent = seconds - before.get(pid, (kind, 0.0))[1]
-        kinds[kind] = kinds.get(kind, 0.0) + 100 * spent / IDLE_WINDOW
+    spent = cpu_by_kind(before, world_cpu_by_kind(world.info.id))
+    kinds = {kind: 100 * seconds / IDLE_WINDOW for kind, seconds in spent.items()}
     return sum(kinds.values()), kinds
 
 
@@ -271,10 +286,8 @@ def run_world(providers: int, rounds: int) -> dict[str, float]:
         assert setup.returncode == 0, setup.stdout + setup.stderr
         idle, by_kind = idle_percent(world)
         row = {"idle %": idle, "command ms": command_cpu_ms(world)}
-        shown = sorted(by_kind.items(), key=lambda kv: -kv[1])
         print(
-            f"{providers} providers, idle % of a core by process: "
-            + ", ".join(f"{kind} {percent:.1f}" for kind, percent in shown if percent >= 0.05),
+            f"{providers} providers, idle % of a core by process: {by_kind_line(by_kind, 0.05)}",
             file=sys.stderr,
             flush=True,
         )
