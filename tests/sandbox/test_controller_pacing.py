@@ -46,6 +46,16 @@ def test_a_change_or_a_new_answer_brings_the_next_query_close(clock: list[float]
 
 FLOW = b"2026-12-01 12:50:13.244136 +0000 FLOW_LOG (info) BIFLOW_TPORT [sxEHj:84] BEGIN END\n"
 OPENED = b"2026-12-01 12:38:06.489359 +0000 ROUTER_CORE (info) [C3] Connection Opened: dir=out\n"
+PROBED = (
+    b"2026-12-01 13:40:02.487026 +0000 SERVER (info) [C9] Accepted connection to"
+    b" 127.40.63.2:8000 from 127.0.0.1:55416\n"
+    b"2026-12-01 13:40:02.488182 +0000 SERVER (error) [C9] Connection from 127.0.0.1:55416"
+    b" (to 127.40.63.2:8000) failed: amqp:connection:framing-error No protocol header found\n"
+)
+FAILED = (
+    b"2026-12-01 12:56:39.380117 +0000 SERVER (error) [C9] Connection to 127.75.223.9:55671"
+    b" failed: amqp:connection:framing-error SSL Failure: certificate verify failed\n"
+)
 
 
 def test_router_log_lines_are_news_unless_they_are_flow_records(tmp_path: Path) -> None:
@@ -57,12 +67,18 @@ def test_router_log_lines_are_news_unless_they_are_flow_records(tmp_path: Path) 
         out.write(FLOW * 3)
     assert not logs.news_in(log)  # a probe through a listener changes nothing reported
     with log.open("ab") as out:
+        out.write(PROBED)
+    assert not logs.news_in(log)  # nor does a TCP probe of the link port
+    with log.open("ab") as out:
         out.write(OPENED[:30])
     assert not logs.news_in(log)  # a line still being written
     with log.open("ab") as out:
         out.write(OPENED[30:])
     assert logs.news_in(log)
     assert not logs.news_in(log)
+    with log.open("ab") as out:
+        out.write(FAILED)
+    assert logs.news_in(log)  # a link that fails to connect
     log.write_bytes(FLOW)  # a new container's log
     assert logs.news_in(log)
     log.unlink()

@@ -49,6 +49,12 @@ IDLE_QUERY_SECONDS = 60.0
 KEEPALIVE_SECONDS = 3.0
 #: More new log than this since the last look is news without reading it.
 MAX_LOG_NEWS = 1 << 20
+#: Router log lines that change nothing the controller reports: flow records (one for every
+#: connection through the router) and the server's lines on inbound connections (a TCP
+#: probe of a link port, as status makes, is accepted and fails without AMQP; an inbound
+#: link that opens is logged again by ROUTER_CORE). Outbound failures stay news: they are
+#: a link's error.
+NO_NEWS = (b" FLOW_LOG ", b"] Accepted connection to ", b"] Connection from ")
 NETWORK_STATUS = "skupper-network-status"
 LOCAL_CLIENT_CERT = "skupper-local-client"
 Cond, Status = res.Condition, res.Status
@@ -377,10 +383,9 @@ def marks(env: Mapping[str, str]) -> tuple[object, ...]:
 
 
 class RouterLogs:
-    """Whether the routers' logs have news: a line since the last look that is not a flow
-    record. Every connection, request and probe through a listener is logged as a
-    ``FLOW_LOG`` record, and none changes what the controller reports; the lines that do
-    (connections opened and lost, topology computed, listeners bound) are other modules'."""
+    """Whether the routers' logs have news: a line since the last look that says something
+    the controller reports may have changed (connections opened and lost, topology computed,
+    listeners bound, links failing), not one of NO_NEWS."""
 
     def __init__(self) -> None:
         self.read_to: dict[Path, int] = {}
@@ -409,7 +414,9 @@ class RouterLogs:
             return self.read_to.pop(path, None) is not None
         complete = chunk[: chunk.rfind(b"\n") + 1]  # a line still being written waits
         self.read_to[path] = start + len(complete)
-        return any(line and b" FLOW_LOG " not in line for line in complete.split(b"\n"))
+        return any(
+            line and not any(mark in line for mark in NO_NEWS) for line in complete.split(b"\n")
+        )
 
 
 class QueryPacing:
