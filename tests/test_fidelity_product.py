@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from skupper_mcp.errors import CommandError
 from skupper_mcp.facts.names import VERSION_COMMAND
 from skupper_mcp.facts.precheck import parse_site_facts, site_facts_script
-from skupper_mcp.facts.site_state import site_state_script
+from skupper_mcp.facts.site_state import parse_site_state, site_state_script
 from topology_samples import SMALL_TOPOLOGY
 
 
@@ -70,10 +71,38 @@ def test_b5_the_precheck_reads_the_podman_socket() -> None:
     assert facts.podman_socket == "inactive"
 
 
-def test_c8_the_site_state_read_never_cats_a_secret_or_certificate() -> None:
+def test_c8_the_site_state_read_never_prints_a_private_key(tmp_path: Path) -> None:
+    """Run on a host's files by a POSIX shell: the kinds it reads, each file once, a link
+    Secret without its private key, no Certificate, nothing from runtime Secrets."""
     script = site_state_script("models")
     assert "runtime/resources/*" not in script and "input/resources/*" not in script
     assert "Certificate-" not in script
-    secret_lines = [line for line in script.splitlines() if "Secret-" in line]
-    assert secret_lines and all("input/resources" in line for line in secret_lines)
-    assert all("tls\\.key" in line and "redacted" in line for line in secret_lines)
+    bin_dir, ns = tmp_path / "bin", tmp_path / "data" / "skupper" / "namespaces" / "models"
+    bin_dir.mkdir()
+    (bin_dir / "id").write_text('#!/bin/sh\ncase "$1" in -u) echo 1000 ;; *) echo tester ;; esac\n')
+    (bin_dir / "id").chmod(0o755)
+    site = "apiVersion: skupper.io/v2alpha1\nkind: Site\nmetadata:\n  name: s1"  # no newline
+    key = "PRIVATE-KEY-BYTES"
+    secret = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: link-hub\n"
+        f"data:\n  ca.crt: Q0E=\n  tls.key: {key}\n"
+    )
+    for part in ("input", "runtime"):
+        (ns / part / "resources").mkdir(parents=True)
+        (ns / part / "resources" / "Site-s1.yaml").write_text(site)
+        (ns / part / "resources" / "Secret-link-hub.yaml").write_text(secret)
+        (ns / part / "resources" / "Certificate-c.yaml").write_text(f"tls.key: {key}\n")
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    env["PATH"] = f"{bin_dir}:/usr/bin:/bin"
+    ran = subprocess.run(
+        ["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30, check=False
+    )
+    assert key not in ran.stdout
+    state = parse_site_state(ran.stdout)
+    assert state.complete
+    assert state.input_resources[("Site", "s1")]["metadata"]["name"] == "s1"
+    assert state.input_resources[("Secret", "link-hub")]["data"] == {
+        "ca.crt": "Q0E=",
+        "tls.key": "redacted",
+    }
+    assert set(state.runtime_resources) == {("Site", "s1")}

@@ -47,16 +47,13 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         ' echo "@@rc $?"',
         'echo "@@section containers"; podman ps -a --format json 2>&1; echo "@@rc $?"',
         'echo "@@section router"; podman inspect "$ns-skupper-router" 2>/dev/null; echo "@@rc $?"',
-        # only the kinds read here; Secrets (link client keys) lose their private key first
-        f"for k in {' '.join(_KINDS)}; do"
-        ' for f in "$nsdir"/input/resources/"$k"-*.yaml; do [ -f "$f" ] || continue;'
-        ' echo "@@file input ${f##*/}"; cat "$f"; echo; done; done',
-        'for f in "$nsdir"/input/resources/Secret-*.yaml; do [ -f "$f" ] || continue;'
-        ' echo "@@file input ${f##*/}";'
-        " sed 's/^\\( *tls\\.key:\\).*/\\1 redacted/' \"$f\"; echo; done",
-        f"for k in {' '.join(_KINDS)}; do"
-        ' for f in "$nsdir"/runtime/resources/"$k"-*.yaml; do [ -f "$f" ] || continue;'
-        ' echo "@@file runtime ${f##*/}"; cat "$f"; echo; done; done',
+        # only the kinds read here; Secrets (link client keys) lose their private key first.
+        # One awk for each group of files: a hub with N providers has ~3N of them.
+        f'show() {{ tag=$1; shift; [ $# -gt 0 ] && awk -v tag="$tag" {quote(_SHOW_FILES)} "$@"; }}',
+        _files_of('"$nsdir"/input/resources', (*_KINDS, "Secret")),
+        'show input "$@"',
+        _files_of('"$nsdir"/runtime/resources', _KINDS),
+        'show runtime "$@"',
         'ud="$SKMCP_UNITS"',
         f'for u in "skupper-$ns.service" {names.CONTROLLER_UNIT}'
         ' "$user-skupper-controller.service"; do'
@@ -85,6 +82,24 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         lines.append(f'echo "@@section models"; {_ended(probe)}')
     lines.append('echo "@@end"')
     return "\n".join(lines)
+
+
+#: Each file as ``@@file TAG NAME``, its lines and a blank line (what ``cat`` then ``echo``
+#: print), with a ``tls.key:`` value (a Secret's private key) as ``redacted``.
+_SHOW_FILES = (
+    'FNR == 1 { if (shown) print ""; shown = 1; name = FILENAME; sub(/.*\\//, "", name);'
+    ' print "@@file " tag " " name }'
+    ' /^ *tls\\.key:/ { sub(/tls\\.key:.*/, "tls.key: redacted") } { print }'
+    ' END { if (shown) print "" }'
+)
+
+
+def _files_of(directory: str, kinds: tuple[str, ...]) -> str:
+    """``set --`` to the files of these kinds in ``directory`` that exist, in kind order."""
+    return (
+        f'set --; for k in {" ".join(kinds)}; do for f in {directory}/"$k"-*.yaml; do'
+        ' [ -f "$f" ] && set -- "$@" "$f"; done; done'
+    )
 
 
 def _ended(command: str) -> str:
