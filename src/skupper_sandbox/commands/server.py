@@ -61,9 +61,12 @@ class Running:
 
 class CommandServer:
     def __init__(self, name: str, stats: Path | None = None) -> None:
+        modules = {tool: importlib.import_module(module) for tool, module in TOOLS.items()}
         self.mains: dict[str, Callable[[], int | None]] = {
-            tool: importlib.import_module(module).main for tool, module in TOOLS.items()
+            tool: module.main for tool, module in modules.items()
         }
+        for module in modules.values():  # what every command would otherwise make anew
+            getattr(module, "prewarm", lambda: None)()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind("\0" + name)
         self.listener.listen(128)
