@@ -17,18 +17,24 @@ POLL = 0.3
 
 
 class Pacing:
-    """The pauses between reads of a site while waiting for it: short at first, when most
-    waits end, then longer. A full state read costs its host tens of milliseconds of CPU, so
-    reading 33 starting sites every 0.3 s would take the CPU their routers need to start."""
+    """The pauses between reads of a site while waiting for it: short for the first
+    ``quick`` reads, when most waits end (a router starts in a second or two), then longer.
+    A full state read costs its host tens of milliseconds of CPU, so reading 33 starting
+    sites every 0.3 s would take the CPU their routers need to start."""
 
-    def __init__(self, first: float = POLL, factor: float = 1.5, longest: float = 2.0) -> None:
-        self.next, self.factor, self.longest = first, factor, longest
+    def __init__(
+        self, first: float = POLL, quick: int = 5, factor: float = 1.5, longest: float = 2.0
+    ) -> None:
+        self.next, self.quick, self.factor, self.longest = first, quick, factor, longest
 
     def take(self, remaining: float) -> float:
         """The next pause, never longer than ``remaining`` (the last read falls on the
         deadline)."""
         pause = max(0.0, min(self.next, remaining))
-        self.next = min(self.longest, self.next * self.factor)
+        if self.quick > 1:
+            self.quick -= 1
+        else:
+            self.next = min(self.longest, self.next * self.factor)
         return pause
 
     async def pause(self, deadline: float) -> None:
