@@ -229,9 +229,11 @@ class UpDown:
             for h, run in runs.items()
             if run.ref.role == "provider" and not run.failed
         ]
+        started = time.monotonic()
         bound = await probe_listeners(
-            self.topology.local.listener_host, providers, time.monotonic() + LISTENER_DEADLINE
+            self.topology.local.listener_host, providers, started + LISTENER_DEADLINE
         )
+        waited = time.monotonic() - started
         for p in providers:
             seconds = bound.get(p.name)
             ok = seconds is not None
@@ -239,7 +241,7 @@ class UpDown:
                 "verify listener",
                 f":{p.local_port} on the local site {'accepts' if ok else 'did not bind'}",
                 ok=ok,
-                seconds=LISTENER_DEADLINE if seconds is None else seconds,
+                seconds=waited if seconds is None else seconds,
             )
             if not ok:
                 runs[p.name].fail(

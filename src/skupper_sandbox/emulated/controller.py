@@ -24,6 +24,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -349,35 +350,47 @@ def poll_once(
     return changed
 
 
-def watched(env: Mapping[str, str]) -> list[Path]:
+@dataclass(frozen=True)
+class Homes:
+    """Where the controller looks: the data home its namespaces live in and the host's
+    container store (fixed for the controller's life: read once, not at every wake)."""
+
+    data: Path
+    store: Path
+
+    @classmethod
+    def of(cls, env: Mapping[str, str]) -> Homes:
+        return cls(data_home(env), containers.store_root(hostenv.current_host(env).home))
+
+    def namespaces(self) -> list[NamespacePaths]:
+        return [NamespacePaths(self.data, ns) for ns in namespaces(self.data)]
+
+    def router_dir(self, paths: NamespacePaths) -> Path:
+        return self.store / paths.router_container
+
+
+def watched(homes: Homes, spaces: list[NamespacePaths]) -> list[Path]:
     """The directories whose changes may be worth a query: the data home and its
     namespaces' resources, the container store and each namespace's router container (its
     state file and its log)."""
-    host = hostenv.current_host(env)
-    home = data_home(env)
-    store = containers.store_root(host.home)
-    found = [home, home / "namespaces", store]
-    for namespace in namespaces(home):
-        paths = NamespacePaths(home, namespace)
+    found = [homes.data, homes.data / "namespaces", homes.store]
+    for paths in spaces:
         found += [paths.home, paths.runtime, paths.runtime_resources, paths.input_resources]
-        found.append(store / paths.router_container)
+        found.append(homes.router_dir(paths))
     return found
 
 
-def marks(env: Mapping[str, str]) -> tuple[object, ...]:
+def marks(homes: Homes, spaces: list[NamespacePaths]) -> tuple[object, ...]:
     """What a look at the namespaces sees without asking a router: each one's directories
     and its router container's state."""
-    host = hostenv.current_host(env)
-    home = data_home(env)
     found: list[object] = []
-    for namespace in namespaces(home):
-        paths = NamespacePaths(home, namespace)
+    for paths in spaces:
         for directory in (paths.home, paths.runtime_resources, paths.input_resources):
             try:
                 found.append(directory.stat().st_mtime_ns)
             except OSError:
                 found.append(None)
-        router = containers.get(host.home, paths.router_container)
+        router = containers.load(homes.router_dir(paths))
         found.append(router and (router.status, router.pid, router.restart_count))
     return tuple(found)
 
@@ -390,15 +403,9 @@ class RouterLogs:
     def __init__(self) -> None:
         self.read_to: dict[Path, int] = {}
 
-    def news(self, env: Mapping[str, str]) -> bool:
-        host = hostenv.current_host(env)
-        home = data_home(env)
-        store = containers.store_root(host.home)
-        paths = [
-            store / NamespacePaths(home, ns).router_container / containers.LOG_FILE
-            for ns in namespaces(home)
-        ]
-        return any([self.news_in(path) for path in paths])  # every offset moves on
+    def news(self, homes: Homes, spaces: list[NamespacePaths]) -> bool:
+        logs = [homes.router_dir(paths) / containers.LOG_FILE for paths in spaces]
+        return any([self.news_in(log) for log in logs])  # every offset moves on
 
     def news_in(self, path: Path) -> bool:
         try:
@@ -445,26 +452,28 @@ class QueryPacing:
 
 def main() -> int:
     print("System controller started", flush=True)
-    env = os.environ
+    env, homes = os.environ, Homes.of(os.environ)
     sessions, parsed, pacing, logs = RouterSessions(), ParsedFiles(), QueryPacing(), RouterLogs()
-    seen = marks(env)
-    logs.news(env)
+    spaces = homes.namespaces()
+    seen = marks(homes, spaces)
+    logs.news(homes, spaces)
     with dirwatch.DirectoryWatch() as watch:
         while True:
-            for directory in watched(env):
+            for directory in watched(homes, spaces):
                 watch.add(directory)
             if pacing.wait() == 0.0:
                 changed = poll_once(env, sessions, parsed)
                 watch.drain()  # our own writes are not news
-                seen = marks(env)
+                seen = marks(homes, spaces)
                 pacing.queried(changed)
             while not (woke := watch.wait(min(pacing.wait(), KEEPALIVE_SECONDS))):
                 if pacing.wait() == 0.0:
                     break
                 sessions.keep_alive()
             if woke:
-                current = marks(env)
-                if logs.news(env) or current != seen:
+                spaces = homes.namespaces()  # one look per wake, for all that follows
+                current = marks(homes, spaces)
+                if logs.news(homes, spaces) or current != seen:
                     pacing.changed()
                 seen = current
 
