@@ -84,3 +84,24 @@ def test_router_log_lines_are_news_unless_they_are_flow_records(tmp_path: Path) 
     log.unlink()
     assert logs.news_in(log)  # the container is gone
     assert not logs.news_in(log)
+
+
+def test_a_status_write_never_brings_back_a_directory_removed_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reload removes runtime/ and renders it again; the controller, woken by that very
+    change, may write a status between its look and its write. It must not make the
+    directory again (the render's mkdir then failed with File exists)."""
+    resources = tmp_path / "runtime" / "resources"
+    resources.mkdir(parents=True)
+    site = {"apiVersion": "skupper.io/v2alpha1", "kind": "Site", "metadata": {"name": "s1"}}
+    documents = controller.ParsedFiles.documents
+
+    def removed_after_the_look(self: controller.ParsedFiles, path: Path) -> list[dict]:
+        found = documents(self, path)
+        resources.rmdir()  # the reload's removal, just after the controller looked
+        return found
+
+    monkeypatch.setattr(controller.ParsedFiles, "documents", removed_after_the_look)
+    assert not controller._write_if_changed(resources, site)
+    assert not resources.exists()

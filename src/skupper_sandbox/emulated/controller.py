@@ -285,7 +285,10 @@ def _write_if_changed(
     current = (parsed or ParsedFiles()).documents(path)
     if current and res.status_stamp_free(current[0]) == res.status_stamp_free(resource):
         return False
-    res.write(directory, resource)
+    try:  # a reload or `system stop` may remove the directory after the look above
+        res.write(directory, resource, create=False)
+    except FileNotFoundError:
+        return False
     return True
 
 

@@ -54,9 +54,12 @@ def dump(resource: Resource) -> str:
     return yaml.safe_dump(resource, sort_keys=False, default_flow_style=False)
 
 
-def write(directory: Path, resource: Resource) -> Path:
-    """Write a resource to its file in ``directory``, only when the content changes."""
-    directory.mkdir(parents=True, exist_ok=True)
+def write(directory: Path, resource: Resource, *, create: bool = True) -> Path:
+    """Write a resource to its file in ``directory``, only when the content changes. Without
+    ``create`` a missing directory is FileNotFoundError: a writer that only updates status
+    must not bring back a directory a render removed meanwhile."""
+    if create:
+        directory.mkdir(parents=True, exist_ok=True)
     path = directory / file_name(resource)
     text = dump(resource)
     if not path.exists() or path.read_text() != text:
