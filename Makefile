@@ -21,13 +21,18 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(VENV)/bin/mypy src
 
+# Both halves run on WORKERS pytest-xdist processes: most of a test's time is waiting on
+# routers and hosts, not CPU. A file's tests, and the whole lifecycle directory (one world),
+# stay on one worker, in order (tests/conftest.py). WORKERS=0 runs them in this process.
+WORKERS ?= 2
+
 # The fast half: no sandbox world, no OpenSSH (tests/conftest.py marks what needs them).
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -m "not sandbox and not openssh"
+	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh"
 
 # The end-to-end half: sandbox worlds, the lifecycle suite, MCP against a world, OpenSSH.
 e2e: $(STAMP)
-	$(VENV)/bin/pytest -q -m "sandbox or openssh"
+	$(VENV)/bin/pytest -q -n $(WORKERS) -m "sandbox or openssh"
 
 # The machine's part of the suite (sshd, iptables, curl): installed when missing, as root.
 hostdeps:

@@ -97,3 +97,33 @@ def _bound_mcp_clients() -> None:
 
     bounded.bounded = True  # type: ignore[attr-defined]
     mcp.Client.__init__ = bounded  # type: ignore[method-assign]
+
+
+# --- Workers: ``make unit`` and ``make e2e`` run pytest-xdist (``-n``) --------------------
+#
+# A file's tests run on one worker, in order, so its fixtures (a world, an sshd, a cluster)
+# are made once. The lifecycle tests share one world (``tests/lifecycle/conftest.py``) and
+# some start from what an earlier one left: the whole directory is one unit of work.
+# (Scopes, not ``xdist_group`` marks: xdist 3.8 sets those on a node attribute that pytest
+# 9 no longer reads.)
+
+LIFECYCLE_SCOPE = "tests/lifecycle"
+
+
+def work_unit(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return LIFECYCLE_SCOPE if path.startswith(LIFECYCLE_SCOPE + "/") else path
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # no xdist: the suite runs in one process
+    pass
+else:
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> ByWorkUnit:
+        return ByWorkUnit(config, log)
