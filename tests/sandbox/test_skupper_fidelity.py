@@ -4,6 +4,7 @@ real file at its release tag; these tests check the sandbox does what that code 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tarfile
@@ -15,6 +16,8 @@ import yaml
 from hostkit import HostKit, make_host
 
 from skupper_sandbox.emulated import containers, controller
+from skupper_sandbox.emulated.skupper import render
+from skupper_sandbox.emulated.skupper.failure import CliFailure
 from skupper_sandbox.emulated.skupper.paths import NamespacePaths, data_home
 
 HUB = """\
@@ -343,3 +346,38 @@ def test_c1_the_210_controller_never_changes_running() -> None:
     assert kept["status"]["status"] == "Ready"
     moved = controller.live_statuses([site], False, None, sets_running=True)[0]
     assert moved["status"]["message"] == "No router pod is ready"
+
+
+def test_a_file_made_while_a_reload_empties_a_directory_fails_it_in_gos_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CleanupNamespaceForReload's RemoveAll lists the directory, removes what it listed,
+    then unlinks the directory: a status file the controller writes in between (it does
+    when the router stops) makes that last unlink fail, and the reload with it."""
+    resources = tmp_path / "runtime" / "resources"
+    resources.mkdir(parents=True)
+    (resources / "Site-west.yaml").write_text("kind: Site\n")
+    unlink = os.unlink
+
+    def unlink_as_the_controller_writes(*args: object, **kwargs: object) -> None:
+        unlink(*args, **kwargs)  # type: ignore[arg-type]
+        monkeypatch.setattr(os, "unlink", unlink)
+        (resources / "Listener-model.yaml").write_text("kind: Listener\n")
+
+    monkeypatch.setattr(os, "unlink", unlink_as_the_controller_writes)
+    with pytest.raises(CliFailure) as failed:
+        render.recreate(resources)
+    assert str(failed.value) == (
+        f"failed to remove directory {resources}: unlinkat {resources}: directory not empty"
+    )
+
+
+def test_a_directory_a_reload_recreates_comes_back_empty(
+    tmp_path: Path,
+) -> None:
+    resources = tmp_path / "runtime" / "resources"
+    render.recreate(resources)  # RemoveAll of nothing is no error; MkdirAll makes parents
+    assert resources.is_dir() and not any(resources.iterdir())
+    (resources / "Site-west.yaml").write_text("kind: Site\n")
+    render.recreate(resources)
+    assert resources.is_dir() and not any(resources.iterdir())

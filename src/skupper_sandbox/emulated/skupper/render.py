@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import tarfile
 import time
@@ -17,6 +18,7 @@ from typing import Any
 
 from . import pki
 from . import resources as res
+from .failure import CliFailure
 from .paths import NamespacePaths
 from .site_state import SiteState, has_explicit_ports, link_roles, role_port
 
@@ -73,6 +75,23 @@ def link_hosts(router_access: res.Resource) -> list[str]:
     return list(dict.fromkeys([bind, *server_sans(router_access)]))
 
 
+def recreate(directory: Path) -> None:
+    """``CleanupNamespaceForReload`` (fs_config_renderer.go@2.1.3): ``os.RemoveAll`` then
+    ``os.MkdirAll``. A file made in the directory while it is being emptied (the controller
+    writes the site's status when its router stops) fails the final unlink as in Go, with
+    Go's words; a directory made again meanwhile is taken as it is."""
+    try:
+        shutil.rmtree(directory)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise CliFailure(
+            f"failed to remove directory {directory}: unlinkat {directory}: {reason.lower()}"
+        ) from exc
+    directory.mkdir(parents=True, exist_ok=True)
+
+
 def render(paths: NamespacePaths, state: SiteState, *, cli_version: str, platform: str) -> Rendered:
     """Render ``state`` into the namespace home, keeping the site id and CAs if present."""
     site_id = site_id_of(paths) or str(uuid.uuid4())
@@ -83,8 +102,7 @@ def render(paths: NamespacePaths, state: SiteState, *, cli_version: str, platfor
         paths.links,
         paths.scripts,
     ):
-        shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir(parents=True)
+        recreate(directory)
     pki.ensure_issuers(paths)
     _issue_certs(paths, state)
     _write_link_profiles(paths, state)
