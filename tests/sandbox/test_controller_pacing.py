@@ -91,7 +91,7 @@ def test_a_status_write_never_brings_back_a_directory_removed_meanwhile(
 ) -> None:
     """A reload removes runtime/ and renders it again; the controller, woken by that very
     change, may write a status between its look and its write. It must not make the
-    directory again (the render's mkdir then failed with File exists)."""
+    directory again: that is the reload's to do, from its own input."""
     resources = tmp_path / "runtime" / "resources"
     resources.mkdir(parents=True)
     site = {"apiVersion": "skupper.io/v2alpha1", "kind": "Site", "metadata": {"name": "s1"}}

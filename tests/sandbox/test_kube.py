@@ -616,9 +616,12 @@ def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> 
         status = cr_status(custom, "default", "links", "via-late")
         return status.get("status") if status.get("status") != "Error" else None
 
-    assert wait_for(
-        remounted, timeout=RESTART, what="the Link configured after the pod restart"
-    ) == ("Pending")
+    def configured_after_restart() -> str:
+        return wait_for(
+            remounted, timeout=RESTART, what="the Link configured after the pod restart"
+        )
+
+    assert configured_after_restart() == "Pending"
     new = wait_for(
         lambda: running_router_pod(core, "default"), timeout=RESTART, what="the new router pod"
     )
@@ -631,9 +634,7 @@ def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> 
     core.create_namespaced_secret("default", tls_secret("late-tls", ca, cert, key))
     wait_for(lambda: link_error("via-late") == NOT_MOUNTED, what="the Link's Error")
     core.delete_namespaced_pod(new.metadata.name, "default")
-    assert wait_for(
-        remounted, timeout=RESTART, what="the Link configured after the pod restart"
-    ) == ("Pending")
+    assert configured_after_restart() == "Pending"
 
 
 def test_listener_gets_a_service_and_loses_it_with_the_listener(cluster: Cluster) -> None:

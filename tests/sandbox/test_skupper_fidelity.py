@@ -381,3 +381,24 @@ def test_a_directory_a_reload_recreates_comes_back_empty(
     (resources / "Site-west.yaml").write_text("kind: Site\n")
     render.recreate(resources)
     assert resources.is_dir() and not any(resources.iterdir())
+
+
+def test_what_vanishes_while_a_reload_empties_a_directory_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RemoveAll skips an entry that is already gone (another remover got there first)."""
+    resources = tmp_path / "runtime" / "resources"
+    resources.mkdir(parents=True)
+    for name in ("Site-west.yaml", "Listener-model.yaml", "Connector-model.yaml"):
+        (resources / name).write_text("kind: Site\n")
+    listed = [entry.name for entry in os.scandir(resources)]  # the order rmtree takes
+    unlink = os.unlink
+
+    def unlink_as_another_takes_the_next(*args: object, **kwargs: object) -> None:
+        monkeypatch.setattr(os, "unlink", unlink)
+        unlink(*args, **kwargs)  # type: ignore[arg-type]
+        (resources / listed[1]).unlink()
+
+    monkeypatch.setattr(os, "unlink", unlink_as_another_takes_the_next)
+    render.recreate(resources)
+    assert resources.is_dir() and not any(resources.iterdir())

@@ -279,13 +279,11 @@ def _write_if_changed(
     """Write only when something but the condition timestamps changed, and never into a
     namespace that ``system stop`` is removing meanwhile (that would bring it back);
     whether it wrote."""
-    if not directory.is_dir():
-        return False
     path = directory / res.file_name(resource)
     current = (parsed or ParsedFiles()).documents(path)
     if current and res.status_stamp_free(current[0]) == res.status_stamp_free(resource):
         return False
-    try:  # a reload or `system stop` may remove the directory after the look above
+    try:  # a reload or `system stop` may have removed the directory, or remove it now
         res.write(directory, resource, create=False)
     except FileNotFoundError:
         return False

@@ -77,19 +77,23 @@ def link_hosts(router_access: res.Resource) -> list[str]:
 
 def recreate(directory: Path) -> None:
     """``CleanupNamespaceForReload`` (fs_config_renderer.go@2.1.3): ``os.RemoveAll`` then
-    ``os.MkdirAll``. A file made in the directory while it is being emptied (the controller
-    writes the site's status when its router stops) fails the final unlink as in Go, with
-    Go's words; a directory made again meanwhile is taken as it is."""
+    ``os.MkdirAll``. What is already gone is no error, as for RemoveAll; a file made in the
+    directory while it is being emptied (the controller writes the site's status when its
+    router stops) fails the final unlink as in Go, with Go's words; a directory made again
+    meanwhile is taken as it is."""
     try:
-        shutil.rmtree(directory)
-    except FileNotFoundError:
-        pass
+        shutil.rmtree(directory, onerror=_unless_gone)
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise CliFailure(
             f"failed to remove directory {directory}: unlinkat {directory}: {reason.lower()}"
         ) from exc
     directory.mkdir(parents=True, exist_ok=True)
+
+
+def _unless_gone(_function: object, _path: str, exc_info: tuple[Any, ...]) -> None:
+    if not isinstance(exc_info[1], FileNotFoundError):
+        raise exc_info[1]
 
 
 def render(paths: NamespacePaths, state: SiteState, *, cli_version: str, platform: str) -> Rendered:
