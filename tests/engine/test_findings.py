@@ -232,6 +232,20 @@ def test_a_name_missing_from_the_hubs_certificate(topology: Topology) -> None:
     assert (sans.variable, sans.value) == ("RHEL_AI_SANS", " ".join([*hub.sans, "rhel-ai.example"]))
 
 
+def test_a_link_up_again_is_not_refused_for_failures_left_in_the_log(topology: Topology) -> None:
+    """After setup re-issues the hub's certificate the link is Ready, while the dialler's
+    log tail may still hold the refusals from before."""
+    local = states()["local"]
+    local.logs["router"] = [
+        "2026-12-01 05:52:17.401857 +0000 SERVER (error) [C4] Connection to "
+        "rhel-ai.example:8000 failed: amqp:connection:framing-error SSL Failure: "
+        "error:0A000086:SSL routines::certificate verify failed"
+    ]
+    link = LinkProbe("local", "rhel-ai", "rhel-ai.example", 8000, True, "Ready")
+    net = network(topology, {"local": local}, links=[link])
+    assert "link-cert-verify-failed" not in {f.id for f in findings(net)}
+
+
 def test_versions_below_the_floor_and_mixed_minors(topology: Topology) -> None:
     old = states()["rhel-ai"]
     old.skupper = parse_skupper_version("COMPONENT  VERSION\ncli        2.0.1\n")
