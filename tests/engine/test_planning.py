@@ -34,12 +34,13 @@ from skupper_mcp.engine.updown import (
     podman_down_actions,
     podman_up_actions,
 )
+from skupper_mcp.errors import CommandError
 from skupper_mcp.facts.site_state import ContainerState, RouterContainer, parse_site_state
 from skupper_mcp.models import CheckResult, OperationResult
 from skupper_mcp.sites.kube import ClusterSite, KubeState
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.sites.resources import ClientCert
-from skupper_mcp.sites.work import Script
+from skupper_mcp.sites.work import RUNS, Script
 from skupper_mcp.topology import Topology, load_topology
 
 STATES = Path(__file__).resolve().parent / "site_states"
@@ -553,3 +554,41 @@ async def test_a_new_local_site_links_to_built_hubs_and_the_plan_shows_no_key(
     shown = result.model_dump_json()
     assert key not in shown and base64.b64encode(key.encode()).decode() not in shown
     assert world.changes() == {}
+
+
+RELOAD_RACE = (
+    "Failed to bootstrap: failed to remove directory /d/namespaces/default/runtime/resources:"
+    " unlinkat /d/namespaces/default/runtime/resources: directory not empty"
+)
+
+
+def answering(*replies: Reply) -> tuple[PodmanSite, FakeConnector]:
+    """A site whose host gives these replies in turn, the last one from then on."""
+    left = list(replies)
+    fake = FakeConnector("rhel-ai", lambda call: left.pop(0) if len(left) > 1 else left[0])
+    return PodmanSite(fake, "default"), fake
+
+
+async def test_a_reload_that_raced_the_controller_runs_again_and_other_failures_do_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("skupper_mcp.sites.podman.RETRY_PAUSE", 0.0)
+    raced = Reply(exit_status=1, stderr=RELOAD_RACE)
+    podman, fake = answering(raced, Reply())
+    reload = podman.render(first_time=False)
+    done = await podman.execute(reload)
+    assert (
+        done == "skupper system reload (ran 2 times: the earlier runs said 'directory not empty')"
+    )
+    assert [c.command for c in fake.calls] == [reload.text, reload.text]
+    # a race every time: after RUNS runs the step fails in Skupper's own words
+    podman, fake = answering(raced)
+    with pytest.raises(CommandError, match="directory not empty"):
+        await podman.execute(reload)
+    assert len(fake.calls) == RUNS
+    # any other failure, and a first start (no router to stop, nothing to race), fail at once
+    for script, said in ((reload, "no such site"), (podman.render(first_time=True), RELOAD_RACE)):
+        podman, fake = answering(Reply(exit_status=1, stderr=said))
+        with pytest.raises(CommandError):
+            await podman.execute(script)
+        assert len(fake.calls) == 1

@@ -8,8 +8,10 @@ Deciding *which* scripts to run is the engine's job; this module only knows how.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import logging
 import shlex
 from dataclasses import dataclass
 
@@ -30,9 +32,15 @@ from ..facts.site_state import (
 )
 from . import units
 from .resources import ClientCert, Resource
-from .work import Script
+from .work import RUNS, Script
+
+log = logging.getLogger(__name__)
 
 READ_TIMEOUT = 30.0
+#: What ``skupper system reload`` says when a file appeared in a directory it was emptying.
+RELOAD_RACE = "directory not empty"
+#: Seconds before a script's second run (and twice that before its third).
+RETRY_PAUSE = 0.5
 LOGS_TIMEOUT = 15.0
 TMPFS_SPEC = "/tmp:rw,size=10M,mode=1777"
 SSL_PROFILE_BASE_PATH = "/etc/skupper-router"
@@ -65,7 +73,19 @@ class PodmanSite:
 
     async def execute(self, script: Script) -> str:
         """Run a script built by this site; its ``done`` line on success."""
-        await self._output(script)
+        for run in range(1, RUNS + 1):
+            try:
+                await self._output(script)
+            except CommandError as e:
+                transient = script.retry_when and script.retry_when in e.stderr + e.stdout
+                if not transient or run == RUNS:
+                    raise
+                log.info("%s on %s: %s; running it again", script.summary, self.host, e)
+                await asyncio.sleep(RETRY_PAUSE * run)
+            else:
+                break
+        if run > 1:
+            return f"{script.done} (ran {run} times: the earlier runs said {script.retry_when!r})"
         return script.done
 
     async def _output(self, script: Script) -> str:
@@ -134,10 +154,17 @@ class PodmanSite:
         return Script(f"{command} ({names})", (command,), f"applied {names}", stdin=docs)
 
     def render(self, first_time: bool) -> Script:
-        """``system start`` the first time, ``system reload`` when the inputs changed."""
+        """``system start`` the first time, ``system reload`` when the inputs changed.
+
+        A reload stops the router, whose controller then writes the Site's status into
+        runtime/resources while the reload empties it: Go's RemoveAll fails on the new file,
+        and the reload restores the namespace as it was (fs_config_renderer.go@2.1.3
+        CleanupNamespaceForReload, compat/site_state_renderer.go@2.1.3 Render). Run again, it
+        finds the router already stopped and nothing racing it."""
         verb = "start" if first_time else "reload"
         command = f"skupper system {verb} -n {quote(self.namespace)}"
-        return Script(command, (command,), f"skupper system {verb}")
+        race = None if first_time else RELOAD_RACE
+        return Script(command, (command,), f"skupper system {verb}", retry_when=race)
 
     def recreate_router_with_tmpfs(self, router: RouterContainer | None) -> Script:
         """Re-create the router container with a tmpfs /tmp and SSL_PROFILE_BASE_PATH, from

@@ -14,6 +14,8 @@ from typing import Any
 from ..connectors.shell import ENV_PRELUDE
 
 SKUPPER_TIMEOUT = 120.0
+#: How many times in all a script with ``retry_when`` may run.
+RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,9 @@ class Script:
     done: str
     stdin: str | None = field(default=None, repr=False)
     timeout: float = SKUPPER_TIMEOUT
+    #: A failure whose text holds this is a race that undid itself: the script runs again
+    #: (up to ``RUNS`` times in all) rather than fail the step.
+    retry_when: str | None = None
 
     @property
     def text(self) -> str:
