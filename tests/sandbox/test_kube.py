@@ -240,6 +240,11 @@ def cr_status(custom: k8s.CustomObjectsApi, ns: str, plural: str, name: str) -> 
     return obj.get("status") or {}
 
 
+def condition(status: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The status's condition of type ``kind`` ({} while it has none)."""
+    return next((c for c in status.get("conditions") or [] if c["type"] == kind), {})
+
+
 # -- the API ----------------------------------------------------------------------------
 
 
@@ -613,15 +618,18 @@ def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> 
     core.delete_namespaced_pod(pod.metadata.name, "default")
 
     def remounted() -> str | None:
+        """The Link's Configured reason once its secret is mounted: the Link is configured
+        then, whatever its connection (an endpoint that refuses fails it afterwards)."""
         status = cr_status(custom, "default", "links", "via-late")
-        return status.get("status") if status.get("status") != "Error" else None
+        configured = condition(status, "Configured")
+        return str(configured["reason"]) if configured.get("status") == "True" else None
 
     def configured_after_restart() -> str:
         return wait_for(
             remounted, timeout=RESTART, what="the Link configured after the pod restart"
         )
 
-    assert configured_after_restart() == "Pending"
+    assert configured_after_restart() == "Ready"
     new = wait_for(
         lambda: running_router_pod(core, "default"), timeout=RESTART, what="the new router pod"
     )
@@ -634,7 +642,7 @@ def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> 
     core.create_namespaced_secret("default", tls_secret("late-tls", ca, cert, key))
     wait_for(lambda: link_error("via-late") == NOT_MOUNTED, what="the Link's Error")
     core.delete_namespaced_pod(new.metadata.name, "default")
-    assert configured_after_restart() == "Pending"
+    assert configured_after_restart() == "Ready"
 
 
 def test_listener_gets_a_service_and_loses_it_with_the_listener(cluster: Cluster) -> None:
