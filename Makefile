@@ -22,9 +22,10 @@ types: $(STAMP)
 	$(VENV)/bin/mypy src
 
 # Both halves run on WORKERS pytest-xdist processes: most of a test's time is waiting on
-# routers and hosts, not CPU. A file's tests, and the whole lifecycle directory (one world),
-# stay on one worker, in order (tests/conftest.py). WORKERS=0 runs them in this process.
-WORKERS ?= 2
+# routers and hosts, not CPU (3 on 2 cores: the e2e half leaves them about 20 % idle). A
+# file's tests, and each part of the lifecycle directory (a world each), stay on one worker,
+# in order (tests/conftest.py). WORKERS=0 runs them in this process.
+WORKERS ?= 3
 
 # The fast half: no sandbox world, no OpenSSH (tests/conftest.py marks what needs them).
 unit: $(STAMP)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from lifecycle import part_of
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "topology.env.example"
 
@@ -102,17 +104,24 @@ def _bound_mcp_clients() -> None:
 # --- Workers: ``make unit`` and ``make e2e`` run pytest-xdist (``-n``) --------------------
 #
 # A file's tests run on one worker, in order, so its fixtures (a world, an sshd, a cluster)
-# are made once. The lifecycle tests share one world (``tests/lifecycle/conftest.py``) and
-# some start from what an earlier one left: the whole directory is one unit of work.
+# are made once. The lifecycle tests of a part share one world (``tests/lifecycle/``) and
+# some start from what an earlier one left: each part is one unit of work.
 # (Scopes, not ``xdist_group`` marks: xdist 3.8 sets those on a node attribute that pytest
 # 9 no longer reads.)
 
 LIFECYCLE_SCOPE = "tests/lifecycle"
+#: Files whose tests all run on a world made for each of their parameters: a parameter's
+#: tests are a unit of work.
+WORLD_PER_PARAM = frozenset({"tests/sandbox/test_handbuilt_van.py"})
 
 
 def work_unit(nodeid: str) -> str:
-    path = nodeid.split("::", 1)[0]
-    return LIFECYCLE_SCOPE if path.startswith(LIFECYCLE_SCOPE + "/") else path
+    path, _, name = nodeid.partition("::")
+    if path.startswith(LIFECYCLE_SCOPE + "/"):
+        return f"{LIFECYCLE_SCOPE} part {part_of(path)}"
+    if path in WORLD_PER_PARAM and name.endswith("]"):
+        return f"{path} [{name.rsplit('[', 1)[1]}"
+    return path
 
 
 try:

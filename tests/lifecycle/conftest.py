@@ -1,5 +1,8 @@
-"""One sandbox world for the lifecycle tests, set up once; each test makes its own
+"""A sandbox world for the lifecycle tests, set up once; each test makes its own
 precondition (which sites are up) through the engine, as an agent would.
+
+The files run in two parts (``PARTS``), each on a world of its own: a part's files run in
+order, and two parts can run on two workers at once (tests/conftest.py).
 
 The world mixes both of Skupper's layouts: rhtevan-work logs in as root (uid 0:
 /var/lib/skupper, /etc/systemd/system, the system manager), the other hosts as their
@@ -10,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,8 @@ from skupper_mcp.connectors.shell import ENV_PRELUDE
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World, running_world
+
+from . import part_of
 
 # Both Skupper lines every time: a 2.2.1 provider next to 2.1.x hosts (2.1.0, whose
 # controller never updates the Site's Running, and the default 2.1.3 on the local site), on
@@ -28,16 +34,48 @@ NS = "models"
 ROOT_HOSTS = ("rhtevan-work",)
 
 
-@pytest.fixture(scope="package")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    with running_world(
-        tmp_path_factory.mktemp("lifecycle"),
-        providers=2,
-        skupper_versions=SKUPPER_VERSIONS,
-        namespace=NS,
-        root_hosts=ROOT_HOSTS,
-    ) as w:
-        yield w
+class PartWorlds:
+    """The world of the part that runs now, made (and set up) when its first file asks;
+    the world of the part before stops then, since a part's files come after the last one's."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self.tmp = tmp_path_factory
+        self.stack = ExitStack()
+        self.part: int | None = None
+        self.world: World | None = None
+        self.built = False
+
+    def of(self, part: int) -> World:
+        if part != self.part or self.world is None:
+            self.close()
+            self.world = self.stack.enter_context(
+                running_world(
+                    self.tmp.mktemp(f"lifecycle-{part}"),
+                    providers=2,
+                    skupper_versions=SKUPPER_VERSIONS,
+                    namespace=NS,
+                    root_hosts=ROOT_HOSTS,
+                )
+            )
+            self.part = part
+        return self.world
+
+    def close(self) -> None:
+        self.stack.close()
+        self.stack = ExitStack()
+        self.part, self.world, self.built = None, None, False
+
+
+@pytest.fixture(scope="session")
+def part_worlds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PartWorlds]:
+    worlds = PartWorlds(tmp_path_factory)
+    yield worlds
+    worlds.close()
+
+
+@pytest.fixture(scope="module")
+def world(part_worlds: PartWorlds, request: pytest.FixtureRequest) -> World:
+    return part_worlds.of(part_of(request.path))
 
 
 def on_host(command: str) -> str:
@@ -69,16 +107,18 @@ def new_engine(world: World) -> Engine:
     return Engine(load_topology(world.topology))
 
 
-@pytest.fixture(scope="package")
-def built(world: World) -> World:
-    """The world after one successful setup."""
+@pytest.fixture(scope="module")
+def built(world: World, part_worlds: PartWorlds) -> World:
+    """The world after one successful setup (the part's first)."""
 
     async def setup() -> None:
         async with new_engine(world) as engine:
             result = await engine.setup()
             assert result.ok, result.model_dump_json(indent=1)
 
-    asyncio.run(setup())
+    if not part_worlds.built:
+        asyncio.run(setup())
+        part_worlds.built = True
     return world
 
 
