@@ -172,7 +172,9 @@ async def through_server(topology_path: Path, rounds: int, world_id: str) -> dic
 
         await call("status")
         server = server_pid()
-        for _ in range(rounds):
+        for round_ in range(rounds):
+            if round_:  # the routers settle after the last round's up, as after setup
+                await asyncio.sleep(SETTLE)
             own, world = process_cpu_seconds(server), world_cpu_by_kind(world_id)
             seconds, _ = await timed(lambda: call("status"))
             found["warm"].append(seconds)
