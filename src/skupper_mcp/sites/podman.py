@@ -158,9 +158,10 @@ class PodmanSite:
 
         A reload stops the router, whose controller then writes the Site's status into
         runtime/resources while the reload empties it: Go's RemoveAll fails on the new file,
-        and the reload restores the namespace as it was (fs_config_renderer.go@2.1.3
-        CleanupNamespaceForReload, compat/site_state_renderer.go@2.1.3 Render). Run again, it
-        finds the router already stopped and nothing racing it."""
+        and the reload restores the namespace and starts the router again
+        (fs_config_renderer.go@2.1.3 CleanupNamespaceForReload, compat/site_state_renderer.go@2.1.3
+        Render). The window is one status write landing between RemoveAll's listing and its
+        last unlink, so a second run almost always gets through."""
         verb = "start" if first_time else "reload"
         command = f"skupper system {verb} -n {quote(self.namespace)}"
         race = None if first_time else RELOAD_RACE
