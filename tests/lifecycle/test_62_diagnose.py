@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from by_hand import reload_by_hand
 from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.models import DiagnoseResult, Finding, OperationResult
@@ -143,6 +144,12 @@ def ssh(world: World, host: str, command: str) -> str:
     return out
 
 
+def reload(world: World, host: str) -> None:
+    """``skupper system reload`` by hand on the host."""
+    code, out, err = reload_by_hand(lambda command: world.ssh(host, on_host(command)), NS)
+    assert code == 0, f"skupper system reload on {host}: {out}{err}"
+
+
 async def test_a_healthy_network_has_nothing_wrong(everything_up: World) -> None:
     found = await clean(everything_up.topology)
     assert {s.host for s in found.sites if s.read} == {"rhel-ai", "rhtevan-work", "local", "crc"}
@@ -173,7 +180,7 @@ async def test_a_reload_by_hand_brings_back_skuppers_own_units_until_setup(
 ) -> None:
     world = everything_up
     await clean(world.topology)
-    ssh(world, "local", f"skupper system reload -n {NS}")
+    reload(world, "local")
     found = await diagnose(world.topology)
     assert problems(found) == {"local": {"no-auto-restart", "autostart-at-boot"}}
     restart = the(found, "no-auto-restart", "local")
@@ -308,11 +315,10 @@ async def test_a_router_access_applied_by_hand_without_names_fails_link_verifica
         f"  tlsCredentials: {hub.site_name}-public\n"
     )
     code, out, err = world.ssh(
-        "rhtevan-work",
-        on_host(f"skupper system apply -n {NS} -f - && skupper system reload -n {NS} >/dev/null"),
-        input=access,
+        "rhtevan-work", on_host(f"skupper system apply -n {NS} -f -"), input=access
     )
     assert code == 0, out + err
+    reload(world, "rhtevan-work")
 
     found = await until(
         world.topology,
@@ -389,7 +395,7 @@ async def test_a_router_made_by_hand_as_another_uid_cannot_read_fresh_certificat
     router container created by hand without --user runs as the image's uid."""
     world = everything_up
     await clean(world.topology)
-    ssh(world, "local", f"skupper system reload -n {NS} >/dev/null 2>&1")
+    reload(world, "local")
     recreate_router_by_hand(world, "local", env=True, user=False)
     found = await until(
         world.topology,
