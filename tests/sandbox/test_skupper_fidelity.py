@@ -17,6 +17,7 @@ from hostkit import HostKit, make_host
 
 from skupper_sandbox.emulated import containers, controller
 from skupper_sandbox.emulated.skupper import render
+from skupper_sandbox.emulated.skupper import resources as res
 from skupper_sandbox.emulated.skupper.failure import CliFailure
 from skupper_sandbox.emulated.skupper.paths import NamespacePaths, data_home
 
@@ -402,3 +403,26 @@ def test_what_vanishes_while_a_reload_empties_a_directory_is_no_error(
     monkeypatch.setattr(os, "unlink", unlink_as_another_takes_the_next)
     render.recreate(resources)
     assert resources.is_dir() and not any(resources.iterdir())
+
+
+def test_two_writers_of_one_resource_file_never_fail_each_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A render and the controller may write the same runtime file at once; Go's os.Create
+    never fails for that (site_state.go@2.1.3 marshal). Here the second writer runs whole
+    between the first one's write of its temporary file and its rename."""
+    directory = tmp_path / "runtime" / "resources"
+    directory.mkdir(parents=True)
+    rendered = res.new("Certificate", "skupper-service-ca", "models", {"ca": ""})
+    by_controller = res.new("Certificate", "skupper-service-ca", "models", {"ca": "x"})
+    replace = Path.replace
+
+    def another_writer_first(self: Path, target: Path) -> Path:
+        monkeypatch.setattr(Path, "replace", replace)
+        res.write(directory, by_controller, create=False)
+        return replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", another_writer_first)
+    written = res.write(directory, rendered)
+    assert res.load_dir(directory) == [rendered]  # the last rename wins, as the last write
+    assert [p.name for p in directory.iterdir()] == [written.name]

@@ -21,7 +21,7 @@ from mcp import Client
 from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.findings.podman import STANDALONE
-from skupper_mcp.models import DiagnoseResult, OperationResult
+from skupper_mcp.models import DiagnoseResult, OperationResult, StatusResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World, running_world
@@ -108,11 +108,17 @@ async def test_with_the_workaround_the_same_hub_links_and_serves(small_world: Wo
     async with Engine(load_topology(topology(small_world, workaround=True))) as engine:
         result = await engine.setup()
         assert isinstance(result, OperationResult) and result.ok, result.model_dump_json(indent=1)
-        status = await engine.status()
+
+        async def bound() -> StatusResult | None:
+            # setup waits for the link; the listener binds once the hub's connector is known
+            # across it, which takes longer on a busy machine
+            status = await engine.status()
+            return status if [li.bound for li in status.listeners] == [True] else None
+
+        status = await eventually(bound, timeout=30, every=0.5, what="the listener bound")
 
     [link] = status.links
     assert link.status == "Ready" and link.tcp_probe
-    assert [li.bound for li in status.listeners] == [True]
     port = status.listeners[0].port
     local = small_world.addresses["local"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +64,10 @@ def write(directory: Path, resource: Resource, *, create: bool = True) -> Path:
     path = directory / file_name(resource)
     text = dump(resource)
     if not path.exists() or path.read_text() != text:
-        tmp = path.with_name(f".{path.name}.tmp")
+        # a name of its own: the controller may write the same file as a render, and one
+        # writer's rename must not take the other's half-done file (Go's os.Create never fails
+        # so: site_state.go@2.1.3 marshal)
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
         tmp.write_text(text)
         tmp.replace(path)
     return path
