@@ -30,6 +30,12 @@ TLS_REFUSED = (
     "'/etc/skupper-router/runtime/certs/skupper-site-server/ca.crt' from sslProfile "
     "'skupper-site-server'"
 )
+#: The local router's log line when the hub's certificate lacks the name it dialled.
+VERIFY_REFUSED = (
+    "2026-12-01 05:52:17.401857 +0000 SERVER (error) [C4] Connection to "
+    "rhel-ai.example:8000 failed: amqp:connection:framing-error SSL Failure: "
+    "error:0A000086:SSL routines::certificate verify failed"
+)
 
 
 @pytest.fixture(scope="module")
@@ -219,11 +225,7 @@ def test_a_firewalled_port_and_a_router_that_just_started(topology: Topology) ->
 
 def test_a_name_missing_from_the_hubs_certificate(topology: Topology) -> None:
     local = states()["local"]
-    local.logs["router"] = [
-        "2026-12-01 05:52:17.401857 +0000 SERVER (error) [C4] Connection to "
-        "rhel-ai.example:8000 failed: amqp:connection:framing-error SSL Failure: "
-        "error:0A000086:SSL routines::certificate verify failed"
-    ]
+    local.logs["router"] = [VERIFY_REFUSED]
     link = LinkProbe("local", "rhel-ai", "rhel-ai.example", 8000, True, "Pending")
     found = one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
     assert found.host == "rhel-ai"
@@ -236,11 +238,7 @@ def test_a_link_up_again_is_not_refused_for_failures_left_in_the_log(topology: T
     """After setup re-issues the hub's certificate the link is Ready, while the dialler's
     log tail may still hold the refusals from before."""
     local = states()["local"]
-    local.logs["router"] = [
-        "2026-12-01 05:52:17.401857 +0000 SERVER (error) [C4] Connection to "
-        "rhel-ai.example:8000 failed: amqp:connection:framing-error SSL Failure: "
-        "error:0A000086:SSL routines::certificate verify failed"
-    ]
+    local.logs["router"] = [VERIFY_REFUSED]
     link = LinkProbe("local", "rhel-ai", "rhel-ai.example", 8000, True, "Ready")
     net = network(topology, {"local": local}, links=[link])
     assert "link-cert-verify-failed" not in {f.id for f in findings(net)}

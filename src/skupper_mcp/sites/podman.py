@@ -32,15 +32,13 @@ from ..facts.site_state import (
 )
 from . import units
 from .resources import ClientCert, Resource
-from .work import RUNS, Script
+from .work import RETRY_PAUSE, RUNS, Script
 
 log = logging.getLogger(__name__)
 
 READ_TIMEOUT = 30.0
 #: What ``skupper system reload`` says when a file appeared in a directory it was emptying.
 RELOAD_RACE = "directory not empty"
-#: Seconds before a script's second run (and twice that before its third).
-RETRY_PAUSE = 0.5
 LOGS_TIMEOUT = 15.0
 TMPFS_SPEC = "/tmp:rw,size=10M,mode=1777"
 SSL_PROFILE_BASE_PATH = "/etc/skupper-router"

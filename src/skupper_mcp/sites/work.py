@@ -16,6 +16,8 @@ from ..connectors.shell import ENV_PRELUDE
 SKUPPER_TIMEOUT = 120.0
 #: How many times in all a script with ``retry_when`` may run.
 RUNS = 3
+#: Seconds before a script's second run (and twice that before its third).
+RETRY_PAUSE = 0.5
 
 
 @dataclass(frozen=True)
