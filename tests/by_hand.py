@@ -20,3 +20,24 @@ def reload_by_hand(run: Run, namespace: str) -> tuple[int, str, str]:
         if status == 0 or RELOAD_RACE not in out + err:
             break
     return status, out, err
+
+
+def stop_by_hand(run: Run, namespace: str, namespaces_dir: str) -> tuple[int, str, str]:
+    """``skupper system stop``. When it lost the same race (the controller's status write
+    into ``runtime/resources`` while RemoveAll emptied the namespace: ``System teardown has
+    failed: unlinkat <dir>: directory not empty``), RemoveAll has gone on to remove all the
+    rest, ``internal/platform.yaml`` with it, so a second stop would only say it cannot read
+    that file: what is left (only the status files) is removed with ``rm -rf``, as a user
+    would. What the stop said (the race's words included) and the exit status of the whole:
+    not 0 if anything but those files was left."""
+    status, out, err = run(f"skupper system stop -n {namespace}")
+    if status == 0 or RELOAD_RACE not in out + err:
+        return status, out, err
+    left = (
+        f"l={namespaces_dir}/{namespace};"
+        ' test ! -e "$l/internal/platform.yaml"'
+        ' && [ -z "$(find "$l" -type f ! -path "$l/runtime/resources/*")" ]'
+        ' && rm -rf "$l"'
+    )
+    removed, rm_out, rm_err = run(left)
+    return removed, out + rm_out, err + rm_err

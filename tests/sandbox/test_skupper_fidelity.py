@@ -16,7 +16,7 @@ import yaml
 from hostkit import HostKit, make_host
 
 from skupper_sandbox.emulated import containers, controller
-from skupper_sandbox.emulated.skupper import render
+from skupper_sandbox.emulated.skupper import removal, render
 from skupper_sandbox.emulated.skupper import resources as res
 from skupper_sandbox.emulated.skupper.failure import CliFailure
 from skupper_sandbox.emulated.skupper.paths import NamespacePaths, data_home
@@ -371,6 +371,39 @@ def test_a_file_made_while_a_reload_empties_a_directory_fails_it_in_gos_words(
     assert str(failed.value) == (
         f"failed to remove directory {resources}: unlinkat {resources}: directory not empty"
     )
+
+
+def test_a_file_made_while_system_stop_removes_a_namespace_leaves_it_alone_and_fails_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Teardown's RemoveAll of the namespace goes on past a directory it cannot remove, as
+    Go's does: the status file the controller wrote meanwhile is all that is left, and the
+    error names the innermost directory, in Go's words."""
+    home = tmp_path / "namespaces" / "west"
+    resources = home / "runtime" / "resources"
+    resources.mkdir(parents=True)
+    (resources / "Site-west.yaml").write_text("kind: Site\n")
+    (home / "internal").mkdir()
+    (home / "internal" / "platform.yaml").write_text("platform: podman\n")
+    (home / "input" / "resources").mkdir(parents=True)
+    (home / "input" / "resources" / "site.yaml").write_text("kind: Site\n")
+    unlink = os.unlink
+
+    def unlink_as_the_controller_writes(*args: object, **kwargs: object) -> None:
+        unlink(*args, **kwargs)  # type: ignore[arg-type]
+        if not any(resources.iterdir()):
+            monkeypatch.setattr(os, "unlink", unlink)
+            (resources / "Site-west.yaml").write_text("kind: Site\nstatus: {}\n")
+
+    monkeypatch.setattr(os, "unlink", unlink_as_the_controller_writes)
+    with pytest.raises(CliFailure) as failed:
+        removal.remove_all(home)
+    assert str(failed.value) == f"unlinkat {resources}: directory not empty"
+    assert sorted(p.relative_to(home) for p in home.rglob("*")) == [
+        Path("runtime"),
+        Path("runtime/resources"),
+        Path("runtime/resources/Site-west.yaml"),
+    ]
 
 
 def test_a_directory_a_reload_recreates_comes_back_empty(

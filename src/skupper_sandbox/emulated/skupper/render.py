@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
 import tarfile
 import time
@@ -20,6 +19,7 @@ from . import pki
 from . import resources as res
 from .failure import CliFailure
 from .paths import NamespacePaths
+from .removal import remove_all
 from .site_state import SiteState, has_explicit_ports, link_roles, role_port
 
 SSL_BASE = "${SSL_PROFILE_BASE_PATH}/runtime/certs"
@@ -77,23 +77,12 @@ def link_hosts(router_access: res.Resource) -> list[str]:
 
 def recreate(directory: Path) -> None:
     """``CleanupNamespaceForReload`` (fs_config_renderer.go@2.1.3): ``os.RemoveAll`` then
-    ``os.MkdirAll``. What is already gone is no error, as for RemoveAll; a file made in the
-    directory while it is being emptied (the controller writes the site's status when its
-    router stops) fails the final unlink as in Go, with Go's words; a directory made again
-    meanwhile is taken as it is."""
+    ``os.MkdirAll``; a directory made again meanwhile is taken as it is."""
     try:
-        shutil.rmtree(directory, onerror=_unless_gone)
-    except OSError as exc:
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        raise CliFailure(
-            f"failed to remove directory {directory}: unlinkat {directory}: {reason.lower()}"
-        ) from exc
+        remove_all(directory)
+    except CliFailure as exc:
+        raise CliFailure(f"failed to remove directory {directory}: {exc}") from exc
     directory.mkdir(parents=True, exist_ok=True)
-
-
-def _unless_gone(_function: object, _path: str, exc_info: tuple[Any, ...]) -> None:
-    if not isinstance(exc_info[1], FileNotFoundError):
-        raise exc_info[1]
 
 
 def render(paths: NamespacePaths, state: SiteState, *, cli_version: str, platform: str) -> Rendered:

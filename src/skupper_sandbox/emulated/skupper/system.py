@@ -26,6 +26,7 @@ from .host_commands import (
 )
 from .host_commands import HostCommandError as _CommandFailure
 from .paths import NamespacePaths, data_home, namespaces, root_host, unit_dir
+from .removal import remove_all
 from .version import controller_image, is_v22, router_image
 
 CONTROLLER_UNIT = "skupper-controller.service"  # bootstrap/controller/systemd.go@2.1.0-2.2.1:57
@@ -262,7 +263,10 @@ class System:
         """``system stop``: bootstrap.Teardown (teardown.go@2.1.2). It needs the namespace's
         ``internal/platform.yaml`` (written by a render): without it nothing is removed.
         2.1.x reports it from Run ("System teardown has failed", exit 1); 2.2.x from
-        ValidateInput (exit 2, system_stop.go@2.2.0)."""
+        ValidateInput (exit 2, system_stop.go@2.2.0). Removing the router makes the
+        controller write the site's status into ``runtime/resources``; when that lands while
+        RemoveAll empties the namespace, the stop fails on it (``unlinkat <dir>: directory not
+        empty``) with all the rest removed, the platform file too."""
         paths = self.paths(namespace)
         try:
             self._teardown(paths)
@@ -288,7 +292,7 @@ class System:
         if not paths.runtime_resources.is_dir():
             raise CliFailure(f"open {paths.runtime_resources}: no such file or directory")
         units.remove(self.unit_dir, paths.unit_name)
-        shutil.rmtree(paths.home)  # removeDefinition: inputs and CAs go too
+        remove_all(paths.home)  # removeDefinition: inputs and CAs go too
         print(f'Namespace "{paths.namespace}" has been removed')
 
     # -- install / uninstall ----------------------------------------------------------
