@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from skupper_mcp.sites.podman import RELOAD_RACE
+from skupper_mcp.sites.podman import REMOVAL_RACE
 from skupper_mcp.sites.work import RUNS
 
 #: Runs one command on a host: (exit status, stdout, stderr).
@@ -17,7 +17,7 @@ def reload_by_hand(run: Run, namespace: str) -> tuple[int, str, str]:
     setup and a user would. What the last run said."""
     for _ in range(RUNS):
         status, out, err = run(f"skupper system reload -n {namespace}")
-        if status == 0 or RELOAD_RACE not in out + err:
+        if status == 0 or REMOVAL_RACE not in out + err:
             break
     return status, out, err
 
@@ -31,7 +31,7 @@ def stop_by_hand(run: Run, namespace: str, namespaces_dir: str) -> tuple[int, st
     would. What the stop said (the race's words included) and the exit status of the whole:
     not 0 if anything but those files was left."""
     status, out, err = run(f"skupper system stop -n {namespace}")
-    if status == 0 or RELOAD_RACE not in out + err:
+    if status == 0 or REMOVAL_RACE not in out + err:
         return status, out, err
     left = (
         f"l={namespaces_dir}/{namespace};"

@@ -37,8 +37,9 @@ from .work import RETRY_PAUSE, RUNS, Script
 log = logging.getLogger(__name__)
 
 READ_TIMEOUT = 30.0
-#: What ``skupper system reload`` says when a file appeared in a directory it was emptying.
-RELOAD_RACE = "directory not empty"
+#: What Go's RemoveAll says when a file appeared in a directory it was emptying: how a
+#: ``skupper system reload`` (or ``stop``) that raced the controller's status write fails.
+REMOVAL_RACE = "directory not empty"
 LOGS_TIMEOUT = 15.0
 TMPFS_SPEC = "/tmp:rw,size=10M,mode=1777"
 SSL_PROFILE_BASE_PATH = "/etc/skupper-router"
@@ -162,7 +163,7 @@ class PodmanSite:
         last unlink, so a second run almost always gets through."""
         verb = "start" if first_time else "reload"
         command = f"skupper system {verb} -n {quote(self.namespace)}"
-        race = None if first_time else RELOAD_RACE
+        race = None if first_time else REMOVAL_RACE
         return Script(command, (command,), f"skupper system {verb}", retry_when=race)
 
     def recreate_router_with_tmpfs(self, router: RouterContainer | None) -> Script:
