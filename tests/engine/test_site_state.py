@@ -168,8 +168,38 @@ def test_resources_parse_the_same_with_libyaml_as_with_the_python_loader(
     assert recorded
     fast = [parse_site_state(p.read_text()) for p in recorded]
     monkeypatch.setattr(site_state, "_LOADER", yaml.SafeLoader)
+    site_state._parsed_as_json.cache_clear()  # or the second reading is the first's copy
     slow = [parse_site_state(p.read_text()) for p in recorded]
     for path, a, b in zip(recorded, fast, slow, strict=True):
         assert a.input_resources == b.input_resources, path
         assert a.runtime_resources == b.runtime_resources, path
         assert a.input_resources or a.runtime_resources or path.parent.name == "fresh", path
+
+
+def test_a_file_read_again_is_an_equal_document_of_its_own() -> None:
+    """A warm status reads the same files again: each read gets its own copy of the document
+    (what one caller changes, the next read does not see), a timestamp stays a timestamp."""
+    import datetime
+
+    text = (
+        "@@file runtime Site-s1.yaml\nkind: Site\nmetadata:\n  name: s1\n"
+        "status:\n  conditions:\n  - lastTransitionTime: 2026-12-01T10:00:00Z\n"
+        "@@file runtime Link-l1.yaml\nkind: Link\nmetadata:\n  name: l1\nspec:\n  cost: 1\n"
+        "@@end\n"
+    )
+    first, second = parse_site_state(text), parse_site_state(text)
+    link = first.runtime_resources[("Link", "l1")]
+    assert (
+        link
+        == second.runtime_resources[("Link", "l1")]
+        == {
+            "kind": "Link",
+            "metadata": {"name": "l1"},
+            "spec": {"cost": 1},
+        }
+    )
+    link["spec"]["cost"] = 5
+    assert parse_site_state(text).runtime_resources[("Link", "l1")]["spec"]["cost"] == 1
+    for state in (first, second):
+        condition = state.runtime_resources[("Site", "s1")]["status"]["conditions"][0]
+        assert isinstance(condition["lastTransitionTime"], datetime.datetime)
