@@ -9,6 +9,7 @@ import time
 import pytest
 
 from skupper_mcp.engine.core import Engine
+from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 
 from .conftest import bound, listener_port, new_engine
@@ -40,6 +41,46 @@ async def test_t9a_up_skips_an_unreachable_provider(
     assert [(a.host, a.action) for a in result.model_actions] == [("rhtevan-work", "start")]
     assert took < CONNECT_TIMEOUT + 15, took
     assert await bound(built, "local", listener_port(built, "rhtevan-work"))
+
+
+class FirstHeard:
+    """A progress callback: when each host's first line came, in seconds from its making."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.at: dict[str, float] = {}
+
+    async def __call__(self, line: str) -> None:
+        self.at.setdefault(line.split(":", 1)[0], time.monotonic() - self.started)
+
+
+#: A connect timeout well above what reading and stopping a site take under load.
+SILENT_TIMEOUT = 10.0
+
+
+async def test_a_silent_provider_holds_up_no_other_site(built: World, engine: Engine) -> None:
+    """Each site acts on its own reading: with rhel-ai silent, rhtevan-work's first step is
+    reported long before rhel-ai's connect timeout runs out, in up and in down. (Gated on
+    every reading, nothing came before the timeout.)"""
+    await only_up(engine, ("rhtevan-work",))
+    topology = load_topology(built.topology)
+    patient = topology.model_copy(
+        update={"ssh": topology.ssh.model_copy(update={"connect_timeout": SILENT_TIMEOUT})}
+    )
+    built.fault("rhel-ai", "blackhole")
+    try:
+        for operation in ("up", "down"):
+            async with Engine(patient) as fresh:
+                heard = FirstHeard()
+                call = fresh.up if operation == "up" else fresh.down
+                result = await call("all", progress=heard)
+                took = time.monotonic() - heard.started
+            assert outcomes(result)["rhel-ai"] == "skipped", (operation, result.summary)
+            assert outcomes(result)["rhtevan-work"] == operation, (operation, result.summary)
+            assert took >= SILENT_TIMEOUT, (operation, took)
+            assert heard.at["rhtevan-work"] < SILENT_TIMEOUT / 2, (operation, heard.at)
+    finally:
+        built.fault("rhel-ai", "restore")
 
 
 async def test_t9c_down_skips_an_unreachable_provider(built: World, engine: Engine) -> None:

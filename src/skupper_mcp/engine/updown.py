@@ -1,8 +1,10 @@
 """``up`` and ``down``: start and stop the network with the seed's scoping rules.
 
-Both read every site they may touch first (one round trip each, concurrently), plan from
-what they found, then act on all sites at once. Unreachable hosts are skipped with the
-reason and never block the others (T9a, T9c). ``plan=True`` stops after planning.
+Both read every site they may touch (one round trip each, all at once), and each site acts
+as soon as its own reading is in: a silent host holds up no other site, only its own result
+(T9a, T9c), which says why it was skipped. ``down`` decides about the local site from the
+providers' readings, each taken before that provider stopped. ``plan=True`` lists the steps
+instead of taking them.
 """
 
 from __future__ import annotations
@@ -151,10 +153,17 @@ class UpDown:
         target = resolve_target(self.topology, target_query)
         refs = scope(self.topology, target)
         peers = self._cluster_peers(refs)
-        views = await self.sites.views([*refs, *peers])
         runs = {ref.host: self._run(ref, plan) for ref in refs}
-        podman = [r for r in refs if r.platform == "podman"]
-        await asyncio.gather(*(self._up_podman(runs[r.host], views[r.host]) for r in podman))
+        podman = {r.host for r in refs if r.platform == "podman"}
+
+        async def read_then_up(ref: SiteRef) -> SiteView:
+            view = await self.sites.view(ref)
+            if ref.host in podman:
+                await self._up_podman(runs[ref.host], view)
+            return view
+
+        found = await asyncio.gather(*(read_then_up(r) for r in [*refs, *peers]))
+        views = {v.ref.host: v for v in found}
         if not plan:
             await self._verify_up(runs, views)
         for ref in refs:
@@ -255,24 +264,26 @@ class UpDown:
         refs = scope(self.topology, target)
         providers = [r for r in self._all() if r.role == "provider"]
         to_read = {r.host: r for r in [*refs, *providers]}
-        views = await self.sites.views(to_read.values())
-        active = {
-            p.host: (views[p.host].router_active() if views[p.host].ok else None)
-            for p in providers
-            if p.host != target.host
-        }
-        stop_local, why = local_stops(self.topology, target, active)
-        runs: dict[str, SiteRun] = {}
-        work = []
-        for ref in refs:
-            view = views[ref.host]
-            run = runs[ref.host] = self._run(ref, plan)
+        reads = {host: asyncio.ensure_future(self.sites.view(r)) for host, r in to_read.items()}
+        runs = {ref.host: self._run(ref, plan) for ref in refs}
+
+        async def local_decision() -> tuple[bool, str]:
+            others = [p.host for p in providers if p.host != target.host]
+            found = {host: await reads[host] for host in others}
+            active = {h: (v.router_active() if v.ok else None) for h, v in found.items()}
+            return local_stops(self.topology, target, active)
+
+        async def read_then_down(ref: SiteRef) -> None:
+            view = await reads[ref.host]
+            run = runs[ref.host]
             if not view.usable(run):
-                continue
-            if ref.host == LOCAL_HOST and not stop_local:
-                run.outcome = "up" if view.router_active() else "down"
-                await run.note("keep local site", why)
-                continue
+                return
+            if ref.host == LOCAL_HOST:
+                stop_local, why = await local_decision()
+                if not stop_local:
+                    run.outcome = "up" if view.router_active() else "down"
+                    await run.note("keep local site", why)
+                    return
             if ref.platform == "kubernetes":
                 assert view.kube is not None and view.kube_state is not None
                 todo = kube_down_actions(self.topology, view.kube, view.kube_state)
@@ -282,8 +293,14 @@ class UpDown:
                 todo = podman_down_actions(view.podman, view.state, tmpfs)
             if not todo:
                 await run.note("down", "already stopped", seconds=view.seconds)
-            work.append(run.perform(todo))
-        await asyncio.gather(*work)
+            await run.perform(todo)
+
+        try:
+            await asyncio.gather(*(read_then_down(ref) for ref in refs))
+            views = {host: await read for host, read in reads.items()}
+        finally:
+            for read in reads.values():  # a cancelled down leaves no reading running
+                read.cancel()
         results = [runs[ref.host].result("down") for ref in refs]
         served = served_models(views)
         return operation_result(
