@@ -334,9 +334,13 @@ class PodmanSite:
         ``system stop`` removes nothing on a namespace that was never rendered (it needs
         ``internal/platform.yaml``), and 2.1.x ``system uninstall`` halts while any
         directory is left under ``namespaces/``. So each piece is removed here as well, in
-        an order that works on a half-built site. The controller serves every namespace of
-        the user: it is removed only when no other namespace holds a site (a ``runtime``
-        directory); otherwise it is kept and ``removed`` says so.
+        an order that works on a half-built site. The controller writes a namespace's status
+        back with ``MkdirAll`` (``pkg/nonkube/api/site_state.go@2.1.3:389``), as its router or
+        the controller itself stops: a write that lands while or after the namespace goes
+        makes part of it again, so the removal runs again, after the controller stopped, and
+        the namespace being removed never counts as another. The controller serves every
+        namespace of the user: it is removed only when no other namespace holds a site (a
+        ``runtime`` directory); otherwise it is kept and ``removed`` says so.
         """
         user = state.user or "$(id -un)"
         ns = quote(self.namespace)
@@ -355,10 +359,11 @@ class PodmanSite:
                 f"podman rm -f {quote(router)} >/dev/null 2>&1 || true",
                 f"$SKMCP_CTL disable {quote(ours[0])} >/dev/null 2>&1 || true",
                 f'rm -f "$u"/{quote(ours[0])}',
-                f"rm -rf {self._nsdir()}",
+                f"rm -rf {self._nsdir()} || rm -rf {self._nsdir()}",
                 "others=''",
                 'for d in "$data"/namespaces/*/; do [ -d "${d}runtime" ] || continue;'
-                ' d="${d%/}"; others="$others ${d##*/}"; done',
+                f' d="${{d%/}}"; [ "${{d##*/}}" = {ns} ] && continue; others="$others ${{d##*/}}";'
+                " done",
                 'if [ -n "$others" ]; then echo "@@kept$others"; else',
                 f'  $SKMCP_CTL stop {quote(ours[1])} "{legacy}" >/dev/null 2>&1 || true',
                 "  skupper system uninstall >/dev/null 2>&1 || true",
@@ -367,6 +372,7 @@ class PodmanSite:
                 f'  podman rm -f "{units.controller_container(user)}" >/dev/null 2>&1 || true',
                 f'  rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
                 "fi",
+                f"rm -rf {self._nsdir()}",
                 "$SKMCP_CTL daemon-reload",
             ),
             "units, containers, controller and namespace removed",
