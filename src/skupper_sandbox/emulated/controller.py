@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import hostenv
-from ..router import amqp_management, choice
 from ..router import query as router_query
 from . import containers, dirwatch
 from .skupper import resources as res
@@ -237,42 +236,6 @@ class ParsedFiles:
         return found
 
 
-class RouterSessions:
-    """One management connection per namespace's router, kept between polls and opened
-    again after it fails (the router restarted or was re-created by a reload)."""
-
-    def __init__(self) -> None:
-        self._open: dict[str, amqp_management.Management] = {}
-
-    def query(self, namespace: str, address: str, client_cert: Path) -> Any:
-        world = hostenv.current_host().world_dir
-        if choice.for_world(world).kind != "real":
-            return query_router(address, client_cert=client_cert, world_dir=world)
-        cert = amqp_management.ClientCert(client_cert)
-        for _ in range(2):  # a kept connection may be to a router that is gone: retry fresh
-            session = self._open.get(namespace)
-            try:
-                if session is None:
-                    session = amqp_management.Management(address, MANAGEMENT_PORT, cert)
-                    self._open[namespace] = session
-                return amqp_management.state(session)
-            except amqp_management.ManagementError:
-                self.close(namespace)
-        return None
-
-    def keep_alive(self) -> None:
-        for namespace, session in list(self._open.items()):
-            try:
-                session.keep_alive()
-            except amqp_management.ManagementError:
-                self.close(namespace)
-
-    def close(self, namespace: str) -> None:
-        session = self._open.pop(namespace, None)
-        if session is not None:
-            session.close()
-
-
 def _write_if_changed(
     directory: Path, resource: res.Resource, parsed: ParsedFiles | None = None
 ) -> bool:
@@ -296,7 +259,7 @@ def poll_namespace(
     address: str,
     sets_running: bool = True,
     *,
-    sessions: RouterSessions | None = None,
+    sessions: router_query.ManagementSessions | None = None,
     parsed: ParsedFiles | None = None,
 ) -> bool:
     """Update one namespace's runtime resources from its router; whether anything changed."""
@@ -312,7 +275,7 @@ def poll_namespace(
         if sessions is not None:
             sessions.close(paths.namespace)
     elif sessions is not None:
-        answer = sessions.query(paths.namespace, address, client_cert)
+        answer = sessions.query(paths.namespace, address, MANAGEMENT_PORT, client_cert)
     else:
         answer = query_router(address, client_cert=client_cert)
     if not paths.is_rendered():  # removed by `system stop` meanwhile: write nothing
@@ -329,7 +292,7 @@ def poll_namespace(
 
 def poll_once(
     env: Mapping[str, str],
-    sessions: RouterSessions | None = None,
+    sessions: router_query.ManagementSessions | None = None,
     parsed: ParsedFiles | None = None,
 ) -> bool:
     """Poll every namespace; whether anything changed."""
@@ -454,7 +417,8 @@ class QueryPacing:
 def main() -> int:
     print("System controller started", flush=True)
     env, homes = os.environ, Homes.of(os.environ)
-    sessions, parsed, pacing, logs = RouterSessions(), ParsedFiles(), QueryPacing(), RouterLogs()
+    sessions = router_query.ManagementSessions(hostenv.current_host(env).world_dir)
+    parsed, pacing, logs = ParsedFiles(), QueryPacing(), RouterLogs()
     spaces = homes.namespaces()
     seen = marks(homes, spaces)
     logs.news(homes, spaces)

@@ -8,17 +8,18 @@ import asyncio
 import contextlib
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from skupper_sandbox import hostenv
 from skupper_sandbox.kube import resources, status
-from skupper_sandbox.kube.management import query_router
 from skupper_sandbox.kube.pods import CONTAINER, ROUTER_IMAGE, RouterPod, new_pod_name
 from skupper_sandbox.kube.resources import Resource
 from skupper_sandbox.kube.routerconfig import MANAGEMENT_PORT, SKUPPER_VERSION, render
 from skupper_sandbox.kube.status import Check
 from skupper_sandbox.kube.store import ApiError, Store, now
+from skupper_sandbox.router.query import ManagementSessions
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,9 @@ class Controller:
         self._interval = interval
         self._wake = asyncio.Event()
         self._exited_at: dict[str, float] = {}
+        # proton blocks and its connections want one thread: every router query runs on it
+        self._management = ManagementSessions(self._world_dir)
+        self._management_thread = ThreadPoolExecutor(1, thread_name_prefix="management")
         store.subscribe(lambda *_: self._wake.set())
 
     async def run(self) -> None:
@@ -105,8 +109,27 @@ class Controller:
 
     async def stop(self) -> None:
         """Stop every router pod's process (the cluster is shutting down)."""
+        await self._on_management_thread(self._management.close_all)
+        self._management_thread.shutdown()
         for pod in list(self.pods.values()):
             await pod.stop_process()
+
+    async def _on_management_thread(self, call: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(
+            self._management_thread, call, *args
+        )
+
+    async def _ask_router(self, pod: RouterPod) -> Obj | None:
+        """The pod's router's state over the connection kept to it, as the kube-adaptor keeps
+        its agents (``internal/qdr/amqp_mgmt.go@2.1.3:194-224``); None when it does not run
+        or answer."""
+        if not pod.running:
+            await self._on_management_thread(self._management.close, pod.namespace)
+            return None
+        answer = await self._on_management_thread(
+            self._management.query, pod.namespace, self._address, MANAGEMENT_PORT
+        )
+        return answer if isinstance(answer, dict) else None
 
     # -- reconcile -----------------------------------------------------------------
 
@@ -166,11 +189,7 @@ class Controller:
             await pod.restart(now())
         elif not pod.running and self._backoff_over(pod):
             await pod.restart(now())
-        answer = (
-            await query_router(self._address, MANAGEMENT_PORT, world_dir=self._world_dir)
-            if pod.running
-            else None
-        )
+        answer = await self._ask_router(pod)
         pod.answering = answer is not None
         self._update_pod_status(pod)
         self._update_site(site, pod, answer)
@@ -207,6 +226,7 @@ class Controller:
     async def _remove_pod(self, namespace: str) -> None:
         pod = self.pods.pop(namespace)
         log.info("pod %s/%s: removing", namespace, pod.name)
+        await self._on_management_thread(self._management.close, namespace)
         await pod.delete()
         with contextlib.suppress(ApiError):
             self.store.delete(resources.PODS, namespace, pod.name)
