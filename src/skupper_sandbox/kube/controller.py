@@ -8,9 +8,10 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from skupper_sandbox import hostenv
 from skupper_sandbox.kube import resources, status
@@ -24,6 +25,7 @@ from skupper_sandbox.router.query import ManagementSessions
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 ROUTER_LABELS = {
     "skupper.io/component": "router",
@@ -114,7 +116,7 @@ class Controller:
         for pod in list(self.pods.values()):
             await pod.stop_process()
 
-    async def _on_management_thread(self, call: Any, *args: Any) -> Any:
+    async def _on_management_thread(self, call: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(
             self._management_thread, call, *args
         )
@@ -126,10 +128,9 @@ class Controller:
         if not pod.running:
             await self._on_management_thread(self._management.close, pod.namespace)
             return None
-        answer = await self._on_management_thread(
+        return await self._on_management_thread(
             self._management.query, pod.namespace, self._address, MANAGEMENT_PORT
         )
-        return answer if isinstance(answer, dict) else None
 
     # -- reconcile -----------------------------------------------------------------
 
