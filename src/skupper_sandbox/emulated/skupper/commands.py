@@ -7,8 +7,6 @@ import json
 import re
 from pathlib import Path
 
-import yaml
-
 from . import resources as res
 from .failure import CliFailure
 from .paths import NamespacePaths
@@ -45,7 +43,7 @@ def check_output(output: str | None) -> None:
 def encode(resource: res.Resource, output: str) -> str:
     if output == "json":
         return json.dumps(resource, indent=2)
-    return yaml.safe_dump(resource, sort_keys=False).rstrip("\n")
+    return res.dump(resource).rstrip("\n")
 
 
 def default_sans(hostname: str, address: str) -> list[str]:
