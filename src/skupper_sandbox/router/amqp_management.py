@@ -16,6 +16,7 @@ section 10), so every consumer reads one shape whichever router runs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,60 @@ class ClientCert:
         return all((self.directory / f).is_file() for f in ("ca.crt", "tls.crt", "tls.key"))
 
 
+#: Each client certificate's TLS context, by its directory, with what its files were when
+#: it was made: a connection made again (the router restarted, or was still starting) takes
+#: the same one until the files change.
+_domains: dict[Path, tuple[tuple[tuple[int, int, int], ...], Any]] = {}
+
+
+def _client_domain(cert: ClientCert) -> Any:
+    """The TLS context that checks the router against the CA and presents the client's
+    certificate. Proton makes each one from the system's CA bundle first (about 30 ms of
+    CPU, where Skupper's Go client only parses the CA it is given)."""
+    from proton import SSLDomain
+
+    files = [cert.directory / name for name in ("ca.crt", "tls.crt", "tls.key")]
+    stats = [f.stat() for f in files]
+    signature = tuple((s.st_ino, s.st_mtime_ns, s.st_size) for s in stats)
+    known = _domains.get(cert.directory)
+    if known is not None and known[0] == signature:
+        return known[1]
+    domain = SSLDomain(SSLDomain.MODE_CLIENT)
+    domain.set_trusted_ca_db(str(files[0]))
+    domain.set_peer_authentication(SSLDomain.VERIFY_PEER)
+    domain.set_credentials(str(files[1]), str(files[2]), None)
+    _domains[cert.directory] = (signature, domain)
+    return domain
+
+
+def _defer_default_tls() -> None:
+    """Have proton's Container make its default TLS contexts when a connection first uses
+    them, not whenever a Container is made: BlockingConnection makes one per connection, and
+    its client and server contexts (from the system's CA bundle, about 30 ms of CPU each)
+    serve only connections that bring no domain of their own, which none here does over
+    TLS. What they are, once used, is unchanged."""
+    import proton._reactor as reactor
+
+    if getattr(reactor.SSLConfig, "deferred", False):
+        return
+
+    class DeferredSSLConfig(reactor.SSLConfig):
+        deferred = True
+
+        def __init__(self) -> None:  # the contexts come with their first use
+            pass
+
+        @functools.cached_property
+        def client(self) -> Any:  # type: ignore[override]
+            return reactor.SSLDomain(reactor.SSLDomain.MODE_CLIENT)
+
+        @functools.cached_property
+        def server(self) -> Any:  # type: ignore[override]
+            return reactor.SSLDomain(reactor.SSLDomain.MODE_SERVER)
+
+    reactor.SSLConfig = DeferredSSLConfig  # type: ignore[misc]
+
+
 class Management:
     """One AMQP connection to a router's management agent (and, through it, to the agents of
     the other routers in its network: ``amqp:/_topo/0/<router id>/$management``)."""
@@ -47,22 +102,17 @@ class Management:
     def __init__(
         self, address: str, port: int, cert: ClientCert | None = None, timeout: float = 2.0
     ) -> None:
-        from proton import SSLDomain
         from proton.utils import BlockingConnection, SyncRequestResponse
 
+        _defer_default_tls()
         ssl_domain = None
         scheme = "amqp"
         kwargs: dict[str, Any] = {}
-        if cert is not None:
-            scheme = "amqps"
-            ssl_domain = SSLDomain(SSLDomain.MODE_CLIENT)
-            ssl_domain.set_trusted_ca_db(str(cert.directory / "ca.crt"))
-            ssl_domain.set_peer_authentication(SSLDomain.VERIFY_PEER)
-            ssl_domain.set_credentials(
-                str(cert.directory / "tls.crt"), str(cert.directory / "tls.key"), None
-            )
-            kwargs = {"sasl_enabled": True, "allowed_mechs": "EXTERNAL"}
         try:
+            if cert is not None:
+                scheme = "amqps"
+                ssl_domain = _client_domain(cert)
+                kwargs = {"sasl_enabled": True, "allowed_mechs": "EXTERNAL"}
             self._connection = BlockingConnection(
                 f"{scheme}://{address}:{port}", timeout=timeout, ssl_domain=ssl_domain, **kwargs
             )
