@@ -29,6 +29,8 @@ SHIMMED_TOOLS: dict[str, str] = {
     "systemctl": "skupper_sandbox.emulated.systemctl",
     "loginctl": "skupper_sandbox.emulated.loginctl",
     "curl": "skupper_sandbox.emulated.curl",
+    # podman's container monitor, which real hosts have as /usr/bin/conmon (a C binary)
+    "conmon": "skupper_sandbox.emulated.conmon",
 }
 
 

@@ -25,6 +25,7 @@ from hostkit import HostKit, make_host
 from polling import wait_for
 from skupper_sandbox import hostenv
 from skupper_sandbox.commands.server import CommandServer, socket_name
+from skupper_sandbox.emulated import containers
 from skupper_sandbox.shims import COMMAND_CLIENT
 
 
@@ -184,3 +185,29 @@ def test_a_command_that_ends_as_its_client_goes_is_served_on(tmp_path: Path) -> 
         assert len(server.selector.get_map()) == 1  # only the listener is left
     finally:
         server.listener.close()
+
+
+def parent_of(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def test_a_containers_monitor_is_served_and_records_how_it_ends(served: HostKit) -> None:
+    """podman starts its conmon, a C binary, for each container; the host's `conmon` is the
+    command client, so the monitor is the server's child (no new Python), outlives `podman
+    run`, and records the container's end as before."""
+    started = served.sh("podman run -d --name m busybox sleep 60")
+    assert started.returncode == 0, started.stderr
+    c = containers.get(served.home, "m")
+    assert c is not None and containers.running(c) and c.conmon_pid
+    server = parent_of(c.conmon_pid)
+    assert b"skupper_sandbox.commands.server" in Path(f"/proc/{server}/cmdline").read_bytes()
+    assert served.sh("podman stop -t 5 m").returncode == 0
+    ended = containers.get(served.home, "m")
+    assert ended is not None and ended.status == "exited" and ended.exit_code == 143
+    stats = Path(served.world_dir).parent / "commands.stats"
+    wait_for(
+        lambda: any(line.startswith("conmon ") for line in stats.read_text().splitlines()),
+        timeout=10,
+        what="the server's record of the monitor's end",
+    )

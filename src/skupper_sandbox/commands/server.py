@@ -37,6 +37,7 @@ TOOLS: dict[str, str] = {
     "systemctl": "skupper_sandbox.emulated.systemctl",
     "loginctl": "skupper_sandbox.emulated.loginctl",
     "curl": "skupper_sandbox.emulated.curl",
+    "conmon": "skupper_sandbox.emulated.conmon",
 }
 MAX_REQUEST = 4 << 20
 _HEADER = struct.Struct("<I")

@@ -1,8 +1,8 @@
 """The container monitor: runs one container's process and records how it ends.
 
-`podman start` launches `python -m skupper_sandbox.emulated.conmon --dir CTR_DIR
---token T` in a new session and returns once this monitor has recorded the process's pid
-(or its failure to start). The process runs in its own process group with the
+`podman start` launches the host's `conmon --dir CTR_DIR --token T` (this module, run by the
+world's command server) in a new session and returns once this monitor has recorded the
+process's pid (or its failure to start). The process runs in its own process group with the
 container's directory as cwd and its output appended to `ctr.log`; when it ends, the
 monitor records its exit code (128 + signal when killed) and kills what is left of the
 group, as a container's teardown would.
@@ -59,12 +59,16 @@ def spawn_monitor(
     container_dir: Path, host_dir: str, token: str, *, keep: bool = False, lock: bool = False
 ) -> None:
     """Start a detached monitor for the container in `container_dir`; with `lock`, it takes
-    the container's lock until its process runs (a restart: no `podman start` holds it)."""
+    the container's lock until its process runs (a restart: no `podman start` holds it).
+    The monitor is the host's `conmon`: the world's command client where it was built (a
+    few ms, as podman's C conmon, instead of a new Python's 100 ms of imports)."""
+    conmon = Path(hostenv.load_host_info(host_dir).world_dir) / "bin" / "conmon"
+    program = [str(conmon)]
+    if not conmon.exists():  # a host made without the world's tools
+        program = [sys.executable, "-m", "skupper_sandbox.emulated.conmon"]
     subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "skupper_sandbox.emulated.conmon",
+            *program,
             "--dir",
             str(container_dir),
             "--host-dir",
