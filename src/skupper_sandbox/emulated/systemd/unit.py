@@ -8,6 +8,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,15 @@ class Unit:
             return True
 
     def set_state(self, active: str, sub: str) -> None:
+        if active == "failed" and self.active_state != "failed":
+            # what real systemd logs as "Failed with result ...", kept in the manager's own
+            # log (the unit's journal is what the product reads)
+            print(
+                f"{self.name}: failed with result {self.result!r}, main process"
+                f" code={self.exec_main_code} status={self.exec_main_status}",
+                file=sys.stderr,
+                flush=True,
+            )
         if active != self.active_state:
             stamp = _now_text()
             self.state_change = stamp
