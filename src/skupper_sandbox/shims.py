@@ -1,8 +1,8 @@
 """The PATH shims of a sandbox world: `DIR/bin/<tool>` runs the emulated tool.
 
 Every command run on a sandbox host has `DIR/bin` first on its PATH, so `podman`,
-`systemctl`, `loginctl`, `curl` and `skupper` there are the emulated ones, and `id` and
-`whoami` report the host's user (its `ident` file) rather than this machine's.
+`systemctl`, `loginctl`, `curl`, `skupper` and `conmon` there are the emulated ones, and
+`id` and `whoami` report the host's user (its `ident` file) rather than this machine's.
 
 With a C compiler, the emulated tools are links to one small compiled client that has the
 world's command server run them (``skupper_sandbox.commands``): a few milliseconds each, as
@@ -18,21 +18,12 @@ import subprocess
 from importlib import resources
 from pathlib import Path
 
+from skupper_sandbox.commands.server import TOOLS
+
 log = logging.getLogger("skupper_sandbox.shims")
 
 #: The compiled command client in ``DIR/bin``; the tools are symbolic links to it.
 COMMAND_CLIENT = ".command-client"
-
-SHIMMED_TOOLS: dict[str, str] = {
-    "skupper": "skupper_sandbox.emulated.skupper",
-    "podman": "skupper_sandbox.emulated.podman",
-    "systemctl": "skupper_sandbox.emulated.systemctl",
-    "loginctl": "skupper_sandbox.emulated.loginctl",
-    "curl": "skupper_sandbox.emulated.curl",
-    # podman's container monitor, which real hosts have as /usr/bin/conmon (a C binary)
-    "conmon": "skupper_sandbox.emulated.conmon",
-}
-
 
 # coreutils `id` for the forms scripts use (`id`, `-u`, `-g`, `-G`, with `-n`), from the
 # host's ident file ("uid gid user group"); off a sandbox host, the machine's own `id`.
@@ -71,12 +62,14 @@ def write_shims(world_dir: Path, python: str, *, compiled: bool = False) -> Path
     bin_dir = Path(world_dir) / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     client = build_client(bin_dir, python) if compiled else None
-    for tool, module in SHIMMED_TOOLS.items():
+    for tool in TOOLS:
         shim = bin_dir / tool
         shim.unlink(missing_ok=True)
         if client is not None:
             shim.symlink_to(client.name)
             continue
+        # the module the client's own fallback runs (client.c)
+        module = f"skupper_sandbox.emulated.{tool}"
         shim.write_text(f'#!/bin/sh\nexec {shlex.quote(python)} -m {module} "$@"\n')
         shim.chmod(0o755)
     for tool, text in (("id", _ID_SHIM), ("whoami", _WHOAMI_SHIM)):

@@ -5,7 +5,6 @@ the system's CA bundle (about 30 ms of CPU), where Skupper's Go client parses on
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from proton import SSLDomain
 
 from skupper_sandbox import certs
 from skupper_sandbox.router import amqp_management
+from sshkit import free_port
 
 
 def write_client_cert(directory: Path, ca: tuple[bytes, bytes]) -> amqp_management.ClientCert:
@@ -22,12 +22,6 @@ def write_client_cert(directory: Path, ca: tuple[bytes, bytes]) -> amqp_manageme
     (directory / "tls.crt").write_bytes(cert)
     (directory / "tls.key").write_bytes(key)
     return amqp_management.ClientCert(directory)
-
-
-def refused_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])  # closed again: nothing listens there
 
 
 @pytest.fixture
@@ -47,7 +41,7 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def test_connecting_again_makes_no_new_tls_context(tmp_path: Path, made: list[int]) -> None:
     cert = write_client_cert(tmp_path / "local-client", certs.new_ca("skupper-site-ca"))
-    port = refused_port()
+    port = free_port("127.0.0.1")
     for _ in range(3):  # a router that is still starting: the controller tries again
         with pytest.raises(amqp_management.ManagementError, match="cannot reach"):
             amqp_management.Management("127.0.0.1", port, cert, timeout=2)
@@ -66,7 +60,7 @@ def test_new_certificate_files_get_a_new_context(tmp_path: Path, made: list[int]
 def test_missing_certificate_files_are_a_management_error(tmp_path: Path) -> None:
     cert = amqp_management.ClientCert(tmp_path / "nothing-here")
     with pytest.raises(amqp_management.ManagementError, match="cannot reach"):
-        amqp_management.Management("127.0.0.1", refused_port(), cert, timeout=2)
+        amqp_management.Management("127.0.0.1", free_port("127.0.0.1"), cert, timeout=2)
 
 
 def test_the_default_contexts_are_made_when_first_used(made: list[int]) -> None:

@@ -30,13 +30,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The tools a host runs through the server, and the module whose ``main`` each one is.
+#: The tools a host runs through the server (its ``bin/<tool>``, ``shims.py``), and the
+#: module whose ``main`` each one is.
 TOOLS: dict[str, str] = {
     "skupper": "skupper_sandbox.emulated.skupper.__main__",
     "podman": "skupper_sandbox.emulated.podman.cli",
     "systemctl": "skupper_sandbox.emulated.systemctl",
     "loginctl": "skupper_sandbox.emulated.loginctl",
     "curl": "skupper_sandbox.emulated.curl",
+    # podman's container monitor, which real hosts have as /usr/bin/conmon (a C binary)
     "conmon": "skupper_sandbox.emulated.conmon",
 }
 MAX_REQUEST = 4 << 20

@@ -60,15 +60,11 @@ def spawn_monitor(
 ) -> None:
     """Start a detached monitor for the container in `container_dir`; with `lock`, it takes
     the container's lock until its process runs (a restart: no `podman start` holds it).
-    The monitor is the host's `conmon`: the world's command client where it was built (a
-    few ms, as podman's C conmon, instead of a new Python's 100 ms of imports)."""
-    conmon = Path(hostenv.load_host_info(host_dir).world_dir) / "bin" / "conmon"
-    program = [str(conmon)]
-    if not conmon.exists():  # a host made without the world's tools
-        program = [sys.executable, "-m", "skupper_sandbox.emulated.conmon"]
+    The monitor is the host's `conmon` (`shims.py`): the world's command client where it
+    was built (a few ms, as podman's C conmon, instead of a new Python's 100 ms of imports)."""
     subprocess.Popen(
         [
-            *program,
+            str(Path(hostenv.load_host_info(host_dir).world_dir) / "bin" / "conmon"),
             "--dir",
             str(container_dir),
             "--host-dir",
