@@ -113,6 +113,10 @@ LIFECYCLE_SCOPE = "tests/lifecycle"
 #: Files whose tests all run on a world made for each of their parameters: a parameter's
 #: tests are a unit of work.
 WORLD_PER_PARAM = frozenset({"tests/sandbox/test_handbuilt_van.py"})
+#: Files whose tests each make all they use (routers, sites, ports), none for the module:
+#: each test is a unit of work. The real skrouterd's start makes these the longest unit
+#: file of the fast half.
+TEST_PER_UNIT = frozenset({"tests/sandbox/test_router.py"})
 
 
 def work_unit(nodeid: str) -> str:
@@ -121,6 +125,8 @@ def work_unit(nodeid: str) -> str:
         return f"{LIFECYCLE_SCOPE} part {part_of(path)}"
     if path in WORLD_PER_PARAM and name.endswith("]"):
         return f"{path} [{name.rsplit('[', 1)[1]}"
+    if path in TEST_PER_UNIT:
+        return nodeid
     return path
 
 

@@ -1,10 +1,13 @@
-"""The lifecycle suite, in two parts that each run on a world of their own."""
+"""The lifecycle suite, in parts that each run on a world of their own."""
 
 from pathlib import Path
 
-#: The number of each part's first file (test_NN_...): making and changing the network
-#: (before setup to CRC), then reading and ending it (status to teardown and faults).
-PARTS = (5, 60)
+#: The number of each part's first file (test_NN_...): making the network and taking it up
+#: and down (before setup to up/down), its partial and cluster cases (partial hosts to CRC),
+#: reading it (status to logs), then its front ends and its end (front ends to faults).
+#: Parts run on workers of their own at once: the longest (up/down's waits on skrouterd's
+#: remoteLsMaxAgeSeconds) sets the half's time, so none is much longer.
+PARTS = (5, 30, 60, 70)
 
 
 def part_of(path: str | Path) -> int:

@@ -1,8 +1,8 @@
 """A sandbox world for the lifecycle tests, set up once; each test makes its own
 precondition (which sites are up) through the engine, as an agent would.
 
-The files run in two parts (``PARTS``), each on a world of its own: a part's files run in
-order, and two parts can run on two workers at once (tests/conftest.py).
+The files run in parts (``PARTS``), each on a world of its own: a part's files run in
+order, and the parts can run on as many workers at once (tests/conftest.py).
 
 The world mixes both of Skupper's layouts: rhtevan-work logs in as root (uid 0:
 /var/lib/skupper, /etc/systemd/system, the system manager), the other hosts as their
