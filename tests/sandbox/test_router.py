@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import json
 import os
 import signal
@@ -36,7 +35,10 @@ CONTAINER_CONFIG = "/etc/skupper-router/config"
 CONTAINER_CERTS = "/etc/skupper-router/runtime/certs"
 MANAGEMENT_PORT = 5671
 INTER_ROUTER_PORT = 55671
-_addresses = (f"127.202.0.{n}" for n in itertools.count(10))
+# Each test may run on any worker (tests/conftest.py): a worker's sites take addresses
+# of their own /24 (gw0 127.202.1.x, gw1 127.202.2.x...; one process: 127.202.0.x).
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw-1").removeprefix("gw")) + 1
+_addresses = (f"127.202.{_WORKER}.{n}" for n in range(10, 200))
 
 
 @dataclass

@@ -110,11 +110,13 @@ class Controller:
                 pass
 
     async def stop(self) -> None:
-        """Stop every router pod's process (the cluster is shutting down)."""
+        """Stop every router pod's process (the cluster is shutting down). The pods go
+        first, all at once: a management query still waiting on a router that does not
+        answer must not hold them past the cluster's own stop (its caller's kill would leave
+        them running, in sessions of their own); with its router gone it ends too."""
+        await asyncio.gather(*(pod.stop_process() for pod in list(self.pods.values())))
         await self._on_management_thread(self._management.close_all)
         self._management_thread.shutdown()
-        for pod in list(self.pods.values()):
-            await pod.stop_process()
 
     async def _on_management_thread(self, call: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(
