@@ -200,14 +200,20 @@ async def through_server(topology_path: Path, rounds: int, world_id: str) -> dic
 
 
 def process_kind(pid: int) -> str:
-    """What a world process is: the module a Python process runs, else its program."""
+    """What a world process is: the module a Python process runs, else its program. The
+    command server's children (tools, conmon, and the image programs conmon forks) keep
+    its command line and take their program's name (``comm``)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
         return "gone"
     words = [a.decode(errors="replace") for a in argv if a]
     if "-m" in words[:-1]:
-        return words[words.index("-m") + 1].removeprefix("skupper_sandbox.")
+        module = words[words.index("-m") + 1].removeprefix("skupper_sandbox.")
+        if module == "commands.server" and not name.startswith("python"):
+            return name
+        return module
     return Path(words[0]).name if words else "?"
 
 

@@ -27,6 +27,7 @@ from skupper_sandbox import hostenv
 from skupper_sandbox.commands.server import CommandServer, socket_name
 from skupper_sandbox.emulated import containers
 from skupper_sandbox.shims import COMMAND_CLIENT
+from sshkit import free_port
 
 
 @contextlib.contextmanager
@@ -211,3 +212,45 @@ def test_a_containers_monitor_is_served_and_records_how_it_ends(served: HostKit)
         timeout=10,
         what="the server's record of the monitor's end",
     )
+
+
+def session_of(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[3])
+
+
+@pytest.mark.parametrize(("signal_name", "code"), [("TERM", 143), ("INT", 130)])
+def test_an_image_program_is_forked_by_its_monitor_and_lives_and_ends_as_its_own(
+    served: HostKit, signal_name: str, code: int
+) -> None:
+    """The sandbox's own image programs (here the model server) start as a fork of their
+    conmon, which has their modules imported: no new Python, but the process a new one
+    would be: its own session, the program's name, its log, its port, its signals (SIGINT
+    ends a Python program by KeyboardInterrupt, 130; SIGTERM by default, 143)."""
+    image = "localhost/skupper-mcp-sandbox/model-server:latest"
+    port = free_port(served.info.address)
+    run = f"podman run -d --name ms -e PORT={port} -e MODEL_ID=forked-model {image}"
+    assert served.sh(run).returncode == 0
+    c = containers.get(served.home, "ms")
+    assert c is not None and c.pid and c.conmon_pid
+    assert parent_of(c.pid) == c.conmon_pid and session_of(c.pid) == c.pid
+    assert Path(f"/proc/{c.pid}/comm").read_text().strip() == "model-server"
+    cmdline = Path(f"/proc/{c.pid}/cmdline").read_bytes()
+    assert b"skupper_sandbox.commands.server" in cmdline  # forked, not a new interpreter
+    models = f"curl -fsS http://127.0.0.1:{port}/v1/models"
+    answer = wait_for(
+        lambda: (r := served.sh(models)).returncode == 0 and r.stdout,
+        timeout=10,
+        what="the model server to answer",
+    )
+    assert "forked-model" in answer
+    assert served.sh(f"podman kill -s {signal_name} ms").returncode == 0
+
+    def ended() -> containers.Container | None:
+        found = containers.get(served.home, "ms")
+        return found if found is not None and found.status == "exited" else None
+
+    last = wait_for(ended, timeout=10, what=f"the container to end on SIG{signal_name}")
+    assert last.exit_code == code
+    logs = served.sh("podman logs ms 2>&1").stdout
+    assert f"listening on {served.info.address}:{port}" in logs

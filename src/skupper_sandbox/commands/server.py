@@ -17,7 +17,6 @@ import array
 import contextlib
 import gc
 import importlib
-import io
 import os
 import selectors
 import signal
@@ -25,10 +24,11 @@ import socket
 import struct
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from skupper_sandbox.commands.become import become
 
 #: The tools a host runs through the server (its ``bin/<tool>``, ``shims.py``), and the
 #: module whose ``main`` each one is.
@@ -70,6 +70,11 @@ class CommandServer:
         }
         for module in modules.values():  # what every command would otherwise make anew
             getattr(module, "prewarm", lambda: None)()
+        # and the image programs a container's monitor (conmon: a child of this server)
+        # starts, which a new Python would import at each container start
+        images = importlib.import_module("skupper_sandbox.emulated.images")
+        for program in images.PROGRAMS:
+            importlib.import_module(images.program_module(program))
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind("\0" + name)
         self.listener.listen(128)
@@ -171,47 +176,10 @@ class CommandServer:
     def _child(
         self, tool: str, cwd: str, args: list[str], env: dict[str, str], fds: list[int]
     ) -> None:
-        code = 1
         try:
             os.setpgid(0, 0)  # its own group: the server ends it, and what it started, at once
-            for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
-                signal.signal(number, signal.SIG_DFL)
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-            for target, fd in enumerate(fds):
-                os.dup2(fd, target)
-            os.closerange(3, _max_fd())
-            sys.stdin = _stream(0, "r")
-            sys.stdout = _stream(1, "w")
-            sys.stderr = _stream(2, "w", errors="backslashreplace", line_buffering=True)
-            os.environ.clear()
-            os.environ.update(env)
-            os.chdir(cwd)
-            sys.argv = [tool, *args]
-            code = _exit_code(self.mains[tool])
-        except BaseException:  # the child must never return into the server's loop
-            traceback.print_exc()
-        finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            os._exit(code)
-
-
-def _stream(fd: int, mode: str, **options: object) -> io.TextIOWrapper:
-    """A standard stream on ``fd`` as Python makes one at start-up (buffered, UTF-8)."""
-    raw = io.FileIO(fd, mode, closefd=False)
-    buffered = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
-    return io.TextIOWrapper(buffered, encoding="utf-8", **options)  # type: ignore[arg-type]
-
-
-def _exit_code(main: Callable[[], int | None]) -> int:
-    try:
-        result = main()
-    except SystemExit as exc:
-        result = exc.code if isinstance(exc.code, int) or exc.code is None else 1
-        if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
-    return 0 if result is None else int(result)
+        finally:  # the child must never return into the server's loop
+            become(self.mains[tool], [tool, *args], env, cwd, fds, name=tool)
 
 
 def _receive(client: socket.socket) -> tuple[list[int], bytes]:
@@ -249,13 +217,6 @@ def _parse(request: bytes) -> tuple[str, str, list[str], dict[str, str]]:
 def _signal_group(pid: int, number: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, number)
-
-
-def _max_fd() -> int:
-    try:
-        return os.sysconf("SC_OPEN_MAX")
-    except (ValueError, OSError):
-        return 1024
 
 
 def main(argv: list[str] | None = None) -> int:

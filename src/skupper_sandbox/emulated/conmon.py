@@ -28,10 +28,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from skupper_sandbox import hostenv
+from skupper_sandbox.commands.become import become
 from skupper_sandbox.emulated import containers, images, userns
 
 
@@ -146,7 +148,7 @@ def monitor(
 
 def _start(
     c: containers.Container, container_dir: Path, host_dir: str, token: str
-) -> subprocess.Popen[bytes] | None:
+) -> subprocess.Popen[bytes] | Forked | None:
     """Start the container's process and record it; None when it could not start."""
     host = hostenv.load_host_info(host_dir)
     # Work relative to the container's directory: a `podman rename` moves the directory
@@ -170,15 +172,20 @@ def _start(
         try:
             if executable is None:
                 raise FileNotFoundError(argv[0])
-            proc = subprocess.Popen(
-                [executable, *argv[1:]],
-                cwd=c.dir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            program = images.loaded_program(argv)
+            proc: subprocess.Popen[bytes] | Forked
+            if program is not None:
+                proc = Forked.start(*program, str(c.dir), env, log.fileno())
+            else:
+                proc = subprocess.Popen(
+                    [executable, *argv[1:]],
+                    cwd=c.dir,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
         except FileNotFoundError:
             _record_start_failure(
                 c,
@@ -197,9 +204,56 @@ def _start(
     return proc
 
 
+class Forked:
+    """A container's process forked from this monitor, which has its program's modules
+    imported already (``images.loaded_program``): what ``Popen`` of ``python -m program``
+    would start, in its own session, with /dev/null as input and the log as output, minus
+    the new interpreter's imports (controller 130 ms of CPU, router launcher 80 ms)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    @classmethod
+    def start(
+        cls,
+        program: str,
+        main: Callable[[], int | None],
+        cwd: str,
+        env: dict[str, str],
+        log: int,
+    ) -> Forked:
+        argv = [sys.modules[images.program_module(program)].__file__ or program]
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.setsid()
+                finally:
+                    become(
+                        main,
+                        argv,
+                        env,
+                        cwd,
+                        (null, log, log),
+                        python_signals=True,
+                        name=images.PROGRAMS[program],
+                    )
+        finally:
+            os.close(null)
+        return cls(pid)
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
 def _ended(
     c: containers.Container,
-    proc: subprocess.Popen[bytes],
+    proc: subprocess.Popen[bytes] | Forked,
     returncode: int,
     host_dir: str,
     keep: bool,

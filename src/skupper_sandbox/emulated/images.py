@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -28,6 +29,36 @@ SHELL_IMAGES = (
 KNOWN = (ROUTER, CONTROLLER, MODEL_SERVER, CUSTOM_MODEL, *SHELL_IMAGES)
 
 MODEL_COMMAND_VAR = "SKMCP_MODEL_SERVER_COMMAND"
+
+#: The sandbox's own image programs (``python -m`` of these modules), each with the name its
+#: process has on a real host (the image's binary: ``ps`` shows it).
+ROUTER_REAL, ROUTER_IMITATION = "skupper_sandbox.router.real", "skupper_sandbox.router"
+CONTROLLER_PROGRAM, MODEL_SERVER_PROGRAM = (
+    "skupper_sandbox.emulated.controller",
+    "skupper_sandbox.model_server",
+)
+PROGRAMS = {
+    ROUTER_REAL: "skrouterd",
+    ROUTER_IMITATION: "skrouterd",
+    CONTROLLER_PROGRAM: "controller",
+    MODEL_SERVER_PROGRAM: "model-server",
+}
+
+
+def program_module(program: str) -> str:
+    """The module whose ``main`` ``python -m program`` runs (a package runs its __main__)."""
+    return f"{program}.__main__" if program == ROUTER_IMITATION else program
+
+
+def loaded_program(argv: list[str]) -> tuple[str, Callable[[], int | None]] | None:
+    """``(program, main)`` when ``argv`` runs a sandbox program that this process has
+    already imported (the command server imports them all: a container's monitor is one
+    of its children), else None."""
+    if len(argv) != 3 or argv[:2] != [sys.executable, "-m"] or argv[2] not in PROGRAMS:
+        return None
+    module = sys.modules.get(program_module(argv[2]))
+    main = getattr(module, "main", None)
+    return (argv[2], main) if callable(main) else None
 
 
 class UnknownImage(LookupError):
@@ -101,12 +132,12 @@ def process_for(
         # The image's launch.sh: the real skrouterd when the world runs it, else the imitation
         # (both fall back to the image's default config when /tmp cannot be written).
         if router_choice.for_world(host.world_dir).kind == "real":
-            return ImageProcess([python, "-m", "skupper_sandbox.router.real"], {})
-        return ImageProcess([python, "-m", "skupper_sandbox.router"], {})
+            return ImageProcess([python, "-m", ROUTER_REAL], {})
+        return ImageProcess([python, "-m", ROUTER_IMITATION], {})
     if fnmatchcase(full, CONTROLLER):
-        return ImageProcess([python, "-m", "skupper_sandbox.emulated.controller"], {})
+        return ImageProcess([python, "-m", CONTROLLER_PROGRAM], {})
     if fnmatchcase(full, MODEL_SERVER):
-        return ImageProcess([python, "-m", "skupper_sandbox.model_server"], {})
+        return ImageProcess([python, "-m", MODEL_SERVER_PROGRAM], {})
     if fnmatchcase(full, CUSTOM_MODEL):
         command_text = container_env.get(MODEL_COMMAND_VAR) or _model_server_command(host)
         env = {MODEL_COMMAND_VAR: command_text}
