@@ -188,9 +188,17 @@ def test_a_command_that_ends_as_its_client_goes_is_served_on(tmp_path: Path) -> 
         server.listener.close()
 
 
+def stat_of(pid: int) -> list[str]:
+    """``/proc/PID/stat`` after the command name: state, ppid, pgrp, session..."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def parent_of(pid: int) -> int:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat.rsplit(")", 1)[1].split()[1])
+    return int(stat_of(pid)[1])
+
+
+def session_of(pid: int) -> int:
+    return int(stat_of(pid)[3])
 
 
 def test_a_containers_monitor_is_served_and_records_how_it_ends(served: HostKit) -> None:
@@ -212,11 +220,6 @@ def test_a_containers_monitor_is_served_and_records_how_it_ends(served: HostKit)
         timeout=10,
         what="the server's record of the monitor's end",
     )
-
-
-def session_of(pid: int) -> int:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat.rsplit(")", 1)[1].split()[3])
 
 
 @pytest.mark.parametrize(("signal_name", "code"), [("TERM", 143), ("INT", 130)])

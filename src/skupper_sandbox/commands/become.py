@@ -37,11 +37,13 @@ def become(
     python_signals: bool = False,
     name: str | None = None,
 ) -> NoReturn:
-    """Never returns. ``fds`` become descriptors 0, 1 and 2. ``python_signals``: what the
-    parent ignores stays ignored, as across exec, then SIGINT raises KeyboardInterrupt and
-    SIGPIPE is ignored, as in a new ``python``; otherwise the signals the parent handles
-    are back at their defaults (a tool's caller, not the server, would have set them). ``name``: the
-    process's name (``comm``, what ``ps`` shows), the program's rather than the parent's."""
+    """Never returns. ``fds`` become descriptors 0, 1 and 2.
+
+    ``python_signals``: what the parent ignores stays ignored, as across exec, then SIGINT
+    raises KeyboardInterrupt and SIGPIPE is ignored, as in a new ``python``; otherwise the
+    signals the parent handles are back at their defaults (a tool's caller, not the
+    server, would have set them). ``name``: the process's name (``comm``, what ``ps``
+    shows), the program's rather than the parent's."""
     code = 1
     try:
         handled = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD, signal.SIGPIPE)

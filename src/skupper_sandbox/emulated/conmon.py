@@ -28,9 +28,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import Path
+from types import ModuleType
 
 from skupper_sandbox import hostenv
 from skupper_sandbox.commands.become import become
@@ -212,18 +212,11 @@ class Forked:
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.returncode: int | None = None
 
     @classmethod
     def start(
-        cls,
-        program: str,
-        main: Callable[[], int | None],
-        cwd: str,
-        env: dict[str, str],
-        log: int,
+        cls, program: str, module: ModuleType, cwd: str, env: dict[str, str], log: int
     ) -> Forked:
-        argv = [sys.modules[images.program_module(program)].__file__ or program]
         null = os.open(os.devnull, os.O_RDONLY)
         try:
             pid = os.fork()
@@ -232,8 +225,8 @@ class Forked:
                     os.setsid()
                 finally:
                     become(
-                        main,
-                        argv,
+                        module.main,
+                        [module.__file__ or program],
                         env,
                         cwd,
                         (null, log, log),
@@ -245,10 +238,9 @@ class Forked:
         return cls(pid)
 
     def wait(self) -> int:
-        if self.returncode is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
+        """The exit code, or minus the signal that ended it (as ``Popen.wait``)."""
+        _, status = os.waitpid(self.pid, 0)
+        return os.waitstatus_to_exitcode(status)
 
 
 def _ended(

@@ -6,12 +6,13 @@ There is no registry: an image is a name that maps to a command on this machine
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+from types import ModuleType
 
 from skupper_sandbox.hostenv import HostInfo, translate
 from skupper_sandbox.router import choice as router_choice
@@ -46,19 +47,21 @@ PROGRAMS = {
 
 
 def program_module(program: str) -> str:
-    """The module whose ``main`` ``python -m program`` runs (a package runs its __main__)."""
-    return f"{program}.__main__" if program == ROUTER_IMITATION else program
+    """The module whose ``main`` ``python -m program`` runs: a package runs its __main__."""
+    spec = importlib.util.find_spec(program)
+    return f"{program}.__main__" if spec and spec.submodule_search_locations else program
 
 
-def loaded_program(argv: list[str]) -> tuple[str, Callable[[], int | None]] | None:
-    """``(program, main)`` when ``argv`` runs a sandbox program that this process has
-    already imported (the command server imports them all: a container's monitor is one
-    of its children), else None."""
+def loaded_program(argv: list[str]) -> tuple[str, ModuleType] | None:
+    """``(program, module with its main)`` when ``argv`` runs a sandbox program that this
+    process has already imported (the command server imports them all: a container's
+    monitor is one of its children), else None."""
     if len(argv) != 3 or argv[:2] != [sys.executable, "-m"] or argv[2] not in PROGRAMS:
         return None
     module = sys.modules.get(program_module(argv[2]))
-    main = getattr(module, "main", None)
-    return (argv[2], main) if callable(main) else None
+    if module is None or not callable(getattr(module, "main", None)):
+        return None
+    return argv[2], module
 
 
 class UnknownImage(LookupError):
