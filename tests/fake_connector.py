@@ -135,3 +135,10 @@ class FakeHosts:
             return self.connectors[name]
         except KeyError:
             raise Unscripted(f"no fake connector for host {name!r}") from None
+
+
+def framed(text: str) -> str:
+    """``text`` as a framed script prints it (``skupper_mcp.facts.framing``): its ``@@``
+    lines are the script's markers and every other line is the host's, stuffed with ``|``.
+    For readable fixtures; a test of what a host's text cannot do builds its lines itself."""
+    return "\n".join(line if line.startswith("@@") else f"|{line}" for line in text.split("\n"))

@@ -33,7 +33,8 @@ def script_output(container: str, text: str | None, exists: int = 0, rc: int = 0
     out = f"@@container {container}\n@@exists {exists}\n"
     if text is None:
         return out
-    return out + f"@@logs\n{text}\n@@rc {rc}\n"
+    stuffed = "".join(f"|{line}\n" for line in text.split("\n"))
+    return out + f"@@logs\n{stuffed}\n@@rc {rc}\n"
 
 
 # -- the pure parts --------------------------------------------------------------------------
@@ -42,8 +43,8 @@ def script_output(container: str, text: str | None, exists: int = 0, rc: int = 0
 def test_the_script_names_the_container_and_bounds_what_it_reads() -> None:
     router = podman_logs_script(25, 1000, "models-skupper-router")
     assert "c=models-skupper-router" in router
-    assert 'podman logs --tail 25 "$c" 2>&1' in router
-    assert "| tail -c 1064" in router
+    assert '( podman logs --tail 25 "$c" ) 2>&1' in router
+    assert "| tail -c 1064 |" in router
     controller = podman_logs_script(5, 1000)
     assert 'c="$(id -un)-skupper-controller"' in controller
 
@@ -57,10 +58,9 @@ def test_parse_keeps_the_log_and_podmans_status() -> None:
         "one\ntwo",
         False,
     )
-    # a log that ends with its own newline keeps it, and a line that looks like the marker
-    # inside the log does not end it
-    tricky = parse_podman_logs(script_output("r", "@@rc 7\nlast\n"), 1000)
-    assert (tricky.text, tricky.rc) == ("@@rc 7\nlast\n", 0)
+    # a line of the log that looks like a marker is the log's, not a marker
+    tricky = parse_podman_logs(script_output("r", "@@rc 7\n@@logs\nlast\n"), 1000)
+    assert (tricky.text, tricky.rc) == ("@@rc 7\n@@logs\nlast\n", 0)
     absent = parse_podman_logs(script_output("r", None, exists=1), 1000)
     assert (absent.exists, absent.rc, absent.text) == (1, None, "")
     assert parse_podman_logs(script_output("r", "x" * 1001), 1000).cut

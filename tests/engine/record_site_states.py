@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent / "site_states"
 HOSTS = ("rhel-ai", "rhtevan-work", "local")
 #: Topology keys that name files of the recording machine: never recorded.
 MACHINE_KEYS = re.compile(r"^(STATE_DIR|SSH_IDENTITY|SSH_KNOWN_HOSTS|\w+_KUBECONFIG)=.*\n", re.M)
-_SECRET_FIELD = re.compile(r"^(  (ca\.crt|tls\.crt): ).*$", re.M)
+_SECRET_FIELD = re.compile(r"^(\|  (ca\.crt|tls\.crt): ).*$", re.M)
 
 
 def placeholder(name: str, site: str) -> str:

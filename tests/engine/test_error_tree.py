@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import skupper_mcp
+from fake_connector import framed
 from skupper_mcp import errors
 from skupper_mcp.connectors.base import CommandResult, SSHTarget
 from skupper_mcp.engine.runner import SITE_ERRORS
@@ -58,7 +59,7 @@ def set_up_site_state(namespace: str = "default", user: str = "tester") -> str:
     lines += ["@@section units", "@@rc 0", "@@section containers", "[]", "@@rc 0"]
     for unit in units.site_units(namespace, user, podman):
         lines += [f"@@file unit {unit.name}", unit.content]
-    return "\n".join([*lines, "@@rendered", "@@end"]) + "\n"
+    return framed("\n".join([*lines, "@@rendered", "@@end"]) + "\n")
 
 
 class FailsToAct(Broken):

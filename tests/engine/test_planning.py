@@ -60,7 +60,7 @@ def cert_reply(site: str) -> str:
     lines = []
     for name in ("ca.crt", "tls.crt", "tls.key"):
         data = base64.b64encode(f"recorded {name} of {site}".encode()).decode()
-        lines += [f"@@file cert {name}", data]
+        lines += [f"@@file cert {name}", f"|{data}"]
     return "\n".join([*lines, "@@end", ""])
 
 

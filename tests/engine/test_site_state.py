@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from fake_connector import framed
 from skupper_mcp.facts.site_state import parse_site_state, site_state_script
 from skupper_mcp.sites import resources as cr
 from skupper_mcp.sites import units
 
-OUTPUT = """\
+OUTPUT = framed("""\
 @@user ezhang
 @@podman /usr/bin/podman
 @@section version
@@ -63,7 +64,7 @@ status: {status: Ready, message: OK}
 {"object": "list", "data": [{"id": "granite"}]}
 @@rc 0
 @@end
-"""
+""")
 
 
 def test_one_read_tells_units_containers_resources_and_models() -> None:
@@ -85,7 +86,9 @@ def test_one_read_tells_units_containers_resources_and_models() -> None:
 
 
 def test_a_read_cut_short_is_incomplete_and_failed_commands_are_reported() -> None:
-    state = parse_site_state("@@user x\n@@section version\nsh: skupper: not found\n@@rc 127\n")
+    state = parse_site_state(
+        framed("@@user x\n@@section version\nsh: skupper: not found\n@@rc 127\n")
+    )
     assert not state.complete
     assert state.skupper.cli is None and "not found" in (state.skupper.problem or "")
 
@@ -181,7 +184,7 @@ def test_a_file_read_again_is_an_equal_document_of_its_own() -> None:
     (what one caller changes, the next read does not see), a timestamp stays a timestamp."""
     import datetime
 
-    text = (
+    text = framed(
         "@@file runtime Site-s1.yaml\nkind: Site\nmetadata:\n  name: s1\n"
         "status:\n  conditions:\n  - lastTransitionTime: 2026-12-01T10:00:00Z\n"
         "@@file runtime Link-l1.yaml\nkind: Link\nmetadata:\n  name: l1\nspec:\n  cost: 1\n"

@@ -3,8 +3,8 @@ what a caller may be given. Parsers are pure.
 
 ``podman logs`` writes the container's stdout and stderr to its own stdout and stderr
 (libpod ``LogLine.Write``); the script joins them (``2>&1``) so the lines keep their order,
-and bounds what crosses the connection with ``tail -c``. Its exit status comes last, on a
-line of its own, so the bound never cuts it off.
+and bounds what crosses the connection with ``tail -c``. Its exit status comes after the
+log, as a marker of its own, so the bound never cuts it off.
 """
 
 from __future__ import annotations
@@ -13,17 +13,16 @@ from dataclasses import dataclass
 
 from ..connectors.shell import quote, script
 from . import names
+from .framing import framed, split_frames
 
 #: What a log read may return: the newest lines that fit.
 MAX_LOG_BYTES = 64 * 1024
-_RC_MARK = "\n@@rc "
-_LOGS_MARK = "@@logs\n"
 
 
 def podman_logs_script(lines: int, max_bytes: int, container: str | None = None) -> str:
     """The command that prints the last ``lines`` lines of ``container``'s log, at most about
-    ``max_bytes`` of them. ``container`` None: the login user's system controller
-    (``<user>-skupper-controller``)."""
+    ``max_bytes`` of them, framed (``framing``: no log line can fake a marker).
+    ``container`` None: the login user's system controller (``<user>-skupper-controller``)."""
     if container is None:
         name = f'c="{names.controller_container("$(id -un)")}"'
     else:
@@ -35,8 +34,7 @@ def podman_logs_script(lines: int, max_bytes: int, container: str | None = None)
         'echo "@@exists $e"',
         '[ "$e" = 0 ] || exit 0',
         'echo "@@logs"',
-        f'{{ podman logs --tail {int(lines)} "$c" 2>&1; printf "\\n@@rc %s\\n" "$?"; }}'
-        f" | tail -c {int(max_bytes) + 64}",
+        framed(f'podman logs --tail {int(lines)} "$c"', last_bytes=int(max_bytes) + 64),
     )
 
 
@@ -54,20 +52,19 @@ class PodmanLogRead:
 
 
 def parse_podman_logs(output: str, max_bytes: int) -> PodmanLogRead:
-    head, marked, body = output.partition(_LOGS_MARK)
-    container, exists = "", None
-    for line in head.splitlines():
-        tag, _, value = line.partition(" ")
-        if tag == "@@container":
-            container = value.strip()
-        elif tag == "@@exists" and value.strip().isdigit():
-            exists = int(value.strip())
-    if not marked:
+    container, exists, rc, text, logged = "", None, None, "", False
+    for frame in split_frames(output):
+        value = frame.argument
+        if frame.tag == "container":
+            container = value
+        elif frame.tag == "exists" and value.isascii() and value.isdigit():
+            exists = int(value)
+        elif frame.tag == "logs":
+            logged, text = True, frame.body
+        elif frame.tag == "rc" and value.isascii() and value.isdigit():
+            rc = int(value)
+    if not logged:
         return PodmanLogRead(container, exists)
-    text, found, status = body.rpartition(_RC_MARK)
-    rc = int(status.strip()) if found and status.strip().isdigit() else None
-    if not found:
-        text = body
     return PodmanLogRead(
         container, exists, rc, text, cut=len(text.encode(errors="replace")) > max_bytes
     )

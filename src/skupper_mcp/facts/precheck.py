@@ -84,7 +84,8 @@ class SiteFacts:
 def parse_site_facts(stdout: str) -> SiteFacts:
     """Parse the tagged lines of ``site_facts_script``; unknown lines are ignored."""
     facts = SiteFacts()
-    for line in stdout.splitlines():
+    # only newlines end a line: a carriage return inside a host's text must not start one
+    for line in stdout.split("\n"):
         match = _TAG.fullmatch(line.rstrip("\r"))
         if not match:
             continue

@@ -1,6 +1,7 @@
 """Read a podman site's whole state in one remote command, and parse it. The parser is pure.
 
-The script prints tagged sections (``@@section``, ``@@file``, ``@@rc``...) that
+The script prints markers (``@@section``, ``@@file``, ``@@rc``...) with the host's text
+framed after them (``framing``: every line of it stuffed, so none can fake a marker), which
 ``parse_site_state`` turns into a ``SiteState``. Only the resource kinds the product uses are
 read; an input Secret (a link's client certificate, which setup compares) is read with its
 ``tls.key`` replaced, and runtime Secrets and Certificates are never read. The link client
@@ -12,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,9 +21,13 @@ import yaml
 
 from ..connectors.shell import ENV_PRELUDE, quote
 from . import names
+from .framing import STUFF, framed, safe_path, safe_user, split_frames
 from .skupper_version import SkupperVersion, parse_skupper_version
 
-MARK = "@@"
+_INSPECT_ROUTER = 'podman inspect "$ns-skupper-router" 2>/dev/null'
+#: What the host may send of the model endpoint's body, and of each log it is asked for.
+MAX_MODELS_BODY = 256 * 1024
+MAX_LOG_READ = 256 * 1024
 # The resource kinds the product reads; runtime/resources also holds Secret-*.yaml (private
 # keys) and Certificate-*.yaml, which never leave the host (site_state.go MarshalSiteState).
 _KINDS = ("Site", "RouterAccess", "Listener", "Connector", "Link")
@@ -29,7 +35,10 @@ _KINDS = ("Site", "RouterAccess", "Listener", "Connector", "Link")
 
 def site_state_script(namespace: str, model_url: str | None = None, log_lines: int = 0) -> str:
     """The one command that reads everything about a podman site; with ``log_lines``, also
-    the last lines of the router's and the controller's container logs (for diagnose)."""
+    the last lines of the router's and the controller's container logs (for diagnose).
+
+    Everything the host says is framed (``framing``): a command's output, a file, the model
+    endpoint's body and the logs are stuffed, so none of it can fake a marker."""
     ns = quote(namespace)
     lines = [
         f"ns={ns}",
@@ -39,14 +48,16 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         'echo "@@user $user"',
         'echo "@@now $(date +%s)"',
         'echo "@@podman $(command -v podman || true)"',
-        f'echo "@@section version"; {names.VERSION_COMMAND} 2>&1; echo "@@rc $?"',
+        f'echo "@@section version"; {framed(names.VERSION_COMMAND)}',
         'echo "@@section units"',
-        "$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,UnitFileState,"
-        f'MainPID,ExecMainCode,ExecMainStatus "skupper-$ns.service" {names.CONTROLLER_UNIT}'
-        f' {names.PODMAN_SOCKET_UNIT} "$user-skupper-controller.service" 2>&1;'
-        ' echo "@@rc $?"',
-        'echo "@@section containers"; podman ps -a --format json 2>&1; echo "@@rc $?"',
-        'echo "@@section router"; podman inspect "$ns-skupper-router" 2>/dev/null; echo "@@rc $?"',
+        framed(
+            "$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
+            "UnitFileState,MainPID,ExecMainCode,ExecMainStatus"
+            f' "skupper-$ns.service" {names.CONTROLLER_UNIT} {names.PODMAN_SOCKET_UNIT}'
+            ' "$user-skupper-controller.service"'
+        ),
+        f'echo "@@section containers"; {framed("podman ps -a --format json")}',
+        f'echo "@@section router"; {framed(_INSPECT_ROUTER)}',
         # only the kinds read here; Secrets (link client keys) lose their private key first.
         # One awk for each group of files: a hub with N providers has ~3N of them.
         f'show() {{ tag=$1; shift; [ $# -gt 0 ] && awk -v tag="$tag" {quote(_SHOW_FILES)} "$@"; }}',
@@ -57,29 +68,29 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         'ud="$SKMCP_UNITS"',
         f'for u in "skupper-$ns.service" {names.CONTROLLER_UNIT}'
         ' "$user-skupper-controller.service"; do'
-        ' [ -f "$ud/$u" ] && { echo "@@file unit $u"; cat "$ud/$u"; echo; };'
+        f' [ -f "$ud/$u" ] && {{ echo "@@file unit $u"; {STUFF} "$ud/$u"; echo; }};'
         ' [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
         f'f="$HOME/{names.WATCH_SCRIPT_PATH}";'
-        ' [ -f "$f" ] && { echo "@@file watch start-watch.sh"; cat "$f"; echo; }',
+        f' [ -f "$f" ] && {{ echo "@@file watch start-watch.sh"; {STUFF} "$f"; echo; }}',
         '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
         'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',
         '[ -f "$ca" ] && echo "@@issuer $(sha256sum < "$ca" | cut -c1-16)"',
         # the first certificate files the router's uid cannot read, with their modes
         'p=""; [ -d "$nsdir/runtime/certs" ] && p="$(find "$nsdir/runtime/certs" -type f'
-        " ! -perm -o+r -printf '%m runtime/certs/%P\\n' 2>/dev/null | head -n 3)\";"
+        " ! -perm -o+r -printf '|%m runtime/certs/%P\\n' 2>/dev/null | head -n 3)\";"
         ' [ -n "$p" ] && { echo "@@certs-private"; echo "$p"; }',
     ]
     if log_lines > 0:
         tail = f"podman logs --tail {int(log_lines)}"
-        router = _ended(tail + ' "$ns-skupper-router" 2>&1')
-        controller = _ended(tail + ' "$user-skupper-controller" 2>&1')
+        router = framed(tail + ' "$ns-skupper-router"', last_bytes=MAX_LOG_READ)
+        controller = framed(tail + ' "$user-skupper-controller"', last_bytes=MAX_LOG_READ)
         lines += [
             f'echo "@@section log-router"; {router}',
             f'echo "@@section log-controller"; {controller}',
         ]
     if model_url:
-        probe = f"curl -fsS --max-time 2 {quote(model_url)} 2>&1"
-        lines.append(f'echo "@@section models"; {_ended(probe)}')
+        probe = f"curl -fsS --max-time 2 {quote(model_url)}"
+        lines.append(f'echo "@@section models"; {framed(probe, first_bytes=MAX_MODELS_BODY)}')
     lines.append('echo "@@end"')
     return "\n".join((ENV_PRELUDE, _written_at_once("\n".join(lines))))
 
@@ -93,13 +104,13 @@ def _written_at_once(body: str) -> str:
     return f'skmcp_out=$(\n{body}\necho .\n)\nprintf %s "${{skmcp_out%.}}"'
 
 
-#: Each file as ``@@file TAG NAME``, its lines and a blank line (what ``cat`` then ``echo``
-#: print), with a ``tls.key:`` value (a Secret's private key) as ``redacted``.
+#: Each file as ``@@file TAG NAME`` and its lines stuffed, with a ``tls.key:`` value (a
+#: Secret's private key) as ``redacted``. A name keeps only plain characters: a file name
+#: is the host's text too, and a newline in it would start a line of its own.
 _SHOW_FILES = (
-    'FNR == 1 { if (shown) print ""; shown = 1; name = FILENAME; sub(/.*\\//, "", name);'
+    'FNR == 1 { name = FILENAME; sub(/.*\\//, "", name); gsub(/[^A-Za-z0-9._-]/, "?", name);'
     ' print "@@file " tag " " name }'
-    ' /^ *tls\\.key:/ { sub(/tls\\.key:.*/, "tls.key: redacted") } { print }'
-    ' END { if (shown) print "" }'
+    ' /^ *tls\\.key:/ { sub(/tls\\.key:.*/, "tls.key: redacted") } { print "|" $0 }'
 )
 
 
@@ -109,12 +120,6 @@ def _files_of(directory: str, kinds: tuple[str, ...]) -> str:
         f'set --; for k in {" ".join(kinds)}; do for f in {directory}/"$k"-*.yaml; do'
         ' [ -f "$f" ] && set -- "$@" "$f"; done; done'
     )
-
-
-def _ended(command: str) -> str:
-    """``command`` then its exit status on a line of its own, even when its output does not
-    end with a newline (curl's JSON does not)."""
-    return f'{command}; rc=$?; echo; echo "@@rc $rc"'
 
 
 def client_cert_script(namespace: str, cert_dir: str) -> str:
@@ -127,7 +132,7 @@ def client_cert_script(namespace: str, cert_dir: str) -> str:
             # The quoted values stand outside the double quotes: inside them a quote
             # would be a literal character of the path.
             f'dir="$SKMCP_DATA/namespaces/"{ns}"/runtime/certs/"{d}',
-            'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k";'
+            'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k"; printf "|";'
             ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
             'echo "@@end"',
         ]
@@ -198,6 +203,7 @@ class SiteState:
     models_error: str | None = None
     logs: dict[str, list[str]] = field(default_factory=dict)
     complete: bool = False
+    refused: list[str] = field(default_factory=list)  # values the host sent that are not ones
 
     def unit(self, name: str) -> UnitState:
         return self.units.get(name) or UnitState(name)
@@ -330,30 +336,20 @@ def _parsed_as_json(text: str) -> str | None:
     return as_json if json.loads(as_json) == doc else None
 
 
-def split_sections(output: str) -> list[tuple[str, str, str]]:
-    """(tag, argument, body) for each ``@@tag argument`` line and the lines after it."""
-    parts: list[tuple[str, str, list[str]]] = []
-    for line in output.splitlines():
-        if line.startswith(MARK):
-            tag, _, arg = line[len(MARK) :].partition(" ")
-            parts.append((tag, arg.strip(), []))
-        elif parts:
-            parts[-1][2].append(line)
-    return [(tag, arg, "\n".join(body)) for tag, arg, body in parts]
-
-
 def parse_site_state(output: str) -> SiteState:
-    """Turn the script's output into a SiteState. Missing pieces stay at their defaults."""
+    """Turn the script's output into a SiteState. Missing pieces stay at their defaults; a
+    user name or podman path that is not one is left out and named in ``refused``."""
     state = SiteState()
     section = ""
     bodies: dict[str, str] = {}
-    for tag, arg, body in split_sections(output):
+    for frame in split_frames(output):
+        tag, arg, body = frame.tag, frame.argument, frame.body
         if tag == "user":
-            state.user = arg
+            state.user = _checked(state, "user name", arg, safe_user)
         elif tag == "now":
-            state.now = int(arg) if arg.isdigit() else None
+            state.now = int(arg) if arg.isascii() and arg.isdigit() else None
         elif tag == "podman":
-            state.podman_path = arg
+            state.podman_path = _checked(state, "podman path", arg, safe_path)
         elif tag == "section":
             section = arg
             bodies[section] = body
@@ -378,7 +374,7 @@ def parse_site_state(output: str) -> SiteState:
             state.issuer = arg or None
         elif tag == "certs-private":
             state.certs_private = True
-            state.private_certs = [line for line in body.splitlines() if line.strip()]
+            state.private_certs = [line for line in frame.lines if line.strip()]
         elif tag == "end":
             state.complete = True
     version_rc = bodies.get("version:rc", "")
@@ -399,16 +395,25 @@ def parse_site_state(output: str) -> SiteState:
     for component in ("router", "controller"):
         if bodies.get(f"log-{component}:rc") == "0":
             state.logs[component] = [
-                line for line in bodies[f"log-{component}"].splitlines() if line.strip()
+                line for line in bodies[f"log-{component}"].split("\n") if line.strip()
             ]
     return state
+
+
+def _checked(state: SiteState, what: str, value: str, check: Callable[[str], str | None]) -> str:
+    """``value`` if ``check`` passes it (or it is empty: the host did not say); else ""
+    and the refusal noted, so the read fails instead of passing it on to a script."""
+    if not value or check(value) is not None:
+        return value
+    state.refused.append(f"{what} {value[:80]!r}")
+    return ""
 
 
 def parse_client_cert(output: str) -> dict[str, str]:
     """``{file name: base64}`` from ``client_cert_script``; empty when incomplete."""
     files = {
-        arg.split(" ", 1)[1]: body.strip()
-        for tag, arg, body in split_sections(output)
-        if tag == "file" and arg.startswith("cert ")
+        frame.argument.removeprefix("cert "): frame.body.strip()
+        for frame in split_frames(output)
+        if frame.tag == "file" and frame.argument.startswith("cert ")
     }
     return files if all(files.get(k) for k in ("ca.crt", "tls.crt", "tls.key")) else {}

@@ -13,6 +13,7 @@ import base64
 import binascii
 import logging
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import yaml
@@ -20,6 +21,7 @@ import yaml
 from ..connectors.base import Connector
 from ..connectors.shell import quote
 from ..errors import CommandError, SiteStateError
+from ..facts.framing import safe_label, split_frames, stuff
 from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
 from ..facts.redact import redact
 from ..facts.site_state import (
@@ -99,6 +101,13 @@ class PodmanSite:
         command = site_state_script(self.namespace, self.model_url, log_lines)
         result = await self.connector.run(command, timeout=READ_TIMEOUT)
         state = parse_site_state(result.stdout)
+        if state.refused:
+            raise SiteStateError(
+                self.host,
+                f"{self.host} reported a {' and a '.join(state.refused)}, which is not one;"
+                " nothing was run with it. Check the SSH user's login and PATH on the host.",
+                command=command,
+            )
         if not state.complete:
             raise SiteStateError(
                 self.host,
@@ -197,15 +206,15 @@ class PodmanSite:
         earlier skupper-mcp wrote under ``<user>-skupper-controller.service`` goes."""
         podman = state.podman_path or "podman"
         wanted = units.site_units(self.namespace, state.user, podman)
-        legacy = units.legacy_controller_unit(state.user or "$(id -un)")
+        legacy = _user_name_word(state, units.legacy_controller_unit)
         lines = [
             'u="$SKMCP_UNITS"',
             'mkdir -p "$u" "$HOME/.local/share/skupper-mcp"',
             "$SKMCP_CTL disable "
             + " ".join(quote(w.name) for w in wanted)
             + " >/dev/null 2>&1 || true",
-            f'$SKMCP_CTL disable --now "{legacy}" >/dev/null 2>&1 || true',
-            f'rm -f "$u/{legacy}"',
+            f"$SKMCP_CTL disable --now {legacy} >/dev/null 2>&1 || true",
+            f'rm -f "$u"/{legacy}',
         ]
         for w in wanted:
             lines.append(_write_file(f'"$u"/{quote(w.name)}', w.content))
@@ -275,14 +284,14 @@ class PodmanSite:
         (``set -e``) instead of handing a pipe's partial output on as a backup.
         """
         out = await self._output(self.backup_script())
-        files = []
+        files: list[str] = []
         archive = b""
-        for line in out.splitlines():
-            if line.startswith("@@file "):
-                files.append(line.removeprefix("@@file "))
-            elif line.startswith("@@archive "):
+        for frame in split_frames(out):
+            if frame.tag == "files":
+                files = [line for line in frame.lines if line]
+            elif frame.tag == "archive":
                 try:
-                    archive = base64.b64decode(line.removeprefix("@@archive ").strip())
+                    archive = base64.b64decode(frame.body.strip(), validate=True)
                 except binascii.Error as exc:
                     raise SiteStateError(
                         self.host, f"the backup from {self.host} is garbled: {exc}"
@@ -299,10 +308,11 @@ class PodmanSite:
                 'cd "$d"; set --',
                 'for p in input runtime/issuers; do [ -e "$p" ] && set -- "$@" "$p"; done',
                 "[ $# -gt 0 ] || exit 0",
-                'find "$@" -type f | sed "s/^/@@file /"',
+                "echo @@files",
+                stuff('find "$@" -type f'),
                 "t=$(mktemp); trap 'rm -f \"$t\"' EXIT",
                 'tar -czf "$t" "$@"',
-                'printf "@@archive "; base64 -w0 < "$t"; echo',
+                'echo @@archive; printf "|"; base64 -w0 < "$t"; echo',
             ),
             "backed up",
             timeout=READ_TIMEOUT,
@@ -342,10 +352,10 @@ class PodmanSite:
         namespace of the user: it is removed only when no other namespace holds a site (a
         ``runtime`` directory); otherwise it is kept and ``removed`` says so.
         """
-        user = state.user or "$(id -un)"
         ns = quote(self.namespace)
         ours = [units.router_unit(self.namespace), units.controller_unit()]
-        legacy = units.legacy_controller_unit(user)
+        legacy = _user_name_word(state, units.legacy_controller_unit)
+        controller = _user_name_word(state, units.controller_container)
         router = units.router_container(self.namespace)
         return Script(
             f"systemctl stop {ours[0]}; skupper system stop; rm {router}, its unit, the"
@@ -364,12 +374,12 @@ class PodmanSite:
                 'for d in "$data"/namespaces/*/; do [ -d "${d}runtime" ] || continue;'
                 f' d="${{d%/}}"; [ "${{d##*/}}" = {ns} ] && continue; others="$others ${{d##*/}}";'
                 " done",
-                'if [ -n "$others" ]; then echo "@@kept$others"; else',
-                f'  $SKMCP_CTL stop {quote(ours[1])} "{legacy}" >/dev/null 2>&1 || true',
+                'if [ -n "$others" ]; then for o in $others; do echo "@@kept $o"; done; else',
+                f"  $SKMCP_CTL stop {quote(ours[1])} {legacy} >/dev/null 2>&1 || true",
                 "  skupper system uninstall >/dev/null 2>&1 || true",
-                f'  $SKMCP_CTL disable {quote(ours[1])} "{legacy}" >/dev/null 2>&1 || true',
-                f'  rm -f "$u"/{quote(ours[1])} "$u/{legacy}"',
-                f'  podman rm -f "{units.controller_container(user)}" >/dev/null 2>&1 || true',
+                f"  $SKMCP_CTL disable {quote(ours[1])} {legacy} >/dev/null 2>&1 || true",
+                f'  rm -f "$u"/{quote(ours[1])} "$u"/{legacy}',
+                f"  podman rm -f {controller} >/dev/null 2>&1 || true",
                 f'  rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
                 "fi",
                 f"rm -rf {self._nsdir()}",
@@ -382,10 +392,9 @@ class PodmanSite:
         """Run ``remove``; what it removed, and the controller it kept for other namespaces."""
         out = await self._output(self.remove(state))
         kept = [
-            name
-            for line in out.splitlines()
-            if line.startswith("@@kept ")
-            for name in line.split()[1:]
+            frame.argument
+            for frame in split_frames(out)
+            if frame.tag == "kept" and safe_label(frame.argument)
         ]
         if kept:
             return (
@@ -393,6 +402,14 @@ class PodmanSite:
                 f"namespace {', '.join(sorted(kept))} still holds a site"
             )
         return self.remove(state).done
+
+
+def _user_name_word(state: SiteState, name_for: Callable[[str], str]) -> str:
+    """The shell word for a name made from the login's user name: quoted from the state
+    read (which checked it), or made by the host's shell when the read did not say."""
+    if state.user:
+        return quote(name_for(state.user))
+    return f'"{name_for("$(id -un)")}"'
 
 
 def _write_file(path_expr: str, content: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..connectors.shell import quote
 from ..facts.names import (
     PODMAN_SOCKET_UNIT,
     WATCH_SCRIPT_PATH,
@@ -46,8 +47,8 @@ def watch_script(podman: str) -> str:
     return (
         "#!/bin/bash\n"
         "# skupper-mcp: run a container under systemd so that its exit ends the unit.\n"
-        f'{podman} start "$1" || exit $?\n'
-        f'RC=$({podman} wait "$1")\n'
+        f'{quote(podman)} start "$1" || exit $?\n'
+        f'RC=$({quote(podman)} wait "$1")\n'
         'exit "${RC:-1}"\n'
     )
 

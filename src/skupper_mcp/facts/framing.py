@@ -1,0 +1,112 @@
+"""How a remote script's output keeps our markers apart from the host's text.
+
+A script prints two kinds of line. A line that starts with ``@@`` is a *marker*, written by
+the script itself (``@@section units``, ``@@rc 0``). Every line of text that comes from the
+host (a command's output, a file, an HTTP body, a log) is printed with ``|`` in front of it
+(``sed 's/^/|/'`` on the host), so no byte sequence inside that text can open, close or
+fake a marker: whatever it holds, each of its lines starts with ``|``. The reader splits on
+``\\n`` only (``str.splitlines`` would also split on a carriage return, a form feed or
+U+2028 inside a body, and make a marker of what follows), and drops any line that is
+neither a marker nor stuffed.
+
+Marker arguments are the script's own values (a tag, a fixed file name, a number); a value
+the host chooses (a user name, a path) is still checked by the parser against what it must
+look like before anything uses it (``safe_user``, ``safe_path``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "BODY",
+    "MARK",
+    "Frame",
+    "framed",
+    "safe_label",
+    "safe_path",
+    "safe_user",
+    "split_frames",
+    "stuff",
+]
+
+MARK = "@@"
+BODY = "|"
+
+#: The shell filter that stuffs every line of its input.
+STUFF = "sed 's/^/|/'"
+
+_USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+_PATH = re.compile(r"/[A-Za-z0-9_.+/-]{1,4095}")
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def stuff(command: str) -> str:
+    """``command`` with every line of its standard output stuffed."""
+    return f"{command} | {STUFF}"
+
+
+def framed(command: str, *, first_bytes: int = 0, last_bytes: int = 0) -> str:
+    """Shell: run ``command`` with its stderr joined to its stdout, print that output
+    stuffed, then ``@@rc N`` (``command``'s own exit status) on a line of its own.
+
+    ``first_bytes``/``last_bytes`` bound what the host sends of the output to its first or
+    last so many bytes (an HTTP body or a log line can be any size). The exit status
+    travels on descriptor 3 around the pipe (POSIX sh has no ``pipefail``) while the
+    stuffed output goes out on descriptor 4, the script's own output. The ``echo`` ends a
+    last line that had no newline (curl's JSON), so the marker after it starts a line; an
+    empty line it leaves is neither kind and is dropped by the reader. ``command`` runs in
+    a subshell so that an ``exit`` in it, or a builtin killed by the cut's SIGPIPE, still
+    leaves its status to report."""
+    cut = ""
+    if first_bytes:
+        cut = f" | head -c {int(first_bytes)}"
+    elif last_bytes:
+        cut = f" | tail -c {int(last_bytes)}"
+    return (
+        f"{{ skmcp_rc=$( {{ {{ ( {command} ) 2>&1 3>&- 4>&-; echo $? >&3; }}{cut}"
+        f' | {STUFF} >&4; }} 3>&1 ); }} 4>&1; echo; echo "@@rc $skmcp_rc"'
+    )
+
+
+@dataclass
+class Frame:
+    """A marker (``@@tag argument``) and the host text stuffed after it, unstuffed."""
+
+    tag: str
+    argument: str
+    lines: list[str]
+
+    @property
+    def body(self) -> str:
+        return "\n".join(self.lines)
+
+
+def split_frames(output: str) -> list[Frame]:
+    """The markers of ``output`` in order, each with the stuffed lines after it."""
+    frames: list[Frame] = []
+    for line in output.split("\n"):
+        if line.startswith(BODY):
+            if frames:
+                frames[-1].lines.append(line[1:])
+        elif line.startswith(MARK):
+            tag, _, argument = line[len(MARK) :].partition(" ")
+            frames.append(Frame(tag, argument.strip(), []))
+    return frames
+
+
+def safe_user(value: str) -> str | None:
+    """``value`` if it looks like a POSIX login name (what ``id -un`` prints), else None."""
+    return value if _USER.fullmatch(value) else None
+
+
+def safe_path(value: str) -> str | None:
+    """``value`` if it is an absolute path of plain characters (no space, quote, ``$``,
+    ``%`` or newline: it goes into scripts and unit files), else None."""
+    return value if _PATH.fullmatch(value) and "/../" not in f"{value}/" else None
+
+
+def safe_label(value: str) -> str | None:
+    """``value`` if it is a DNS label (what a Skupper namespace name is), else None."""
+    return value if _LABEL.fullmatch(value) else None
