@@ -130,6 +130,9 @@ async def _run_command(process: asyncssh.SSHServerProcess[bytes]) -> None:
         if child.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGKILL)
+            # a pump that died on the closed channel leaves its pipe paused at a full
+            # buffer, and asyncio's wait also waits for the pipes: read what is left
+            await asyncio.gather(_drain(child.stdout), _drain(child.stderr))
             await child.wait()
         with contextlib.suppress(Exception):
             await finished
@@ -139,6 +142,11 @@ async def _run_command(process: asyncssh.SSHServerProcess[bytes]) -> None:
     with contextlib.suppress(Exception):
         async with asyncio.timeout(2):
             await process.wait_closed()
+
+
+async def _drain(source: asyncio.StreamReader) -> None:
+    while await source.read(65536):
+        pass
 
 
 async def _pump(source: asyncio.StreamReader, sink: asyncssh.SSHWriter[bytes]) -> None:

@@ -12,7 +12,7 @@ import pytest
 from polling import eventually
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.connectors.shell import script
-from skupper_mcp.errors import CommandError, CommandTimeout
+from skupper_mcp.errors import CommandError, CommandTimeout, OutputLimitError
 
 
 async def wait_gone(pid: int) -> None:
@@ -97,3 +97,17 @@ async def test_a_shell_that_cannot_start_is_a_command_error(
     with pytest.raises(CommandError, match="cannot start sh") as caught:
         await LocalConnector("here").run("true")
     assert caught.value.host == "here" and caught.value.exit_status is None
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+async def test_a_command_that_sends_without_end_is_ended_past_the_bound(
+    tmp_path: Path, stream: str
+) -> None:
+    pidfile = tmp_path / "pid"
+    redirect = ">&2" if stream == "stderr" else ""
+    started = time.monotonic()
+    with pytest.raises(OutputLimitError) as raised:
+        await LocalConnector("here").run(f"echo $$ > {pidfile}; exec yes {redirect}", timeout=30)
+    assert raised.value.stream == stream and "the command was ended" in str(raised.value)
+    assert time.monotonic() - started < 10  # the bound, not the timeout, ended it
+    await wait_gone(int(pidfile.read_text()))

@@ -20,7 +20,13 @@ from skupper_mcp.connectors.base import SSHOptions, SSHTarget
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.connectors.pool import ConnectorPool
 from skupper_mcp.connectors.ssh import SSHConnector
-from skupper_mcp.errors import CommandError, CommandTimeout, ConnectError, HostKeyError
+from skupper_mcp.errors import (
+    CommandError,
+    CommandTimeout,
+    ConnectError,
+    HostKeyError,
+    OutputLimitError,
+)
 from sshkit import (
     AsyncSSHServer,
     SilenceableLink,
@@ -159,6 +165,17 @@ async def test_command_timeout_ends_the_remote_process(
     with pytest.raises(CommandTimeout) as raised:
         await connector.run(f"echo $$ > {pidfile}; exec sleep 30", timeout=0.5)
     assert raised.value.host == "gpu-1"
+    await wait_gone(int(await wait_for_file(pidfile)))
+    assert (await connector.run("echo still usable")).stdout == "still usable\n"
+
+
+async def test_output_past_the_bound_ends_the_remote_command(
+    connector: SSHConnector, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "yes.pid"
+    with pytest.raises(OutputLimitError) as raised:
+        await connector.run(f"echo $$ > {pidfile}; exec yes", timeout=60)
+    assert raised.value.host == "gpu-1" and raised.value.stream == "stdout"
     await wait_gone(int(await wait_for_file(pidfile)))
     assert (await connector.run("echo still usable")).stdout == "still usable\n"
 

@@ -7,6 +7,7 @@ translated into these at the connector seam, with the original kept as ``__cause
     │   └── HostKeyError     the host's key is unknown or has changed
     ├── CommandError         a remote or local command ran and failed (exit status, stderr tail)
     ├── CommandTimeout       a command did not finish within its timeout
+    ├── OutputLimitError     a command sent back more than a read may hold
     ├── SiteStateError       a site's state was read cut short, or lacks what a step needs
     ├── NotReadyError        what an operation waited for did not come within its deadline
     ├── CheckFailed          an end-to-end check of a model route found it broken
@@ -97,6 +98,20 @@ class CommandTimeout(SkupperMcpError):
         self.seconds = seconds
         summary = summary or _cut(command)
         super().__init__(f"command timed out on {host} after {seconds:g}s: {summary}")
+
+
+class OutputLimitError(SkupperMcpError):
+    """A command's output passed what the client reads of it: the command was ended and
+    what it sent is not used (a host cannot fill this machine's memory)."""
+
+    def __init__(self, host: str, summary: str, stream: str, limit: int) -> None:
+        self.host = host
+        self.stream = stream
+        self.limit = limit
+        super().__init__(
+            f"{host} sent more than {limit // 1024} KiB on {stream} for: {summary}; the"
+            " command was ended and its output not used"
+        )
 
 
 class SiteStateError(SkupperMcpError):

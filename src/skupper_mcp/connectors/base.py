@@ -8,12 +8,71 @@ failure means.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
+
+from skupper_mcp.connectors.shell import summary
+from skupper_mcp.errors import OutputLimitError
 
 DEFAULT_COMMAND_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 5.0
+#: What the client reads of a command's output, past which the command is ended
+#: (``OutputLimitError``): a site's state read is tens of KiB, a backup a few hundred.
+MAX_STDOUT = 16 * 1024 * 1024
+MAX_STDERR = 1024 * 1024
+_CHUNK = 64 * 1024
+
+Text = TypeVar("Text", str, bytes)
+
+
+async def read_bounded(
+    read: Callable[[int], Awaitable[Text]], limit: int, empty: Text
+) -> Text | None:
+    """Everything ``read`` gives until its end (``empty`` says whether text or bytes), or
+    None as soon as it passes ``limit`` characters or bytes."""
+    chunks: list[Text] = []
+    size = 0
+    while chunk := await read(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return empty.join(chunks)
+
+
+async def read_output(
+    stdout: Callable[[int], Awaitable[Text]],
+    stderr: Callable[[int], Awaitable[Text]],
+    empty: Text,
+    host: str,
+    command: str,
+    alongside: Awaitable[None] | None = None,
+) -> tuple[Text, Text]:
+    """A command's stdout and stderr read to their ends, each within its bound (while
+    ``alongside`` runs, e.g. feeding its input). Past a bound, the other reads stop and
+    ``OutputLimitError`` is raised at once: the caller ends the command."""
+    streams: dict[asyncio.Future[Any], tuple[str, int]] = {
+        asyncio.ensure_future(read_bounded(stdout, MAX_STDOUT, empty)): ("stdout", MAX_STDOUT),
+        asyncio.ensure_future(read_bounded(stderr, MAX_STDERR, empty)): ("stderr", MAX_STDERR),
+    }
+    pending: set[asyncio.Future[Any]] = set(streams)
+    if alongside is not None:
+        pending.add(asyncio.ensure_future(alongside))
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task in streams and task.result() is None:
+                    raise OutputLimitError(host, summary(command), *streams[task])
+    finally:
+        for task in pending:
+            task.cancel()
+    out, err = (task.result() for task in streams)
+    assert out is not None and err is not None
+    return out, err
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from skupper_mcp.connectors.base import (
     CommandResult,
     SSHOptions,
     SSHTarget,
+    read_output,
 )
 from skupper_mcp.errors import CommandError, CommandTimeout, ConnectError, HostKeyError
 
@@ -112,7 +113,10 @@ class SSHConnector:
                     if stdin is not None:
                         process.stdin.write(stdin)
                     process.stdin.write_eof()
-                out, err = await process.communicate()
+                out, err = await read_output(
+                    process.stdout.read, process.stderr.read, "", self._name, command
+                )
+                await process.wait_closed()
         except TimeoutError as exc:
             await asyncio.shield(self._end_remote(remote))
             raise CommandTimeout(
@@ -128,7 +132,7 @@ class SSHConnector:
         except BaseException:
             await asyncio.shield(self._end_remote(remote))
             raise
-        err = first_err + str(err or "")
+        err = first_err + err
         exit_status = _exit_status(process)
         if exit_status is None:
             await self._drop_connection()
@@ -139,7 +143,7 @@ class SSHConnector:
             host=self._name,
             command=command,
             exit_status=exit_status,
-            stdout=str(out or ""),
+            stdout=out,
             stderr=err,
             seconds=time.monotonic() - started,
         )
