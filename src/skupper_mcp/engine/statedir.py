@@ -76,7 +76,7 @@ def open_private_file(dir_fd: int, folder: Path, name: str, flags: int) -> int:
     try:
         fd = os.open(name, flags | _FILE_FLAGS, PRIVATE_FILE, dir_fd=dir_fd)
     except OSError as exc:
-        raise _refusal(folder / name, exc, "file") from exc
+        raise LocalStateError(str(folder / name), _why_refused(exc, "file")) from exc
     return _made_private(fd, folder / name)
 
 
@@ -90,7 +90,7 @@ def create_private_file(dir_fd: int, folder: Path, name: str, data: bytes) -> bo
     except FileExistsError:
         return False
     except OSError as exc:
-        raise _refusal(folder / name, exc, "file") from exc
+        raise LocalStateError(str(folder / name), _why_refused(exc, "file")) from exc
     with os.fdopen(_made_private(fd, folder / name), "wb") as out:
         out.write(data)
     return True
@@ -147,7 +147,7 @@ def _open_checked(found: os.stat_result, opener: Callable[[], int], where: Path)
     try:
         fd = opener()
     except OSError as exc:
-        raise _refusal(where, exc, "folder") from exc
+        raise LocalStateError(str(where), _why_refused(exc, "folder")) from exc
     try:
         opened = os.fstat(fd)
         if (opened.st_dev, opened.st_ino) != (found.st_dev, found.st_ino):
@@ -208,19 +208,16 @@ def _check_owned(where: Path, info: os.stat_result, what: str) -> None:
         )
 
 
-def _refusal(where: Path, exc: OSError, what: str) -> LocalStateError:
+def _why_refused(exc: OSError, what: str) -> str:
     if exc.errno == errno.ELOOP:
-        return LocalStateError(
-            str(where),
+        return (
             "is a symbolic link, which we never follow nor write through (it may have been "
             "planted to redirect our state). Remove it, or set STATE_DIR to a private "
-            "directory of your own",
+            "directory of your own"
         )
     if exc.errno == errno.ENOTDIR:
-        return LocalStateError(
-            str(where), f"is not a {what}; move it away, or set STATE_DIR elsewhere"
-        )
-    return LocalStateError(str(where), f"cannot open the {what}: {exc}")
+        return f"is not a {what}; move it away, or set STATE_DIR elsewhere"
+    return f"cannot open the {what}: {exc}"
 
 
 def _check_name(where: Path, name: str) -> None:
