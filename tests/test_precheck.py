@@ -9,9 +9,15 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
+import yaml
 
 from skupper_mcp.engine import Engine
-from skupper_mcp.engine.precheck import check_kubernetes, evaluate_facts, evaluate_ports
+from skupper_mcp.engine.precheck import (
+    check_kube_tls,
+    check_kubernetes,
+    evaluate_facts,
+    evaluate_ports,
+)
 from skupper_mcp.errors import ConnectError, KubeError
 from skupper_mcp.facts.precheck import (
     SiteFacts,
@@ -91,15 +97,40 @@ def test_ports_bound_by_our_router_pass_others_fail() -> None:
     assert "router" in checks[0].detail and "10000" in (checks[1].hint or "")
 
 
-async def test_kubernetes_unauthenticated_and_unreachable() -> None:
-    kube = KubeSite(
+def kubeconfig(tmp_path: Path, name: str, clusters: dict[str, dict[str, object]]) -> Path:
+    """A kubeconfig whose context ``crc-admin`` uses cluster ``crc`` (current: ``other``)."""
+    path = tmp_path / name
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "other",
+                "clusters": [{"name": n, "cluster": c} for n, c in clusters.items()],
+                "contexts": [
+                    {"name": "crc-admin", "context": {"cluster": "crc", "user": "admin"}},
+                    {"name": "other", "context": {"cluster": "other", "user": "admin"}},
+                ],
+                "users": [{"name": "admin", "user": {"token": "sha256~x"}}],
+            }
+        )
+    )
+    return path
+
+
+def kube_site(config: Path | None, context: str | None = "crc-admin") -> KubeSite:
+    return KubeSite(
         site_name="crc-t",
         namespace="ns",
-        kubeconfig=None,
-        context="crc-admin",
+        kubeconfig=config,
+        context=context,
         listeners={},
         direct_links=[],
     )
+
+
+async def test_kubernetes_unauthenticated_and_unreachable() -> None:
+    kube = kube_site(None)
 
     async def unauthenticated(_kube: KubeSite, _timeout: float) -> str:
         raise KubeError("crc-admin", "Unauthorized", status=401)
@@ -120,6 +151,61 @@ async def test_kubernetes_unauthenticated_and_unreachable() -> None:
     assert (await check_kubernetes(kube, fine)).status == "pass"
     timed_out = await check_kubernetes(kube, silent, timeout=0.1)
     assert timed_out.detail.endswith("unreachable: no answer within 2.1s")
+
+
+SERVER = "https://api.crc.testing:6443"
+
+
+async def test_a_context_that_skips_tls_verification_is_a_warning_saying_how_to_fix_it(
+    tmp_path: Path,
+) -> None:
+    config = kubeconfig(
+        tmp_path,
+        "kubeconfig",
+        {
+            "crc": {"server": SERVER, "insecure-skip-tls-verify": True},
+            "other": {"server": "https://other:6443", "certificate-authority-data": "Q0E="},
+        },
+    )
+    checks = await check_kube_tls(kube_site(config))
+    assert [(c.name, c.site, c.status) for c in checks] == [("kubernetes-tls", "crc", "warn")]
+    assert "insecure-skip-tls-verify: true" in checks[0].detail and SERVER in checks[0].detail
+    hint = checks[0].hint or ""
+    assert "remove insecure-skip-tls-verify from cluster crc" in hint
+    assert "certificate-authority-data" in hint and "oc login --certificate-authority=" in hint
+    # the current context is used when the topology names none: its cluster verifies
+    assert await check_kube_tls(kube_site(config, context=None)) == []
+
+
+async def test_a_context_that_verifies_tls_gives_no_warning(tmp_path: Path) -> None:
+    config = kubeconfig(
+        tmp_path,
+        "kubeconfig",
+        {
+            "crc": {"server": SERVER, "certificate-authority-data": "Q0E="},
+            "other": {"server": "https://other:6443", "insecure-skip-tls-verify": True},
+        },
+    )
+    assert await check_kube_tls(kube_site(config)) == []
+    assert [c.status for c in await check_kube_tls(kube_site(config, None))] == ["warn"]
+
+
+async def test_the_first_kubeconfig_file_to_name_a_cluster_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    verified = kubeconfig(tmp_path, "first", {"crc": {"server": SERVER}})
+    skipping = kubeconfig(tmp_path, "second", {"crc": {"insecure-skip-tls-verify": True}})
+    monkeypatch.setenv("KUBECONFIG", f"{verified}:{skipping}")
+    assert await check_kube_tls(kube_site(None)) == []
+    monkeypatch.setenv("KUBECONFIG", f"{skipping}:{verified}")
+    assert [c.status for c in await check_kube_tls(kube_site(None))] == ["warn"]
+
+
+async def test_an_unreadable_kubeconfig_is_left_to_the_access_check(tmp_path: Path) -> None:
+    broken = tmp_path / "kubeconfig"
+    broken.write_text("clusters: [unclosed\n")
+    assert await check_kube_tls(kube_site(broken)) == []
+    assert await check_kube_tls(kube_site(tmp_path / "missing")) == []
 
 
 # --------------------------------------------------------------------------- over SSH

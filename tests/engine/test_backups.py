@@ -1,4 +1,5 @@
-"""Teardown's backups: complete or refused, a partial CA never restored, STATE_DIR left alone.
+"""Teardown's backups: complete or refused, a partial CA never restored, never written
+through a link nor readable by anyone else.
 
 The archive is made by the real script through a local shell (with a ``tar`` that fails
 where a test needs one), and checked by the pure functions of ``engine/backups.py``.
@@ -10,13 +11,14 @@ import io
 import os
 import stat
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
 
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.engine.backups import CA_DIR, Backups, check_complete
-from skupper_mcp.errors import BackupError, CommandError
+from skupper_mcp.errors import BackupError, CommandError, LocalStateError
 from skupper_mcp.sites.podman import PodmanSite
 
 CA = {"ca.crt": b"CA CERT", "tls.crt": b"CA TLS CERT", "tls.key": b"CA KEY"}
@@ -99,18 +101,63 @@ def test_a_complete_backup_gives_back_the_ca(tmp_path: Path) -> None:
     assert backups.latest_ca("gpu-2", "default") is None
 
 
-def test_saving_leaves_a_shared_state_dir_as_it_was(tmp_path: Path) -> None:
+def test_a_state_dir_others_can_write_is_refused_and_nothing_is_saved(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)
-    path = Backups(shared).save("gpu-1", "default", tar_gz({"input/x": b"1"}))
-    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    with pytest.raises(LocalStateError, match=r"writable by other users \(mode 1777\).*chmod 700"):
+        Backups(shared).save("gpu-1", "default", tar_gz({"input/x": b"1"}))
+    assert list(shared.iterdir()) == []
+
+
+def test_backup_folders_and_files_are_private(tmp_path: Path) -> None:
+    root = tmp_path / "new-state"
+    path = Backups(root).save("gpu-1", "default", tar_gz({"input/x": b"1"}))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    for folder in (shared / "backups", path.parent.parent, path.parent):
+    for folder in (root, root / "backups", path.parent.parent, path.parent):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
-def test_a_new_state_dir_is_made_private(tmp_path: Path) -> None:
-    root = tmp_path / "new-state"
-    Backups(root).save("gpu-1", "default", tar_gz({"input/x": b"1"}))
-    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+def test_a_link_planted_at_the_backups_next_name_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "gmtime", lambda: time.struct_time((2026, 1, 2, 3, 4, 5, 4, 2, 0)))
+    root = tmp_path / "state"
+    folder = root / "backups/gpu-1/default"
+    folder.mkdir(parents=True, mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the victim's own text\n")
+    victim.chmod(0o644)
+    (folder / "20260102T030405Z.tar.gz").symlink_to(victim)
+    backups = Backups(root)
+    path = backups.save("gpu-1", "default", tar_gz({CA_DIR + n: d for n, d in CA.items()}))
+    assert path.name == "20260102T030405Z-2.tar.gz"
+    assert victim.read_text() == "the victim's own text\n"
+    assert backups.latest("gpu-1", "default") == path  # the link is no backup
+    assert backups.latest_ca("gpu-1", "default") == CA
+    readable = [
+        p
+        for p in tmp_path.rglob("*")
+        if p.is_file() and not p.is_symlink() and p.stat().st_mode & 0o044
+    ]
+    assert all(CA["tls.key"] not in p.read_bytes() for p in readable), readable
+
+
+def test_backups_in_the_same_second_keep_their_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "gmtime", lambda: time.struct_time((2026, 1, 2, 3, 4, 5, 4, 2, 0)))
+    backups = Backups(tmp_path / "state")
+    for n in range(1, 12):
+        saved = backups.save("gpu-1", "default", tar_gz({"input/x": str(n).encode()}))
+    assert saved.name == "20260102T030405Z-11.tar.gz"
+    assert backups.latest("gpu-1", "default") == saved
+
+
+def test_a_backup_that_became_a_link_is_not_read(tmp_path: Path) -> None:
+    backups = Backups(tmp_path / "state")
+    path = backups.save("gpu-1", "default", tar_gz({CA_DIR + n: d for n, d in CA.items()}))
+    elsewhere = tmp_path / "elsewhere.tar.gz"
+    path.rename(elsewhere)
+    path.with_name("99991231T000000Z.tar.gz").symlink_to(elsewhere)
+    assert backups.latest("gpu-1", "default") is None

@@ -1,8 +1,11 @@
-"""Two operations on one topology never interleave, also across processes."""
+"""Two operations on one topology never interleave, also across processes; the lock file is
+never reached through a link."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import subprocess
 import sys
 import time
@@ -10,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.engine.lock import operation_lock
-from skupper_mcp.errors import BusyError
+from skupper_mcp.engine.lock import lock_path, operation_lock
+from skupper_mcp.errors import BusyError, LocalStateError
 
 
 async def test_a_second_operation_waits_for_the_first(tmp_path: Path) -> None:
@@ -100,3 +103,30 @@ async def test_a_waiting_operation_says_what_it_waits_for_once(tmp_path: Path) -
     await first
     assert len(said) == 1
     assert "waiting for another operation on this topology (setup, pid" in said[0]
+
+
+async def test_a_link_planted_at_the_lock_path_is_refused_and_its_target_kept(
+    tmp_path: Path,
+) -> None:
+    topology = tmp_path / "topology.env"
+    state = tmp_path / "state"
+    path = lock_path(state, topology)
+    path.parent.mkdir(parents=True, mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    path.symlink_to(victim)
+    with pytest.raises(LocalStateError, match=r"is a symbolic link.*Remove it") as raised:
+        async with operation_lock(state, topology, "up", wait=1):
+            pytest.fail("the operation ran through a planted lock link")
+    assert raised.value.path == str(path)
+    assert victim.read_text() == "precious\n"
+
+
+async def test_the_lock_file_is_private(tmp_path: Path) -> None:
+    topology = tmp_path / "topology.env"
+    state = tmp_path / "state"
+    async with operation_lock(state, topology, "up", wait=1):
+        path = lock_path(state, topology)
+        assert path.read_text() == f"{os.getpid()} up\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700

@@ -263,7 +263,7 @@ def test_kubeconfig_names_the_crc_context_and_the_client_reaches_the_api(
     names = [ns.metadata.name for ns in shared.core().list_namespace().items]
     assert "default" in names
     groups = k8s.ApisApi(shared.api_client()).get_api_versions()
-    assert [g.name for g in groups.groups] == ["skupper.io"]
+    assert [g.name for g in groups.groups] == ["apps", "skupper.io"]
 
 
 def test_namespaced_objects_need_their_namespace(shared: Cluster) -> None:
@@ -470,7 +470,9 @@ def test_site_gets_a_router_pod_that_is_recreated_when_deleted(cluster: Cluster)
         GROUP, VERSION, "skupper-models", "sites", skupper("Site", "crc-test", {})
     )
     pod = wait_for(lambda: running_router_pod(core, "skupper-models"), what="the router pod")
-    assert pod.metadata.name.startswith("skupper-router-") and len(pod.metadata.name) == 20
+    replica_set = owner_chain(cluster, pod)
+    assert pod.metadata.name.startswith(f"{replica_set.metadata.name}-")
+    assert len(pod.metadata.name) == len("skupper-router-6b8d5f7c9d-x2k4q")
     assert pod.metadata.labels["application"] == "skupper-router"
     assert pod.metadata.labels["app.kubernetes.io/name"] == "skupper-router"
 
@@ -498,6 +500,45 @@ def test_site_gets_a_router_pod_that_is_recreated_when_deleted(cluster: Cluster)
     new = wait_for(replacement, timeout=5, what="a new router pod")
     assert [p.metadata.name for p in router_pods(core, "skupper-models")] == [new.metadata.name]
     assert not (cluster.kube_dir / "pods" / pod.metadata.name).exists()
+    assert owner_chain(cluster, new).metadata.uid == replica_set.metadata.uid
+
+    custom.delete_namespaced_custom_object(GROUP, VERSION, "skupper-models", "sites", "crc-test")
+    apps = k8s.AppsV1Api(cluster.core().api_client)
+    wait_for(
+        lambda: (
+            not apps.list_namespaced_deployment("skupper-models").items
+            and not apps.list_namespaced_replica_set("skupper-models").items
+        ),
+        timeout=5,
+        what="the Deployment and ReplicaSet to go with the Site",
+    )
+
+
+def owner_chain(cluster: Cluster, pod: k8s.V1Pod) -> k8s.V1ReplicaSet:
+    """The pod's ReplicaSet, after checking each link of Site -> Deployment -> ReplicaSet ->
+    Pod is a controller reference, by uid, as a real cluster's controllers write them."""
+    apps = k8s.AppsV1Api(cluster.core().api_client)
+    namespace = pod.metadata.namespace
+    deployment = apps.read_namespaced_deployment("skupper-router", namespace)
+    site = cluster.custom().get_namespaced_custom_object(
+        GROUP, VERSION, namespace, "sites", deployment.metadata.owner_references[0].name
+    )
+    (replica_set,) = apps.list_namespaced_replica_set(namespace).items
+    assert replica_set.metadata.name.startswith("skupper-router-")
+    assert replica_set.metadata.labels["pod-template-hash"] == replica_set.metadata.name[15:]
+    for owned, owner, kind in (
+        (deployment, site["metadata"]["uid"], "Site"),
+        (replica_set, deployment.metadata.uid, "Deployment"),
+        (pod, replica_set.metadata.uid, "ReplicaSet"),
+    ):
+        (ref,) = owned.metadata.owner_references
+        assert (ref.kind, ref.uid, ref.controller, ref.block_owner_deletion) == (
+            kind,
+            owner,
+            True,
+            True,
+        )
+    return replica_set
 
 
 def test_crashed_router_is_restarted_in_its_pod(cluster: Cluster) -> None:

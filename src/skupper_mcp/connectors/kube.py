@@ -270,6 +270,29 @@ class KubeConnector:
         found = await self._call("list", "pods", ns, core.list_namespaced_pod, ns, **extra)
         return list((await self._to_dict(found)).get("items") or [])
 
+    # ---- apps: the Deployment and ReplicaSets that own pods ------------------------
+
+    async def get_deployment(self, name: str, *, namespace: str | None = None) -> KubeObject | None:
+        """The named Deployment, or None when there is none."""
+        apps = await self._apps()
+        ns = await self._ns(namespace)
+        found = await self._get_or_none(
+            self._call("get", f"deployments/{name}", ns, apps.read_namespaced_deployment, name, ns)
+        )
+        return None if found is None else await self._to_dict(found)
+
+    async def list_replica_sets(
+        self, label_selector: str | None = None, *, namespace: str | None = None
+    ) -> KubeObjects:
+        """The ReplicaSets in the namespace, optionally filtered by labels."""
+        apps = await self._apps()
+        ns = await self._ns(namespace)
+        extra = {"label_selector": label_selector} if label_selector else {}
+        found = await self._call(
+            "list", "replicasets", ns, apps.list_namespaced_replica_set, ns, **extra
+        )
+        return list((await self._to_dict(found)).get("items") or [])
+
     async def read_pod_log(
         self,
         name: str,
@@ -387,6 +410,11 @@ class KubeConnector:
         from kubernetes import client
 
         return client.CoreV1Api(await self._client())
+
+    async def _apps(self) -> Any:
+        from kubernetes import client
+
+        return client.AppsV1Api(await self._client())
 
     async def _ns(self, namespace: str | None) -> str:
         await self._client()

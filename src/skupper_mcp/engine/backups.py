@@ -1,8 +1,9 @@
 """Local copies of each site's inputs and CA, taken by teardown before a site is removed.
 
 A later setup restores the CA, so links issued before (and copies of client certificates
-held elsewhere) stay valid. Archives hold private keys: the folders made here are 0700, files
-0600 (``STATE_DIR`` itself is left as the user made it). A backup is checked before it is
+held elsewhere) stay valid. Archives hold private keys: every folder on the way, ``STATE_DIR``
+included, is checked and made 0700 and a backup is a new 0600 file, never written through a
+link (``statedir``); a name already taken gets the next number. A backup is checked before it is
 kept (every file the host listed is in it) and before its CA is restored (all three of
 ``ca.crt``, ``tls.crt``, ``tls.key``, as Skupper needs for a user CA): a partial CA must never
 turn silently into a new one, which would invalidate every link issued before.
@@ -14,9 +15,19 @@ import io
 import os
 import tarfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import BackupError, LocalStateError
+from .statedir import (
+    create_private_file,
+    existing_private_dir,
+    open_private_file,
+    private_dir,
+    regular_files,
+)
 
 CA_DIR = "runtime/issuers/skupper-site-ca/"
 CA_FILES = ("ca.crt", "tls.crt", "tls.key")
@@ -49,29 +60,42 @@ class Backups:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _dir(self, host: str, namespace: str) -> Path:
-        return self.root / "backups" / host / namespace
+    def _parts(self, host: str, namespace: str) -> tuple[str, ...]:
+        return ("backups", host, namespace)
 
     def save(self, host: str, namespace: str, archive: bytes) -> Path:
-        folder = self._dir(host, namespace)
-        path = folder / time.strftime("%Y%m%dT%H%M%SZ.tar.gz", time.gmtime())
+        parts = self._parts(host, namespace)
+        folder = self.root.joinpath(*parts)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         try:
-            if not self.root.exists():
-                self.root.mkdir(mode=0o700, parents=True)
-            for p in (self.root / "backups", folder.parent, folder):
-                p.mkdir(mode=0o700, exist_ok=True)
-                os.chmod(p, 0o700)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as out:
-                out.write(archive)
+            with private_dir(self.root, *parts) as fd:
+                for name in _names(stamp):
+                    if create_private_file(fd, folder, name, archive):
+                        return folder / name
         except OSError as exc:
-            raise LocalStateError(str(path), f"cannot save the backup: {exc}") from exc
-        return path
+            raise LocalStateError(str(folder), f"cannot save the backup: {exc}") from exc
+        raise LocalStateError(
+            str(folder),
+            f"every backup name for {stamp} is taken; move old backups away and run again",
+        )
 
     def latest(self, host: str, namespace: str) -> Path | None:
-        folder = self._dir(host, namespace)
-        found = sorted(folder.glob("*.tar.gz")) if folder.is_dir() else []
-        return found[-1] if found else None
+        parts = self._parts(host, namespace)
+        with existing_private_dir(self.root, *parts) as fd:
+            names = regular_files(fd) if fd is not None else []
+        found = [(order, name) for name in names if (order := _order(name))]
+        return self.root.joinpath(*parts, max(found)[1]) if found else None
+
+    @contextmanager
+    def _open(self, path: Path) -> Iterator[BinaryIO]:
+        """Read a backup ``latest`` named, through checked folders and no link."""
+        parts = path.relative_to(self.root).parts
+        with existing_private_dir(self.root, *parts[:-1]) as fd:
+            if fd is None:
+                raise LocalStateError(str(path.parent), "the backup folder is gone")
+            file_fd = open_private_file(fd, path.parent, parts[-1], os.O_RDONLY)
+        with os.fdopen(file_fd, "rb") as stream:
+            yield stream
 
     def latest_ca(self, host: str, namespace: str) -> dict[str, bytes] | None:
         """The site CA's files from the newest backup, or None when there is none.
@@ -83,7 +107,7 @@ class Backups:
             return None
         files: dict[str, bytes] = {}
         try:
-            with tarfile.open(path, "r:gz") as tar:
+            with self._open(path) as stream, tarfile.open(fileobj=stream, mode="r:gz") as tar:
                 for member in tar.getmembers():
                     name = member.name.removeprefix("./")
                     if (
@@ -109,3 +133,24 @@ class Backups:
                 missing,
             )
         return files
+
+
+_SAME_SECOND = 100
+
+
+def _names(stamp: str) -> Iterator[str]:
+    """Backup names for one second: ``<stamp>.tar.gz``, then ``<stamp>-2.tar.gz``..."""
+    yield f"{stamp}.tar.gz"
+    for n in range(2, _SAME_SECOND + 1):
+        yield f"{stamp}-{n}.tar.gz"
+
+
+def _order(name: str) -> tuple[str, int] | None:
+    """Where a backup named by ``_names`` falls in time; None for a name it never makes."""
+    stem = name.removesuffix(".tar.gz")
+    if stem == name:
+        return None
+    stamp, _, n = stem.partition("-")
+    if n and not n.isdigit():
+        return None
+    return stamp, int(n or 1)

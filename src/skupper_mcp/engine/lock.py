@@ -2,7 +2,9 @@
 
 Two ``up``/``down``/``setup``/``teardown`` calls on the same topology would interleave
 systemctl and skupper commands on the same hosts; the second waits for the first, and gives
-up with a clear message after a bound.
+up with a clear message after a bound. The lock file lives in a checked private folder of
+``STATE_DIR`` and is opened without following a link: it is truncated on every operation, so
+a planted link must never reach its target.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from ..errors import BusyError, LocalStateError
+from ..errors import BusyError
+from .statedir import open_private_file, private_dir
 
 DEFAULT_WAIT = 120.0
 
@@ -37,11 +40,8 @@ async def operation_lock(
     """Hold the topology's operation lock; wait up to ``wait`` seconds for it, saying
     through ``on_wait`` (once) what it waits for, so a caller is never left in silence."""
     path = lock_path(state_dir, topology_path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise LocalStateError(str(path), f"cannot open the operation lock: {exc}") from exc
+    with private_dir(state_dir, path.parent.name) as folder:
+        fd = open_private_file(folder, path.parent, path.name, os.O_RDWR | os.O_CREAT)
     try:
         deadline = time.monotonic() + wait
         told = False
@@ -51,7 +51,7 @@ async def operation_lock(
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    holder = _holder(path)
+                    holder = _holder(fd)
                     raise BusyError(
                         f"another operation on this topology is still running{holder}; "
                         f"waited {wait:g}s. Try again when it has finished."
@@ -59,7 +59,7 @@ async def operation_lock(
                 if on_wait is not None and not told:
                     told = True
                     await on_wait(
-                        f"waiting for another operation on this topology{_holder(path)} "
+                        f"waiting for another operation on this topology{_holder(fd)} "
                         f"to finish (up to {wait:g}s)"
                     )
                 await asyncio.sleep(0.1)
@@ -74,9 +74,10 @@ async def operation_lock(
         os.close(fd)
 
 
-def _holder(path: Path) -> str:
+def _holder(fd: int) -> str:
+    """Who holds the lock, as its holder wrote it into the file we have open."""
     try:
-        pid, _, op = path.read_text().strip().partition(" ")
+        pid, _, op = os.pread(fd, 256, 0).decode(errors="replace").strip().partition(" ")
     except OSError:
         return ""
     return f" ({op}, pid {pid})" if pid else ""

@@ -17,7 +17,7 @@ from ..facts.logs import MAX_LOG_BYTES, tail_lines
 from ..facts.redact import redact
 from ..models import LogComponent, LogsResult
 from ..sites import units
-from ..sites.kube import CONTROLLER_SELECTOR, ROUTER_CONTAINER, ROUTER_SELECTOR
+from ..sites.kube import CONTROLLER_DEPLOYMENT, ROUTER_CONTAINER, ROUTER_DEPLOYMENT
 from ..topology import Topology
 from .scope import SiteRef, resolve_target, site_ref, valid_targets
 from .sitemap import SiteMap
@@ -108,23 +108,23 @@ class Logs:
     async def _cluster(self, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
         cluster = self.sites.kube()
         ns = cluster.namespace
-        selector = ROUTER_SELECTOR if component == "router" else CONTROLLER_SELECTOR
+        deployment = ROUTER_DEPLOYMENT if component == "router" else CONTROLLER_DEPLOYMENT
         container = ROUTER_CONTAINER if component == "router" else None
         try:
-            pod, text, cut = await cluster.pod_log(selector, container, lines, MAX_LOG_BYTES)
+            pod, text, cut = await cluster.pod_log(deployment, container, lines, MAX_LOG_BYTES)
         except ConnectError as exc:
             raise ConnectError(ref.host, exc.reason) from exc
         if pod is not None:
             return _Read(pod, True, text, cut)
         if component == "router":
             detail = (
-                f"no router pod ({ROUTER_SELECTOR}) in namespace {ns}: the site is not set up "
-                "there, or its router pod has not been created yet"
+                f"no router pod (of Deployment {ROUTER_DEPLOYMENT}) in namespace {ns}: the site "
+                "is not set up there, or its router pod has not been created yet"
             )
         else:
             detail = (
-                f"no Skupper controller pod ({CONTROLLER_SELECTOR}) in namespace {ns}: on "
-                "Kubernetes the controller is the Deployment skupper-controller, which a "
+                f"no Skupper controller pod (of Deployment {CONTROLLER_DEPLOYMENT}) in namespace "
+                f"{ns}: on Kubernetes the controller is the Deployment skupper-controller, which a "
                 "cluster-wide install runs in its own namespace (usually skupper), outside the "
                 "site's namespace this tool reads; read it there with: kubectl logs -n skupper "
                 "deployment/skupper-controller"

@@ -9,9 +9,14 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
 
 from skupper_mcp.connectors.base import Connector, SSHTarget
 from skupper_mcp.errors import (
@@ -391,6 +396,84 @@ def _kube_fail(kube: KubeSite, detail: str, hint: str, start: float) -> Check:
     )
 
 
+KubeconfigDocument = tuple[Path, dict[str, Any]]
+
+
+def kubeconfig_documents(kube: KubeSite) -> list[KubeconfigDocument]:
+    """The kubeconfig files the Kubernetes client reads for ``kube`` (its own file, else each
+    of ``$KUBECONFIG``, else ``~/.kube/config``), parsed; files it cannot read are left to
+    ``check_kubernetes`` to report."""
+    if kube.kubeconfig:
+        paths = [kube.kubeconfig]
+    elif os.environ.get("KUBECONFIG"):
+        paths = [Path(p).expanduser() for p in os.environ["KUBECONFIG"].split(os.pathsep) if p]
+    else:
+        paths = [Path.home() / ".kube" / "config"]
+    documents = []
+    for path in paths:
+        try:
+            loaded = yaml.safe_load(path.read_text())
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        if isinstance(loaded, dict):
+            documents.append((path, loaded))
+    return documents
+
+
+def evaluate_kube_tls(kube: KubeSite, documents: list[KubeconfigDocument]) -> list[Check]:
+    """A warning when the cluster ``kube``'s context uses turns off TLS verification: its bearer
+    token then goes to whoever answers at the server's address. The first file to name a
+    context or cluster wins, as when the client merges ``$KUBECONFIG``."""
+    name = kube.context or next(
+        (str(d["current-context"]) for _, d in documents if d.get("current-context")), None
+    )
+    context = _named(documents, "contexts", name)
+    cluster_name = ((context[1].get("context") if context else None) or {}).get("cluster")
+    cluster = _named(documents, "clusters", cluster_name)
+    if cluster is None:
+        return []
+    path, entry = cluster
+    settings = entry.get("cluster") or {}
+    if str(settings.get("insecure-skip-tls-verify")).lower() != "true":
+        return []
+    return [
+        Check(
+            name="kubernetes-tls",
+            site=kube.name,
+            status="warn",
+            detail=(
+                f"{path} turns off TLS verification for cluster {cluster_name} "
+                "(insecure-skip-tls-verify: true): the bearer token is sent to whoever answers "
+                f"at {settings.get('server') or 'its server address'}"
+            ),
+            hint=(
+                f"remove insecure-skip-tls-verify from cluster {cluster_name} in {path} and give "
+                "the cluster's CA instead, with certificate-authority (a file) or "
+                "certificate-authority-data (base64); with oc, log in again with "
+                "`oc login --certificate-authority=<the cluster's CA file> <server>`"
+            ),
+        )
+    ]
+
+
+def _named(
+    documents: list[KubeconfigDocument], section: str, name: object
+) -> tuple[Path, dict[str, Any]] | None:
+    """The first entry called ``name`` in ``section`` (contexts, clusters) of the files."""
+    if not name:
+        return None
+    for path, document in documents:
+        for entry in document.get(section) or []:
+            if isinstance(entry, dict) and entry.get("name") == name:
+                return path, entry
+    return None
+
+
+async def check_kube_tls(kube: KubeSite) -> list[Check]:
+    documents = await asyncio.to_thread(kubeconfig_documents, kube)
+    return evaluate_kube_tls(kube, documents)
+
+
 async def run_precheck(
     topology: Topology,
     get_connector: ConnectorGetter,
@@ -442,6 +525,7 @@ async def run_precheck(
                 ),
             )
         )
+        jobs.append(guarded(topology.kubernetes.name, check_kube_tls(topology.kubernetes)))
     results = await asyncio.gather(*jobs)
     checks = [c for group in results for c in group] + evaluate_sans(topology)
     order = {name: i for i, name in enumerate(topology.host_names())}

@@ -18,11 +18,14 @@ from .resources import Resource, key
 from .work import ApiCall
 
 ROUTER_SELECTOR = "skupper.io/component=router"
+#: The Deployments whose pods' logs the ``logs`` tool reads: a log pod is chosen by owner,
+#: never by label, since anyone who may create a pod in the namespace can copy the labels.
+ROUTER_DEPLOYMENT = "skupper-router"
+#: The controller's Deployment, when it runs in the site's own namespace (a
+#: namespace-scoped install); a cluster-wide install runs it elsewhere.
+CONTROLLER_DEPLOYMENT = "skupper-controller"
 #: The router pod's containers are ``router`` and ``kube-adaptor``: a log read names one.
 ROUTER_CONTAINER = "router"
-#: The controller's pods (Deployment ``skupper-controller``), when it runs in the site's own
-#: namespace (a namespace-scoped install); a cluster-wide install runs it elsewhere.
-CONTROLLER_SELECTOR = "application=skupper-controller"
 #: Delete the router pod so its Deployment recreates it with the current Secrets mounted.
 RESTART_ROUTER = ApiCall("delete", "Pod", f"-l {ROUTER_SELECTOR}")
 PLURALS = {
@@ -164,15 +167,22 @@ class ClusterSite:
         return "deleted " + ", ".join(gone) if gone else "nothing to delete"
 
     async def pod_log(
-        self, selector: str, container: str | None, lines: int, max_bytes: int
+        self, deployment: str, container: str | None, lines: int, max_bytes: int
     ) -> tuple[str | None, str, bool]:
-        """The log of the newest running pod that ``selector`` picks in the site's namespace:
-        (pod name, text, cut at the front); (None, "", False) when there is no such pod."""
-        pods = await self.api.list_pods(selector, namespace=self.namespace)
-        if not pods:
+        """The log of the newest running pod of ``deployment`` in the site's namespace:
+        (pod name, text, cut at the front); (None, "", False) when it has no pod."""
+        found = await self.api.get_deployment(deployment, namespace=self.namespace)
+        if found is None:
+            return None, "", False
+        replica_sets, pods = await asyncio.gather(
+            self.api.list_replica_sets(namespace=self.namespace),
+            self.api.list_pods(namespace=self.namespace),
+        )
+        owned = deployment_pods(found, replica_sets, pods)
+        if not owned:
             return None, "", False
         newest = max(
-            pods,
+            owned,
             key=lambda p: (
                 (p.get("status") or {}).get("phase") == "Running",
                 str(p["metadata"].get("creationTimestamp") or ""),
@@ -194,6 +204,30 @@ class ClusterSite:
         for pod in pods:
             await self.api.delete_pod(pod["metadata"]["name"], namespace=self.namespace)
         return f"deleted router pod {', '.join(p['metadata']['name'] for p in pods) or '(none)'}"
+
+
+def deployment_pods(
+    deployment: dict[str, Any], replica_sets: list[dict[str, Any]], pods: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The pods ``deployment`` owns, as its controller made them: each controlled (by uid) by
+    a ReplicaSet the Deployment controls. A pod that only carries the right labels is not."""
+    uid = deployment.get("metadata", {}).get("uid")
+    if not uid:
+        return []
+    owned_sets = {
+        rs["metadata"]["uid"]
+        for rs in replica_sets
+        if controller_uid(rs) == uid and rs.get("metadata", {}).get("uid")
+    }
+    return [pod for pod in pods if controller_uid(pod) in owned_sets]
+
+
+def controller_uid(obj: dict[str, Any]) -> str | None:
+    """The uid of the object's controller: its ownerReference with ``controller: true``."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller") is True and ref.get("uid"):
+            return str(ref["uid"])
+    return None
 
 
 def _by_name(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.kube import resources, status
+from skupper_sandbox.kube import owners, resources, status
 from skupper_sandbox.kube.pods import CONTAINER, ROUTER_IMAGE, RouterPod, new_pod_name
 from skupper_sandbox.kube.resources import Resource
 from skupper_sandbox.kube.routerconfig import MANAGEMENT_PORT, SKUPPER_VERSION, render
@@ -153,8 +153,9 @@ class Controller:
 
     async def _reconcile_site(self, namespace: str, site: Obj) -> None:
         pod = self.pods.get(namespace)
+        replica_set = self._router_replica_set(namespace, site)
         if pod is not None and (
-            pod.site_uid != site["metadata"]["uid"] or not self._pod_object_exists(pod)
+            pod.site_uid != site["metadata"]["uid"] or not self._pod_object_owned(pod, replica_set)
         ):
             await self._remove_pod(namespace)
             pod = None
@@ -164,7 +165,7 @@ class Controller:
         connectors = self.store.items(resources.CONNECTORS, namespace)
         if pod is None:
             pod = RouterPod(
-                name=new_pod_name(),
+                name=new_pod_name(_name(replica_set)),
                 namespace=namespace,
                 site_uid=site["metadata"]["uid"],
                 pods_dir=self._pods_dir,
@@ -185,7 +186,7 @@ class Controller:
             pod.write_config(rendered.text())
             await pod.start(now())
             self.pods[namespace] = pod
-            self.store.create(resources.PODS, namespace, self._pod_object(pod))
+            self.store.create(resources.PODS, namespace, self._pod_object(pod, replica_set))
         elif rendered.text() != pod.config_text:
             log.info("pod %s/%s: config changed, restarting the router", namespace, pod.name)
             pod.write_config(rendered.text())
@@ -219,12 +220,39 @@ class Controller:
 
     # -- pods ----------------------------------------------------------------------
 
-    def _pod_object_exists(self, pod: RouterPod) -> bool:
+    def _pod_object_owned(self, pod: RouterPod, replica_set: Obj) -> bool:
+        """The pod's object is still there and controlled by the current ReplicaSet."""
         try:
-            self.store.get(resources.PODS, pod.namespace, pod.name)
+            found = self.store.get(resources.PODS, pod.namespace, pod.name)
         except ApiError:
             return False
-        return True
+        return owners.controller_uid(found) == replica_set["metadata"]["uid"]
+
+    def _router_replica_set(self, namespace: str, site: Obj) -> Obj:
+        """The ReplicaSet of the site's router Deployment; either is made anew when missing
+        or controlled by an object that is gone (a Site made again)."""
+        deployment = self._controlled(
+            resources.DEPLOYMENTS,
+            namespace,
+            owners.deployment_body(site, ROUTER_LABELS),
+            site,
+        )
+        return self._controlled(
+            resources.REPLICASETS, namespace, owners.replica_set_body(deployment), deployment
+        )
+
+    def _controlled(self, resource: Resource, namespace: str, body: Obj, owner: Obj) -> Obj:
+        name = _name(body)
+        try:
+            current: Obj | None = self.store.get(resource, namespace, name)
+        except ApiError:
+            current = None
+        if current is not None:
+            if owners.controller_uid(current) == owner["metadata"]["uid"]:
+                return current
+            with contextlib.suppress(ApiError):
+                self.store.delete(resource, namespace, name)
+        return self.store.create(resource, namespace, body)
 
     async def _remove_pod(self, namespace: str) -> None:
         pod = self.pods.pop(namespace)
@@ -242,6 +270,11 @@ class Controller:
             if key not in ours:
                 with contextlib.suppress(ApiError):
                     self.store.delete(resources.PODS, *key)
+        for kind in (resources.REPLICASETS, resources.DEPLOYMENTS):
+            for obj in self.store.items(kind, labels=ROUTER_SELECTOR):
+                if obj["metadata"]["namespace"] not in site_namespaces:
+                    with contextlib.suppress(ApiError):
+                        self.store.delete(kind, obj["metadata"]["namespace"], _name(obj))
         for service in self.store.items(resources.SERVICES, labels=LISTENER_LABEL):
             if service["metadata"]["namespace"] not in site_namespaces:
                 with contextlib.suppress(ApiError):
@@ -249,13 +282,12 @@ class Controller:
                         resources.SERVICES, service["metadata"]["namespace"], _name(service)
                     )
 
-    def _pod_object(self, pod: RouterPod) -> Obj:
+    def _pod_object(self, pod: RouterPod, replica_set: Obj) -> Obj:
         return {
             "metadata": {
                 "name": pod.name,
                 "namespace": pod.namespace,
-                "generateName": "skupper-router-",
-                "labels": dict(ROUTER_LABELS),
+                **owners.pod_metadata(replica_set),
             },
             "spec": {
                 "containers": [

@@ -34,6 +34,8 @@ SECRETS = Resource("", "v1", "secrets", "Secret")
 SERVICES = Resource("", "v1", "services", "Service", short_names=("svc",))
 PODS = Resource("", "v1", "pods", "Pod", short_names=("po",))
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", short_names=("cm",))
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True, True, ("deploy",))
+REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True, True, ("rs",))
 
 
 def _skupper(plural: str, kind: str, *short: str) -> Resource:
@@ -56,6 +58,8 @@ ALL: tuple[Resource, ...] = (
     SERVICES,
     PODS,
     CONFIGMAPS,
+    DEPLOYMENTS,
+    REPLICASETS,
     SITES,
     LISTENERS,
     CONNECTORS,

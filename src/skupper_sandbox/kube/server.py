@@ -90,16 +90,18 @@ def _resource_list(group: str, version: str) -> dict[str, Any]:
     }
 
 
-def _skupper_group() -> dict[str, Any]:
-    version = f"{resources.SKUPPER_GROUP}/{resources.SKUPPER_VERSION}"
-    entry = {"groupVersion": version, "version": resources.SKUPPER_VERSION}
+def _group(name: str, version: str) -> dict[str, Any]:
+    entry = {"groupVersion": f"{name}/{version}", "version": version}
     return {
         "kind": "APIGroup",
         "apiVersion": "v1",
-        "name": resources.SKUPPER_GROUP,
+        "name": name,
         "versions": [entry],
         "preferredVersion": entry,
     }
+
+
+_GROUPS = {"apps": "v1", resources.SKUPPER_GROUP: resources.SKUPPER_VERSION}
 
 
 class KubeApi:
@@ -167,9 +169,10 @@ class KubeApi:
                 ],
             }
         if parts == ["apis"]:
-            return 200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_skupper_group()]}
-        if parts == ["apis", resources.SKUPPER_GROUP]:
-            return 200, _skupper_group()
+            groups = [_group(name, version) for name, version in _GROUPS.items()]
+            return 200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+        if len(parts) == 2 and parts[0] == "apis" and parts[1] in _GROUPS:
+            return 200, _group(parts[1], _GROUPS[parts[1]])
         if parts[:1] == ["api"] and len(parts) >= 2:
             group, version, rest = "", parts[1], parts[2:]
         elif parts[:1] == ["apis"] and len(parts) >= 3:

@@ -1,0 +1,154 @@
+"""The Kubernetes log pod is the Deployment's own, by owner: a pod that merely carries the
+router's labels (anyone who may create a pod in the namespace can copy them) is never read.
+
+The objects are shaped as the API returns them: a Deployment, the ReplicaSet its controller
+made (``<deployment>-<pod-template-hash>``, controlled by the Deployment's uid) and the pods
+that ReplicaSet made (controlled by its uid)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skupper_mcp.sites.kube import ClusterSite, controller_uid, deployment_pods
+
+ROUTER_LABELS = {"application": "skupper-router", "skupper.io/component": "router"}
+
+
+def owner(kind: str, name: str, uid: str, *, controller: bool = True) -> dict[str, Any]:
+    api_version = "v1" if kind == "Pod" else "apps/v1"
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": name,
+        "uid": uid,
+        "controller": controller,
+        "blockOwnerDeletion": True,
+    }
+
+
+def obj(
+    kind: str, name: str, uid: str, owners: list[dict[str, Any]], **extra: Any
+) -> dict[str, Any]:
+    metadata = {"name": name, "namespace": "default", "uid": uid, "labels": dict(ROUTER_LABELS)}
+    if owners:
+        metadata["ownerReferences"] = owners
+    return {"kind": kind, "metadata": {**metadata, **extra.pop("metadata", {})}, **extra}
+
+
+def pod(name: str, uid: str, owners: list[dict[str, Any]], created: str) -> dict[str, Any]:
+    return obj(
+        "Pod",
+        name,
+        uid,
+        owners,
+        metadata={"creationTimestamp": created},
+        status={"phase": "Running"},
+    )
+
+
+DEPLOYMENT = obj(
+    "Deployment",
+    "skupper-router",
+    "d-1",
+    [owner("Site", "crc-t", "site-1")],
+)
+REPLICA_SET = obj(
+    "ReplicaSet", "skupper-router-7c9f", "rs-1", [owner("Deployment", "skupper-router", "d-1")]
+)
+FOREIGN_SET = obj(
+    "ReplicaSet", "skupper-router-6b8d", "rs-2", [owner("Deployment", "skupper-router", "d-9")]
+)
+ROUTER_POD = pod(
+    "skupper-router-7c9f-x2k4q",
+    "p-1",
+    [owner("ReplicaSet", "skupper-router-7c9f", "rs-1")],
+    "2026-01-01T00:00:00Z",
+)
+#: Newer than the router's, with its labels: each would win if labels chose the pod.
+DECOYS = [
+    pod("skupper-router-7c9f-decoy", "p-2", [], "2026-02-01T00:00:00Z"),
+    pod(
+        "skupper-router-6b8d-decoy",
+        "p-3",
+        [owner("ReplicaSet", "skupper-router-6b8d", "rs-2")],
+        "2026-02-01T00:00:00Z",
+    ),
+    pod(
+        "skupper-router-named-owner",
+        "p-4",
+        [owner("ReplicaSet", "skupper-router-7c9f", "rs-forged")],
+        "2026-02-01T00:00:00Z",
+    ),
+    pod(
+        "skupper-router-not-controller",
+        "p-5",
+        [owner("ReplicaSet", "skupper-router-7c9f", "rs-1", controller=False)],
+        "2026-02-01T00:00:00Z",
+    ),
+    pod(
+        "skupper-router-owned-by-deployment",
+        "p-6",
+        [owner("Deployment", "skupper-router", "d-1")],
+        "2026-02-01T00:00:00Z",
+    ),
+]
+
+
+def test_only_the_pod_of_the_deployments_own_replica_set_is_chosen() -> None:
+    pods = [*DECOYS, ROUTER_POD]
+    chosen = deployment_pods(DEPLOYMENT, [REPLICA_SET, FOREIGN_SET], pods)
+    assert [p["metadata"]["name"] for p in chosen] == ["skupper-router-7c9f-x2k4q"]
+
+
+def test_a_labelled_pod_with_no_such_owner_leaves_no_pod() -> None:
+    assert deployment_pods(DEPLOYMENT, [REPLICA_SET, FOREIGN_SET], DECOYS) == []
+    assert deployment_pods(DEPLOYMENT, [FOREIGN_SET], [ROUTER_POD]) == []
+    no_uid = {**DEPLOYMENT, "metadata": {"name": "skupper-router"}}
+    assert deployment_pods(no_uid, [REPLICA_SET], [ROUTER_POD]) == []
+
+
+def test_the_controller_is_the_reference_marked_controller() -> None:
+    assert controller_uid(ROUTER_POD) == "rs-1"
+    assert controller_uid(DECOYS[0]) is None
+    assert controller_uid(DECOYS[3]) is None
+
+
+class RecordedApi:
+    """The API's answers for one namespace, as recorded above; it reads a pod's log only."""
+
+    def __init__(self, deployment: dict[str, Any] | None, pods: list[dict[str, Any]]) -> None:
+        self.deployment = deployment
+        self.pods = pods
+        self.logs_read: list[str] = []
+
+    async def get_deployment(self, name: str, *, namespace: str | None = None) -> Any:
+        return self.deployment if self.deployment and name == "skupper-router" else None
+
+    async def list_replica_sets(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        return [REPLICA_SET, FOREIGN_SET]
+
+    async def list_pods(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        return self.pods
+
+    async def read_pod_log(self, name: str, **_: Any) -> tuple[str, bool]:
+        self.logs_read.append(name)
+        return f"log of {name}\n", False
+
+
+async def test_the_router_log_is_read_from_the_deployments_pod_never_a_decoy() -> None:
+    api = RecordedApi(DEPLOYMENT, [*DECOYS, ROUTER_POD])
+    site = ClusterSite(api, "default")  # type: ignore[arg-type]
+    name, text, cut = await site.pod_log("skupper-router", "router", 10, 1000)
+    assert (name, text, cut) == (
+        "skupper-router-7c9f-x2k4q",
+        "log of skupper-router-7c9f-x2k4q\n",
+        False,
+    )
+    assert api.logs_read == ["skupper-router-7c9f-x2k4q"]
+
+
+async def test_only_decoys_or_no_deployment_is_no_pod_and_no_read() -> None:
+    for api in (RecordedApi(DEPLOYMENT, DECOYS), RecordedApi(None, [ROUTER_POD])):
+        site = ClusterSite(api, "default")  # type: ignore[arg-type]
+        assert await site.pod_log("skupper-router", "router", 10, 1000) == (None, "", False)
+        assert api.logs_read == []
