@@ -77,8 +77,11 @@ def redact_lines(lines: list[str]) -> tuple[list[str], int]:
 _LONG_LINE = re.compile(rf"(?m)^([^\n]{{{MAX_LINE}}})[^\n]++")
 
 
+_CUT_PREFIX = " [line cut: "
+
+
 def cut_mark(chars: int) -> str:
-    return f" [line cut: {chars} more characters not shown]"
+    return f"{_CUT_PREFIX}{chars} more characters not shown]"
 
 
 def _cap_lines(text: str) -> tuple[str, list[int]]:
@@ -287,6 +290,8 @@ _AUTH_MECHANISMS = frozenset(
     {"external", "anonymous", "plain", "gssapi", "digest-md5", "cram-md5", "scram-sha-1"}
     | {"scram-sha-256", "scram-sha-512", "tls", "mtls"}
 )
+#: what ``key: |`` leaves when its block (``_block_scalars``) held nothing to take
+_BLOCK_INDICATOR = re.compile(r"[|>][0-9+-]*+")
 _ENV_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*+\}")
 #: A Skupper grant's URL: https://host:port/<the AccessGrant's UID>
 _GRANT_URL = re.compile(r"(?i)https://[^/\s]++/[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}/?+")
@@ -310,13 +315,14 @@ def _secret_key(key: str) -> str | None:
 
 def _harmless(squashed_key: str, value: str) -> bool:
     """A value that is no secret whatever its key: what was redacted already, empty, a
-    boolean, ``${VAR}``, an HTTP or exit ``code``, an ``auth`` that names a SASL mechanism,
-    a ``url`` that is not a grant's."""
+    boolean, ``${VAR}``, a block scalar's indicator, an HTTP or exit ``code``, an ``auth``
+    that names a SASL mechanism, a ``url`` that is not a grant's."""
     lowered = value.lower()
     return (
         value.startswith("[REDACTED")
         or lowered in _HARMLESS_VALUES
         or _ENV_REFERENCE.fullmatch(value) is not None
+        or _BLOCK_INDICATOR.fullmatch(value) is not None
         or (squashed_key == "code" and value.isdigit())
         or (squashed_key.endswith("auth") and lowered in _AUTH_MECHANISMS)
         or (squashed_key == "url" and _GRANT_URL.fullmatch(value) is None)
@@ -336,9 +342,10 @@ _BLOCK_SCALAR = re.compile(
 
 def _block_scalars(text: str) -> tuple[str, int]:
     def replace(match: re.Match[str]) -> str:
-        if _secret_key(match["key"]) is None:
-            return match[0]
+        squashed = _secret_key(match["key"])
         block = match["block"]
+        if squashed is None or _harmless(squashed, block.strip()):
+            return match[0]
         kept = block[len(block.rstrip()) :]  # blank lines after the block are not in it
         head = f"{match['indent']}{match['item'] or ''}{match['key']}{match['quote']}"
         return f"{head}: {MARK}{kept}"
@@ -370,13 +377,15 @@ def _key_values(text: str) -> tuple[str, int]:
         value = _value_pattern(found).match(text, start)
         if value is None:
             continue
-        said = value[0]
+        said, end = value[0], value.end()
+        if (cut := said.find(_CUT_PREFIX)) >= 0:  # the cut line's mark stays in sight
+            said, end = said[:cut], value.start() + cut
         quote = said[0] if said[0] in "'\"" else ""
         closed = bool(quote) and len(said) > 1 and said.endswith(quote)
         if _harmless(squashed, said[len(quote) : len(said) - closed]):
             continue
         parts += [text[last:start], f"{quote}{MARK}{quote if closed else ''}"]
-        last = value.end()
+        last = end
         count += 1
     parts.append(text[last:])
     return "".join(parts), count
