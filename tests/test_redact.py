@@ -347,6 +347,7 @@ def test_every_kind_of_secret_goes_and_is_counted(case: Case) -> None:
         "exitCode=1 statusCode: 404 code=503 url: https://127.80.61.2:8000/v1/models",
         "password=${ROUTER_PASSWORD} secretName: x --token-file /run/t\ntoken: null",
         "podman login --password-stdin quay.io",
+        "tar: tls.key: Cannot open: Permission denied",
         f"ca.crt: {base64.b64encode(CERT.encode()).decode()}",
         "\n".join(["a certificate is public:", *_wrapped_base64(CERT)]),
     ],

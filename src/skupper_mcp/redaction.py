@@ -382,13 +382,20 @@ def _key_values(text: str) -> tuple[str, int]:
             said, end = said[:cut], value.start() + cut
         quote = said[0] if said[0] in "'\"" else ""
         closed = bool(quote) and len(said) > 1 and said.endswith(quote)
-        if _harmless(squashed, said[len(quote) : len(said) - closed]):
+        bare = said[len(quote) : len(said) - closed]
+        if _harmless(squashed, bare) or _names_a_file(found["key"], quote, bare):
             continue
         parts += [text[last:start], f"{quote}{MARK}{quote if closed else ''}"]
         last = end
         count += 1
     parts.append(text[last:])
     return "".join(parts), count
+
+
+def _names_a_file(key: str, quote: str, value: str) -> bool:
+    """``tar: tls.key: Cannot open: ...``: a file's name before a tool's message, where a
+    Secret's ``tls.key: <base64>`` has one word."""
+    return "." in key and not quote and any(c.isspace() for c in value)
 
 
 def _value_pattern(found: re.Match[str]) -> re.Pattern[str]:
