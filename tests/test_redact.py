@@ -1,12 +1,36 @@
-"""facts.redact: every kind of secret goes, and a router's own log lines stay as they are."""
+"""facts.redact: every kind of secret goes, in linear time and off the event loop, and a
+router's own log lines stay as they are."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import datetime
+import secrets
+import string
+import textwrap
+import threading
+import time
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
+from typing import NamedTuple
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.x509.oid import NameOID
 
-from skupper_mcp.facts.redact import MARK, PRIVATE_KEY_MARK, redact, redact_lines
+from skupper_mcp.engine import diagnose
+from skupper_mcp.engine import logs as logs_engine
+from skupper_mcp.engine.runner import describe
+from skupper_mcp.errors import CommandError, SiteStateError
+from skupper_mcp.facts.redact import MARK, MAX_LINE, PRIVATE_KEY_MARK, redact, redact_lines
+from skupper_mcp.models import Finding
+from skupper_mcp.topology import load_topology
+from topology_samples import SMALL_TOPOLOGY
 
 #: Logs of the real skupper-router 3.4.2 (skrouterd), recorded from a sandbox world's
 #: router containers: a consumer with two links, and a hub.
@@ -117,3 +141,410 @@ def test_a_key_among_real_router_lines_goes_and_the_lines_stay() -> None:
 def test_no_lines_no_work() -> None:
     assert redact_lines([]) == ([], 0)
     assert redact("") == ("", 0)
+
+
+# -- every kind of secret, generated here: no real-looking secret is written in this file --
+
+
+def _random(alphabet: str, size: int) -> str:
+    return "".join(secrets.choice(alphabet) for _ in range(size))
+
+
+_B64URL = string.ascii_letters + string.digits + "-_"
+_UPPER = string.ascii_uppercase + string.digits
+
+
+def _pem_key(
+    private_format: serialization.PrivateFormat, key: object, password: bytes = b""
+) -> str:
+    encryption = (
+        serialization.BestAvailableEncryption(password)
+        if password
+        else serialization.NoEncryption()
+    )
+    return key.private_bytes(serialization.Encoding.PEM, private_format, encryption).decode()  # type: ignore[attr-defined]
+
+
+def _certificate(key: ec.EllipticCurvePrivateKey) -> str:
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "skupper-site-ca")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+_EC = ec.generate_private_key(ec.SECP256R1())
+_TRADITIONAL = serialization.PrivateFormat.TraditionalOpenSSL
+_PKCS8 = serialization.PrivateFormat.PKCS8
+EC_KEY = _pem_key(_TRADITIONAL, _EC)
+# what `openssl ecparam -genkey -name prime256v1` prints: the curve's block before the key
+ECPARAM_OUTPUT = (
+    "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n" + EC_KEY
+)
+CERT = _certificate(_EC)
+BUNDLE = CERT + EC_KEY  # a certificate, then its key
+PEM_KEYS = {
+    "rsa-pkcs1": _pem_key(_TRADITIONAL, rsa.generate_private_key(65537, 1024)),
+    "ec": EC_KEY,
+    "pkcs8": _pem_key(_PKCS8, _EC),
+    "encrypted-pkcs8": _pem_key(_PKCS8, _EC, b"passphrase-for-the-test"),
+    "openssh": _pem_key(serialization.PrivateFormat.OpenSSH, ed25519.Ed25519PrivateKey.generate()),
+    "pgp": "\n".join(
+        [
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+            "",
+            *textwrap.wrap(base64.b64encode(secrets.token_bytes(300)).decode(), 64),
+            "=" + base64.b64encode(secrets.token_bytes(3)).decode(),
+            "-----END PGP PRIVATE KEY BLOCK-----",
+        ]
+    )
+    + "\n",
+}
+
+
+def _body(pem: str) -> list[str]:
+    """The lines of a PEM file that are key material (not its armour)."""
+    return [line for line in pem.splitlines() if line and not line.startswith("-----")]
+
+
+def _wrapped_base64(data: str, width: int = 76) -> list[str]:
+    return textwrap.wrap(base64.b64encode(data.encode()).decode(), width)
+
+
+PASSWORD = _random(string.ascii_letters + string.digits, 16)
+TOKEN = "sha256~" + _random(_B64URL, 43)
+JWT_RANDOM = ".".join(
+    [
+        base64.urlsafe_b64encode(b'{"alg":"RS256","kid":"k"}').decode().rstrip("="),
+        base64.urlsafe_b64encode(b'{"sub":"system:serviceaccount:x"}').decode().rstrip("="),
+        _random(_B64URL, 86),
+    ]
+)
+AWS_ID = "AKIA" + _random(_UPPER, 16)
+AWS_SECRET = _random(string.ascii_letters + string.digits + "+/", 40)
+GRANT_CODE = _random(string.ascii_letters + string.digits, 24)
+GRANT_URL = f"https://10.0.0.7:9090/{uuid.uuid4()}"
+WORDS = f"correct horse {PASSWORD} staple"
+INDENTED_EC = textwrap.indent(EC_KEY, "    ")
+ECPARAM_B64 = _wrapped_base64(ECPARAM_OUTPUT)
+BUNDLE_B64 = "".join(_wrapped_base64(BUNDLE))
+
+
+class Case(NamedTuple):
+    text: str
+    secrets: list[str]  # none of whose bytes may remain
+    count: int
+
+
+CASES = {
+    **{f"pem-{kind}": Case(f"before\n{pem}after", _body(pem), 1) for kind, pem in PEM_KEYS.items()},
+    "base64-wrapped-at-76-every-line-goes": Case(
+        "\n".join(["secret data:", *ECPARAM_B64, "done"]), ECPARAM_B64, 1
+    ),
+    "base64-wrapped-indented": Case(
+        "\n".join(["  tls.key: |", *(f"    {line}" for line in ECPARAM_B64)]), ECPARAM_B64, 1
+    ),
+    "base64-of-ecparam-output-one-line": Case(
+        f"  key.pem: {''.join(ECPARAM_B64)}", ["".join(ECPARAM_B64)], 1
+    ),
+    "base64-of-a-cert-then-key-bundle": Case(
+        f'{{"data": {{"bundle.pem": "{BUNDLE_B64}"}}}}', [BUNDLE_B64], 1
+    ),
+    "pem-ecparam-output-as-is": Case(ECPARAM_OUTPUT + "next", _body(EC_KEY), 1),
+    "pem-cert-then-key": Case(BUNDLE, _body(EC_KEY), 1),
+    "pem-indented-in-a-yaml-block": Case(f"tls.key: |\n{INDENTED_EC}", _body(EC_KEY), 1),
+    "flag-password-space": Case(f"skupper login --password {PASSWORD} -n x", [PASSWORD], 1),
+    "flag-password-equals": Case(f"podman login --password={PASSWORD} quay.io", [PASSWORD], 1),
+    "flag-token-sha256": Case(f"oc login --token {TOKEN} --server=https://api:6443", [TOKEN], 1),
+    "bare-sha256-token": Case(f"using {TOKEN} for the cluster", [TOKEN], 1),
+    "yaml-token-block-scalar": Case(
+        f"spec:\n  token: |\n    {PASSWORD}\n    {AWS_SECRET}\n  name: x", [PASSWORD, AWS_SECRET], 1
+    ),
+    "yaml-password-folded": Case(f"password: >-\n  {WORDS}\n", [PASSWORD, "horse"], 1),
+    "multi-word-password": Case(f"password: {WORDS}", [WORDS], 1),
+    "auth": Case(f'{{"auths": {{"quay.io": {{"auth": "{AWS_SECRET}"}}}}}}', [AWS_SECRET], 1),
+    "code": Case(f"  code: {GRANT_CODE}", [GRANT_CODE], 1),
+    "pwd": Case(f"db pwd={PASSWORD}", [PASSWORD], 1),
+    "cookie-header": Case(f"Cookie: session={PASSWORD}; theme=dark", [PASSWORD], 1),
+    "set-cookie-header": Case(f"Set-Cookie: sid={PASSWORD}; Path=/; HttpOnly", [PASSWORD], 1),
+    "value-starting-with-dollar": Case(f"password=${PASSWORD}", [PASSWORD], 1),
+    "jwt": Case(f"token used: {JWT_RANDOM} ok", [JWT_RANDOM], 1),
+    "aws-key-id-and-secret": Case(
+        f"aws_access_key_id={AWS_ID}\naws_secret_access_key = {AWS_SECRET}",
+        [AWS_ID, AWS_SECRET],
+        2,
+    ),
+    "aws-key-id-alone": Case(f"signing with {AWS_ID}.", [AWS_ID], 1),
+    "authorization-bearer": Case(f"Authorization: Bearer {JWT_RANDOM}", [JWT_RANDOM], 1),
+    "authorization-basic": Case(
+        f"authorization: Basic {base64.b64encode(PASSWORD.encode()).decode()}",
+        [base64.b64encode(PASSWORD.encode()).decode()],
+        1,
+    ),
+    "bearer-alone": Case(f"curl -H 'bearer {PASSWORD}'", [PASSWORD], 1),
+    "kubeconfig-client-key-data": Case(
+        f"    client-key-data: {''.join(_wrapped_base64(EC_KEY))}\n    token: {JWT_RANDOM}",
+        ["".join(_wrapped_base64(EC_KEY)), JWT_RANDOM],
+        2,
+    ),
+    "skupper-access-token": Case(
+        "\n".join(
+            [
+                "apiVersion: skupper.io/v2alpha1",
+                "kind: AccessToken",
+                "spec:",
+                "  ca: |",
+                textwrap.indent(CERT, "    ").rstrip("\n"),
+                f"  code: {GRANT_CODE}",
+                f"  url: {GRANT_URL}",
+            ]
+        ),
+        [GRANT_CODE, GRANT_URL.rsplit("/", 1)[1], *_body(CERT)],
+        3,
+    ),
+    "skupper-access-grant-status-json": Case(
+        f'{{"status": {{"code": "{GRANT_CODE}", "url": "{GRANT_URL}"}}}}',
+        [GRANT_CODE, GRANT_URL.rsplit("/", 1)[1]],
+        2,
+    ),
+    "url-password": Case(f"pull https://bob:{PASSWORD}@quay.io/v2", [PASSWORD], 1),
+    "json-client-secret": Case(f'{{"client_secret": "{PASSWORD}", "n": 1}}', [PASSWORD], 1),
+}
+
+
+def _windows(secret: str, size: int = 8) -> set[str]:
+    """Every ``size``-character piece of ``secret``: none may be left, not only the whole."""
+    if len(secret) <= size:
+        return {secret}
+    return {secret[i : i + size] for i in range(len(secret) - size + 1)}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_every_kind_of_secret_goes_and_is_counted(case: Case) -> None:
+    redacted, found = redact(case.text)
+    rest = case.text  # what is not secret may share a piece with it (a key and its cert)
+    for secret in case.secrets:
+        rest = rest.replace(secret, "\n")
+    leaked = {w for s in case.secrets for w in _windows(s) if w in redacted and w not in rest}
+    assert not leaked, redacted
+    assert found == case.count, redacted
+    assert redact(redacted) == (redacted, 0)  # what is left holds nothing more
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ROUTER_CORE (info) [C5] Connection Opened: dir=in host=127.0.0.1:46764"
+        " encrypted=TLSv1.3 auth=EXTERNAL user=CN=client-hub",
+        "exitCode=1 statusCode: 404 code=503 url: https://127.80.61.2:8000/v1/models",
+        "password=${ROUTER_PASSWORD} secretName: x --token-file /run/t\ntoken: null",
+        "podman login --password-stdin quay.io",
+        "tar: tls.key: Cannot open: Permission denied",
+        f"ca.crt: {base64.b64encode(CERT.encode()).decode()}",
+        "\n".join(["a certificate is public:", *_wrapped_base64(CERT)]),
+    ],
+)
+def test_lines_that_only_look_like_secrets_stay(line: str) -> None:
+    assert redact(line) == (line, 0)
+
+
+# -- linear time ---------------------------------------------------------------------------
+
+MIB = 1 << 20
+#: What made the old patterns try one stretch of text again and again: the key/value
+#: pattern's worst case (a secret's name repeated with no separator: 64 KiB took 36 s),
+#: runs it could start anywhere in, and the other patterns' own fragments.
+HOSTILE = {
+    "password-repeated": "password",
+    "key-value-chain": "a=",
+    "secret-name-no-separator": "passwordx",
+    "jwt-starts": "eyJ-",
+    "dotted-run": "a.",
+    "spaces": " ",
+    "base64-alphabet": string.ascii_letters + string.digits + "+/",
+    "begin-without-end": "-----BEGIN PRIVATE KEY-----",
+    "end-lines": "-----END PRIVATE KEY-----\n",
+    "url-userinfo": "a://u:",
+    "block-scalar-headers": "token: |\n",
+    "references": "secretName=x ",
+}
+
+
+def _hostile(fragment: str, size: int) -> str:
+    return (fragment * (size // len(fragment) + 1))[:size]
+
+
+@pytest.mark.parametrize("fragment", HOSTILE.values(), ids=HOSTILE.keys())
+def test_a_hostile_mebibyte_line_is_redacted_in_well_under_a_second(fragment: str) -> None:
+    line = _hostile(fragment.replace("\n", " "), MIB)
+    started = time.perf_counter()
+    redacted, _ = redact(line)
+    assert time.perf_counter() - started < 0.5
+    assert len(redacted) < MAX_LINE + 100 and "more characters not shown" in redacted
+
+
+@pytest.mark.parametrize("fragment", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_lines_at_the_cap_take_linear_time(fragment: str) -> None:
+    """Lines just short of the cap are matched whole: 256 KiB of them (the old code took
+    minutes on these) stays within a bound a quadratic pattern cannot meet."""
+    text = _hostile(fragment, 256 * 1024)
+    lines = "\n".join(text[i : i + MAX_LINE - 1] for i in range(0, len(text), MAX_LINE - 1))
+    started = time.perf_counter()
+    redact(lines)
+    assert time.perf_counter() - started < 1.5
+
+
+def test_a_long_line_is_cut_with_a_mark_and_the_rest_is_never_read() -> None:
+    line = "x" * MAX_LINE + f" password={PASSWORD}"
+    redacted, found = redact(f"{line}\nnext")
+    assert found == 0 and PASSWORD not in redacted
+    assert (
+        redacted
+        == "x" * MAX_LINE + f" [line cut: {len(PASSWORD) + 10} more characters not shown]\nnext"
+    )
+
+
+def test_a_key_whose_end_was_cut_off_its_line_ends_at_the_cut() -> None:
+    escaped = EC_KEY.replace("\n", "\\n")
+    line = f'{{"tls.key": "{escaped}' + "A" * MAX_LINE + '"}'
+    redacted, found = redact(f"{line}\nthe next line stays")
+    assert found == 1 and redacted.endswith("more characters not shown]\nthe next line stays")
+    assert not any(piece in redacted for piece in _body(EC_KEY))
+
+
+# -- the engine redacts in a thread --------------------------------------------------------
+
+
+class _Ticker:
+    """Counts how often the event loop ran it: a blocked loop runs nothing."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+
+    async def run(self) -> None:
+        while True:
+            self.ticks += 1
+            await asyncio.sleep(0.001)
+
+
+def _gated(real, ticker: _Ticker, opened: threading.Event):  # type: ignore[no-untyped-def]
+    """``real``, run only once the ticker has ticked while it waits: on the event loop
+    the wait blocks the loop, the ticker stops, and the gate never opens."""
+
+    def gated(*args):  # type: ignore[no-untyped-def]
+        start = ticker.ticks
+        deadline = time.monotonic() + 3
+        while ticker.ticks < start + 5 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        if ticker.ticks >= start + 5:
+            opened.set()
+        return real(*args)
+
+    return gated
+
+
+@dataclass
+class _LogRead:
+    container: str | None
+    exists: int
+    text: str
+    cut: bool = False
+
+
+class _OneSite:
+    def __init__(self, text: str) -> None:
+        self.namespace = "default"
+        self.text = text
+
+    async def logs(self, lines: int, max_bytes: int, container: str | None = None) -> _LogRead:
+        return _LogRead(container, 0, self.text)
+
+
+class _Sites:
+    def __init__(self, topology, text: str) -> None:  # type: ignore[no-untyped-def]
+        self.topology = topology
+        self.site = _OneSite(text)
+
+    async def podman(self, ref):  # type: ignore[no-untyped-def]
+        return self.site
+
+
+HOSTILE_LOG = _hostile("password", MIB) + f"\ntoken={PASSWORD}\n"
+
+
+async def _while_ticking(ticker: _Ticker, work):  # type: ignore[no-untyped-def]
+    ticking = asyncio.create_task(ticker.run())
+    try:
+        return await work
+    finally:
+        ticking.cancel()
+
+
+async def test_logs_redacts_off_the_event_loop(write_topology, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ticker, opened = _Ticker(), threading.Event()
+    monkeypatch.setattr(logs_engine, "redact", _gated(redact, ticker, opened))
+    topology = load_topology(write_topology(SMALL_TOPOLOGY))
+    logs = logs_engine.Logs(_Sites(topology, HOSTILE_LOG))  # type: ignore[arg-type]
+    result = await _while_ticking(ticker, logs.run("alpha", "router", 500))
+    assert opened.is_set(), "the event loop stood still while the log was redacted"
+    assert result.redactions == 1 and f"token={MARK}" in result.lines
+    assert PASSWORD not in "\n".join(result.lines)
+
+
+async def test_diagnose_redacts_evidence_off_the_event_loop(write_topology, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ticker, opened = _Ticker(), threading.Event()
+    monkeypatch.setattr(diagnose, "redact_lines", _gated(redact_lines, ticker, opened))
+    finding = Finding(
+        id="hostile",
+        site="hub-alpha",
+        host="alpha",
+        severity="error",
+        symptom="s",
+        evidence=HOSTILE_LOG.splitlines(),
+        cause="c",
+        fix="f",
+    )
+    monkeypatch.setattr(diagnose, "RULES", [lambda network: [finding]])
+
+    async def read(self):  # type: ignore[no-untyped-def]
+        return SimpleNamespace(views={})
+
+    monkeypatch.setattr(diagnose.Diagnose, "read", read)
+    topology = load_topology(write_topology(SMALL_TOPOLOGY))
+    run = diagnose.Diagnose(SimpleNamespace(topology=topology)).run("all")  # type: ignore[arg-type]
+    result = await _while_ticking(ticker, run)
+    assert opened.is_set(), "the event loop stood still while the evidence was redacted"
+    assert f"token={MARK}" in result.findings[0].evidence
+    assert PASSWORD not in "\n".join(result.findings[0].evidence)
+
+
+# -- a failed command's output -------------------------------------------------------------
+
+
+def test_a_command_error_keeps_no_secret_of_its_output() -> None:
+    stderr = f"{EC_KEY}error: login failed: password={PASSWORD}\n"
+    error = CommandError("alpha", "skupper system apply -f -", 1, stderr, f"token: {TOKEN}")
+    for said in (str(error), error.stderr, error.stdout):
+        assert PASSWORD not in said and TOKEN not in said
+        assert not any(piece in said for piece in _body(EC_KEY))
+    assert str(error).endswith(f"login failed: password={MARK}")
+
+
+def test_a_site_state_error_keeps_no_secret_of_what_it_quotes() -> None:
+    error = SiteStateError("alpha", f"cut short: --password {PASSWORD}", stderr=EC_KEY)
+    assert PASSWORD not in str(error) and not any(p in error.stderr for p in _body(EC_KEY))
+
+
+def test_a_failed_step_reports_its_reason_without_the_secret() -> None:
+    error = CommandError("alpha", "skupper system reload", 1, f"{EC_KEY}pwd={PASSWORD}")
+    reason = describe(error)
+    assert PASSWORD not in reason and not any(p in reason for p in _body(EC_KEY))
+    assert "command failed on alpha (exit 1)" in reason

@@ -24,6 +24,11 @@ from __future__ import annotations
 
 import re
 
+from .redaction import redact
+
+#: How much of a failed command's output an error keeps: its end, where the reason is.
+KEPT_OUTPUT = 64 * 1024
+
 
 class SkupperMcpError(Exception):
     """Root of every error this project raises on purpose."""
@@ -64,7 +69,9 @@ class HostKeyError(ConnectError):
 
 
 class CommandError(SkupperMcpError):
-    """A command exited non-zero."""
+    """A command exited non-zero. Its output is the host's, so what the error keeps of it
+    (``stderr``, ``stdout``, the tail in its message) is redacted here, once for every
+    caller."""
 
     def __init__(
         self,
@@ -79,9 +86,9 @@ class CommandError(SkupperMcpError):
         self.host = host
         self.command = command
         self.exit_status = exit_status
-        self.stderr = stderr
-        self.stdout = stdout
-        tail = stderr_tail(failure_text(stderr, stdout))
+        self.stderr = redacted_output(stderr)
+        self.stdout = redacted_output(stdout)
+        tail = stderr_tail(failure_text(self.stderr, self.stdout))
         summary = summary or _cut(command)
         detail = f": {tail}" if tail else ""
         super().__init__(f"command failed on {host} (exit {exit_status}): {summary}{detail}")
@@ -116,7 +123,8 @@ class OutputLimitError(SkupperMcpError):
 
 class SiteStateError(SkupperMcpError):
     """A site's state could not be read whole (the host went away mid-read), or it lacks
-    what a step needs (a container, a client certificate)."""
+    what a step needs (a container, a client certificate). The message may quote the
+    host's output, so it is redacted, and so is ``stderr``."""
 
     def __init__(
         self,
@@ -130,8 +138,8 @@ class SiteStateError(SkupperMcpError):
         self.host = host
         self.command = command
         self.exit_status = exit_status
-        self.stderr = stderr
-        super().__init__(message)
+        self.stderr = redacted_output(stderr)
+        super().__init__(redact(message)[0])
 
 
 class NotReadyError(SkupperMcpError):
@@ -183,6 +191,12 @@ class BusyError(SkupperMcpError):
 _NOISE = re.compile(
     r"^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d (DEBUG|INFO|WARN) |Warning: Docker is not installed)"
 )
+
+
+def redacted_output(text: str) -> str:
+    """The end of a command's output (``KEPT_OUTPUT`` characters) with its secrets taken
+    out: a key cut at the top still goes, since the redactor takes an END line's body."""
+    return redact(text[-KEPT_OUTPUT:])[0]
 
 
 def failure_text(stderr: str, stdout: str) -> str:

@@ -10,6 +10,7 @@ is a result that says so.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from ..errors import ConfigError, ConnectError
@@ -71,7 +72,7 @@ class Logs:
             read = await self._cluster(ref, chosen, lines)
         else:
             read = await self._podman(ref, chosen, lines)
-        redacted, count = redact(read.text)
+        redacted, count = await asyncio.to_thread(redact, read.text)
         tail = tail_lines(redacted, lines, MAX_LOG_BYTES, cut=read.cut)
         return LogsResult(
             target=target,

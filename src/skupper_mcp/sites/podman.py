@@ -23,7 +23,6 @@ from ..connectors.shell import quote
 from ..errors import CommandError, SiteStateError
 from ..facts.framing import safe_label, split_frames, stuff
 from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
-from ..facts.redact import redact
 from ..facts.site_state import (
     RouterContainer,
     SiteState,
@@ -143,9 +142,8 @@ class PodmanSite:
                 summary=f"podman container exists {read.container}",
             )
         if read.exists == 0 and read.rc != 0:
-            # podman's own error, after whatever log lines came first: those may hold secrets
-            said, _ = redact(read.text)
-            raise CommandError(self.host, command, read.rc, said, summary=what)
+            # podman's own error, after whatever log lines came first (CommandError redacts)
+            raise CommandError(self.host, command, read.rc, read.text, summary=what)
         return read
 
     def install_controller(self) -> Script:
