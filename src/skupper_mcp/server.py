@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import (
-    AcceptedElicitation,
+    CancelledElicitation,
     Context,
     DeclinedElicitation,
     Elicit,
@@ -26,7 +26,7 @@ from mcp.server.mcpserver import (
 )
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field, Strict
+from pydantic import BaseModel, Field, Strict, WithJsonSchema
 
 from skupper_mcp import __version__
 from skupper_mcp.engine import Engine
@@ -94,26 +94,77 @@ Plan = Annotated[
 class TeardownConsent(BaseModel):
     """The user's answer to the teardown question."""
 
-    confirm: bool = Field(
+    # The client is asked for a boolean, but the answer is kept as it came so that
+    # require_consent refuses "yes", 1 or "on" with a sentence that says so (a validation
+    # error here would reach the user as the SDK's generic schema mismatch).
+    confirm: Annotated[object, WithJsonSchema({"type": "boolean"})] = Field(
         description="Remove the Skupper sites, units and containers on every host "
         "(inputs and CAs are backed up locally first)"
     )
 
 
+TEARDOWN_QUESTION = (
+    "Tear down the Skupper network? This removes the sites, units and router "
+    "containers on every host (each site's inputs and CA are backed up locally first; "
+    "model containers are not touched)."
+)
+
+
+def can_ask_the_user(ctx: Context) -> bool:
+    """Whether the client declared form elicitation (a bare `elicitation: {}` counts, as the
+    SDK counts it; url-only does not)."""
+    caps = ctx.client_capabilities
+    elicitation = caps.elicitation if caps is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
 async def teardown_consent(
     ctx: Context, confirm: bool = False, plan: bool = False
 ) -> Elicit[TeardownConsent] | TeardownConsent:
-    """Ask the user through the client when it can ask; a plan needs no consent."""
-    if confirm or plan:
+    """The user's own answer: asked through the client every time it can ask, whatever
+    `confirm` says (the model sets `confirm`, only the user answers the question). `confirm`
+    counts only for a client that cannot ask; a plan removes nothing and needs no consent."""
+    if plan:
         return TeardownConsent(confirm=True)
-    caps = ctx.client_capabilities
-    if caps is None or caps.elicitation is None:
-        return TeardownConsent(confirm=False)
-    return Elicit(
-        "Tear down the Skupper network? This removes the sites, units and router "
-        "containers on every host (each site's inputs and CA are backed up locally first; "
-        "model containers are not touched).",
-        TeardownConsent,
+    if can_ask_the_user(ctx):
+        return Elicit(TEARDOWN_QUESTION, TeardownConsent)
+    return TeardownConsent(confirm=confirm)
+
+
+NO_CONSENT = (
+    "Teardown needs the user's consent: it removes the Skupper sites, units and router "
+    "containers on every host. Ask the user, then call again with confirm=true (a client "
+    "that can ask the user asks every time). Nothing was removed."
+)
+
+
+def json_kind(value: object) -> str:
+    """How JSON names the type of a decoded value, for a message."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    return "not a boolean"
+
+
+def require_consent(consent: ElicitationResult[TeardownConsent]) -> None:
+    """Refuse unless the answer is an accepted, real boolean true."""
+    if isinstance(consent, DeclinedElicitation):
+        raise ToolError("The user declined the teardown; nothing was removed.")
+    if isinstance(consent, CancelledElicitation):
+        raise ToolError("The user cancelled the teardown question; nothing was removed.")
+    answer = consent.data.confirm
+    if answer is True:
+        return
+    if answer is False:
+        raise ToolError(NO_CONSENT)
+    # the value itself is not repeated: it is whatever the client sent
+    raise ToolError(
+        f"The answer to the teardown question was {json_kind(answer)}, not the "
+        "boolean true the question asks for; nothing was removed. Answer with the "
+        "client's yes/no control, not with text or a number."
     )
 
 
@@ -344,23 +395,20 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         confirm: Annotated[
             bool,
             Strict(),
-            Field(description="The user has agreed to the teardown (when the client cannot ask)"),
+            Field(
+                description="The user has agreed to the teardown; used only when the client "
+                "cannot ask the user itself (otherwise the user is always asked)"
+            ),
         ] = False,
         plan: Plan = False,
     ) -> OperationResult:
         """Remove the Skupper infrastructure on every site (decommissioning; setup rebuilds
         it). Each site's inputs and CA are backed up locally first. Call it with plan=true
         first and stop the returned model_actions' profiles with hosted-model-ctl (stop,
-        do not remove). The user is asked to confirm; a client that cannot ask must get
-        the user's consent and call again with confirm=true."""
-        if isinstance(consent, DeclinedElicitation):
-            raise ToolError("The user declined the teardown; nothing was removed.")
-        if not isinstance(consent, AcceptedElicitation) or not consent.data.confirm:
-            raise ToolError(
-                "Teardown needs the user's consent: it removes the Skupper sites, units and "
-                "router containers on every host. Ask the user, then call again with "
-                "confirm=true. Nothing was removed."
-            )
+        do not remove). When the client can ask the user, the user is asked every time and
+        only their yes removes anything (confirm=true does not replace it); a client that
+        cannot ask must get the user's own consent and call again with confirm=true."""
+        require_consent(consent)
         engine = state(ctx).require_engine()
         report = progress(ctx)
         return await run(lambda: engine.teardown(plan=plan, progress=report))
