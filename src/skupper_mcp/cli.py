@@ -15,6 +15,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skupper_mcp import __version__
@@ -68,6 +69,21 @@ def _server_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )
     parser.add_argument(
         "--port", type=int, default=default(8765), help="HTTP port (streamable-http)"
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        default=default(None),
+        metavar="PATH",
+        help="file holding the bearer token HTTP clients must send (streamable-http; "
+        "default: $SKUPPER_MCP_HTTP_TOKEN, else one generated in STATE_DIR/http-token)",
+    )
+    parser.add_argument(
+        "--insecure-no-auth-on-loopback",
+        action="store_true",
+        default=default(False),
+        help="serve HTTP on loopback WITHOUT a token, for clients that cannot send a header: "
+        "any local process can then call every tool, teardown included",
     )
 
 
@@ -307,14 +323,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb in (None, "serve"):
         from skupper_mcp.server import serve
 
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(
-                args.topology,
-                read_only=args.read_only,
-                transport=args.transport,
-                host=args.host,
-                port=args.port,
-            )
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                serve(
+                    args.topology,
+                    read_only=args.read_only,
+                    transport=args.transport,
+                    host=args.host,
+                    port=args.port,
+                    token_file=args.token_file,
+                    no_auth=args.insecure_no_auth_on_loopback,
+                )
+        except ConfigError as error:
+            print(f"skupper-mcp: {error}", file=sys.stderr)
+            return EXIT_USAGE
         return EXIT_OK
     try:
         return asyncio.run(_run_verb(args))

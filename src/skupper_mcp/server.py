@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, Strict, WithJsonSchema
 from skupper_mcp import __version__
 from skupper_mcp.engine import Engine
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
+from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
 from skupper_mcp.models import (
     DiagnoseResult,
     LogComponent,
@@ -43,7 +44,12 @@ from skupper_mcp.models import (
 )
 from skupper_mcp.prompts import register_prompts
 from skupper_mcp.render import status_markdown, topology_markdown
-from skupper_mcp.topology import Topology, find_topology_path, load_topology
+from skupper_mcp.topology import (
+    Topology,
+    default_state_dir,
+    find_topology_path,
+    load_topology,
+)
 
 log = logging.getLogger(__name__)
 
@@ -493,11 +499,42 @@ def serve(
     transport: Transport = "stdio",
     host: str = "127.0.0.1",
     port: int = 8765,
+    token_file: Path | None = None,
+    no_auth: bool = False,
 ) -> None:
-    """Run the server until the client goes away (stdio) or the process is stopped."""
+    """Run the server until the client goes away (stdio) or the process is stopped.
+
+    Over Streamable HTTP every request needs the bearer token (http_auth); a ConfigError
+    before anything listens says why the server cannot start that way."""
+    if transport == "stdio":
+        if token_file is not None or no_auth:
+            raise ConfigError(
+                "--token-file and --insecure-no-auth-on-loopback apply to "
+                "--transport streamable-http only"
+            )
+        server = build_server(topology_path, read_only=read_only)
+        log.info("skupper-mcp %s serving over stdio", __version__)
+        server.run("stdio")
+        return
+    import uvicorn  # only here: stdio, what agents start, does not pay for it
+
+    access = http_access(
+        host, token_file=token_file, no_auth=no_auth, state_dir=_state_dir(topology_path)
+    )
     server = build_server(topology_path, read_only=read_only)
-    kwargs: dict[str, Any] = {}
-    if transport == "streamable-http":
-        kwargs = {"host": host, "port": port}
-    log.info("skupper-mcp %s serving over %s", __version__, transport)
-    server.run(transport, **kwargs)
+    app: Any = server.streamable_http_app(
+        transport_security=transport_security(host, port), host=host
+    )
+    if access.token is not None:
+        app = BearerTokenGate(app, access.token)
+    bound = f"[{host}]" if ":" in host else host
+    announce(access, f"http://{bound}:{port}/mcp")
+    log.info("skupper-mcp %s serving over streamable-http", __version__)
+    uvicorn.run(app, host=host, port=port, log_level="info")
+
+
+def _state_dir(topology_path: str | Path | None) -> Path:
+    """STATE_DIR of the topology, or the default one when the topology cannot be read (the
+    server still starts then, and every tool says what to fix)."""
+    topology, _error = _load(topology_path)
+    return topology.state_dir if topology is not None else default_state_dir()
