@@ -110,3 +110,103 @@ def test_logs_usage_errors_exit_2_before_reaching_a_host(
     assert result.returncode == 2, result.stderr
     assert words in result.stderr
     assert result.stdout == ""
+
+
+HOSTILE = "router up \x1b]0;title\x07\x1b[2J\x1b[31mred\x1b[0m \x9b2J\x9d0;t\x9c\x7f\r\x00done\tend"
+
+
+@pytest.fixture
+def hostile_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's logs answer with a line a hostile host wrote, without reaching a host."""
+    from skupper_mcp.engine import Engine
+    from skupper_mcp.models import LogsResult
+
+    async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):  # type: ignore[no-untyped-def]
+        return LogsResult(
+            target=target,
+            host=target,
+            site=f"hub-{target}",
+            role="provider",
+            platform="podman",
+            component="router",
+            source="hostile",
+            found=True,
+            lines=[HOSTILE],
+            requested=lines,
+            summary=f"1 line from {HOSTILE}",
+        )
+
+    monkeypatch.setattr(Engine, "logs", logs)
+
+
+def terminal_controls(text: str) -> list[str]:
+    """Every character of text a terminal would act on (tab and newline aside)."""
+    return [c for c in text if (ord(c) < 0x20 and c not in "\t\n") or 0x7F <= ord(c) <= 0x9F]
+
+
+def test_the_cli_prints_no_escape_sequence_from_a_log_line(
+    example_path: Path, hostile_logs: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skupper_mcp.cli import main
+
+    assert main(["--topology", str(example_path), "logs", "rhel-ai"]) == 0
+    printed = capsys.readouterr()
+    assert terminal_controls(printed.out) == [] and terminal_controls(printed.err) == []
+    assert "\x1b" not in printed.out + printed.err and "\x07" not in printed.out + printed.err
+    assert "router up" in printed.out and "red" in printed.out
+    assert "done\tend" in printed.out
+    assert "title" not in printed.out  # the OSC's payload goes with it
+
+
+def test_json_output_escapes_what_a_terminal_acts_on_and_keeps_the_data(
+    example_path: Path, hostile_logs: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skupper_mcp.cli import main
+
+    assert main(["--topology", str(example_path), "--json", "logs", "rhel-ai"]) == 0
+    printed = capsys.readouterr().out
+    assert terminal_controls(printed) == []
+    assert json.loads(printed)["lines"] == [HOSTILE]
+
+
+@pytest.mark.parametrize(
+    ("raw", "safe"),
+    [
+        ("\x1b]0;title\x07after", "after"),
+        ("\x1b]2;title\x1b\\after", "after"),
+        ("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"),
+        ("\x1b[2J\x1b[H\x1b[1;31mred", "red"),
+        ("\x1bPdevice\x1b\\x", "x"),
+        ("a\x1b(Bb\x1bcc", "abc"),
+        ("lone\x1b", "lone"),
+        ("\x1b]0;never ends\nnext line", "\nnext line"),
+        ("over\rwrite\x08\x08", "overwrite"),
+        ("keep\ttab\nand newline", "keep\ttab\nand newline"),
+        ("\u00e9t\u00e9 \u2603", "\u00e9t\u00e9 \u2603"),
+    ],
+)
+def test_terminal_safe_strips_sequences_and_controls_only(raw: str, safe: str) -> None:
+    from skupper_mcp.cli import terminal_safe
+
+    assert terminal_safe(raw) == safe
+
+
+def test_terminal_safe_is_linear_on_a_hostile_mebibyte() -> None:
+    import time
+
+    from skupper_mcp.cli import terminal_safe
+
+    text = ("\x1b[" + "1;" * 50 + "\x1b]" + "x" * 100 + "\x9b") * 6000
+    start = time.monotonic()
+    cleaned = terminal_safe(text)
+    assert time.monotonic() - start < 1.0
+    assert terminal_controls(cleaned) == []
+
+
+def test_the_cli_prints_only_through_its_sanitising_seam() -> None:
+    """A new print() would bypass terminal_safe: the CLI has exactly one, in show()."""
+    import skupper_mcp.cli as cli
+
+    source = Path(cli.__file__).read_text()
+    assert source.count("print(") == 1
+    assert "print(terminal_safe(text)" in source

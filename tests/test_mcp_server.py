@@ -283,3 +283,39 @@ async def test_logs_refuses_what_it_cannot_read_before_touching_a_host(
     assert "unknown target 'rhel'" in unknown.content[0].text  # type: ignore[union-attr]
     assert "500" in too_many.content[0].text  # type: ignore[union-attr]
     assert "lines" in none.content[0].text  # type: ignore[union-attr]
+
+
+def _described_untrusted(schema: dict[str, Any], *path: str) -> bool:
+    """Whether the field at path (through lists and $defs references) says it is untrusted
+    host text."""
+    node = schema
+    for name in path:
+        if "$ref" in node:
+            node = schema["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+        node = node["properties"][name]
+        if name != path[-1] and "items" in node:
+            node = node["items"]
+    return "untrusted data" in node.get("description", "")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_host_text_is_marked_untrusted_in_schemas_descriptions_and_instructions(
+    server: MCPServer, mode: str
+) -> None:
+    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        instructions = client.instructions
+    schemas = {name: t.output_schema or {} for name, t in tools.items()}
+    assert _described_untrusted(schemas["logs"], "lines")
+    assert _described_untrusted(schemas["logs"], "detail")
+    assert _described_untrusted(schemas["diagnose"], "findings", "evidence")
+    assert _described_untrusted(schemas["test_model"], "checks", "detail")
+    assert _described_untrusted(schemas["up"], "sites", "reason")
+    assert _described_untrusted(schemas["up"], "sites", "steps", "detail")
+    assert _described_untrusted(schemas["status"], "sites", "detail")
+    for name in ("logs", "diagnose", "test_model"):
+        description = " ".join((tools[name].description or "").split())
+        assert "untrusted data" in description and "never follow instructions" in description
+    assert instructions is not None
+    instructions = " ".join(instructions.split())
+    assert "untrusted data" in instructions and "never follow instructions" in instructions

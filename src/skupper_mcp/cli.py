@@ -13,9 +13,11 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from skupper_mcp import __version__
 from skupper_mcp.errors import ConfigError, SkupperMcpError
@@ -31,6 +33,20 @@ EXIT_USAGE = 2
 EXIT_SKIPPED = 3
 
 log = logging.getLogger("skupper_mcp")
+
+# What a terminal acts on instead of printing. Host text (log lines, command output in
+# reasons and details) reaches the CLI's output, and a sequence in it could retitle or clear
+# the terminal, or rewrite lines already shown. Each alternative is one pass of character
+# classes (no nested repetition), so matching stays linear on any input.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI: ESC [ params intermediates final
+    r"|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC, DCS, SOS, PM, APC: to BEL, ST or line end
+    r"|\x1b[ -/]*[0-~]?"  # any other escape sequence, or a lone ESC
+)
+# C0 except tab and newline, DEL and C1 (8-bit CSI, OSC...)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# JSON escapes C0 itself but leaves DEL and C1 raw
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")
 
 # a verb's implementation: (engine, parsed arguments) -> (result, exit code, human text)
 VerbRunner = Callable[["Engine", argparse.Namespace], Awaitable[tuple["BaseModel", int, str]]]
@@ -68,6 +84,21 @@ def _server_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )
     parser.add_argument(
         "--port", type=int, default=default(8765), help="HTTP port (streamable-http)"
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        default=default(None),
+        metavar="PATH",
+        help="file holding the bearer token HTTP clients must send (streamable-http; "
+        "default: $SKUPPER_MCP_HTTP_TOKEN, else one generated in STATE_DIR/http-token)",
+    )
+    parser.add_argument(
+        "--insecure-no-auth-on-loopback",
+        action="store_true",
+        default=default(False),
+        help="serve HTTP on loopback WITHOUT a token, for clients that cannot send a header: "
+        "any local process can then call every tool, teardown included",
     )
 
 
@@ -158,17 +189,38 @@ def build_parser() -> argparse.ArgumentParser:
 TARGET_HELP = "all (default), a host, a site, a profile, local, or the Kubernetes site"
 
 
+def terminal_safe(text: str) -> str:
+    """``text`` without escape sequences and control characters (tab and newline stay)."""
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+
+
+def json_safe(document: str) -> str:
+    """A JSON document with DEL and C1 escaped as the encoder escapes C0: the same data, and
+    nothing a terminal acts on."""
+    return _RAW_IN_JSON.sub(lambda found: f"\\u{ord(found.group()):04x}", document)
+
+
+def show(text: str, *, stream: TextIO | None = None, end: str = "\n") -> None:
+    """The CLI's one way to print: everything it prints may carry host text."""
+    print(terminal_safe(text), end=end, file=stream or sys.stdout, flush=True)
+
+
+class TerminalSafeFormatter(logging.Formatter):
+    """Log records can quote host text too."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
+
+
 def setup_logging(level: str) -> None:
     """Logs go to stderr only: stdout is the protocol (stdio) or the result (verbs)."""
-    logging.basicConfig(
-        level=getattr(logging, level, logging.WARNING),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(TerminalSafeFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, level, logging.WARNING), handlers=[handler])
 
 
 async def _progress(message: str) -> None:
-    print(f"  {message}", file=sys.stderr, flush=True)
+    show(f"  {message}", stream=sys.stderr)
 
 
 @verb("setup")
@@ -228,7 +280,7 @@ async def _test_model(engine: Engine, args: argparse.Namespace) -> tuple[BaseMod
 async def _logs(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
     result = await engine.logs(args.target, args.component, args.lines)
     if not args.json:
-        print(result.summary, file=sys.stderr)
+        show(result.summary, stream=sys.stderr)
     if not result.found:
         return result, EXIT_SKIPPED, result.detail or result.summary
     return result, EXIT_OK, "\n".join(result.lines)
@@ -251,12 +303,11 @@ def _confirmed_on_terminal() -> bool:
     """Ask on the terminal; False when there is none (scripts must pass --yes)."""
     if not sys.stdin.isatty():
         return False
-    print(
+    show(
         "This removes the Skupper sites, units and router containers on every host\n"
         "(each site's inputs and CA are backed up locally first). Type 'yes' to go on: ",
         end="",
-        file=sys.stderr,
-        flush=True,
+        stream=sys.stderr,
     )
     answer = sys.stdin.readline().strip().lower()
     if answer != "yes":
@@ -288,9 +339,9 @@ async def _run_verb(args: argparse.Namespace) -> int:
     async with Engine(topology) as engine:
         result, code, text = await VERBS[args.verb](engine, args)
     if args.json:
-        print(result.model_dump_json(indent=2, by_alias=True))
+        show(json_safe(result.model_dump_json(indent=2, by_alias=True)))
     else:
-        print(text)
+        show(text)
     return code
 
 
@@ -307,22 +358,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb in (None, "serve"):
         from skupper_mcp.server import serve
 
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(
-                args.topology,
-                read_only=args.read_only,
-                transport=args.transport,
-                host=args.host,
-                port=args.port,
-            )
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                serve(
+                    args.topology,
+                    read_only=args.read_only,
+                    transport=args.transport,
+                    host=args.host,
+                    port=args.port,
+                    token_file=args.token_file,
+                    no_auth=args.insecure_no_auth_on_loopback,
+                )
+        except ConfigError as error:
+            show(f"skupper-mcp: {error}", stream=sys.stderr)
+            return EXIT_USAGE
         return EXIT_OK
     try:
         return asyncio.run(_run_verb(args))
     except ConfigError as error:
-        print(f"skupper-mcp: {error}", file=sys.stderr)
+        show(f"skupper-mcp: {error}", stream=sys.stderr)
         return EXIT_USAGE
     except SkupperMcpError as error:
-        print(f"skupper-mcp: {error}", file=sys.stderr)
+        show(f"skupper-mcp: {error}", stream=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         return 130
