@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from polling import wait_for
-from skupper_mcp.errors import ConfigError
+from skupper_mcp.errors import ConfigError, LocalStateError
 from skupper_mcp.http_auth import (
     TOKEN_FILE_NAME,
     TOKEN_VARIABLE,
@@ -298,18 +298,23 @@ def test_a_token_file_outside_loopback_is_accepted_when_only_we_can_read_it(
 
 
 def test_the_generated_token_is_made_once_and_never_through_a_link(tmp_path: Path) -> None:
-    path = tmp_path / "state" / TOKEN_FILE_NAME
-    first = stored_token(path)
-    assert stored_token(path) == first
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    state = tmp_path / "state"
+    first = stored_token(state)
+    assert stored_token(state) == first
+    assert stat.S_IMODE((state / TOKEN_FILE_NAME).stat().st_mode) == 0o600
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
     target = tmp_path / "target"
     target.write_text("")
-    planted = tmp_path / "planted" / TOKEN_FILE_NAME
-    planted.parent.mkdir()
-    planted.symlink_to(target)
+    planted = tmp_path / "planted"
+    planted.mkdir(mode=0o700)
+    (planted / TOKEN_FILE_NAME).symlink_to(target)
     with pytest.raises(ConfigError, match="cannot read the HTTP token file"):
         stored_token(planted)
     assert target.read_text() == ""
+    linked_state = tmp_path / "linked-state"
+    linked_state.symlink_to(planted)
+    with pytest.raises(LocalStateError, match="symbolic link"):
+        stored_token(linked_state)
 
 
 def test_host_and_origin_allow_the_bound_address_and_the_localhost_forms() -> None:

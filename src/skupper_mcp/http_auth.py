@@ -23,6 +23,7 @@ from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 
+from skupper_mcp.engine.statedir import create_private_file, private_dir
 from skupper_mcp.errors import ConfigError
 
 TOKEN_VARIABLE = "SKUPPER_MCP_HTTP_TOKEN"
@@ -79,8 +80,7 @@ def http_access(
             f"{MAKE_ONE}). Better: keep --host 127.0.0.1 and reach it through SSH port "
             "forwarding (README, Streamable HTTP)"
         )
-    path = state_dir / TOKEN_FILE_NAME
-    return HttpAccess(stored_token(path), str(path))
+    return HttpAccess(stored_token(state_dir), str(state_dir / TOKEN_FILE_NAME))
 
 
 def _no_auth(host: str, token_file: Path | None, variable: str | None) -> HttpAccess:
@@ -125,19 +125,14 @@ def read_token(path: Path) -> str:
     return data.decode("ascii", errors="replace")
 
 
-def stored_token(path: Path) -> str:
-    """The generated token in ``path``, made (0600, never through a link) on first use."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+def stored_token(state_dir: Path) -> str:
+    """The generated token in the state folder, made (0600, never through a link, in a
+    folder checked as every state folder is) on first use."""
+    path = state_dir / TOKEN_FILE_NAME
     token = secrets.token_urlsafe(32)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        return _checked(read_token(path), str(path))
-    except OSError as error:
-        raise ConfigError(f"cannot create the HTTP token file {path}: {error.strerror}") from error
-    with os.fdopen(fd, "w") as file:
-        os.fchmod(file.fileno(), 0o600)
-        file.write(token + "\n")
+    with private_dir(state_dir) as folder:
+        if not create_private_file(folder, state_dir, TOKEN_FILE_NAME, f"{token}\n".encode()):
+            return _checked(read_token(path), str(path))
     print(f"skupper-mcp: generated an HTTP bearer token in {path} (mode 0600)", file=sys.stderr)
     return token
 
