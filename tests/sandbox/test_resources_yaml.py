@@ -5,24 +5,26 @@ and a runtime file read and written again is the file it was."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 import yaml
 
+from skupper_mcp.facts.framing import split_frames
 from skupper_sandbox.emulated.skupper import resources
 
 RECORDED = Path(__file__).parents[1] / "engine" / "site_states"
-_SECTION = re.compile(r"^@@file (input|runtime) (\S+)\n(.*?)\n(?=@@)", re.M | re.S)
 
 
 def recorded_files() -> list[tuple[str, str, str]]:
-    """(tag, name, text) of every resource file in the recorded states; the state script
-    prints a blank line after each file."""
+    """(tag, name, text) of every resource file in the recorded states (each recorded
+    with a blank line after it, which the text keeps as the file's last newline)."""
     found = []
     for state in sorted(RECORDED.glob("*/*.txt")):
-        found += [m.groups() for m in _SECTION.finditer(state.read_text())]
+        for frame in split_frames(state.read_text()):
+            tag, _, name = frame.argument.partition(" ")
+            if frame.tag == "file" and tag in ("input", "runtime"):
+                found.append((tag, name, frame.body))
     return found
 
 
