@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skupper_mcp.sites.kube import ClusterSite, controller_uid, deployment_pods
+from skupper_mcp.sites.kube import ClusterSite, KubeState, controller_uid, deployment_pods
 
 ROUTER_LABELS = {"application": "skupper-router", "skupper.io/component": "router"}
 
@@ -120,6 +120,7 @@ class RecordedApi:
         self.deployment = deployment
         self.pods = pods
         self.logs_read: list[str] = []
+        self.deleted: list[str] = []
 
     async def get_deployment(self, name: str, *, namespace: str | None = None) -> Any:
         return self.deployment if self.deployment and name == "skupper-router" else None
@@ -129,6 +130,10 @@ class RecordedApi:
 
     async def list_pods(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
         return self.pods
+
+    async def delete_pod(self, name: str, *, namespace: str | None = None) -> bool:
+        self.deleted.append(name)
+        return True
 
     async def read_pod_log(self, name: str, **_: Any) -> tuple[str, bool]:
         self.logs_read.append(name)
@@ -152,3 +157,17 @@ async def test_only_decoys_or_no_deployment_is_no_pod_and_no_read() -> None:
         site = ClusterSite(api, "default")  # type: ignore[arg-type]
         assert await site.pod_log("skupper-router", "router", 10, 1000) == (None, "", False)
         assert api.logs_read == []
+
+
+async def test_a_router_restart_deletes_the_deployments_pod_and_no_decoy() -> None:
+    api = RecordedApi(DEPLOYMENT, [*DECOYS, ROUTER_POD])
+    detail = await ClusterSite(api, "default").restart_router()  # type: ignore[arg-type]
+    assert api.deleted == ["skupper-router-7c9f-x2k4q"] and "x2k4q" in detail
+
+
+async def test_a_running_decoy_does_not_make_a_stopped_router_look_running() -> None:
+    stopped = {**ROUTER_POD, "status": {"phase": "Pending"}}
+    site = ClusterSite(RecordedApi(DEPLOYMENT, [*DECOYS, stopped]), "default")  # type: ignore[arg-type]
+    pods = await site.owned_pods("skupper-router")
+    assert [p["metadata"]["name"] for p in pods] == ["skupper-router-7c9f-x2k4q"]
+    assert not KubeState(version="v1", site=None, router_pods=pods).router_running()

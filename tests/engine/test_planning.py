@@ -499,7 +499,7 @@ def test_cluster_plans_apply_what_differs_and_restart_the_router_after_link_chan
             "apply Listener/model-listener-rhtevan-work",
         ),
         ("apply links", "would run: apply Secret/link-hub-rhel-ai; apply Link/link-hub-rhel-ai"),
-        ("restart router pod", "would run: delete Pod -l skupper.io/component=router"),
+        ("restart router pod", "would run: delete Pod of Deployment/skupper-router"),
         ("wait for links", "would run: wait for Link/link-hub-rhel-ai Ready"),
     ]
     assert "a2V5" not in repr(todo[1].does)  # the Secret's body stays out of the data's repr
@@ -531,7 +531,7 @@ def test_cluster_up_recreates_only_links_to_live_peers() -> None:
     assert [(a.name, a.plan_detail) for a in todo] == [
         ("delete stale links", "would run: delete Link/link-hub-rhel-ai"),
         ("create links", "would run: apply Link/link-hub-rhel-ai; apply Link/link-local-ezhang"),
-        ("restart router pod", "would run: delete Pod -l skupper.io/component=router"),
+        ("restart router pod", "would run: delete Pod of Deployment/skupper-router"),
         (
             "wait for links",
             "would run: wait for Link/link-hub-rhel-ai Ready;"

@@ -17,9 +17,9 @@ from ..vocabulary import KUBE_HOST
 from .resources import Resource, key
 from .work import ApiCall
 
-ROUTER_SELECTOR = "skupper.io/component=router"
-#: The Deployments whose pods' logs the ``logs`` tool reads: a log pod is chosen by owner,
-#: never by label, since anyone who may create a pod in the namespace can copy the labels.
+#: The Deployments whose pods the product reads, restarts and takes logs from: a pod is
+#: chosen by owner, never by label, since anyone who may create a pod in the namespace can
+#: copy the labels.
 ROUTER_DEPLOYMENT = "skupper-router"
 #: The controller's Deployment, when it runs in the site's own namespace (a
 #: namespace-scoped install); a cluster-wide install runs it elsewhere.
@@ -27,7 +27,7 @@ CONTROLLER_DEPLOYMENT = "skupper-controller"
 #: The router pod's containers are ``router`` and ``kube-adaptor``: a log read names one.
 ROUTER_CONTAINER = "router"
 #: Delete the router pod so its Deployment recreates it with the current Secrets mounted.
-RESTART_ROUTER = ApiCall("delete", "Pod", f"-l {ROUTER_SELECTOR}")
+RESTART_ROUTER = ApiCall("delete", "Pod", f"of Deployment/{ROUTER_DEPLOYMENT}")
 PLURALS = {
     "Site": "sites",
     "Listener": "listeners",
@@ -106,7 +106,7 @@ class ClusterSite:
             self.api.list("links", namespace=ns),
             self.api.list("listeners", namespace=ns),
             self.api.list_services(namespace=ns),
-            self.api.list_pods(ROUTER_SELECTOR, namespace=ns),
+            self.owned_pods(ROUTER_DEPLOYMENT),
             *(self._secret(name) for name in self.secret_names),
         )
         return KubeState(
@@ -171,14 +171,7 @@ class ClusterSite:
     ) -> tuple[str | None, str, bool]:
         """The log of the newest running pod of ``deployment`` in the site's namespace:
         (pod name, text, cut at the front); (None, "", False) when it has no pod."""
-        found = await self.api.get_deployment(deployment, namespace=self.namespace)
-        if found is None:
-            return None, "", False
-        replica_sets, pods = await asyncio.gather(
-            self.api.list_replica_sets(namespace=self.namespace),
-            self.api.list_pods(namespace=self.namespace),
-        )
-        owned = deployment_pods(found, replica_sets, pods)
+        owned = await self.owned_pods(deployment)
         if not owned:
             return None, "", False
         newest = max(
@@ -198,9 +191,19 @@ class ClusterSite:
         )
         return name, text, cut
 
+    async def owned_pods(self, deployment: str) -> list[dict[str, Any]]:
+        """The pods of ``deployment`` by owner (``deployment_pods``); [] without it."""
+        found, replica_sets, pods = await asyncio.gather(
+            self.api.get_deployment(deployment, namespace=self.namespace),
+            self.api.list_replica_sets(namespace=self.namespace),
+            self.api.list_pods(namespace=self.namespace),
+        )
+        return deployment_pods(found, replica_sets, pods) if found is not None else []
+
     async def restart_router(self) -> str:
-        """Delete the router pod so its Deployment recreates it with the Secrets mounted."""
-        pods = await self.api.list_pods(ROUTER_SELECTOR, namespace=self.namespace)
+        """Delete the router pod so its Deployment recreates it with the Secrets mounted;
+        a pod that only wears the router's labels is not the router's and is left alone."""
+        pods = await self.owned_pods(ROUTER_DEPLOYMENT)
         for pod in pods:
             await self.api.delete_pod(pod["metadata"]["name"], namespace=self.namespace)
         return f"deleted router pod {', '.join(p['metadata']['name'] for p in pods) or '(none)'}"

@@ -43,8 +43,8 @@ class Script:
 class ApiCall:
     """One call to the Kubernetes API: ``verb`` (apply, delete, wait) on ``kind``/``name``.
 
-    ``name`` may be a label selector (``-l key=value``). ``body`` is what ``apply`` sends; it
-    may be a Secret, so it is kept out of the summary and the repr.
+    ``name`` may be the objects' owner (``of Deployment/NAME``). ``body`` is what ``apply``
+    sends; it may be a Secret, so it is kept out of the summary and the repr.
     """
 
     verb: str
@@ -54,7 +54,7 @@ class ApiCall:
 
     @property
     def summary(self) -> str:
-        if self.name.startswith("-l "):
+        if self.name.startswith("of "):
             return f"{self.verb} {self.kind} {self.name}"
         if self.verb == "wait":
             return f"wait for {self.kind}/{self.name} Ready"
