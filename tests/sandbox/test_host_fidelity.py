@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from hostkit import HostKit, make_host, wait_for
 
+from skupper_mcp.facts import names
 from skupper_mcp.sites import units
 from skupper_mcp.sites.podman import _recreate_args
 from skupper_sandbox.emulated.skupper import render, site_state
@@ -51,7 +52,7 @@ def test_the_products_watch_unit_stops_clean_when_the_container_dies_of_sigterm(
     """start-watch.sh exits 143 when `podman stop` ends a container that does not handle
     SIGTERM; the product's unit must count that as a clean stop on real systemd."""
     assert host.sh("podman create --name box busybox sleep 600").returncode == 0
-    script = host.home / units.WATCH_SCRIPT_PATH
+    script = host.home / names.WATCH_SCRIPT_PATH
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(units.watch_script("podman"))
     unit = units.watch_unit("box.service", "box", "podman", "test box")

@@ -20,24 +20,12 @@ from dataclasses import dataclass
 
 from ..connectors.shell import quote
 from ..facts.names import (
-    PODMAN_SOCKET_UNIT,
     WATCH_SCRIPT_PATH,
     controller_container,
     controller_unit,
-    legacy_controller_unit,
     router_container,
     router_unit,
 )
-
-__all__ = [
-    "PODMAN_SOCKET_UNIT",
-    "WATCH_SCRIPT_PATH",
-    "controller_container",
-    "controller_unit",
-    "legacy_controller_unit",
-    "router_container",
-    "router_unit",
-]
 
 RESTART_SEC = 2
 
