@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from ..connectors.shell import ENV_PRELUDE, quote
+from ..connectors.shell import quote, script
 from . import names
 from .framing import STUFF, framed, safe_path, safe_user, split_frames
 from .skupper_version import SkupperVersion, parse_skupper_version
@@ -95,7 +95,7 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         probe = f"curl -fsS --max-time 2 {quote(model_url)}"
         lines.append(f'echo "@@section models"; {framed(probe, first_bytes=MAX_MODELS_BODY)}')
     lines.append('echo "@@end"')
-    return "\n".join((ENV_PRELUDE, _written_at_once("\n".join(lines))))
+    return script(_written_at_once("\n".join(lines)))
 
 
 def _of_user(name_for: Callable[[str], str]) -> str:
@@ -135,16 +135,13 @@ def client_cert_script(namespace: str, cert_dir: str) -> str:
     """Print a site's link client certificate files (base64), for building links."""
     ns = quote(namespace)
     d = quote(cert_dir)
-    return "\n".join(
-        [
-            ENV_PRELUDE,
-            # The quoted values stand outside the double quotes: inside them a quote
-            # would be a literal character of the path.
-            f'dir="$SKMCP_DATA/namespaces/"{ns}"/runtime/certs/"{d}',
-            'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k"; printf "|";'
-            ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
-            'echo "@@end"',
-        ]
+    return script(
+        # The quoted values stand outside the double quotes: inside them a quote
+        # would be a literal character of the path.
+        f'dir="$SKMCP_DATA/namespaces/"{ns}"/runtime/certs/"{d}',
+        'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k"; printf "|";'
+        ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
+        'echo "@@end"',
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connectors.shell import ENV_PRELUDE
+from ..connectors.shell import script
 
 SKUPPER_TIMEOUT = 120.0
 #: How many times in all a script with ``retry_when`` may run.
@@ -36,7 +36,7 @@ class Script:
     @property
     def text(self) -> str:
         """The whole script as the host's shell receives it."""
-        return "\n".join([ENV_PRELUDE, "set -e", *self.body])
+        return script("set -e", *self.body)
 
 
 @dataclass(frozen=True)
