@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..connectors.shell import script
+from ..errors import cut
 
 SKUPPER_TIMEOUT = 120.0
 #: How many times in all a script with ``retry_when`` may run.
@@ -66,5 +67,4 @@ Work = Script | ApiCall
 
 def summary(work: tuple[Work, ...], limit: int = 240) -> str:
     """One line for a plan's step: what would run, cut at ``limit`` characters."""
-    text = "; ".join(w.summary for w in work)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut("; ".join(w.summary for w in work), limit)
