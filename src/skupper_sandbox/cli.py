@@ -183,12 +183,9 @@ def build_world(
             )
         )
     ssh.write_keys(info)
-    try:
-        from skupper_sandbox.shims import write_shims
-    except ImportError:
-        pass
-    else:
-        write_shims(layout.root, sys.executable, compiled=True)
+    from skupper_sandbox.shims import write_shims
+
+    write_shims(layout.root, sys.executable, compiled=True)
     layout.save(info)
     return info
 
@@ -327,12 +324,10 @@ def _port_open(address: str, port: int, timeout: float = 1.0) -> bool:
         return False
 
 
-def _containers(home: Path) -> tuple[list[str], int] | None:
+def _containers(home: Path) -> tuple[list[str], int]:
     """The names of the host's running containers, and how many it has in all."""
-    try:
-        from skupper_sandbox.emulated import containers
-    except ImportError:
-        return None
+    from skupper_sandbox.emulated import containers
+
     every = containers.list_all(home)
     return [c.name for c in every if containers.running(c)], len(every)
 
@@ -350,7 +345,7 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
     hosts = []
     for host in info.ssh_hosts:
         host_dir = layout.host_dir(host.name)
-        counts = _containers(host_dir / "home")
+        running_containers, total = _containers(host_dir / "home")
         slow = faults.slow_delay(host_dir)
         kinds = [network.get(host.name), f"slow {slow:g}s" if slow else None]
         fault = ", ".join(k for k in kinds if k) or None
@@ -362,9 +357,9 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
                 "ssh_port": host.ssh_port,
                 "ssh_reachable": running and _ssh_banner(host.address, host.ssh_port),
                 "user_manager": str(host_dir) in managers,
-                "containers_running": len(counts[0]) if counts else None,
-                "running": counts[0] if counts else [],
-                "containers_total": counts[1] if counts else None,
+                "containers_running": len(running_containers),
+                "running": running_containers,
+                "containers_total": total,
                 "fault": fault,
             }
         )
@@ -401,8 +396,7 @@ def format_status(status: dict[str, object]) -> str:
     hosts = status["hosts"]
     assert isinstance(hosts, list)
     for h in hosts:
-        total = h["containers_total"]
-        counts = "-" if total is None else f"{h['containers_running']}/{total} running"
+        counts = f"{h['containers_running']}/{h['containers_total']} running"
         rows.append(
             (
                 h["name"],

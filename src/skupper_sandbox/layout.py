@@ -159,9 +159,6 @@ class WorldLayout:
     def host_key(self, name: str) -> Path:
         return self.host_dir(name) / "ssh_host_ed25519_key"
 
-    def host_fault(self, name: str) -> Path:
-        return self.host_dir(name) / "fault.json"
-
     def sshd_config(self, name: str) -> Path:
         return self.host_dir(name) / "sshd_config"
 
