@@ -1,4 +1,4 @@
-"""``setup``: the seed's idempotent phases, for Skupper 2.1+.
+"""``setup``: idempotent phases, for Skupper 2.1+.
 
 Precheck (stop if anything fails); hubs in parallel (Site, RouterAccess with SANs and
 explicit ports, Connector; controller install; ``system start`` the first time, ``system
@@ -60,7 +60,7 @@ def podman_setup_actions(
     tmpfs: bool,
     restore_ca: dict[str, bytes] | None,
 ) -> list[Action]:
-    """What this podman site still needs, in the seed's order."""
+    """What this podman site still needs, in the order of the phases above."""
     ns = site.namespace
     podman = state.podman_path or "podman"
     todo: list[Action] = []

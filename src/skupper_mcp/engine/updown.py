@@ -1,4 +1,4 @@
-"""``up`` and ``down``: start and stop the network with the seed's scoping rules.
+"""``up`` and ``down``: start and stop the network, scoped as ``scope`` says.
 
 Both read every site they may touch (one round trip each, all at once), and each site acts
 as soon as its own reading is in: a silent host holds up no other site, only its own result

@@ -179,7 +179,8 @@ class PodmanSite:
         its ``podman inspect`` (None in a plan made before the container exists).
 
         Setup only: the flags live in the container, so later podman stop/start (and the
-        auto-restart unit) keep them. ``up`` must never do this (the seed's v7.3.0 fix).
+        auto-restart unit) keep them. ``up`` must never do this
+        (``test_up_never_recreates_the_router_and_setup_does_only_without_tmpfs``).
         """
         name = names.router_container(self.namespace)
         create = " ".join(

@@ -1,4 +1,4 @@
-"""The auto-restart units that replace Skupper's fire-and-forget ones (the seed's v7.4.0).
+"""The auto-restart units that replace Skupper's fire-and-forget ones.
 
 Skupper's own units are ``Type=simple`` + ``RemainAfterExit=yes``: they start the containers
 and forget them, so a crashed router stays down. Ours run ``start-watch.sh``, which starts the

@@ -1,5 +1,5 @@
-"""Rules about a podman host's router, its units and its model: the seed's Known Issues
-that show on one host, matched on what the real router, podman and systemd report."""
+"""Rules about a podman host's router, its units and its model: the known failures that
+show on one host, matched on what the real router, podman and systemd report."""
 
 from __future__ import annotations
 
