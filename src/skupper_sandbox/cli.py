@@ -1,7 +1,8 @@
 """``skupper-mcp sandbox up|status|fault|down``: run a simulated Skupper network.
 
 The product's CLI hands its ``sandbox`` verb to :func:`main`; it also runs on its own as
-``python -m skupper_sandbox.cli``. The command line is a contract (DESIGN.md section 5).
+``python -m skupper_sandbox.cli``. The command line is a contract: the tests and
+``docs/sandbox.md`` use it.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ CRC_MODEL_PORT = 8000
 CRC_RHTEVAN_MODEL_PORT = 8001
 
 # The users a real deployment logs in as (topology.env.example): RHEL AI's cloud image
-# user, and the seed's own account on its workstation and laptop. Each is the first user
+# user, and a developer's own account on a workstation and a laptop. Each is the first user
 # of its host: uid and gid 1000. A root host (`sandbox up --root-host NAME`) is uid 0.
 _SEED_USERS = {"rhel-ai": "cloud-user", "rhtevan-work": "ezhang", "local": "ezhang"}
 DEFAULT_USER = "cloud-user"
@@ -43,7 +43,8 @@ FIRST_UID = 1000
 SshdMode = Literal["asyncssh", "openssh"]
 Role = Literal["provider", "consumer", "kubernetes"]
 
-# The seed's two hosts keep their names, profiles and ports; later providers are generated.
+# The example topology's two hosts keep their names, profiles and ports; later providers
+# are generated.
 _SEED_PROFILES: dict[str, tuple[dict[str, str], str]] = {
     "rhel-ai": (
         {
@@ -181,7 +182,7 @@ def env_prefix(name: str) -> str:
 
 
 def provider_names(count: int) -> list[str]:
-    """``rhel-ai``, ``rhtevan-work``, then ``provider-3`` ... as in the seed."""
+    """``rhel-ai``, ``rhtevan-work`` (as in topology.env.example), then ``provider-3`` ..."""
     if not 1 <= count <= MAX_PROVIDERS:
         raise ValueError(f"providers must be between 1 and {MAX_PROVIDERS}, not {count}")
     seeds = list(_SEED_PROFILES)
@@ -217,7 +218,7 @@ def _provider(index: int, name: str, block: str) -> HostEntry:
         profiles=dict(profiles),
         default_profile=default,
         routing_key=f"model-api-{name}",
-        # rhel-ai is the seed's bootc host whose containers cannot write /tmp.
+        # rhel-ai is a bootc host whose containers cannot write /tmp.
         tmp_writable=name != "rhel-ai",
     )
 
