@@ -210,7 +210,7 @@ def test_a_router_as_the_users_own_uid_reads_its_0640_certificates(
 def test_a_router_as_the_image_user_cannot_read_them_until_chmod_o_r(
     rendered: tuple[HostKit, NamespacePaths],
 ) -> None:
-    """The seed's Known Issue: uid 10000 is in the user's subordinate range, not the owner."""
+    """Certificates unreadable to the router: uid 10000 is in the user's subordinate range."""
     kit, paths = rendered
     assert _router(kit, paths, "r") == "exited 1"
     log = kit.sh("podman logs r").stdout + kit.sh("podman logs r 2>&1").stdout
