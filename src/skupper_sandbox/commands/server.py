@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from skupper_sandbox.commands.become import become
+from skupper_sandbox.become import become
 
 #: The tools a host runs through the server (its ``bin/<tool>``, ``shims.py``), and the
 #: module whose ``main`` each one is.

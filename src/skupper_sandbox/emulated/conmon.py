@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.commands.become import become
+from skupper_sandbox.become import become
 from skupper_sandbox.emulated import containers, images, userns
 
 
