@@ -330,7 +330,7 @@ def _port_open(address: str, port: int, timeout: float = 1.0) -> bool:
 def _containers(home: Path) -> tuple[list[str], int] | None:
     """The names of the host's running containers, and how many it has in all."""
     try:
-        from skupper_sandbox.emulated import containers
+        from skupper_sandbox.emulated.podman import containers
     except ImportError:
         return None
     every = containers.list_all(home)

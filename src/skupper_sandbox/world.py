@@ -121,7 +121,7 @@ def _exists(path: Path) -> bool:
 
 def _raise_if_exited(home: Path, host: str) -> None:
     """Fail fast when the model container died instead of waiting out the deadline."""
-    from skupper_sandbox.emulated import containers
+    from skupper_sandbox.emulated.podman import containers
 
     container = containers.get(home, MODEL_CONTAINER)
     if container is None or container.status != "exited":
