@@ -25,6 +25,7 @@ import yaml
 
 from by_hand import reload_by_hand, stop_by_hand
 from polling import wait_for
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.router import choice
 from skupper_sandbox.testing import World, running_world
 
@@ -162,10 +163,7 @@ def van(
     sshd = request.param
     with running_world(
         tmp_path_factory.mktemp(f"van-{sshd}-{router_kind}"),
-        providers=2,
-        sshd=sshd,
-        kubernetes=False,
-        router=router_kind,
+        WorldSpec(providers=2, sshd=sshd, kubernetes=False, router=router_kind),
     ) as world:
         yield Van(world, world.addresses[HUB], world.addresses[CONSUMER])
 
