@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from skupper_sandbox.layout import (
     allocate_block,
     plan_world,
 )
+from skupper_sandbox.netprobe import port_open
 
 DEFAULT_DIR = Path(".sandbox")
 READY_TIMEOUT = 30.0
@@ -265,23 +265,6 @@ def stop_world(layout: WorldLayout) -> list[int]:
 # --- status ---------------------------------------------------------------------------
 
 
-def _ssh_banner(address: str, port: int, timeout: float = 1.0) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=timeout) as conn:
-            conn.settimeout(timeout)
-            return conn.recv(8).startswith(b"SSH-")
-    except OSError:
-        return False
-
-
-def _port_open(address: str, port: int, timeout: float = 1.0) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
 def _containers(home: Path) -> tuple[list[str], int] | None:
     """The names of the host's running containers, and how many it has in all."""
     try:
@@ -315,7 +298,8 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
                 "role": host.role,
                 "address": host.address,
                 "ssh_port": host.ssh_port,
-                "ssh_reachable": running and _ssh_banner(host.address, host.ssh_port),
+                "ssh_reachable": running
+                and port_open(host.address, host.ssh_port, greeting=b"SSH-"),
                 "user_manager": str(host_dir) in managers,
                 "containers_running": len(counts[0]) if counts else None,
                 "running": counts[0] if counts else [],
@@ -329,7 +313,7 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
             "address": info.kube.address,
             "port": info.kube.port,
             "kubeconfig": info.kube.kubeconfig,
-            "reachable": running and _port_open(info.kube.address, info.kube.port),
+            "reachable": running and port_open(info.kube.address, info.kube.port),
             "fault": faults.kube_fault(layout.kube_fault),
         }
     return {
