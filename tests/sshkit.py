@@ -30,6 +30,7 @@ from pathlib import Path
 import asyncssh
 
 from skupper_mcp.connectors.base import SSHOptions, SSHTarget
+from skupper_sandbox.netprobe import port_open_async
 
 SSHD = Path("/usr/sbin/sshd")
 
@@ -297,13 +298,9 @@ async def _wait_listening(
     while time.monotonic() < deadline:
         if proc.returncode is not None:
             raise RuntimeError(f"sshd exited with {proc.returncode}; see {log}")
-        try:
-            _, writer = await asyncio.open_connection(address, port)
-        except OSError:
-            await asyncio.sleep(0.01)
-            continue
-        writer.close()
-        return
+        if await port_open_async(address, port):
+            return
+        await asyncio.sleep(0.01)
     raise TimeoutError(f"sshd did not listen on {address}:{port} within 5s")
 
 

@@ -172,7 +172,7 @@ def clear_slow(host_dir: Path) -> None:
 
 def kill_routers(home: Path) -> list[str]:
     """SIGKILL the process of every running ``*-skupper-router`` container; their names."""
-    from skupper_sandbox.emulated import containers
+    from skupper_sandbox.emulated.podman import containers
 
     killed = []
     for container in containers.list_all(home):

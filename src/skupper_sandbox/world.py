@@ -36,6 +36,7 @@ from skupper_sandbox.layout import (
     WorldLayout,
     render_topology_env,
 )
+from skupper_sandbox.netprobe import port_open_async
 from skupper_sandbox.shims import COMMAND_CLIENT
 
 log = logging.getLogger("skupper_sandbox.world")
@@ -72,17 +73,6 @@ async def _abstract_socket_open(name: str) -> bool:
     return True
 
 
-async def port_open(address: str, port: int) -> bool:
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(address, port), 1.0)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
-
-
 async def http_ok(address: str, port: int, path: str) -> bool:
     """Whether ``GET path`` on address:port answers 200."""
     try:
@@ -109,7 +99,7 @@ def _exists(path: Path) -> bool:
 
 def _raise_if_exited(home: Path, host: str) -> None:
     """Fail fast when the model container died instead of waiting out the deadline."""
-    from skupper_sandbox.emulated import containers
+    from skupper_sandbox.emulated.podman import containers
 
     container = containers.get(home, MODEL_CONTAINER)
     if container is None or container.status != "exited":
@@ -206,7 +196,9 @@ class WorldDaemon:
             )
         )
         await wait_until(
-            lambda: port_open(host.address, host.ssh_port), f"sshd on {host.name}", START_TIMEOUT
+            lambda: port_open_async(host.address, host.ssh_port),
+            f"sshd on {host.name}",
+            START_TIMEOUT,
         )
 
     async def start_command_server(self) -> None:
@@ -285,7 +277,7 @@ class WorldDaemon:
         async def api_ready() -> bool:
             if child.process and child.process.returncode is not None:
                 raise RuntimeError(f"the Kubernetes API exited with {child.process.returncode}")
-            return _exists(kubeconfig) and await port_open(kube.address, kube.port)
+            return _exists(kubeconfig) and await port_open_async(kube.address, kube.port)
 
         await wait_until(api_ready, "the Kubernetes API", START_TIMEOUT)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +24,8 @@ import yaml
 
 from by_hand import reload_by_hand, stop_by_hand
 from polling import wait_for
+from skupper_sandbox.layout import WorldSpec
+from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.router import choice
 from skupper_sandbox.testing import World, running_world
 
@@ -91,14 +92,6 @@ def get_models(van: Van) -> dict[str, Any] | None:
     return response.json() if response.status_code == 200 else None
 
 
-def port_closed(address: str, port: int) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=1.0):
-            return False
-    except ConnectionRefusedError:
-        return True
-
-
 def router_access(name: str, ports: tuple[int, int], sans: list[str]) -> dict[str, Any]:
     return {
         "apiVersion": "skupper.io/v2alpha1",
@@ -162,10 +155,7 @@ def van(
     sshd = request.param
     with running_world(
         tmp_path_factory.mktemp(f"van-{sshd}-{router_kind}"),
-        providers=2,
-        sshd=sshd,
-        kubernetes=False,
-        router=router_kind,
+        WorldSpec(providers=2, sshd=sshd, kubernetes=False, router=router_kind),
     ) as world:
         yield Van(world, world.addresses[HUB], world.addresses[CONSUMER])
 
@@ -259,7 +249,7 @@ def test_a_router_killed_with_podman_kill_stays_down_until_started_by_hand(van: 
     van.ok(HUB, f"podman kill {router}")
 
     settle(
-        lambda: port_closed(van.consumer, LISTENER_PORT),
+        lambda: not port_open(van.consumer, LISTENER_PORT),
         timeout=LISTENER_CLOSE_SECONDS,
         what="the local listener to close",
     )
@@ -271,7 +261,7 @@ def test_a_router_killed_with_podman_kill_stays_down_until_started_by_hand(van: 
     # `podman kill` marks the container stopped by the user: its policy no longer applies
     end = time.monotonic() + 2.0
     while time.monotonic() < end:
-        assert port_closed(van.consumer, LISTENER_PORT)
+        assert not port_open(van.consumer, LISTENER_PORT)
         time.sleep(0.25)
     fmt = "'{{.State.Status}} {{.State.ExitCode}} {{.HostConfig.RestartPolicy.Name}}'"
     assert van.ok(HUB, f"podman inspect {router} --format {fmt}").split() == [
@@ -329,7 +319,7 @@ def test_start_twice_missing_secret_and_teardown(van: Van) -> None:
         f"/{CONSUMER_NS}/runtime/resources: directory not empty" in out
     )
     settle(
-        lambda: port_closed(van.consumer, LISTENER_PORT),
+        lambda: not port_open(van.consumer, LISTENER_PORT),
         timeout=LISTENER_CLOSE_SECONDS,
         what="the local listener to close",
     )

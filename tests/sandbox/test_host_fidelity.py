@@ -24,7 +24,7 @@ from skupper_mcp.sites import units
 from skupper_mcp.sites.podman import _recreate_args
 from skupper_sandbox.emulated.skupper import render, site_state
 from skupper_sandbox.emulated.skupper.paths import NamespacePaths
-from skupper_sandbox.layout import plan_world
+from skupper_sandbox.layout import WorldSpec, plan_world
 from skupper_sandbox.testing import World
 
 
@@ -87,8 +87,8 @@ def test_a_host_reports_its_own_non_root_user(world: World) -> None:
 
 def test_root_is_a_per_host_choice_of_sandbox_up(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no SSH host crc"):
-        plan_world(tmp_path, "127.250.0", root_hosts=frozenset({"crc"}))
-    info = plan_world(tmp_path, "127.250.0", root_hosts=frozenset({"rhtevan-work"}))
+        plan_world(tmp_path, "127.250.0", WorldSpec(root_hosts=frozenset({"crc"})))
+    info = plan_world(tmp_path, "127.250.0", WorldSpec(root_hosts=frozenset({"rhtevan-work"})))
     users = {h.name: (h.user, h.uid) for h in info.ssh_hosts}
     assert users == {
         "local": ("ezhang", 1000),

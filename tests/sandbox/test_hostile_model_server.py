@@ -16,6 +16,7 @@ import pytest
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
 pytestmark = pytest.mark.sandbox
@@ -33,7 +34,8 @@ def marks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def hostile(tmp_path_factory: pytest.TempPathFactory, marks: Path) -> Iterator[World]:
     command = shlex.join([sys.executable, str(SERVER), str(marks)])
     with running_world(
-        tmp_path_factory.mktemp("hostile"), providers=1, kubernetes=False, model_server=command
+        tmp_path_factory.mktemp("hostile"),
+        WorldSpec(providers=1, kubernetes=False, model_server_command=command),
     ) as world:
         yield world
 

@@ -10,7 +10,6 @@ import itertools
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -30,6 +29,7 @@ from kubernetes.client.exceptions import ApiException
 from polling import wait_for
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.kube.routerconfig import NOT_MOUNTED
+from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.router import choice
 
 T = TypeVar("T")
@@ -37,12 +37,6 @@ GROUP, VERSION = "skupper.io", "v2alpha1"
 API_PORT = 6443
 WORLD_ID = "test-kube"
 _addresses = (f"127.206.0.{n}" for n in itertools.count(10))
-
-
-def port_open(address: str, port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=0.5):
-        return True
-    return False
 
 
 def write_host(world_dir: Path, name: str, address: str, role: str) -> Path:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 
 from skupper_sandbox import hostenv
 from skupper_sandbox.model_server import completion, completion_chunks, reply_text
+from skupper_sandbox.netprobe import port_open
 
 ADDRESS = "127.202.0.200"
 PORT = 18200
@@ -57,7 +57,7 @@ def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     try:
         deadline = started + 5
-        while not _port_open(ADDRESS, PORT):
+        while not port_open(ADDRESS, PORT):
             assert process.poll() is None, "the model server exited"
             assert time.monotonic() < deadline, "the model server did not listen within 5 s"
             time.sleep(0.02)
@@ -65,14 +65,6 @@ def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         process.kill()
         process.wait(timeout=5)
-
-
-def _port_open(address: str, port: int) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def test_health_answers_ok(model_url: str) -> None:

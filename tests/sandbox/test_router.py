@@ -23,6 +23,7 @@ import pytest
 
 import polling
 from skupper_sandbox import certs, hostenv
+from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.router import amqp_management, choice
 from skupper_sandbox.router.query import router_state
 
@@ -263,14 +264,6 @@ class Routers:
             if process.poll() is None:
                 process.kill()
                 process.wait(timeout=5)
-
-
-def port_open(address: str, port: int) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def tcp_listener(site: Site, name: str, port: int, key: str) -> None:

@@ -30,7 +30,8 @@ from typing import Any
 
 from .. import hostenv
 from ..router import query as router_query
-from . import containers, dirwatch
+from . import dirwatch
+from .podman import containers
 from .skupper import resources as res
 from .skupper.failure import CliFailure
 from .skupper.paths import NamespacePaths, namespaces

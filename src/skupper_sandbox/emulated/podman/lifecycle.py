@@ -9,9 +9,9 @@ import sys
 import time
 from collections.abc import Callable
 
-from skupper_sandbox.emulated import containers
-from skupper_sandbox.emulated.conmon import spawn_monitor
-from skupper_sandbox.emulated.containers import Container
+from skupper_sandbox.emulated.podman import containers
+from skupper_sandbox.emulated.podman.conmon import spawn_monitor
+from skupper_sandbox.emulated.podman.containers import Container
 
 from .errors import PodmanError
 from .host import Host, locked, wait_until
