@@ -5,7 +5,7 @@
 For each world, in the same run, side by side:
 
 - floor: one SSH round trip (``true``) to every site at once on open connections;
-- bash way: what the seed's scripts do, the OpenSSH client with a new connection per fact,
+- bash way: what a shell script would do, the OpenSSH client with a new connection per fact,
   host after host (eight facts per site);
 - status cold (a new ``skupper-mcp status`` process) and warm (the second call through one
   MCP server over stdio);
@@ -71,7 +71,7 @@ async def floor(topology: Topology) -> float:
 
 
 def bash_way(topology: Topology) -> float:
-    """The seed's scripts: ``ssh host fact`` per fact, one host after another."""
+    """A shell script's way: ``ssh host fact`` per fact, one host after another."""
     identity, known_hosts = topology.ssh.identity_files[0], topology.ssh.known_hosts
     first = topology.providers[0]
     facts = [

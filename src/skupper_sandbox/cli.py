@@ -1,7 +1,8 @@
 """``skupper-mcp sandbox up|status|fault|down``: run a simulated Skupper network.
 
 The product's CLI hands its ``sandbox`` verb to :func:`main`; it also runs on its own as
-``python -m skupper_sandbox.cli``. The command line is a contract (DESIGN.md section 5).
+``python -m skupper_sandbox.cli``. The command line is a contract: the tests and
+``docs/sandbox.md`` use it.
 """
 
 from __future__ import annotations
@@ -163,12 +164,9 @@ def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
             )
         )
     ssh.write_keys(info)
-    try:
-        from skupper_sandbox.shims import write_shims
-    except ImportError:
-        pass
-    else:
-        write_shims(layout.root, sys.executable, compiled=True)
+    from skupper_sandbox.shims import write_shims
+
+    write_shims(layout.root, sys.executable, compiled=True)
     layout.save(info)
     return info
 
@@ -265,12 +263,10 @@ def stop_world(layout: WorldLayout) -> list[int]:
 # --- status ---------------------------------------------------------------------------
 
 
-def _containers(home: Path) -> tuple[list[str], int] | None:
+def _containers(home: Path) -> tuple[list[str], int]:
     """The names of the host's running containers, and how many it has in all."""
-    try:
-        from skupper_sandbox.emulated.podman import containers
-    except ImportError:
-        return None
+    from skupper_sandbox.emulated.podman import containers
+
     every = containers.list_all(home)
     return [c.name for c in every if containers.running(c)], len(every)
 
@@ -288,7 +284,7 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
     hosts = []
     for host in info.ssh_hosts:
         host_dir = layout.host_dir(host.name)
-        counts = _containers(host_dir / "home")
+        running_containers, total = _containers(host_dir / "home")
         slow = faults.slow_delay(host_dir)
         kinds = [network.get(host.name), f"slow {slow:g}s" if slow else None]
         fault = ", ".join(k for k in kinds if k) or None
@@ -301,9 +297,9 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
                 "ssh_reachable": running
                 and port_open(host.address, host.ssh_port, greeting=b"SSH-"),
                 "user_manager": str(host_dir) in managers,
-                "containers_running": len(counts[0]) if counts else None,
-                "running": counts[0] if counts else [],
-                "containers_total": counts[1] if counts else None,
+                "containers_running": len(running_containers),
+                "running": running_containers,
+                "containers_total": total,
                 "fault": fault,
             }
         )
@@ -340,8 +336,7 @@ def format_status(status: dict[str, object]) -> str:
     hosts = status["hosts"]
     assert isinstance(hosts, list)
     for h in hosts:
-        total = h["containers_total"]
-        counts = "-" if total is None else f"{h['containers_running']}/{total} running"
+        counts = f"{h['containers_running']}/{h['containers_total']} running"
         rows.append(
             (
                 h["name"],

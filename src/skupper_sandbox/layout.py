@@ -35,17 +35,18 @@ CRC_MODEL_PORT = 8000
 CRC_RHTEVAN_MODEL_PORT = 8001
 
 # The users a real deployment logs in as (topology.env.example): RHEL AI's cloud image
-# user, and the seed's own account on its workstation and laptop. Each is the first user
+# user, and a developer's own account on a workstation and a laptop. Each is the first user
 # of its host: uid and gid 1000. A root host (`sandbox up --root-host NAME`) is uid 0.
-_SEED_USERS = {"rhel-ai": "cloud-user", "rhtevan-work": "ezhang", "local": "ezhang"}
+_EXAMPLE_USERS = {"rhel-ai": "cloud-user", "rhtevan-work": "ezhang", "local": "ezhang"}
 DEFAULT_USER = "cloud-user"
 FIRST_UID = 1000
 
 SshdMode = Literal["asyncssh", "openssh"]
 Role = Literal["provider", "consumer", "kubernetes"]
 
-# The seed's two hosts keep their names, profiles and ports; later providers are generated.
-_SEED_PROFILES: dict[str, tuple[dict[str, str], str]] = {
+# The example topology's two hosts keep their names, profiles and ports; later providers
+# are generated.
+_EXAMPLE_PROFILES: dict[str, tuple[dict[str, str], str]] = {
     "rhel-ai": (
         {
             "g8b-fp8-spec-128k": "granite-3.3-8b-instruct-fp8",
@@ -181,9 +182,6 @@ class WorldLayout:
     def host_key(self, name: str) -> Path:
         return self.host_dir(name) / "ssh_host_ed25519_key"
 
-    def host_fault(self, name: str) -> Path:
-        return self.host_dir(name) / "fault.json"
-
     def sshd_config(self, name: str) -> Path:
         return self.host_dir(name) / "sshd_config"
 
@@ -206,17 +204,17 @@ def env_prefix(name: str) -> str:
 
 
 def provider_names(count: int) -> list[str]:
-    """``rhel-ai``, ``rhtevan-work``, then ``provider-3`` ... as in the seed."""
+    """``rhel-ai``, ``rhtevan-work`` (as in topology.env.example), then ``provider-3`` ..."""
     if not 1 <= count <= MAX_PROVIDERS:
         raise ValueError(f"providers must be between 1 and {MAX_PROVIDERS}, not {count}")
-    seeds = list(_SEED_PROFILES)
-    return [seeds[i] if i < len(seeds) else f"provider-{i + 1}" for i in range(count)]
+    examples = list(_EXAMPLE_PROFILES)
+    return [examples[i] if i < len(examples) else f"provider-{i + 1}" for i in range(count)]
 
 
 def _provider(index: int, name: str, block: str) -> HostEntry:
     number = index + 1
-    if name in _SEED_PROFILES:
-        profiles, default = _SEED_PROFILES[name]
+    if name in _EXAMPLE_PROFILES:
+        profiles, default = _EXAMPLE_PROFILES[name]
     else:
         profiles = {
             f"p{number}-small": f"sandbox-small-{number}",
@@ -242,7 +240,7 @@ def _provider(index: int, name: str, block: str) -> HostEntry:
         profiles=dict(profiles),
         default_profile=default,
         routing_key=f"model-api-{name}",
-        # rhel-ai is the seed's bootc host whose containers cannot write /tmp.
+        # rhel-ai is a bootc host whose containers cannot write /tmp.
         tmp_writable=name != "rhel-ai",
     )
 
@@ -275,7 +273,7 @@ def plan_world(
         if host.name in spec.root_hosts:
             host.user, host.uid = "root", 0
         else:
-            host.user, host.uid = _SEED_USERS.get(host.name, DEFAULT_USER), FIRST_UID
+            host.user, host.uid = _EXAMPLE_USERS.get(host.name, DEFAULT_USER), FIRST_UID
     kube = None
     if spec.kubernetes:
         crc = HostEntry(

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import os
 import signal
@@ -50,17 +49,6 @@ START_TIMEOUT = 25.0
 CUSTOM_MODEL_TIMEOUT = 600.0
 STOP_GRACE = 5.0
 RESTART_DELAY = 0.5
-
-
-def module_available(name: str) -> bool:
-    """Whether ``python -m name`` can run (the sandbox's parts land independently)."""
-    try:
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.submodule_search_locations is not None:
-            spec = importlib.util.find_spec(name + ".__main__")
-    except ModuleNotFoundError:
-        return False
-    return spec is not None
 
 
 async def wait_until(
@@ -342,21 +330,10 @@ class WorldDaemon:
         if (self.layout.bin_dir / COMMAND_CLIENT).exists():
             await self.start_command_server()  # before anything runs a command
         steps = [self.start_ssh(h) for h in ssh_hosts]
-        if module_available(SYSTEMD_MODULE):
-            steps += [self.start_user_manager(h) for h in ssh_hosts]
-        else:
-            log.warning("no emulated systemd installed: hosts run without a user manager")
+        steps += [self.start_user_manager(h) for h in ssh_hosts]
         if self.info.kube is not None:
-            if module_available(KUBE_MODULE):
-                steps.append(self.start_kube())
-            else:
-                log.warning("no Kubernetes API installed: the world has no crc site")
-                self.info.kube = None
-                self.info.hosts = [h for h in self.info.hosts if h.role != "kubernetes"]
-        if module_available(PODMAN_MODULE):
-            steps += [self.start_model(h) for h in self.info.providers]
-        else:
-            log.warning("no emulated podman installed: no model servers are started")
+            steps.append(self.start_kube())
+        steps += [self.start_model(h) for h in self.info.providers]
         await asyncio.gather(*steps)
         self.info.daemon_pid = os.getpid()
         self.layout.save(self.info)

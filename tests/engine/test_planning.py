@@ -142,7 +142,7 @@ G3B = ("rhtevan-work", "g3b-16k")  # rhtevan-work's default (its endpoint serves
 
 @dataclass(frozen=True)
 class Case:
-    seed: str
+    label: str  # the test id
     operation: str
     target: str
     phases: dict[str, str]
@@ -246,7 +246,7 @@ CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.seed for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[c.label for c in CASES])
 async def test_up_and_down_plans_follow_the_scoping_rules(topology: Topology, case: Case) -> None:
     world = hosts(topology, case.phases, case.unreachable)
     updown = UpDown(world.sites)

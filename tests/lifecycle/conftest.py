@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.connectors.shell import ENV_PRELUDE
+from skupper_mcp.connectors.shell import script
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
@@ -84,7 +84,7 @@ def world(part_worlds: PartWorlds, request: pytest.FixtureRequest) -> World:
 def on_host(command: str) -> str:
     """A command with the product's prelude: ``$SKMCP_CTL``, ``$SKMCP_DATA``, ``$SKMCP_UNITS``
     name the host's systemctl, Skupper data home and unit directory, whatever its user."""
-    return f"{ENV_PRELUDE}\n{command}"
+    return script(command)
 
 
 def is_root(world: World, host: str) -> bool:

@@ -11,7 +11,7 @@ from skupper_sandbox import layout
 from skupper_sandbox.layout import WorldSpec
 
 
-def test_seed_hosts_keep_their_names_ports_and_profiles(tmp_path: Path) -> None:
+def test_example_hosts_keep_their_names_ports_and_profiles(tmp_path: Path) -> None:
     info = layout.plan_world(tmp_path, "127.201.7", WorldSpec(providers=4))
     names = [h.name for h in info.hosts]
     assert names == ["local", "rhel-ai", "rhtevan-work", "provider-3", "provider-4", "crc"]

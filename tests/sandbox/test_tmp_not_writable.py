@@ -1,4 +1,4 @@
-"""The seed's rhel-ai: a host whose containers cannot write /tmp.
+"""rhel-ai in the example topology: a host whose containers cannot write /tmp.
 
 On the real router image that does not crash the router: configure.sh cannot write
 /tmp/skrouterd.json, launch.sh starts skrouterd on the image's default config ("Router

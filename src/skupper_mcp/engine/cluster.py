@@ -4,7 +4,8 @@ Site and Listeners, and a link to each direct peer and to the local site.
 The cluster links directly to the providers in ``CRC_DIRECT_LINKS`` and to the local site
 (through which it reaches the others); each link is a ``kubernetes.io/tls`` Secret made from
 the peer's client certificate plus a Link. After a link or its Secret changes, the router
-pod is deleted so that its replacement mounts the Secret (the seed's Known Issues).
+pod is deleted so that its replacement mounts the Secret (the kube-adaptor mounts only the
+TLS Secrets that existed when the pod started).
 
 The planning helpers are pure: from the topology, the cluster's recorded state and the
 peers' client certificates (read beforehand by ``fetch_certs``) to resources.

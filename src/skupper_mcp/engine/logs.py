@@ -14,10 +14,10 @@ import asyncio
 from dataclasses import dataclass
 
 from ..errors import ConfigError, ConnectError
+from ..facts import names
 from ..facts.logs import MAX_LOG_BYTES, tail_lines
 from ..facts.redact import redact
 from ..models import LogComponent, LogsResult
-from ..sites import units
 from ..sites.kube import CONTROLLER_DEPLOYMENT, ROUTER_CONTAINER, ROUTER_DEPLOYMENT
 from ..topology import Topology
 from .scope import SiteRef, resolve_target, site_ref, valid_targets
@@ -93,7 +93,7 @@ class Logs:
 
     async def _podman(self, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
         site = await self.sites.podman(ref)
-        container = units.router_container(site.namespace) if component == "router" else None
+        container = names.router_container(site.namespace) if component == "router" else None
         read = await site.logs(lines, MAX_LOG_BYTES, container)
         name = read.container or container
         if read.exists != 0:

@@ -1,4 +1,4 @@
-"""``test_model``: the seed's six end-to-end checks of one provider's model route.
+"""``test_model``: six end-to-end checks of one provider's model route.
 
 Through the local listener: the port accepts, ``/health`` answers, ``/v1/models`` reports
 a model id of the host's profiles, a chat completion comes back. On the provider: the host

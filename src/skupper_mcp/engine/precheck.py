@@ -1,4 +1,4 @@
-"""The seed's precheck (``setup --check``): every site checked concurrently.
+"""The precheck (``setup --check``): every site checked concurrently.
 
 A site's failure becomes that site's checks; nothing here raises for one host's sake.
 The pure ``evaluate_*`` functions turn facts into checks and are tested on their own.

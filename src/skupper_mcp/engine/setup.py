@@ -1,4 +1,4 @@
-"""``setup``: the seed's idempotent phases, for Skupper 2.1+.
+"""``setup``: idempotent phases, for Skupper 2.1+.
 
 Precheck (stop if anything fails); hubs in parallel (Site, RouterAccess with SANs and
 explicit ports, Connector; controller install; ``system start`` the first time, ``system
@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from ..errors import SiteStateError
+from ..facts import names
 from ..facts.site_state import SiteState
 from ..models import Check, CheckResult, OperationResult
 from ..sites import resources as cr
@@ -59,14 +60,14 @@ def podman_setup_actions(
     tmpfs: bool,
     restore_ca: dict[str, bytes] | None,
 ) -> list[Action]:
-    """What this podman site still needs, in the seed's order."""
+    """What this podman site still needs, in the order of the phases above."""
     ns = site.namespace
     podman = state.podman_path or "podman"
     todo: list[Action] = []
-    if units.controller_container(state.user) not in state.containers:
+    if names.controller_container(state.user) not in state.containers:
         # ``system install`` enables and starts podman.socket itself
         todo.append(on_host("install system controller", site, site.install_controller()))
-    elif not state.unit(units.PODMAN_SOCKET_UNIT).active:
+    elif not state.unit(names.PODMAN_SOCKET_UNIT).active:
         # the CLI talks to podman only through its API socket: without it start/reload fail
         todo.append(on_host("enable podman.socket", site, site.enable_podman_socket()))
     changed = [r for r in desired if not cr.same(r, state.input_resources.get(cr.key(r)))]
@@ -80,12 +81,12 @@ def podman_setup_actions(
         rendering = True
     elif (
         changed
-        or units.router_container(ns) not in state.containers
+        or names.router_container(ns) not in state.containers
         # a router container made by hand without it cannot resolve its certificate paths;
         # a reload renders it again as Skupper does (the tmpfs re-creation below adds it)
         or (not tmpfs and state.router is not None and not state.router.has_ssl_base_path)
     ):
-        leftover = f"{units.router_container(ns)}-backup"
+        leftover = f"{names.router_container(ns)}-backup"
         if leftover in state.containers:
             # reload renames the router to <name>-backup and only logs a failure to remove
             # it afterwards; a leftover of that name makes every later reload fail
@@ -93,7 +94,7 @@ def podman_setup_actions(
             todo.append(on_host("remove leftover backup", site, site.remove_container(leftover)))
         todo.append(on_host("skupper system reload", site, site.render(False)))
         rendering = True
-    router_unit = units.router_unit(ns)
+    router_unit = names.router_unit(ns)
     recreate = tmpfs and (
         rendering
         or state.router is None
@@ -122,7 +123,7 @@ def podman_setup_actions(
         for w in wanted
         if rendering or state.unit_files.get(w.name) != w.content or w.name in state.enabled_at_boot
     ]
-    legacy = units.legacy_controller_unit(state.user)
+    legacy = names.legacy_controller_unit(state.user)
     if (
         stale_units
         or state.watch_script != units.watch_script(podman)
@@ -340,8 +341,8 @@ async def wait_site_ready(
     The router's container and unit and the controller's unit are what say it runs."""
     assert site is not None
     started = time.monotonic()
-    router_unit = units.router_unit(site.namespace)
-    router_container = units.router_container(site.namespace)
+    router_unit = names.router_unit(site.namespace)
+    router_container = names.router_container(site.namespace)
     last = ""
     pacing = Pacing()
     while True:
@@ -350,10 +351,10 @@ async def wait_site_ready(
             pending = []
             if not (state.container_running(router_container) and state.unit(router_unit).active):
                 pending.append(f"router {state.unit(router_unit).active_state}")
-            controller = state.unit(units.controller_unit())
+            controller = state.unit(names.controller_unit())
             if not (
                 controller.active
-                and state.container_running(units.controller_container(state.user))
+                and state.container_running(names.controller_container(state.user))
             ):
                 pending.append(f"controller {controller.active_state}")
             sites_ready = [r for (k, _), r in state.runtime_resources.items() if k == "Site"]

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from ..connectors.pool import ConnectorPool
 from ..errors import ConnectError, KubeError
+from ..facts import names
 from ..facts.site_state import SiteState
-from ..sites import units
 from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
 from ..topology import ProviderHost, Topology
@@ -67,8 +67,8 @@ class SiteView:
         if self.state is not None and self.podman is not None:
             ns = self.podman.namespace
             return (
-                self.state.container_running(units.router_container(ns))
-                or self.state.unit(units.router_unit(ns)).active
+                self.state.container_running(names.router_container(ns))
+                or self.state.unit(names.router_unit(ns)).active
             )
         return None
 

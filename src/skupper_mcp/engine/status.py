@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from ..facts import names
 from ..models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
 from ..sites import resources as cr
-from ..sites import units
 from ..sites.kube import ready, status_of
 from ..topology import Topology
 from ..vocabulary import LOCAL_HOST
@@ -50,7 +50,7 @@ def podman_site_status(view: SiteView) -> SiteStatus:
     if not view.ok or view.state is None or view.podman is None:
         return unread_site_status(view)
     state, ns = view.state, view.podman.namespace
-    container = state.container(units.router_container(ns))
+    container = state.container(names.router_container(ns))
     running = bool(container and container.running)
     site_res = next((r for (k, _), r in state.runtime_resources.items() if k == "Site"), None)
     claims_ready = (
@@ -69,8 +69,8 @@ def podman_site_status(view: SiteView) -> SiteStatus:
         role=ref.role,
         platform=ref.platform,
         reachable=True,
-        controller=_unit_text(view, units.controller_unit()),
-        router=_unit_text(view, units.router_unit(ns)),
+        controller=_unit_text(view, names.controller_unit()),
+        router=_unit_text(view, names.router_unit(ns)),
         container=(container.state if container else "absent"),
         stale=stale,
         detail=detail,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 
+from ..facts import names
 from ..facts.site_state import SiteState
 from ..models import OperationResult
 from ..sites import resources as cr
-from ..sites import units
 from ..sites.kube import ClusterSite, KubeState, delete_calls
 from ..sites.podman import PodmanSite
 from ..topology import Topology
@@ -29,7 +29,7 @@ from .updown import operation_result
 def podman_teardown_actions(
     host: str, site: PodmanSite, state: SiteState, backups: Backups
 ) -> list[Action]:
-    ours = {units.router_container(site.namespace), units.controller_container(state.user)}
+    ours = {names.router_container(site.namespace), names.controller_container(state.user)}
     if not (
         state.rendered or state.input_resources or state.unit_files or ours & set(state.containers)
     ):

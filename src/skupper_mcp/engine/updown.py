@@ -1,4 +1,4 @@
-"""``up`` and ``down``: start and stop the network with the seed's scoping rules.
+"""``up`` and ``down``: start and stop the network, scoped as ``scope`` says.
 
 Both read every site they may touch (one round trip each, all at once), and each site acts
 as soon as its own reading is in: a silent host holds up no other site, only its own result
@@ -13,6 +13,7 @@ import asyncio
 import time
 from typing import Literal
 
+from ..facts import names
 from ..facts.site_state import SiteState
 from ..models import ModelAction, OperationResult, SiteResult
 from ..sites import resources as cr
@@ -71,8 +72,8 @@ def podman_up_actions(site: PodmanSite, state: SiteState) -> list[Action]:
     """Controllers first, then routers; only what is not already active."""
     ns = site.namespace
     todo: list[Action] = []
-    controller = units.controller_unit()
-    router = units.router_unit(ns)
+    controller = names.controller_unit()
+    router = names.router_unit(ns)
     if not state.unit(controller).active:
         todo.append(on_host("start controller", site, site.systemctl("start", [controller])))
     if not state.unit(router).active:
@@ -84,9 +85,9 @@ def podman_down_actions(site: PodmanSite, state: SiteState, tmpfs: bool) -> list
     """Routers first, then controllers; ``podman stop`` as a safety net on tmpfs hosts."""
     ns = site.namespace
     todo: list[Action] = []
-    controller = units.controller_unit()
-    router = units.router_unit(ns)
-    container = units.router_container(ns)
+    controller = names.controller_unit()
+    router = names.router_unit(ns)
+    container = names.router_container(ns)
     if state.unit(router).active:
         todo.append(on_host("stop router", site, site.systemctl("stop", [router])))
     if tmpfs and state.container_running(container):

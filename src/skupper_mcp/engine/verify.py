@@ -8,7 +8,7 @@ import contextlib
 import time
 from collections.abc import Iterable
 
-from ..sites import units
+from ..facts import names
 from ..sites.podman import PodmanSite
 from ..topology import ProviderHost
 from .runner import SITE_ERRORS, SiteRun, describe
@@ -62,8 +62,8 @@ async def wait_router(run: SiteRun, site: PodmanSite, deadline: float) -> bool:
     while True:
         try:
             state = await site.read()
-            unit = state.unit(units.router_unit(ns))
-            running = state.container_running(units.router_container(ns))
+            unit = state.unit(names.router_unit(ns))
+            running = state.container_running(names.router_container(ns))
             if running and unit.active:
                 await run.note(
                     "verify router", "router running", seconds=time.monotonic() - started

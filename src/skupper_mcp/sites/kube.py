@@ -3,7 +3,7 @@
 Reads the site's objects concurrently; changes are ``ApiCall`` lists (data, built by
 ``apply_calls``, ``delete_calls`` and ``RESTART_ROUTER``) that ``ClusterSite.execute`` runs.
 The router pod is restarted after a link's Secret changes: the kube-adaptor mounts only the
-TLS Secrets that existed when the pod started (the seed's Known Issues).
+TLS Secrets that existed when the pod started.
 """
 
 from __future__ import annotations

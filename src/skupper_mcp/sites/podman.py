@@ -21,6 +21,7 @@ import yaml
 from ..connectors.base import Connector
 from ..connectors.shell import quote
 from ..errors import CommandError, SiteStateError
+from ..facts import names
 from ..facts.framing import safe_label, split_frames, stuff
 from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
 from ..facts.site_state import (
@@ -178,9 +179,10 @@ class PodmanSite:
         its ``podman inspect`` (None in a plan made before the container exists).
 
         Setup only: the flags live in the container, so later podman stop/start (and the
-        auto-restart unit) keep them. ``up`` must never do this (the seed's v7.3.0 fix).
+        auto-restart unit) keep them. ``up`` must never do this
+        (``test_up_never_recreates_the_router_and_setup_does_only_without_tmpfs``).
         """
-        name = units.router_container(self.namespace)
+        name = names.router_container(self.namespace)
         create = " ".join(
             shlex.quote(a) for a in _recreate_args(name, router.inspect if router else {})
         )
@@ -204,7 +206,7 @@ class PodmanSite:
         earlier skupper-mcp wrote under ``<user>-skupper-controller.service`` goes."""
         podman = state.podman_path or "podman"
         wanted = units.site_units(self.namespace, state.user, podman)
-        legacy = _user_name_word(state, units.legacy_controller_unit)
+        legacy = _user_name_word(state, names.legacy_controller_unit)
         lines = [
             'u="$SKMCP_UNITS"',
             'mkdir -p "$u" "$HOME/.local/share/skupper-mcp"',
@@ -216,11 +218,11 @@ class PodmanSite:
         ]
         for w in wanted:
             lines.append(_write_file(f'"$u"/{quote(w.name)}', w.content))
-        lines.append(_write_file(f'"$HOME"/{units.WATCH_SCRIPT_PATH}', units.watch_script(podman)))
+        lines.append(_write_file(f'"$HOME"/{names.WATCH_SCRIPT_PATH}', units.watch_script(podman)))
         lines.append("$SKMCP_CTL daemon-reload")
-        names = ", ".join(w.name for w in wanted)
+        written = ", ".join(w.name for w in wanted)
         return Script(
-            f"write {names}, {units.WATCH_SCRIPT_PATH}; systemctl daemon-reload",
+            f"write {written}, {names.WATCH_SCRIPT_PATH}; systemctl daemon-reload",
             tuple(lines),
             "auto-restart units installed (disabled at boot)",
         )
@@ -228,9 +230,9 @@ class PodmanSite:
     def enable_podman_socket(self) -> Script:
         """Every ``skupper system`` command talks to podman through its API socket."""
         return Script(
-            f"systemctl enable --now {units.PODMAN_SOCKET_UNIT}",
-            (f"$SKMCP_CTL enable --now {units.PODMAN_SOCKET_UNIT}",),
-            f"systemctl enable --now {units.PODMAN_SOCKET_UNIT}",
+            f"systemctl enable --now {names.PODMAN_SOCKET_UNIT}",
+            (f"$SKMCP_CTL enable --now {names.PODMAN_SOCKET_UNIT}",),
+            f"systemctl enable --now {names.PODMAN_SOCKET_UNIT}",
         )
 
     def systemctl(self, verb: str, unit_names: list[str]) -> Script:
@@ -351,10 +353,10 @@ class PodmanSite:
         ``runtime`` directory); otherwise it is kept and ``removed`` says so.
         """
         ns = quote(self.namespace)
-        ours = [units.router_unit(self.namespace), units.controller_unit()]
-        legacy = _user_name_word(state, units.legacy_controller_unit)
-        controller = _user_name_word(state, units.controller_container)
-        router = units.router_container(self.namespace)
+        ours = [names.router_unit(self.namespace), names.controller_unit()]
+        legacy = _user_name_word(state, names.legacy_controller_unit)
+        controller = _user_name_word(state, names.controller_container)
+        router = names.router_container(self.namespace)
         return Script(
             f"systemctl stop {ours[0]}; skupper system stop; rm {router}, its unit, the"
             f" namespace; if no other namespace holds a site: skupper system uninstall, rm"
@@ -378,7 +380,7 @@ class PodmanSite:
                 f"  $SKMCP_CTL disable {quote(ours[1])} {legacy} >/dev/null 2>&1 || true",
                 f'  rm -f "$u"/{quote(ours[1])} "$u"/{legacy}',
                 f"  podman rm -f {controller} >/dev/null 2>&1 || true",
-                f'  rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
+                f'  rm -f "$HOME"/{names.WATCH_SCRIPT_PATH}',
                 "fi",
                 f"rm -rf {self._nsdir()}",
                 "$SKMCP_CTL daemon-reload",

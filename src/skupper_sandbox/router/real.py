@@ -105,7 +105,7 @@ def configure(
 
 
 def _denied(path: str) -> str:
-    # As on the seed's rhel-ai (rootless podman, uid mapping): the directory is not writable.
+    # As on rhel-ai (rootless podman, uid mapping): the directory is not writable.
     return f"{path}: Permission denied"
 
 

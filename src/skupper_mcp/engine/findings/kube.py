@@ -1,4 +1,4 @@
-"""Rules about the Kubernetes site (the seed's CRC rows): a link Secret the kube-adaptor
+"""Rules about the Kubernetes site (e.g. CRC): a link Secret the kube-adaptor
 never mounts because it is not ``kubernetes.io/tls``, and a router pod that started before
 a link Secret it needs existed, so it does not have it mounted.
 

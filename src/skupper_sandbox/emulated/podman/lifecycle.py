@@ -19,7 +19,7 @@ from .host import Host, locked, wait_until
 START_DEADLINE = 15.0
 # Real podman stop unmounts and tears down the network after the process has exited;
 # a wrapper blocked in `podman wait` therefore sees the exit before `stop` returns
-# (the seed's start-watch.sh relies on that order). Keep the same order here.
+# (the product's start-watch.sh relies on that order). Keep the same order here.
 STOP_CLEANUP_SECONDS = 0.3
 
 
