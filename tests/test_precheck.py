@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from skupper_mcp.engine import Engine
-from skupper_mcp.engine.precheck import (
+from skupper_mcp.engine.operations.precheck import (
     check_kube_tls,
     check_kubernetes,
     evaluate_facts,

@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import NameOID
 
-from skupper_mcp.engine import diagnose
-from skupper_mcp.engine import logs as logs_engine
+from skupper_mcp.engine.operations import diagnose
+from skupper_mcp.engine.operations import logs as logs_engine
 from skupper_mcp.engine.runner import describe
 from skupper_mcp.errors import CommandError, SiteStateError
 from skupper_mcp.facts.redact import MARK, MAX_LINE, PRIVATE_KEY_MARK, redact, redact_lines

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skupper_mcp.engine import Engine
-from skupper_mcp.engine.resolve import (
+from skupper_mcp.engine.operations.resolve import (
     active_profile,
     models_command,
     parse_model_ids,

@@ -13,9 +13,9 @@ import skupper_mcp
 from fake_connector import framed
 from skupper_mcp import errors
 from skupper_mcp.connectors.base import CommandResult, SSHTarget
+from skupper_mcp.engine.operations.updown import UpDown
 from skupper_mcp.engine.runner import SITE_ERRORS
 from skupper_mcp.engine.sitemap import SiteMap
-from skupper_mcp.engine.updown import UpDown
 from skupper_mcp.errors import CommandError, SiteStateError, SkupperMcpError
 from skupper_mcp.sites import units
 from skupper_mcp.topology import Topology, parse_topology

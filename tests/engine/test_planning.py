@@ -22,18 +22,18 @@ import pytest
 
 from fake_connector import Call, FakeConnector, FakeHosts, Reply
 from skupper_mcp.connectors.pool import ConnectorPool
-from skupper_mcp.engine.backups import Backups
-from skupper_mcp.engine.cluster import base_resources
-from skupper_mcp.engine.setup import Setup, kube_setup_actions, podman_setup_actions
-from skupper_mcp.engine.sitemap import SiteMap
-from skupper_mcp.engine.teardown import Teardown, kube_teardown_actions
-from skupper_mcp.engine.updown import (
+from skupper_mcp.engine.desired.cluster import base_resources
+from skupper_mcp.engine.operations.setup import Setup, kube_setup_actions, podman_setup_actions
+from skupper_mcp.engine.operations.teardown import Teardown, kube_teardown_actions
+from skupper_mcp.engine.operations.updown import (
     UpDown,
     kube_down_actions,
     kube_up_actions,
     podman_down_actions,
     podman_up_actions,
 )
+from skupper_mcp.engine.sitemap import SiteMap
+from skupper_mcp.engine.store.backups import Backups
 from skupper_mcp.errors import CommandError
 from skupper_mcp.facts.site_state import ContainerState, RouterContainer, parse_site_state
 from skupper_mcp.models import CheckResult, OperationResult

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from skupper_mcp.connectors.base import Connector, SSHTarget
-from skupper_mcp.engine import precheck, resolve
+from skupper_mcp.engine.operations import precheck, resolve
 from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,

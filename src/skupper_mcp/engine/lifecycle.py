@@ -20,17 +20,17 @@ from ..models import (
 )
 from ..topology import Topology
 from ..vocabulary import Progress
-from .backups import Backups
-from .cluster import kube_secret_names
-from .diagnose import Diagnose
-from .lock import operation_lock
-from .logs import Logs
-from .model_checks import ModelChecks
-from .setup import Setup
+from .desired.cluster import kube_secret_names
+from .operations.diagnose import Diagnose
+from .operations.logs import Logs
+from .operations.model_checks import ModelChecks
+from .operations.setup import Setup
+from .operations.status import Status
+from .operations.teardown import Teardown
+from .operations.updown import UpDown
 from .sitemap import SiteMap
-from .status import Status
-from .teardown import Teardown
-from .updown import UpDown
+from .store.backups import Backups
+from .store.lock import operation_lock
 
 if TYPE_CHECKING:
     from ..connectors.kube import KubeConnector

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..facts.site_state import SiteState
-from ..sites import resources as cr
-from ..sites.kube import KubeState
-from ..sites.resources import LinkTarget, Resource
-from ..topology import ProviderHost, Topology
+from ...facts.site_state import SiteState
+from ...sites import resources as cr
+from ...sites.kube import KubeState
+from ...sites.resources import LinkTarget, Resource
+from ...topology import ProviderHost, Topology
 from .cluster import base_resources, link_targets
 
 

@@ -13,11 +13,11 @@ import asyncio
 import time
 from typing import Literal
 
-from ..facts.site_state import SiteState
-from ..models import ModelAction, OperationResult, SiteResult
-from ..sites import resources as cr
-from ..sites import units
-from ..sites.kube import (
+from ...facts.site_state import SiteState
+from ...models import ModelAction, OperationResult, SiteResult
+from ...sites import resources as cr
+from ...sites import units
+from ...sites.kube import (
     RESTART_ROUTER,
     ClusterSite,
     KubeState,
@@ -25,11 +25,11 @@ from ..sites.kube import (
     delete_calls,
     ready,
 )
-from ..sites.podman import PodmanSite
-from ..topology import Topology
-from ..vocabulary import LOCAL_HOST, Progress
-from . import model_actions as actions_for
-from .cluster import (
+from ...sites.podman import PodmanSite
+from ...topology import Topology
+from ...vocabulary import LOCAL_HOST, Progress
+from .. import model_actions as actions_for
+from ..desired.cluster import (
     Certs,
     base_resources,
     differing,
@@ -38,11 +38,11 @@ from .cluster import (
     link_targets,
     wait_for_links,
 )
-from .runner import Action, SiteRun, on_cluster, on_host
-from .scope import SiteRef, local_stops, resolve_target, scope
-from .scope import sites as all_sites
-from .sitemap import SiteMap, SiteView, served_models
-from .verify import probe_listeners, wait_router
+from ..runner import Action, SiteRun, on_cluster, on_host
+from ..scope import SiteRef, local_stops, resolve_target, scope
+from ..scope import sites as all_sites
+from ..sitemap import SiteMap, SiteView, served_models
+from ..verify import probe_listeners, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
 #: run, for each provider's local listener to bind (the link connects and the provider's

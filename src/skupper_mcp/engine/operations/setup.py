@@ -17,19 +17,18 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from ..errors import SiteStateError
-from ..facts.site_state import SiteState
-from ..models import Check, CheckResult, OperationResult
-from ..sites import resources as cr
-from ..sites import units
-from ..sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, ready
-from ..sites.podman import PodmanSite
-from ..sites.resources import ClientCert, Resource
-from ..topology import Topology
-from ..vocabulary import LOCAL_HOST, Progress
-from . import model_actions as actions_for
-from .backups import Backups
-from .cluster import (
+from ...errors import SiteStateError
+from ...facts.site_state import SiteState
+from ...models import Check, CheckResult, OperationResult
+from ...sites import resources as cr
+from ...sites import units
+from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, ready
+from ...sites.podman import PodmanSite
+from ...sites.resources import ClientCert, Resource
+from ...topology import Topology
+from ...vocabulary import LOCAL_HOST, Progress
+from .. import model_actions as actions_for
+from ..desired.cluster import (
     Certs,
     base_resources,
     differing,
@@ -38,13 +37,14 @@ from .cluster import (
     link_targets,
     wait_for_links,
 )
-from .drift import hub_resources, hub_target, local_base_resources
-from .runner import SITE_ERRORS, Action, SiteRun, describe, on_cluster, on_host
-from .scope import SiteRef
-from .scope import sites as all_sites
-from .sitemap import SiteMap, SiteView
+from ..desired.drift import hub_resources, hub_target, local_base_resources
+from ..runner import SITE_ERRORS, Action, SiteRun, describe, on_cluster, on_host
+from ..scope import SiteRef
+from ..scope import sites as all_sites
+from ..sitemap import SiteMap, SiteView
+from ..store.backups import Backups
+from ..verify import Pacing
 from .updown import operation_result
-from .verify import Pacing
 
 VERIFY_DEADLINE = 40.0
 

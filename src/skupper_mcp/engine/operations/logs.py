@@ -13,15 +13,15 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from ..errors import ConfigError, ConnectError
-from ..facts.logs import MAX_LOG_BYTES, tail_lines
-from ..facts.redact import redact
-from ..models import LogComponent, LogsResult
-from ..sites import units
-from ..sites.kube import CONTROLLER_DEPLOYMENT, ROUTER_CONTAINER, ROUTER_DEPLOYMENT
-from ..topology import Topology
-from .scope import SiteRef, resolve_target, site_ref, valid_targets
-from .sitemap import SiteMap
+from ...errors import ConfigError, ConnectError
+from ...facts.logs import MAX_LOG_BYTES, tail_lines
+from ...facts.redact import redact
+from ...models import LogComponent, LogsResult
+from ...sites import units
+from ...sites.kube import CONTROLLER_DEPLOYMENT, ROUTER_CONTAINER, ROUTER_DEPLOYMENT
+from ...topology import Topology
+from ..scope import SiteRef, resolve_target, site_ref, valid_targets
+from ..sitemap import SiteMap
 
 MAX_LINES = 500
 COMPONENTS: tuple[LogComponent, ...] = ("router", "controller")

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import asyncio
 
-from ..facts.redact import redact_lines
-from ..models import DiagnosedSite, DiagnoseResult, Finding
-from .findings import RULES, Network
-from .findings.context import LinkProbe
-from .scope import resolve_target
-from .scope import sites as all_sites
-from .sitemap import SiteMap
+from ...facts.redact import redact_lines
+from ...models import DiagnosedSite, DiagnoseResult, Finding
+from ..findings import RULES, Network
+from ..findings.context import LinkProbe
+from ..scope import resolve_target
+from ..scope import sites as all_sites
+from ..sitemap import SiteMap
+from ..verify import tcp_probe
 from .status import link_rows
-from .verify import tcp_probe
 
 LOG_LINES = 100
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

@@ -12,15 +12,15 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..connectors.shell import script
-from ..errors import CheckFailed, ConfigError
-from ..facts.site_state import parse_podman_ps
-from ..models import ModelCheck, TestModelResult
-from ..topology import ProviderHost
-from .runner import SITE_ERRORS, describe
-from .scope import resolve_target
-from .sitemap import SiteMap
-from .verify import tcp_probe
+from ...connectors.shell import script
+from ...errors import CheckFailed, ConfigError
+from ...facts.site_state import parse_podman_ps
+from ...models import ModelCheck, TestModelResult
+from ...topology import ProviderHost
+from ..runner import SITE_ERRORS, describe
+from ..scope import resolve_target
+from ..sitemap import SiteMap
+from ..verify import tcp_probe
 
 HTTP_TIMEOUT = 20.0
 PROMPT = "Reply with one short sentence: is the network up?"

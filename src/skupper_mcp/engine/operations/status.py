@@ -10,18 +10,18 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from ..models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
-from ..sites import resources as cr
-from ..sites import units
-from ..sites.kube import ready, status_of
-from ..topology import Topology
-from ..vocabulary import LOCAL_HOST
-from . import model_actions as actions_for
-from .cluster import link_targets
-from .drift import hub_resources, kube_drift, local_resources_without_secrets, podman_drift
-from .scope import sites as all_sites
-from .sitemap import SiteMap, SiteView, served_models
-from .verify import tcp_probe
+from ...models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
+from ...sites import resources as cr
+from ...sites import units
+from ...sites.kube import ready, status_of
+from ...topology import Topology
+from ...vocabulary import LOCAL_HOST
+from .. import model_actions as actions_for
+from ..desired.cluster import link_targets
+from ..desired.drift import hub_resources, kube_drift, local_resources_without_secrets, podman_drift
+from ..scope import sites as all_sites
+from ..sitemap import SiteMap, SiteView, served_models
+from ..verify import tcp_probe
 
 
 def _unit_text(view: SiteView, unit: str) -> str:

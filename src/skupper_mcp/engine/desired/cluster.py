@@ -15,22 +15,22 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ..errors import NotReadyError
-from ..sites import resources as cr
-from ..sites.kube import (
+from ...errors import NotReadyError
+from ...sites import resources as cr
+from ...sites.kube import (
     ClusterSite,
     KubeState,
     ready,
     status_of,
 )
-from ..sites.resources import ClientCert, LinkTarget, Resource
-from ..sites.work import ApiCall
-from ..topology import Topology
-from ..vocabulary import LOCAL_HOST
-from .runner import SITE_ERRORS, Action
-from .scope import site_ref
-from .sitemap import SiteMap
-from .verify import Pacing
+from ...sites.resources import ClientCert, LinkTarget, Resource
+from ...sites.work import ApiCall
+from ...topology import Topology
+from ...vocabulary import LOCAL_HOST
+from ..runner import SITE_ERRORS, Action
+from ..scope import site_ref
+from ..sitemap import SiteMap
+from ..verify import Pacing
 
 Certs = dict[str, ClientCert | None]
 

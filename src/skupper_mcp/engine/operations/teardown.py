@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import asyncio
 
-from ..facts.site_state import SiteState
-from ..models import OperationResult
-from ..sites import resources as cr
-from ..sites import units
-from ..sites.kube import ClusterSite, KubeState, delete_calls
-from ..sites.podman import PodmanSite
-from ..topology import Topology
-from ..vocabulary import Progress
-from . import model_actions as actions_for
-from .backups import Backups, check_complete
-from .cluster import base_resources, link_targets
-from .runner import Action, SiteRun, on_cluster
-from .scope import sites as all_sites
-from .sitemap import SiteMap, served_models
+from ...facts.site_state import SiteState
+from ...models import OperationResult
+from ...sites import resources as cr
+from ...sites import units
+from ...sites.kube import ClusterSite, KubeState, delete_calls
+from ...sites.podman import PodmanSite
+from ...topology import Topology
+from ...vocabulary import Progress
+from .. import model_actions as actions_for
+from ..desired.cluster import base_resources, link_targets
+from ..runner import Action, SiteRun, on_cluster
+from ..scope import sites as all_sites
+from ..sitemap import SiteMap, served_models
+from ..store.backups import Backups, check_complete
 from .updown import operation_result
 
 
