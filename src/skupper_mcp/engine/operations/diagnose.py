@@ -16,9 +16,8 @@ from ..findings import RULES, Network
 from ..findings.context import LinkProbe
 from ..scope import resolve_target
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap
+from ..sitemap import SiteMap, link_rows
 from ..verify import tcp_probe
-from .status import link_rows
 
 LOG_LINES = 100
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

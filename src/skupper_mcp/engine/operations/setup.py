@@ -6,8 +6,8 @@ reload`` only when inputs changed; tmpfs router re-creation where flagged); the 
 (Site, RouterAccess, Listeners, and Links built by hand from each hub's client certificate);
 the Kubernetes site; ``chmod -R o+r`` on certs; auto-restart units everywhere; verify. Each
 step runs only when the state read at the start says it is needed, so a second setup
-changes nothing. The planning functions (``podman_setup_actions``, ``local_resources``,
-``kube_setup_actions``) are pure: the reads (site states, client certificates, the last
+changes nothing. The planning functions (``podman_setup_actions``, ``kube_setup_actions``, and
+``desired.podman.local_resources``) are pure: the reads (site states, client certificates, the last
 backup's CA) happen before them.
 """
 
@@ -24,27 +24,26 @@ from ...sites import resources as cr
 from ...sites import units
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, ready
 from ...sites.podman import PodmanSite
-from ...sites.resources import ClientCert, Resource
+from ...sites.resources import Resource
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
-from ..desired.cluster import (
-    Certs,
-    base_resources,
-    differing,
-    fetch_certs,
-    link_resources,
-    link_targets,
-    wait_for_links,
+from ..desired.cluster import Certs, base_resources, differing, link_resources, link_targets
+from ..desired.podman import hub_resources, hub_target, local_resources
+from ..runner import (
+    SITE_ERRORS,
+    Action,
+    SiteRun,
+    describe,
+    on_cluster,
+    on_host,
+    operation_result,
 )
-from ..desired.drift import hub_resources, hub_target, local_base_resources
-from ..runner import SITE_ERRORS, Action, SiteRun, describe, on_cluster, on_host
 from ..scope import SiteRef
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, SiteView
 from ..store.backups import Backups
-from ..verify import Pacing
-from .updown import operation_result
+from ..verify import Pacing, wait_for_links
 
 VERIFY_DEADLINE = 40.0
 
@@ -161,26 +160,6 @@ def kube_setup_actions(
     return todo, problems
 
 
-def local_resources(
-    topology: Topology, state: SiteState, certs: dict[str, ClientCert | None]
-) -> tuple[list[Resource], list[str]]:
-    """What the local site should hold: Site, RouterAccess, a Listener per provider and a
-    Link (with its Secret, from the hub's client certificate) to each; and the providers it
-    cannot link to yet (no certificate now, and no Secret from an earlier setup)."""
-    desired = local_base_resources(topology)
-    missing = []
-    for p in topology.providers:
-        target = hub_target(p)
-        cert = certs.get(p.name)
-        if cert is not None:
-            desired.append(cr.link_secret(target, cert))
-        elif state.input_resources.get(("Secret", cr.link_name(p.site_name))) is None:
-            missing.append(p.name)
-            continue
-        desired.append(cr.link(target))
-    return desired, missing
-
-
 async def _noop() -> str:
     return "planned"
 
@@ -285,7 +264,7 @@ class Setup:
         if run.failed or view.state is None:
             return
         topo = self.sites.topology
-        certs = await fetch_certs(self.sites, {p.name: hub_target(p) for p in topo.providers})
+        certs = await self.sites.client_certs({p.name: hub_target(p) for p in topo.providers})
         desired, missing = local_resources(topo, view.state, certs)
         if missing and run.plan:
             await run.perform([_once_set_up(name) for name in missing])
@@ -300,7 +279,7 @@ class Setup:
             return
         assert view.kube is not None and view.kube_state is not None
         topo = self.sites.topology
-        certs = await fetch_certs(self.sites, link_targets(topo))
+        certs = await self.sites.client_certs(link_targets(topo))
         todo, problems = kube_setup_actions(topo, view.kube, view.kube_state, certs)
         if plan and problems:
             # A plan before the peers exist: their certificates come from this very setup.

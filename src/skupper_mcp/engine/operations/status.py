@@ -8,19 +8,14 @@ Links get a TCP probe to the remote inter-router port from here; listeners a con
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 
 from ...models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
-from ...sites import resources as cr
 from ...sites import units
 from ...sites.kube import ready, status_of
-from ...topology import Topology
-from ...vocabulary import LOCAL_HOST
 from .. import model_actions as actions_for
-from ..desired.cluster import link_targets
-from ..desired.drift import hub_resources, kube_drift, local_resources_without_secrets, podman_drift
+from ..desired.drift import site_drift
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, SiteView, served_models
+from ..sitemap import SiteMap, SiteView, link_rows, served_models
 from ..verify import tcp_probe
 
 
@@ -126,76 +121,6 @@ def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str
     if drifted:
         parts.append(f"setup needed on {', '.join(drifted)}")
     return "; ".join(parts)
-
-
-def site_drift(topology: Topology, view: SiteView) -> list[str] | None:
-    """How the site differs from topology.env; None when its state was not read."""
-    if view.kube_state is not None:
-        return kube_drift(topology, view.kube_state)
-    if view.state is None:
-        return None
-    if view.ref.host == LOCAL_HOST:
-        return podman_drift(local_resources_without_secrets(topology), view.state)
-    p = next(p for p in topology.providers if p.name == view.ref.host)
-    return podman_drift(hub_resources(p), view.state, tmpfs=p.tmpfs_workaround)
-
-
-@dataclass(frozen=True)
-class LinkRow:
-    """A link the topology asks for, as the dialling site reports it."""
-
-    from_host: str
-    from_site: str
-    to_host: str
-    to_site: str
-    host: str
-    port: int
-    status: str
-
-
-def link_rows(topo: Topology, views: dict[str, SiteView]) -> list[LinkRow]:
-    """The local site's link to every hub, then the cluster's links, with their status."""
-    rows: list[LinkRow] = []
-    local_view = views.get(LOCAL_HOST)
-    local_state = local_view.state if local_view is not None else None
-    for p in topo.providers:
-        name = cr.link_name(p.site_name)
-        res = local_state.runtime_resources.get(("Link", name)) if local_state else None
-        if res is None and local_state is not None:
-            res = local_state.input_resources.get(("Link", name))
-        status = status_of(res) if local_state else "unknown (local site unreadable)"
-        rows.append(
-            LinkRow(
-                LOCAL_HOST,
-                topo.local.site_name,
-                p.name,
-                p.site_name,
-                p.public_host,
-                p.inter_router_port,
-                status,
-            )
-        )
-    kube = topo.kubernetes
-    if kube is not None:
-        kube_view = views.get(kube.name)
-        for host, target in link_targets(topo).items():
-            name = cr.link_name(target.site)
-            if kube_view is not None and kube_view.kube_state is not None:
-                status = status_of(kube_view.kube_state.links.get(name))
-            else:
-                status = "unknown (API unreachable)"
-            rows.append(
-                LinkRow(
-                    kube.name,
-                    kube.site_name,
-                    host,
-                    target.site,
-                    target.host,
-                    target.inter_router_port,
-                    status,
-                )
-            )
-    return rows
 
 
 class Status:

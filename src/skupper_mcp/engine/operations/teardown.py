@@ -19,11 +19,10 @@ from ...topology import Topology
 from ...vocabulary import Progress
 from .. import model_actions as actions_for
 from ..desired.cluster import base_resources, link_targets
-from ..runner import Action, SiteRun, on_cluster
+from ..runner import Action, SiteRun, on_cluster, operation_result
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, served_models
 from ..store.backups import Backups, check_complete
-from .updown import operation_result
 
 
 def podman_teardown_actions(

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Literal
 
 from ...facts.site_state import SiteState
-from ...models import ModelAction, OperationResult, SiteResult
+from ...models import OperationResult
 from ...sites import resources as cr
 from ...sites import units
 from ...sites.kube import (
@@ -29,20 +28,12 @@ from ...sites.podman import PodmanSite
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
-from ..desired.cluster import (
-    Certs,
-    base_resources,
-    differing,
-    fetch_certs,
-    link_resources,
-    link_targets,
-    wait_for_links,
-)
-from ..runner import Action, SiteRun, on_cluster, on_host
+from ..desired.cluster import Certs, base_resources, differing, link_resources, link_targets
+from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
 from ..scope import SiteRef, local_stops, resolve_target, scope
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, SiteView, served_models
-from ..verify import probe_listeners, wait_router
+from ..verify import probe_listeners, wait_for_links, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
 #: run, for each provider's local listener to bind (the link connects and the provider's
@@ -198,7 +189,7 @@ class UpDown:
         if not view.usable(run):
             return
         assert view.kube is not None and view.kube_state is not None
-        certs = await fetch_certs(self.sites, link_targets(self.topology))
+        certs = await self.sites.client_certs(link_targets(self.topology))
         todo = kube_up_actions(self.topology, view.kube, view.kube_state, certs, live)
         if not todo:
             await run.note("up", "links already connected", seconds=view.seconds)
@@ -313,32 +304,3 @@ class UpDown:
 
     def _all(self) -> list[SiteRef]:
         return all_sites(self.topology)
-
-
-def operation_result(
-    operation: Literal["setup", "up", "down", "teardown"],
-    target: str,
-    results: list[SiteResult],
-    model_actions: list[ModelAction],
-    plan: bool,
-) -> OperationResult:
-    return OperationResult(
-        operation=operation,
-        target=target,
-        ok=not any(r.outcome == "failed" for r in results),
-        sites=results,
-        model_actions=model_actions,
-        summary=summarize(operation, results, plan),
-        plan=plan,
-    )
-
-
-def summarize(operation: str, results: list[SiteResult], plan: bool) -> str:
-    groups: dict[str, list[str]] = {}
-    for r in results:
-        groups.setdefault(r.outcome, []).append(r.host)
-    parts = [f"{outcome}: {', '.join(hosts)}" for outcome, hosts in groups.items()]
-    changed = sum(r.changed for r in results)
-    verb = "would change" if plan else "changed"
-    head = f"{operation} (plan)" if plan else operation
-    return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {len(results)} sites)"
