@@ -492,8 +492,8 @@ async def test_logs_redacts_off_the_event_loop(write_topology, monkeypatch) -> N
     ticker, opened = _Ticker(), threading.Event()
     monkeypatch.setattr(logs_engine, "redact", _gated(redact, ticker, opened))
     topology = load_topology(write_topology(SMALL_TOPOLOGY))
-    logs = logs_engine.Logs(_Sites(topology, HOSTILE_LOG))  # type: ignore[arg-type]
-    result = await _while_ticking(ticker, logs.run("alpha", "router", 500))
+    sites = _Sites(topology, HOSTILE_LOG)
+    result = await _while_ticking(ticker, logs_engine.run(sites, "alpha", "router", 500))  # type: ignore[arg-type]
     assert opened.is_set(), "the event loop stood still while the log was redacted"
     assert result.redactions == 1 and f"token={MARK}" in result.lines
     assert PASSWORD not in "\n".join(result.lines)
@@ -514,12 +514,12 @@ async def test_diagnose_redacts_evidence_off_the_event_loop(write_topology, monk
     )
     monkeypatch.setattr(diagnose, "RULES", [lambda network: [finding]])
 
-    async def read(self):  # type: ignore[no-untyped-def]
+    async def read(sites):  # type: ignore[no-untyped-def]
         return SimpleNamespace(views={})
 
-    monkeypatch.setattr(diagnose.Diagnose, "read", read)
+    monkeypatch.setattr(diagnose, "read", read)
     topology = load_topology(write_topology(SMALL_TOPOLOGY))
-    run = diagnose.Diagnose(SimpleNamespace(topology=topology)).run("all")  # type: ignore[arg-type]
+    run = diagnose.run(SimpleNamespace(topology=topology), "all")  # type: ignore[arg-type]
     result = await _while_ticking(ticker, run)
     assert opened.is_set(), "the event loop stood still while the evidence was redacted"
     assert f"token={MARK}" in result.findings[0].evidence

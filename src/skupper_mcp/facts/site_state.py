@@ -246,6 +246,11 @@ def parse_systemctl_show(text: str) -> dict[str, UnitState]:
     return result
 
 
+def podman_ps_script() -> str:
+    """Every container of the login user's podman, as JSON (read by ``parse_podman_ps``)."""
+    return "\n".join((ENV_PRELUDE, "podman ps -a --format json"))
+
+
 def parse_podman_ps(text: str) -> dict[str, ContainerState]:
     try:
         rows = json.loads(text or "[]")

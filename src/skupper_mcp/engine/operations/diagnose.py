@@ -23,48 +23,45 @@ LOG_LINES = 100
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-class Diagnose:
-    def __init__(self, sites: SiteMap) -> None:
-        self.sites = sites
+async def read(sites: SiteMap) -> Network:
+    topo = sites.topology
+    views = await sites.views(all_sites(topo), log_lines=LOG_LINES)
+    rows = link_rows(topo, views)
+    probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
+    links = [
+        LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status)
+        for r, probe in zip(rows, probes, strict=True)
+    ]
+    return Network(topo, views, links)
 
-    async def read(self) -> Network:
-        topo = self.sites.topology
-        views = await self.sites.views(all_sites(topo), log_lines=LOG_LINES)
-        rows = link_rows(topo, views)
-        probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
-        links = [
-            LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status)
-            for r, probe in zip(rows, probes, strict=True)
-        ]
-        return Network(topo, views, links)
 
-    async def run(self, target: str) -> DiagnoseResult:
-        wanted = resolve_target(self.sites.topology, target)
-        network = await self.read()
-        found = [f for rule in RULES for f in rule(network)]
-        findings = await asyncio.to_thread(redacted_all, found)
-        views = list(network.views.values())
-        if not wanted.everything:
-            findings = [f for f in findings if f.host == wanted.host]
-            views = [v for v in views if v.ref.host == wanted.host]
-        findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
-        sites = [
-            DiagnosedSite(
-                host=v.ref.host,
-                site=v.ref.site,
-                read=v.error is None,
-                findings=sum(f.host == v.ref.host for f in findings),
-                seconds=round(v.seconds, 3),
-            )
-            for v in views
-        ]
-        return DiagnoseResult(
-            target=target,
-            findings=findings,
-            sites=sites,
-            ok=not any(f.severity != "info" for f in findings),
-            summary=summary(findings, len(sites)),
+async def run(sites: SiteMap, target: str) -> DiagnoseResult:
+    wanted = resolve_target(sites.topology, target)
+    network = await read(sites)
+    found = [f for rule in RULES for f in rule(network)]
+    findings = await asyncio.to_thread(redacted_all, found)
+    views = list(network.views.values())
+    if not wanted.everything:
+        findings = [f for f in findings if f.host == wanted.host]
+        views = [v for v in views if v.ref.host == wanted.host]
+    findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
+    diagnosed = [
+        DiagnosedSite(
+            host=v.ref.host,
+            site=v.ref.site,
+            read=v.error is None,
+            findings=sum(f.host == v.ref.host for f in findings),
+            seconds=round(v.seconds, 3),
         )
+        for v in views
+    ]
+    return DiagnoseResult(
+        target=target,
+        findings=findings,
+        sites=diagnosed,
+        ok=not any(f.severity != "info" for f in findings),
+        summary=summary(findings, len(diagnosed)),
+    )
 
 
 def redacted_all(findings: list[Finding]) -> list[Finding]:

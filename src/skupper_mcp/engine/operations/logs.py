@@ -60,77 +60,75 @@ def one_site(topology: Topology, query: str) -> SiteRef:
     return site_ref(topology, target.host)
 
 
-class Logs:
-    def __init__(self, sites: SiteMap) -> None:
-        self.sites = sites
+async def run(sites: SiteMap, target: str, component: str, lines: int) -> LogsResult:
+    check_arguments(component, lines)
+    ref = one_site(sites.topology, target)
+    chosen: LogComponent = "router" if component == "router" else "controller"
+    if ref.platform == "kubernetes":
+        read = await _cluster(sites, ref, chosen, lines)
+    else:
+        read = await _podman(sites, ref, chosen, lines)
+    redacted, count = await asyncio.to_thread(redact, read.text)
+    tail = tail_lines(redacted, lines, MAX_LOG_BYTES, cut=read.cut)
+    return LogsResult(
+        target=target,
+        host=ref.host,
+        site=ref.site,
+        role=ref.role,
+        platform=ref.platform,
+        component=chosen,
+        source=read.source,
+        found=read.found,
+        lines=tail.lines,
+        requested=lines,
+        truncated=tail.truncated,
+        redactions=count,
+        detail=read.detail,
+        summary=_summary(ref, chosen, read, len(tail.lines), tail.truncated, count),
+    )
 
-    async def run(self, target: str, component: str, lines: int) -> LogsResult:
-        check_arguments(component, lines)
-        ref = one_site(self.sites.topology, target)
-        chosen: LogComponent = "router" if component == "router" else "controller"
-        if ref.platform == "kubernetes":
-            read = await self._cluster(ref, chosen, lines)
-        else:
-            read = await self._podman(ref, chosen, lines)
-        redacted, count = await asyncio.to_thread(redact, read.text)
-        tail = tail_lines(redacted, lines, MAX_LOG_BYTES, cut=read.cut)
-        return LogsResult(
-            target=target,
-            host=ref.host,
-            site=ref.site,
-            role=ref.role,
-            platform=ref.platform,
-            component=chosen,
-            source=read.source,
-            found=read.found,
-            lines=tail.lines,
-            requested=lines,
-            truncated=tail.truncated,
-            redactions=count,
-            detail=read.detail,
-            summary=_summary(ref, chosen, read, len(tail.lines), tail.truncated, count),
+
+async def _podman(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
+    site = await sites.podman(ref)
+    container = units.router_container(site.namespace) if component == "router" else None
+    read = await site.logs(lines, MAX_LOG_BYTES, container)
+    name = read.container or container
+    if read.exists != 0:
+        why = (
+            "the site is not set up there (setup creates it)"
+            if component == "router"
+            else "the system controller is not installed (setup installs it)"
         )
+        detail = f"container {name} does not exist on {ref.host}: {why}"
+        return _Read(name, False, detail=detail)
+    return _Read(name, True, read.text, read.cut)
 
-    async def _podman(self, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
-        site = await self.sites.podman(ref)
-        container = units.router_container(site.namespace) if component == "router" else None
-        read = await site.logs(lines, MAX_LOG_BYTES, container)
-        name = read.container or container
-        if read.exists != 0:
-            why = (
-                "the site is not set up there (setup creates it)"
-                if component == "router"
-                else "the system controller is not installed (setup installs it)"
-            )
-            detail = f"container {name} does not exist on {ref.host}: {why}"
-            return _Read(name, False, detail=detail)
-        return _Read(name, True, read.text, read.cut)
 
-    async def _cluster(self, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
-        cluster = self.sites.kube()
-        ns = cluster.namespace
-        deployment = ROUTER_DEPLOYMENT if component == "router" else CONTROLLER_DEPLOYMENT
-        container = ROUTER_CONTAINER if component == "router" else None
-        try:
-            pod, text, cut = await cluster.pod_log(deployment, container, lines, MAX_LOG_BYTES)
-        except ConnectError as exc:
-            raise ConnectError(ref.host, exc.reason) from exc
-        if pod is not None:
-            return _Read(pod, True, text, cut)
-        if component == "router":
-            detail = (
-                f"no router pod (of Deployment {ROUTER_DEPLOYMENT}) in namespace {ns}: the site "
-                "is not set up there, or its router pod has not been created yet"
-            )
-        else:
-            detail = (
-                f"no Skupper controller pod (of Deployment {CONTROLLER_DEPLOYMENT}) in namespace "
-                f"{ns}: on Kubernetes the controller is the Deployment skupper-controller, which a "
-                "cluster-wide install runs in its own namespace (usually skupper), outside the "
-                "site's namespace this tool reads; read it there with: kubectl logs -n skupper "
-                "deployment/skupper-controller"
-            )
-        return _Read(None, False, detail=detail)
+async def _cluster(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
+    cluster = sites.kube()
+    ns = cluster.namespace
+    deployment = ROUTER_DEPLOYMENT if component == "router" else CONTROLLER_DEPLOYMENT
+    container = ROUTER_CONTAINER if component == "router" else None
+    try:
+        pod, text, cut = await cluster.pod_log(deployment, container, lines, MAX_LOG_BYTES)
+    except ConnectError as exc:
+        raise ConnectError(ref.host, exc.reason) from exc
+    if pod is not None:
+        return _Read(pod, True, text, cut)
+    if component == "router":
+        detail = (
+            f"no router pod (of Deployment {ROUTER_DEPLOYMENT}) in namespace {ns}: the site "
+            "is not set up there, or its router pod has not been created yet"
+        )
+    else:
+        detail = (
+            f"no Skupper controller pod (of Deployment {CONTROLLER_DEPLOYMENT}) in namespace "
+            f"{ns}: on Kubernetes the controller is the Deployment skupper-controller, which a "
+            "cluster-wide install runs in its own namespace (usually skupper), outside the "
+            "site's namespace this tool reads; read it there with: kubectl logs -n skupper "
+            "deployment/skupper-controller"
+        )
+    return _Read(None, False, detail=detail)
 
 
 def _summary(

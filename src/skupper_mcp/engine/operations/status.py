@@ -12,6 +12,7 @@ import asyncio
 from ...models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
 from ...sites import units
 from ...sites.kube import ready, status_of
+from ...topology import Topology
 from .. import model_actions as actions_for
 from ..desired.drift import site_drift
 from ..scope import sites as all_sites
@@ -123,71 +124,69 @@ def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str
     return "; ".join(parts)
 
 
-class Status:
-    def __init__(self, sites: SiteMap) -> None:
-        self.sites = sites
+async def run(sites: SiteMap) -> StatusResult:
+    topo = sites.topology
+    refs = all_sites(topo)
+    views = await sites.views(refs)
+    site_rows = [
+        kube_site_status(views[r.host])
+        if r.platform == "kubernetes"
+        else podman_site_status(views[r.host])
+        for r in refs
+    ]
+    for row in site_rows:
+        row.drift = site_drift(topo, views[row.host])
+    links, listeners = await asyncio.gather(_links(sites.topology, views), _listeners(sites, views))
+    reachable = {r.host: views[r.host].ok for r in refs}
+    served = served_models(views)
+    actions = actions_for.status_actions(topo, reachable, served)
+    return StatusResult(
+        sites=site_rows,
+        links=links,
+        listeners=listeners,
+        model_actions=actions,
+        summary=summary(site_rows, listeners),
+    )
 
-    async def run(self) -> StatusResult:
-        topo = self.sites.topology
-        refs = all_sites(topo)
-        views = await self.sites.views(refs)
-        site_rows = [
-            kube_site_status(views[r.host])
-            if r.platform == "kubernetes"
-            else podman_site_status(views[r.host])
-            for r in refs
-        ]
-        for row in site_rows:
-            row.drift = site_drift(topo, views[row.host])
-        links, listeners = await asyncio.gather(self._links(views), self._listeners(views))
-        reachable = {r.host: views[r.host].ok for r in refs}
-        served = served_models(views)
-        actions = actions_for.status_actions(topo, reachable, served)
-        return StatusResult(
-            sites=site_rows,
-            links=links,
-            listeners=listeners,
-            model_actions=actions,
-            summary=summary(site_rows, listeners),
+
+async def _links(topology: Topology, views: dict[str, SiteView]) -> list[LinkStatus]:
+    rows = link_rows(topology, views)
+    probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
+    return [
+        LinkStatus(
+            from_site=r.from_site,
+            to_site=r.to_site,
+            endpoint=f"{r.host}:{r.port}",
+            tcp_probe=probe,
+            status=r.status,
         )
+        for r, probe in zip(rows, probes, strict=True)
+    ]
 
-    async def _links(self, views: dict[str, SiteView]) -> list[LinkStatus]:
-        rows = link_rows(self.sites.topology, views)
-        probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
-        return [
-            LinkStatus(
-                from_site=r.from_site,
-                to_site=r.to_site,
-                endpoint=f"{r.host}:{r.port}",
-                tcp_probe=probe,
-                status=r.status,
-            )
-            for r, probe in zip(rows, probes, strict=True)
-        ]
 
-    async def _listeners(self, views: dict[str, SiteView]) -> list[ListenerStatus]:
-        topo = self.sites.topology
-        host = topo.local.listener_host
-        probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in topo.providers))
-        rows = [
-            ListenerStatus(
-                site=topo.local.site_name, port=p.local_port, routing_key=p.routing_key, bound=ok
-            )
-            for p, ok in zip(topo.providers, probes, strict=True)
-        ]
-        kube = topo.kubernetes
-        if kube is not None:
-            state = views[kube.name].kube_state if kube.name in views else None
-            for provider, port in kube.listeners.items():
-                name = f"model-listener-{provider}"
-                lis = state.listeners.get(name) if state else None
-                rows.append(
-                    ListenerStatus(
-                        site=kube.site_name,
-                        port=port,
-                        routing_key=self.sites.provider(provider).routing_key,
-                        bound=ready(lis) if state else None,
-                        service=f"{name}.{kube.namespace}:{port}",
-                    )
+async def _listeners(sites: SiteMap, views: dict[str, SiteView]) -> list[ListenerStatus]:
+    topo = sites.topology
+    host = topo.local.listener_host
+    probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in topo.providers))
+    rows = [
+        ListenerStatus(
+            site=topo.local.site_name, port=p.local_port, routing_key=p.routing_key, bound=ok
+        )
+        for p, ok in zip(topo.providers, probes, strict=True)
+    ]
+    kube = topo.kubernetes
+    if kube is not None:
+        state = views[kube.name].kube_state if kube.name in views else None
+        for provider, port in kube.listeners.items():
+            name = f"model-listener-{provider}"
+            lis = state.listeners.get(name) if state else None
+            rows.append(
+                ListenerStatus(
+                    site=kube.site_name,
+                    port=port,
+                    routing_key=sites.provider(provider).routing_key,
+                    bound=ready(lis) if state else None,
+                    service=f"{name}.{kube.namespace}:{port}",
                 )
-        return rows
+            )
+    return rows

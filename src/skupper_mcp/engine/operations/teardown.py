@@ -58,38 +58,34 @@ def kube_teardown_actions(topology: Topology, site: ClusterSite, state: KubeStat
     return [on_cluster("remove skupper resources", site, delete_calls(keys))] if keys else []
 
 
-class Teardown:
-    def __init__(self, sites: SiteMap, backups: Backups, progress: Progress | None) -> None:
-        self.sites = sites
-        self.backups = backups
-        self.progress = progress
-
-    async def run(self, plan: bool = False) -> OperationResult:
-        topo = self.sites.topology
-        refs = all_sites(topo)
-        views = await self.sites.views(refs)
-        runs = {r.host: SiteRun(r, plan, self.progress) for r in refs}
-        work = []
-        for ref in refs:
-            view, run = views[ref.host], runs[ref.host]
-            if not view.usable(run):
-                continue
-            if view.kube is not None:
-                assert view.kube_state is not None
-                todo = kube_teardown_actions(topo, view.kube, view.kube_state)
-            else:
-                assert view.podman is not None and view.state is not None
-                todo = podman_teardown_actions(ref.host, view.podman, view.state, self.backups)
-            if not todo:
-                await run.note("teardown", "nothing to remove", seconds=view.seconds)
-            work.append(run.perform(todo))
-        await asyncio.gather(*work)
-        results = [runs[r.host].result("down") for r in refs]
-        served = served_models(views)
-        return operation_result(
-            "teardown",
-            "all",
-            results,
-            actions_for.model_actions("teardown", topo, results, served),
-            plan,
-        )
+async def run(
+    sites: SiteMap, backups: Backups, *, plan: bool = False, progress: Progress | None = None
+) -> OperationResult:
+    topo = sites.topology
+    refs = all_sites(topo)
+    views = await sites.views(refs)
+    runs = {r.host: SiteRun(r, plan, progress) for r in refs}
+    work = []
+    for ref in refs:
+        view, run = views[ref.host], runs[ref.host]
+        if not view.usable(run):
+            continue
+        if view.kube is not None:
+            assert view.kube_state is not None
+            todo = kube_teardown_actions(topo, view.kube, view.kube_state)
+        else:
+            assert view.podman is not None and view.state is not None
+            todo = podman_teardown_actions(ref.host, view.podman, view.state, backups)
+        if not todo:
+            await run.note("teardown", "nothing to remove", seconds=view.seconds)
+        work.append(run.perform(todo))
+    await asyncio.gather(*work)
+    results = [runs[r.host].result("down") for r in refs]
+    served = served_models(views)
+    return operation_result(
+        "teardown",
+        "all",
+        results,
+        actions_for.model_actions("teardown", topo, results, served),
+        plan,
+    )

@@ -128,179 +128,183 @@ def kube_down_actions(topology: Topology, site: ClusterSite, state: KubeState) -
     return [on_cluster("delete links", site, delete_calls(present))] if present else []
 
 
-class UpDown:
-    def __init__(self, sites: SiteMap, progress: Progress | None = None) -> None:
-        self.sites = sites
-        self.progress = progress
+async def up(
+    sites: SiteMap,
+    target_query: str = "all",
+    *,
+    plan: bool = False,
+    progress: Progress | None = None,
+) -> OperationResult:
+    topology = sites.topology
+    target = resolve_target(topology, target_query)
+    refs = scope(topology, target)
+    peers = _cluster_peers(topology, refs)
+    runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
+    podman = {r.host for r in refs if r.platform == "podman"}
 
-    @property
-    def topology(self) -> Topology:
-        return self.sites.topology
+    async def read_then_up(ref: SiteRef) -> SiteView:
+        view = await sites.view(ref)
+        if ref.host in podman:
+            await _up_podman(sites, runs[ref.host], view)
+        return view
 
-    def _run(self, ref: SiteRef, plan: bool) -> SiteRun:
-        return SiteRun(ref, plan, self.progress)
+    found = await asyncio.gather(*(read_then_up(r) for r in [*refs, *peers]))
+    views = {v.ref.host: v for v in found}
+    if not plan:
+        await _verify_up(sites, runs, views)
+    for ref in refs:
+        if ref.platform == "kubernetes":
+            live = _live_peers(runs, views, peers)
+            await _up_cluster(sites, runs[ref.host], views[ref.host], live)
+    results = [runs[ref.host].result("up") for ref in refs]
+    served = served_models(views)
+    return operation_result(
+        "up",
+        target_query,
+        results,
+        actions_for.model_actions("up", topology, results, served, target.profile),
+        plan,
+    )
 
-    async def up(self, target_query: str = "all", plan: bool = False) -> OperationResult:
-        target = resolve_target(self.topology, target_query)
-        refs = scope(self.topology, target)
-        peers = self._cluster_peers(refs)
-        runs = {ref.host: self._run(ref, plan) for ref in refs}
-        podman = {r.host for r in refs if r.platform == "podman"}
 
-        async def read_then_up(ref: SiteRef) -> SiteView:
-            view = await self.sites.view(ref)
-            if ref.host in podman:
-                await self._up_podman(runs[ref.host], view)
-            return view
+async def _up_podman(sites: SiteMap, run: SiteRun, view: SiteView) -> None:
+    if not view.usable(run):
+        return
+    assert view.podman is not None and view.state is not None
+    problem = _setup_problem(sites, view)
+    if problem:
+        run.fail(problem)
+        return
+    todo = podman_up_actions(view.podman, view.state)
+    if not todo:
+        await run.note("up", "already running", seconds=view.seconds)
+    await run.perform(todo)
 
-        found = await asyncio.gather(*(read_then_up(r) for r in [*refs, *peers]))
-        views = {v.ref.host: v for v in found}
-        if not plan:
-            await self._verify_up(runs, views)
-        for ref in refs:
-            if ref.platform == "kubernetes":
-                live = self._live_peers(runs, views, peers)
-                await self._up_cluster(runs[ref.host], views[ref.host], live, plan)
-        results = [runs[ref.host].result("up") for ref in refs]
-        served = served_models(views)
-        return operation_result(
-            "up",
-            target_query,
-            results,
-            actions_for.model_actions("up", self.topology, results, served, target.profile),
-            plan,
+
+async def _up_cluster(sites: SiteMap, run: SiteRun, view: SiteView, live: set[str]) -> None:
+    """After the podman sites: the cluster's links can only connect to peers that are up."""
+    if not view.usable(run):
+        return
+    assert view.kube is not None and view.kube_state is not None
+    certs = await sites.client_certs(link_targets(sites.topology))
+    todo = kube_up_actions(sites.topology, view.kube, view.kube_state, certs, live)
+    if not todo:
+        await run.note("up", "links already connected", seconds=view.seconds)
+    await run.perform(todo)
+
+
+def _cluster_peers(topology: Topology, refs: list[SiteRef]) -> list[SiteRef]:
+    """Providers the cluster links to directly that this ``up`` does not touch."""
+    kube = topology.kubernetes
+    if kube is None or not any(r.platform == "kubernetes" for r in refs):
+        return []
+    hosts = {r.host for r in refs}
+    return [r for r in all_sites(topology) if r.host in kube.direct_links and r.host not in hosts]
+
+
+def _live_peers(
+    runs: dict[str, SiteRun], views: dict[str, SiteView], peers: list[SiteRef]
+) -> set[str]:
+    live = {h for h, run in runs.items() if run.ref.platform == "podman" and not run.failed}
+    live |= {p.host for p in peers if views[p.host].ok and views[p.host].router_active()}
+    return live
+
+
+async def _verify_up(sites: SiteMap, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
+    """Wait until every started router runs and each up provider's listener is bound."""
+    deadline = time.monotonic() + ROUTER_DEADLINE
+    checks = []
+    for host, run in runs.items():
+        view = views[host]
+        if run.failed or view.podman is None:
+            continue
+        checks.append(wait_router(run, view.podman, deadline))
+    await asyncio.gather(*checks)
+    local_run = runs.get(LOCAL_HOST)
+    if local_run is None or local_run.failed:
+        return
+    providers = [
+        sites.provider(h)
+        for h, run in runs.items()
+        if run.ref.role == "provider" and not run.failed
+    ]
+    started = time.monotonic()
+    bound = await probe_listeners(
+        sites.topology.local.listener_host, providers, started + LISTENER_DEADLINE
+    )
+    waited = time.monotonic() - started
+    for p in providers:
+        seconds = bound.get(p.name)
+        ok = seconds is not None
+        await runs[p.name].note(
+            "verify listener",
+            f":{p.local_port} on the local site {'accepts' if ok else 'did not bind'}",
+            ok=ok,
+            seconds=waited if seconds is None else seconds,
         )
-
-    async def _up_podman(self, run: SiteRun, view: SiteView) -> None:
-        if not view.usable(run):
-            return
-        assert view.podman is not None and view.state is not None
-        problem = _setup_problem(self.sites, view)
-        if problem:
-            run.fail(problem)
-            return
-        todo = podman_up_actions(view.podman, view.state)
-        if not todo:
-            await run.note("up", "already running", seconds=view.seconds)
-        await run.perform(todo)
-
-    async def _up_cluster(self, run: SiteRun, view: SiteView, live: set[str], plan: bool) -> None:
-        """After the podman sites: the cluster's links can only connect to peers that are up."""
-        if not view.usable(run):
-            return
-        assert view.kube is not None and view.kube_state is not None
-        certs = await self.sites.client_certs(link_targets(self.topology))
-        todo = kube_up_actions(self.topology, view.kube, view.kube_state, certs, live)
-        if not todo:
-            await run.note("up", "links already connected", seconds=view.seconds)
-        await run.perform(todo)
-
-    def _cluster_peers(self, refs: list[SiteRef]) -> list[SiteRef]:
-        """Providers the cluster links to directly that this ``up`` does not touch."""
-        kube = self.topology.kubernetes
-        if kube is None or not any(r.platform == "kubernetes" for r in refs):
-            return []
-        hosts = {r.host for r in refs}
-        return [r for r in self._all() if r.host in kube.direct_links and r.host not in hosts]
-
-    @staticmethod
-    def _live_peers(
-        runs: dict[str, SiteRun], views: dict[str, SiteView], peers: list[SiteRef]
-    ) -> set[str]:
-        live = {h for h, run in runs.items() if run.ref.platform == "podman" and not run.failed}
-        live |= {p.host for p in peers if views[p.host].ok and views[p.host].router_active()}
-        return live
-
-    async def _verify_up(self, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
-        """Wait until every started router runs and each up provider's listener is bound."""
-        deadline = time.monotonic() + ROUTER_DEADLINE
-        checks = []
-        for host, run in runs.items():
-            view = views[host]
-            if run.failed or view.podman is None:
-                continue
-            checks.append(wait_router(run, view.podman, deadline))
-        await asyncio.gather(*checks)
-        local_run = runs.get(LOCAL_HOST)
-        if local_run is None or local_run.failed:
-            return
-        providers = [
-            self.sites.provider(h)
-            for h, run in runs.items()
-            if run.ref.role == "provider" and not run.failed
-        ]
-        started = time.monotonic()
-        bound = await probe_listeners(
-            self.topology.local.listener_host, providers, started + LISTENER_DEADLINE
-        )
-        waited = time.monotonic() - started
-        for p in providers:
-            seconds = bound.get(p.name)
-            ok = seconds is not None
-            await runs[p.name].note(
-                "verify listener",
-                f":{p.local_port} on the local site {'accepts' if ok else 'did not bind'}",
-                ok=ok,
-                seconds=waited if seconds is None else seconds,
+        if not ok:
+            runs[p.name].fail(
+                f"the local listener :{p.local_port} for {p.name} did not come up within "
+                f"{LISTENER_DEADLINE:g}s of the routers running (is the local site's link "
+                f"to {p.site_name} connected?)"
             )
-            if not ok:
-                runs[p.name].fail(
-                    f"the local listener :{p.local_port} for {p.name} did not come up within "
-                    f"{LISTENER_DEADLINE:g}s of the routers running (is the local site's link "
-                    f"to {p.site_name} connected?)"
-                )
 
-    async def down(self, target_query: str = "all", plan: bool = False) -> OperationResult:
-        target = resolve_target(self.topology, target_query)
-        refs = scope(self.topology, target)
-        providers = [r for r in self._all() if r.role == "provider"]
-        to_read = {r.host: r for r in [*refs, *providers]}
-        reads = {host: asyncio.ensure_future(self.sites.view(r)) for host, r in to_read.items()}
-        runs = {ref.host: self._run(ref, plan) for ref in refs}
 
-        async def local_decision() -> tuple[bool, str]:
-            others = [p.host for p in providers if p.host != target.host]
-            found = {host: await reads[host] for host in others}
-            active = {h: (v.router_active() if v.ok else None) for h, v in found.items()}
-            return local_stops(self.topology, target, active)
+async def down(
+    sites: SiteMap,
+    target_query: str = "all",
+    *,
+    plan: bool = False,
+    progress: Progress | None = None,
+) -> OperationResult:
+    topology = sites.topology
+    target = resolve_target(topology, target_query)
+    refs = scope(topology, target)
+    providers = [r for r in all_sites(topology) if r.role == "provider"]
+    to_read = {r.host: r for r in [*refs, *providers]}
+    reads = {host: asyncio.ensure_future(sites.view(r)) for host, r in to_read.items()}
+    runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
 
-        async def read_then_down(ref: SiteRef) -> None:
-            view = await reads[ref.host]
-            run = runs[ref.host]
-            if not view.usable(run):
+    async def local_decision() -> tuple[bool, str]:
+        others = [p.host for p in providers if p.host != target.host]
+        found = {host: await reads[host] for host in others}
+        active = {h: (v.router_active() if v.ok else None) for h, v in found.items()}
+        return local_stops(topology, target, active)
+
+    async def read_then_down(ref: SiteRef) -> None:
+        view = await reads[ref.host]
+        run = runs[ref.host]
+        if not view.usable(run):
+            return
+        if ref.host == LOCAL_HOST:
+            stop_local, why = await local_decision()
+            if not stop_local:
+                run.outcome = "up" if view.router_active() else "down"
+                await run.note("keep local site", why)
                 return
-            if ref.host == LOCAL_HOST:
-                stop_local, why = await local_decision()
-                if not stop_local:
-                    run.outcome = "up" if view.router_active() else "down"
-                    await run.note("keep local site", why)
-                    return
-            if ref.platform == "kubernetes":
-                assert view.kube is not None and view.kube_state is not None
-                todo = kube_down_actions(self.topology, view.kube, view.kube_state)
-            else:
-                assert view.podman is not None and view.state is not None
-                tmpfs = ref.role == "provider" and self.sites.provider(ref.host).tmpfs_workaround
-                todo = podman_down_actions(view.podman, view.state, tmpfs)
-            if not todo:
-                await run.note("down", "already stopped", seconds=view.seconds)
-            await run.perform(todo)
+        if ref.platform == "kubernetes":
+            assert view.kube is not None and view.kube_state is not None
+            todo = kube_down_actions(topology, view.kube, view.kube_state)
+        else:
+            assert view.podman is not None and view.state is not None
+            tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
+            todo = podman_down_actions(view.podman, view.state, tmpfs)
+        if not todo:
+            await run.note("down", "already stopped", seconds=view.seconds)
+        await run.perform(todo)
 
-        try:
-            await asyncio.gather(*(read_then_down(ref) for ref in refs))
-            views = {host: await read for host, read in reads.items()}
-        finally:
-            for read in reads.values():  # a cancelled down leaves no reading running
-                read.cancel()
-        results = [runs[ref.host].result("down") for ref in refs]
-        served = served_models(views)
-        return operation_result(
-            "down",
-            target_query,
-            results,
-            actions_for.model_actions("down", self.topology, results, served),
-            plan,
-        )
-
-    def _all(self) -> list[SiteRef]:
-        return all_sites(self.topology)
+    try:
+        await asyncio.gather(*(read_then_down(ref) for ref in refs))
+        views = {host: await read for host, read in reads.items()}
+    finally:
+        for read in reads.values():  # a cancelled down leaves no reading running
+            read.cancel()
+    results = [runs[ref.host].result("down") for ref in refs]
+    served = served_models(views)
+    return operation_result(
+        "down",
+        target_query,
+        results,
+        actions_for.model_actions("down", topology, results, served),
+        plan,
+    )
