@@ -1,5 +1,7 @@
 """Reach and read every site of the topology, concurrently. One host's failure is that
-host's ``SiteView.error``, never an exception that loses the others."""
+host's ``SiteView.error``, never an exception that loses the others. Also what readings say
+across sites: the peers' link client certificates, the links as their dialling sites report
+them, and the models the providers serve."""
 
 from __future__ import annotations
 
