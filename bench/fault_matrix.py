@@ -38,7 +38,7 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-from skupper_mcp.engine.lock import lock_path
+from skupper_mcp.engine.store.lock import lock_path
 from skupper_mcp.topology import Topology, load_topology
 from skupper_sandbox import hostenv
 from skupper_sandbox.testing import World, running_world

@@ -48,7 +48,7 @@ def test_the_injection_changes_nothing_in_any_operation(hostile: World, marks: P
     async def go() -> dict[str, object]:
         async with Engine(load_topology(hostile.topology)) as engine:
             ref = site_ref(engine.topology, PROVIDER)
-            provider = await engine.lifecycle.sites.podman(ref)
+            provider = await engine.sites.podman(ref)
             state = await provider.read()
             results: dict[str, object] = {"state": state}
             results["setup"] = await engine.setup()

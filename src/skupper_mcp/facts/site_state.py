@@ -252,6 +252,11 @@ def parse_systemctl_show(text: str) -> dict[str, UnitState]:
     return result
 
 
+def podman_ps_script() -> str:
+    """Every container of the login user's podman, as JSON (read by ``parse_podman_ps``)."""
+    return script("podman ps -a --format json")
+
+
 def parse_podman_ps(text: str) -> dict[str, ContainerState]:
     try:
         rows = json.loads(text or "[]")

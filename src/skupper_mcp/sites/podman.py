@@ -24,12 +24,17 @@ from ..errors import CommandError, SiteStateError
 from ..facts import names
 from ..facts.framing import safe_label, split_frames, stuff
 from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
+from ..facts.model_endpoint import models_command, parse_model_ids
+from ..facts.precheck import SiteFacts, parse_site_facts, site_facts_script
 from ..facts.site_state import (
+    ContainerState,
     RouterContainer,
     SiteState,
     client_cert_script,
     parse_client_cert,
+    parse_podman_ps,
     parse_site_state,
+    podman_ps_script,
     site_state_script,
 )
 from . import units
@@ -146,6 +151,27 @@ class PodmanSite:
             # podman's own error, after whatever log lines came first (CommandError redacts)
             raise CommandError(self.host, command, read.rc, read.text, summary=what)
         return read
+
+    async def facts(self, *, with_ports: bool, timeout: float) -> SiteFacts:
+        """What the precheck reads of the host (tools, versions, and bound ports when asked)."""
+        command = site_facts_script(self.namespace, with_ports=with_ports)
+        result = await self.connector.run(command, timeout=timeout)
+        return parse_site_facts(result.stdout)
+
+    async def served_model_ids(self, timeout: float) -> list[str]:
+        """The model ids the host's model endpoint reports ([] when it answers no list)."""
+        assert self.model_url is not None, "only a provider has a model endpoint"
+        result = await self.connector.run(models_command(self.model_url), timeout=timeout)
+        return parse_model_ids(result.stdout) if result.ok else []
+
+    async def answer(self, timeout: float) -> None:
+        """Run ``true`` on the host: proves it answers and runs commands."""
+        await self.connector.run("true", timeout=timeout, check=True)
+
+    async def containers(self, timeout: float) -> dict[str, ContainerState]:
+        """Every container of the login user's podman, by name (``podman ps -a``)."""
+        result = await self.connector.run(podman_ps_script(), timeout=timeout, check=True)
+        return parse_podman_ps(result.stdout)
 
     def install_controller(self) -> Script:
         return Script(

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...models import Finding
 from ...sites.kube import KubeState, ready, status_of
-from ..cluster import kube_secret_names
+from ..desired.cluster import kube_secret_names
 from .context import Network, call, finding
 
 TLS = "kubernetes.io/tls"

@@ -1,4 +1,4 @@
-"""``setup``: idempotent phases, for Skupper 2.1+.
+"""``setup``: the seed's idempotent phases, for Skupper 2.1+.
 
 Precheck (stop if anything fails); hubs in parallel (Site, RouterAccess with SANs and
 explicit ports, Connector; controller install; ``system start`` the first time, ``system
@@ -6,8 +6,8 @@ reload`` only when inputs changed; tmpfs router re-creation where flagged); the 
 (Site, RouterAccess, Listeners, and Links built by hand from each hub's client certificate);
 the Kubernetes site; ``chmod -R o+r`` on certs; auto-restart units everywhere; verify. Each
 step runs only when the state read at the start says it is needed, so a second setup
-changes nothing. The planning functions (``podman_setup_actions``, ``local_resources``,
-``kube_setup_actions``) are pure: the reads (site states, client certificates, the last
+changes nothing. The planning functions (``podman_setup_actions``, ``kube_setup_actions``, and
+``desired.podman.local_resources``) are pure: the reads (site states, client certificates, the last
 backup's CA) happen before them.
 """
 
@@ -17,35 +17,34 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from ..errors import SiteStateError
-from ..facts import names
-from ..facts.site_state import SiteState
-from ..models import Check, CheckResult, OperationResult
-from ..sites import resources as cr
-from ..sites import units
-from ..sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, ready
-from ..sites.podman import PodmanSite
-from ..sites.resources import ClientCert, Resource
-from ..topology import Topology
-from ..vocabulary import LOCAL_HOST, Progress
-from . import model_actions as actions_for
-from .backups import Backups
-from .cluster import (
-    Certs,
-    base_resources,
-    differing,
-    fetch_certs,
-    link_resources,
-    link_targets,
-    wait_for_links,
+from ...errors import SiteStateError
+from ...facts import names
+from ...facts.site_state import SiteState
+from ...models import Check, CheckResult, OperationResult
+from ...sites import resources as cr
+from ...sites import units
+from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, ready
+from ...sites.podman import PodmanSite
+from ...sites.resources import Resource
+from ...topology import Topology
+from ...vocabulary import LOCAL_HOST, Progress
+from .. import model_actions as actions_for
+from ..desired.cluster import Certs, base_resources, differing, link_resources, link_targets
+from ..desired.podman import hub_resources, hub_target, local_resources
+from ..runner import (
+    SITE_ERRORS,
+    Action,
+    SiteRun,
+    describe,
+    on_cluster,
+    on_host,
+    operation_result,
 )
-from .drift import hub_resources, hub_target, local_base_resources
-from .runner import SITE_ERRORS, Action, SiteRun, describe, on_cluster, on_host
-from .scope import SiteRef
-from .scope import sites as all_sites
-from .sitemap import SiteMap, SiteView
-from .updown import operation_result
-from .verify import Pacing
+from ..scope import SiteRef
+from ..scope import sites as all_sites
+from ..sitemap import SiteMap, SiteView
+from ..store.backups import Backups
+from ..verify import Pacing, wait_for_links
 
 VERIFY_DEADLINE = 40.0
 
@@ -60,7 +59,7 @@ def podman_setup_actions(
     tmpfs: bool,
     restore_ca: dict[str, bytes] | None,
 ) -> list[Action]:
-    """What this podman site still needs, in the order of the phases above."""
+    """What this podman site still needs, in the seed's order."""
     ns = site.namespace
     podman = state.podman_path or "podman"
     todo: list[Action] = []
@@ -162,26 +161,6 @@ def kube_setup_actions(
     return todo, problems
 
 
-def local_resources(
-    topology: Topology, state: SiteState, certs: dict[str, ClientCert | None]
-) -> tuple[list[Resource], list[str]]:
-    """What the local site should hold: Site, RouterAccess, a Listener per provider and a
-    Link (with its Secret, from the hub's client certificate) to each; and the providers it
-    cannot link to yet (no certificate now, and no Secret from an earlier setup)."""
-    desired = local_base_resources(topology)
-    missing = []
-    for p in topology.providers:
-        target = hub_target(p)
-        cert = certs.get(p.name)
-        if cert is not None:
-            desired.append(cr.link_secret(target, cert))
-        elif state.input_resources.get(("Secret", cr.link_name(p.site_name))) is None:
-            missing.append(p.name)
-            continue
-        desired.append(cr.link(target))
-    return desired, missing
-
-
 async def _noop() -> str:
     return "planned"
 
@@ -191,143 +170,142 @@ def _once_set_up(host: str) -> Action:
     return Action(f"link to {host} once it is set up", (), _noop)
 
 
-class Setup:
-    def __init__(
-        self, sites: SiteMap, backups: Backups, precheck: Precheck, progress: Progress | None
-    ) -> None:
-        self.sites = sites
-        self.backups = backups
-        self.precheck = precheck
-        self.progress = progress
+async def run(
+    sites: SiteMap,
+    backups: Backups,
+    precheck: Precheck,
+    *,
+    plan: bool = False,
+    progress: Progress | None = None,
+) -> OperationResult:
+    topo = sites.topology
+    refs = all_sites(topo)
+    runs = {r.host: SiteRun(r, plan, progress) for r in refs}
+    check = await precheck()
+    failed = [c for c in check.checks if c.status == "fail"]
+    if failed:
+        return _stopped(refs, runs, failed)
+    views = await sites.views(refs)
+    for ref in refs:
+        view = views[ref.host]
+        if not view.usable(runs[ref.host]):
+            continue
+        if view.state is not None:
+            problem = sites.version_problem(view.state)
+            if problem:
+                runs[ref.host].fail(problem)
+    providers = [r for r in refs if r.role == "provider"]
+    await asyncio.gather(*(_hub(sites, backups, runs[r.host], views[r.host]) for r in providers))
+    await _local(sites, backups, runs[LOCAL_HOST], views[LOCAL_HOST])
+    kube_ref = next((r for r in refs if r.platform == "kubernetes"), None)
+    if kube_ref is not None:
+        await _kube(sites, runs[kube_ref.host], views[kube_ref.host], plan)
+    if not plan:
+        await _verify(topo, runs, views)
+    results = [runs[r.host].result("up") for r in refs]
+    actions = actions_for.model_actions("setup", topo, results, {})
+    result = operation_result("setup", "all", results, actions, plan)
+    if not plan and result.ok and not any(r.changed for r in results):
+        result.summary = "setup: nothing to change, every site is already set up"
+    return result
 
-    async def run(self, plan: bool = False) -> OperationResult:
-        topo = self.sites.topology
-        refs = all_sites(topo)
-        runs = {r.host: SiteRun(r, plan, self.progress) for r in refs}
-        check = await self.precheck()
-        failed = [c for c in check.checks if c.status == "fail"]
-        if failed:
-            return self._stopped(refs, runs, failed)
-        views = await self.sites.views(refs)
-        for ref in refs:
-            view = views[ref.host]
-            if not view.usable(runs[ref.host]):
-                continue
-            if view.state is not None:
-                problem = self.sites.version_problem(view.state)
-                if problem:
-                    runs[ref.host].fail(problem)
-        providers = [r for r in refs if r.role == "provider"]
-        await asyncio.gather(*(self._hub(runs[r.host], views[r.host]) for r in providers))
-        await self._local(runs[LOCAL_HOST], views[LOCAL_HOST])
-        kube_ref = next((r for r in refs if r.platform == "kubernetes"), None)
-        if kube_ref is not None:
-            await self._kube(runs[kube_ref.host], views[kube_ref.host], plan)
-        if not plan:
-            await self._verify(runs, views)
-        results = [runs[r.host].result("up") for r in refs]
-        actions = actions_for.model_actions("setup", topo, results, {})
-        result = operation_result("setup", "all", results, actions, plan)
-        if not plan and result.ok and not any(r.changed for r in results):
-            result.summary = "setup: nothing to change, every site is already set up"
-        return result
 
-    def _stopped(
-        self, refs: list[SiteRef], runs: dict[str, SiteRun], failed: list[Check]
-    ) -> OperationResult:
-        by_site: dict[str, list[str]] = {}
-        for c in failed:
-            by_site.setdefault(c.site, []).append(
-                f"{c.name}: {c.detail}" + (f" ({c.hint})" if c.hint else "")
-            )
-        for ref in refs:
-            problems = by_site.get(ref.host)
-            if problems:
-                runs[ref.host].fail("precheck failed: " + "; ".join(problems))
-            else:
-                runs[ref.host].skip(
-                    "setup stopped before changing anything: precheck failed on "
-                    + ", ".join(sorted(by_site))
-                )
-        results = [runs[r.host].result("skipped") for r in refs]
-        result = operation_result("setup", "all", results, [], runs[refs[0].host].plan)
-        result.summary = (
-            "setup stopped: the precheck failed on "
-            + ", ".join(sorted(by_site))
-            + "; nothing was changed"
+def _stopped(refs: list[SiteRef], runs: dict[str, SiteRun], failed: list[Check]) -> OperationResult:
+    by_site: dict[str, list[str]] = {}
+    for c in failed:
+        by_site.setdefault(c.site, []).append(
+            f"{c.name}: {c.detail}" + (f" ({c.hint})" if c.hint else "")
         )
-        return result
-
-    async def _podman(
-        self, run: SiteRun, view: SiteView, desired: list[Resource], tmpfs: bool
-    ) -> None:
-        if run.failed or view.podman is None or view.state is None:
-            return
-        try:
-            ca = (
-                None
-                if view.state.rendered
-                else self.backups.latest_ca(view.ref.host, view.podman.namespace)
+    for ref in refs:
+        problems = by_site.get(ref.host)
+        if problems:
+            runs[ref.host].fail("precheck failed: " + "; ".join(problems))
+        else:
+            runs[ref.host].skip(
+                "setup stopped before changing anything: precheck failed on "
+                + ", ".join(sorted(by_site))
             )
-        except SITE_ERRORS as exc:  # an incomplete or unreadable backup
-            await run.note("restore site CA", describe(exc), ok=False)
-            run.fail(describe(exc))
-            return
-        todo = podman_setup_actions(view.podman, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
-        if not todo:
-            await run.note("setup", "already set up", seconds=view.seconds)
-        await run.perform(todo)
+    results = [runs[r.host].result("skipped") for r in refs]
+    result = operation_result("setup", "all", results, [], runs[refs[0].host].plan)
+    result.summary = (
+        "setup stopped: the precheck failed on "
+        + ", ".join(sorted(by_site))
+        + "; nothing was changed"
+    )
+    return result
 
-    async def _hub(self, run: SiteRun, view: SiteView) -> None:
-        p = self.sites.provider(view.ref.host)
-        await self._podman(run, view, hub_resources(p), p.tmpfs_workaround)
 
-    async def _local(self, run: SiteRun, view: SiteView) -> None:
-        if run.failed or view.state is None:
-            return
-        topo = self.sites.topology
-        certs = await fetch_certs(self.sites, {p.name: hub_target(p) for p in topo.providers})
-        desired, missing = local_resources(topo, view.state, certs)
-        if missing and run.plan:
-            await run.perform([_once_set_up(name) for name in missing])
-        elif missing:
-            await run.note("links", f"no link yet to {', '.join(missing)}: not set up", ok=False)
-        await self._podman(run, view, desired, tmpfs=False)
-        if missing and not run.failed and not run.plan:
-            run.fail(f"the local site has no link to {', '.join(missing)} (their setup failed)")
+async def _podman(
+    backups: Backups, run: SiteRun, view: SiteView, desired: list[Resource], tmpfs: bool
+) -> None:
+    if run.failed or view.podman is None or view.state is None:
+        return
+    try:
+        ca = (
+            None if view.state.rendered else backups.latest_ca(view.ref.host, view.podman.namespace)
+        )
+    except SITE_ERRORS as exc:  # an incomplete or unreadable backup
+        await run.note("restore site CA", describe(exc), ok=False)
+        run.fail(describe(exc))
+        return
+    todo = podman_setup_actions(view.podman, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
+    if not todo:
+        await run.note("setup", "already set up", seconds=view.seconds)
+    await run.perform(todo)
 
-    async def _kube(self, run: SiteRun, view: SiteView, plan: bool) -> None:
-        if run.failed:
-            return
-        assert view.kube is not None and view.kube_state is not None
-        topo = self.sites.topology
-        certs = await fetch_certs(self.sites, link_targets(topo))
-        todo, problems = kube_setup_actions(topo, view.kube, view.kube_state, certs)
-        if plan and problems:
-            # A plan before the peers exist: their certificates come from this very setup.
-            todo += [_once_set_up(host) for host in problems]
-            problems = []
-        if not todo and not problems:
-            await run.note("setup", "already set up", seconds=view.seconds)
-        await run.perform(todo)
-        if problems and not run.failed:
-            run.fail(
-                f"no client certificate from {', '.join(problems)}: is it set up and reachable?"
-            )
 
-    async def _verify(self, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
-        deadline = time.monotonic() + VERIFY_DEADLINE
-        checks = [
-            wait_site_ready(run, views[host].podman, deadline, self._links_of(host))
-            for host, run in runs.items()
-            if not run.failed and views[host].podman is not None
-        ]
-        await asyncio.gather(*checks)
+async def _hub(sites: SiteMap, backups: Backups, run: SiteRun, view: SiteView) -> None:
+    p = sites.provider(view.ref.host)
+    await _podman(backups, run, view, hub_resources(p), p.tmpfs_workaround)
 
-    def _links_of(self, host: str) -> list[str]:
-        if host != LOCAL_HOST:
-            return []
-        return [cr.link_name(p.site_name) for p in self.sites.topology.providers]
+
+async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: SiteView) -> None:
+    if run.failed or view.state is None:
+        return
+    topo = sites.topology
+    certs = await sites.client_certs({p.name: hub_target(p) for p in topo.providers})
+    desired, missing = local_resources(topo, view.state, certs)
+    if missing and run.plan:
+        await run.perform([_once_set_up(name) for name in missing])
+    elif missing:
+        await run.note("links", f"no link yet to {', '.join(missing)}: not set up", ok=False)
+    await _podman(backups, run, view, desired, tmpfs=False)
+    if missing and not run.failed and not run.plan:
+        run.fail(f"the local site has no link to {', '.join(missing)} (their setup failed)")
+
+
+async def _kube(sites: SiteMap, run: SiteRun, view: SiteView, plan: bool) -> None:
+    if run.failed:
+        return
+    assert view.kube is not None and view.kube_state is not None
+    topo = sites.topology
+    certs = await sites.client_certs(link_targets(topo))
+    todo, problems = kube_setup_actions(topo, view.kube, view.kube_state, certs)
+    if plan and problems:
+        # A plan before the peers exist: their certificates come from this very setup.
+        todo += [_once_set_up(host) for host in problems]
+        problems = []
+    if not todo and not problems:
+        await run.note("setup", "already set up", seconds=view.seconds)
+    await run.perform(todo)
+    if problems and not run.failed:
+        run.fail(f"no client certificate from {', '.join(problems)}: is it set up and reachable?")
+
+
+async def _verify(topology: Topology, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
+    deadline = time.monotonic() + VERIFY_DEADLINE
+    checks = [
+        wait_site_ready(run, views[host].podman, deadline, _links_of(topology, host))
+        for host, run in runs.items()
+        if not run.failed and views[host].podman is not None
+    ]
+    await asyncio.gather(*checks)
+
+
+def _links_of(topology: Topology, host: str) -> list[str]:
+    if host != LOCAL_HOST:
+        return []
+    return [cr.link_name(p.site_name) for p in topology.providers]
 
 
 async def wait_site_ready(

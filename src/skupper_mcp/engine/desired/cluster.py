@@ -7,35 +7,20 @@ the peer's client certificate plus a Link. After a link or its Secret changes, t
 pod is deleted so that its replacement mounts the Secret (the kube-adaptor mounts only the
 TLS Secrets that existed when the pod started).
 
-The planning helpers are pure: from the topology, the cluster's recorded state and the
-peers' client certificates (read beforehand by ``fetch_certs``) to resources.
+Pure: from the topology, the cluster's recorded state and the peers' client certificates
+(read beforehand by ``SiteMap.client_certs``) to resources.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-
-from ..errors import NotReadyError
-from ..sites import resources as cr
-from ..sites.kube import (
-    ClusterSite,
-    KubeState,
-    ready,
-    status_of,
-)
-from ..sites.resources import ClientCert, LinkTarget, Resource
-from ..sites.work import ApiCall
-from ..topology import Topology
-from ..vocabulary import LOCAL_HOST
-from .runner import SITE_ERRORS, Action
-from .scope import site_ref
-from .sitemap import SiteMap
-from .verify import Pacing
+from ...sites import resources as cr
+from ...sites.kube import KubeState
+from ...sites.resources import ClientCert, LinkTarget, Resource
+from ...topology import Topology
+from ...vocabulary import LOCAL_HOST
+from .podman import hub_target
 
 Certs = dict[str, ClientCert | None]
-
-LINK_DEADLINE = 30.0
 
 
 def link_targets(topology: Topology) -> dict[str, LinkTarget]:
@@ -44,8 +29,7 @@ def link_targets(topology: Topology) -> dict[str, LinkTarget]:
     targets = {}
     providers = {p.name: p for p in topology.providers}
     for host in topology.kubernetes.direct_links:
-        p = providers[host]
-        targets[host] = LinkTarget(p.site_name, p.public_host, p.inter_router_port, p.edge_port)
+        targets[host] = hub_target(providers[host])
     local = topology.local
     targets[LOCAL_HOST] = LinkTarget(
         local.site_name,
@@ -72,21 +56,6 @@ def base_resources(topology: Topology) -> list[Resource]:
     return found
 
 
-async def fetch_cert(sites: SiteMap, host: str, site_name: str) -> ClientCert | None:
-    """A peer's link client certificate, or None when it cannot be read now."""
-    try:
-        podman = await sites.podman(site_ref(sites.topology, host))
-        return await podman.client_cert(cr.client_cert_dir(site_name))
-    except SITE_ERRORS:
-        return None
-
-
-async def fetch_certs(sites: SiteMap, targets: dict[str, LinkTarget]) -> Certs:
-    """host -> its link client certificate (None when it cannot be read now), concurrently."""
-    found = await asyncio.gather(*(fetch_cert(sites, h, t.site) for h, t in targets.items()))
-    return dict(zip(targets, found, strict=True))
-
-
 def link_resources(
     topology: Topology, state: KubeState, certs: Certs
 ) -> tuple[list[Resource], list[str]]:
@@ -110,31 +79,5 @@ def differing(state: KubeState, wanted: list[Resource]) -> list[Resource]:
     return [r for r in wanted if not cr.same(r, state.existing(r))]
 
 
-async def wait_links(site: ClusterSite, names: list[str], deadline: float) -> str:
-    last = "not read"
-    pacing = Pacing()
-    while True:
-        try:
-            state = await site.read()
-            pending = {
-                n: status_of(state.links.get(n)) for n in names if not ready(state.links.get(n))
-            }
-            if not pending:
-                return f"links ready: {', '.join(names)}"
-            last = "; ".join(f"{n} {s}" for n, s in pending.items())
-        except SITE_ERRORS as exc:
-            last = str(exc)
-        if time.monotonic() >= deadline:
-            raise NotReadyError(
-                site.host, f"links not ready within {LINK_DEADLINE:g}s: {last}", LINK_DEADLINE
-            )
-        await pacing.pause(deadline)
-
-
-def wait_for_links(site: ClusterSite, names: list[str]) -> Action:
-    return Action(
-        "wait for links",
-        tuple(ApiCall("wait", "Link", n) for n in names),
-        lambda: wait_links(site, names, time.monotonic() + LINK_DEADLINE),
-        changes=False,
-    )
+def kube_resources_without_secrets(topology: Topology) -> list[Resource]:
+    return base_resources(topology) + [cr.link(t) for t in link_targets(topology).values()]
