@@ -195,7 +195,7 @@ def _logs_summary(result: LogsResult) -> str:
     return result.summary
 
 
-def _no_exit_code_rule(_result: ResolveResult) -> int:
+def _always_ok(_result: ResolveResult) -> int:
     return EXIT_OK
 
 
@@ -277,7 +277,7 @@ TOOLS: tuple[Tool, ...] = (
         call=lambda engine, a, _progress: engine.resolve(a["name"]),
         result="ResolveResult",
         render=_resolve_text,
-        exit_code=_no_exit_code_rule,
+        exit_code=_always_ok,
     ),
     Tool(
         name="up",
