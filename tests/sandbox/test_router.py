@@ -20,11 +20,11 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
+from hostkit import router_kinds
 
 import polling
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.router import amqp_management, choice
-from skupper_sandbox.router.query import router_state
 
 T = TypeVar("T")
 
@@ -57,9 +57,13 @@ class Site:
     kind: str = "imitation"
 
     @property
-    def module(self) -> str:
+    def world_dir(self) -> Path:
+        return self.host_dir.parent.parent
+
+    @property
+    def command(self) -> list[str]:
         """The container's process, as the router image's launch.sh runs it."""
-        return "skupper_sandbox.router.real" if self.kind == "real" else "skupper_sandbox.router"
+        return choice.for_world(self.world_dir).start()
 
     @property
     def log_path(self) -> Path:
@@ -114,7 +118,7 @@ class Site:
         self.write_config()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", self.module],
+                self.command,
                 env=self.env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -128,7 +132,7 @@ class Site:
 
     def query(self) -> dict[str, Any] | None:
         """The management answer, or None while the router is not answering."""
-        return router_state(self.address, MANAGEMENT_PORT, world_dir=self.host_dir.parent.parent)
+        return choice.for_world(self.world_dir).query(self.address, MANAGEMENT_PORT)
 
     def link(self, name: str) -> dict[str, Any] | None:
         answer = self.query()
@@ -153,8 +157,7 @@ class Routers:
         self.sites: list[Site] = []
         self.processes: list[subprocess.Popen[bytes]] = []
         chosen = choice.choose(kind)
-        world = {"router": chosen.kind, "router_home": chosen.home}
-        (root / "world.json").write_text(json.dumps(world))
+        (root / "world.json").write_text(json.dumps(chosen.record()))
 
     def site(self, name: str, *, tmp_writable: bool = True, sans: list[str] | None = None) -> Site:
         address = next(_addresses)
@@ -294,17 +297,6 @@ def chat(address: str, port: int, text: str) -> dict[str, Any]:
     response.raise_for_status()
     result: dict[str, Any] = response.json()
     return result
-
-
-def router_kinds() -> list[Any]:
-    """Both routers: the real skrouterd (skipped, with the reason, where it cannot run) and
-    the imitation that a clone without ../shared falls back to."""
-    real = choice.choose("auto")
-    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
-    return [
-        pytest.param("real", marks=[] if real.kind == "real" else [skip]),
-        "imitation",
-    ]
 
 
 @pytest.fixture(params=router_kinds())
@@ -653,7 +645,7 @@ def test_router_refuses_to_start_with_an_unexpanded_ssl_profile_path(routers: Ro
     env_without = {k: v for k, v in site.env().items() if k != "SSL_PROFILE_BASE_PATH"}
 
     process = subprocess.run(
-        [sys.executable, "-m", site.module],
+        site.command,
         env=env_without,
         capture_output=True,
         text=True,

@@ -220,7 +220,7 @@ def test_management_respond_answers_only_query() -> None:
 
 def test_configure_copies_expands_and_reports_like_configure_sh(tmp_path: Path) -> None:
     from skupper_sandbox import hostenv
-    from skupper_sandbox.router import real
+    from skupper_sandbox.router import launch
 
     conf_dir = tmp_path / "config"
     conf_dir.mkdir()
@@ -233,14 +233,14 @@ def test_configure_copies_expands_and_reports_like_configure_sh(tmp_path: Path) 
         hostenv.MOUNTS_VAR: json.dumps([["/etc/skupper-router/config", str(conf_dir)]]),
     }
 
-    text, stdout, stderr = real.configure(env, "/tmp/skrouterd.json", writable=True)
+    text, stdout, stderr = launch.configure(env, "/tmp/skrouterd.json", writable=True)
     assert text == (
         '# ${SSL_PROFILE_BASE_PATH} stays in a comment\n"/etc/skupper-router/a $NOPE/b"\n'
     )
     assert stdout == ["No such file or directory: /etc/missing.json"]
     assert stderr == []
 
-    text, stdout, stderr = real.configure(env, "/tmp/skrouterd.json", writable=False)
+    text, stdout, stderr = launch.configure(env, "/tmp/skrouterd.json", writable=False)
     assert text is None
     assert stderr == [
         "/home/skrouterd/bin/configure.sh: line 38: /tmp/skrouterd.json: Permission denied"
@@ -249,7 +249,7 @@ def test_configure_copies_expands_and_reports_like_configure_sh(tmp_path: Path) 
 
 def test_real_router_config_adapts_only_local_addresses_and_mounted_paths(tmp_path: Path) -> None:
     from skupper_sandbox import hostenv
-    from skupper_sandbox.router import real
+    from skupper_sandbox.router import launch
 
     host = hostenv.HostInfo(
         "rhel-ai", "127.9.0.2", "root", 0, "provider", "2.1.3", True, "w", str(tmp_path), ""
@@ -265,14 +265,14 @@ def test_real_router_config_adapts_only_local_addresses_and_mounted_paths(tmp_pa
         ["sslProfile", {"name": "p", "caCertFile": "/etc/skupper-router/certs/p/ca.crt"}],
     ]
 
-    adapted = json.loads(real.adapt_json(json.dumps(config), host, env))
+    adapted = json.loads(launch.adapt_json(json.dumps(config), host, env))
 
     hosts = [attrs.get("host") for _, attrs in adapted[1:6]]
     assert hosts == ["127.9.0.2", "127.9.0.2", "127.9.0.3", "127.9.0.2", "127.9.0.2"]
     assert adapted[6][1]["caCertFile"] == "/host/ns/certs/p/ca.crt"
     assert adapted[0] == config[0]
     default = "listener {\n    host: 0.0.0.0\n    port: amqp\n}\n"
-    assert real.adapt_conf(default, host) == default.replace("0.0.0.0", "127.9.0.2")
+    assert launch.adapt_conf(default, host) == default.replace("0.0.0.0", "127.9.0.2")
 
 
 def test_best_route_prefers_a_live_peer_over_a_lost_one() -> None:
