@@ -283,3 +283,83 @@ def test_best_route_prefers_a_live_peer_over_a_lost_one() -> None:
     assert table.best("k") == Route("lost", 1)
     assert table.best("k", alive={"live"}) == Route("live", 3)
     assert table.best("k", alive=set()) == Route("lost", 1)  # a lost router's key, kept a while
+
+
+def test_the_router_is_the_imitation_unless_skmcp_skupper_router_names_one_that_runs(
+    tmp_path: Path,
+) -> None:
+    from skupper_sandbox.router import choice
+    from skupper_sandbox.router.seam import HOME_VAR
+
+    unset = choice.choose("auto", env={})
+    assert (unset.kind, unset.home) == ("imitation", None)
+    assert HOME_VAR in unset.reason  # what the [real] variants' skip says
+    broken = choice.choose("auto", env={HOME_VAR: str(tmp_path / "nowhere")})
+    assert broken.kind == "imitation" and "no skrouterd at" in broken.reason
+    with pytest.raises(FileNotFoundError, match=HOME_VAR):
+        choice.choose("real", env={})
+    assert choice.choose("imitation", env={HOME_VAR: "/usr"}).kind == "imitation"
+    with pytest.raises(ValueError):
+        choice.choose("other", env={})
+
+    # An install (here a stand-in that only answers --version): the binary or its prefix.
+    binary = tmp_path / "prefix" / "sbin" / "skrouterd"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\necho 3.4.2\n")
+    binary.chmod(0o755)
+    for named in (binary, binary.parent.parent):
+        real = choice.choose("auto", env={HOME_VAR: str(named)})
+        assert (real.kind, real.home) == ("real", str(tmp_path / "prefix"))
+    assert real.describe() == "router skrouterd 3.4.2 (real)"
+    assert real.start("python") == ["python", "-m", "skupper_sandbox.router.real"]
+
+    world = tmp_path / "world"
+    world.mkdir()
+    assert choice.for_world(world).kind == "imitation"  # no world.json: an older world
+    (world / "world.json").write_text(json.dumps(real.record()))
+    again = choice.for_world(world)
+    assert (again.kind, again.home, again.describe()) == (real.kind, real.home, real.describe())
+
+
+def test_the_real_router_is_started_on_the_adapted_copy_configure_sh_leaves(
+    tmp_path: Path,
+) -> None:
+    from skupper_sandbox import hostenv
+    from skupper_sandbox.router.skrouterd import Skrouterd
+
+    host = hostenv.HostInfo(
+        "rhel-ai", "127.9.0.2", "root", 0, "provider", "2.1.3", True, "w", str(tmp_path), ""
+    )
+    (tmp_path / "config").mkdir()
+    (tmp_path / "ctr" / "tmp").mkdir(parents=True)
+    (tmp_path / "config" / "skrouterd.json").write_text(
+        json.dumps([["listener", {"name": "l", "host": "0.0.0.0", "port": "5671"}]])
+    )
+    env = {
+        "QDROUTERD_CONF": "/etc/skupper-router/config/skrouterd.json",
+        "QDROUTERD_CONF_TYPE": "json",
+        hostenv.MOUNTS_VAR: json.dumps(
+            [
+                ["/etc/skupper-router/config", str(tmp_path / "config")],
+                ["/tmp", str(tmp_path / "ctr" / "tmp")],
+            ]
+        ),
+    }
+    router = Skrouterd(str(tmp_path / "prefix"))
+
+    started = router.config(host, env)
+
+    adapted = tmp_path / "ctr" / "skrouterd-sandbox.json"
+    assert started.argv == [
+        str(tmp_path / "prefix" / "sbin" / "skrouterd"),
+        "-c",
+        str(adapted),
+        "-I",
+        str(tmp_path / "prefix" / "lib" / "skupper-router" / "python"),
+    ]
+    assert json.loads(adapted.read_text())[0][1]["host"] == "127.9.0.2"
+    assert started.text == adapted.read_text()
+    assert (
+        json.loads((tmp_path / "ctr" / "tmp" / "skrouterd.json").read_text())[0][1]["host"]
+        == "0.0.0.0"
+    )  # the container's own copy stays as rendered
