@@ -440,9 +440,7 @@ def _namespace(value: str) -> str:
 def _router_line(info: WorldInfo) -> str:
     from skupper_sandbox.router import choice
 
-    if info.router == "real" and info.router_home:
-        return choice.RouterChoice("real", info.router_home).describe()
-    return "router imitation (python)"
+    return choice.recorded(info.router, info.router_home).describe()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -488,8 +486,8 @@ def _parser() -> argparse.ArgumentParser:
         "--router",
         choices=("auto", "real", "imitation"),
         default=None,
-        help="the real skrouterd (../shared/skupper-router or $SKMCP_SKUPPER_ROUTER) or the "
-        "Python imitation; auto: the real one when it can run",
+        help="a real skrouterd (the one installed where $SKMCP_SKUPPER_ROUTER points) or the "
+        "Python imitation; auto: the real one when it is set and runs",
     )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")

@@ -21,12 +21,12 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 import yaml
+from hostkit import router_kinds
 
 from by_hand import reload_by_hand, stop_by_hand
 from polling import wait_for
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.netprobe import port_open
-from skupper_sandbox.router import choice
 from skupper_sandbox.testing import World, running_world
 
 pytestmark = pytest.mark.sandbox
@@ -133,13 +133,6 @@ def sshd_modes() -> list[Any]:
             marks=pytest.mark.skipif(missing, reason="OpenSSH sshd is not installed"),
         ),
     ]
-
-
-def router_kinds() -> list[Any]:
-    """The real skrouterd (skipped, with the reason, where it cannot run) and the imitation."""
-    real = choice.choose("auto")
-    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
-    return [pytest.param("real", marks=[] if real.kind == "real" else [skip]), "imitation"]
 
 
 @pytest.fixture(scope="module", params=router_kinds())

@@ -22,6 +22,7 @@ import httpx
 import pytest
 import urllib3
 import yaml
+from hostkit import router_kinds
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
@@ -106,16 +107,7 @@ def write_router_choice(world_dir: Path, kind: str) -> None:
     """``world.json``'s router: which one the router pods (and their controller) run."""
     chosen = choice.choose(kind)
     world_dir.mkdir(parents=True, exist_ok=True)
-    (world_dir / "world.json").write_text(
-        json.dumps({"router": chosen.kind, "router_home": chosen.home})
-    )
-
-
-def router_kinds() -> list[Any]:
-    """The real skrouterd (skipped, with the reason, where it cannot run) and the imitation."""
-    real = choice.choose("auto")
-    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
-    return [pytest.param("real", marks=[] if real.kind == "real" else [skip]), "imitation"]
+    (world_dir / "world.json").write_text(json.dumps(chosen.record()))
 
 
 @pytest.fixture(params=router_kinds())
@@ -780,11 +772,10 @@ def hub(tmp_path: Path, router_kind: str) -> Iterator[Hub]:
             [["/etc/hub", str(host_dir)], ["/tmp", str(host_dir / "tmp")]]
         ),
     }
-    module = "skupper_sandbox.router.real" if router_kind == "real" else "skupper_sandbox.router"
     log = (host_dir / "processes.log").open("ab")
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", module],
+            choice.for_world(tmp_path / "hub-world").start(),
             env={**env, **container},
             stdout=log,
             stderr=log,
