@@ -42,6 +42,7 @@ from skupper_mcp.connectors.ssh import SSHConnector
 from skupper_mcp.topology import Topology, load_topology
 from skupper_sandbox import hostenv
 from skupper_sandbox.cli import world_processes
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
 CALL_TIMEOUT = 600.0
@@ -295,7 +296,7 @@ def median(values: list[float]) -> float:
 def run_world(providers: int, rounds: int) -> dict[str, float]:
     with (
         tempfile.TemporaryDirectory() as tmp,
-        running_world(Path(tmp), providers=providers, kubernetes=False) as world,
+        running_world(Path(tmp), WorldSpec(providers=providers, kubernetes=False)) as world,
     ):
         topology = load_topology(world.topology)
         setup = subprocess.run(
