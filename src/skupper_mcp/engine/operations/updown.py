@@ -187,7 +187,10 @@ async def _up_cluster(sites: SiteMap, run: SiteRun, view: SiteView, live: set[st
     if not view.usable(run):
         return
     assert view.kube is not None and view.kube_state is not None
-    certs = await sites.client_certs(link_targets(sites.topology))
+    # Only live peers' links are touched: a dead peer's certificate is not needed, and
+    # reading it would wait out a silent host's connect timeout a second time.
+    targets = {h: t for h, t in link_targets(sites.topology).items() if h in live}
+    certs = await sites.client_certs(targets)
     todo = kube_up_actions(sites.topology, view.kube, view.kube_state, certs, live)
     if not todo:
         await run.note("up", "links already connected", seconds=view.seconds)
