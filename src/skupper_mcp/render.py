@@ -260,8 +260,11 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
         [[li.from_site, li.to_site, li.endpoint, li.tcp_probe, li.status] for li in status.links],
     )
     listeners = table(
-        ["Site", "Port", "Routing key", "Bound", "Service"],
-        [[li.site, li.port, li.routing_key, li.bound, li.service] for li in status.listeners],
+        ["Site", "Port", "Routing key", "Bound", "State", "Service", "Detail"],
+        [
+            [li.site, li.port, li.routing_key, li.bound, li.state, li.service, li.detail]
+            for li in status.listeners
+        ],
     )
     return {"sites": sites, "links": links, "listeners": listeners}
 
@@ -343,7 +346,14 @@ def operation_text(result: OperationResult) -> str:
         for s in result.sites
     ]
     table = text_table(["Host", "Site", "Role", "Outcome", "Changed", "Reason"], rows)
-    return "\n".join([table, *_actions_text(result.model_actions), "", result.summary])
+    listeners = [
+        f"listener :{li.port} ({li.provider}) on {li.site}: {li.state}"
+        + (f": {li.detail}" if li.detail else "")
+        for li in result.listeners
+    ]
+    if listeners:
+        listeners.insert(0, "")
+    return "\n".join([table, *listeners, *_actions_text(result.model_actions), "", result.summary])
 
 
 def status_text(status: StatusResult) -> str:
