@@ -23,6 +23,7 @@ from pathlib import Path
 
 from polling import wait_for
 from skupper_sandbox import hostenv
+from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.shims import write_shims
 
 
@@ -152,7 +153,7 @@ def make_host(
     (the compiled command client when ``compiled``: it needs a running command server to
     be fast, and runs the emulation itself without one)."""
     world_dir = root / "world"
-    host_dir = world_dir / "hosts" / name
+    host_dir = WorldLayout(world_dir).host_dir(name)
     for sub in ("home", "run"):
         (host_dir / sub).mkdir(parents=True, exist_ok=True)
     write_shims(world_dir, sys.executable, compiled=compiled)

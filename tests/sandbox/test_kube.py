@@ -30,6 +30,7 @@ from kubernetes.client.exceptions import ApiException
 from polling import wait_for
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.kube.routerconfig import NOT_MOUNTED
+from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.router import choice
 
 T = TypeVar("T")
@@ -46,7 +47,7 @@ def port_open(address: str, port: int) -> bool:
 
 
 def write_host(world_dir: Path, name: str, address: str, role: str) -> Path:
-    host_dir = world_dir / "hosts" / name
+    host_dir = WorldLayout(world_dir).host_dir(name)
     (host_dir / "home").mkdir(parents=True, exist_ok=True)
     hostenv.write_host_info(
         hostenv.HostInfo(

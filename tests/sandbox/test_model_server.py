@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from skupper_sandbox import hostenv
+from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.model_server import completion, completion_chunks, reply_text
 
 ADDRESS = "127.202.0.200"
@@ -25,7 +26,7 @@ PORT = 18200
 def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A model server on a sandbox host that was told HOST=0.0.0.0 (the host's own address)."""
     tmp_path = tmp_path_factory.mktemp("model-world")
-    host_dir = tmp_path / "hosts" / "provider"
+    host_dir = WorldLayout(tmp_path).host_dir("provider")
     (host_dir / "home").mkdir(parents=True)
     hostenv.write_host_info(
         hostenv.HostInfo(

@@ -23,6 +23,7 @@ import pytest
 
 import polling
 from skupper_sandbox import certs, hostenv
+from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.router import amqp_management, choice
 from skupper_sandbox.router.query import router_state
 
@@ -158,7 +159,7 @@ class Routers:
 
     def site(self, name: str, *, tmp_writable: bool = True, sans: list[str] | None = None) -> Site:
         address = next(_addresses)
-        host_dir = self.root / "hosts" / name
+        host_dir = WorldLayout(self.root).host_dir(name)
         (host_dir / "home").mkdir(parents=True)
         hostenv.write_host_info(
             hostenv.HostInfo(

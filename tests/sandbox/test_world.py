@@ -68,7 +68,7 @@ def test_ssh_commands_run_in_the_host_environment(world: World, host: str) -> No
     script = 'echo "$HOME|$PATH|$SKMCP_SANDBOX_HOST|${XDG_RUNTIME_DIR-unset}|$(pwd)"; cat'
     status, out, err = world.ssh(host, script, input="from stdin\n")
     home, path, host_var, xdg, cwd = out.splitlines()[0].split("|")
-    host_dir = world.dir / "hosts" / host
+    host_dir = world.host_dir(host)
     assert status == 0, err
     assert home == cwd == str(host_dir / "home")
     assert path.split(":")[0] == str(world.dir / "bin")
@@ -207,7 +207,7 @@ def test_openssh_hosts_run_commands_in_the_host_environment(
         'echo "$HOME|$SKMCP_SANDBOX_HOST|${XDG_RUNTIME_DIR-unset}"; cat; exit 4',
         input="through sshd\n",
     )
-    host_dir = openssh_world.dir / "hosts" / host
+    host_dir = openssh_world.host_dir(host)
     assert status == 4, err
     assert out.splitlines() == [f"{host_dir / 'home'}|{host_dir}|unset", "through sshd"]
 
@@ -225,7 +225,7 @@ def test_openssh_world_serves_models_and_status(openssh_world: World) -> None:
 def test_a_dead_user_manager_is_restarted(world: World) -> None:
     from skupper_sandbox.cli import _cmdline, _environ
 
-    host_dir = str(world.dir / "hosts" / "local")
+    host_dir = str(world.host_dir("local"))
 
     def manager_pids() -> set[int]:
         return {
