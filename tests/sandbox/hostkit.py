@@ -68,6 +68,23 @@ class HostKit:
             timeout=timeout,
         )
 
+    def skupper(
+        self, *args: str, stdin: str | None = None, platform: bool = True, timeout: float = 90
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the emulated skupper CLI on the host, as the product runs it: with
+        ``SKUPPER_PLATFORM=podman`` in the environment unless ``platform`` is false."""
+        env = self.env()
+        if platform:
+            env["SKUPPER_PLATFORM"] = "podman"
+        return subprocess.run(
+            [sys.executable, "-m", "skupper_sandbox.emulated.skupper", *args],
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
     def write_unit(self, name: str, text: str) -> Path:
         self.unit_dir.mkdir(parents=True, exist_ok=True)
         path = self.unit_dir / name
