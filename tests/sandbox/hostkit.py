@@ -76,13 +76,9 @@ class HostKit:
         env = self.env()
         if platform:
             env["SKUPPER_PLATFORM"] = "podman"
+        command = [sys.executable, "-m", "skupper_sandbox.emulated.skupper", *args]
         return subprocess.run(
-            [sys.executable, "-m", "skupper_sandbox.emulated.skupper", *args],
-            env=env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
+            command, env=env, input=stdin, capture_output=True, text=True, timeout=timeout
         )
 
     def write_unit(self, name: str, text: str) -> Path:
