@@ -7,13 +7,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from polling import wait_for
 from skupper_sandbox import hostenv
 from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.model_server import completion, completion_chunks, reply_text
@@ -49,7 +49,6 @@ def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "MODEL_ID": "ibm-granite/granite-3.3-8b-instruct",
         "PYTHONPATH": os.pathsep.join(sys.path),
     }
-    started = time.monotonic()
     process = subprocess.Popen(
         [sys.executable, "-m", "skupper_sandbox.model_server"],
         env=env,
@@ -57,11 +56,13 @@ def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         start_new_session=True,
     )
     try:
-        deadline = started + 5
-        while not _port_open(ADDRESS, PORT):
-            assert process.poll() is None, "the model server exited"
-            assert time.monotonic() < deadline, "the model server did not listen within 5 s"
-            time.sleep(0.02)
+        wait_for(
+            lambda: process.poll() is not None or _port_open(ADDRESS, PORT),
+            timeout=5,
+            every=0.02,
+            what="the model server to listen",
+        )
+        assert process.poll() is None, "the model server exited"
         yield f"http://{ADDRESS}:{PORT}"
     finally:
         process.kill()
