@@ -28,9 +28,9 @@ from pathlib import Path
 
 import asyncssh
 
+from hostkit import write_host
 from polling import eventually
 from skupper_mcp.connectors.base import SSHOptions, SSHTarget
-from skupper_sandbox import hostenv
 from skupper_sandbox import ssh as sandbox_ssh
 from skupper_sandbox.layout import WorldLayout
 
@@ -120,22 +120,7 @@ def _one_host_world(directory: Path, address: str, tools: Path | None = None) ->
     if tools is not None:
         layout.root.mkdir(parents=True, exist_ok=True)
         layout.bin_dir.symlink_to(tools.resolve(), target_is_directory=True)
-    host_dir = layout.host_dir(HOST)
-    (host_dir / "home").mkdir(parents=True, exist_ok=True)
-    hostenv.write_host_info(
-        hostenv.HostInfo(
-            name=HOST,
-            address=address,
-            user=getpass.getuser(),
-            uid=os.getuid(),
-            role="provider",
-            skupper_version="2.1.1",
-            tmp_writable=True,
-            world_id=f"sshkit-{os.getpid()}",
-            world_dir=str(layout.root),
-            host_dir=str(host_dir),
-        )
-    )
+    write_host(layout.root, HOST, address, user=getpass.getuser(), uid=os.getuid())
     _write_keys(layout.host_key(HOST), layout.client_key, layout.authorized_keys)
     layout.known_hosts.write_text("")
     return layout

@@ -27,10 +27,10 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
+import hostkit
 from polling import wait_for
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.kube.routerconfig import NOT_MOUNTED
-from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.router import choice
 
 T = TypeVar("T")
@@ -47,23 +47,7 @@ def port_open(address: str, port: int) -> bool:
 
 
 def write_host(world_dir: Path, name: str, address: str, role: str) -> Path:
-    host_dir = WorldLayout(world_dir).host_dir(name)
-    (host_dir / "home").mkdir(parents=True, exist_ok=True)
-    hostenv.write_host_info(
-        hostenv.HostInfo(
-            name=name,
-            address=address,
-            user="root",
-            uid=0,
-            role=role,
-            skupper_version="2.1.1",
-            tmp_writable=True,
-            world_id=WORLD_ID,
-            world_dir=str(world_dir),
-            host_dir=str(host_dir),
-        )
-    )
-    return host_dir
+    return Path(hostkit.write_host(world_dir, name, address, role=role, world_id=WORLD_ID).host_dir)
 
 
 def stop_process(process: subprocess.Popen[bytes]) -> None:

@@ -7,15 +7,14 @@ import os
 import socket
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from hostkit import write_host
 from polling import wait_for
 from skupper_sandbox import hostenv
-from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.model_server import completion, completion_chunks, reply_text
 
 ADDRESS = "127.202.0.200"
@@ -26,24 +25,9 @@ PORT = 18200
 def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A model server on a sandbox host that was told HOST=0.0.0.0 (the host's own address)."""
     tmp_path = tmp_path_factory.mktemp("model-world")
-    host_dir = WorldLayout(tmp_path).host_dir("provider")
-    (host_dir / "home").mkdir(parents=True)
-    hostenv.write_host_info(
-        hostenv.HostInfo(
-            name="provider",
-            address=ADDRESS,
-            user="root",
-            uid=0,
-            role="provider",
-            skupper_version="2.1.3",
-            tmp_writable=True,
-            world_id=uuid.uuid4().hex[:12],
-            world_dir=str(tmp_path),
-            host_dir=str(host_dir),
-        )
-    )
+    info = write_host(tmp_path, "provider", ADDRESS, skupper_version="2.1.3")
     env = {
-        **hostenv.host_env(host_dir),
+        **hostenv.host_env(info.host_dir),
         "HOST": "0.0.0.0",
         "PORT": str(PORT),
         "MODEL_ID": "ibm-granite/granite-3.3-8b-instruct",

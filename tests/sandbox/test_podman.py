@@ -13,18 +13,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostkit import HostKit, make_host, wait_for, world_pids
 
+from hostkit import HostKit, running_host, wait_for, world_pids
 from skupper_sandbox.emulated import conmon, containers
 
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[HostKit]:
-    kit = make_host(tmp_path, address="127.201.0.20")
-    try:
+    with running_host(tmp_path, address="127.201.0.20") as kit:
         yield kit
-    finally:
-        kit.cleanup()
 
 
 def test_a_container_runs_stops_with_143_and_is_removed(host: HostKit) -> None:

@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 import polling
+from hostkit import write_host
 from skupper_sandbox import certs, hostenv
-from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.router import amqp_management, choice
 from skupper_sandbox.router.query import router_state
 
@@ -159,22 +159,15 @@ class Routers:
 
     def site(self, name: str, *, tmp_writable: bool = True, sans: list[str] | None = None) -> Site:
         address = next(_addresses)
-        host_dir = WorldLayout(self.root).host_dir(name)
-        (host_dir / "home").mkdir(parents=True)
-        hostenv.write_host_info(
-            hostenv.HostInfo(
-                name=name,
-                address=address,
-                user="root",
-                uid=0,
-                role="provider",
-                skupper_version="2.1.3",
-                tmp_writable=tmp_writable,
-                world_id=self.world_id,
-                world_dir=str(self.root),
-                host_dir=str(host_dir),
-            )
+        info = write_host(
+            self.root,
+            name,
+            address,
+            skupper_version="2.1.3",
+            tmp_writable=tmp_writable,
+            world_id=self.world_id,
         )
+        host_dir = Path(info.host_dir)
         site = Site(name, address, host_dir, certs.new_ca(f"{name}-ca"), sans or [address])
         site.kind = self.kind
         metadata = json.dumps({"id": site.site_id, "name": name, "version": "2.1.3"})

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hostkit import HostKit, make_host
 
+from hostkit import HostKit, running_host
 from skupper_sandbox import certs
 from skupper_sandbox.emulated import controller
 from skupper_sandbox.emulated.skupper import render, site_state
@@ -40,11 +40,8 @@ spec: {routingKey: model-api, host: 127.0.0.1, port: 9000}
 
 @pytest.fixture
 def host(tmp_path: Path) -> HostKit:
-    kit = make_host(tmp_path, "hub", ADDRESS, skupper_version="2.1.3")
-    try:
+    with running_host(tmp_path, "hub", ADDRESS, skupper_version="2.1.3") as kit:
         yield kit
-    finally:
-        kit.cleanup()
 
 
 def ns_paths(kit: HostKit, namespace: str = "default") -> NamespacePaths:
@@ -322,11 +319,8 @@ def test_controller_statuses_follow_the_router() -> None:
 
 
 def test_v20_has_setup_and_no_apply(tmp_path: Path) -> None:
-    kit = make_host(tmp_path, "old", "127.205.0.9", skupper_version="2.0.1")
-    try:
+    with running_host(tmp_path, "old", "127.205.0.9", skupper_version="2.0.1") as kit:
         assert "3.3.1" in kit.skupper("version", "-p", "kubernetes").stdout
         assert kit.skupper("system", "apply", "-f", "-", stdin=HUB_INPUT).returncode == 1
         done = kit.skupper("system", "setup", "-n", "x")
         assert done.returncode == 1 and "No sources found" in done.stdout
-    finally:
-        kit.cleanup()

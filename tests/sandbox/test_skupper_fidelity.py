@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hostkit import HostKit, make_host
 
+from hostkit import HostKit, running_host
 from skupper_sandbox.emulated import containers, controller
 from skupper_sandbox.emulated.skupper import removal, render
 from skupper_sandbox.emulated.skupper import resources as res
@@ -69,20 +69,14 @@ def socket_on(kit: HostKit) -> None:
 
 @pytest.fixture
 def v21(tmp_path: Path) -> Iterator[HostKit]:
-    kit = make_host(tmp_path, "f21", "127.219.0.2", skupper_version="2.1.2")
-    try:
+    with running_host(tmp_path, "f21", "127.219.0.2", skupper_version="2.1.2") as kit:
         yield kit
-    finally:
-        kit.cleanup()
 
 
 @pytest.fixture
 def v22(tmp_path: Path) -> Iterator[HostKit]:
-    kit = make_host(tmp_path, "f22", "127.219.0.3", skupper_version="2.2.1")
-    try:
+    with running_host(tmp_path, "f22", "127.219.0.3", skupper_version="2.2.1") as kit:
         yield kit
-    finally:
-        kit.cleanup()
 
 
 # -- A1, C7: skupper version ----------------------------------------------------------------

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from polling import wait_for
 from skupper_sandbox import hostenv
@@ -151,6 +152,38 @@ def kill_world(world_id: str) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def write_host(
+    world_dir: Path,
+    name: str,
+    address: str,
+    *,
+    user: str = "root",
+    uid: int = 0,
+    role: str = "provider",
+    skupper_version: str = "2.1.1",
+    tmp_writable: bool = True,
+    world_id: str | None = None,
+) -> hostenv.HostInfo:
+    """Host ``name`` of the world in ``world_dir``: its home, and host.json (and the ident
+    file) as a world writes them. A world id of its own unless ``world_id`` is given."""
+    host_dir = WorldLayout(world_dir).host_dir(name)
+    (host_dir / "home").mkdir(parents=True, exist_ok=True)
+    info = hostenv.HostInfo(
+        name=name,
+        address=address,
+        user=user,
+        uid=uid,
+        role=role,
+        skupper_version=skupper_version,
+        tmp_writable=tmp_writable,
+        world_id=world_id or f"test-{secrets.token_hex(6)}",
+        world_dir=str(world_dir),
+        host_dir=str(host_dir),
+    )
+    hostenv.write_host_info(info)
+    return info
+
+
 def make_host(
     root: Path,
     name: str = "h1",
@@ -166,21 +199,26 @@ def make_host(
     (the compiled command client when ``compiled``: it needs a running command server to
     be fast, and runs the emulation itself without one)."""
     world_dir = root / "world"
-    host_dir = WorldLayout(world_dir).host_dir(name)
-    for sub in ("home", "run"):
-        (host_dir / sub).mkdir(parents=True, exist_ok=True)
-    write_shims(world_dir, sys.executable, compiled=compiled)
-    info = hostenv.HostInfo(
-        name=name,
-        address=address,
+    info = write_host(
+        world_dir,
+        name,
+        address,
         user="root" if as_root else "cloud-user",
         uid=0 if as_root else 1000,
         role=role,
         skupper_version=skupper_version,
         tmp_writable=tmp_writable,
-        world_id=f"test-{secrets.token_hex(6)}",
-        world_dir=str(world_dir),
-        host_dir=str(host_dir),
     )
-    hostenv.write_host_info(info)
+    info.run_dir.mkdir(parents=True, exist_ok=True)
+    write_shims(world_dir, sys.executable, compiled=compiled)
     return HostKit(world_dir=world_dir, info=info)
+
+
+@contextlib.contextmanager
+def running_host(root: Path, *args: Any, **kwargs: Any) -> Iterator[HostKit]:
+    """``make_host(root, ...)`` for the duration of the block, then ``cleanup``."""
+    kit = make_host(root, *args, **kwargs)
+    try:
+        yield kit
+    finally:
+        kit.cleanup()
