@@ -38,9 +38,10 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-from skupper_mcp.engine.lock import lock_path
+from skupper_mcp.engine.store.lock import lock_path
 from skupper_mcp.topology import Topology, load_topology
 from skupper_sandbox import hostenv
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
 #: A remote command of the product carries this marker (see connectors/ssh.py).
@@ -336,7 +337,7 @@ def main() -> int:
     print(f"fault matrix: seed {args.seed}, {args.seconds:g}s, {args.providers} providers")
     with (
         tempfile.TemporaryDirectory(prefix="skmcp-faults-") as tmp,
-        running_world(Path(tmp), providers=args.providers) as world,
+        running_world(Path(tmp), WorldSpec(providers=args.providers)) as world,
     ):
         matrix = asyncio.run(run_matrix(world, args.seed, args.seconds))
     matrix.report()

@@ -19,6 +19,7 @@ from pathlib import Path
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.models import OperationResult
 from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import running_world
 
 
@@ -72,7 +73,9 @@ def main() -> None:
     for providers in args.providers:
         with tempfile.TemporaryDirectory(prefix="skupper-mcp-bench-") as tmp:
             started = time.monotonic()
-            with running_world(Path(tmp), providers=providers, kubernetes=False) as world:
+            with running_world(
+                Path(tmp), WorldSpec(providers=providers, kubernetes=False)
+            ) as world:
                 print(f"sandbox up with {providers} providers: {time.monotonic() - started:.1f}s")
                 report(providers, asyncio.run(measure(world.topology, args.rounds)))
 

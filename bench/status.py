@@ -5,7 +5,7 @@
 For each world, in the same run, side by side:
 
 - floor: one SSH round trip (``true``) to every site at once on open connections;
-- bash way: what the seed's scripts do, the OpenSSH client with a new connection per fact,
+- bash way: what a shell script would do, the OpenSSH client with a new connection per fact,
   host after host (eight facts per site);
 - status cold (a new ``skupper-mcp status`` process) and warm (the second call through one
   MCP server over stdio);
@@ -42,6 +42,7 @@ from skupper_mcp.connectors.ssh import SSHConnector
 from skupper_mcp.topology import Topology, load_topology
 from skupper_sandbox import hostenv
 from skupper_sandbox.cli import world_processes
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
 CALL_TIMEOUT = 600.0
@@ -71,7 +72,7 @@ async def floor(topology: Topology) -> float:
 
 
 def bash_way(topology: Topology) -> float:
-    """The seed's scripts: ``ssh host fact`` per fact, one host after another."""
+    """A shell script's way: ``ssh host fact`` per fact, one host after another."""
     identity, known_hosts = topology.ssh.identity_files[0], topology.ssh.known_hosts
     first = topology.providers[0]
     facts = [
@@ -295,7 +296,7 @@ def median(values: list[float]) -> float:
 def run_world(providers: int, rounds: int) -> dict[str, float]:
     with (
         tempfile.TemporaryDirectory() as tmp,
-        running_world(Path(tmp), providers=providers, kubernetes=False) as world,
+        running_world(Path(tmp), WorldSpec(providers=providers, kubernetes=False)) as world,
     ):
         topology = load_topology(world.topology)
         setup = subprocess.run(

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the end-to-end suite needs from the machine, installed when missing: OpenSSH's sshd
 # (the sandbox's OpenSSH hosts), iptables (its faults), curl (the hosts' curl shim), a C
-# compiler (the hosts' command client: emulated commands at the cost of real ones) and
-# libwebsockets17 (the one library the real skupper-router in ../shared does not bring).
+# compiler (the hosts' command client: emulated commands at the cost of real ones). A real
+# skupper-router ($SKMCP_SKUPPER_ROUTER) brings its own libraries: its installer's business.
 # As root it installs them with apt-get; otherwise it names what to install and fails.
 set -euo pipefail
 
@@ -11,9 +11,6 @@ need=()
 command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || need+=(iptables)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
-if [ -d ../shared/skupper-router ] && ! ldconfig -p 2>/dev/null | grep -q 'libwebsockets\.so\.17'; then
-    need+=(libwebsockets17)
-fi
 
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then

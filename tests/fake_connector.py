@@ -21,7 +21,7 @@ from skupper_mcp.connectors.base import (
     SSHOptions,
     SSHTarget,
 )
-from skupper_mcp.errors import CommandError, ConnectError
+from skupper_mcp.errors import ConnectError
 
 
 @dataclass(frozen=True)
@@ -103,10 +103,8 @@ class FakeConnector:
             stderr=reply.stderr,
             seconds=time.monotonic() - started,
         )
-        if check and not result.ok:
-            raise CommandError(
-                self._host, command, result.exit_status, result.stderr, result.stdout
-            )
+        if check:
+            result.raise_for_status()
         return result
 
     def _answer(self, call: Call) -> Reply:

@@ -22,10 +22,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from polling import wait_for
 from skupper_sandbox import hostenv
 from skupper_sandbox.layout import WorldLayout
+from skupper_sandbox.router import choice
 from skupper_sandbox.shims import write_shims
+
+
+def router_kinds() -> list[Any]:
+    """Both routers, as test parameters: a real skrouterd where ``$SKMCP_SKUPPER_ROUTER``
+    points at an installed one that runs (else skipped, with the reason, which names the
+    variable), and the imitation, which runs everywhere."""
+    real = choice.choose("auto")
+    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
+    return [pytest.param("real", marks=[] if real.kind == "real" else [skip]), "imitation"]
 
 
 @dataclass

@@ -21,6 +21,7 @@ import getpass
 import os
 import signal
 import socket
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from polling import eventually
 from skupper_mcp.connectors.base import SSHOptions, SSHTarget
 from skupper_sandbox import ssh as sandbox_ssh
 from skupper_sandbox.layout import WorldLayout
+from skupper_sandbox.netprobe import port_open_async
 
 SSHD = sandbox_ssh.SSHD
 #: The one host of a test server's world.
@@ -228,18 +230,27 @@ async def openssh_server(
         layout.known_hosts.write_text(known_hosts_line(layout.host_key(HOST), address, port))
     log = directory / "sshd.log"
     sandbox_ssh.ensure_privsep_dir()
-    proc = sandbox_ssh.start_sshd(config, log, dict(os.environ))
+    with log.open("ab") as out:
+        proc = await asyncio.create_subprocess_exec(
+            str(SSHD),
+            "-D",
+            "-e",
+            "-f",
+            str(config),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     async def listening() -> bool:
-        if proc.poll() is not None:
+        if proc.returncode is not None:
             raise RuntimeError(f"sshd exited with {proc.returncode}; see {log}")
-        _, writer = await asyncio.open_connection(address, port)
-        writer.close()
-        return True
+        return await port_open_async(address, port)
 
     try:
         what = f"sshd to listen on {address}:{port}"
-        await eventually(listening, timeout=5, every=0.01, what=what, ignoring=(OSError,))
+        await eventually(listening, timeout=5, every=0.01, what=what)
         yield SSHServer(
             address=address,
             port=port,
@@ -250,7 +261,7 @@ async def openssh_server(
         )
     finally:
         _kill_tree(proc.pid)
-        proc.wait()
+        await proc.wait()
 
 
 def _kill_tree(pid: int) -> None:

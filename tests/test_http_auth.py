@@ -29,6 +29,7 @@ from skupper_mcp.http_auth import (
     stored_token,
     transport_security,
 )
+from skupper_sandbox.netprobe import port_open
 from topology_samples import ALL_TOOLS, SMALL_TOPOLOGY
 
 CLIENT_TIMEOUT = 30.0
@@ -92,8 +93,7 @@ def command(topology_path: Path, *args: str) -> list[str]:
 def listening(port: int, process: subprocess.Popen[str], stderr: Path) -> bool:
     if process.poll() is not None:
         pytest.fail(f"the server exited ({process.returncode}): {stderr.read_text()}")
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+    return port_open("127.0.0.1", port)
 
 
 def start(tmp: Path, *args: str, env: dict[str, str]) -> Iterator[Served]:

@@ -12,7 +12,7 @@ from fake_connector import Call, FakeConnector, FakeHosts, Reply
 from skupper_mcp.connectors.base import SSHOptions
 from skupper_mcp.connectors.pool import ConnectorPool
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.engine.logs import check_arguments, one_site
+from skupper_mcp.engine.operations.logs import check_arguments, one_site
 from skupper_mcp.errors import CommandError, ConfigError, ConnectError
 from skupper_mcp.facts.logs import (
     MAX_LOG_BYTES,

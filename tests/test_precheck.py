@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from skupper_mcp.engine import Engine
-from skupper_mcp.engine.precheck import (
+from skupper_mcp.engine.operations.precheck import (
     check_kube_tls,
     check_kubernetes,
     evaluate_facts,
@@ -132,16 +132,16 @@ def kube_site(config: Path | None, context: str | None = "crc-admin") -> KubeSit
 async def test_kubernetes_unauthenticated_and_unreachable() -> None:
     kube = kube_site(None)
 
-    async def unauthenticated(_kube: KubeSite, _timeout: float) -> str:
+    async def unauthenticated() -> str:
         raise KubeError("crc-admin", "Unauthorized", status=401)
 
-    async def down(_kube: KubeSite, _timeout: float) -> str:
+    async def down() -> str:
         raise ConnectError("crc", "connection refused")
 
-    async def fine(_kube: KubeSite, _timeout: float) -> str:
+    async def fine() -> str:
         return "v1.31.0"
 
-    async def silent(_kube: KubeSite, _timeout: float) -> str:
+    async def silent() -> str:
         raise TimeoutError
 
     denied = await check_kubernetes(kube, unauthenticated)

@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import NameOID
 
-from skupper_mcp.engine import diagnose
-from skupper_mcp.engine import logs as logs_engine
+from skupper_mcp.engine.operations import diagnose
+from skupper_mcp.engine.operations import logs as logs_engine
 from skupper_mcp.engine.runner import describe
 from skupper_mcp.errors import CommandError, SiteStateError
 from skupper_mcp.facts.redact import MARK, MAX_LINE, PRIVATE_KEY_MARK, redact, redact_lines
@@ -492,8 +492,8 @@ async def test_logs_redacts_off_the_event_loop(write_topology, monkeypatch) -> N
     ticker, opened = _Ticker(), threading.Event()
     monkeypatch.setattr(logs_engine, "redact", _gated(redact, ticker, opened))
     topology = load_topology(write_topology(SMALL_TOPOLOGY))
-    logs = logs_engine.Logs(_Sites(topology, HOSTILE_LOG))  # type: ignore[arg-type]
-    result = await _while_ticking(ticker, logs.run("alpha", "router", 500))
+    sites = _Sites(topology, HOSTILE_LOG)
+    result = await _while_ticking(ticker, logs_engine.run(sites, "alpha", "router", 500))  # type: ignore[arg-type]
     assert opened.is_set(), "the event loop stood still while the log was redacted"
     assert result.redactions == 1 and f"token={MARK}" in result.lines
     assert PASSWORD not in "\n".join(result.lines)
@@ -514,12 +514,12 @@ async def test_diagnose_redacts_evidence_off_the_event_loop(write_topology, monk
     )
     monkeypatch.setattr(diagnose, "RULES", [lambda network: [finding]])
 
-    async def read(self):  # type: ignore[no-untyped-def]
+    async def read(sites):  # type: ignore[no-untyped-def]
         return SimpleNamespace(views={})
 
-    monkeypatch.setattr(diagnose.Diagnose, "read", read)
+    monkeypatch.setattr(diagnose, "read", read)
     topology = load_topology(write_topology(SMALL_TOPOLOGY))
-    run = diagnose.Diagnose(SimpleNamespace(topology=topology)).run("all")  # type: ignore[arg-type]
+    run = diagnose.run(SimpleNamespace(topology=topology), "all")  # type: ignore[arg-type]
     result = await _while_ticking(ticker, run)
     assert opened.is_set(), "the event loop stood still while the evidence was redacted"
     assert f"token={MARK}" in result.findings[0].evidence

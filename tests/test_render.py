@@ -24,7 +24,7 @@ from skupper_mcp.render import (
 from skupper_mcp.topology import load_topology
 
 
-def test_diagram_has_the_seed_tree_with_real_values(example_path: Path) -> None:
+def test_diagram_has_the_van_tree_with_real_values(example_path: Path) -> None:
     diagram = topology_diagram(load_topology(example_path))
     lines = diagram.splitlines()
     assert lines[0] == "LOCAL: local-ezhang (localhost, podman)"
@@ -33,7 +33,7 @@ def test_diagram_has_the_seed_tree_with_real_values(example_path: Path) -> None:
     assert "  │     Listener :9000 ← model-api-rhel-ai" in lines
     assert "  └── link → hub-rhtevan-work" in lines
     assert "CRC: crc-ezhang (kubernetes, skupper-models, context crc-admin)" in lines
-    # rhtevan-work reaches the cluster through the local site, as in the seed
+    # rhtevan-work reaches the cluster through the local site (no direct link)
     local_link = lines.index("  └── link → local-ezhang")
     assert "host.crc.testing (192.168.127.254)" in lines[local_link + 1]
     assert "Listener :8001 ← model-api-rhtevan-work" in "\n".join(lines[local_link:])

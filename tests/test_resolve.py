@@ -8,13 +8,10 @@ from pathlib import Path
 import pytest
 
 from skupper_mcp.engine import Engine
-from skupper_mcp.engine.resolve import (
-    active_profile,
-    models_command,
-    parse_model_ids,
-    resolve_static,
-)
+from skupper_mcp.engine.operations.resolve import active_profile, resolve_static
+from skupper_mcp.engine.sitemap import model_url
 from skupper_mcp.errors import ConfigError
+from skupper_mcp.facts.model_endpoint import models_command, parse_model_ids
 from skupper_mcp.models import ResolveResult
 from skupper_mcp.topology import load_topology, parse_topology
 from sshkit import asyncssh_server
@@ -37,7 +34,9 @@ def test_active_profile_matches_the_hosts_own_profiles() -> None:
 
 def test_models_command_quotes_the_url() -> None:
     alpha = parse_topology(SMALL_TOPOLOGY).providers[0]
-    assert models_command(alpha) == "curl -fsS --max-time 3 http://127.0.0.1:9000/v1/models"
+    assert (
+        models_command(model_url(alpha)) == "curl -fsS --max-time 3 http://127.0.0.1:9000/v1/models"
+    )
 
 
 def test_profiles_and_consumers_resolve_without_any_host(example_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.connectors.pool import ConnectorPool
-from skupper_mcp.engine.precheck import evaluate_facts
+from skupper_mcp.engine.operations.precheck import evaluate_facts
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.facts.precheck import parse_site_facts, site_facts_script
 from skupper_mcp.facts.skupper_version import SkupperVersion, Version, parse_skupper_version

@@ -1,4 +1,4 @@
-"""topology.env parsing: the example, the seed's names, defaults and every kind of bad input."""
+"""topology.env parsing: the example, its names, defaults and every kind of bad input."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_example_parses_with_the_seed_values(example_path: Path) -> None:
     assert rhel.tmpfs_workaround is True
     assert t.local.site_name == "local-ezhang"
     assert t.kubernetes is not None
-    # CRC_MODEL_PORT + CRC_ROUTING_KEY and CRC_RHTEVAN_MODEL_PORT, as the seed names them
+    # CRC_MODEL_PORT + CRC_ROUTING_KEY and CRC_RHTEVAN_MODEL_PORT, as in topology.env.example
     assert t.kubernetes.listeners == {"rhel-ai": 8000, "rhtevan-work": 8001}
     assert t.kubernetes.direct_links == ["rhel-ai"]
     assert t.ssh.connect_timeout == 5.0

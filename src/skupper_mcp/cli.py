@@ -15,22 +15,13 @@ import contextlib
 import logging
 import re
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from skupper_mcp import __version__
 from skupper_mcp.errors import ConfigError, SkupperMcpError
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-    from skupper_mcp.engine import Engine
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_SKIPPED = 3
+from skupper_mcp.tools import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TOOLS, Argument, Tool
 
 log = logging.getLogger("skupper_mcp")
 
@@ -48,19 +39,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # JSON escapes C0 itself but leaves DEL and C1 raw
 _RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")
 
-# a verb's implementation: (engine, parsed arguments) -> (result, exit code, human text)
-VerbRunner = Callable[["Engine", argparse.Namespace], Awaitable[tuple["BaseModel", int, str]]]
-VERBS: dict[str, VerbRunner] = {}
-
-
-def verb(name: str) -> Callable[[VerbRunner], VerbRunner]:
-    """Register the function that runs a verb (the lifecycle verbs plug in the same way)."""
-
-    def register(function: VerbRunner) -> VerbRunner:
-        VERBS[name] = function
-        return function
-
-    return register
+# the verbs that run a tool of the table
+VERBS: dict[str, Tool] = {tool.verb: tool for tool in TOOLS}
 
 
 def _server_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -141,52 +121,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = verbs.add_parser("serve", parents=[shared], help="serve MCP (the default)")
     _server_options(serve, suppress=True)
-    setup = verbs.add_parser(
-        "setup", parents=[shared], help="one-time infrastructure build; --check: precheck only"
-    )
-    setup.add_argument("--check", action="store_true", help="only the topology and precheck")
-    setup.add_argument("--plan", action="store_true", help="show what would change")
-    resolve = verbs.add_parser(
-        "resolve", parents=[shared], help="host, site or profile name -> host and profile"
-    )
-    resolve.add_argument("name", help="host (rhel-ai), site (hub-rhel-ai) or profile (g3b-16k)")
-    sandbox = verbs.add_parser(
-        "sandbox", help="the simulated VAN for tests and demos (see `sandbox --help`)"
-    )
-    sandbox.add_argument("args", nargs=argparse.REMAINDER)
-    for name, summary in (
-        ("up", "start the VAN (controllers, then routers) on TARGET"),
-        ("down", "stop the VAN on TARGET (local only with the last provider)"),
-    ):
-        sub = verbs.add_parser(name, parents=[shared], help=summary)
-        sub.add_argument("target", nargs="?", default="all", help=TARGET_HELP)
-        sub.add_argument("--plan", action="store_true", help="show what would change")
-    verbs.add_parser("status", parents=[shared], help="live state of sites, links, listeners")
-    diagnose = verbs.add_parser(
-        "diagnose", parents=[shared], help="what is wrong on each site, why, and what to do"
-    )
-    diagnose.add_argument("target", nargs="?", default="all", help=TARGET_HELP)
-    test_model = verbs.add_parser(
-        "test-model", parents=[shared], help="the six end-to-end checks of a model route"
-    )
-    test_model.add_argument("target", help="provider host (rhel-ai) or profile (g3b-16k)")
-    logs = verbs.add_parser(
-        "logs", parents=[shared], help="the newest lines of one site's router or controller log"
-    )
-    logs.add_argument("target", help="one site: a host, a site, a profile, local or crc")
-    logs.add_argument(
-        "--component", choices=["router", "controller"], default="router", help="(default: router)"
-    )
-    logs.add_argument("--lines", type=int, default=50, help="newest lines, 1-500 (default: 50)")
-    teardown = verbs.add_parser(
-        "teardown", parents=[shared], help="remove the Skupper infrastructure on every site"
-    )
-    teardown.add_argument("--plan", action="store_true", help="show what would be removed")
-    teardown.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    for tool in TOOLS:
+        _add_verb(verbs, tool, shared)
+        if tool.verb == "resolve":  # where --help has always listed it
+            sandbox = verbs.add_parser(
+                "sandbox", help="the simulated VAN for tests and demos (see `sandbox --help`)"
+            )
+            sandbox.add_argument("args", nargs=argparse.REMAINDER)
     return parser
 
 
-TARGET_HELP = "all (default), a host, a site, a profile, local, or the Kubernetes site"
+def _add_verb(verbs: Any, tool: Tool, shared: argparse.ArgumentParser) -> None:
+    """A tool of the table as a verb; one that needs consent also takes --yes."""
+    parser = verbs.add_parser(tool.verb, parents=[shared], help=tool.summary)
+    for argument in tool.arguments:
+        _add_argument(parser, argument)
+    if tool.consent:
+        parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+
+def _add_argument(parser: argparse.ArgumentParser, argument: Argument) -> None:
+    """An argument of the table as the CLI spells it: a bool is a flag, choices and an int
+    are options that take a value, a str is positional (optional when it has a default)."""
+    flag = f"--{argument.name}"
+    if argument.kind is bool:
+        parser.add_argument(flag, action="store_true", help=argument.help)
+    elif argument.choices:
+        choices = list(argument.choices)
+        parser.add_argument(flag, choices=choices, default=argument.default, help=argument.help)
+    elif argument.kind is int:
+        parser.add_argument(flag, type=int, default=argument.default, help=argument.help)
+    elif argument.required:
+        parser.add_argument(argument.name, help=argument.help)
+    else:
+        parser.add_argument(argument.name, nargs="?", default=argument.default, help=argument.help)
 
 
 def terminal_safe(text: str) -> str:
@@ -223,82 +191,6 @@ async def _progress(message: str) -> None:
     show(f"  {message}", stream=sys.stderr)
 
 
-@verb("setup")
-async def _setup(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
-    from skupper_mcp.models import CheckResult
-    from skupper_mcp.render import check_text
-
-    result = await engine.setup(check=args.check, plan=args.plan, progress=_progress)
-    if isinstance(result, CheckResult):
-        return result, EXIT_OK if result.ok else EXIT_FAILED, check_text(result)
-    return result, operation_exit_code(result), result.summary
-
-
-@verb("up")
-async def _up(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
-    from skupper_mcp.render import operation_text
-
-    result = await engine.up(args.target, plan=args.plan, progress=_progress)
-    return result, operation_exit_code(result), operation_text(result)
-
-
-@verb("down")
-async def _down(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
-    from skupper_mcp.render import operation_text
-
-    result = await engine.down(args.target, plan=args.plan, progress=_progress)
-    return result, operation_exit_code(result), operation_text(result)
-
-
-@verb("status")
-async def _status(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
-    from skupper_mcp.render import status_text
-
-    result = await engine.status()
-    unread = any(not s.reachable or s.container is None for s in result.sites)
-    return result, EXIT_SKIPPED if unread else EXIT_OK, status_text(result)
-
-
-@verb("diagnose")
-async def _diagnose(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
-    from skupper_mcp.render import diagnose_text
-
-    result = await engine.diagnose(args.target)
-    return result, EXIT_OK if result.ok else EXIT_FAILED, diagnose_text(result)
-
-
-@verb("test-model")
-async def _test_model(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
-    from skupper_mcp.render import test_model_text
-
-    result = await engine.test_model(args.target)
-    code = EXIT_OK if result.passed == result.total else EXIT_FAILED
-    return result, code, test_model_text(result)
-
-
-@verb("logs")
-async def _logs(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
-    result = await engine.logs(args.target, args.component, args.lines)
-    if not args.json:
-        show(result.summary, stream=sys.stderr)
-    if not result.found:
-        return result, EXIT_SKIPPED, result.detail or result.summary
-    return result, EXIT_OK, "\n".join(result.lines)
-
-
-@verb("teardown")
-async def _teardown(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
-    from skupper_mcp.render import operation_text
-
-    if not (args.plan or args.yes or _confirmed_on_terminal()):
-        raise ConfigError(
-            "teardown removes the Skupper sites, units and router containers on every host; "
-            "run it on a terminal to be asked, or pass --yes (see the plan with --plan)"
-        )
-    result = await engine.teardown(plan=args.plan, progress=_progress)
-    return result, operation_exit_code(result), operation_text(result)
-
-
 def _confirmed_on_terminal() -> bool:
     """Ask on the terminal; False when there is none (scripts must pass --yes)."""
     if not sys.stdin.isatty():
@@ -315,29 +207,22 @@ def _confirmed_on_terminal() -> bool:
     return True
 
 
-@verb("resolve")
-async def _resolve(engine: Engine, args: argparse.Namespace) -> tuple[BaseModel, int, str]:
-    from skupper_mcp.render import resolve_text
-
-    result = await engine.resolve(args.name)
-    return result, EXIT_OK, resolve_text(result)
-
-
-def operation_exit_code(result: Any) -> int:
-    """0 fine, 1 a targeted site failed, 3 nothing failed but a site was skipped."""
-    outcomes = {site.outcome for site in result.sites}
-    if "failed" in outcomes or not result.ok:
-        return EXIT_FAILED
-    return EXIT_SKIPPED if "skipped" in outcomes else EXIT_OK
-
-
 async def _run_verb(args: argparse.Namespace) -> int:
     from skupper_mcp.engine import Engine
     from skupper_mcp.topology import load_topology
 
+    tool = VERBS[args.verb]
     topology = load_topology(args.topology)
     async with Engine(topology) as engine:
-        result, code, text = await VERBS[args.verb](engine, args)
+        if tool.consent and not (args.plan or args.yes or _confirmed_on_terminal()):
+            raise ConfigError(
+                f"{tool.verb} removes the Skupper sites, units and router containers on every "
+                "host; run it on a terminal to be asked, or pass --yes (see the plan with --plan)"
+            )
+        result = await tool.call(engine, vars(args), _progress)
+        if tool.notice is not None and not args.json:
+            show(tool.notice(result), stream=sys.stderr)
+        code, text = tool.exit_code(result), tool.render(result)
     if args.json:
         show(json_safe(result.model_dump_json(indent=2, by_alias=True)))
     else:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 STEPS: list[tuple[str, list[str]]] = [
     ("Show the topology and run the precheck", ["setup", "--check"]),
-    ("Build the VAN once (the seed's six phases)", ["setup"]),
+    ("Build the VAN once", ["setup"]),
     ("A second setup changes nothing", ["setup"]),
     ("Start skupper", ["up"]),
     ("Check skupper", ["status"]),

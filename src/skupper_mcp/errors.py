@@ -89,7 +89,7 @@ class CommandError(SkupperMcpError):
         self.stderr = redacted_output(stderr)
         self.stdout = redacted_output(stdout)
         tail = stderr_tail(failure_text(self.stderr, self.stdout))
-        summary = summary or _cut(command)
+        summary = summary or cut(command, 80)
         detail = f": {tail}" if tail else ""
         super().__init__(f"command failed on {host} (exit {exit_status}): {summary}{detail}")
 
@@ -103,7 +103,7 @@ class CommandTimeout(SkupperMcpError):
         self.host = host
         self.command = command
         self.seconds = seconds
-        summary = summary or _cut(command)
+        summary = summary or cut(command, 80)
         super().__init__(f"command timed out on {host} after {seconds:g}s: {summary}")
 
 
@@ -206,7 +206,9 @@ def failure_text(stderr: str, stdout: str) -> str:
     return "\n".join(meaningful) if meaningful else stdout
 
 
-def _cut(text: str, limit: int = 80) -> str:
+def cut(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters, else its start and ``...`` in
+    ``limit`` characters: the one way a message shortens what it quotes."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

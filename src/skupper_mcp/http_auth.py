@@ -23,7 +23,7 @@ from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 
-from skupper_mcp.engine.statedir import create_private_file, private_dir
+from skupper_mcp.engine.store.statedir import create_private_file, private_dir
 from skupper_mcp.errors import ConfigError
 
 TOKEN_VARIABLE = "SKUPPER_MCP_HTTP_TOKEN"

@@ -138,7 +138,7 @@ def _kube_links(
 
 
 def topology_diagram(topology: Topology) -> str:
-    """The seed's "VAN Topology" tree with the topology's real values."""
+    """The VAN as a tree of sites and links, with the topology's real values."""
     local = topology.local
     where = f"over SSH {local.ssh}" if local.ssh else "localhost"
     lines = [f"LOCAL: {local.site_name} ({where}, podman)"]
@@ -165,7 +165,7 @@ def topology_diagram(topology: Topology) -> str:
 
 
 def site_rows(topology: Topology) -> list[list[Cell]]:
-    """The seed's site configuration table: site, host, platform, role, link port, model port."""
+    """The site configuration table: site, host, platform, role, link port, model port."""
     local = topology.local
     rows: list[list[Cell]] = [
         [local.site_name, local.name, "podman", "consumer", local.inter_router_port, None]
@@ -184,7 +184,7 @@ ROUTING_HEADERS = ["Host", "Local port", "Routing key", "Default profile", "Prof
 
 
 def routing_rows(topology: Topology) -> list[list[Cell]]:
-    """The seed's host-based routing table."""
+    """The host-based routing table: which local port reaches which provider's model."""
     return [
         [p.name, p.local_port, p.routing_key, p.default_profile, ", ".join(p.profiles)]
         for p in topology.providers

@@ -1,7 +1,8 @@
 """``skupper-mcp sandbox up|status|fault|down``: run a simulated Skupper network.
 
 The product's CLI hands its ``sandbox`` verb to :func:`main`; it also runs on its own as
-``python -m skupper_sandbox.cli``. The command line is a contract (DESIGN.md section 5).
+``python -m skupper_sandbox.cli``. The command line is a contract: the tests and
+``docs/sandbox.md`` use it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,12 +24,13 @@ from skupper_sandbox import faults, hostenv
 from skupper_sandbox.emulated.skupper.version import ROUTER_VERSIONS
 from skupper_sandbox.layout import (
     DEFAULT_SKUPPER_VERSION,
-    SshdMode,
     WorldInfo,
     WorldLayout,
+    WorldSpec,
     allocate_block,
     plan_world,
 )
+from skupper_sandbox.netprobe import port_open
 
 DEFAULT_DIR = Path(".sandbox")
 READY_TIMEOUT = 30.0
@@ -126,41 +127,21 @@ def _clear_generated(layout: WorldLayout) -> None:
         (layout.root / name).unlink(missing_ok=True)
 
 
-def build_world(
-    root: Path,
-    *,
-    providers: int,
-    sshd: SshdMode,
-    kubernetes: bool,
-    model_server_command: str | None,
-    skupper_versions: dict[str, str] | None = None,
-    namespace: str = "default",
-    root_hosts: frozenset[str] = frozenset(),
-    router: str | None = None,
-) -> WorldInfo:
-    """Lay out a fresh world in ``root``: world.json, host.json files, keys, shims."""
+def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
+    """Lay out a fresh world in ``root`` as ``spec`` asks: world.json, host.json files,
+    keys, shims."""
     from skupper_sandbox import ssh
     from skupper_sandbox.router import choice
 
     try:
-        chosen = choice.choose(router)
+        chosen = choice.choose(spec.router)
     except (ValueError, FileNotFoundError) as exc:
         raise SandboxError(str(exc)) from exc
 
     layout = WorldLayout(root)
     layout.root.mkdir(parents=True, exist_ok=True)
     _clear_generated(layout)
-    info = plan_world(
-        layout.root,
-        allocate_block(layout.root),
-        providers=providers,
-        sshd=sshd,
-        kubernetes=kubernetes,
-        model_server_command=model_server_command,
-        skupper_versions=skupper_versions,
-        namespace=namespace,
-        root_hosts=root_hosts,
-    )
+    info = plan_world(layout.root, allocate_block(layout.root), spec)
     info.router, info.router_home = chosen.kind, chosen.home
     for path in (layout.ssh_dir, layout.logs_dir, layout.bin_dir, layout.kube_dir):
         path.mkdir(parents=True, exist_ok=True)
@@ -183,12 +164,9 @@ def build_world(
             )
         )
     ssh.write_keys(info)
-    try:
-        from skupper_sandbox.shims import write_shims
-    except ImportError:
-        pass
-    else:
-        write_shims(layout.root, sys.executable, compiled=True)
+    from skupper_sandbox.shims import write_shims
+
+    write_shims(layout.root, sys.executable, compiled=True)
     layout.save(info)
     return info
 
@@ -201,43 +179,18 @@ def _log_tail(layout: WorldLayout, lines: int = 30) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def up(
-    root: Path,
-    *,
-    providers: int = 2,
-    sshd: SshdMode = "asyncssh",
-    kubernetes: bool = True,
-    model_server_command: str | None = None,
-    skupper_versions: dict[str, str] | None = None,
-    namespace: str = "default",
-    root_hosts: frozenset[str] = frozenset(),
-    router: str | None = None,
-) -> WorldInfo:
-    """Build a world in ``root``, start its daemon and return once it is ready.
-
-    ``root_hosts`` name the SSH hosts whose user is root (uid 0, Skupper's rootful layout);
-    the others log in as their non-root user. ``router``: real | imitation | auto (None:
-    ``$SKMCP_SANDBOX_ROUTER``, else auto).
-    """
+def up(root: Path, spec: WorldSpec) -> WorldInfo:
+    """Build the world ``spec`` asks for in ``root``, start its daemon and return once it
+    is ready."""
     layout = WorldLayout(root)
     if daemon_pid(layout) is not None:
         raise SandboxError(f"a sandbox is already running in {layout.root}; run sandbox down first")
     if layout.world_json.exists():
         stop_world(layout)  # leftovers of a world whose daemon died
-    if sshd == "openssh" and not Path("/usr/sbin/sshd").exists():
+    if spec.sshd == "openssh" and not Path("/usr/sbin/sshd").exists():
         raise SandboxError("--sshd openssh needs /usr/sbin/sshd (apt-get install openssh-server)")
     try:
-        info = build_world(
-            root,
-            providers=providers,
-            sshd=sshd,
-            kubernetes=kubernetes,
-            model_server_command=model_server_command,
-            skupper_versions=skupper_versions,
-            namespace=namespace,
-            root_hosts=root_hosts,
-            router=router,
-        )
+        info = build_world(root, spec)
     except ValueError as exc:
         raise SandboxError(str(exc)) from exc
     env = dict(os.environ)
@@ -252,7 +205,7 @@ def up(
             start_new_session=True,
         )
     layout.daemon_pid_file.write_text(f"{daemon.pid}\n")
-    timeout = CUSTOM_MODEL_READY_TIMEOUT if model_server_command else READY_TIMEOUT
+    timeout = CUSTOM_MODEL_READY_TIMEOUT if spec.model_server_command else READY_TIMEOUT
     deadline = time.monotonic() + timeout
     while not layout.ready.exists():
         if daemon.poll() is not None:
@@ -310,29 +263,10 @@ def stop_world(layout: WorldLayout) -> list[int]:
 # --- status ---------------------------------------------------------------------------
 
 
-def _ssh_banner(address: str, port: int, timeout: float = 1.0) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=timeout) as conn:
-            conn.settimeout(timeout)
-            return conn.recv(8).startswith(b"SSH-")
-    except OSError:
-        return False
-
-
-def _port_open(address: str, port: int, timeout: float = 1.0) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _containers(home: Path) -> tuple[list[str], int] | None:
+def _containers(home: Path) -> tuple[list[str], int]:
     """The names of the host's running containers, and how many it has in all."""
-    try:
-        from skupper_sandbox.emulated import containers
-    except ImportError:
-        return None
+    from skupper_sandbox.emulated.podman import containers
+
     every = containers.list_all(home)
     return [c.name for c in every if containers.running(c)], len(every)
 
@@ -350,7 +284,7 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
     hosts = []
     for host in info.ssh_hosts:
         host_dir = layout.host_dir(host.name)
-        counts = _containers(host_dir / "home")
+        running_containers, total = _containers(host_dir / "home")
         slow = faults.slow_delay(host_dir)
         kinds = [network.get(host.name), f"slow {slow:g}s" if slow else None]
         fault = ", ".join(k for k in kinds if k) or None
@@ -360,11 +294,12 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
                 "role": host.role,
                 "address": host.address,
                 "ssh_port": host.ssh_port,
-                "ssh_reachable": running and _ssh_banner(host.address, host.ssh_port),
+                "ssh_reachable": running
+                and port_open(host.address, host.ssh_port, greeting=b"SSH-"),
                 "user_manager": str(host_dir) in managers,
-                "containers_running": len(counts[0]) if counts else None,
-                "running": counts[0] if counts else [],
-                "containers_total": counts[1] if counts else None,
+                "containers_running": len(running_containers),
+                "running": running_containers,
+                "containers_total": total,
                 "fault": fault,
             }
         )
@@ -374,7 +309,7 @@ def world_status(layout: WorldLayout) -> dict[str, object]:
             "address": info.kube.address,
             "port": info.kube.port,
             "kubeconfig": info.kube.kubeconfig,
-            "reachable": running and _port_open(info.kube.address, info.kube.port),
+            "reachable": running and port_open(info.kube.address, info.kube.port),
             "fault": faults.kube_fault(layout.kube_fault),
         }
     return {
@@ -401,8 +336,7 @@ def format_status(status: dict[str, object]) -> str:
     hosts = status["hosts"]
     assert isinstance(hosts, list)
     for h in hosts:
-        total = h["containers_total"]
-        counts = "-" if total is None else f"{h['containers_running']}/{total} running"
+        counts = f"{h['containers_running']}/{h['containers_total']} running"
         rows.append(
             (
                 h["name"],
@@ -506,9 +440,7 @@ def _namespace(value: str) -> str:
 def _router_line(info: WorldInfo) -> str:
     from skupper_sandbox.router import choice
 
-    if info.router == "real" and info.router_home:
-        return choice.RouterChoice("real", info.router_home).describe()
-    return "router imitation (python)"
+    return choice.recorded(info.router, info.router_home).describe()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -554,8 +486,8 @@ def _parser() -> argparse.ArgumentParser:
         "--router",
         choices=("auto", "real", "imitation"),
         default=None,
-        help="the real skrouterd (../shared/skupper-router or $SKMCP_SKUPPER_ROUTER) or the "
-        "Python imitation; auto: the real one when it can run",
+        help="a real skrouterd (the one installed where $SKMCP_SKUPPER_ROUTER points) or the "
+        "Python imitation; auto: the real one when it is set and runs",
     )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")
@@ -569,6 +501,38 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _world_spec(args: argparse.Namespace) -> WorldSpec:
+    """The world ``sandbox up``'s options ask for (``up_options`` writes them)."""
+    return WorldSpec(
+        providers=args.providers,
+        sshd=args.sshd,
+        kubernetes=not args.no_kubernetes,
+        model_server_command=args.model_server,
+        skupper_versions=parse_skupper_versions(args.skupper_version),
+        namespace=_namespace(args.namespace),
+        root_hosts=frozenset(args.root_host),
+        router=args.router,
+    )
+
+
+def up_options(spec: WorldSpec) -> list[str]:
+    """The ``sandbox up`` options that ask for ``spec`` (``_world_spec`` reads them back)."""
+    options = ["--providers", str(spec.providers), "--sshd", spec.sshd]
+    for host, version in spec.skupper_versions.items():
+        options += ["--skupper-version", f"{host}={version}"]
+    if spec.namespace != WorldSpec.namespace:
+        options += ["--namespace", spec.namespace]
+    if not spec.kubernetes:
+        options.append("--no-kubernetes")
+    if spec.model_server_command:
+        options += ["--model-server", spec.model_server_command]
+    for name in sorted(spec.root_hosts):
+        options += ["--root-host", name]
+    if spec.router:
+        options += ["--router", spec.router]
+    return options
+
+
 def main(argv: list[str]) -> int:
     """Run ``sandbox up|status|fault|down``; returns the exit code."""
     try:
@@ -579,17 +543,7 @@ def main(argv: list[str]) -> int:
     try:
         if args.verb == "up":
             started = time.monotonic()
-            info = up(
-                args.dir,
-                providers=args.providers,
-                sshd=args.sshd,
-                kubernetes=not args.no_kubernetes,
-                model_server_command=args.model_server,
-                skupper_versions=parse_skupper_versions(args.skupper_version),
-                namespace=_namespace(args.namespace),
-                root_hosts=frozenset(args.root_host),
-                router=args.router,
-            )
+            info = up(args.dir, _world_spec(args))
             took = time.monotonic() - started
             print(
                 f"sandbox {info.id} up in {took:.1f}s: {len(info.providers)} providers, "

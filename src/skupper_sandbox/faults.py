@@ -103,17 +103,6 @@ def clear_network(world_id: str, host: str) -> None:
             _iptables("-D", *words[1:], check=False)
 
 
-def firewalled_ports(world_id: str, host: str) -> list[int]:
-    """The ports of ``host`` a ``firewall`` fault drops."""
-    prefix = _port_comment(host, 0)[:-1]
-    ports = []
-    for rule in _rules(chain_name(world_id)):
-        comment = _comment(shlex.split(rule)) or ""
-        if comment.startswith(prefix):
-            ports.append(int(comment[len(prefix) :]))
-    return sorted(ports)
-
-
 def set_firewall(world_id: str, host: str, address: str, port: int) -> None:
     """Drop TCP to ``host``'s ``port`` from anywhere else, as a cloud security group that
     does not open the port does: the host and its other ports stay reachable."""
@@ -183,7 +172,7 @@ def clear_slow(host_dir: Path) -> None:
 
 def kill_routers(home: Path) -> list[str]:
     """SIGKILL the process of every running ``*-skupper-router`` container; their names."""
-    from skupper_sandbox.emulated import containers
+    from skupper_sandbox.emulated.podman import containers
 
     killed = []
     for container in containers.list_all(home):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -34,17 +35,18 @@ CRC_MODEL_PORT = 8000
 CRC_RHTEVAN_MODEL_PORT = 8001
 
 # The users a real deployment logs in as (topology.env.example): RHEL AI's cloud image
-# user, and the seed's own account on its workstation and laptop. Each is the first user
+# user, and a developer's own account on a workstation and a laptop. Each is the first user
 # of its host: uid and gid 1000. A root host (`sandbox up --root-host NAME`) is uid 0.
-_SEED_USERS = {"rhel-ai": "cloud-user", "rhtevan-work": "ezhang", "local": "ezhang"}
+_EXAMPLE_USERS = {"rhel-ai": "cloud-user", "rhtevan-work": "ezhang", "local": "ezhang"}
 DEFAULT_USER = "cloud-user"
 FIRST_UID = 1000
 
 SshdMode = Literal["asyncssh", "openssh"]
 Role = Literal["provider", "consumer", "kubernetes"]
 
-# The seed's two hosts keep their names, profiles and ports; later providers are generated.
-_SEED_PROFILES: dict[str, tuple[dict[str, str], str]] = {
+# The example topology's two hosts keep their names, profiles and ports; later providers
+# are generated.
+_EXAMPLE_PROFILES: dict[str, tuple[dict[str, str], str]] = {
     "rhel-ai": (
         {
             "g8b-fp8-spec-128k": "granite-3.3-8b-instruct-fp8",
@@ -60,6 +62,27 @@ _SEED_PROFILES: dict[str, tuple[dict[str, str], str]] = {
         "g3b-16k",
     ),
 }
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    """What a new world is asked to be: what ``sandbox up`` is given, one value from the
+    test helper (``testing.running_world``) through the command line to ``plan_world``.
+
+    ``skupper_versions`` maps a host name to the Skupper release its CLI emulates (the
+    others get DEFAULT_SKUPPER_VERSION); ``namespace`` is every podman site's namespace.
+    Every SSH host logs in as its non-root user, except those in ``root_hosts`` (uid 0).
+    ``model_server_command`` runs as each provider's model instead of the built-in one.
+    ``router``: real | imitation | auto (None: ``$SKMCP_SANDBOX_ROUTER``, else auto)."""
+
+    providers: int = 2
+    sshd: SshdMode = "asyncssh"
+    kubernetes: bool = True
+    model_server_command: str | None = None
+    skupper_versions: Mapping[str, str] = field(default_factory=dict)
+    namespace: str = "default"
+    root_hosts: frozenset[str] = frozenset()
+    router: str | None = None
 
 
 class HostEntry(BaseModel):
@@ -159,9 +182,6 @@ class WorldLayout:
     def host_key(self, name: str) -> Path:
         return self.host_dir(name) / "ssh_host_ed25519_key"
 
-    def host_fault(self, name: str) -> Path:
-        return self.host_dir(name) / "fault.json"
-
     def sshd_config(self, name: str) -> Path:
         return self.host_dir(name) / "sshd_config"
 
@@ -184,17 +204,17 @@ def env_prefix(name: str) -> str:
 
 
 def provider_names(count: int) -> list[str]:
-    """``rhel-ai``, ``rhtevan-work``, then ``provider-3`` ... as in the seed."""
+    """``rhel-ai``, ``rhtevan-work`` (as in topology.env.example), then ``provider-3`` ..."""
     if not 1 <= count <= MAX_PROVIDERS:
         raise ValueError(f"providers must be between 1 and {MAX_PROVIDERS}, not {count}")
-    seeds = list(_SEED_PROFILES)
-    return [seeds[i] if i < len(seeds) else f"provider-{i + 1}" for i in range(count)]
+    examples = list(_EXAMPLE_PROFILES)
+    return [examples[i] if i < len(examples) else f"provider-{i + 1}" for i in range(count)]
 
 
 def _provider(index: int, name: str, block: str) -> HostEntry:
     number = index + 1
-    if name in _SEED_PROFILES:
-        profiles, default = _SEED_PROFILES[name]
+    if name in _EXAMPLE_PROFILES:
+        profiles, default = _EXAMPLE_PROFILES[name]
     else:
         profiles = {
             f"p{number}-small": f"sandbox-small-{number}",
@@ -220,29 +240,17 @@ def _provider(index: int, name: str, block: str) -> HostEntry:
         profiles=dict(profiles),
         default_profile=default,
         routing_key=f"model-api-{name}",
-        # rhel-ai is the seed's bootc host whose containers cannot write /tmp.
+        # rhel-ai is a bootc host whose containers cannot write /tmp.
         tmp_writable=name != "rhel-ai",
     )
 
 
 def plan_world(
-    root: Path,
-    block: str,
-    *,
-    providers: int = 2,
-    sshd: SshdMode = "asyncssh",
-    kubernetes: bool = True,
-    model_server_command: str | None = None,
-    world_id: str | None = None,
-    skupper_versions: dict[str, str] | None = None,
-    namespace: str = "default",
-    root_hosts: frozenset[str] = frozenset(),
+    root: Path, block: str, spec: WorldSpec, *, world_id: str | None = None
 ) -> WorldInfo:
-    """The hosts, addresses and ports of a new world in ``root`` using ``block``.
-
-    ``skupper_versions`` maps a host name to the Skupper release its CLI emulates (the
-    others get DEFAULT_SKUPPER_VERSION); ``namespace`` is every podman site's namespace.
-    Every SSH host logs in as its non-root user, except those in ``root_hosts`` (uid 0)."""
+    """The hosts, addresses and ports of a new world in ``root`` using ``block``, as
+    ``spec`` asks (``WorldSpec``); ``ValueError`` names a host the spec asks for that the
+    world does not have."""
     layout = WorldLayout(root)
     hosts = [
         HostEntry(
@@ -256,18 +264,18 @@ def plan_world(
             },
         )
     ]
-    hosts += [_provider(i, name, block) for i, name in enumerate(provider_names(providers))]
-    unknown = sorted(root_hosts - {h.name for h in hosts})
+    hosts += [_provider(i, name, block) for i, name in enumerate(provider_names(spec.providers))]
+    unknown = sorted(spec.root_hosts - {h.name for h in hosts})
     if unknown:
         valid = ", ".join(h.name for h in hosts)
         raise ValueError(f"no SSH host {', '.join(unknown)} to make root (hosts: {valid})")
     for host in hosts:
-        if host.name in root_hosts:
+        if host.name in spec.root_hosts:
             host.user, host.uid = "root", 0
         else:
-            host.user, host.uid = _SEED_USERS.get(host.name, DEFAULT_USER), FIRST_UID
+            host.user, host.uid = _EXAMPLE_USERS.get(host.name, DEFAULT_USER), FIRST_UID
     kube = None
-    if kubernetes:
+    if spec.kubernetes:
         crc = HostEntry(
             name="crc",
             address=f"{block}.254",
@@ -277,7 +285,7 @@ def plan_world(
         )
         hosts.append(crc)
         kube = KubeEntry(address=crc.address, kubeconfig=str(layout.kubeconfig))
-    versions = dict(skupper_versions or {})
+    versions = dict(spec.skupper_versions)
     unknown = sorted(set(versions) - {h.name for h in hosts if h.role != "kubernetes"})
     if unknown:
         valid = ", ".join(h.name for h in hosts if h.role != "kubernetes")
@@ -286,14 +294,14 @@ def plan_world(
         if host.name in versions:
             host.skupper_version = versions[host.name]
     return WorldInfo(
-        namespace=namespace,
+        namespace=spec.namespace,
         id=world_id or uuid.uuid4().hex[:12],
         dir=str(layout.root),
-        sshd=sshd,
+        sshd=spec.sshd,
         block=block,
         hosts=hosts,
         kube=kube,
-        model_server_command=model_server_command,
+        model_server_command=spec.model_server_command,
     )
 
 

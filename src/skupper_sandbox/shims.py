@@ -68,14 +68,20 @@ def write_shims(world_dir: Path, python: str, *, compiled: bool = False) -> Path
         if client is not None:
             shim.symlink_to(client.name)
             continue
-        # the module the client's own fallback runs (client.c)
-        module = f"skupper_sandbox.emulated.{tool}"
+        module = fallback_module(tool)
         shim.write_text(f'#!/bin/sh\nexec {shlex.quote(python)} -m {module} "$@"\n')
         shim.chmod(0o755)
     for tool, text in (("id", _ID_SHIM), ("whoami", _WHOAMI_SHIM)):
         (bin_dir / tool).write_text(text)
         (bin_dir / tool).chmod(0o755)
     return bin_dir
+
+
+def fallback_module(tool: str) -> str:
+    """The module ``python -m`` runs for ``tool`` without the command server, the same one
+    the compiled client's own fallback runs (client.c): podman's monitor is in its package."""
+    package = "emulated.podman" if tool == "conmon" else "emulated"
+    return f"skupper_sandbox.{package}.{tool}"
 
 
 def build_client(bin_dir: Path, python: str) -> Path | None:

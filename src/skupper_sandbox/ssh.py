@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -164,16 +163,3 @@ def write_sshd_config(layout: WorldLayout, name: str, address: str, port: int) -
 def ensure_privsep_dir() -> None:
     """sshd refuses to start without its privilege-separation directory."""
     SSHD_PRIVSEP_DIR.mkdir(mode=0o755, parents=True, exist_ok=True)
-
-
-def start_sshd(config: Path, log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """Run ``sshd -D -e -f config`` in the foreground of its own session, logging to ``log``."""
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [str(SSHD), "-D", "-e", "-f", str(config)],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )

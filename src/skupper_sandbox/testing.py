@@ -1,6 +1,6 @@
 """Sandbox worlds driven from Python: ``running_world(...)`` starts one and always stops it.
 
-    with running_world(tmp_path, providers=2) as world:
+    with running_world(tmp_path, WorldSpec(providers=2)) as world:
         exit_status, out, err = world.ssh("rhel-ai", "skupper version")
 
 The world is started with ``sandbox up`` in a subprocess of the current Python and is
@@ -22,7 +22,8 @@ from typing import Any
 import asyncssh
 
 from skupper_sandbox import faults
-from skupper_sandbox.layout import HostEntry, SshdMode, WorldInfo, WorldLayout
+from skupper_sandbox.cli import up_options
+from skupper_sandbox.layout import HostEntry, WorldInfo, WorldLayout, WorldSpec
 
 UP_TIMEOUT = 120.0
 SSH_TIMEOUT = 30.0
@@ -142,33 +143,11 @@ class World:
 
 
 @contextlib.contextmanager
-def running_world(
-    tmp_dir: Path,
-    providers: int = 2,
-    sshd: SshdMode = "asyncssh",
-    kubernetes: bool = True,
-    model_server: str | None = None,
-    skupper_versions: dict[str, str] | None = None,
-    namespace: str | None = None,
-    root_hosts: tuple[str, ...] = (),
-    router: str | None = None,
-) -> Iterator[World]:
-    """Start a world in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after.
-    ``router``: real | imitation (None: the sandbox's own choice)."""
+def running_world(tmp_dir: Path, spec: WorldSpec | None = None) -> Iterator[World]:
+    """Start the world ``spec`` asks for (``WorldSpec()``: two providers and the crc site)
+    in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after."""
     root = Path(tmp_dir).resolve()
-    args = ["up", "--dir", str(root), "--providers", str(providers), "--sshd", sshd]
-    for host, version in (skupper_versions or {}).items():
-        args += ["--skupper-version", f"{host}={version}"]
-    if namespace:
-        args += ["--namespace", namespace]
-    if not kubernetes:
-        args.append("--no-kubernetes")
-    if model_server:
-        args += ["--model-server", model_server]
-    for name in root_hosts:
-        args += ["--root-host", name]
-    if router:
-        args += ["--router", router]
+    args = ["up", "--dir", str(root), *up_options(spec or WorldSpec())]
     try:
         result = sandbox_command(*args)
         if result.returncode != 0:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import os
 import signal
@@ -37,6 +36,7 @@ from skupper_sandbox.layout import (
     WorldLayout,
     render_topology_env,
 )
+from skupper_sandbox.netprobe import port_open_async
 from skupper_sandbox.shims import COMMAND_CLIENT
 
 log = logging.getLogger("skupper_sandbox.world")
@@ -49,17 +49,6 @@ START_TIMEOUT = 25.0
 CUSTOM_MODEL_TIMEOUT = 600.0
 STOP_GRACE = 5.0
 RESTART_DELAY = 0.5
-
-
-def module_available(name: str) -> bool:
-    """Whether ``python -m name`` can run (the sandbox's parts land independently)."""
-    try:
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.submodule_search_locations is not None:
-            spec = importlib.util.find_spec(name + ".__main__")
-    except ModuleNotFoundError:
-        return False
-    return spec is not None
 
 
 async def wait_until(
@@ -81,17 +70,6 @@ async def _abstract_socket_open(name: str) -> bool:
     except OSError:
         return False
     writer.close()
-    return True
-
-
-async def port_open(address: str, port: int) -> bool:
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(address, port), 1.0)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
     return True
 
 
@@ -121,7 +99,7 @@ def _exists(path: Path) -> bool:
 
 def _raise_if_exited(home: Path, host: str) -> None:
     """Fail fast when the model container died instead of waiting out the deadline."""
-    from skupper_sandbox.emulated import containers
+    from skupper_sandbox.emulated.podman import containers
 
     container = containers.get(home, MODEL_CONTAINER)
     if container is None or container.status != "exited":
@@ -218,7 +196,9 @@ class WorldDaemon:
             )
         )
         await wait_until(
-            lambda: port_open(host.address, host.ssh_port), f"sshd on {host.name}", START_TIMEOUT
+            lambda: port_open_async(host.address, host.ssh_port),
+            f"sshd on {host.name}",
+            START_TIMEOUT,
         )
 
     async def start_command_server(self) -> None:
@@ -297,7 +277,7 @@ class WorldDaemon:
         async def api_ready() -> bool:
             if child.process and child.process.returncode is not None:
                 raise RuntimeError(f"the Kubernetes API exited with {child.process.returncode}")
-            return _exists(kubeconfig) and await port_open(kube.address, kube.port)
+            return _exists(kubeconfig) and await port_open_async(kube.address, kube.port)
 
         await wait_until(api_ready, "the Kubernetes API", START_TIMEOUT)
 
@@ -350,21 +330,10 @@ class WorldDaemon:
         if (self.layout.bin_dir / COMMAND_CLIENT).exists():
             await self.start_command_server()  # before anything runs a command
         steps = [self.start_ssh(h) for h in ssh_hosts]
-        if module_available(SYSTEMD_MODULE):
-            steps += [self.start_user_manager(h) for h in ssh_hosts]
-        else:
-            log.warning("no emulated systemd installed: hosts run without a user manager")
+        steps += [self.start_user_manager(h) for h in ssh_hosts]
         if self.info.kube is not None:
-            if module_available(KUBE_MODULE):
-                steps.append(self.start_kube())
-            else:
-                log.warning("no Kubernetes API installed: the world has no crc site")
-                self.info.kube = None
-                self.info.hosts = [h for h in self.info.hosts if h.role != "kubernetes"]
-        if module_available(PODMAN_MODULE):
-            steps += [self.start_model(h) for h in self.info.providers]
-        else:
-            log.warning("no emulated podman installed: no model servers are started")
+            steps.append(self.start_kube())
+        steps += [self.start_model(h) for h in self.info.providers]
         await asyncio.gather(*steps)
         self.info.daemon_pid = os.getpid()
         self.layout.save(self.info)

@@ -26,6 +26,7 @@ from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.sitemap import model_url
 from skupper_mcp.facts.site_state import site_state_script
 from skupper_mcp.topology import Topology, load_topology
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
 HERE = Path(__file__).resolve().parent / "site_states"
@@ -87,7 +88,7 @@ async def operate(world: World, phase: str) -> None:
 def main() -> int:
     with (
         tempfile.TemporaryDirectory() as tmp,
-        running_world(Path(tmp), providers=2, kubernetes=False) as world,
+        running_world(Path(tmp), WorldSpec(providers=2, kubernetes=False)) as world,
     ):
         topology = load_topology(world.topology)
         text = world.topology.read_text().replace(str(world.dir), "/world")

@@ -2,7 +2,7 @@
 through a link nor readable by anyone else.
 
 The archive is made by the real script through a local shell (with a ``tar`` that fails
-where a test needs one), and checked by the pure functions of ``engine/backups.py``.
+where a test needs one), and checked by the pure functions of ``engine/store/backups.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from skupper_mcp.connectors.local import LocalConnector
-from skupper_mcp.engine.backups import CA_DIR, Backups, check_complete
+from skupper_mcp.engine.store.backups import CA_DIR, Backups, check_complete
 from skupper_mcp.errors import BackupError, CommandError, LocalStateError
 from skupper_mcp.sites.podman import PodmanSite
 

@@ -13,9 +13,9 @@ import skupper_mcp
 from fake_connector import framed
 from skupper_mcp import errors
 from skupper_mcp.connectors.base import CommandResult, SSHTarget
+from skupper_mcp.engine.operations import updown
 from skupper_mcp.engine.runner import SITE_ERRORS
 from skupper_mcp.engine.sitemap import SiteMap
-from skupper_mcp.engine.updown import UpDown
 from skupper_mcp.errors import CommandError, SiteStateError, SkupperMcpError
 from skupper_mcp.sites import units
 from skupper_mcp.topology import Topology, parse_topology
@@ -84,21 +84,21 @@ def topology(tmp_path: Path) -> Topology:
 
 @pytest.mark.parametrize("bug", [RecursionError("deep"), NotImplementedError("todo")])
 async def test_a_bug_inside_a_site_surfaces_as_a_bug(topology: Topology, bug: Exception) -> None:
-    updown = UpDown(SiteMap(topology, Pool(bug), None))  # type: ignore[arg-type]
+    sites = SiteMap(topology, Pool(bug), None)  # type: ignore[arg-type]
     with pytest.raises(type(bug)):
-        await updown.up("alpha")
+        await updown.up(sites, "alpha")
     with pytest.raises(type(bug)):
-        await updown.down("all", plan=True)
+        await updown.down(sites, "all", plan=True)
 
 
 async def test_a_bug_in_an_action_surfaces_and_a_failure_fails_the_site(
     topology: Topology,
 ) -> None:
-    buggy = UpDown(SiteMap(topology, ActingPool(RecursionError("deep")), None))  # type: ignore[arg-type]
+    buggy = SiteMap(topology, ActingPool(RecursionError("deep")), None)  # type: ignore[arg-type]
     with pytest.raises(RecursionError):
-        await buggy.up("alpha")
+        await updown.up(buggy, "alpha")
     failure = CommandError("alpha", "systemctl --user start", 1, "Failed to start")
-    result = await UpDown(SiteMap(topology, ActingPool(failure), None)).up("alpha")  # type: ignore[arg-type]
+    result = await updown.up(SiteMap(topology, ActingPool(failure), None), "alpha")  # type: ignore[arg-type]
     assert [(s.host, s.outcome) for s in result.sites] == [
         ("alpha", "failed"),
         ("local", "failed"),
@@ -117,7 +117,7 @@ async def test_a_bug_in_an_action_surfaces_and_a_failure_fails_the_site(
 async def test_an_expected_failure_is_the_site_failing(
     topology: Topology, failure: SkupperMcpError
 ) -> None:
-    result = await UpDown(SiteMap(topology, Pool(failure), None)).up("alpha")  # type: ignore[arg-type]
+    result = await updown.up(SiteMap(topology, Pool(failure), None), "alpha")  # type: ignore[arg-type]
     assert not result.ok
     assert [(s.host, s.outcome) for s in result.sites] == [
         ("alpha", "failed"),

@@ -265,7 +265,7 @@ def test_an_unreachable_host_is_one_finding(topology: Topology) -> None:
 
 def test_evidence_never_carries_a_key_a_log_line_quoted(topology: Topology) -> None:
     """A router log line quoted as evidence goes through the same redaction as logs."""
-    from skupper_mcp.engine.diagnose import redacted
+    from skupper_mcp.engine.operations.diagnose import redacted
 
     local = states()["local"]
     key_line = (

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from skupper_mcp.engine.cluster import kube_secret_names
-from skupper_mcp.engine.drift import kube_resources_without_secrets
+from skupper_mcp.engine.desired.cluster import kube_resources_without_secrets, kube_secret_names
 from skupper_mcp.engine.findings import RULES, Network
 from skupper_mcp.engine.findings.kube import router_pod_stale, secret_type
 from skupper_mcp.engine.scope import site_ref

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.engine.lock import lock_path, operation_lock
+from skupper_mcp.engine.store.lock import lock_path, operation_lock
 from skupper_mcp.errors import BusyError, LocalStateError
 
 
@@ -54,7 +54,7 @@ def test_another_process_holding_the_lock_makes_us_give_up_with_a_clear_message(
     state, topology = str(tmp_path), str(tmp_path / "topology.env")
     program = (
         "import asyncio, sys; from pathlib import Path\n"
-        "from skupper_mcp.engine.lock import operation_lock\n"
+        "from skupper_mcp.engine.store.lock import operation_lock\n"
         "async def main():\n"
         f"    async with operation_lock(Path({state!r}), Path({topology!r}), 'setup'):\n"
         "        print('held', flush=True); await asyncio.sleep(30)\n"

@@ -22,18 +22,18 @@ import pytest
 
 from fake_connector import Call, FakeConnector, FakeHosts, Reply
 from skupper_mcp.connectors.pool import ConnectorPool
-from skupper_mcp.engine.backups import Backups
-from skupper_mcp.engine.cluster import base_resources
-from skupper_mcp.engine.setup import Setup, kube_setup_actions, podman_setup_actions
-from skupper_mcp.engine.sitemap import SiteMap
-from skupper_mcp.engine.teardown import Teardown, kube_teardown_actions
-from skupper_mcp.engine.updown import (
-    UpDown,
+from skupper_mcp.engine.desired.cluster import base_resources
+from skupper_mcp.engine.operations import setup, teardown, updown
+from skupper_mcp.engine.operations.setup import kube_setup_actions, podman_setup_actions
+from skupper_mcp.engine.operations.teardown import kube_teardown_actions
+from skupper_mcp.engine.operations.updown import (
     kube_down_actions,
     kube_up_actions,
     podman_down_actions,
     podman_up_actions,
 )
+from skupper_mcp.engine.sitemap import SiteMap
+from skupper_mcp.engine.store.backups import Backups
 from skupper_mcp.errors import CommandError
 from skupper_mcp.facts.site_state import ContainerState, RouterContainer, parse_site_state
 from skupper_mcp.models import CheckResult, OperationResult
@@ -142,7 +142,7 @@ G3B = ("rhtevan-work", "g3b-16k")  # rhtevan-work's default (its endpoint serves
 
 @dataclass(frozen=True)
 class Case:
-    seed: str
+    label: str  # the test id
     operation: str
     target: str
     phases: dict[str, str]
@@ -246,12 +246,11 @@ CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.seed for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[c.label for c in CASES])
 async def test_up_and_down_plans_follow_the_scoping_rules(topology: Topology, case: Case) -> None:
     world = hosts(topology, case.phases, case.unreachable)
-    updown = UpDown(world.sites)
     run = updown.up if case.operation == "up" else updown.down
-    result = await run(case.target, plan=True)
+    result = await run(world.sites, case.target, plan=True)
     assert result.plan and result.ok == ("failed" not in outcomes(result).values())
     assert steps(result) == case.steps
     assert outcomes(result) == case.outcomes
@@ -264,21 +263,21 @@ async def test_up_and_down_plans_follow_the_scoping_rules(topology: Topology, ca
 
 async def test_a_kept_local_site_says_which_provider_keeps_it(topology: Topology) -> None:
     world = hosts(topology, ALL_UP)
-    result = await UpDown(world.sites).down("rhel-ai", plan=True)
+    result = await updown.down(world.sites, "rhel-ai", plan=True)
     local = next(s for s in result.sites if s.host == "local")
     assert [(s.name, s.detail) for s in local.steps] == [
         ("keep local site", "kept: rhtevan-work still active")
     ]
     assert not local.changed
     world = hosts(topology, ALL_UP, unreachable=("rhtevan-work",))
-    result = await UpDown(world.sites).down("rhel-ai", plan=True)
+    result = await updown.down(world.sites, "rhel-ai", plan=True)
     local = next(s for s in result.sites if s.host == "local")
     assert local.steps[0].detail == "kept: the state of rhtevan-work is unknown"
 
 
 async def test_a_plan_step_says_what_would_run(topology: Topology) -> None:
     world = hosts(topology, ONLY_RHEL_AI)
-    result = await UpDown(world.sites).down("rhel-ai", plan=True)
+    result = await updown.down(world.sites, "rhel-ai", plan=True)
     details = {(s.host, step.name): step.detail for s in result.sites for step in s.steps}
     assert details == {
         ("rhel-ai", "stop router"): f"would run: systemctl stop {ROUTER}",
@@ -298,7 +297,7 @@ async def plan_setup(world: Hosts, tmp_path: Path) -> OperationResult:
     async def precheck() -> CheckResult:
         return precheck_passes()
 
-    return await Setup(world.sites, Backups(tmp_path), precheck, None).run(plan=True)
+    return await setup.run(world.sites, Backups(tmp_path), precheck, plan=True)
 
 
 FRESH_HUB = [
@@ -377,7 +376,7 @@ async def test_teardown_plan_backs_up_then_removes_every_site(
     topology: Topology, tmp_path: Path
 ) -> None:
     world = hosts(topology, ONLY_RHEL_AI)
-    result = await Teardown(world.sites, Backups(tmp_path), None).run(plan=True)
+    result = await teardown.run(world.sites, Backups(tmp_path), plan=True)
     assert steps(result) == {h: ["back up inputs and CA", "remove site"] for h in HOSTS}
     assert outcomes(result) == dict.fromkeys(HOSTS, "down")
     assert models(result) == [(*FP8, "stop"), (*G3B, "stop")]
@@ -389,7 +388,7 @@ async def test_teardown_plan_backs_up_then_removes_every_site(
     )
     assert world.changes() == {}
     fresh = hosts(topology, dict.fromkeys(HOSTS, "fresh"))
-    nothing = await Teardown(fresh.sites, Backups(tmp_path), None).run(plan=True)
+    nothing = await teardown.run(fresh.sites, Backups(tmp_path), plan=True)
     # Sites never set up have nothing of Skupper's: a provider's model container is not
     # a reason to tear anything down there.
     assert steps(nothing) == {h: ["teardown"] for h in HOSTS}

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from skupper_mcp.engine.model_checks import base_url, route_checks
+from skupper_mcp.engine.operations.model_checks import base_url, route_checks
 
 ADDRESS = "127.204.1.20"
 MODEL = "granite-3b"

@@ -1,4 +1,4 @@
-"""The seed's scoping rules and signal routing table, as pure functions."""
+"""The scoping rules and the model actions each operation calls for, as pure functions."""
 
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ def test_resources_compare_by_meaning() -> None:
     assert "K1" not in repr(cr.ClientCert(b"CA", b"C1", b"K1"))
 
 
-def test_auto_restart_units_follow_the_seed() -> None:
+def test_auto_restart_units_take_skuppers_names_and_restart_on_failure() -> None:
     controller, router = units.site_units("default", "ezhang", "/usr/bin/podman")
     assert controller.name == "skupper-controller.service"  # Skupper's own name
     assert router.name == "skupper-default.service"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.engine.statedir import existing_private_dir, private_dir
+from skupper_mcp.engine.store.statedir import existing_private_dir, private_dir
 from skupper_mcp.errors import LocalStateError
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skupper_mcp.engine.status import summary, unread_site_status
+from skupper_mcp.engine.operations.status import summary, unread_site_status
 from skupper_mcp.models import ListenerStatus, SiteStatus
 
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.connectors.shell import ENV_PRELUDE
+from skupper_mcp.connectors.shell import script
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
 from . import part_of
@@ -31,7 +32,7 @@ from . import part_of
 SKUPPER_VERSIONS = {"rhel-ai": "2.2.1", "rhtevan-work": "2.1.0"}
 NS = "models"
 # and both layouts: one provider logs in as root
-ROOT_HOSTS = ("rhtevan-work",)
+ROOT_HOSTS = frozenset({"rhtevan-work"})
 
 
 class PartWorlds:
@@ -51,10 +52,12 @@ class PartWorlds:
             self.world = self.stack.enter_context(
                 running_world(
                     self.tmp.mktemp(f"lifecycle-{part}"),
-                    providers=2,
-                    skupper_versions=SKUPPER_VERSIONS,
-                    namespace=NS,
-                    root_hosts=ROOT_HOSTS,
+                    WorldSpec(
+                        providers=2,
+                        skupper_versions=SKUPPER_VERSIONS,
+                        namespace=NS,
+                        root_hosts=ROOT_HOSTS,
+                    ),
                 )
             )
             self.part = part
@@ -81,7 +84,7 @@ def world(part_worlds: PartWorlds, request: pytest.FixtureRequest) -> World:
 def on_host(command: str) -> str:
     """A command with the product's prelude: ``$SKMCP_CTL``, ``$SKMCP_DATA``, ``$SKMCP_UNITS``
     name the host's systemctl, Skupper data home and unit directory, whatever its user."""
-    return f"{ENV_PRELUDE}\n{command}"
+    return script(command)
 
 
 def is_root(world: World, host: str) -> bool:

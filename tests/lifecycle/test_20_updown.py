@@ -1,4 +1,4 @@
-"""T2a-T2c and T3a-T3e: up and down, all or scoped, with the seed's listener expectations
+"""T2a-T2c and T3a-T3e: up and down, all or scoped, with the listeners each case expects
 (checked by connecting to the local listener ports), idempotence, and plans."""
 
 from __future__ import annotations

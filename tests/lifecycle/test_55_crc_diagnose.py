@@ -16,8 +16,8 @@ from kubernetes import config as k8s_config
 from mcp import Client
 
 from polling import eventually, wait_for
-from skupper_mcp.engine.cluster import link_targets
 from skupper_mcp.engine.core import Engine
+from skupper_mcp.engine.desired.cluster import link_targets
 from skupper_mcp.models import DiagnoseResult, Finding, OperationResult
 from skupper_mcp.server import build_server
 from skupper_mcp.sites import resources as cr

@@ -301,7 +301,7 @@ async def test_an_unreachable_provider_is_one_finding_and_the_others_are_diagnos
 async def test_a_router_access_applied_by_hand_without_names_fails_link_verification(
     everything_up: World,
 ) -> None:
-    """The seed's "cert verify failed on link": a RouterAccess without
+    """A link's "certificate verify failed": a RouterAccess without
     subjectAlternativeNames, applied and reloaded by hand, re-issues the hub's server
     certificate without the name its peers dial."""
     world = everything_up
@@ -337,7 +337,7 @@ async def test_a_router_access_applied_by_hand_without_names_fails_link_verifica
 
 
 def recreate_router_by_hand(world: World, host: str, *, env: bool, user: bool) -> None:
-    """What the seed's older scripts and guides did: stop the unit, then remove the router
+    """What older hand-written scripts and guides did: stop the unit, then remove the router
     container and create it again with ``podman create`` from its ``podman inspect``, here
     without ``SSL_PROFILE_BASE_PATH`` (``env=False``) or without ``--user``/``--userns``
     (``user=False``, so it runs as the image's uid)."""
@@ -391,7 +391,7 @@ async def test_a_router_made_by_hand_without_ssl_profile_base_path(everything_up
 async def test_a_router_made_by_hand_as_another_uid_cannot_read_fresh_certificates(
     everything_up: World,
 ) -> None:
-    """The seed's "cert files not readable": a reload writes the certificates 0640, and a
+    """Certificate files the router cannot read: a reload writes the certificates 0640, and a
     router container created by hand without --user runs as the image's uid."""
     world = everything_up
     await clean(world.topology)

@@ -20,12 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostkit import HostKit, make_host
 
+from hostkit import HostKit, make_host
 from polling import wait_for
 from skupper_sandbox import hostenv
 from skupper_sandbox.commands.server import CommandServer, socket_name
-from skupper_sandbox.emulated import containers
+from skupper_sandbox.emulated.podman import containers
 from skupper_sandbox.shims import COMMAND_CLIENT
 from sshkit import free_port
 

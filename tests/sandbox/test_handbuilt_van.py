@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,8 +23,10 @@ import pytest
 import yaml
 
 from by_hand import reload_by_hand, stop_by_hand
+from hostkit import router_kinds
 from polling import wait_for
-from skupper_sandbox.router import choice
+from skupper_sandbox.layout import WorldSpec
+from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.testing import World, running_world
 
 pytestmark = pytest.mark.sandbox
@@ -91,14 +92,6 @@ def get_models(van: Van) -> dict[str, Any] | None:
     return response.json() if response.status_code == 200 else None
 
 
-def port_closed(address: str, port: int) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=1.0):
-            return False
-    except ConnectionRefusedError:
-        return True
-
-
 def router_access(name: str, ports: tuple[int, int], sans: list[str]) -> dict[str, Any]:
     return {
         "apiVersion": "skupper.io/v2alpha1",
@@ -142,13 +135,6 @@ def sshd_modes() -> list[Any]:
     ]
 
 
-def router_kinds() -> list[Any]:
-    """The real skrouterd (skipped, with the reason, where it cannot run) and the imitation."""
-    real = choice.choose("auto")
-    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
-    return [pytest.param("real", marks=[] if real.kind == "real" else [skip]), "imitation"]
-
-
 @pytest.fixture(scope="module", params=router_kinds())
 def router_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -162,10 +148,7 @@ def van(
     sshd = request.param
     with running_world(
         tmp_path_factory.mktemp(f"van-{sshd}-{router_kind}"),
-        providers=2,
-        sshd=sshd,
-        kubernetes=False,
-        router=router_kind,
+        WorldSpec(providers=2, sshd=sshd, kubernetes=False, router=router_kind),
     ) as world:
         yield Van(world, world.addresses[HUB], world.addresses[CONSUMER])
 
@@ -259,7 +242,7 @@ def test_a_router_killed_with_podman_kill_stays_down_until_started_by_hand(van: 
     van.ok(HUB, f"podman kill {router}")
 
     settle(
-        lambda: port_closed(van.consumer, LISTENER_PORT),
+        lambda: not port_open(van.consumer, LISTENER_PORT),
         timeout=LISTENER_CLOSE_SECONDS,
         what="the local listener to close",
     )
@@ -272,7 +255,7 @@ def test_a_router_killed_with_podman_kill_stays_down_until_started_by_hand(van: 
     # (a fixed window: it proves the router is NOT restarted, so nothing to wait for)
     end = time.monotonic() + 2.0
     while time.monotonic() < end:
-        assert port_closed(van.consumer, LISTENER_PORT)
+        assert not port_open(van.consumer, LISTENER_PORT)
         time.sleep(0.25)
     fmt = "'{{.State.Status}} {{.State.ExitCode}} {{.HostConfig.RestartPolicy.Name}}'"
     assert van.ok(HUB, f"podman inspect {router} --format {fmt}").split() == [
@@ -330,7 +313,7 @@ def test_start_twice_missing_secret_and_teardown(van: Van) -> None:
         f"/{CONSUMER_NS}/runtime/resources: directory not empty" in out
     )
     settle(
-        lambda: port_closed(van.consumer, LISTENER_PORT),
+        lambda: not port_open(van.consumer, LISTENER_PORT),
         timeout=LISTENER_CLOSE_SECONDS,
         what="the local listener to close",
     )

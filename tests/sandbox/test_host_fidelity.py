@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from hostkit import HostKit, running_host, wait_for
+from skupper_mcp.facts import names
 from skupper_mcp.sites import units
 from skupper_mcp.sites.podman import _recreate_args
 from skupper_sandbox.emulated.skupper import render, site_state
 from skupper_sandbox.emulated.skupper.paths import NamespacePaths
-from skupper_sandbox.layout import plan_world
+from skupper_sandbox.layout import WorldSpec, plan_world
 from skupper_sandbox.testing import World
 
 
@@ -47,7 +48,7 @@ def test_the_products_watch_unit_stops_clean_when_the_container_dies_of_sigterm(
     """start-watch.sh exits 143 when `podman stop` ends a container that does not handle
     SIGTERM; the product's unit must count that as a clean stop on real systemd."""
     assert host.sh("podman create --name box busybox sleep 600").returncode == 0
-    script = host.home / units.WATCH_SCRIPT_PATH
+    script = host.home / names.WATCH_SCRIPT_PATH
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(units.watch_script("podman"))
     unit = units.watch_unit("box.service", "box", "podman", "test box")
@@ -82,8 +83,8 @@ def test_a_host_reports_its_own_non_root_user(world: World) -> None:
 
 def test_root_is_a_per_host_choice_of_sandbox_up(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no SSH host crc"):
-        plan_world(tmp_path, "127.250.0", root_hosts=frozenset({"crc"}))
-    info = plan_world(tmp_path, "127.250.0", root_hosts=frozenset({"rhtevan-work"}))
+        plan_world(tmp_path, "127.250.0", WorldSpec(root_hosts=frozenset({"crc"})))
+    info = plan_world(tmp_path, "127.250.0", WorldSpec(root_hosts=frozenset({"rhtevan-work"})))
     users = {h.name: (h.user, h.uid) for h in info.ssh_hosts}
     assert users == {
         "local": ("ezhang", 1000),
@@ -209,7 +210,7 @@ def test_a_router_as_the_users_own_uid_reads_its_0640_certificates(
 def test_a_router_as_the_image_user_cannot_read_them_until_chmod_o_r(
     rendered: tuple[HostKit, NamespacePaths],
 ) -> None:
-    """The seed's Known Issue: uid 10000 is in the user's subordinate range, not the owner."""
+    """Certificates unreadable to the router: uid 10000 is in the user's subordinate range."""
     kit, paths = rendered
     assert _router(kit, paths, "r") == "exited 1"
     log = kit.sh("podman logs r").stdout + kit.sh("podman logs r 2>&1").stdout

@@ -16,6 +16,7 @@ import pytest
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
 pytestmark = pytest.mark.sandbox
@@ -33,7 +34,8 @@ def marks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def hostile(tmp_path_factory: pytest.TempPathFactory, marks: Path) -> Iterator[World]:
     command = shlex.join([sys.executable, str(SERVER), str(marks)])
     with running_world(
-        tmp_path_factory.mktemp("hostile"), providers=1, kubernetes=False, model_server=command
+        tmp_path_factory.mktemp("hostile"),
+        WorldSpec(providers=1, kubernetes=False, model_server_command=command),
     ) as world:
         yield world
 
@@ -46,7 +48,7 @@ def test_the_injection_changes_nothing_in_any_operation(hostile: World, marks: P
     async def go() -> dict[str, object]:
         async with Engine(load_topology(hostile.topology)) as engine:
             ref = site_ref(engine.topology, PROVIDER)
-            provider = await engine.lifecycle.sites.podman(ref)
+            provider = await engine.sites.podman(ref)
             state = await provider.read()
             results: dict[str, object] = {"state": state}
             results["setup"] = await engine.setup()

@@ -10,7 +10,6 @@ import itertools
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -28,9 +27,11 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 import hostkit
+from hostkit import router_kinds
 from polling import wait_for
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.kube.routerconfig import NOT_MOUNTED
+from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.router import choice
 
 T = TypeVar("T")
@@ -38,12 +39,6 @@ GROUP, VERSION = "skupper.io", "v2alpha1"
 API_PORT = 6443
 WORLD_ID = "test-kube"
 _addresses = (f"127.206.0.{n}" for n in itertools.count(10))
-
-
-def port_open(address: str, port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=0.5):
-        return True
-    return False
 
 
 def write_host(world_dir: Path, name: str, address: str, role: str) -> Path:
@@ -97,16 +92,7 @@ def write_router_choice(world_dir: Path, kind: str) -> None:
     """``world.json``'s router: which one the router pods (and their controller) run."""
     chosen = choice.choose(kind)
     world_dir.mkdir(parents=True, exist_ok=True)
-    (world_dir / "world.json").write_text(
-        json.dumps({"router": chosen.kind, "router_home": chosen.home})
-    )
-
-
-def router_kinds() -> list[Any]:
-    """The real skrouterd (skipped, with the reason, where it cannot run) and the imitation."""
-    real = choice.choose("auto")
-    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
-    return [pytest.param("real", marks=[] if real.kind == "real" else [skip]), "imitation"]
+    (world_dir / "world.json").write_text(json.dumps(chosen.record()))
 
 
 @pytest.fixture(params=router_kinds())
@@ -771,11 +757,10 @@ def hub(tmp_path: Path, router_kind: str) -> Iterator[Hub]:
             [["/etc/hub", str(host_dir)], ["/tmp", str(host_dir / "tmp")]]
         ),
     }
-    module = "skupper_sandbox.router.real" if router_kind == "real" else "skupper_sandbox.router"
     log = (host_dir / "processes.log").open("ab")
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", module],
+            choice.for_world(tmp_path / "hub-world").start(),
             env={**env, **container},
             stdout=log,
             stderr=log,

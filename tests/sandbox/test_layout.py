@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from skupper_sandbox import layout
+from skupper_sandbox.layout import WorldSpec
 
 
-def test_seed_hosts_keep_their_names_ports_and_profiles(tmp_path: Path) -> None:
-    info = layout.plan_world(tmp_path, "127.201.7", providers=4)
+def test_example_hosts_keep_their_names_ports_and_profiles(tmp_path: Path) -> None:
+    info = layout.plan_world(tmp_path, "127.201.7", WorldSpec(providers=4))
     names = [h.name for h in info.hosts]
     assert names == ["local", "rhel-ai", "rhtevan-work", "provider-3", "provider-4", "crc"]
     rhel, rhtevan, p3 = info.host("rhel-ai"), info.host("rhtevan-work"), info.host("provider-3")
@@ -28,7 +29,7 @@ def test_seed_hosts_keep_their_names_ports_and_profiles(tmp_path: Path) -> None:
 
 def test_provider_count_is_bounded(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="between 1 and 200"):
-        layout.plan_world(tmp_path, "127.201.7", providers=201)
+        layout.plan_world(tmp_path, "127.201.7", WorldSpec(providers=201))
 
 
 def test_a_block_in_use_is_skipped(tmp_path: Path) -> None:
@@ -49,11 +50,11 @@ def test_different_directories_get_different_blocks(tmp_path: Path) -> None:
 def test_skupper_versions_and_namespace_reach_host_json_and_topology(tmp_path: Path) -> None:
     """`sandbox up --skupper-version HOST=VERSION --namespace NS` (docs/sandbox.md section 5)."""
     info = layout.plan_world(
-        tmp_path, "127.250.0", skupper_versions={"rhel-ai": "2.2.1"}, namespace="models"
+        tmp_path, "127.250.0", WorldSpec(skupper_versions={"rhel-ai": "2.2.1"}, namespace="models")
     )
     versions = {h.name: h.skupper_version for h in info.hosts if h.role != "kubernetes"}
     assert versions == {"local": "2.1.3", "rhel-ai": "2.2.1", "rhtevan-work": "2.1.3"}
     env = layout.render_topology_env(info)
     assert "RHEL_AI_NAMESPACE=models" in env and "LOCAL_NAMESPACE=models" in env
     with pytest.raises(ValueError, match="no podman host crc"):
-        layout.plan_world(tmp_path, "127.250.0", skupper_versions={"crc": "2.2.1"})
+        layout.plan_world(tmp_path, "127.250.0", WorldSpec(skupper_versions={"crc": "2.2.1"}))

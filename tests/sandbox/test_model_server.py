@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from hostkit import write_host
 from polling import wait_for
 from skupper_sandbox import hostenv
 from skupper_sandbox.model_server import completion, completion_chunks, reply_text
+from skupper_sandbox.netprobe import port_open
 
 ADDRESS = "127.202.0.200"
 PORT = 18200
@@ -41,7 +41,7 @@ def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     try:
         wait_for(
-            lambda: process.poll() is not None or _port_open(ADDRESS, PORT),
+            lambda: process.poll() is not None or port_open(ADDRESS, PORT),
             timeout=5,
             every=0.02,
             what="the model server to listen",
@@ -51,14 +51,6 @@ def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         process.kill()
         process.wait(timeout=5)
-
-
-def _port_open(address: str, port: int) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def test_health_answers_ok(model_url: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hostkit import HostKit, running_host, wait_for, world_pids
-from skupper_sandbox.emulated import conmon, containers
+from skupper_sandbox.emulated.podman import conmon, containers
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import pytest
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.facts.site_state import site_state_script
 from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
 HOSTS = ("rhel-ai", "local")
@@ -33,10 +34,7 @@ pytestmark = pytest.mark.sandbox
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with running_world(
         tmp_path_factory.mktemp("fresh"),
-        providers=1,
-        kubernetes=False,
-        skupper_versions=VERSIONS,
-        namespace="default",
+        WorldSpec(providers=1, kubernetes=False, skupper_versions=VERSIONS, namespace="default"),
     ) as world:
         yield world
 

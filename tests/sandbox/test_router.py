@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -22,10 +23,10 @@ import httpx
 import pytest
 
 import polling
-from hostkit import write_host
+from hostkit import router_kinds, write_host
 from skupper_sandbox import certs, hostenv
-from skupper_sandbox.router import amqp_management, choice
-from skupper_sandbox.router.query import router_state
+from skupper_sandbox.netprobe import port_open
+from skupper_sandbox.router import amqp_management, choice, entities
 
 T = TypeVar("T")
 
@@ -58,9 +59,13 @@ class Site:
     kind: str = "imitation"
 
     @property
-    def module(self) -> str:
+    def world_dir(self) -> Path:
+        return self.host_dir.parent.parent
+
+    @property
+    def command(self) -> list[str]:
         """The container's process, as the router image's launch.sh runs it."""
-        return "skupper_sandbox.router.real" if self.kind == "real" else "skupper_sandbox.router"
+        return choice.for_world(self.world_dir).start()
 
     @property
     def log_path(self) -> Path:
@@ -74,18 +79,8 @@ class Site:
         (folder / "ca.crt").write_bytes(ca_pem)
         (folder / "tls.crt").write_bytes(cert[0])
         (folder / "tls.key").write_bytes(cert[1])
-        base = f"${{SSL_PROFILE_BASE_PATH}}/runtime/certs/{profile}"
-        self.entities.append(
-            [
-                "sslProfile",
-                {
-                    "name": f"{profile}-profile",
-                    "caCertFile": f"{base}/ca.crt",
-                    "certFile": f"{base}/tls.crt",
-                    "privateKeyFile": f"{base}/tls.key",
-                },
-            ]
-        )
+        base = f"{entities.SSL_BASE}/runtime/certs/{profile}"
+        self.entities.append(entities.ssl_profile(f"{profile}-profile", base))
         return {"sslProfile": f"{profile}-profile"}
 
     def env(self) -> dict[str, str]:
@@ -115,7 +110,7 @@ class Site:
         self.write_config()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", self.module],
+                self.command,
                 env=self.env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -129,7 +124,7 @@ class Site:
 
     def query(self) -> dict[str, Any] | None:
         """The management answer, or None while the router is not answering."""
-        return router_state(self.address, MANAGEMENT_PORT, world_dir=self.host_dir.parent.parent)
+        return choice.for_world(self.world_dir).query(self.address, MANAGEMENT_PORT)
 
     def link(self, name: str) -> dict[str, Any] | None:
         answer = self.query()
@@ -154,8 +149,7 @@ class Routers:
         self.sites: list[Site] = []
         self.processes: list[subprocess.Popen[bytes]] = []
         chosen = choice.choose(kind)
-        world = {"router": chosen.kind, "router_home": chosen.home}
-        (root / "world.json").write_text(json.dumps(world))
+        (root / "world.json").write_text(json.dumps(chosen.record()))
 
     def site(self, name: str, *, tmp_writable: bool = True, sans: list[str] | None = None) -> Site:
         address = next(_addresses)
@@ -259,14 +253,6 @@ class Routers:
                 process.wait(timeout=5)
 
 
-def port_open(address: str, port: int) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def tcp_listener(site: Site, name: str, port: int, key: str) -> None:
     site.entities.append(
         ["tcpListener", {"name": name, "host": "0.0.0.0", "port": str(port), "address": key}]
@@ -288,17 +274,6 @@ def chat(address: str, port: int, text: str) -> dict[str, Any]:
     response.raise_for_status()
     result: dict[str, Any] = response.json()
     return result
-
-
-def router_kinds() -> list[Any]:
-    """Both routers: the real skrouterd (skipped, with the reason, where it cannot run) and
-    the imitation that a clone without ../shared falls back to."""
-    real = choice.choose("auto")
-    skip = pytest.mark.skip(reason=f"the real router cannot run here: {real.reason}")
-    return [
-        pytest.param("real", marks=[] if real.kind == "real" else [skip]),
-        "imitation",
-    ]
 
 
 @pytest.fixture(params=router_kinds())
@@ -523,6 +498,67 @@ def test_link_to_a_host_not_in_the_sans_fails_and_the_listener_never_binds(
     assert not port_open(consumer.address, 9000)
 
 
+#: Logs of the real skupper-router 3.4.2, recorded from a sandbox world's router containers
+#: (a consumer with two links, and a hub): the data the imitation's log lines are held to.
+RECORDED_LOGS = sorted((Path(__file__).parents[1] / "router_logs").glob("*.log"))
+#: skrouterd's line: ``<date> <time>.<micros> +0000 <MODULE> (<level>) <message>``.
+LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} \+0000 ([A-Z_]+) \((\w+)\) (.*)")
+_ADDRESS = r"\d+\.\d+\.\d+\.\d+:\d+"
+_TLS_FAILURE = r"failed: amqp:connection:framing-error SSL Failure: error:[0-9A-F]+:SSL routines::"
+#: The messages the imitation shares with skrouterd (the product reads the dial failure:
+#: skupper_mcp/engine/findings/links.py), each as the start of the message after module and
+#: level; the imitation may add detail after it.
+SHARED_MESSAGES = {
+    ("ROUTER", "info", r"Router started in Interior mode, area=0 id=\S+$"),
+    ("ROUTER", "info", r"Version: 3\.4\.2\b"),
+    ("SERVER", "info", rf"Listening on {_ADDRESS}$"),
+    ("SERVER", "info", rf"\[C\d+\] Accepted connection to {_ADDRESS} from {_ADDRESS}"),
+    ("SERVER", "error", rf"\[C\d+\] Connection to {_ADDRESS} {_TLS_FAILURE}"),
+    ("SERVER", "error", rf"\[C\d+\] Connection from {_ADDRESS} \(to {_ADDRESS}\) {_TLS_FAILURE}"),
+}
+
+
+def _log_lines(text: str) -> list[re.Match[str]]:
+    """The log's lines in skrouterd's shape (start scripts print others before them)."""
+    return [m for line in text.splitlines() if (m := LOG_LINE.fullmatch(line))]
+
+
+def test_the_imitations_log_lines_are_the_recorded_real_routers(tmp_path: Path) -> None:
+    """A change to the imitation is checked against the real router's recorded logs, on the
+    imitation alone (no real router needed): its lines have skrouterd's shape, modules and
+    levels, and the messages it shares with skrouterd read as the recorded ones do."""
+    recorded_text = "".join(p.read_text() for p in RECORDED_LOGS)
+    recorded = _log_lines(recorded_text)
+    assert len(RECORDED_LOGS) >= 2 and len(recorded) == len(recorded_text.splitlines())
+    routers = Routers(tmp_path, "imitation")
+    try:
+        consumer, provider = two_sites(routers)
+        elsewhere = routers.site("elsewhere", sans=["elsewhere.example.com"])
+        routers.accept_links(elsewhere)
+        routers.link(consumer, elsewhere)  # refused: the dialled address is not in its SANs
+        routers.start(provider, elsewhere, consumer)
+        wait_for(
+            lambda: (
+                "Accepted connection" in provider.log_path.read_text()
+                and "certificate verify failed" in consumer.log_path.read_text()
+                and "(to " in elsewhere.log_path.read_text()
+            ),
+            what="the link up and the refused one logged on both sides",
+        )
+    finally:
+        routers.stop()
+    imitation = [m for site in routers.sites for m in _log_lines(site.log_path.read_text())]
+
+    assert {(m[1], m[2]) for m in imitation} <= {(m[1], m[2]) for m in recorded}
+    for module, level, message in SHARED_MESSAGES:
+        shape = re.compile(message)
+        said = [m for m in imitation if shape.match(m[3])]
+        assert said, f"the imitation no longer logs {message!r}"
+        assert {(m[1], m[2]) for m in said} == {(module, level)}
+        real = [m for m in recorded if shape.match(m[3])]
+        assert real and {(m[1], m[2]) for m in real} == {(module, level)}, message
+
+
 def test_verify_hostname_false_accepts_a_host_not_in_the_sans(routers: Routers) -> None:
     consumer = routers.site("consumer")
     provider = routers.site("provider", sans=["provider.example.com"])
@@ -647,7 +683,7 @@ def test_router_refuses_to_start_with_an_unexpanded_ssl_profile_path(routers: Ro
     env_without = {k: v for k, v in site.env().items() if k != "SSL_PROFILE_BASE_PATH"}
 
     process = subprocess.run(
-        [sys.executable, "-m", site.module],
+        site.command,
         env=env_without,
         capture_output=True,
         text=True,

@@ -220,7 +220,7 @@ def test_management_respond_answers_only_query() -> None:
 
 def test_configure_copies_expands_and_reports_like_configure_sh(tmp_path: Path) -> None:
     from skupper_sandbox import hostenv
-    from skupper_sandbox.router import real
+    from skupper_sandbox.router import launch
 
     conf_dir = tmp_path / "config"
     conf_dir.mkdir()
@@ -233,14 +233,14 @@ def test_configure_copies_expands_and_reports_like_configure_sh(tmp_path: Path) 
         hostenv.MOUNTS_VAR: json.dumps([["/etc/skupper-router/config", str(conf_dir)]]),
     }
 
-    text, stdout, stderr = real.configure(env, "/tmp/skrouterd.json", writable=True)
+    text, stdout, stderr = launch.configure(env, "/tmp/skrouterd.json", writable=True)
     assert text == (
         '# ${SSL_PROFILE_BASE_PATH} stays in a comment\n"/etc/skupper-router/a $NOPE/b"\n'
     )
     assert stdout == ["No such file or directory: /etc/missing.json"]
     assert stderr == []
 
-    text, stdout, stderr = real.configure(env, "/tmp/skrouterd.json", writable=False)
+    text, stdout, stderr = launch.configure(env, "/tmp/skrouterd.json", writable=False)
     assert text is None
     assert stderr == [
         "/home/skrouterd/bin/configure.sh: line 38: /tmp/skrouterd.json: Permission denied"
@@ -249,7 +249,7 @@ def test_configure_copies_expands_and_reports_like_configure_sh(tmp_path: Path) 
 
 def test_real_router_config_adapts_only_local_addresses_and_mounted_paths(tmp_path: Path) -> None:
     from skupper_sandbox import hostenv
-    from skupper_sandbox.router import real
+    from skupper_sandbox.router import launch
 
     host = hostenv.HostInfo(
         "rhel-ai", "127.9.0.2", "root", 0, "provider", "2.1.3", True, "w", str(tmp_path), ""
@@ -265,14 +265,14 @@ def test_real_router_config_adapts_only_local_addresses_and_mounted_paths(tmp_pa
         ["sslProfile", {"name": "p", "caCertFile": "/etc/skupper-router/certs/p/ca.crt"}],
     ]
 
-    adapted = json.loads(real.adapt_json(json.dumps(config), host, env))
+    adapted = json.loads(launch.adapt_json(json.dumps(config), host, env))
 
     hosts = [attrs.get("host") for _, attrs in adapted[1:6]]
     assert hosts == ["127.9.0.2", "127.9.0.2", "127.9.0.3", "127.9.0.2", "127.9.0.2"]
     assert adapted[6][1]["caCertFile"] == "/host/ns/certs/p/ca.crt"
     assert adapted[0] == config[0]
     default = "listener {\n    host: 0.0.0.0\n    port: amqp\n}\n"
-    assert real.adapt_conf(default, host) == default.replace("0.0.0.0", "127.9.0.2")
+    assert launch.adapt_conf(default, host) == default.replace("0.0.0.0", "127.9.0.2")
 
 
 def test_best_route_prefers_a_live_peer_over_a_lost_one() -> None:
@@ -283,3 +283,83 @@ def test_best_route_prefers_a_live_peer_over_a_lost_one() -> None:
     assert table.best("k") == Route("lost", 1)
     assert table.best("k", alive={"live"}) == Route("live", 3)
     assert table.best("k", alive=set()) == Route("lost", 1)  # a lost router's key, kept a while
+
+
+def test_the_router_is_the_imitation_unless_skmcp_skupper_router_names_one_that_runs(
+    tmp_path: Path,
+) -> None:
+    from skupper_sandbox.router import choice
+    from skupper_sandbox.router.seam import HOME_VAR
+
+    unset = choice.choose("auto", env={})
+    assert (unset.kind, unset.home) == ("imitation", None)
+    assert HOME_VAR in unset.reason  # what the [real] variants' skip says
+    broken = choice.choose("auto", env={HOME_VAR: str(tmp_path / "nowhere")})
+    assert broken.kind == "imitation" and "no skrouterd at" in broken.reason
+    with pytest.raises(FileNotFoundError, match=HOME_VAR):
+        choice.choose("real", env={})
+    assert choice.choose("imitation", env={HOME_VAR: "/usr"}).kind == "imitation"
+    with pytest.raises(ValueError):
+        choice.choose("other", env={})
+
+    # An install (here a stand-in that only answers --version): the binary or its prefix.
+    binary = tmp_path / "prefix" / "sbin" / "skrouterd"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\necho 3.4.2\n")
+    binary.chmod(0o755)
+    for named in (binary, binary.parent.parent):
+        real = choice.choose("auto", env={HOME_VAR: str(named)})
+        assert (real.kind, real.home) == ("real", str(tmp_path / "prefix"))
+    assert real.describe() == "router skrouterd 3.4.2 (real)"
+    assert real.start("python") == ["python", "-m", "skupper_sandbox.router.real"]
+
+    world = tmp_path / "world"
+    world.mkdir()
+    assert choice.for_world(world).kind == "imitation"  # no world.json: an older world
+    (world / "world.json").write_text(json.dumps(real.record()))
+    again = choice.for_world(world)
+    assert (again.kind, again.home, again.describe()) == (real.kind, real.home, real.describe())
+
+
+def test_the_real_router_is_started_on_the_adapted_copy_configure_sh_leaves(
+    tmp_path: Path,
+) -> None:
+    from skupper_sandbox import hostenv
+    from skupper_sandbox.router.skrouterd import Skrouterd
+
+    host = hostenv.HostInfo(
+        "rhel-ai", "127.9.0.2", "root", 0, "provider", "2.1.3", True, "w", str(tmp_path), ""
+    )
+    (tmp_path / "config").mkdir()
+    (tmp_path / "ctr" / "tmp").mkdir(parents=True)
+    (tmp_path / "config" / "skrouterd.json").write_text(
+        json.dumps([["listener", {"name": "l", "host": "0.0.0.0", "port": "5671"}]])
+    )
+    env = {
+        "QDROUTERD_CONF": "/etc/skupper-router/config/skrouterd.json",
+        "QDROUTERD_CONF_TYPE": "json",
+        hostenv.MOUNTS_VAR: json.dumps(
+            [
+                ["/etc/skupper-router/config", str(tmp_path / "config")],
+                ["/tmp", str(tmp_path / "ctr" / "tmp")],
+            ]
+        ),
+    }
+    router = Skrouterd(str(tmp_path / "prefix"))
+
+    started = router.config(host, env)
+
+    adapted = tmp_path / "ctr" / "skrouterd-sandbox.json"
+    assert started.argv == [
+        str(tmp_path / "prefix" / "sbin" / "skrouterd"),
+        "-c",
+        str(adapted),
+        "-I",
+        str(tmp_path / "prefix" / "lib" / "skupper-router" / "python"),
+    ]
+    assert json.loads(adapted.read_text())[0][1]["host"] == "127.9.0.2"
+    assert started.text == adapted.read_text()
+    assert (
+        json.loads((tmp_path / "ctr" / "tmp" / "skrouterd.json").read_text())[0][1]["host"]
+        == "0.0.0.0"
+    )  # the container's own copy stays as rendered

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from hostkit import HostKit, running_host
-from skupper_sandbox.emulated import containers, controller
+from skupper_sandbox.emulated import controller
+from skupper_sandbox.emulated.podman import containers
 from skupper_sandbox.emulated.skupper import removal, render
 from skupper_sandbox.emulated.skupper import resources as res
 from skupper_sandbox.emulated.skupper.failure import CliFailure

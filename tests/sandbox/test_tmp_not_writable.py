@@ -1,4 +1,4 @@
-"""The seed's rhel-ai: a host whose containers cannot write /tmp.
+"""rhel-ai in the example topology: a host whose containers cannot write /tmp.
 
 On the real router image that does not crash the router: configure.sh cannot write
 /tmp/skrouterd.json, launch.sh starts skrouterd on the image's default config ("Router
@@ -24,6 +24,7 @@ from skupper_mcp.engine.findings.podman import STANDALONE
 from skupper_mcp.models import DiagnoseResult, OperationResult, StatusResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -36,7 +37,7 @@ ROUTER = "default-skupper-router"
 def small_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     """The local site and rhel-ai only (no second provider, no crc)."""
     with running_world(
-        tmp_path_factory.mktemp("tmp-not-writable"), providers=1, kubernetes=False
+        tmp_path_factory.mktemp("tmp-not-writable"), WorldSpec(providers=1, kubernetes=False)
     ) as w:
         yield w
 

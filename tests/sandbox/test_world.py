@@ -15,6 +15,7 @@ import pytest
 from polling import wait_for
 from skupper_sandbox import layout
 from skupper_sandbox.cli import world_processes
+from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world, sandbox_command
 
 pytestmark = pytest.mark.sandbox
@@ -163,8 +164,8 @@ def _bindable(address: str, port: int) -> bool:
 
 def test_two_worlds_run_at_once_and_down_leaves_nothing(tmp_path: Path) -> None:
     with (
-        running_world(tmp_path / "a", providers=1, kubernetes=False) as first,
-        running_world(tmp_path / "b", providers=1, kubernetes=False) as second,
+        running_world(tmp_path / "a", WorldSpec(providers=1, kubernetes=False)) as first,
+        running_world(tmp_path / "b", WorldSpec(providers=1, kubernetes=False)) as second,
     ):
         assert first.info.block != second.info.block
         for w in (first, second):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from skupper_mcp.connectors.shell import summary
-from skupper_mcp.errors import OutputLimitError
+from skupper_mcp.errors import CommandError, OutputLimitError
 
 DEFAULT_COMMAND_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 5.0
@@ -116,6 +116,18 @@ class CommandResult:
     @property
     def ok(self) -> bool:
         return self.exit_status == 0
+
+    def raise_for_status(self) -> None:
+        """Raise ``CommandError`` if the command failed (a non-zero exit)."""
+        if not self.ok:
+            raise CommandError(
+                self.host,
+                self.command,
+                self.exit_status,
+                self.stderr,
+                self.stdout,
+                summary=summary(self.command),
+            )
 
 
 class Connector(Protocol):

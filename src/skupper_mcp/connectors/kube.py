@@ -27,7 +27,6 @@ log = logging.getLogger(__name__)
 
 SKUPPER_GROUP = "skupper.io"
 SKUPPER_VERSION = "v2alpha1"
-MERGE_PATCH = "application/merge-patch+json"
 
 KubeObject = dict[str, Any]
 """A Kubernetes object as JSON: ``{"apiVersion", "kind", "metadata", "spec", ...}``."""
@@ -162,26 +161,6 @@ class KubeConnector:
             _with_version(body, existing),
         )
         return True
-
-    async def patch(
-        self, plural: str, name: str, patch: KubeObject, *, namespace: str | None = None
-    ) -> KubeObject:
-        """Merge-patch (RFC 7386) the named custom object; returns the result."""
-        api = await self._custom()
-        ns = await self._ns(namespace)
-        return await self._call(
-            "patch",
-            f"{plural}/{name}",
-            ns,
-            api.patch_namespaced_custom_object,
-            SKUPPER_GROUP,
-            SKUPPER_VERSION,
-            ns,
-            plural,
-            name,
-            patch,
-            _content_type=MERGE_PATCH,
-        )
 
     async def delete(self, plural: str, name: str, *, namespace: str | None = None) -> bool:
         """Delete the named custom object. Returns whether it existed (absent is fine)."""

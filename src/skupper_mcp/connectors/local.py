@@ -83,15 +83,8 @@ class LocalConnector:
             stderr=err.decode(errors="replace"),
             seconds=time.monotonic() - started,
         )
-        if check and not result.ok:
-            raise CommandError(
-                self._name,
-                command,
-                result.exit_status,
-                result.stderr,
-                result.stdout,
-                summary=shell.summary(command),
-            )
+        if check:
+            result.raise_for_status()
         return result
 
     async def close(self) -> None:

@@ -11,7 +11,7 @@ import re
 import shlex
 from collections.abc import Iterable
 
-from skupper_mcp.errors import ConfigError
+from skupper_mcp.errors import ConfigError, cut
 
 __all__ = ["ENV_PRELUDE", "join", "quote", "safe_token", "script", "summary"]
 
@@ -77,5 +77,4 @@ def summary(command: str, limit: int = 80) -> str:
         for line in command.splitlines()
         if line.strip() and line != ENV_PRELUDE and line.strip() != "set -e"
     ]
-    text = "; ".join(lines)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut("; ".join(lines), limit)

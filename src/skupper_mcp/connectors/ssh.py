@@ -24,7 +24,7 @@ from skupper_mcp.connectors.base import (
     SSHTarget,
     read_output,
 )
-from skupper_mcp.errors import CommandError, CommandTimeout, ConnectError, HostKeyError
+from skupper_mcp.errors import CommandTimeout, ConnectError, HostKeyError
 
 if TYPE_CHECKING:
     import asyncssh
@@ -147,15 +147,8 @@ class SSHConnector:
             stderr=err,
             seconds=time.monotonic() - started,
         )
-        if check and not result.ok:
-            raise CommandError(
-                self._name,
-                command,
-                result.exit_status,
-                result.stderr,
-                result.stdout,
-                summary=shell.summary(command),
-            )
+        if check:
+            result.raise_for_status()
         return result
 
     async def _end_remote(self, remote: _RemoteCommand) -> None:

@@ -1,15 +1,22 @@
 """The Engine: the topology and a connector pool, with one async method per tool.
 
-Front ends (MCP server, CLI) only call Engine methods, so both behave the same. Heavy
-libraries (asyncssh, kubernetes) are imported only when a connection is first needed.
+Front ends (MCP server, CLI) only call Engine methods, so both behave the same. The engine
+owns what the operations share: the site map over the connector pool, the one Kubernetes
+site (with its API connector), the backup folder and the cross-process operation lock. Each
+method is one call into the operation's module. Heavy libraries (asyncssh, kubernetes) are
+imported only when a connection is first needed.
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
-from skupper_mcp.connectors.base import Connector, SSHTarget
-from skupper_mcp.engine import precheck, resolve
+from skupper_mcp.engine import operations as op
+from skupper_mcp.engine.desired.cluster import kube_secret_names
+from skupper_mcp.engine.sitemap import SiteMap
+from skupper_mcp.engine.store.backups import Backups
+from skupper_mcp.engine.store.lock import operation_lock
 from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
@@ -19,13 +26,12 @@ from skupper_mcp.models import (
     StatusResult,
     TestModelResult,
 )
-from skupper_mcp.render import topology_diagram
+from skupper_mcp.sites.kube import ClusterSite
 from skupper_mcp.topology import Topology
 from skupper_mcp.vocabulary import Progress
 
 if TYPE_CHECKING:
     from skupper_mcp.connectors.pool import ConnectorPool
-    from skupper_mcp.engine.lifecycle import Lifecycle
 
 
 class Engine:
@@ -37,12 +43,14 @@ class Engine:
         topology: Topology,
         pool: ConnectorPool | None = None,
         *,
-        kube_access: precheck.KubeAccess = precheck.default_kube_access,
+        kube_access: op.precheck.KubeAccess = op.precheck.default_kube_access,
     ) -> None:
         self.topology = topology
         self._pool = pool
         self.kube_access = kube_access
-        self._lifecycle: Lifecycle | None = None
+        self._sites: SiteMap | None = None
+        self._cluster: ClusterSite | None = None
+        self.backups = Backups(topology.state_dir)
 
     @property
     def pool(self) -> ConnectorPool:
@@ -53,41 +61,34 @@ class Engine:
             self._pool = ConnectorPool(self.topology.ssh.options())
         return self._pool
 
-    async def connector(self, host: str, target: SSHTarget | None) -> Connector:
-        """An open connector to ``host`` (local commands when ``target`` is None)."""
-        return await self.pool.get(host, target)
+    @property
+    def sites(self) -> SiteMap:
+        """Every site of the topology over the pool, created on first use."""
+        if self._sites is None:
+            factory = self._cluster_site if self.topology.kubernetes is not None else None
+            self._sites = SiteMap(self.topology, self.pool, factory)
+        return self._sites
+
+    def _cluster_site(self) -> ClusterSite:
+        """The Kubernetes site, over the one API connector the engine opens for it."""
+        if self._cluster is None:
+            assert self.topology.kubernetes is not None
+            secrets = kube_secret_names(self.topology)
+            self._cluster = ClusterSite.open(self.topology.kubernetes, secrets)
+        return self._cluster
+
+    def _lock(self, operation: str, progress: Progress | None) -> AbstractAsyncContextManager[None]:
+        return operation_lock(
+            self.topology.state_dir, self.topology.path, operation, on_wait=progress
+        )
 
     async def resolve(self, name: str) -> ResolveResult:
         """resolve_profile: host, site or profile name -> host, site, role and profile."""
-        return await resolve.resolve(self.topology, name, self.connector)
+        return await op.resolve.resolve(self.sites, name)
 
     async def check(self, progress: Progress | None = None) -> CheckResult:
         """The precheck of every site, with the topology diagram."""
-        checks = await precheck.run_precheck(
-            self.topology, self.connector, kube_access=self.kube_access, progress=progress
-        )
-        failed = [c for c in checks if c.status == "fail"]
-        warned = [c for c in checks if c.status == "warn"]
-        summary = f"{len(checks)} checks: {len(checks) - len(failed) - len(warned)} passed"
-        summary += f", {len(warned)} warnings, {len(failed)} failed"
-        if failed:
-            sites = sorted({c.site for c in failed})
-            summary += f" (on {', '.join(sites)})"
-        return CheckResult(
-            topology=topology_diagram(self.topology),
-            checks=checks,
-            ok=not failed,
-            summary=summary,
-        )
-
-    @property
-    def lifecycle(self) -> Lifecycle:
-        """The lifecycle operations, created on first use."""
-        if self._lifecycle is None:
-            from skupper_mcp.engine.lifecycle import Lifecycle
-
-            self._lifecycle = Lifecycle(self.topology, self.pool, self.topology.state_dir)
-        return self._lifecycle
+        return await op.precheck.run(self.sites, kube_access=self.kube_access, progress=progress)
 
     async def setup(
         self, *, check: bool = False, plan: bool = False, progress: Progress | None = None
@@ -95,46 +96,57 @@ class Engine:
         """setup: with ``check`` only the precheck; else the one-time build (or its plan)."""
         if check:
             return await self.check(progress)
-        return await self.lifecycle.setup(lambda: self.check(progress), plan, progress)
+        async with self._lock("setup", progress):
+            return await op.setup.run(
+                self.sites,
+                self.backups,
+                lambda: self.check(progress),
+                plan=plan,
+                progress=progress,
+            )
 
     async def up(
         self, target: str = "all", *, plan: bool = False, progress: Progress | None = None
     ) -> OperationResult:
         """up: start controllers and routers on the targeted sites."""
-        return await self.lifecycle.up(target, plan, progress)
+        async with self._lock("up", progress):
+            return await op.updown.up(self.sites, target, plan=plan, progress=progress)
 
     async def down(
         self, target: str = "all", *, plan: bool = False, progress: Progress | None = None
     ) -> OperationResult:
         """down: stop the targeted sites (the local site only with the last provider)."""
-        return await self.lifecycle.down(target, plan, progress)
+        async with self._lock("down", progress):
+            return await op.updown.down(self.sites, target, plan=plan, progress=progress)
 
     async def teardown(
         self, *, plan: bool = False, progress: Progress | None = None
     ) -> OperationResult:
         """teardown: back up, then remove the Skupper infrastructure on every site."""
-        return await self.lifecycle.teardown(plan, progress)
+        async with self._lock("teardown", progress):
+            return await op.teardown.run(self.sites, self.backups, plan=plan, progress=progress)
 
     async def status(self) -> StatusResult:
         """status: the live state of every site, link and listener."""
-        return await self.lifecycle.status()
+        return await op.status.run(self.sites)
 
     async def test_model(self, target: str) -> TestModelResult:
         """test_model: the six end-to-end checks of one provider's model route."""
-        return await self.lifecycle.test_model(target)
+        return await op.model_checks.run(self.sites, target)
 
     async def diagnose(self, target: str = "all") -> DiagnoseResult:
         """diagnose: what is wrong on each targeted site, why, and the next step."""
-        return await self.lifecycle.diagnose(target)
+        return await op.diagnose.run(self.sites, target)
 
     async def logs(self, target: str, component: str = "router", lines: int = 50) -> LogsResult:
         """logs: the newest lines of one site's router or controller log, redacted."""
-        return await self.lifecycle.logs(target, component, lines)
+        return await op.logs.run(self.sites, target, component, lines)
 
     async def close(self) -> None:
         """Close every connection."""
-        if self._lifecycle is not None:
-            await self._lifecycle.close()
+        if self._cluster is not None:
+            await self._cluster.close()
+            self._cluster = None
         if self._pool is not None:
             await self._pool.close()
 

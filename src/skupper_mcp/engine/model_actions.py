@@ -1,6 +1,6 @@
-"""What the agent must ask hosted-model-ctl to do after an operation (the seed's signal
-routing table). Pure. hosted-model-ctl takes profile names, never host names; consumers and
-skipped providers get nothing (their SiteResult says why)."""
+"""What the agent must ask hosted-model-ctl to do after an operation: which verb for which
+profile on which provider. Pure. hosted-model-ctl takes profile names, never host names;
+consumers and skipped providers get nothing (their SiteResult says why)."""
 
 from __future__ import annotations
 

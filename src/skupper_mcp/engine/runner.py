@@ -13,9 +13,10 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ..errors import CommandError, CommandTimeout, ConnectError, KubeError, SkupperMcpError
-from ..models import Outcome, SiteResult, Step
+from ..models import ModelAction, OperationResult, Outcome, SiteResult, Step
 from ..sites.kube import ClusterSite
 from ..sites.podman import PodmanSite
 from ..sites.work import ApiCall, Script, Work, summary
@@ -119,6 +120,35 @@ class SiteRun:
             reason=self.reason,
             steps=self.steps,
         )
+
+
+def operation_result(
+    operation: Literal["setup", "up", "down", "teardown"],
+    target: str,
+    results: list[SiteResult],
+    model_actions: list[ModelAction],
+    plan: bool,
+) -> OperationResult:
+    return OperationResult(
+        operation=operation,
+        target=target,
+        ok=not any(r.outcome == "failed" for r in results),
+        sites=results,
+        model_actions=model_actions,
+        summary=summarize(operation, results, plan),
+        plan=plan,
+    )
+
+
+def summarize(operation: str, results: list[SiteResult], plan: bool) -> str:
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        groups.setdefault(r.outcome, []).append(r.host)
+    parts = [f"{outcome}: {', '.join(hosts)}" for outcome, hosts in groups.items()]
+    changed = sum(r.changed for r in results)
+    verb = "would change" if plan else "changed"
+    head = f"{operation} (plan)" if plan else operation
+    return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {len(results)} sites)"
 
 
 def describe(exc: BaseException) -> str:

@@ -1,9 +1,9 @@
-"""Which sites an operation touches: targets, and the seed's scoping rules. Pure.
+"""Which sites an operation touches: targets, and the scoping rules. Pure.
 
 ``up HOST`` starts that host and the local site (the shared consumer every route crosses).
 ``down HOST`` stops that host, and the local site only when no other provider still has an
-active router (the seed's v7.2.0 rule, T3b-T3e); the Kubernetes site is a consumer and never
-keeps the local site up on its own.
+active router (cases T3b-T3e of ``tests/engine/test_planning.py``); the Kubernetes site is a
+consumer and never keeps the local site up on its own.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Reach and read every site of the topology, concurrently. One host's failure is that
-host's ``SiteView.error``, never an exception that loses the others."""
+host's ``SiteView.error``, never an exception that loses the others. Also what readings say
+across sites: the peers' link client certificates, the links as their dialling sites report
+them, and the models the providers serve."""
 
 from __future__ import annotations
 
@@ -10,14 +12,17 @@ from dataclasses import dataclass
 
 from ..connectors.pool import ConnectorPool
 from ..errors import ConnectError, KubeError
+from ..facts import names
 from ..facts.site_state import SiteState
-from ..sites import units
-from ..sites.kube import ClusterSite, KubeState
+from ..sites import resources as cr
+from ..sites.kube import ClusterSite, KubeState, status_of
 from ..sites.podman import PodmanSite
+from ..sites.resources import ClientCert, LinkTarget
 from ..topology import ProviderHost, Topology
 from ..vocabulary import KUBE_HOST, LOCAL_HOST
+from .desired.cluster import link_targets
 from .runner import SITE_ERRORS, SiteRun, describe
-from .scope import SiteRef
+from .scope import SiteRef, site_ref
 
 KubeFactory = Callable[[], ClusterSite]
 
@@ -67,8 +72,8 @@ class SiteView:
         if self.state is not None and self.podman is not None:
             ns = self.podman.namespace
             return (
-                self.state.container_running(units.router_container(ns))
-                or self.state.unit(units.router_unit(ns)).active
+                self.state.container_running(names.router_container(ns))
+                or self.state.unit(names.router_unit(ns)).active
             )
         return None
 
@@ -120,6 +125,19 @@ class SiteMap:
         found = await asyncio.gather(*(self.view(ref, log_lines) for ref in refs))
         return {v.ref.host: v for v in found}
 
+    async def client_cert(self, host: str, site_name: str) -> ClientCert | None:
+        """A peer's link client certificate, or None when it cannot be read now."""
+        try:
+            podman = await self.podman(site_ref(self.topology, host))
+            return await podman.client_cert(cr.client_cert_dir(site_name))
+        except SITE_ERRORS:
+            return None
+
+    async def client_certs(self, targets: dict[str, LinkTarget]) -> dict[str, ClientCert | None]:
+        """host -> its link client certificate (None when it cannot be read now), concurrently."""
+        found = await asyncio.gather(*(self.client_cert(h, t.site) for h, t in targets.items()))
+        return dict(zip(targets, found, strict=True))
+
     def version_problem(self, state: SiteState) -> str | None:
         """Why this host's Skupper cannot be driven (2.1+ is needed), or None."""
         reading = state.skupper
@@ -142,3 +160,61 @@ def served_models(views: dict[str, SiteView]) -> dict[str, list[str] | None]:
 
 def model_url(p: ProviderHost) -> str:
     return f"http://{p.model_host}:{p.model_port}/v1/models"
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    """A link the topology asks for, as the dialling site reports it."""
+
+    from_host: str
+    from_site: str
+    to_host: str
+    to_site: str
+    host: str
+    port: int
+    status: str
+
+
+def link_rows(topo: Topology, views: dict[str, SiteView]) -> list[LinkRow]:
+    """The local site's link to every hub, then the cluster's links, with their status."""
+    rows: list[LinkRow] = []
+    local_view = views.get(LOCAL_HOST)
+    local_state = local_view.state if local_view is not None else None
+    for p in topo.providers:
+        name = cr.link_name(p.site_name)
+        res = local_state.runtime_resources.get(("Link", name)) if local_state else None
+        if res is None and local_state is not None:
+            res = local_state.input_resources.get(("Link", name))
+        status = status_of(res) if local_state else "unknown (local site unreadable)"
+        rows.append(
+            LinkRow(
+                LOCAL_HOST,
+                topo.local.site_name,
+                p.name,
+                p.site_name,
+                p.public_host,
+                p.inter_router_port,
+                status,
+            )
+        )
+    kube = topo.kubernetes
+    if kube is not None:
+        kube_view = views.get(kube.name)
+        for host, target in link_targets(topo).items():
+            name = cr.link_name(target.site)
+            if kube_view is not None and kube_view.kube_state is not None:
+                status = status_of(kube_view.kube_state.links.get(name))
+            else:
+                status = "unknown (API unreachable)"
+            rows.append(
+                LinkRow(
+                    kube.name,
+                    kube.site_name,
+                    host,
+                    target.site,
+                    target.host,
+                    target.inter_router_port,
+                    status,
+                )
+            )
+    return rows

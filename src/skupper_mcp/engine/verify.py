@@ -8,12 +8,16 @@ import contextlib
 import time
 from collections.abc import Iterable
 
-from ..sites import units
+from ..errors import NotReadyError
+from ..facts import names
+from ..sites.kube import ClusterSite, ready, status_of
 from ..sites.podman import PodmanSite
+from ..sites.work import ApiCall
 from ..topology import ProviderHost
-from .runner import SITE_ERRORS, SiteRun, describe
+from .runner import SITE_ERRORS, Action, SiteRun, describe
 
 POLL = 0.3
+LINK_DEADLINE = 30.0
 
 
 class Pacing:
@@ -62,8 +66,8 @@ async def wait_router(run: SiteRun, site: PodmanSite, deadline: float) -> bool:
     while True:
         try:
             state = await site.read()
-            unit = state.unit(units.router_unit(ns))
-            running = state.container_running(units.router_container(ns))
+            unit = state.unit(names.router_unit(ns))
+            running = state.container_running(names.router_container(ns))
             if running and unit.active:
                 await run.note(
                     "verify router", "router running", seconds=time.monotonic() - started
@@ -99,3 +103,33 @@ async def probe_listeners(
             break
         await asyncio.sleep(POLL)
     return bound
+
+
+async def wait_links(site: ClusterSite, names: list[str], deadline: float) -> str:
+    last = "not read"
+    pacing = Pacing()
+    while True:
+        try:
+            state = await site.read()
+            pending = {
+                n: status_of(state.links.get(n)) for n in names if not ready(state.links.get(n))
+            }
+            if not pending:
+                return f"links ready: {', '.join(names)}"
+            last = "; ".join(f"{n} {s}" for n, s in pending.items())
+        except SITE_ERRORS as exc:
+            last = str(exc)
+        if time.monotonic() >= deadline:
+            raise NotReadyError(
+                site.host, f"links not ready within {LINK_DEADLINE:g}s: {last}", LINK_DEADLINE
+            )
+        await pacing.pause(deadline)
+
+
+def wait_for_links(site: ClusterSite, names: list[str]) -> Action:
+    return Action(
+        "wait for links",
+        tuple(ApiCall("wait", "Link", n) for n in names),
+        lambda: wait_links(site, names, time.monotonic() + LINK_DEADLINE),
+        changes=False,
+    )

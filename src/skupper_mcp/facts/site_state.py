@@ -19,12 +19,11 @@ from typing import Any
 
 import yaml
 
-from ..connectors.shell import ENV_PRELUDE, quote
+from ..connectors.shell import quote, script
 from . import names
 from .framing import STUFF, framed, safe_path, safe_user, split_frames
 from .skupper_version import SkupperVersion, parse_skupper_version
 
-_INSPECT_ROUTER = 'podman inspect "$ns-skupper-router" 2>/dev/null'
 #: What the host may send of the model endpoint's body, and of each log it is asked for.
 MAX_MODELS_BODY = 256 * 1024
 MAX_LOG_READ = 256 * 1024
@@ -40,6 +39,9 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
     Everything the host says is framed (``framing``): a command's output, a file, the model
     endpoint's body and the logs are stuffed, so none of it can fake a marker."""
     ns = quote(namespace)
+    router_container = quote(names.router_container(namespace))
+    router_unit = quote(names.router_unit(namespace))
+    legacy_unit = _of_user(names.legacy_controller_unit)
     lines = [
         f"ns={ns}",
         'data="$SKMCP_DATA"',
@@ -53,11 +55,11 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         framed(
             "$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
             "UnitFileState,MainPID,ExecMainCode,ExecMainStatus"
-            f' "skupper-$ns.service" {names.CONTROLLER_UNIT} {names.PODMAN_SOCKET_UNIT}'
-            ' "$user-skupper-controller.service"'
+            f" {router_unit} {quote(names.controller_unit())} {quote(names.PODMAN_SOCKET_UNIT)}"
+            f" {legacy_unit}"
         ),
         f'echo "@@section containers"; {framed("podman ps -a --format json")}',
-        f'echo "@@section router"; {framed(_INSPECT_ROUTER)}',
+        f'echo "@@section router"; {framed(f"podman inspect {router_container} 2>/dev/null")}',
         # only the kinds read here; Secrets (link client keys) lose their private key first.
         # One awk for each group of files: a hub with N providers has ~3N of them.
         f'show() {{ tag=$1; shift; [ $# -gt 0 ] && awk -v tag="$tag" {quote(_SHOW_FILES)} "$@"; }}',
@@ -66,11 +68,10 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         _files_of('"$nsdir"/runtime/resources', _KINDS),
         'show runtime "$@"',
         'ud="$SKMCP_UNITS"',
-        f'for u in "skupper-$ns.service" {names.CONTROLLER_UNIT}'
-        ' "$user-skupper-controller.service"; do'
+        f"for u in {router_unit} {quote(names.controller_unit())} {legacy_unit}; do"
         f' [ -f "$ud/$u" ] && {{ echo "@@file unit $u"; {STUFF} "$ud/$u"; echo; }};'
         ' [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
-        f'f="$HOME/{names.WATCH_SCRIPT_PATH}";'
+        f'f="$HOME"/{quote(names.WATCH_SCRIPT_PATH)};'
         f' [ -f "$f" ] && {{ echo "@@file watch start-watch.sh"; {STUFF} "$f"; echo; }}',
         '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
         'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',
@@ -82,8 +83,10 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
     ]
     if log_lines > 0:
         tail = f"podman logs --tail {int(log_lines)}"
-        router = framed(tail + ' "$ns-skupper-router"', last_bytes=MAX_LOG_READ)
-        controller = framed(tail + ' "$user-skupper-controller"', last_bytes=MAX_LOG_READ)
+        router = framed(f"{tail} {router_container}", last_bytes=MAX_LOG_READ)
+        controller = framed(
+            f"{tail} {_of_user(names.controller_container)}", last_bytes=MAX_LOG_READ
+        )
         lines += [
             f'echo "@@section log-router"; {router}',
             f'echo "@@section log-controller"; {controller}',
@@ -92,7 +95,13 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         probe = f"curl -fsS --max-time 2 {quote(model_url)}"
         lines.append(f'echo "@@section models"; {framed(probe, first_bytes=MAX_MODELS_BODY)}')
     lines.append('echo "@@end"')
-    return "\n".join((ENV_PRELUDE, _written_at_once("\n".join(lines))))
+    return script(_written_at_once("\n".join(lines)))
+
+
+def _of_user(name_for: Callable[[str], str]) -> str:
+    """The shell word for a name made from the login's user name, which the script reads
+    on the host into ``$user``."""
+    return f'"{name_for("$user")}"'
 
 
 def _written_at_once(body: str) -> str:
@@ -126,16 +135,13 @@ def client_cert_script(namespace: str, cert_dir: str) -> str:
     """Print a site's link client certificate files (base64), for building links."""
     ns = quote(namespace)
     d = quote(cert_dir)
-    return "\n".join(
-        [
-            ENV_PRELUDE,
-            # The quoted values stand outside the double quotes: inside them a quote
-            # would be a literal character of the path.
-            f'dir="$SKMCP_DATA/namespaces/"{ns}"/runtime/certs/"{d}',
-            'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k"; printf "|";'
-            ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
-            'echo "@@end"',
-        ]
+    return script(
+        # The quoted values stand outside the double quotes: inside them a quote
+        # would be a literal character of the path.
+        f'dir="$SKMCP_DATA/namespaces/"{ns}"/runtime/certs/"{d}',
+        'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k"; printf "|";'
+        ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
+        'echo "@@end"',
     )
 
 
@@ -244,6 +250,11 @@ def parse_systemctl_show(text: str) -> dict[str, UnitState]:
             exec_main_status=_int(props.get("ExecMainStatus")),
         )
     return result
+
+
+def podman_ps_script() -> str:
+    """Every container of the login user's podman, as JSON (read by ``parse_podman_ps``)."""
+    return script("podman ps -a --format json")
 
 
 def parse_podman_ps(text: str) -> dict[str, ContainerState]:

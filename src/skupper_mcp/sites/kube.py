@@ -3,7 +3,7 @@
 Reads the site's objects concurrently; changes are ``ApiCall`` lists (data, built by
 ``apply_calls``, ``delete_calls`` and ``RESTART_ROUTER``) that ``ClusterSite.execute`` runs.
 The router pod is restarted after a link's Secret changes: the kube-adaptor mounts only the
-TLS Secrets that existed when the pod started (the seed's Known Issues).
+TLS Secrets that existed when the pod started.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..connectors.kube import KubeConnector
+from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
 from .resources import Resource, key
 from .work import ApiCall
@@ -28,6 +29,8 @@ CONTROLLER_DEPLOYMENT = "skupper-controller"
 ROUTER_CONTAINER = "router"
 #: Delete the router pod so its Deployment recreates it with the current Secrets mounted.
 RESTART_ROUTER = ApiCall("delete", "Pod", f"of Deployment/{ROUTER_DEPLOYMENT}")
+#: How long one API request may take, connect included.
+KUBE_TIMEOUT = 10.0
 PLURALS = {
     "Site": "sites",
     "Listener": "listeners",
@@ -94,9 +97,22 @@ class ClusterSite:
     namespace: str
     secret_names: tuple[str, ...] = ()
 
+    @classmethod
+    def open(cls, kube: KubeSite, secret_names: tuple[str, ...] = ()) -> ClusterSite:
+        """The site ``kube`` names, over an API connector of its own (``close`` it)."""
+        api = KubeConnector(kube.kubeconfig, kube.context, KUBE_TIMEOUT, namespace=kube.namespace)
+        return cls(api, kube.namespace, secret_names)
+
     @property
     def host(self) -> str:
         return KUBE_HOST
+
+    async def check_access(self) -> str:
+        """The API answers and accepts our credentials: the server's version."""
+        return await self.api.check_access(self.namespace)
+
+    async def close(self) -> None:
+        await self.api.close()
 
     async def read(self) -> KubeState:
         version = await self.api.check_access(self.namespace)

@@ -21,14 +21,20 @@ import yaml
 from ..connectors.base import Connector
 from ..connectors.shell import quote
 from ..errors import CommandError, SiteStateError
+from ..facts import names
 from ..facts.framing import safe_label, split_frames, stuff
 from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
+from ..facts.model_endpoint import models_command, parse_model_ids
+from ..facts.precheck import SiteFacts, parse_site_facts, site_facts_script
 from ..facts.site_state import (
+    ContainerState,
     RouterContainer,
     SiteState,
     client_cert_script,
     parse_client_cert,
+    parse_podman_ps,
     parse_site_state,
+    podman_ps_script,
     site_state_script,
 )
 from . import units
@@ -146,6 +152,27 @@ class PodmanSite:
             raise CommandError(self.host, command, read.rc, read.text, summary=what)
         return read
 
+    async def facts(self, *, with_ports: bool, timeout: float) -> SiteFacts:
+        """What the precheck reads of the host (tools, versions, and bound ports when asked)."""
+        command = site_facts_script(self.namespace, with_ports=with_ports)
+        result = await self.connector.run(command, timeout=timeout)
+        return parse_site_facts(result.stdout)
+
+    async def served_model_ids(self, timeout: float) -> list[str]:
+        """The model ids the host's model endpoint reports ([] when it answers no list)."""
+        assert self.model_url is not None, "only a provider has a model endpoint"
+        result = await self.connector.run(models_command(self.model_url), timeout=timeout)
+        return parse_model_ids(result.stdout) if result.ok else []
+
+    async def answer(self, timeout: float) -> None:
+        """Run ``true`` on the host: proves it answers and runs commands."""
+        await self.connector.run("true", timeout=timeout, check=True)
+
+    async def containers(self, timeout: float) -> dict[str, ContainerState]:
+        """Every container of the login user's podman, by name (``podman ps -a``)."""
+        result = await self.connector.run(podman_ps_script(), timeout=timeout, check=True)
+        return parse_podman_ps(result.stdout)
+
     def install_controller(self) -> Script:
         return Script(
             "skupper system install", ("skupper system install",), "system controller installed"
@@ -178,9 +205,10 @@ class PodmanSite:
         its ``podman inspect`` (None in a plan made before the container exists).
 
         Setup only: the flags live in the container, so later podman stop/start (and the
-        auto-restart unit) keep them. ``up`` must never do this (the seed's v7.3.0 fix).
+        auto-restart unit) keep them. ``up`` must never do this
+        (``test_up_never_recreates_the_router_and_setup_does_only_without_tmpfs``).
         """
-        name = units.router_container(self.namespace)
+        name = names.router_container(self.namespace)
         create = " ".join(
             shlex.quote(a) for a in _recreate_args(name, router.inspect if router else {})
         )
@@ -204,7 +232,7 @@ class PodmanSite:
         earlier skupper-mcp wrote under ``<user>-skupper-controller.service`` goes."""
         podman = state.podman_path or "podman"
         wanted = units.site_units(self.namespace, state.user, podman)
-        legacy = _user_name_word(state, units.legacy_controller_unit)
+        legacy = _user_name_word(state, names.legacy_controller_unit)
         lines = [
             'u="$SKMCP_UNITS"',
             'mkdir -p "$u" "$HOME/.local/share/skupper-mcp"',
@@ -216,11 +244,11 @@ class PodmanSite:
         ]
         for w in wanted:
             lines.append(_write_file(f'"$u"/{quote(w.name)}', w.content))
-        lines.append(_write_file(f'"$HOME"/{units.WATCH_SCRIPT_PATH}', units.watch_script(podman)))
+        lines.append(_write_file(f'"$HOME"/{names.WATCH_SCRIPT_PATH}', units.watch_script(podman)))
         lines.append("$SKMCP_CTL daemon-reload")
-        names = ", ".join(w.name for w in wanted)
+        written = ", ".join(w.name for w in wanted)
         return Script(
-            f"write {names}, {units.WATCH_SCRIPT_PATH}; systemctl daemon-reload",
+            f"write {written}, {names.WATCH_SCRIPT_PATH}; systemctl daemon-reload",
             tuple(lines),
             "auto-restart units installed (disabled at boot)",
         )
@@ -228,9 +256,9 @@ class PodmanSite:
     def enable_podman_socket(self) -> Script:
         """Every ``skupper system`` command talks to podman through its API socket."""
         return Script(
-            f"systemctl enable --now {units.PODMAN_SOCKET_UNIT}",
-            (f"$SKMCP_CTL enable --now {units.PODMAN_SOCKET_UNIT}",),
-            f"systemctl enable --now {units.PODMAN_SOCKET_UNIT}",
+            f"systemctl enable --now {names.PODMAN_SOCKET_UNIT}",
+            (f"$SKMCP_CTL enable --now {names.PODMAN_SOCKET_UNIT}",),
+            f"systemctl enable --now {names.PODMAN_SOCKET_UNIT}",
         )
 
     def systemctl(self, verb: str, unit_names: list[str]) -> Script:
@@ -351,10 +379,10 @@ class PodmanSite:
         ``runtime`` directory); otherwise it is kept and ``removed`` says so.
         """
         ns = quote(self.namespace)
-        ours = [units.router_unit(self.namespace), units.controller_unit()]
-        legacy = _user_name_word(state, units.legacy_controller_unit)
-        controller = _user_name_word(state, units.controller_container)
-        router = units.router_container(self.namespace)
+        ours = [names.router_unit(self.namespace), names.controller_unit()]
+        legacy = _user_name_word(state, names.legacy_controller_unit)
+        controller = _user_name_word(state, names.controller_container)
+        router = names.router_container(self.namespace)
         return Script(
             f"systemctl stop {ours[0]}; skupper system stop; rm {router}, its unit, the"
             f" namespace; if no other namespace holds a site: skupper system uninstall, rm"
@@ -378,7 +406,7 @@ class PodmanSite:
                 f"  $SKMCP_CTL disable {quote(ours[1])} {legacy} >/dev/null 2>&1 || true",
                 f'  rm -f "$u"/{quote(ours[1])} "$u"/{legacy}',
                 f"  podman rm -f {controller} >/dev/null 2>&1 || true",
-                f'  rm -f "$HOME"/{units.WATCH_SCRIPT_PATH}',
+                f'  rm -f "$HOME"/{names.WATCH_SCRIPT_PATH}',
                 "fi",
                 f"rm -rf {self._nsdir()}",
                 "$SKMCP_CTL daemon-reload",

@@ -1,4 +1,4 @@
-"""The auto-restart units that replace Skupper's fire-and-forget ones (the seed's v7.4.0).
+"""The auto-restart units that replace Skupper's fire-and-forget ones.
 
 Skupper's own units are ``Type=simple`` + ``RemainAfterExit=yes``: they start the containers
 and forget them, so a crashed router stays down. Ours run ``start-watch.sh``, which starts the
@@ -20,24 +20,12 @@ from dataclasses import dataclass
 
 from ..connectors.shell import quote
 from ..facts.names import (
-    PODMAN_SOCKET_UNIT,
     WATCH_SCRIPT_PATH,
     controller_container,
     controller_unit,
-    legacy_controller_unit,
     router_container,
     router_unit,
 )
-
-__all__ = [
-    "PODMAN_SOCKET_UNIT",
-    "WATCH_SCRIPT_PATH",
-    "controller_container",
-    "controller_unit",
-    "legacy_controller_unit",
-    "router_container",
-    "router_unit",
-]
 
 RESTART_SEC = 2
 

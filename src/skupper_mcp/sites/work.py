@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connectors.shell import ENV_PRELUDE
+from ..connectors.shell import script
+from ..errors import cut
 
 SKUPPER_TIMEOUT = 120.0
 #: How many times in all a script with ``retry_when`` may run.
@@ -36,7 +37,7 @@ class Script:
     @property
     def text(self) -> str:
         """The whole script as the host's shell receives it."""
-        return "\n".join([ENV_PRELUDE, "set -e", *self.body])
+        return script("set -e", *self.body)
 
 
 @dataclass(frozen=True)
@@ -66,5 +67,4 @@ Work = Script | ApiCall
 
 def summary(work: tuple[Work, ...], limit: int = 240) -> str:
     """One line for a plan's step: what would run, cut at ``limit`` characters."""
-    text = "; ".join(w.summary for w in work)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut("; ".join(w.summary for w in work), limit)

@@ -13,6 +13,7 @@ from .model import (
     LocalSite,
     ProviderHost,
     SSHSettings,
+    SSHTarget,
     Topology,
     default_state_dir,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "LocalSite",
     "ProviderHost",
     "SSHSettings",
+    "SSHTarget",
     "Topology",
     "default_state_dir",
     "find_topology_path",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from skupper_mcp.errors import ConfigError
+from skupper_mcp.errors import ConfigError, cut
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", re.ASCII)
 _SCOPE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
@@ -102,8 +102,7 @@ def _parse_value(rest: str, *, path: str, line: int, key: str) -> str:
 
 
 def excerpt(text: str) -> str:
-    text = text.strip()
-    return repr(text if len(text) <= 40 else text[:37] + "...")
+    return repr(cut(text.strip(), 40))
 
 
 class Reader:

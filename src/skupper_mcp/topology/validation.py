@@ -338,7 +338,7 @@ def _prefix_by_short_name(prefixes: list[str], short: str) -> str | None:
     """The provider prefix a CRC_<short>_PORT variable names."""
     if short in prefixes:
         return short
-    # the seed's CRC_RHTEVAN_MODEL_PORT names rhtevan-work by its first word
+    # e.g. CRC_RHTEVAN_MODEL_PORT names rhtevan-work by its first word
     leading = [p for p in prefixes if p.startswith(short + "_")]
     return leading[0] if len(leading) == 1 else None
 

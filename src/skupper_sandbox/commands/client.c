@@ -35,7 +35,9 @@ static void forward(int sig) {
 
 static int fallback(const char *tool, int argc, char **argv) {
     char module[128];
-    snprintf(module, sizeof module, "skupper_sandbox.emulated.%s", tool);
+    /* conmon is podman's monitor and lives in its package (shims.fallback_module) */
+    const char *package = strcmp(tool, "conmon") == 0 ? "emulated.podman" : "emulated";
+    snprintf(module, sizeof module, "skupper_sandbox.%s.%s", package, tool);
     char **args = calloc((size_t)argc + 3, sizeof *args);
     if (!args) return 127;
     args[0] = SKMCP_PYTHON;

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from skupper_sandbox.commands.become import become
+from skupper_sandbox.become import become
 
 #: The tools a host runs through the server (its ``bin/<tool>``, ``shims.py``), and the
 #: module whose ``main`` each one is.
@@ -39,7 +39,7 @@ TOOLS: dict[str, str] = {
     "loginctl": "skupper_sandbox.emulated.loginctl",
     "curl": "skupper_sandbox.emulated.curl",
     # podman's container monitor, which real hosts have as /usr/bin/conmon (a C binary)
-    "conmon": "skupper_sandbox.emulated.conmon",
+    "conmon": "skupper_sandbox.emulated.podman.conmon",
 }
 MAX_REQUEST = 4 << 20
 _HEADER = struct.Struct("<I")

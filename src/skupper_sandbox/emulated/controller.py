@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import hostenv
-from ..router import query as router_query
-from . import containers, dirwatch
+from ..router import choice as router_choice
+from ..router.seam import Management
+from . import dirwatch
+from .podman import containers
 from .skupper import resources as res
 from .skupper.failure import CliFailure
 from .skupper.paths import NamespacePaths, namespaces
@@ -82,9 +84,7 @@ def query_router(
     As the real controller does, over AMQP management with the namespace's
     ``skupper-local-client`` certificate when the world runs the real router."""
     world = world_dir or hostenv.current_host().world_dir
-    return router_query.router_state(
-        address, port, world_dir=world, client_cert=client_cert, timeout=timeout
-    )
+    return router_choice.for_world(world).query(address, port, client_cert, timeout)
 
 
 def live_statuses(
@@ -259,7 +259,7 @@ def poll_namespace(
     address: str,
     sets_running: bool = True,
     *,
-    sessions: router_query.ManagementSessions | None = None,
+    sessions: Management | None = None,
     parsed: ParsedFiles | None = None,
 ) -> bool:
     """Update one namespace's runtime resources from its router; whether anything changed."""
@@ -292,7 +292,7 @@ def poll_namespace(
 
 def poll_once(
     env: Mapping[str, str],
-    sessions: router_query.ManagementSessions | None = None,
+    sessions: Management | None = None,
     parsed: ParsedFiles | None = None,
 ) -> bool:
     """Poll every namespace; whether anything changed."""
@@ -417,7 +417,7 @@ class QueryPacing:
 def main() -> int:
     print("System controller started", flush=True)
     env, homes = os.environ, Homes.of(os.environ)
-    sessions = router_query.ManagementSessions(hostenv.current_host(env).world_dir)
+    sessions = router_choice.for_world(hostenv.current_host(env).world_dir).management()
     parsed, pacing, logs = ParsedFiles(), QueryPacing(), RouterLogs()
     spaces = homes.namespaces()
     seen = marks(homes, spaces)

@@ -16,6 +16,7 @@ from types import ModuleType
 
 from skupper_sandbox.hostenv import HostInfo, translate
 from skupper_sandbox.router import choice as router_choice
+from skupper_sandbox.router import imitation, skrouterd
 
 ROUTER = "quay.io/skupper/skupper-router:*"
 CONTROLLER = "quay.io/skupper/system-controller:*"
@@ -33,14 +34,13 @@ MODEL_COMMAND_VAR = "SKMCP_MODEL_SERVER_COMMAND"
 
 #: The sandbox's own image programs (``python -m`` of these modules), each with the name its
 #: process has on a real host (the image's binary: ``ps`` shows it).
-ROUTER_REAL, ROUTER_IMITATION = "skupper_sandbox.router.real", "skupper_sandbox.router"
 CONTROLLER_PROGRAM, MODEL_SERVER_PROGRAM = (
     "skupper_sandbox.emulated.controller",
     "skupper_sandbox.model_server",
 )
 PROGRAMS = {
-    ROUTER_REAL: "skrouterd",
-    ROUTER_IMITATION: "skrouterd",
+    skrouterd.PROGRAM: "skrouterd",
+    imitation.PROGRAM: "skrouterd",
     CONTROLLER_PROGRAM: "controller",
     MODEL_SERVER_PROGRAM: "model-server",
 }
@@ -132,11 +132,9 @@ def process_for(
     if command:
         return ImageProcess(list(command), {})
     if fnmatchcase(full, ROUTER):
-        # The image's launch.sh: the real skrouterd when the world runs it, else the imitation
-        # (both fall back to the image's default config when /tmp cannot be written).
-        if router_choice.for_world(host.world_dir).kind == "real":
-            return ImageProcess([python, "-m", ROUTER_REAL], {})
-        return ImageProcess([python, "-m", ROUTER_IMITATION], {})
+        # The image's launch.sh, on the world's router (both fall back to the image's default
+        # config when /tmp cannot be written).
+        return ImageProcess(router_choice.for_world(host.world_dir).start(python), {})
     if fnmatchcase(full, CONTROLLER):
         return ImageProcess([python, "-m", CONTROLLER_PROGRAM], {})
     if fnmatchcase(full, MODEL_SERVER):

@@ -8,12 +8,9 @@ and disable manage the `.wants/` links on disk, as the real one does, then reloa
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
 import signal
-import socket
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,67 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from skupper_sandbox import hostenv
-
-# The bus and unit-name helpers live here, not in the systemd package, so that this short-lived
-# command does not import asyncio (a third of a second on a busy machine).
-BUS_NAME = "bus"
-BUILTIN_SOCKET = "podman.socket"
-BUILTIN_SOCKET_PATH = "/usr/lib/systemd/user/podman.socket"
+from skupper_sandbox.emulated.systemd.bus import (
+    BUILTIN_SOCKET_PATH,
+    BUS_NAME,
+    connect_unix,
+    normalize_unit,
+)
 
 EXIT_FAILURE = 1
 EXIT_NOT_ACTIVE = 3
 EXIT_NO_SUCH_UNIT = 4
 EXIT_NOT_FOUND = 5
 ENABLED_STATES = {"enabled", "enabled-runtime", "static", "alias", "indirect", "generated"}
-
-
-def normalize_unit(name: str) -> str:
-    """`foo` means `foo.service`, as systemctl reads it."""
-    if re.search(r"\.(service|socket|target|timer|mount|path|scope|slice)$", name):
-        return name
-    return name + ".service"
-
-
-def _short_path(path: Path) -> tuple[str, int | None]:
-    """A unix socket path within the kernel's 107-byte limit (via /proc/self/fd if long)."""
-    text = str(path)
-    if len(text.encode()) < 100:
-        return text, None
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    return f"/proc/self/fd/{fd}/{path.name}", fd
-
-
-def bind_unix(path: Path) -> socket.socket:
-    """Listen on `path`; the name appears only once the socket accepts connections."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    with contextlib.suppress(FileNotFoundError):
-        temporary.unlink()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    address, fd = _short_path(temporary)
-    try:
-        sock.bind(address)
-    finally:
-        if fd is not None:
-            os.close(fd)
-    sock.listen(64)
-    os.replace(temporary, path)
-    return sock
-
-
-def connect_unix(path: Path, timeout: float | None = None) -> socket.socket:
-    """Connect to the unix socket at `path` (any length)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    address, fd = _short_path(path)
-    try:
-        sock.connect(address)
-    except OSError:
-        sock.close()
-        raise
-    finally:
-        if fd is not None:
-            os.close(fd)
-    return sock
 
 
 class BusError(Exception):

@@ -20,7 +20,7 @@ from skupper_sandbox.kube.resources import Resource
 from skupper_sandbox.kube.routerconfig import MANAGEMENT_PORT, SKUPPER_VERSION, render
 from skupper_sandbox.kube.status import Check
 from skupper_sandbox.kube.store import ApiError, Store, now
-from skupper_sandbox.router.query import ManagementSessions
+from skupper_sandbox.router import choice as router_choice
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class Controller:
         self._wake = asyncio.Event()
         self._exited_at: dict[str, float] = {}
         # proton blocks and its connections want one thread: every router query runs on it
-        self._management = ManagementSessions(self._world_dir)
+        self._management = router_choice.for_world(self._world_dir).management()
         self._management_thread = ThreadPoolExecutor(1, thread_name_prefix="management")
         store.subscribe(lambda *_: self._wake.set())
 

@@ -27,8 +27,6 @@ from skupper_sandbox.router import choice
 
 log = logging.getLogger(__name__)
 
-ROUTER_MODULE = "skupper_sandbox.router"  # the imitation
-REAL_ROUTER_MODULE = "skupper_sandbox.router.real"  # skrouterd through the image's launch.sh
 ROUTER_IMAGE = "quay.io/skupper/skupper-router:3.4.2"
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 #: The pod's one container, and where its output goes: the current container's, and the one
@@ -157,9 +155,10 @@ class RouterPod:
         )
         return env
 
-    def _module(self) -> str:
+    def _command(self) -> list[str]:
+        """The world's router, as the image's launch.sh starts it."""
         world_dir = hostenv.load_host_info(self.host_dir).world_dir
-        return REAL_ROUTER_MODULE if choice.for_world(world_dir).kind == "real" else ROUTER_MODULE
+        return choice.for_world(world_dir).start(sys.executable)
 
     async def start(self, started_at: str) -> None:
         """Start the router process (the container) of this pod. Its stdout and stderr are
@@ -170,9 +169,7 @@ class RouterPod:
             os.replace(log_path, self.dir / PREVIOUS_LOG_FILE)
         with log_path.open("ab") as log_file:
             self._process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                self._module(),
+                *self._command(),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=log_file,

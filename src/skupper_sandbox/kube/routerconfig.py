@@ -10,8 +10,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from skupper_sandbox.router import entities
+from skupper_sandbox.router.entities import Entity
+
 Obj = dict[str, Any]
-Entity = list[Any]  # [entity type, attributes]
 
 CERTS_MOUNT = "/etc/skupper-router-certs"
 CONFIG_MOUNT = "/etc/skupper-router/config"
@@ -43,16 +45,8 @@ def profile_name(secret_name: str) -> str:
 
 
 def _ssl_profile(secret_name: str) -> Entity:
-    base = f"${{SSL_PROFILE_BASE_PATH}}/{profile_name(secret_name)}"
-    return [
-        "sslProfile",
-        {
-            "name": profile_name(secret_name),
-            "caCertFile": f"{base}/ca.crt",
-            "certFile": f"{base}/tls.crt",
-            "privateKeyFile": f"{base}/tls.key",
-        },
-    ]
+    name = profile_name(secret_name)
+    return entities.ssl_profile(name, f"{entities.SSL_BASE}/{name}")
 
 
 def _spec(obj: Obj) -> Obj:
@@ -89,17 +83,8 @@ def _link_connector(
         cost = max(1, int(spec.get("cost", 1)))
     except (TypeError, ValueError):
         cost = 1
-    return [
-        "connector",
-        {
-            "name": name,
-            "role": "inter-router",
-            "host": str(endpoint["host"]),
-            "port": str(endpoint["port"]),
-            "sslProfile": profile_name(secret),
-            "cost": cost,
-        },
-    ], None
+    host, port = str(endpoint["host"]), str(endpoint["port"])
+    return entities.connector(name, "inter-router", host, port, profile_name(secret), cost), None
 
 
 def render(
@@ -116,19 +101,10 @@ def render(
     certs directory; ``secret_types`` maps every Secret of the namespace to its type."""
     meta = site["metadata"]
     metadata = {"id": meta["uid"], "name": meta["name"], "version": SKUPPER_VERSION}
-    entities: list[Entity] = [
-        [
-            "router",
-            {
-                "id": f"{meta['name']}-{pod_name}",
-                "mode": "edge" if _spec(site).get("edge") else "interior",
-                "metadata": json.dumps(metadata),
-            },
-        ],
-        [
-            "listener",
-            {"name": "skupper-local", "role": "normal", "host": "0.0.0.0", "port": MANAGEMENT_PORT},
-        ],
+    mode = "edge" if _spec(site).get("edge") else "interior"
+    config: list[Entity] = [
+        entities.router(f"{meta['name']}-{pod_name}", mode, metadata),
+        entities.listener("skupper-local", "normal", "0.0.0.0", MANAGEMENT_PORT),
     ]
     problems: dict[str, LinkProblem] = {}
     profiles: list[Entity] = []
@@ -138,37 +114,29 @@ def render(
         if problem is not None:
             problems[link["metadata"]["name"]] = problem
         if connector is not None:
-            profile = _ssl_profile(str(_spec(link)["tlsCredentials"]))
-            if profile not in profiles:
-                profiles.append(profile)
+            entities.add_once(profiles, _ssl_profile(str(_spec(link)["tlsCredentials"])))
             link_entities.append(connector)
-    entities += profiles + link_entities
+    config += profiles + link_entities
     for listener in listeners:
         spec = _spec(listener)
         if spec.get("routingKey") and spec.get("port"):
-            entities.append(
-                [
-                    "tcpListener",
-                    {
-                        "name": listener["metadata"]["name"],
-                        "host": "0.0.0.0",
-                        "port": str(spec["port"]),
-                        "address": str(spec["routingKey"]),
-                    },
-                ]
+            config.append(
+                entities.tcp_listener(
+                    listener["metadata"]["name"],
+                    "0.0.0.0",
+                    str(spec["port"]),
+                    str(spec["routingKey"]),
+                )
             )
     for tcp_connector in connectors:
         spec = _spec(tcp_connector)
         if spec.get("routingKey") and spec.get("port") and spec.get("host"):
-            entities.append(
-                [
-                    "tcpConnector",
-                    {
-                        "name": tcp_connector["metadata"]["name"],
-                        "host": str(spec["host"]),
-                        "port": str(spec["port"]),
-                        "address": str(spec["routingKey"]),
-                    },
-                ]
+            config.append(
+                entities.tcp_connector(
+                    tcp_connector["metadata"]["name"],
+                    str(spec["host"]),
+                    str(spec["port"]),
+                    str(spec["routingKey"]),
+                )
             )
-    return RenderedConfig(entities, problems)
+    return RenderedConfig(config, problems)

@@ -1,6 +1,6 @@
 """``python -m skupper_sandbox.router``: the router container's process on the imitation.
 
-It follows the image's ``launch.sh``/``configure.sh`` as ``router.real`` does: the config
+It follows the image's ``launch.sh``/``configure.sh`` (``Imitation.config``): the config
 named by ``$QDROUTERD_CONF`` is copied to ``/tmp/skrouterd.json`` with its variables
 expanded; when ``/tmp`` cannot be written (a host whose ``tmp_writable`` is false, without
 ``--tmpfs /tmp``) ``configure.sh``'s error is printed and the router starts on the image's
@@ -17,10 +17,8 @@ import signal
 import sys
 import time
 import uuid
-from pathlib import Path
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.router import real
 from skupper_sandbox.router.config import (
     Listener,
     RouterConfig,
@@ -28,11 +26,11 @@ from skupper_sandbox.router.config import (
     check_ssl_profiles,
     parse,
 )
+from skupper_sandbox.router.imitation import COPY_PATH, Imitation
 from skupper_sandbox.router.node import Router
 
 from ..errors import RouterConfigError
 
-COPY_PATH = "/tmp/skrouterd.json"
 AMQP_PORT = 5672
 
 
@@ -86,34 +84,28 @@ def main() -> int:
     except (hostenv.NotOnSandboxHost, OSError) as exc:
         print(f"router: {exc}", file=sys.stderr)
         return 1
-    env = dict(os.environ)
-    writable = real.tmp_writable(host, env)
-    env["QDROUTERD_CONF_TYPE"] = env.get("QDROUTERD_CONF_TYPE") or "conf"
-    text, stdout, stderr = real.configure(env, COPY_PATH, writable)
-    for line in stdout:
+    imitation = Imitation()
+    started = imitation.config(host, os.environ)
+    for line in started.stdout:
         print(line, flush=True)
-    for line in stderr:
+    for line in started.stderr:
         print(line, file=sys.stderr, flush=True)
     _stop_on_sigterm(log)
-    if text is None:
+    if started.text is None:
         config = standalone(host)
         log.info("Router started in Standalone mode")
-        log.info("Version: 3.4.2 (imitation)")
+        log.info("Version: %s", imitation.version())
         asyncio.run(Router(config, host).run())
         return 0
-    copy = hostenv.container_path(COPY_PATH)
-    if copy != Path(COPY_PATH):  # only inside a container's own /tmp
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_text(text)
     try:
-        config = parse(text, source=COPY_PATH)
+        config = parse(started.text, source=COPY_PATH)
         check_ssl_profiles(config, hostenv.container_path)
     except RouterConfigError as exc:
         log.critical("Router start-up failed: %s", exc)
         return 1
     mode = config.router.mode.capitalize()
     log.info("Router started in %s mode, area=0 id=%s", mode, config.router.id)
-    log.info("Version: 3.4.2 (imitation)")
+    log.info("Version: %s", imitation.version())
     asyncio.run(Router(config, host).run())
     return 0
 

@@ -1,177 +1,18 @@
-"""``python -m skupper_sandbox.router.real``: a router container's process on the real skrouterd.
+"""``python -m skupper_sandbox.router.real``: a router container's process on a real skrouterd.
 
-It does what the image's ``launch.sh`` and ``configure.sh`` do (skupper-router
-``scripts/launch.sh``, ``scripts/configure.sh``, ``scripts/expandvars.py`` at 3.4.2):
-
-1. ``configure.sh`` writes ``/tmp/skrouterd.$QDROUTERD_CONF_TYPE`` (``conf`` by default): the
-   inline config when ``$QDROUTERD_CONF`` holds ``{...}``, else the files it names (``:`` or
-   ``,`` separated; a directory contributes its ``*.conf``), then expands ``$VAR`` and
-   ``${VAR}`` line by line, leaving comment lines and unknown variables as they are. When
-   ``/tmp`` cannot be written the redirection fails, bash prints why and ``set -e`` ends the
-   script; ``launch.sh`` goes on.
-2. ``launch.sh`` runs ``skrouterd -c /tmp/skrouterd.<type>`` only if that file exists, else
-   plain ``skrouterd``, on the image's default config (standalone, one listener on
-   ``0.0.0.0:amqp``).
-
-The container's ``/tmp`` and mounts are host directories (``hostenv.container_path``). What
-the sandbox adapts, and only in the copy skrouterd is given (never in the container's
-``/tmp/skrouterd.json``): every address that means "this host" (``""``, ``0.0.0.0``,
-``localhost``, ``127.0.0.1``...) becomes the host's own loopback address, since all hosts
-share one network namespace, and the sslProfile paths become the host paths the mounts name.
-The process then *is* skrouterd (exec), so signals and the exit code are the router's own.
+It does what the image's ``launch.sh`` does (``Skrouterd.config``: ``configure.sh``'s copy,
+adapted to the sandbox's hosts) and then *is* skrouterd (exec), so signals and the exit code
+are the router's own. The world must run the real router (``world.json``).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 from skupper_sandbox import hostenv
 from skupper_sandbox.router import choice
-
-IMAGE_HOME = "/home/skrouterd"  # QDROUTERD_HOME in the image
-CONFIGURE_SH = f"{IMAGE_HOME}/bin/configure.sh"
-# The lines of configure.sh whose redirection creates the output file.
-_INLINE_WRITE_LINE, _FILES_WRITE_LINE = 35, 38
-ADAPTED_NAME = "skrouterd-sandbox"
-_PATH_ATTRIBUTES = ("caCertFile", "certFile", "privateKeyFile", "passwordFile", "trustedCertsFile")
-_HOST_ENTITIES = ("listener", "connector", "tcpListener", "tcpConnector")
-_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})")
-_CONF_HOST = re.compile(r"^(\s*host\s*:\s*)(\S*)(\s*)$", re.MULTILINE)
-# Addresses that mean "this host" inside a container on the host network.
-_LOCAL_NAMES = {"", "0.0.0.0", "::", "localhost", "127.0.0.1", "::1", "ip6-localhost"}
-
-
-def expand_line(line: str, env: Mapping[str, str]) -> str:
-    """``os.path.expandvars`` against ``env``: unknown or malformed names stay as written."""
-
-    def value(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name.startswith("{"):
-            name = name[1:-1]
-        return env.get(name, match.group(0))
-
-    return _VARIABLE.sub(value, line)
-
-
-def expand_text(text: str, env: Mapping[str, str]) -> str:
-    """``expandvars.py``: lines starting with ``#`` or without ``$`` are kept as they are."""
-    return "".join(
-        line if line.startswith("#") or "$" not in line else expand_line(line, env)
-        for line in text.splitlines(keepends=True)
-    )
-
-
-def tmp_writable(host: hostenv.HostInfo, env: Mapping[str, str]) -> bool:
-    """Whether the container can write its ``/tmp``: the host allows it, or a tmpfs is there."""
-    if host.tmp_writable:
-        return True
-    tmpfs = json.loads(env.get(hostenv.TMPFS_VAR, "[]"))
-    return any(str(entry).split(":", 1)[0].rstrip("/") == "/tmp" for entry in tmpfs)
-
-
-def configure(
-    env: Mapping[str, str], out_file: str, writable: bool
-) -> tuple[str | None, list[str], list[str]]:
-    """What ``configure.sh`` leaves: the expanded config text (None when the file could not
-    be written) and the lines it prints on stdout and stderr."""
-    conf = env.get("QDROUTERD_CONF", "")
-    stdout: list[str] = []
-    if "{" in conf and "}" in conf:
-        if not writable:
-            return None, stdout, [f"{CONFIGURE_SH}: line {_INLINE_WRITE_LINE}: {_denied(out_file)}"]
-        text = conf + "\n"
-    elif conf:
-        if not writable:
-            return None, stdout, [f"{CONFIGURE_SH}: line {_FILES_WRITE_LINE}: {_denied(out_file)}"]
-        parts: list[str] = []
-        for item in (p for p in re.split(r"[:,]", conf)):
-            path = hostenv.container_path(item, env)
-            if path.is_dir():
-                parts += [f.read_text() for f in sorted(path.glob("*.conf"))]
-            elif path.is_file():
-                parts.append(path.read_text())
-            else:
-                stdout.append(f"No such file or directory: {item}")
-        text = "".join(parts)
-    else:
-        return None, stdout, []
-    return expand_text(text, env), stdout, []
-
-
-def _denied(path: str) -> str:
-    # As on the seed's rhel-ai (rootless podman, uid mapping): the directory is not writable.
-    return f"{path}: Permission denied"
-
-
-def _local(host_value: Any) -> bool:
-    return str(host_value).strip("[]") in _LOCAL_NAMES
-
-
-def adapt_json(text: str, host: hostenv.HostInfo, env: Mapping[str, str]) -> str:
-    """The config skrouterd is given: local addresses -> the host's, container paths -> host
-    paths. Anything else (including a config skrouterd will refuse) is passed on as it is."""
-    try:
-        entities = json.loads(text)
-    except ValueError:
-        return text  # skrouterd reports the parse error itself
-    if not isinstance(entities, list):
-        return text
-    for entity in entities:
-        if not (isinstance(entity, list) and len(entity) == 2 and isinstance(entity[1], dict)):
-            continue
-        kind, attributes = entity
-        if kind in _HOST_ENTITIES and _local(attributes.get("host", "")):
-            attributes["host"] = host.address
-        if kind == "sslProfile":
-            for key in _PATH_ATTRIBUTES:
-                if isinstance(attributes.get(key), str):
-                    attributes[key] = str(hostenv.container_path(attributes[key], env))
-    return json.dumps(entities, indent=2) + "\n"
-
-
-def adapt_conf(text: str, host: hostenv.HostInfo) -> str:
-    """The same for the ``conf`` format: every local ``host:`` becomes the host's address."""
-
-    def replace(match: re.Match[str]) -> str:
-        value = match.group(2)
-        return (
-            match.group(0) if not _local(value) else match.group(1) + host.address + match.group(3)
-        )
-
-    return _CONF_HOST.sub(replace, text)
-
-
-def prepare(
-    host: hostenv.HostInfo, env: Mapping[str, str], router: choice.RouterChoice
-) -> tuple[list[str], list[str], list[str]]:
-    """skrouterd's argv, and what the start scripts print on stdout and stderr first."""
-    ext = env.get("QDROUTERD_CONF_TYPE") or "conf"
-    out_file = f"/tmp/skrouterd.{ext}"
-    tmp_dir = hostenv.container_path("/tmp", env)
-    if tmp_dir == Path("/tmp"):
-        raise RuntimeError("the container has no /tmp of its own (no /tmp mount)")
-    writable = tmp_writable(host, env)
-    text, stdout, stderr = configure(env, out_file, writable)
-    copy = hostenv.container_path(out_file, env)
-    if text is not None:
-        copy.write_text(text)
-    adapted = tmp_dir.parent / f"{ADAPTED_NAME}.{ext}"
-    if writable and copy.is_file():  # launch.sh: `[ -f $CONFIG_FILE ] && ARGS="-c ..."`
-        source = copy.read_text()
-        adapted.write_text(
-            adapt_json(source, host, env) if ext == "json" else adapt_conf(source, host)
-        )
-    else:
-        adapted = tmp_dir.parent / f"{ADAPTED_NAME}-default.conf"
-        adapted.write_text(adapt_conf(router.default_config.read_text(), host))
-    argv = [str(router.skrouterd), "-c", str(adapted), "-I", str(router.python_dir)]
-    return argv, stdout, stderr
+from skupper_sandbox.router.skrouterd import Skrouterd
 
 
 def main() -> int:
@@ -181,7 +22,7 @@ def main() -> int:
         print(f"router: {exc}", file=sys.stderr)
         return 1
     router = choice.for_world(host.world_dir)
-    if router.kind != "real":
+    if not isinstance(router, Skrouterd):
         print("router: this world does not run the real router", file=sys.stderr)
         return 1
     env = dict(os.environ)
@@ -189,17 +30,17 @@ def main() -> int:
     env.setdefault("HOSTNAME_IP_ADDRESS", host.address)
     env.setdefault("POD_ID", env.get("HOSTNAME", "").rsplit("-", 1)[-1])
     try:
-        argv, stdout, stderr = prepare(host, env, router)
+        started = router.config(host, env)
     except (OSError, RuntimeError) as exc:
         print(f"router: {exc}", file=sys.stderr)
         return 1
-    for line in stdout:
+    for line in started.stdout:
         print(line, flush=True)
-    for line in stderr:
+    for line in started.stderr:
         print(line, file=sys.stderr, flush=True)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(argv[0], argv, env)
+    os.execve(started.argv[0], started.argv, env)
     return 127  # not reached
 
 

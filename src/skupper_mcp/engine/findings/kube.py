@@ -1,4 +1,4 @@
-"""Rules about the Kubernetes site (the seed's CRC rows): a link Secret the kube-adaptor
+"""Rules about the Kubernetes site (e.g. CRC): a link Secret the kube-adaptor
 never mounts because it is not ``kubernetes.io/tls``, and a router pod that started before
 a link Secret it needs existed, so it does not have it mounted.
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from ...models import Finding
 from ...sites.kube import KubeState, ready, status_of
-from ..cluster import kube_secret_names
+from ..desired.cluster import kube_secret_names
 from .context import Network, call, finding
 
 TLS = "kubernetes.io/tls"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...facts import names
 from ...models import Finding
-from ...sites import units
 from ..scope import site_ref
 from .context import LinkProbe, Network, call, finding, set_variable
 from .podman import STANDALONE
@@ -36,7 +36,7 @@ def _router_listening(network: Network, host: str) -> bool:
     view = network.views.get(host)
     if view is None or view.state is None:
         return False
-    router = units.router_container(network.namespace(host))
+    router = names.router_container(network.namespace(host))
     running_for = view.state.running_for(router)
     # a router that has just (re)started may not listen yet: not a firewall's doing
     if running_for is None or running_for < SETTLE_SECONDS:

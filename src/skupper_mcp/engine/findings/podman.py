@@ -1,10 +1,11 @@
-"""Rules about a podman host's router, its units and its model: the seed's Known Issues
-that show on one host, matched on what the real router, podman and systemd report."""
+"""Rules about a podman host's router, its units and its model: the known failures that
+show on one host, matched on what the real router, podman and systemd report."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...facts import names
 from ...models import Finding
 from ...sites import units
 from ...vocabulary import LOCAL_HOST
@@ -26,7 +27,7 @@ SIGTERM_EXIT = 143
 
 
 def _router(network: Network, ref: SiteRef) -> str:
-    return units.router_container(network.namespace(ref.host))
+    return names.router_container(network.namespace(ref.host))
 
 
 def tmp_not_writable(network: Network) -> Iterator[Finding]:
@@ -130,11 +131,11 @@ def no_auto_restart(network: Network) -> Iterator[Finding]:
                 how = "Skupper's own unit" if "start-watch.sh" not in have else "an older unit"
                 evidence.append(f"{wanted.name}: {how}, not the auto-restart unit setup writes")
         if state.watch_script is not None and state.watch_script != units.watch_script(podman):
-            evidence.append(f"~/{units.WATCH_SCRIPT_PATH}: differs from what setup writes")
+            evidence.append(f"~/{names.WATCH_SCRIPT_PATH}: differs from what setup writes")
         elif state.watch_script is None:
-            evidence.append(f"~/{units.WATCH_SCRIPT_PATH}: missing")
-        router = units.router_container(ns)
-        unit = state.unit(units.router_unit(ns))
+            evidence.append(f"~/{names.WATCH_SCRIPT_PATH}: missing")
+        router = names.router_container(ns)
+        unit = state.unit(names.router_unit(ns))
         if state.container_running(router) and not unit.active:
             evidence.append(
                 f"{router} is running while {unit.name} is {unit.active_state}: a crash "
@@ -202,13 +203,13 @@ def unit_failed_on_stop(network: Network) -> Iterator[Finding]:
 
 def stale_status(network: Network) -> Iterator[Finding]:
     for ref, state in network.podman_sites():
-        router = units.router_container(network.namespace(ref.host))
+        router = names.router_container(network.namespace(ref.host))
         site = next((r for (k, _), r in state.runtime_resources.items() if k == "Site"), None)
         says = ((site or {}).get("status") or {}).get("status")
         if says != "Ready" or state.container_running(router):
             continue
-        controller = state.unit(units.controller_unit())
-        if controller.active or state.container_running(units.controller_container(state.user)):
+        controller = state.unit(names.controller_unit())
+        if controller.active or state.container_running(names.controller_container(state.user)):
             continue  # a running controller updates the status itself
         found = state.container(router)
         yield finding(
@@ -233,7 +234,7 @@ def model_not_serving(network: Network) -> Iterator[Finding]:
         p = network.provider(ref.host)
         if p is None or ref.host == LOCAL_HOST or state.served_models is not None:
             continue
-        if not state.container_running(units.router_container(p.namespace)):
+        if not state.container_running(names.router_container(p.namespace)):
             continue
         container = state.container(p.model_container)
         profile, _ = active_or_default(network.topology, p.name, None)

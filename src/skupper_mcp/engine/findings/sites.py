@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ...facts.skupper_version import SkupperVersion
 from ...models import Finding
-from ..status import site_drift
+from ..desired.drift import site_drift
 from .context import Network, call, finding, on_host
 
 

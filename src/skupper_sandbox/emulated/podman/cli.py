@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from skupper_sandbox.emulated import containers, images
+from skupper_sandbox.emulated import images
+from skupper_sandbox.emulated.podman import containers
 
 from .container_verbs import (
     verb_create,

@@ -8,8 +8,8 @@ import shutil
 import sys
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.emulated import containers
-from skupper_sandbox.emulated.containers import Container
+from skupper_sandbox.emulated.podman import containers
+from skupper_sandbox.emulated.podman.containers import Container
 
 from ..dirwatch import SAFETY_TICK, DirectoryWatch, wait_for_change
 from .create import NAME_PATTERN, create_container, parse_env
@@ -282,7 +282,7 @@ def verb_exec(host: Host, args: list[str]) -> int:
             "can only create exec sessions on running containers: container state improper",
             255,
         )
-    from skupper_sandbox.emulated.conmon import container_environment
+    from skupper_sandbox.emulated.podman.conmon import container_environment
 
     env = {**container_environment(c, host.dir), **parse_env(parsed)}
     executable = command[0] if "/" in command[0] else shutil.which(command[0], path=env["PATH"])

@@ -7,8 +7,9 @@ import re
 import secrets
 from pathlib import Path
 
-from skupper_sandbox.emulated import containers, images
-from skupper_sandbox.emulated.containers import Container
+from skupper_sandbox.emulated import images
+from skupper_sandbox.emulated.podman import containers
+from skupper_sandbox.emulated.podman.containers import Container
 
 from .errors import PodmanError
 from .host import Host

@@ -6,7 +6,8 @@ import json
 import sys
 from typing import Any
 
-from skupper_sandbox.emulated import containers, images
+from skupper_sandbox.emulated import images
+from skupper_sandbox.emulated.podman import containers
 
 from .errors import PodmanError
 from .gotemplate import render_template

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.emulated import containers
-from skupper_sandbox.emulated.containers import Container
+from skupper_sandbox.emulated.podman import containers
+from skupper_sandbox.emulated.podman.containers import Container
 
 from .errors import PodmanError, no_such_container
 

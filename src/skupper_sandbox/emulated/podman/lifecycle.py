@@ -9,9 +9,9 @@ import sys
 import time
 from collections.abc import Callable
 
-from skupper_sandbox.emulated import containers
-from skupper_sandbox.emulated.conmon import spawn_monitor
-from skupper_sandbox.emulated.containers import Container
+from skupper_sandbox.emulated.podman import containers
+from skupper_sandbox.emulated.podman.conmon import spawn_monitor
+from skupper_sandbox.emulated.podman.containers import Container
 
 from .errors import PodmanError
 from .host import Host, locked, wait_until
@@ -19,7 +19,7 @@ from .host import Host, locked, wait_until
 START_DEADLINE = 15.0
 # Real podman stop unmounts and tears down the network after the process has exited;
 # a wrapper blocked in `podman wait` therefore sees the exit before `stop` returns
-# (the seed's start-watch.sh relies on that order). Keep the same order here.
+# (the product's start-watch.sh relies on that order). Keep the same order here.
 STOP_CLEANUP_SECONDS = 0.3
 
 

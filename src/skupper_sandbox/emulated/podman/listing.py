@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from skupper_sandbox.emulated import containers
-from skupper_sandbox.emulated.containers import Container
+from skupper_sandbox.emulated.podman import containers
+from skupper_sandbox.emulated.podman.containers import Container
 
 from .errors import PodmanError
 from .gotemplate import render_template

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.emulated.containers import Container
+from skupper_sandbox.emulated.podman.containers import Container
 
 from .host import Host
 

@@ -13,7 +13,9 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from skupper_sandbox.router import entities
+from skupper_sandbox.router.entities import Entity
 
 from . import pki
 from . import resources as res
@@ -22,7 +24,7 @@ from .paths import NamespacePaths
 from .removal import remove_all
 from .site_state import SiteState, has_explicit_ports, link_roles, role_port
 
-SSL_BASE = "${SSL_PROFILE_BASE_PATH}/runtime/certs"
+SSL_BASE = f"{entities.SSL_BASE}/runtime/certs"
 LOCAL_ROUTER_ACCESS = "skupper-local"
 LOCAL_SERVER_CERT = "skupper-local-server"
 LOCAL_CLIENT_CERT = "skupper-local-client"
@@ -157,70 +159,31 @@ def link_secret(link: res.Resource) -> str:
     return str(res.spec(link).get("tlsCredentials") or res.name_of(link))
 
 
-def _ssl_profile(name: str, directory: str) -> list[Any]:
-    return [
-        "sslProfile",
-        {
-            "name": name,
-            "caCertFile": f"{SSL_BASE}/{directory}/ca.crt",
-            "certFile": f"{SSL_BASE}/{directory}/tls.crt",
-            "privateKeyFile": f"{SSL_BASE}/{directory}/tls.key",
-        },
-    ]
-
-
 def router_id(site_name: str) -> str:
     """``<site>-<unixtime>-<nanos>``: changes on every render, as the real one does."""
     now = time.time_ns()
     return f"{site_name}-{now // 1_000_000_000}-{now % 1_000_000_000}"
 
 
-def router_config(state: SiteState, site_id: str, cli_version: str) -> list[list[Any]]:
+def router_config(state: SiteState, site_id: str, cli_version: str) -> list[Entity]:
     """The router configuration: a list of ``[entityType, attributes]``."""
-    metadata = json.dumps({"id": site_id, "name": state.name, "version": cli_version})
-    config: list[list[Any]] = [
-        [
-            "router",
-            {
-                "id": router_id(state.name),
-                "mode": "edge" if state.edge else "interior",
-                "helloMaxAgeSeconds": "3",
-                "metadata": metadata,
-            },
-        ],
-        _ssl_profile(LOCAL_SERVER_CERT, LOCAL_SERVER_CERT),
-        [
-            "listener",
-            {
-                "name": LOCAL_ROUTER_ACCESS,
-                "role": "normal",
-                "host": "127.0.0.1",
-                "port": MANAGEMENT_PORT,
-                "sslProfile": LOCAL_SERVER_CERT,
-                "saslMechanisms": "EXTERNAL",
-                "authenticatePeer": True,
-            },
-        ],
+    metadata = {"id": site_id, "name": state.name, "version": cli_version}
+    mode = "edge" if state.edge else "interior"
+    config: list[Entity] = [
+        entities.router(router_id(state.name), mode, metadata, hello_max_age="3"),
+        _ssl_profile(LOCAL_SERVER_CERT),
+        entities.listener(
+            LOCAL_ROUTER_ACCESS, "normal", "127.0.0.1", MANAGEMENT_PORT, LOCAL_SERVER_CERT
+        ),
     ]
     for router_access in state.router_accesses:
         name = cert_name(router_access)
-        config.append(_ssl_profile(name, name))
+        config.append(_ssl_profile(name))
         bind = str(res.spec(router_access).get("bindHost") or "")
         for role in link_roles(router_access):
-            config.append(
-                [
-                    "listener",
-                    {
-                        "name": f"{res.name_of(router_access)}-{role['name']}",
-                        "role": role["name"],
-                        "host": bind,
-                        "port": role_port(role),
-                        "sslProfile": name,
-                        "saslMechanisms": "EXTERNAL",
-                        "authenticatePeer": True,
-                    },
-                ]
-            )
+            role_name = str(role["name"])  # one of DEFAULT_PORTS' names
+            listener_name = f"{res.name_of(router_access)}-{role_name}"
+            config.append(entities.listener(listener_name, role_name, bind, role_port(role), name))
     wanted = "edge" if state.edge else "inter-router"
     for link in state.links:
         endpoint = next(
@@ -228,52 +191,46 @@ def router_config(state: SiteState, site_id: str, cli_version: str) -> list[list
         )
         if endpoint is None:
             continue  # no endpoint for this site's mode: nothing is configured
-        secret = link_secret(link)
-        profile = _ssl_profile(f"{secret}-profile", f"{secret}-profile")
-        if profile not in config:  # Links sharing a Secret share one profile: skrouterd
-            config.append(profile)  # refuses a duplicate name and does not start
+        profile = f"{link_secret(link)}-profile"
+        entities.add_once(config, _ssl_profile(profile))
         config.append(
-            [
-                "connector",
-                {
-                    "name": res.name_of(link),
-                    "role": wanted,
-                    "host": str(endpoint.get("host")),
-                    "port": str(endpoint.get("port")),
-                    "sslProfile": f"{secret}-profile",
-                    "cost": max(1, int(res.spec(link).get("cost") or 1)),
-                },
-            ]
+            entities.connector(
+                res.name_of(link),
+                wanted,
+                str(endpoint.get("host")),
+                str(endpoint.get("port")),
+                profile,
+                max(1, int(res.spec(link).get("cost") or 1)),
+            )
         )
     for listener in state.listeners:
         spec = res.spec(listener)
         config.append(
-            [
-                "tcpListener",
-                {
-                    "name": res.name_of(listener),
-                    "host": str(spec.get("host")),
-                    "port": str(spec.get("port")),
-                    "address": str(spec.get("routingKey")),
-                    "siteId": site_id,
-                },
-            ]
+            entities.tcp_listener(
+                res.name_of(listener),
+                str(spec.get("host")),
+                str(spec.get("port")),
+                str(spec.get("routingKey")),
+                site_id,
+            )
         )
     for connector in state.connectors:
         spec = res.spec(connector)
         config.append(
-            [
-                "tcpConnector",
-                {
-                    "name": res.name_of(connector),
-                    "host": str(spec.get("host") or "localhost"),
-                    "port": str(spec.get("port")),
-                    "address": str(spec.get("routingKey")),
-                    "siteId": site_id,
-                },
-            ]
+            entities.tcp_connector(
+                res.name_of(connector),
+                str(spec.get("host") or "localhost"),
+                str(spec.get("port")),
+                str(spec.get("routingKey")),
+                site_id,
+            )
         )
     return config
+
+
+def _ssl_profile(name: str) -> Entity:
+    """The sslProfile ``name`` on the certificates of the same name under runtime/certs."""
+    return entities.ssl_profile(name, f"{SSL_BASE}/{name}")
 
 
 def _b64(path: Path) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ... import hostenv
-from .. import containers
+from ..podman import containers
 from . import render, units
 from . import resources as res
 from . import site_state as sites

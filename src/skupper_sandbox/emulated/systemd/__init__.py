@@ -9,5 +9,6 @@ with one JSON request and one JSON answer per connection. Units are the files in
 documented semantics for the directives services use here (see docs/sandbox.md §3).
 
 Modules: `unitfile` (parsing unit files), `unit` (one unit's processes and jobs),
-`manager` (the units of a host, the bus, `main`).
+`manager` (the units of a host, the bus, `main`), `bus` (the socket and unit names the
+manager and `systemctl` share; it imports no asyncio).
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.emulated.systemctl import (
+from skupper_sandbox.emulated.systemd.bus import (
     BUILTIN_SOCKET,
     bind_unix,
     normalize_unit,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.emulated.systemctl import (
+from skupper_sandbox.emulated.systemd.bus import (
     BUILTIN_SOCKET,
     BUILTIN_SOCKET_PATH,
 )

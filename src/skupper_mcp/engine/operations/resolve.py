@@ -6,40 +6,17 @@ provider needs the profile that host is (or would be) serving.
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Awaitable, Callable
 
-from skupper_mcp.connectors.base import Connector, SSHTarget
-from skupper_mcp.connectors.shell import quote
+from skupper_mcp.engine.scope import site_ref
+from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConfigError, SkupperMcpError
 from skupper_mcp.models import ResolveResult
 from skupper_mcp.topology import ProviderHost, Topology
 
 log = logging.getLogger(__name__)
 
-ConnectorGetter = Callable[[str, SSHTarget | None], Awaitable[Connector]]
 MODELS_TIMEOUT = 10.0
-
-
-def models_command(provider: ProviderHost) -> str:
-    """The command that asks a provider's model endpoint which model it serves."""
-    url = f"http://{provider.model_host}:{provider.model_port}/v1/models"
-    return f"curl -fsS --max-time 3 {quote(url)}"
-
-
-def parse_model_ids(text: str) -> list[str]:
-    """Model ids from an OpenAI-style ``/v1/models`` answer; [] when it is not one."""
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return []
-    data = document.get("data") if isinstance(document, dict) else None
-    if not isinstance(data, list):
-        return []
-    return [
-        item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)
-    ]
 
 
 def active_profile(provider: ProviderHost, model_ids: list[str]) -> str | None:
@@ -97,15 +74,15 @@ def _provider_result(
     )
 
 
-async def resolve(topology: Topology, name: str, get_connector: ConnectorGetter) -> ResolveResult:
+async def resolve(sites: SiteMap, name: str) -> ResolveResult:
     """Resolve ``name``; for a provider host, ask its endpoint which profile is active."""
-    found = resolve_static(topology, name)
+    found = resolve_static(sites.topology, name)
     if isinstance(found, ResolveResult):
         return found
     provider = found
     try:
-        connector = await get_connector(provider.name, provider.ssh)
-        result = await connector.run(models_command(provider), timeout=MODELS_TIMEOUT)
+        site = await sites.podman(site_ref(sites.topology, provider.name))
+        ids = await site.served_model_ids(MODELS_TIMEOUT)
     except SkupperMcpError as error:
         log.info("cannot read the active profile of %s: %s", provider.name, error)
         return _provider_result(
@@ -115,7 +92,6 @@ async def resolve(topology: Topology, name: str, get_connector: ConnectorGetter)
             "default",
             f"the active profile could not be read ({error}); using the default",
         )
-    ids = parse_model_ids(result.stdout) if result.ok else []
     profile = active_profile(provider, ids)
     if profile:
         return _provider_result(

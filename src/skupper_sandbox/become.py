@@ -8,6 +8,9 @@ environment (``os.environ`` and the C environment), the working directory, ``sys
 no other descriptor, and, for a Python program, the signal dispositions a new interpreter
 sets. Its end is a new interpreter's end: non-daemon threads are joined, the streams
 flushed, and the exit status is ``main``'s (or ``sys.exit``'s, or 1 after a traceback).
+
+A leaf: it imports nothing of the sandbox, so the command server and the container monitor
+both use it without one of them importing the other's package.
 """
 
 from __future__ import annotations

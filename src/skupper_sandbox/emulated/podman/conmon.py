@@ -33,8 +33,9 @@ from pathlib import Path
 from types import ModuleType
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.commands.become import become
-from skupper_sandbox.emulated import containers, images, userns
+from skupper_sandbox.become import become
+from skupper_sandbox.emulated import images
+from skupper_sandbox.emulated.podman import containers, userns
 
 
 def container_environment(c: containers.Container, host_dir: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The seed's precheck (``setup --check``): every site checked concurrently.
+"""The precheck (``setup --check``): every site checked concurrently.
 
 A site's failure becomes that site's checks; nothing here raises for one host's sake.
 The pure ``evaluate_*`` functions turn facts into checks and are tested on their own.
@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from skupper_mcp.connectors.base import Connector, SSHTarget
+from skupper_mcp.engine.scope import site_ref
+from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import (
     CommandTimeout,
     ConfigError,
@@ -27,19 +28,15 @@ from skupper_mcp.errors import (
     KubeError,
     SkupperMcpError,
 )
-from skupper_mcp.facts.precheck import (
-    SiteFacts,
-    parse_site_facts,
-    ports_bound,
-    site_facts_script,
-)
-from skupper_mcp.models import Check
-from skupper_mcp.topology import KubeSite, Topology
+from skupper_mcp.facts.precheck import SiteFacts, ports_bound
+from skupper_mcp.models import Check, CheckResult
+from skupper_mcp.render import topology_diagram
+from skupper_mcp.sites.kube import ClusterSite
+from skupper_mcp.topology import KubeSite, SSHTarget, Topology
 from skupper_mcp.vocabulary import Progress
 
 log = logging.getLogger(__name__)
 
-ConnectorGetter = Callable[[str, SSHTarget | None], Awaitable[Connector]]
 FACTS_TIMEOUT = 30.0
 DNS_TIMEOUT = 3.0
 
@@ -257,18 +254,14 @@ async def check_dns(host: str, name: str, timeout: float = DNS_TIMEOUT) -> Check
     )
 
 
-async def check_podman_site(
-    topology: Topology,
-    host: str,
-    target: SSHTarget | None,
-    get_connector: ConnectorGetter,
-) -> list[Check]:
+async def check_podman_site(sites: SiteMap, host: str, target: SSHTarget | None) -> list[Check]:
     """SSH reachability, then one script for the site's facts."""
+    topology = sites.topology
     is_local = host == topology.local.name
     start = time.monotonic()
     try:
-        connector = await asyncio.wait_for(
-            get_connector(host, target), topology.ssh.connect_timeout + 2
+        site = await asyncio.wait_for(
+            sites.podman(site_ref(topology, host)), topology.ssh.connect_timeout + 2
         )
     except HostKeyError as error:
         return [_ssh_fail(host, target, error, start, _host_key_hint(topology, target))]
@@ -281,11 +274,8 @@ async def check_podman_site(
     seconds = round(time.monotonic() - start, 3)
     how = f"connected to {target} in {seconds:.2f}s" if target else "local commands"
     checks = [Check(name="ssh", site=host, status="pass", detail=how, seconds=seconds)]
-    namespace = topology.local.namespace if is_local else _provider_namespace(topology, host)
     try:
-        result = await connector.run(
-            site_facts_script(namespace, with_ports=is_local), timeout=FACTS_TIMEOUT
-        )
+        facts = await site.facts(with_ports=is_local, timeout=FACTS_TIMEOUT)
     except (ConnectError, CommandTimeout) as error:
         checks.append(
             Check(
@@ -297,17 +287,11 @@ async def check_podman_site(
             )
         )
         return checks
-    facts = parse_site_facts(result.stdout)
     checks += evaluate_facts(host, facts, topology.min_skupper_version, is_local=is_local)
     if is_local:
         ports = {p.local_port: p.name for p in topology.providers}
         checks += evaluate_ports(host, facts, topology.local.listener_host, ports)
     return checks
-
-
-def _provider_namespace(topology: Topology, host: str) -> str:
-    provider = topology.provider(host)
-    return provider.namespace if provider else "default"
 
 
 def _ssh_fail(
@@ -333,30 +317,23 @@ def _host_key_hint(topology: Topology, target: SSHTarget | None) -> str:
     )
 
 
-KubeAccess = Callable[[KubeSite, float], Awaitable[str]]
+#: How the precheck asks the cluster's site for its API version (tests give their own).
+KubeAccess = Callable[[ClusterSite], Awaitable[str]]
 
 
-async def default_kube_access(kube: KubeSite, timeout: float) -> str:
+async def default_kube_access(cluster: ClusterSite) -> str:
     """Ask the cluster's API for its version with the site's kubeconfig and context."""
-    from skupper_mcp.connectors.kube import KubeConnector
-
-    connector = KubeConnector(kube.kubeconfig, kube.context, timeout)
-    try:
-        return await connector.check_access(kube.namespace)
-    finally:
-        close = getattr(connector, "close", None)
-        if close is not None:
-            await close()
+    return await cluster.check_access()
 
 
 async def check_kubernetes(
-    kube: KubeSite, access: KubeAccess = default_kube_access, timeout: float = 5.0
+    kube: KubeSite, access: Callable[[], Awaitable[str]], timeout: float = 5.0
 ) -> Check:
     """The Kubernetes API answers and accepts our credentials."""
     start = time.monotonic()
     where = f"context {kube.context}" if kube.context else "the current context"
     try:
-        version = await asyncio.wait_for(access(kube, timeout), timeout + 2)
+        version = await asyncio.wait_for(access(), timeout + 2)
     except KubeError as error:
         if error.status in (401, 403):
             hint = (
@@ -474,14 +451,37 @@ async def check_kube_tls(kube: KubeSite) -> list[Check]:
     return evaluate_kube_tls(kube, documents)
 
 
+async def run(
+    sites: SiteMap,
+    *,
+    kube_access: KubeAccess = default_kube_access,
+    progress: Progress | None = None,
+) -> CheckResult:
+    """The precheck of every site, with the topology diagram."""
+    checks = await run_precheck(sites, kube_access=kube_access, progress=progress)
+    failed = [c for c in checks if c.status == "fail"]
+    warned = [c for c in checks if c.status == "warn"]
+    summary = f"{len(checks)} checks: {len(checks) - len(failed) - len(warned)} passed"
+    summary += f", {len(warned)} warnings, {len(failed)} failed"
+    if failed:
+        names = sorted({c.site for c in failed})
+        summary += f" (on {', '.join(names)})"
+    return CheckResult(
+        topology=topology_diagram(sites.topology),
+        checks=checks,
+        ok=not failed,
+        summary=summary,
+    )
+
+
 async def run_precheck(
-    topology: Topology,
-    get_connector: ConnectorGetter,
+    sites: SiteMap,
     *,
     kube_access: KubeAccess = default_kube_access,
     progress: Progress | None = None,
 ) -> list[Check]:
     """Every check of every site, concurrently; results in topology order."""
+    topology = sites.topology
 
     async def guarded(host: str, work: Awaitable[list[Check]]) -> list[Check]:
         try:
@@ -504,14 +504,9 @@ async def run_precheck(
     async def one(work: Awaitable[Check]) -> list[Check]:
         return [await work]
 
-    jobs = [
-        guarded(p.name, check_podman_site(topology, p.name, p.ssh, get_connector))
-        for p in topology.providers
-    ]
+    jobs = [guarded(p.name, check_podman_site(sites, p.name, p.ssh)) for p in topology.providers]
     local = topology.local
-    jobs.append(
-        guarded(local.name, check_podman_site(topology, local.name, local.ssh, get_connector))
-    )
+    jobs.append(guarded(local.name, check_podman_site(sites, local.name, local.ssh)))
     for p in topology.providers:
         jobs.append(guarded(p.name, one(check_dns(p.name, p.public_host))))
     if topology.kubernetes:
@@ -521,7 +516,11 @@ async def run_precheck(
             guarded(
                 topology.kubernetes.name,
                 one(
-                    check_kubernetes(topology.kubernetes, kube_access, topology.ssh.connect_timeout)
+                    check_kubernetes(
+                        topology.kubernetes,
+                        lambda: kube_access(sites.kube()),
+                        topology.ssh.connect_timeout,
+                    )
                 ),
             )
         )

@@ -12,49 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..facts.site_state import SiteState
-from ..sites import resources as cr
-from ..sites.kube import KubeState
-from ..sites.resources import LinkTarget, Resource
-from ..topology import ProviderHost, Topology
-from .cluster import base_resources, link_targets
-
-
-def hub_resources(p: ProviderHost) -> list[Resource]:
-    """What a provider's hub holds: its Site, RouterAccess (SANs, explicit ports) and the
-    Connector to its model."""
-    return [
-        cr.site(p.site_name),
-        cr.router_access(p.site_name, p.inter_router_port, p.edge_port, p.sans),
-        cr.connector(p.routing_key, p.model_host, p.model_port),
-    ]
-
-
-def hub_target(p: ProviderHost) -> LinkTarget:
-    """Where a link to a provider's hub goes."""
-    return LinkTarget(p.site_name, p.public_host, p.inter_router_port, p.edge_port)
-
-
-def local_base_resources(topology: Topology) -> list[Resource]:
-    """The local site's Site, RouterAccess and a Listener per provider (its links aside)."""
-    local = topology.local
-    found: list[Resource] = [
-        cr.site(local.site_name),
-        cr.router_access(local.site_name, local.inter_router_port, local.edge_port, local.sans),
-    ]
-    return found + [
-        cr.listener(p.routing_key, p.routing_key, "0.0.0.0", p.local_port)
-        for p in topology.providers
-    ]
-
-
-def local_resources_without_secrets(topology: Topology) -> list[Resource]:
-    """What the local site holds apart from the link Secrets."""
-    return local_base_resources(topology) + [cr.link(hub_target(p)) for p in topology.providers]
-
-
-def kube_resources_without_secrets(topology: Topology) -> list[Resource]:
-    return base_resources(topology) + [cr.link(t) for t in link_targets(topology).values()]
+from ...facts.site_state import SiteState
+from ...sites import resources as cr
+from ...sites.kube import KubeState
+from ...sites.resources import Resource
+from ...topology import Topology
+from ...vocabulary import LOCAL_HOST
+from ..sitemap import SiteView
+from .cluster import kube_resources_without_secrets
+from .podman import hub_resources, local_resources_without_secrets
 
 
 def differences(wanted: list[Resource], held: Callable[[Resource], Resource | None]) -> list[str]:
@@ -84,6 +50,18 @@ def podman_drift(wanted: list[Resource], state: SiteState, *, tmpfs: bool = Fals
 
 def kube_drift(topology: Topology, state: KubeState) -> list[str]:
     return differences(kube_resources_without_secrets(topology), state.existing)
+
+
+def site_drift(topology: Topology, view: SiteView) -> list[str] | None:
+    """How the site differs from topology.env; None when its state was not read."""
+    if view.kube_state is not None:
+        return kube_drift(topology, view.kube_state)
+    if view.state is None:
+        return None
+    if view.ref.host == LOCAL_HOST:
+        return podman_drift(local_resources_without_secrets(topology), view.state)
+    p = next(p for p in topology.providers if p.name == view.ref.host)
+    return podman_drift(hub_resources(p), view.state, tmpfs=p.tmpfs_workaround)
 
 
 def _field_differences(want: Any, have: Any, path: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""``test_model``: the seed's six end-to-end checks of one provider's model route.
+"""``test_model``: six end-to-end checks of one provider's model route.
 
 Through the local listener: the port accepts, ``/health`` answers, ``/v1/models`` reports
 a model id of the host's profiles, a chat completion comes back. On the provider: the host
@@ -12,15 +12,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..connectors.shell import script
-from ..errors import CheckFailed, ConfigError
-from ..facts.site_state import parse_podman_ps
-from ..models import ModelCheck, TestModelResult
-from ..topology import ProviderHost
-from .runner import SITE_ERRORS, describe
-from .scope import resolve_target
-from .sitemap import SiteMap
-from .verify import tcp_probe
+from ...errors import CheckFailed, ConfigError
+from ...models import ModelCheck, TestModelResult
+from ...sites.podman import PodmanSite
+from ...topology import ProviderHost, Topology
+from ..runner import SITE_ERRORS, describe
+from ..scope import resolve_target, site_ref
+from ..sitemap import SiteMap
+from ..verify import tcp_probe
 
 HTTP_TIMEOUT = 20.0
 PROMPT = "Reply with one short sentence: is the network up?"
@@ -145,76 +144,68 @@ async def route_checks(
     return checks
 
 
-class ModelChecks:
+async def run(sites: SiteMap, target_query: str) -> TestModelResult:
     """The six checks of one provider's model route."""
-
-    def __init__(self, sites: SiteMap) -> None:
-        self.sites = sites
-
-    async def run(self, target_query: str) -> TestModelResult:
-        target = resolve_target(self.sites.topology, target_query)
-        if target.host is None or target.host not in {
-            p.name for p in self.sites.topology.providers
-        }:
-            names = [p.name for p in self.sites.topology.providers]
-            raise ConfigError(
-                f"test_model needs a provider host or profile, not {target_query!r}: "
-                f"use one of {', '.join(names)} or a profile name"
-            )
-        p = self.sites.provider(target.host)
-        profile = target.profile
-        route, remote = await asyncio.gather(self._route(p, profile), self._remote(p))
-        checks = [*route, *remote]
-        served = next(
-            (c.detail.split("serves ")[-1] for c in checks if c.name == "model id" and c.passed), ""
+    target = resolve_target(sites.topology, target_query)
+    if target.host is None or target.host not in {p.name for p in sites.topology.providers}:
+        names = [p.name for p in sites.topology.providers]
+        raise ConfigError(
+            f"test_model needs a provider host or profile, not {target_query!r}: "
+            f"use one of {', '.join(names)} or a profile name"
         )
-        if profile is None:
-            profile = next(
-                (name for name, mid in p.profiles.items() if mid == served), p.default_profile
-            )
-        return TestModelResult(
-            target=target_query,
-            host=p.name,
-            profile=profile,
-            checks=checks,
-            passed=sum(c.passed for c in checks),
-            total=len(checks),
+    p = sites.provider(target.host)
+    profile = target.profile
+    route, remote = await asyncio.gather(_route(sites.topology, p, profile), _remote(sites, p))
+    checks = [*route, *remote]
+    served = next(
+        (c.detail.split("serves ")[-1] for c in checks if c.name == "model id" and c.passed), ""
+    )
+    if profile is None:
+        profile = next(
+            (name for name, mid in p.profiles.items() if mid == served), p.default_profile
         )
+    return TestModelResult(
+        target=target_query,
+        host=p.name,
+        profile=profile,
+        checks=checks,
+        passed=sum(c.passed for c in checks),
+        total=len(checks),
+    )
 
-    async def _route(self, p: ProviderHost, profile: str | None) -> list[ModelCheck]:
-        wanted = [p.profiles[profile]] if profile else list(p.profiles.values())
-        return await route_checks(self.sites.topology.local.listener_host, p.local_port, wanted)
 
-    async def _remote(self, p: ProviderHost) -> list[ModelCheck]:
-        connector = None
+async def _route(topology: Topology, p: ProviderHost, profile: str | None) -> list[ModelCheck]:
+    wanted = [p.profiles[profile]] if profile else list(p.profiles.values())
+    return await route_checks(topology.local.listener_host, p.local_port, wanted)
 
-        async def reachable() -> str:
-            nonlocal connector
-            started = time.monotonic()
-            connector = await self.sites.pool.get(p.name, p.ssh)
-            await connector.run("true", timeout=10, check=True)
-            return f"{p.ssh} answered in {time.monotonic() - started:.2f}s"
 
-        async def container() -> str:
-            assert connector is not None
-            result = await connector.run(
-                script("podman ps -a --format json"), timeout=20, check=True
-            )
-            found = parse_podman_ps(result.stdout).get(p.model_container)
-            if found is None:
-                raise CheckFailed(f"no container {p.model_container!r} on {p.name}")
-            if not found.running:
-                raise CheckFailed(f"container {p.model_container!r} is {found.state}")
-            return f"{p.model_container} running"
+async def _remote(sites: SiteMap, p: ProviderHost) -> list[ModelCheck]:
+    site: PodmanSite | None = None
 
-        first = await _timed("remote host reachable", reachable)
-        if not first.passed:
-            return [
-                first,
-                ModelCheck(
-                    name="remote container running",
-                    passed=False,
-                    detail="skipped: host unreachable",
-                ),
-            ]
-        return [first, await _timed("remote container running", container)]
+    async def reachable() -> str:
+        nonlocal site
+        started = time.monotonic()
+        site = await sites.podman(site_ref(sites.topology, p.name))
+        await site.answer(timeout=10)
+        return f"{p.ssh} answered in {time.monotonic() - started:.2f}s"
+
+    async def container() -> str:
+        assert site is not None
+        found = (await site.containers(timeout=20)).get(p.model_container)
+        if found is None:
+            raise CheckFailed(f"no container {p.model_container!r} on {p.name}")
+        if not found.running:
+            raise CheckFailed(f"container {p.model_container!r} is {found.state}")
+        return f"{p.model_container} running"
+
+    first = await _timed("remote host reachable", reachable)
+    if not first.passed:
+        return [
+            first,
+            ModelCheck(
+                name="remote container running",
+                passed=False,
+                detail="skipped: host unreachable",
+            ),
+        ]
+    return [first, await _timed("remote container running", container)]

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from ..errors import BackupError, LocalStateError
+from ...errors import BackupError, LocalStateError
 from .statedir import (
     create_private_file,
     existing_private_dir,

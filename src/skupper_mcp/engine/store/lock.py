@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from ..errors import BusyError
+from ...errors import BusyError
 from .statedir import open_private_file, private_dir
 
 DEFAULT_WAIT = 120.0

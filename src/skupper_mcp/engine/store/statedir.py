@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from ..errors import LocalStateError
+from ...errors import LocalStateError
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600

@@ -1,0 +1,64 @@
+"""What the podman sites should hold: a provider's hub (its Site, RouterAccess and the
+Connector to its model) and the local site (its Site, RouterAccess, a Listener per provider
+and a Link to each hub). Pure.
+"""
+
+from __future__ import annotations
+
+from ...facts.site_state import SiteState
+from ...sites import resources as cr
+from ...sites.resources import ClientCert, LinkTarget, Resource
+from ...topology import ProviderHost, Topology
+
+
+def hub_resources(p: ProviderHost) -> list[Resource]:
+    """What a provider's hub holds: its Site, RouterAccess (SANs, explicit ports) and the
+    Connector to its model."""
+    return [
+        cr.site(p.site_name),
+        cr.router_access(p.site_name, p.inter_router_port, p.edge_port, p.sans),
+        cr.connector(p.routing_key, p.model_host, p.model_port),
+    ]
+
+
+def hub_target(p: ProviderHost) -> LinkTarget:
+    """Where a link to a provider's hub goes."""
+    return LinkTarget(p.site_name, p.public_host, p.inter_router_port, p.edge_port)
+
+
+def local_base_resources(topology: Topology) -> list[Resource]:
+    """The local site's Site, RouterAccess and a Listener per provider (its links aside)."""
+    local = topology.local
+    found: list[Resource] = [
+        cr.site(local.site_name),
+        cr.router_access(local.site_name, local.inter_router_port, local.edge_port, local.sans),
+    ]
+    return found + [
+        cr.listener(p.routing_key, p.routing_key, "0.0.0.0", p.local_port)
+        for p in topology.providers
+    ]
+
+
+def local_resources_without_secrets(topology: Topology) -> list[Resource]:
+    """What the local site holds apart from the link Secrets."""
+    return local_base_resources(topology) + [cr.link(hub_target(p)) for p in topology.providers]
+
+
+def local_resources(
+    topology: Topology, state: SiteState, certs: dict[str, ClientCert | None]
+) -> tuple[list[Resource], list[str]]:
+    """What the local site should hold: Site, RouterAccess, a Listener per provider and a
+    Link (with its Secret, from the hub's client certificate) to each; and the providers it
+    cannot link to yet (no certificate now, and no Secret from an earlier setup)."""
+    desired = local_base_resources(topology)
+    missing = []
+    for p in topology.providers:
+        target = hub_target(p)
+        cert = certs.get(p.name)
+        if cert is not None:
+            desired.append(cr.link_secret(target, cert))
+        elif state.input_resources.get(("Secret", cr.link_name(p.site_name))) is None:
+            missing.append(p.name)
+            continue
+        desired.append(cr.link(target))
+    return desired, missing

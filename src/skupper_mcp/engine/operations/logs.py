@@ -1,0 +1,144 @@
+"""``logs``: the newest lines of one site's router or controller log, secrets taken out.
+
+One site per call (it is a single-target read): a host, site, profile, ``local`` or the
+Kubernetes site. Podman sites answer with ``podman logs --tail`` over their connector, the
+Kubernetes site with the router pod's log through the API. Whatever is read is bounded
+(``MAX_LINES`` lines, ``MAX_LOG_BYTES`` bytes, newest kept) and redacted before it is
+returned. An unreachable host is an error naming it; a container or pod that does not exist
+is a result that says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from ...errors import ConfigError, ConnectError
+from ...facts import names
+from ...facts.logs import MAX_LOG_BYTES, tail_lines
+from ...facts.redact import redact
+from ...models import LogComponent, LogsResult
+from ...sites.kube import CONTROLLER_DEPLOYMENT, ROUTER_CONTAINER, ROUTER_DEPLOYMENT
+from ...topology import Topology
+from ..scope import SiteRef, resolve_target, site_ref, valid_targets
+from ..sitemap import SiteMap
+
+MAX_LINES = 500
+COMPONENTS: tuple[LogComponent, ...] = ("router", "controller")
+
+
+@dataclass(frozen=True)
+class _Read:
+    source: str | None
+    found: bool
+    text: str = ""
+    cut: bool = False
+    detail: str | None = None
+
+
+def check_arguments(component: str, lines: int) -> None:
+    """The bounds the tool's schema states, for callers that do not go through it."""
+    if component not in COMPONENTS:
+        raise ConfigError(f"unknown component {component!r}: use router or controller")
+    if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= MAX_LINES:
+        raise ConfigError(f"lines must be a whole number from 1 to {MAX_LINES}, not {lines!r}")
+
+
+def one_site(topology: Topology, query: str) -> SiteRef:
+    """The one site a logs target names; ``all`` (or nothing) is refused, since a log is
+    read from one site at a time."""
+    names = [n for n in valid_targets(topology) if n != "all"]
+    if query.strip() in ("", "all"):
+        raise ConfigError(
+            f"logs reads one site at a time: name one of {', '.join(names)} (not {query!r})"
+        )
+    try:
+        target = resolve_target(topology, query)
+    except ConfigError:
+        raise ConfigError(f"unknown target {query!r}: name one of {', '.join(names)}") from None
+    assert target.host is not None
+    return site_ref(topology, target.host)
+
+
+async def run(sites: SiteMap, target: str, component: str, lines: int) -> LogsResult:
+    check_arguments(component, lines)
+    ref = one_site(sites.topology, target)
+    chosen: LogComponent = "router" if component == "router" else "controller"
+    if ref.platform == "kubernetes":
+        read = await _cluster(sites, ref, chosen, lines)
+    else:
+        read = await _podman(sites, ref, chosen, lines)
+    redacted, count = await asyncio.to_thread(redact, read.text)
+    tail = tail_lines(redacted, lines, MAX_LOG_BYTES, cut=read.cut)
+    return LogsResult(
+        target=target,
+        host=ref.host,
+        site=ref.site,
+        role=ref.role,
+        platform=ref.platform,
+        component=chosen,
+        source=read.source,
+        found=read.found,
+        lines=tail.lines,
+        requested=lines,
+        truncated=tail.truncated,
+        redactions=count,
+        detail=read.detail,
+        summary=_summary(ref, chosen, read, len(tail.lines), tail.truncated, count),
+    )
+
+
+async def _podman(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
+    site = await sites.podman(ref)
+    container = names.router_container(site.namespace) if component == "router" else None
+    read = await site.logs(lines, MAX_LOG_BYTES, container)
+    name = read.container or container
+    if read.exists != 0:
+        why = (
+            "the site is not set up there (setup creates it)"
+            if component == "router"
+            else "the system controller is not installed (setup installs it)"
+        )
+        detail = f"container {name} does not exist on {ref.host}: {why}"
+        return _Read(name, False, detail=detail)
+    return _Read(name, True, read.text, read.cut)
+
+
+async def _cluster(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
+    cluster = sites.kube()
+    ns = cluster.namespace
+    deployment = ROUTER_DEPLOYMENT if component == "router" else CONTROLLER_DEPLOYMENT
+    container = ROUTER_CONTAINER if component == "router" else None
+    try:
+        pod, text, cut = await cluster.pod_log(deployment, container, lines, MAX_LOG_BYTES)
+    except ConnectError as exc:
+        raise ConnectError(ref.host, exc.reason) from exc
+    if pod is not None:
+        return _Read(pod, True, text, cut)
+    if component == "router":
+        detail = (
+            f"no router pod (of Deployment {ROUTER_DEPLOYMENT}) in namespace {ns}: the site "
+            "is not set up there, or its router pod has not been created yet"
+        )
+    else:
+        detail = (
+            f"no Skupper controller pod (of Deployment {CONTROLLER_DEPLOYMENT}) in namespace "
+            f"{ns}: on Kubernetes the controller is the Deployment skupper-controller, which a "
+            "cluster-wide install runs in its own namespace (usually skupper), outside the "
+            "site's namespace this tool reads; read it there with: kubectl logs -n skupper "
+            "deployment/skupper-controller"
+        )
+    return _Read(None, False, detail=detail)
+
+
+def _summary(
+    ref: SiteRef, component: str, read: _Read, count: int, truncated: bool, redactions: int
+) -> str:
+    if not read.found:
+        return f"{ref.host} {component}: no log ({read.detail})"
+    parts = [f"{ref.host} {component}: {count} line{'s' * (count != 1)} from {read.source}"]
+    if truncated:
+        parts.append(f"older lines left out (over {MAX_LOG_BYTES // 1024} KiB)")
+    if redactions:
+        parts.append(f"{redactions} secret{'s' * (redactions != 1)} redacted")
+    return "; ".join(parts)

@@ -1,0 +1,358 @@
+"""``setup``: the seed's idempotent phases, for Skupper 2.1+.
+
+Precheck (stop if anything fails); hubs in parallel (Site, RouterAccess with SANs and
+explicit ports, Connector; controller install; ``system start`` the first time, ``system
+reload`` only when inputs changed; tmpfs router re-creation where flagged); the local site
+(Site, RouterAccess, Listeners, and Links built by hand from each hub's client certificate);
+the Kubernetes site; ``chmod -R o+r`` on certs; auto-restart units everywhere; verify. Each
+step runs only when the state read at the start says it is needed, so a second setup
+changes nothing. The planning functions (``podman_setup_actions``, ``kube_setup_actions``, and
+``desired.podman.local_resources``) are pure: the reads (site states, client certificates, the last
+backup's CA) happen before them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+from ...errors import SiteStateError
+from ...facts import names
+from ...facts.site_state import SiteState
+from ...models import Check, CheckResult, OperationResult
+from ...sites import resources as cr
+from ...sites import units
+from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, ready
+from ...sites.podman import PodmanSite
+from ...sites.resources import Resource
+from ...topology import Topology
+from ...vocabulary import LOCAL_HOST, Progress
+from .. import model_actions as actions_for
+from ..desired.cluster import Certs, base_resources, differing, link_resources, link_targets
+from ..desired.podman import hub_resources, hub_target, local_resources
+from ..runner import (
+    SITE_ERRORS,
+    Action,
+    SiteRun,
+    describe,
+    on_cluster,
+    on_host,
+    operation_result,
+)
+from ..scope import SiteRef
+from ..scope import sites as all_sites
+from ..sitemap import SiteMap, SiteView
+from ..store.backups import Backups
+from ..verify import Pacing, wait_for_links
+
+VERIFY_DEADLINE = 40.0
+
+Precheck = Callable[[], Awaitable[CheckResult]]
+
+
+def podman_setup_actions(
+    site: PodmanSite,
+    state: SiteState,
+    desired: list[Resource],
+    *,
+    tmpfs: bool,
+    restore_ca: dict[str, bytes] | None,
+) -> list[Action]:
+    """What this podman site still needs, in the seed's order."""
+    ns = site.namespace
+    podman = state.podman_path or "podman"
+    todo: list[Action] = []
+    if names.controller_container(state.user) not in state.containers:
+        # ``system install`` enables and starts podman.socket itself
+        todo.append(on_host("install system controller", site, site.install_controller()))
+    elif not state.unit(names.PODMAN_SOCKET_UNIT).active:
+        # the CLI talks to podman only through its API socket: without it start/reload fail
+        todo.append(on_host("enable podman.socket", site, site.enable_podman_socket()))
+    changed = [r for r in desired if not cr.same(r, state.input_resources.get(cr.key(r)))]
+    if changed:
+        todo.append(on_host("apply resources", site, site.apply(changed)))
+    rendering = False
+    if not state.rendered:
+        if restore_ca:
+            todo.append(on_host("restore site CA", site, site.restore_issuer(restore_ca)))
+        todo.append(on_host("skupper system start", site, site.render(True)))
+        rendering = True
+    elif (
+        changed
+        or names.router_container(ns) not in state.containers
+        # a router container made by hand without it cannot resolve its certificate paths;
+        # a reload renders it again as Skupper does (the tmpfs re-creation below adds it)
+        or (not tmpfs and state.router is not None and not state.router.has_ssl_base_path)
+    ):
+        leftover = f"{names.router_container(ns)}-backup"
+        if leftover in state.containers:
+            # reload renames the router to <name>-backup and only logs a failure to remove
+            # it afterwards; a leftover of that name makes every later reload fail
+            # (compat/site_state_renderer.go@2.1.0 cleanupExistingNamespace)
+            todo.append(on_host("remove leftover backup", site, site.remove_container(leftover)))
+        todo.append(on_host("skupper system reload", site, site.render(False)))
+        rendering = True
+    router_unit = names.router_unit(ns)
+    recreate = tmpfs and (
+        rendering
+        or state.router is None
+        or not (state.router.has_tmpfs and state.router.has_ssl_base_path)
+    )
+    if recreate:
+        stop = site.systemctl("stop", [router_unit])
+
+        async def recreate_router() -> str:
+            # The container as rendered now (a start or reload above may have replaced it).
+            await site.execute(stop)
+            fresh = await site.read()
+            if fresh.router is None:
+                raise SiteStateError(
+                    site.host, f"the router container of {ns!r} is missing on {site.host}"
+                )
+            return await site.execute(site.recreate_router_with_tmpfs(fresh.router))
+
+        planned = (stop, site.recreate_router_with_tmpfs(state.router))
+        todo.append(Action("recreate router with tmpfs /tmp", planned, recreate_router))
+    if rendering or state.certs_private:
+        todo.append(on_host("chmod -R o+r certs", site, site.open_certs()))
+    wanted = units.site_units(ns, state.user, podman)
+    stale_units = [
+        w.name
+        for w in wanted
+        if rendering or state.unit_files.get(w.name) != w.content or w.name in state.enabled_at_boot
+    ]
+    legacy = names.legacy_controller_unit(state.user)
+    if (
+        stale_units
+        or state.watch_script != units.watch_script(podman)
+        or legacy in state.unit_files
+        or legacy in state.enabled_at_boot
+    ):
+        todo.append(on_host("install auto-restart units", site, site.install_units(state)))
+    restart = [
+        w.name for w in wanted if w.name in stale_units or (recreate and w.name == router_unit)
+    ]
+    start = [w.name for w in wanted if w.name not in restart and not state.unit(w.name).active]
+    if restart:
+        todo.append(on_host("restart units", site, site.systemctl("restart", restart)))
+    if start:
+        todo.append(on_host("start units", site, site.systemctl("start", start)))
+    return todo
+
+
+def kube_setup_actions(
+    topology: Topology, site: ClusterSite, state: KubeState, certs: Certs
+) -> tuple[list[Action], list[str]]:
+    """Everything the cluster's site needs, only what differs; and the peers it cannot
+    link to yet (no client certificate)."""
+    links, problems = link_resources(topology, state, certs)
+    base = differing(state, base_resources(topology))
+    link_changes = differing(state, links)
+    todo: list[Action] = []
+    if base:
+        todo.append(on_cluster("apply site and listeners", site, apply_calls(base)))
+    if link_changes:
+        todo.append(on_cluster("apply links", site, apply_calls(link_changes)))
+        todo.append(on_cluster("restart router pod", site, (RESTART_ROUTER,)))
+    names = [r["metadata"]["name"] for r in links if r["kind"] == "Link"]
+    if names and (todo or not all(ready(state.links.get(n)) for n in names)):
+        todo.append(wait_for_links(site, names))
+    return todo, problems
+
+
+async def _noop() -> str:
+    return "planned"
+
+
+def _once_set_up(host: str) -> Action:
+    """A plan's step for a link whose peer this very setup will create first."""
+    return Action(f"link to {host} once it is set up", (), _noop)
+
+
+async def run(
+    sites: SiteMap,
+    backups: Backups,
+    precheck: Precheck,
+    *,
+    plan: bool = False,
+    progress: Progress | None = None,
+) -> OperationResult:
+    topo = sites.topology
+    refs = all_sites(topo)
+    runs = {r.host: SiteRun(r, plan, progress) for r in refs}
+    check = await precheck()
+    failed = [c for c in check.checks if c.status == "fail"]
+    if failed:
+        return _stopped(refs, runs, failed)
+    views = await sites.views(refs)
+    for ref in refs:
+        view = views[ref.host]
+        if not view.usable(runs[ref.host]):
+            continue
+        if view.state is not None:
+            problem = sites.version_problem(view.state)
+            if problem:
+                runs[ref.host].fail(problem)
+    providers = [r for r in refs if r.role == "provider"]
+    await asyncio.gather(*(_hub(sites, backups, runs[r.host], views[r.host]) for r in providers))
+    await _local(sites, backups, runs[LOCAL_HOST], views[LOCAL_HOST])
+    kube_ref = next((r for r in refs if r.platform == "kubernetes"), None)
+    if kube_ref is not None:
+        await _kube(sites, runs[kube_ref.host], views[kube_ref.host], plan)
+    if not plan:
+        await _verify(topo, runs, views)
+    results = [runs[r.host].result("up") for r in refs]
+    actions = actions_for.model_actions("setup", topo, results, {})
+    result = operation_result("setup", "all", results, actions, plan)
+    if not plan and result.ok and not any(r.changed for r in results):
+        result.summary = "setup: nothing to change, every site is already set up"
+    return result
+
+
+def _stopped(refs: list[SiteRef], runs: dict[str, SiteRun], failed: list[Check]) -> OperationResult:
+    by_site: dict[str, list[str]] = {}
+    for c in failed:
+        by_site.setdefault(c.site, []).append(
+            f"{c.name}: {c.detail}" + (f" ({c.hint})" if c.hint else "")
+        )
+    for ref in refs:
+        problems = by_site.get(ref.host)
+        if problems:
+            runs[ref.host].fail("precheck failed: " + "; ".join(problems))
+        else:
+            runs[ref.host].skip(
+                "setup stopped before changing anything: precheck failed on "
+                + ", ".join(sorted(by_site))
+            )
+    results = [runs[r.host].result("skipped") for r in refs]
+    result = operation_result("setup", "all", results, [], runs[refs[0].host].plan)
+    result.summary = (
+        "setup stopped: the precheck failed on "
+        + ", ".join(sorted(by_site))
+        + "; nothing was changed"
+    )
+    return result
+
+
+async def _podman(
+    backups: Backups, run: SiteRun, view: SiteView, desired: list[Resource], tmpfs: bool
+) -> None:
+    if run.failed or view.podman is None or view.state is None:
+        return
+    try:
+        ca = (
+            None if view.state.rendered else backups.latest_ca(view.ref.host, view.podman.namespace)
+        )
+    except SITE_ERRORS as exc:  # an incomplete or unreadable backup
+        await run.note("restore site CA", describe(exc), ok=False)
+        run.fail(describe(exc))
+        return
+    todo = podman_setup_actions(view.podman, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
+    if not todo:
+        await run.note("setup", "already set up", seconds=view.seconds)
+    await run.perform(todo)
+
+
+async def _hub(sites: SiteMap, backups: Backups, run: SiteRun, view: SiteView) -> None:
+    p = sites.provider(view.ref.host)
+    await _podman(backups, run, view, hub_resources(p), p.tmpfs_workaround)
+
+
+async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: SiteView) -> None:
+    if run.failed or view.state is None:
+        return
+    topo = sites.topology
+    certs = await sites.client_certs({p.name: hub_target(p) for p in topo.providers})
+    desired, missing = local_resources(topo, view.state, certs)
+    if missing and run.plan:
+        await run.perform([_once_set_up(name) for name in missing])
+    elif missing:
+        await run.note("links", f"no link yet to {', '.join(missing)}: not set up", ok=False)
+    await _podman(backups, run, view, desired, tmpfs=False)
+    if missing and not run.failed and not run.plan:
+        run.fail(f"the local site has no link to {', '.join(missing)} (their setup failed)")
+
+
+async def _kube(sites: SiteMap, run: SiteRun, view: SiteView, plan: bool) -> None:
+    if run.failed:
+        return
+    assert view.kube is not None and view.kube_state is not None
+    topo = sites.topology
+    certs = await sites.client_certs(link_targets(topo))
+    todo, problems = kube_setup_actions(topo, view.kube, view.kube_state, certs)
+    if plan and problems:
+        # A plan before the peers exist: their certificates come from this very setup.
+        todo += [_once_set_up(host) for host in problems]
+        problems = []
+    if not todo and not problems:
+        await run.note("setup", "already set up", seconds=view.seconds)
+    await run.perform(todo)
+    if problems and not run.failed:
+        run.fail(f"no client certificate from {', '.join(problems)}: is it set up and reachable?")
+
+
+async def _verify(topology: Topology, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
+    deadline = time.monotonic() + VERIFY_DEADLINE
+    checks = [
+        wait_site_ready(run, views[host].podman, deadline, _links_of(topology, host))
+        for host, run in runs.items()
+        if not run.failed and views[host].podman is not None
+    ]
+    await asyncio.gather(*checks)
+
+
+def _links_of(topology: Topology, host: str) -> list[str]:
+    if host != LOCAL_HOST:
+        return []
+    return [cr.link_name(p.site_name) for p in topology.providers]
+
+
+async def wait_site_ready(
+    run: SiteRun, site: PodmanSite | None, deadline: float, links: list[str]
+) -> None:
+    """Wait for the router, the controller, the Site's Ready status and (on the local site)
+    every link, all from one state read per poll.
+
+    The Site's Ready alone proves little: Skupper's renderer writes it before any router
+    runs, and the 2.1.0 controller never changes it (fs_config_renderer.go@2.1.2:130-131).
+    The router's container and unit and the controller's unit are what say it runs."""
+    assert site is not None
+    started = time.monotonic()
+    router_unit = names.router_unit(site.namespace)
+    router_container = names.router_container(site.namespace)
+    last = ""
+    pacing = Pacing()
+    while True:
+        try:
+            state = await site.read()
+            pending = []
+            if not (state.container_running(router_container) and state.unit(router_unit).active):
+                pending.append(f"router {state.unit(router_unit).active_state}")
+            controller = state.unit(names.controller_unit())
+            if not (
+                controller.active
+                and state.container_running(names.controller_container(state.user))
+            ):
+                pending.append(f"controller {controller.active_state}")
+            sites_ready = [r for (k, _), r in state.runtime_resources.items() if k == "Site"]
+            if not sites_ready or (sites_ready[0].get("status") or {}).get("status") != "Ready":
+                pending.append("site not Ready")
+            for name in links:
+                res = state.runtime_resources.get(("Link", name))
+                if not res or (res.get("status") or {}).get("status") != "Ready":
+                    msg = ((res or {}).get("status") or {}).get("message") or "absent"
+                    pending.append(f"link {name}: {msg}")
+            if not pending:
+                connected = f", links connected: {', '.join(links)}" if links else ""
+                detail = "router running, site Ready" + connected
+                await run.note("verify", detail, seconds=time.monotonic() - started)
+                return
+            last = "; ".join(pending)
+        except SITE_ERRORS as exc:
+            last = describe(exc)
+        if time.monotonic() >= deadline:
+            await run.note("verify", last, ok=False, seconds=time.monotonic() - started)
+            run.fail(f"not ready after setup: {last}")
+            return
+        await pacing.pause(deadline)

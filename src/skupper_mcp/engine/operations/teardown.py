@@ -1,0 +1,91 @@
+"""``teardown``: remove the Skupper infrastructure on every site, keeping a backup first.
+
+Each podman site's inputs and CA are copied into the local backup folder before anything is
+removed, so nothing the user made is lost and a later setup restores the same CA.
+Confirmation (elicitation or ``confirm=true``) is the front ends' job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ...facts import names
+from ...facts.site_state import SiteState
+from ...models import OperationResult
+from ...sites import resources as cr
+from ...sites.kube import ClusterSite, KubeState, delete_calls
+from ...sites.podman import PodmanSite
+from ...topology import Topology
+from ...vocabulary import Progress
+from .. import model_actions as actions_for
+from ..desired.cluster import base_resources, link_targets
+from ..runner import Action, SiteRun, on_cluster, operation_result
+from ..scope import sites as all_sites
+from ..sitemap import SiteMap, served_models
+from ..store.backups import Backups, check_complete
+
+
+def podman_teardown_actions(
+    host: str, site: PodmanSite, state: SiteState, backups: Backups
+) -> list[Action]:
+    ours = {names.router_container(site.namespace), names.controller_container(state.user)}
+    if not (
+        state.rendered or state.input_resources or state.unit_files or ours & set(state.containers)
+    ):
+        return []  # other containers (the model server) are not Skupper's to remove
+
+    async def backup() -> str:
+        found = await site.backup_archive()
+        if not found.files:
+            return "nothing to back up"
+        check_complete(host, found.archive, found.files)
+        path = backups.save(host, site.namespace, found.archive)
+        return f"inputs and CA saved to {path}"
+
+    return [
+        Action("back up inputs and CA", (site.backup_script(),), backup, changes=False),
+        Action("remove site", (site.remove(state),), lambda: site.removed(state)),
+    ]
+
+
+def kube_teardown_actions(topology: Topology, site: ClusterSite, state: KubeState) -> list[Action]:
+    names = [cr.link_name(t.site) for t in link_targets(topology).values()]
+    keys = [("Link", n) for n in names if n in state.links]
+    keys += [("Secret", n) for n in names if n in state.secrets]
+    keys += [cr.key(r) for r in base_resources(topology)[1:] if state.existing(r) is not None]
+    if state.site is not None:
+        keys.append(("Site", state.site["metadata"]["name"]))
+    return [on_cluster("remove skupper resources", site, delete_calls(keys))] if keys else []
+
+
+async def run(
+    sites: SiteMap, backups: Backups, *, plan: bool = False, progress: Progress | None = None
+) -> OperationResult:
+    topo = sites.topology
+    refs = all_sites(topo)
+    views = await sites.views(refs)
+    runs = {r.host: SiteRun(r, plan, progress) for r in refs}
+    work = []
+    for ref in refs:
+        view, run = views[ref.host], runs[ref.host]
+        if not view.usable(run):
+            continue
+        if view.kube is not None:
+            assert view.kube_state is not None
+            todo = kube_teardown_actions(topo, view.kube, view.kube_state)
+        else:
+            assert view.podman is not None and view.state is not None
+            todo = podman_teardown_actions(ref.host, view.podman, view.state, backups)
+        if not todo:
+            await run.note("teardown", "nothing to remove", seconds=view.seconds)
+        work.append(run.perform(todo))
+    await asyncio.gather(*work)
+    results = [runs[r.host].result("down") for r in refs]
+    served = served_models(views)
+    return operation_result(
+        "teardown",
+        "all",
+        results,
+        actions_for.model_actions("teardown", topo, results, served),
+        plan,
+    )
