@@ -128,18 +128,42 @@ class HostKit:
                 raise RuntimeError(f"the user manager exited with {proc.returncode}")
             yield proc
         finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc)
             log.close()
 
     def cleanup(self) -> None:
         """Kill every process that runs on this host's world (containers, monitors, units)."""
         kill_world(self.info.world_id)
+
+
+def stop_process(process: subprocess.Popen[bytes], grace: float = 10) -> None:
+    """SIGTERM ``process`` if it still runs; SIGKILL it after ``grace`` seconds."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def start_model_server(
+    host_dir: str | Path, host: str, port: int, model_id: str
+) -> subprocess.Popen[bytes]:
+    """The sandbox's model server on a host (its environment), listening on ``host:port``."""
+    env = {
+        **hostenv.host_env(host_dir),
+        "HOST": host,
+        "PORT": str(port),
+        "MODEL_ID": model_id,
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "skupper_sandbox.model_server"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def world_pids(world_id: str) -> list[int]:

@@ -27,7 +27,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 import hostkit
-from hostkit import router_kinds
+from hostkit import router_kinds, stop_process
 from polling import wait_for
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.kube.routerconfig import NOT_MOUNTED
@@ -43,16 +43,6 @@ _addresses = (f"127.206.0.{n}" for n in itertools.count(10))
 
 def write_host(world_dir: Path, name: str, address: str, role: str) -> Path:
     return Path(hostkit.write_host(world_dir, name, address, role=role, world_id=WORLD_ID).host_dir)
-
-
-def stop_process(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @dataclass

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from hostkit import write_host
+from hostkit import start_model_server, write_host
 from polling import wait_for
-from skupper_sandbox import hostenv
 from skupper_sandbox.model_server import completion, completion_chunks, reply_text
 from skupper_sandbox.netprobe import port_open
 
@@ -26,18 +22,8 @@ def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A model server on a sandbox host that was told HOST=0.0.0.0 (the host's own address)."""
     tmp_path = tmp_path_factory.mktemp("model-world")
     info = write_host(tmp_path, "provider", ADDRESS, skupper_version="2.1.3")
-    env = {
-        **hostenv.host_env(info.host_dir),
-        "HOST": "0.0.0.0",
-        "PORT": str(PORT),
-        "MODEL_ID": "ibm-granite/granite-3.3-8b-instruct",
-        "PYTHONPATH": os.pathsep.join(sys.path),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "skupper_sandbox.model_server"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
+    process = start_model_server(
+        info.host_dir, "0.0.0.0", PORT, "ibm-granite/granite-3.3-8b-instruct"
     )
     try:
         wait_for(

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 import polling
-from hostkit import router_kinds, write_host
+from hostkit import router_kinds, start_model_server, write_host
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.router import amqp_management, choice, entities
@@ -228,19 +228,7 @@ class Routers:
             wait_for(site.query, what=f"{site.name}'s management port")
 
     def start_model(self, site: Site, port: int, model_id: str) -> None:
-        env = {
-            **hostenv.host_env(site.host_dir),
-            "HOST": "127.0.0.1",
-            "PORT": str(port),
-            "MODEL_ID": model_id,
-            "PYTHONPATH": os.pathsep.join(sys.path),
-        }
-        process = subprocess.Popen(
-            [sys.executable, "-m", "skupper_sandbox.model_server"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        process = start_model_server(site.host_dir, "127.0.0.1", port, model_id)
         self.processes.append(process)
         wait_for(lambda: port_open(site.address, port), what="the model server")
 
