@@ -109,7 +109,7 @@ class Tool:
     hints: Hints
     call: Call
     result: str  # the model of skupper_mcp.models the MCP tool answers with (its output schema)
-    render: Callable[[Any], str]  # the CLI's human text
+    render: Callable[[Any, int | None], str]  # the CLI's human text, at most so wide
     exit_code: Callable[[Any], int]  # the CLI's exit code
     notice: Callable[[Any], str] | None = None  # said on stderr first (the CLI, without --json)
     consent: bool = False  # only the user's yes runs it (a plan excepted); each front asks
@@ -140,23 +140,23 @@ def _setup_exit_code(result: CheckResult | OperationResult) -> int:
     return operation_exit_code(result)
 
 
-def _setup_text(result: CheckResult | OperationResult) -> str:
+def _setup_text(result: CheckResult | OperationResult, width: int | None) -> str:
     from skupper_mcp.models import CheckResult
     from skupper_mcp.render import check_text
 
-    return check_text(result) if isinstance(result, CheckResult) else result.summary
+    return check_text(result, width) if isinstance(result, CheckResult) else result.summary
 
 
-def _operation_text(result: OperationResult) -> str:
+def _operation_text(result: OperationResult, width: int | None) -> str:
     from skupper_mcp.render import operation_text
 
-    return operation_text(result)
+    return operation_text(result, width)
 
 
-def _resolve_text(result: ResolveResult) -> str:
+def _resolve_text(result: ResolveResult, width: int | None) -> str:
     from skupper_mcp.render import resolve_text
 
-    return resolve_text(result)
+    return resolve_text(result, width)
 
 
 def _status_exit_code(result: StatusResult) -> int:
@@ -164,33 +164,34 @@ def _status_exit_code(result: StatusResult) -> int:
     return EXIT_SKIPPED if unread else EXIT_OK
 
 
-def _status_text(result: StatusResult) -> str:
+def _status_text(result: StatusResult, width: int | None) -> str:
     from skupper_mcp.render import status_text
 
-    return status_text(result)
+    return status_text(result, width)
 
 
-def _diagnose_text(result: DiagnoseResult) -> str:
+def _diagnose_text(result: DiagnoseResult, width: int | None) -> str:
     from skupper_mcp.render import diagnose_text
 
-    return diagnose_text(result)
+    return diagnose_text(result, width)
 
 
 def _test_model_exit_code(result: TestModelResult) -> int:
     return EXIT_OK if result.passed == result.total else EXIT_FAILED
 
 
-def _test_model_text(result: TestModelResult) -> str:
+def _test_model_text(result: TestModelResult, width: int | None) -> str:
     from skupper_mcp.render import test_model_text
 
-    return test_model_text(result)
+    return test_model_text(result, width)
 
 
 def _logs_exit_code(result: LogsResult) -> int:
     return EXIT_OK if result.found else EXIT_SKIPPED
 
 
-def _logs_text(result: LogsResult) -> str:
+def _logs_text(result: LogsResult, _width: int | None) -> str:
+    # the log's own lines, never wrapped: they are read (and grepped) as the router wrote them
     if not result.found:
         return result.detail or result.summary
     return "\n".join(result.lines)
