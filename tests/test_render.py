@@ -10,14 +10,18 @@ from recorded_results import recorded_status
 from skupper_mcp.models import (
     Check,
     CheckResult,
+    DiagnoseResult,
+    Finding,
     LinkStatus,
     ListenerStatus,
     ModelAction,
+    NextStep,
     SiteStatus,
     StatusResult,
 )
 from skupper_mcp.render import (
     check_text,
+    diagnose_text,
     markdown_table,
     status_markdown,
     status_text,
@@ -148,3 +152,23 @@ def test_a_table_too_wide_for_its_columns_becomes_blocks() -> None:
 def test_a_table_that_fits_is_unchanged_by_a_width() -> None:
     rows = [["value", 1], [None, True]]
     assert text_table(["A", "Long header"], rows, 80) == text_table(["A", "Long header"], rows)
+
+
+def test_diagnose_text_wraps_each_line_under_its_label() -> None:
+    finding = Finding(
+        id="link-refused",
+        site="hub-gpu2",
+        host="gpu2",
+        severity="error",
+        symptom="the link to hub-gpu2 is down",
+        evidence=["router: connection refused by 198.51.100.7:55671 " * 3],
+        cause="nothing listens on the inter-router port of gpu2 " * 2,
+        fix="start the router on gpu2",
+        next=[NextStep(kind="tool", text='up(target="gpu2")', tool="up")],
+    )
+    result = DiagnoseResult(target="all", findings=[finding], ok=False, summary="1 error")
+    text = diagnose_text(result, 80)
+    assert max(map(len, text.splitlines())) <= 80
+    assert "    evidence: router: connection refused" in text
+    assert "\n              " in text  # a wrapped line continues under its text, not its label
+    assert len(diagnose_text(result).splitlines()) < len(text.splitlines())
