@@ -31,13 +31,15 @@ types: $(STAMP)
 WORKERS ?= 3
 E2E_WORKERS ?= $(if $(filter 0,$(WORKERS)),0,4)
 
-# The fast half: no sandbox world, no OpenSSH (tests/conftest.py marks what needs them).
+# The fast half: no sandbox world, no OpenSSH, no build (tests/conftest.py marks what needs
+# them).
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh"
+	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh and not packaging"
 
-# The end-to-end half: sandbox worlds, the lifecycle suite, MCP against a world, OpenSSH.
+# The end-to-end half: sandbox worlds, the lifecycle suite, MCP against a world, OpenSSH,
+# and the wheel built (python -m build) and installed in a fresh venv (tests/test_wheel.py).
 e2e: $(STAMP)
-	$(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh"
+	$(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh or packaging"
 
 # The machine's part of the suite (sshd, iptables, curl): installed when missing, as root.
 hostdeps:
