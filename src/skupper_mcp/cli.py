@@ -151,11 +151,6 @@ def build_parser() -> argparse.ArgumentParser:
     _server_options(serve, suppress=True)
     for tool in TOOLS:
         _add_verb(verbs, tool, shared)
-        if tool.verb == "resolve":  # where --help has always listed it
-            sandbox = verbs.add_parser(
-                "sandbox", help="the simulated VAN for tests and demos (see `sandbox --help`)"
-            )
-            sandbox.add_argument("args", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -279,10 +274,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     setup_logging(args.log_level)
-    if args.verb == "sandbox":
-        from skupper_sandbox.cli import main as sandbox_main
-
-        return int(sandbox_main(args.args) or 0)
     if args.verb in (None, "serve"):
         from skupper_mcp.server import serve
 

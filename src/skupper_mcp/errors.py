@@ -14,7 +14,8 @@ translated into these at the connector seam, with the original kept as ``__cause
     ├── KubeError            the Kubernetes API refused or failed a request
     ├── LocalStateError      our own files (backups, the operation lock) could not be used
     ├── BusyError            another operation holds the topology's lock
-    └── BackupError          a site's backup is incomplete: nothing may be removed or restored
+    ├── BackupError          a site's backup is incomplete: nothing may be removed or restored
+    └── MissingExtraError    an optional part is needed but its extra is not installed
 
 Every failure the product expects is one of these, so whatever else is raised is a bug and
 surfaces as one (``engine.runner.SITE_ERRORS`` catches only ``SkupperMcpError``).
@@ -226,3 +227,16 @@ class BackupError(SkupperMcpError):
         self.host = host
         self.missing = missing
         super().__init__(f"{host}: {message}")
+
+
+class MissingExtraError(SkupperMcpError):
+    """A site needs an optional part of skupper-mcp whose package is not installed (the
+    Kubernetes client for a Kubernetes site); the message names the extra that brings it."""
+
+    def __init__(self, needed_by: str, package: str, extra: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{needed_by} needs the Python package {package}, which is not installed: "
+            f"pip install 'skupper-mcp[{extra}]'"
+        )

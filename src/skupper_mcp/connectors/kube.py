@@ -1,6 +1,10 @@
 """The Kubernetes API seam: the few calls the Kubernetes site needs, over the official
 ``kubernetes`` client, with its errors translated into the project's own.
 
+The client is the ``kubernetes`` extra (``pip install 'skupper-mcp[kubernetes]'``): only a
+topology with a Kubernetes site loads it, and without it that site fails with a
+``MissingExtraError`` that names the extra (``_kube_client``), while the others run.
+
 The client is blocking, so every call runs in a worker thread with a request timeout.
 Objects go in and come out as plain JSON-shaped dicts (camelCase keys, as in YAML), for
 Skupper's custom resources and core objects alike.
@@ -16,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from skupper_mcp.errors import ConfigError, ConnectError, KubeError
+from skupper_mcp.errors import ConfigError, ConnectError, KubeError, MissingExtraError
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -71,10 +75,8 @@ class KubeConnector:
 
         Lists the Skupper sites in ``namespace``, since ``/version`` alone needs no login.
         """
-        from kubernetes import client
-
         api = await self._client()
-        info = await self._call("get", "version", None, client.VersionApi(api).get_code)
+        info = await self._call("get", "version", None, _kube_client().VersionApi(api).get_code)
         try:
             await self.list("sites", namespace=namespace)
         except KubeError as exc:
@@ -353,7 +355,8 @@ class KubeConnector:
             return self._api
 
     def _build_client(self) -> ApiClient:
-        from kubernetes import client, config
+        client = _kube_client()
+        from kubernetes import config
 
         configuration = client.Configuration()
         source = str(self._kubeconfig) if self._kubeconfig else None
@@ -381,19 +384,13 @@ class KubeConnector:
         return client.ApiClient(configuration=configuration)
 
     async def _custom(self) -> Any:
-        from kubernetes import client
-
-        return client.CustomObjectsApi(await self._client())
+        return _kube_client().CustomObjectsApi(await self._client())
 
     async def _core(self) -> Any:
-        from kubernetes import client
-
-        return client.CoreV1Api(await self._client())
+        return _kube_client().CoreV1Api(await self._client())
 
     async def _apps(self) -> Any:
-        from kubernetes import client
-
-        return client.AppsV1Api(await self._client())
+        return _kube_client().AppsV1Api(await self._client())
 
     async def _ns(self, namespace: str | None) -> str:
         await self._client()
@@ -460,6 +457,16 @@ class KubeConnector:
                 return False
             raise
         return True
+
+
+def _kube_client() -> Any:
+    """The ``kubernetes.client`` module, or a ``MissingExtraError`` naming the extra that
+    brings it when it is not installed (every call reaches the client through here)."""
+    try:
+        from kubernetes import client
+    except ImportError as exc:
+        raise MissingExtraError("a Kubernetes site", "kubernetes", "kubernetes") from exc
+    return client
 
 
 def _name_of(body: KubeObject) -> str:

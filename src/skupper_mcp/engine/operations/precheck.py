@@ -26,6 +26,7 @@ from skupper_mcp.errors import (
     ConnectError,
     HostKeyError,
     KubeError,
+    MissingExtraError,
     SkupperMcpError,
 )
 from skupper_mcp.facts.precheck import SiteFacts, ports_bound
@@ -351,6 +352,9 @@ async def check_kubernetes(
             "start the cluster (crc start) or fix the kubeconfig's server address",
             start,
         )
+    except MissingExtraError as error:
+        hint = f"install it where skupper-mcp runs: pip install 'skupper-mcp[{error.extra}]'"
+        return _kube_fail(kube, str(error), hint, start)
     except (ConfigError, SkupperMcpError, ImportError) as error:
         return _kube_fail(kube, str(error), "check CRC_KUBECONFIG and CRC_CONTEXT", start)
     return Check(
