@@ -3,6 +3,7 @@ translated into these at the connector seam, with the original kept as ``__cause
 
     SkupperMcpError
     ├── ConfigError          topology.env or an argument is wrong: nothing was run
+    │   └── ConfigErrors     several independent mistakes of one file, all reported at once
     ├── ConnectError         a host could not be reached (refused, timed out, auth, host key)
     │   └── HostKeyError     the host's key is unknown or has changed
     ├── CommandError         a remote or local command ran and failed (exit status, stderr tail)
@@ -53,6 +54,20 @@ class ConfigError(SkupperMcpError):
             where = f"{path}:{line}: " if line else f"{path}: "
         what = f"{variable}: " if variable else ""
         super().__init__(f"{where}{what}{message}")
+
+
+class ConfigErrors(ConfigError):
+    """Every problem found in one file, so one run shows them all. Its message lists each
+    problem's own (file:line: variable: what is valid), one a line; ``path``, ``line`` and
+    ``variable`` are the first problem's."""
+
+    def __init__(self, problems: list[ConfigError]) -> None:
+        self.problems = problems
+        first = problems[0]
+        self.path, self.line, self.variable = first.path, first.line, first.variable
+        listed = "\n".join(str(p) for p in problems)
+        where = f" in {first.path}" if first.path else ""
+        SkupperMcpError.__init__(self, f"{listed}\n({len(problems)} problems{where})")
 
 
 class ConnectError(SkupperMcpError):
