@@ -55,12 +55,13 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
                 site=host,
                 status="fail",
                 detail=f"systemctl is not usable: {error}",
-                hint="enable lingering (loginctl enable-linger $USER) so the user manager "
-                "runs without a login session",
+                hint=_systemd_hint(facts),
             )
         )
     linger = (facts.linger or "").lower()
-    if facts.root:
+    if facts.linger is None and not facts.root and not facts.systemd_ok:
+        pass  # no loginctl and no systemd: the systemd-user check says what the host lacks
+    elif facts.root:
         checks.append(
             Check(
                 name="linger",
@@ -83,6 +84,30 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
             )
         )
     return checks
+
+
+def _systemd_hint(facts: SiteFacts) -> str:
+    """What to do when systemctl does not answer, consistent with the linger check: root and
+    a lingering user need no lingering, a host without loginctl has no systemd to linger."""
+    if facts.root:
+        return (
+            "Skupper's podman site runs under systemd: use a host whose init is systemd "
+            "(a container or WSL without systemd cannot host a site)"
+        )
+    if facts.linger is None:
+        return (
+            "this host has no systemd (no loginctl): Skupper's podman site needs a systemd "
+            "user manager; use a host whose init is systemd"
+        )
+    if (facts.linger or "").lower().endswith("=yes"):
+        return (
+            "lingering is on but the user manager does not answer: log in to the host as "
+            "this user once, or check `systemctl --user status` and XDG_RUNTIME_DIR"
+        )
+    return (
+        "enable lingering (loginctl enable-linger $USER) so the user manager runs without "
+        "a login session"
+    )
 
 
 def _podman_socket_check(host: str, facts: SiteFacts) -> Check:
