@@ -5,7 +5,9 @@ translated into these at the connector seam, with the original kept as ``__cause
     ├── ConfigError          topology.env or an argument is wrong: nothing was run
     │   └── ConfigErrors     several independent mistakes of one file, all reported at once
     ├── ConnectError         a host could not be reached (refused, timed out, auth, host key)
-    │   └── HostKeyError     the host's key is unknown or has changed
+    │   ├── HostKeyError     the host's key is unknown or has changed
+    │   └── SiteConfigError  topology.env names what does not exist (identity file,
+    │                        kubeconfig, context): the fix is in the topology, not the host
     ├── CommandError         a remote or local command ran and failed (exit status, stderr tail)
     ├── CommandTimeout       a command did not finish within its timeout
     ├── OutputLimitError     a command sent back more than a read may hold
@@ -81,6 +83,17 @@ class ConnectError(SkupperMcpError):
 
 class HostKeyError(ConnectError):
     """The host key is not trusted (unknown, or different from known_hosts)."""
+
+
+class SiteConfigError(ConnectError):
+    """A site cannot be used as topology.env describes it: a file it names (SSH_IDENTITY,
+    CRC_KUBECONFIG) does not exist or cannot be read, or the kubeconfig has no such context
+    (CRC_CONTEXT). Nothing was tried on the host; ``variable`` is the one to fix. A
+    ``ConnectError``, so the site is skipped like one that cannot be reached."""
+
+    def __init__(self, host: str, reason: str, *, variable: str) -> None:
+        self.variable = variable
+        super().__init__(host, reason)
 
 
 class CommandError(SkupperMcpError):

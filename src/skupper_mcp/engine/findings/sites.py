@@ -5,15 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...errors import SiteConfigError
 from ...facts.skupper_version import SkupperVersion
 from ...models import Finding
 from ..desired.drift import site_drift
+from ..scope import SiteRef
 from .context import Network, call, finding, on_host
 
 
 def unreadable(network: Network) -> Iterator[Finding]:
     for view in network.views.values():
         if view.error is None:
+            continue
+        if isinstance(view.error, SiteConfigError):
+            yield misconfigured(network, view.ref, view.error)
             continue
         reach = "cannot be reached" if not view.reachable else "could not be read"
         yield finding(
@@ -28,6 +33,23 @@ def unreadable(network: Network) -> Iterator[Finding]:
             "credentials in topology.env, then diagnose again",
             next=[call("diagnose", target=view.ref.host)],
         )
+
+
+def misconfigured(network: Network, ref: SiteRef, error: SiteConfigError) -> Finding:
+    """topology.env names a file or context that is not there: the host is not at fault and
+    diagnosing again finds the same, so the next step is the topology, then the precheck."""
+    return finding(
+        "site-misconfigured",
+        ref,
+        "error",
+        symptom=f"{ref.host} cannot be used as {network.topology_file} describes it",
+        evidence=[error.reason],
+        cause=f"{error.variable} in {network.topology_file} names something that does not "
+        "exist on this machine; nothing was asked of the host",
+        fix=f"edit {error.variable} in {network.topology_file}, then run setup with "
+        "check=true to confirm",
+        next=[call("setup", check=True)],
+    )
 
 
 def not_set_up(network: Network) -> Iterator[Finding]:
