@@ -21,33 +21,36 @@ def unreadable(network: Network) -> Iterator[Finding]:
             yield misconfigured(network, view.ref, view.error)
             continue
         reach = "cannot be reached" if not view.reachable else "could not be read"
-        symptom = f"{view.ref.host} {reach}: nothing else about it could be diagnosed"
         if view.ref.platform == "kubernetes":
             # a cluster is no SSH host, and diagnosing it again finds the same
-            yield finding(
-                "site-unreadable",
-                view.ref,
-                "error",
-                symptom=symptom,
-                evidence=[view.problem()],
-                cause="the cluster is stopped, its API does not answer at the kubeconfig's "
-                "server address, or it refuses the kubeconfig's credentials",
-                fix="start the cluster (e.g. `crc start`) or log in again (e.g. `oc login`), "
-                "then check it with setup check=true; up and down skip it meanwhile",
-                next=[call("setup", check=True)],
+            cause = (
+                "the cluster is stopped, its API does not answer at the kubeconfig's server "
+                "address, or it refuses the kubeconfig's credentials"
             )
-            continue
+            fix = (
+                "start the cluster (e.g. `crc start`) or log in again (e.g. `oc login`), then "
+                "check it with setup check=true; up and down skip it meanwhile"
+            )
+            step = call("setup", check=True)
+        else:
+            cause = (
+                "the host is down, its SSH does not answer in time, or it refuses the "
+                "credentials in topology.env"
+            )
+            fix = (
+                f"check that {view.ref.host} is up and answers SSH with the credentials in "
+                "topology.env, then diagnose again"
+            )
+            step = call("diagnose", target=view.ref.host)
         yield finding(
             "site-unreadable",
             view.ref,
             "error",
-            symptom=symptom,
+            symptom=f"{view.ref.host} {reach}: nothing else about it could be diagnosed",
             evidence=[view.problem()],
-            cause="the host is down, its SSH does not answer in time, or it refuses the "
-            "credentials in topology.env",
-            fix=f"check that {view.ref.host} is up and answers SSH with the credentials in "
-            "topology.env, then diagnose again",
-            next=[call("diagnose", target=view.ref.host)],
+            cause=cause,
+            fix=fix,
+            next=[step],
         )
 
 
