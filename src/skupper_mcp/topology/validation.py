@@ -415,7 +415,11 @@ def _reject_unknown(reader: Reader, provider_names: list[str]) -> None:
         if kube_port and _prefix_by_short_name(prefixes, kube_port.group(1)):
             continue
         close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
-        hint = f"did you mean {close[0]}?" if close else "see topology.env.example"
+        hint = (
+            f"did you mean {close[0]}?"
+            if close
+            else "see topology.env.example in the repository for every variable"
+        )
         if key.endswith("_SSH_HOST"):
             host = key[: -len("_SSH_HOST")].lower().replace("_", "-")
             hint = f"add {host} to PROVIDER_HOSTS to declare it, or {hint}"
