@@ -256,8 +256,8 @@ FAKE_TOOLS = {
 
 @pytest.fixture
 def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """podman, skupper (version from a file), systemctl and loginctl on the PATH of the
-    commands the test SSH servers (and local commands) run."""
+    """podman, skupper (version from a file), systemctl and loginctl on the PATH of local
+    commands (and, given as ``tools``, of the commands a test SSH server runs)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, body in FAKE_TOOLS.items():
@@ -273,7 +273,9 @@ async def test_precheck_over_ssh_reachable_refused_and_blackholed(
 ) -> None:
     timeout = 2.0
     async with AsyncExitStack() as stack:
-        good = await stack.enter_async_context(asyncssh_server(tmp_path / "s1", "127.207.0.2"))
+        good = await stack.enter_async_context(
+            asyncssh_server(tmp_path / "s1", "127.207.0.2", tools=fake_tools)
+        )
         holes = [
             await stack.enter_async_context(blackhole_server(f"127.207.0.{n}")) for n in (4, 5, 6)
         ]
@@ -322,7 +324,7 @@ async def test_precheck_refuses_skupper_2_0(
     tmp_path: Path, fake_tools: Path, write_topology
 ) -> None:
     (fake_tools / "skupper-version").write_text("2.0.1")
-    async with asyncssh_server(tmp_path / "s1", "127.207.0.2") as server:
+    async with asyncssh_server(tmp_path / "s1", "127.207.0.2", tools=fake_tools) as server:
         text = ssh_topology(
             [("old", "127.207.0.2", server.port)],
             identities=[str(server.keys.client_key)],

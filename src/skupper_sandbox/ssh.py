@@ -14,6 +14,7 @@ import contextlib
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import asyncssh
@@ -113,11 +114,17 @@ class _HostSession:
 
 
 async def start_asyncssh_server(
-    layout: WorldLayout, name: str, address: str, port: int
+    layout: WorldLayout,
+    name: str,
+    address: str,
+    port: int,
+    server_factory: Callable[[], asyncssh.SSHServer] | None = None,
 ) -> asyncssh.SSHAcceptor:
-    """An asyncssh server for host ``name`` on ``address:port`` (the world's client key only)."""
+    """An asyncssh server for host ``name`` on ``address:port`` (the world's client key only).
+    ``server_factory`` makes each connection's ``asyncssh.SSHServer`` (tests watch the
+    connections through it)."""
     return await asyncssh.create_server(
-        None,
+        server_factory,
         address,
         port,
         server_host_keys=[str(layout.host_key(name))],
