@@ -149,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         "configurations run) or Streamable HTTP.",
     )
     _server_options(serve, suppress=True)
+    _add_init(verbs)  # a stranger's first command, listed first
     for tool in TOOLS:
         _add_verb(verbs, tool, shared)
         if tool.verb == "resolve":  # where --help has always listed it
@@ -156,7 +157,6 @@ def build_parser() -> argparse.ArgumentParser:
                 "sandbox", help="the simulated VAN for tests and demos (see `sandbox --help`)"
             )
             sandbox.add_argument("args", nargs=argparse.REMAINDER)
-            _add_init(verbs)
     return parser
 
 
