@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from skupper_mcp.connectors.kube import KubeConnector
-from skupper_mcp.errors import ConfigError, ConnectError, KubeError
+from skupper_mcp.errors import ConnectError, KubeError, SiteConfigError
 from skupper_sandbox.kube import resources
 from skupper_sandbox.kube.httpserver import Request, Response
 from skupper_sandbox.kube.kubeconfig import ApiCredentials, ensure_credentials, render_kubeconfig
@@ -145,10 +145,18 @@ async def test_api_that_is_down_is_a_connect_error(tmp_path: Path) -> None:
     assert "connection refused" in str(raised.value)
 
 
-async def test_unknown_context_is_a_config_error(kubeconfig: Path) -> None:
+async def test_unknown_context_names_crc_context_and_the_known_ones(kubeconfig: Path) -> None:
     kube = KubeConnector(kubeconfig, "no-such-context")
-    with pytest.raises(ConfigError, match="no-such-context"):
+    with pytest.raises(SiteConfigError, match="no context 'no-such-context'") as raised:
         await kube.list("sites")
+    assert raised.value.variable == "CRC_CONTEXT" and "crc-admin" in str(raised.value)
+
+
+async def test_a_missing_kubeconfig_names_crc_kubeconfig(tmp_path: Path) -> None:
+    kube = KubeConnector(tmp_path / "nowhere", "crc-admin")
+    with pytest.raises(SiteConfigError, match="does not exist") as raised:
+        await kube.list("sites")
+    assert raised.value.variable == "CRC_KUBECONFIG" and raised.value.host == "crc"
 
 
 async def test_custom_objects_round_trip(api: RecordingApi, kubeconfig: Path) -> None:

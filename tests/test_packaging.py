@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from skupper_mcp import data
 from topology_samples import SMALL_TOPOLOGY
 
@@ -38,11 +36,10 @@ CRC_ALPHA_PORT=8000
 """
 
 
-@pytest.mark.parametrize("name", [data.EXAMPLE_TOPOLOGY, data.SKILL])
-def test_the_root_copy_is_the_packaged_file(name: str) -> None:
+def test_the_root_skill_is_the_packaged_file() -> None:
     """The root's copy is for people reading the repository; the package's is what users
-    get. Edit src/skupper_mcp/data/ and copy it to the root."""
-    assert (ROOT / name).read_text() == data.read(name)
+    get. Edit src/skupper_mcp/data/SKILL.md and copy it to the root."""
+    assert (ROOT / data.SKILL).read_text() == data.skill()
 
 
 def _without_kubernetes(

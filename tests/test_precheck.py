@@ -79,7 +79,9 @@ def test_skupper_version_policy(version: str, status: str, words: str) -> None:
 
 
 def test_missing_tools_and_systemd_fail_with_hints() -> None:
-    facts = SiteFacts(skupper_missing=True, systemd_error=["Failed to connect to bus"])
+    facts = SiteFacts(
+        skupper_missing=True, systemd_error=["Failed to connect to bus"], linger="Linger=no"
+    )
     checks = evaluate_facts("h", facts, "2.1.0", is_local=False)
     assert _statuses(checks) == {
         "podman": "fail",
@@ -88,6 +90,40 @@ def test_missing_tools_and_systemd_fail_with_hints() -> None:
         "linger": "warn",
     }
     assert all(c.hint for c in checks)
+
+
+@pytest.mark.parametrize(
+    ("facts", "says", "never"),
+    [
+        # root without systemd: no lingering needed, so the fix is never to enable it
+        (
+            SiteFacts(root=True, systemd_error=["System has not been booted with systemd"]),
+            "init is systemd",
+            "enable-linger",
+        ),
+        # no loginctl: there is no systemd to linger with
+        (SiteFacts(systemd_error=["systemctl: command not found"]), "no systemd", "enable-linger"),
+        # lingering already on: enabling it again is no fix
+        (
+            SiteFacts(linger="Linger=yes", systemd_error=["Failed to connect to bus"]),
+            "lingering is on",
+            "enable-linger",
+        ),
+        (
+            SiteFacts(linger="Linger=no", systemd_error=["Failed to connect to bus"]),
+            "enable-linger",
+            "no lingering needed",
+        ),
+    ],
+)
+def test_the_systemd_and_linger_checks_never_contradict_each_other(
+    facts: SiteFacts, says: str, never: str
+) -> None:
+    checks = evaluate_facts("h", facts, "2.1.0", is_local=False)
+    text = " ".join(
+        f"{c.detail} {c.hint or ''}" for c in checks if c.name in ("systemd-user", "linger")
+    )
+    assert says in text and never not in text
 
 
 def test_ports_bound_by_our_router_pass_others_fail() -> None:

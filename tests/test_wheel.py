@@ -98,16 +98,25 @@ STEPS: list[Step] = [
         check=_says("True"),
     ),
     Step(
-        "the packaged example topology, written where a user would start",
-        command=_python(
-            "from pathlib import Path; from skupper_mcp import data; "
-            "Path('topology.env').write_text(data.example_topology())"
-        ),
+        "init writes the starter topology where the user asks",
+        ["init", "topology.env"],
+        check=_says("topology.env"),
     ),
     Step(
-        "the example topology validates and resolves a profile",
-        ["--topology", "topology.env", "resolve", "g3b-16k"],
-        check=_says("rhtevan-work"),
+        "init keeps a topology that exists",
+        ["init", "topology.env"],
+        exit_code=2,
+    ),
+    Step(
+        "the starter topology validates and resolves its profile",
+        ["--topology", "topology.env", "resolve", "granite-8b"],
+        check=_says("gpu1"),
+    ),
+    Step(
+        "setup --check on the starter names its placeholders instead of dialling them",
+        ["--topology", "topology.env", "setup", "--check"],
+        exit_code=1,
+        check=_says("placeholder"),
     ),
     Step(
         "the packaged skill",
@@ -146,12 +155,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     return Installed(wheel, sdist, venv, work)
 
 
-def test_the_wheel_holds_the_product_its_example_and_skill_and_nothing_of_the_sandbox(
+def test_the_wheel_holds_the_product_its_starter_and_skill_and_nothing_of_the_sandbox(
     installed: Installed,
 ) -> None:
     names = zipfile.ZipFile(installed.wheel).namelist()
     assert not [n for n in names if "skupper_sandbox" in n or n.endswith(".c")]
-    for name in (data.EXAMPLE_TOPOLOGY, data.SKILL):
+    for name in (data.STARTER_TOPOLOGY, data.SKILL):
         assert f"skupper_mcp/data/{name}" in names
         packaged = zipfile.ZipFile(installed.wheel).read(f"skupper_mcp/data/{name}")
         assert packaged.decode() == data.read(name)

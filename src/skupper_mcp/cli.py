@@ -149,9 +149,40 @@ def build_parser() -> argparse.ArgumentParser:
         "configurations run) or Streamable HTTP.",
     )
     _server_options(serve, suppress=True)
+    _add_init(verbs)  # a stranger's first command, listed first
     for tool in TOOLS:
         _add_verb(verbs, tool, shared)
     return parser
+
+
+def _add_init(verbs: Any) -> None:
+    """``init``: not a tool (it writes a local file and reaches no host)."""
+    init = verbs.add_parser(
+        "init",
+        help="write a commented topology.env to start from",
+        description="Write a commented topology.env to start from: fill in its placeholders, "
+        "then run `skupper-mcp setup --check`.",
+    )
+    init.add_argument(
+        "path",
+        nargs="?",
+        metavar="PATH",
+        help="where to write it (default: $SKUPPER_MCP_TOPOLOGY, else "
+        "~/.config/skupper-mcp/topology.env, where the server looks)",
+    )
+    init.add_argument("--force", action="store_true", help="replace an existing file")
+
+
+def _init(args: argparse.Namespace) -> int:
+    from skupper_mcp.topology.starter import default_init_path, write_starter
+
+    written = write_starter(Path(args.path) if args.path else default_init_path(), force=args.force)
+    show(f"wrote {written}")
+    show(
+        "next: replace its placeholders (*.example.com, 203.0.113.x), then run "
+        f"`skupper-mcp --topology {written} setup --check`"
+    )
+    return EXIT_OK
 
 
 def _add_verb(verbs: Any, tool: Tool, shared: argparse.ArgumentParser) -> None:
@@ -274,6 +305,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     setup_logging(args.log_level)
+    if args.verb == "init":
+        try:
+            return _init(args)
+        except ConfigError as error:
+            show(f"skupper-mcp: {error}", stream=sys.stderr)
+            return EXIT_USAGE
     if args.verb in (None, "serve"):
         from skupper_mcp.server import serve
 

@@ -272,7 +272,8 @@ class ServerState:
             assert self.config_error is not None
             raise ToolError(
                 f"the topology is not usable: {self.config_error}. Fix topology.env "
-                "(see topology.env.example); it is read again on the next call."
+                "(`skupper-mcp init PATH` writes a commented one to start from); it is read "
+                "again on the next call."
             )
         return self.engine
 

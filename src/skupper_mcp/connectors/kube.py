@@ -20,7 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from skupper_mcp.errors import ConfigError, ConnectError, KubeError, MissingExtraError
+from skupper_mcp.errors import (
+    ConnectError,
+    KubeError,
+    MissingExtraError,
+    SiteConfigError,
+)
+from skupper_mcp.vocabulary import KUBE_HOST
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -377,11 +383,45 @@ class KubeConnector:
                 if self._context is None:
                     self._context = chosen.get("name")
         except (config.ConfigException, OSError, StopIteration) as exc:
-            where = source or "the default kubeconfig"
-            raise ConfigError(f"cannot load {where} (context {self.context}): {exc}") from exc
+            raise self._config_problem(source, exc) from exc
         # One quick retry at most: the request timeout, not urllib3's retries, bounds a call.
         configuration.retries = 1
         return client.ApiClient(configuration=configuration)
+
+    def _config_problem(self, source: str | None, exc: BaseException) -> SiteConfigError:
+        """What in topology.env to fix when the kubeconfig cannot be loaded: the file
+        (CRC_KUBECONFIG) or the context (CRC_CONTEXT). Nothing was asked of the cluster."""
+        from kubernetes import config
+
+        where = source or "the default kubeconfig ($KUBECONFIG, else ~/.kube/config)"
+        if source and not Path(source).is_file():
+            return SiteConfigError(
+                KUBE_HOST,
+                f"the kubeconfig {source} does not exist: CRC_KUBECONFIG in topology.env "
+                "names it; fix the path, or comment out the CRC_ variables to leave the "
+                "Kubernetes site out",
+                variable="CRC_KUBECONFIG",
+            )
+        if self._context:
+            try:
+                contexts, _ = config.list_kube_config_contexts(config_file=source)
+            except (config.ConfigException, OSError):
+                contexts = None
+            if contexts is not None and self._context not in {c["name"] for c in contexts}:
+                known = ", ".join(sorted(c["name"] for c in contexts)) or "none"
+                return SiteConfigError(
+                    KUBE_HOST,
+                    f"{where} has no context {self._context!r} (its contexts: {known}): "
+                    "fix CRC_CONTEXT in topology.env, or log in to the cluster to create it "
+                    "(e.g. `oc login`)",
+                    variable="CRC_CONTEXT",
+                )
+        return SiteConfigError(
+            KUBE_HOST,
+            f"cannot load {where} (context {self.context}): {exc}; fix CRC_KUBECONFIG or "
+            "CRC_CONTEXT in topology.env",
+            variable="CRC_KUBECONFIG",
+        )
 
     async def _custom(self) -> Any:
         return _kube_client().CustomObjectsApi(await self._client())
