@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import getpass
 import os
 import signal
@@ -163,10 +162,6 @@ async def asyncssh_server(
         yield server
     finally:
         await server.kill()
-        # A session whose command flooded a channel the client gave up on keeps that
-        # command's paused pipe (the sandbox server does not drain it): collect it now,
-        # while its event loop still runs, not after the loop has closed.
-        gc.collect()
 
 
 @dataclass
