@@ -5,21 +5,23 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test lint types unit e2e demo bench clean venv hostdeps
 
-$(STAMP): pyproject.toml
+# Both distributions of the repository, editable: the product with what the tests need, and
+# the sandbox (sandbox/: the simulator the tests and the demo run against).
+$(STAMP): pyproject.toml sandbox/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test]' -e ./sandbox
 	touch $(STAMP)
 
 venv: $(STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src sandbox/src tests bench
+	$(VENV)/bin/ruff format --check src sandbox/src tests bench
 	$(VENV)/bin/lint-imports
 
 types: $(STAMP)
-	$(VENV)/bin/mypy src
+	$(VENV)/bin/mypy src sandbox/src
 
 # Both halves run on pytest-xdist processes (WORKERS, E2E_WORKERS): most of an e2e test's
 # time is waiting on routers and hosts, not CPU. On 2 cores the e2e half left them 32 % idle
@@ -29,13 +31,15 @@ types: $(STAMP)
 WORKERS ?= 3
 E2E_WORKERS ?= $(if $(filter 0,$(WORKERS)),0,4)
 
-# The fast half: no sandbox world, no OpenSSH (tests/conftest.py marks what needs them).
+# The fast half: no sandbox world, no OpenSSH, no build (tests/conftest.py marks what needs
+# them).
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh"
+	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh and not packaging"
 
-# The end-to-end half: sandbox worlds, the lifecycle suite, MCP against a world, OpenSSH.
+# The end-to-end half: sandbox worlds, the lifecycle suite, MCP against a world, OpenSSH,
+# and the wheel built (python -m build) and installed in a fresh venv (tests/test_wheel.py).
 e2e: $(STAMP)
-	$(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh"
+	$(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh or packaging"
 
 # The machine's part of the suite (sshd, iptables, curl): installed when missing, as root.
 hostdeps:
@@ -44,7 +48,7 @@ hostdeps:
 test: hostdeps lint types unit e2e
 
 demo: $(STAMP)
-	$(PY) -m skupper_mcp.demo
+	$(PY) -m skupper_sandbox.demo
 
 bench: $(STAMP)
 	$(PY) bench/lifecycle.py

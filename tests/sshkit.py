@@ -1,11 +1,12 @@
-"""Real SSH servers on loopback addresses, for tests.
+"""Real SSH servers on loopback addresses, for tests: the sandbox's own, on one host.
 
-- ``asyncssh_server``: asyncssh's built-in server; every command runs locally with
-  ``sh -c`` (as the test process's user), stdin/stdout/stderr piped, exit status passed
-  through. Closing the channel (or losing the connection) kills the command's process
-  group, as a session ending does to a remote command.
-- ``openssh_server``: OpenSSH ``sshd -D`` with a minimal config (skipped by the caller when
-  sshd is not installed: see ``openssh_available``).
+- ``asyncssh_server``: the sandbox's asyncssh server (``skupper_sandbox.ssh``) for a
+  one-host world made in the test's directory; a command runs as a login on a sandbox
+  host runs it (``sh -c`` in the host's environment and home, as the test process's
+  user). ``kill`` and ``start`` take the host down and bring it back.
+- ``openssh_server``: OpenSSH ``sshd -D`` with the sandbox's sshd_config and launcher, the
+  command run by the user's login shell or a shell the test names (skipped by the caller
+  when sshd is not installed: see ``openssh_available``).
 - ``blackhole_server``: accepts TCP and never says a word (an SSH connect must time out).
 
 Each yields an ``SSHServer`` whose ``target`` and ``options`` (known_hosts written, client key)
@@ -21,7 +22,6 @@ import os
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -29,10 +29,16 @@ from pathlib import Path
 
 import asyncssh
 
+from hostkit import write_host
+from polling import eventually
 from skupper_mcp.connectors.base import SSHOptions, SSHTarget
+from skupper_sandbox import ssh as sandbox_ssh
+from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.netprobe import port_open_async
 
-SSHD = Path("/usr/sbin/sshd")
+SSHD = sandbox_ssh.SSHD
+#: The one host of a test server's world.
+HOST = "ssh-host"
 
 
 @dataclass
@@ -46,18 +52,21 @@ class SSHKeys:
 
 def make_keys(directory: Path) -> SSHKeys:
     """Generate an ed25519 host key and client key under ``directory``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name in ("host_key", "client_key"):
+    return _write_keys(directory / "host_key", directory / "client_key")
+
+
+def _write_keys(host_key: Path, client_key: Path, authorized: Path | None = None) -> SSHKeys:
+    """A new host key and client key at these paths; the client key is authorized in
+    ``authorized`` (else ``authorized_keys`` beside it)."""
+    for path in (host_key, client_key):
         key = asyncssh.generate_private_key("ssh-ed25519")
-        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         key.write_private_key(str(path))
-        key.write_public_key(str(path) + ".pub")
+        key.write_public_key(f"{path}.pub")
         path.chmod(0o600)
-        paths[name] = path
-    authorized = directory / "authorized_keys"
-    authorized.write_text(Path(str(paths["client_key"]) + ".pub").read_text())
-    return SSHKeys(paths["host_key"], paths["client_key"], authorized)
+    authorized = authorized or client_key.parent / "authorized_keys"
+    authorized.write_text(Path(f"{client_key}.pub").read_text())
+    return SSHKeys(host_key, client_key, authorized)
 
 
 def known_hosts_line(host_key: Path, address: str, port: int) -> str:
@@ -104,77 +113,51 @@ class SSHServer:
         return self._accepted
 
 
-async def _run_command(process: asyncssh.SSHServerProcess[bytes]) -> None:
-    """Run the requested command with ``sh -c``; kill it when the channel goes away."""
-    command = process.command or "exec /bin/sh"
-    child = await asyncio.create_subprocess_exec(
-        "sh",
-        "-c",
-        command,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-    await process.redirect(stdin=child.stdin)
-    assert child.stdout is not None and child.stderr is not None
-    finished = asyncio.gather(
-        _pump(child.stdout, process.stdout),
-        _pump(child.stderr, process.stderr),
-        child.wait(),
-    )
-    closed = asyncio.ensure_future(process.channel.wait_closed())
-    try:
-        await asyncio.wait({finished, closed}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        closed.cancel()
-        if child.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGKILL)
-            # a pump that died on the closed channel leaves its pipe paused at a full
-            # buffer, and asyncio's wait also waits for the pipes: read what is left
-            await asyncio.gather(_drain(child.stdout), _drain(child.stderr))
-            await child.wait()
-        with contextlib.suppress(Exception):
-            await finished
-    if child.returncode is not None and not process.channel.is_closing():
-        process.exit(child.returncode if child.returncode >= 0 else 128 - child.returncode)
-    # Awaiting the close also runs asyncssh's cleanup tasks (else they are never awaited).
-    with contextlib.suppress(Exception):
-        async with asyncio.timeout(2):
-            await process.wait_closed()
+def _one_host_world(directory: Path, address: str, tools: Path | None = None) -> WorldLayout:
+    """A world of one host, ``HOST`` on ``address``, in ``directory``: its host.json and
+    home, its host key and the authorized client key where the sandbox's servers read
+    them, and an empty known_hosts. ``tools``: the directory the host's commands find
+    first on their PATH (the world's ``bin``), for fake tools."""
+    layout = WorldLayout(directory)
+    if tools is not None:
+        layout.root.mkdir(parents=True, exist_ok=True)
+        layout.bin_dir.symlink_to(tools.resolve(), target_is_directory=True)
+    write_host(layout.root, HOST, address, user=getpass.getuser(), uid=os.getuid())
+    _write_keys(layout.host_key(HOST), layout.client_key, layout.authorized_keys)
+    layout.known_hosts.write_text("")
+    return layout
 
 
-async def _drain(source: asyncio.StreamReader) -> None:
-    while await source.read(65536):
-        pass
-
-
-async def _pump(source: asyncio.StreamReader, sink: asyncssh.SSHWriter[bytes]) -> None:
-    while chunk := await source.read(65536):
-        sink.write(chunk)
+def _keys(layout: WorldLayout) -> SSHKeys:
+    return SSHKeys(layout.host_key(HOST), layout.client_key, layout.authorized_keys)
 
 
 @asynccontextmanager
 async def asyncssh_server(
-    directory: Path, address: str, port: int = 0, *, known: bool = True
+    directory: Path,
+    address: str,
+    port: int = 0,
+    *,
+    known: bool = True,
+    tools: Path | None = None,
 ) -> AsyncIterator[AsyncSSHServer]:
-    """Run asyncssh's server on ``address:port`` (0: any free port).
+    """Run the sandbox's asyncssh server on ``address:port`` (0: any free port).
 
     ``known`` writes the host key into the known_hosts file (else the file is empty).
+    ``tools``: a directory of (fake) commands the host's commands find first on their PATH.
     """
-    keys = make_keys(directory / "keys")
+    layout = _one_host_world(directory, address, tools)
     server = AsyncSSHServer(
         address=address,
         port=port,
-        keys=keys,
-        known_hosts=directory / "known_hosts",
+        keys=_keys(layout),
+        known_hosts=layout.known_hosts,
         user="tester",
+        layout=layout,
     )
     await server.start()
-    server.known_hosts.write_text(
-        known_hosts_line(keys.host_key, address, server.port) if known else ""
-    )
+    if known:
+        layout.known_hosts.write_text(known_hosts_line(server.keys.host_key, address, server.port))
     try:
         yield server
     finally:
@@ -183,28 +166,23 @@ async def asyncssh_server(
 
 @dataclass
 class AsyncSSHServer(SSHServer):
-    """asyncssh's built-in server; ``kill`` and ``start`` simulate a host going down."""
+    """The sandbox's asyncssh server; ``kill`` and ``start`` simulate a host going down."""
 
+    layout: WorldLayout | None = None
     _acceptor: asyncssh.SSHAcceptor | None = None
 
     async def start(self) -> None:
         """Listen (again, on the same port once one was chosen)."""
         kit = self
 
-        class _Server(asyncssh.SSHServer):
+        class _Watched(asyncssh.SSHServer):
             def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
                 kit._accepted += 1
                 kit._connections.append(conn)
 
-        self._acceptor = await asyncssh.create_server(
-            _Server,
-            self.address,
-            self.port,
-            server_host_keys=[str(self.keys.host_key)],
-            authorized_client_keys=str(self.keys.authorized_keys),
-            process_factory=_run_command,
-            encoding=None,
-            reuse_address=True,
+        assert self.layout is not None
+        self._acceptor = await sandbox_ssh.start_asyncssh_server(
+            self.layout, HOST, self.address, self.port, server_factory=_Watched
         )
         self.port = self._acceptor.sockets[0].getsockname()[1]
 
@@ -235,73 +213,55 @@ def free_port(address: str) -> int:
 async def openssh_server(
     directory: Path, address: str, port: int = 0, *, known: bool = True, shell: str | None = None
 ) -> AsyncIterator[SSHServer]:
-    """Run OpenSSH ``sshd -D -e`` on ``address:port`` as the current user (root in CI).
+    """Run OpenSSH ``sshd -D -e`` on ``address:port`` as the current user (root in CI), with
+    the sandbox's sshd_config and launcher.
 
-    ``shell`` runs every command under that shell instead of the user's login shell (as
-    a host whose user's shell is dash would).
+    Its command runs under the user's login shell, not the sandbox's login shim, or under
+    ``shell`` when given (as a host whose user's shell is dash would).
     """
-    keys = make_keys(directory / "keys")
+    layout = _one_host_world(directory, address)
     port = port or free_port(address)
-    config = _write_sshd_config(directory, address, port, keys, shell)
-    known_hosts = directory / "known_hosts"
-    known_hosts.write_text(known_hosts_line(keys.host_key, address, port) if known else "")
+    config = sandbox_ssh.write_sshd_config(layout, HOST, address, port)
+    kept = [line for line in config.read_text().splitlines() if not line.startswith("Force")]
+    if shell:
+        kept.append(f'ForceCommand exec {shell} -c "$SSH_ORIGINAL_COMMAND"')
+    config.write_text("\n".join(kept) + "\n")
+    if known:
+        layout.known_hosts.write_text(known_hosts_line(layout.host_key(HOST), address, port))
     log = directory / "sshd.log"
-    with log.open("w") as log_file:
+    sandbox_ssh.ensure_privsep_dir()
+    with log.open("ab") as out:
         proc = await asyncio.create_subprocess_exec(
             str(SSHD),
             "-D",
             "-e",
             "-f",
             str(config),
-            stdout=log_file,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+    async def listening() -> bool:
+        if proc.returncode is not None:
+            raise RuntimeError(f"sshd exited with {proc.returncode}; see {log}")
+        return await port_open_async(address, port)
+
     try:
-        await _wait_listening(address, port, proc, log)
+        what = f"sshd to listen on {address}:{port}"
+        await eventually(listening, timeout=5, every=0.01, what=what)
         yield SSHServer(
             address=address,
             port=port,
-            keys=keys,
-            known_hosts=known_hosts,
+            keys=_keys(layout),
+            known_hosts=layout.known_hosts,
             user=getpass.getuser(),
             _log=log,
         )
     finally:
         _kill_tree(proc.pid)
         await proc.wait()
-
-
-def _write_sshd_config(
-    directory: Path, address: str, port: int, keys: SSHKeys, shell: str | None
-) -> Path:
-    config = directory / "sshd_config"
-    force = f'ForceCommand exec {shell} -c "$SSH_ORIGINAL_COMMAND"\n' if shell else ""
-    config.write_text(
-        force + f"ListenAddress {address}:{port}\n"
-        f"HostKey {keys.host_key}\n"
-        "PidFile none\n"
-        f"AuthorizedKeysFile {keys.authorized_keys}\n"
-        "StrictModes no\n"
-        "PasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\n"
-    )
-    # sshd refuses to start without its privilege-separation directory.
-    Path("/run/sshd").mkdir(mode=0o755, parents=True, exist_ok=True)
-    return config
-
-
-async def _wait_listening(
-    address: str, port: int, proc: asyncio.subprocess.Process, log: Path
-) -> None:
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        if proc.returncode is not None:
-            raise RuntimeError(f"sshd exited with {proc.returncode}; see {log}")
-        if await port_open_async(address, port):
-            return
-        await asyncio.sleep(0.01)
-    raise TimeoutError(f"sshd did not listen on {address}:{port} within 5s")
 
 
 def _kill_tree(pid: int) -> None:

@@ -210,3 +210,87 @@ def test_the_cli_prints_only_through_its_sanitising_seam() -> None:
     source = Path(cli.__file__).read_text()
     assert source.count("print(") == 1
     assert "print(terminal_safe(text)" in source
+
+
+@pytest.mark.parametrize("verb", ["resolve", "resolve-profile", "resolve_profile"])
+def test_the_tools_name_is_a_verb_too(
+    example_path: Path, verb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skupper_mcp.cli import main
+
+    assert main(["--topology", str(example_path), verb, "g3b-16k"]) == 0
+    assert "profile source  given" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("verb", "tool"),
+    [("test-model", "test_model"), ("test_model", "test_model"), ("status", "status")],
+)
+def test_every_verbs_help_says_what_it_does(
+    verb: str, tool: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skupper_mcp.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main([verb, "--help"])
+    assert exited.value.code == 0
+    assert f"(the MCP tool {tool}: " in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.fixture
+def recorded_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's status answers with a recorded result, without reaching a host."""
+    from recorded_results import recorded_status as recorded
+    from skupper_mcp.engine import Engine
+
+    async def status(self: Engine):  # type: ignore[no-untyped-def]
+        return recorded()
+
+    monkeypatch.setattr(Engine, "status", status)
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_status_fits_the_terminals_width(
+    example_path: Path,
+    recorded_status: None,
+    columns: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from skupper_mcp.cli import main
+
+    monkeypatch.setenv("COLUMNS", columns)
+    main(["--topology", str(example_path), "status"])
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= int(columns)
+    assert any("gpu2.lab.example.org:55671" in line for line in lines)
+
+
+def test_status_into_a_pipe_keeps_each_row_on_one_line(
+    example_path: Path,
+    recorded_status: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from skupper_mcp.cli import main
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    main(["--topology", str(example_path), "status"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("gpu2 ")]
+    assert len(rows) == 1 and "connect timed out" in rows[0] and len(rows[0]) > 120
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_bare_command_on_a_terminal_says_what_it_waits_for(
+    terminal: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import skupper_mcp.server
+    from skupper_mcp.cli import STDIO_HINT, main
+
+    served: list[str] = []
+    monkeypatch.setattr(skupper_mcp.server, "serve", lambda *a, **k: served.append("stdio"))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: terminal)
+    assert main([]) == 0
+    printed = capsys.readouterr()
+    assert served == ["stdio"] and printed.out == ""  # stdout stays the protocol's
+    assert (STDIO_HINT in printed.err) is terminal

@@ -1,200 +1,103 @@
-"""KubeConnector with the real kubernetes client against a small API on 127.204.0.200."""
+"""KubeConnector with the real kubernetes client against the sandbox's Kubernetes API
+(the one every sandbox world runs), served in-process on 127.204.0.200."""
 
 from __future__ import annotations
 
-import json
+import asyncio
 import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import yaml
 
 from skupper_mcp.connectors.kube import KubeConnector
-from skupper_mcp.errors import ConfigError, ConnectError, KubeError
+from skupper_mcp.errors import ConnectError, KubeError, SiteConfigError
+from skupper_sandbox.kube import resources
+from skupper_sandbox.kube.httpserver import Request, Response
+from skupper_sandbox.kube.kubeconfig import ApiCredentials, ensure_credentials, render_kubeconfig
+from skupper_sandbox.kube.pods import LOG_FILE, pod_dir
+from skupper_sandbox.kube.server import KUBERNETES_VERSION, KubeApi
+from skupper_sandbox.kube.store import Store
 from sshkit import free_port
 
+T = TypeVar("T")
 ADDRESS = "127.204.0.200"
-TOKEN = "sandbox-token"
-CUSTOM = "/apis/skupper.io/v2alpha1/namespaces/"
+NAMESPACE = "van"
 CORE = "/api/v1/namespaces/"
 
 
-class FakeApi(ThreadingHTTPServer):
-    """Just enough of the Kubernetes API: /version, namespaced skupper.io objects and
-    Secrets (get, list with label selectors, create, replace, delete; a
-    Secret's type cannot change)."""
+class RecordingApi(KubeApi):
+    """The sandbox's API, noting each request it answers: (method, path, query)."""
 
-    def __init__(self) -> None:
-        super().__init__((ADDRESS, 0), _Handler)
-        self.objects: dict[str, dict[str, Any]] = {}
-        self.token = TOKEN
-        self.requests: list[str] = []
-        self.version = 0
-        self.logs: dict[str, bytes] = {}  # pod name -> its container's output
+    def __init__(self, kube_dir: Path, credentials: ApiCredentials, port: int) -> None:
+        self.kube_dir = kube_dir
+        self.credentials = credentials
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        super().__init__(Store(), credentials, ADDRESS, port, kube_dir / "pods")
+        self.store.create(resources.NAMESPACES, None, {"metadata": {"name": NAMESPACE}})
 
+    async def handle(self, request: Request) -> Response:
+        self.requests.append((request.method, request.path, request.query))
+        return await super().handle(request)
 
-class _Handler(BaseHTTPRequestHandler):
-    server: FakeApi
+    def paths(self) -> list[str]:
+        return [f"{method} {path}" for method, path, _ in self.requests]
 
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _status(self, code: int, message: str) -> None:
-        self._send(code, {"kind": "Status", "status": "Failure", "message": message, "code": code})
-
-    def _body(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        result: dict[str, Any] = json.loads(self.rfile.read(length) or b"{}")
-        return result
-
-    def _handle(self) -> None:
-        path, _, query = self.path.partition("?")
-        path = path.rstrip("/")
-        self.server.requests.append(f"{self.command} {path}")
-        if self.headers.get("Authorization") != f"Bearer {self.server.token}":
-            self._status(401, "Unauthorized")
-            return
-        if path == "/version":
-            # The client validates every VersionInfo field.
-            fields = ("buildDate", "compiler", "gitCommit", "gitTreeState", "goVersion", "platform")
-            version = {"major": "1", "minor": "30", "gitVersion": "v1.30.2"}
-            self._send(200, version | {field: "x" for field in fields})
-            return
-        if not path.startswith((CUSTOM, CORE)):
-            self._status(404, "the server could not find the requested resource")
-            return
-        if path.startswith(CORE) and path.endswith("/log"):
-            self._log(path.split("/")[-2], query)
-            return
-        parts = path.split("/")
-        # .../namespaces/<ns>/<plural>[/<name>]
-        if path.startswith(CORE):
-            collection, name = (path, None) if len(parts) == 6 else ("/".join(parts[:6]), parts[6])
-        else:
-            collection, name = (path, None) if len(parts) == 7 else ("/".join(parts[:7]), parts[7])
-        self._serve(collection, name, query)
-
-    def _serve(self, collection: str, name: str | None, query: str) -> None:
-        store = self.server.objects
-        key = f"{collection}/{name}"
-        if self.command == "GET" and name is None:
-            selector = dict(
-                pair.split("=", 1)
-                for part in query.split("&")
-                if part.startswith("labelSelector=")
-                for pair in [part.split("=", 1)[1].replace("%3D", "=")]
-            )
-            items = [
-                obj
-                for k, obj in store.items()
-                if k.rsplit("/", 1)[0] == collection
-                and all(obj["metadata"].get("labels", {}).get(a) == b for a, b in selector.items())
-            ]
-            self._send(200, {"kind": "List", "items": items, "metadata": {}})
-        elif self.command == "GET":
-            if key in store:
-                self._send(200, store[key])
-            else:
-                self._status(404, f"{name} not found")
-        elif self.command == "POST":
-            body = self._body()
-            key = f"{collection}/{body['metadata']['name']}"
-            if key in store:
-                self._status(409, "already exists")
-                return
-            self._save(key, body, 201)
-        elif self.command == "PUT":
-            if key not in store:
-                self._status(404, f"{name} not found")
-                return
-            body = self._body()
-            if body["metadata"].get("resourceVersion") != store[key]["metadata"]["resourceVersion"]:
-                self._status(409, "the object has been modified")
-                return
-            kept = store[key].get("type", "Opaque")
-            if collection.endswith("/secrets") and body.get("type", "Opaque") != kept:
-                # as ValidateSecretUpdate (pkg/apis/core/validation/validation.go)
-                self._status(422, f'type: Invalid value: "{body.get("type")}": field is immutable')
-                return
-            self._save(key, body, 200)
-        elif self.command == "DELETE":
-            if store.pop(key, None) is None:
-                self._status(404, f"{name} not found")
-            else:
-                self._send(200, {"kind": "Status", "status": "Success"})
-
-    def _log(self, pod: str, query: str) -> None:
-        self.server.requests.append(f"log {query}")
-        data = self.server.logs.get(pod)
-        if data is None:
-            self._status(404, f'pods "{pod}" not found')
-            return
-        options = dict(part.split("=", 1) for part in query.split("&") if "=" in part)
-        if "tailLines" in options:
-            data = b"".join(data.splitlines(keepends=True)[-int(options["tailLines"]) :])
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _save(self, key: str, body: dict[str, Any], status: int) -> None:
-        self.server.version += 1
-        body["metadata"]["resourceVersion"] = str(self.server.version)
-        self.server.objects[key] = body
-        self._send(status, body)
-
-    do_GET = do_POST = do_PUT = do_DELETE = _handle
+    def add_pod(self, name: str, log: bytes) -> None:
+        """A pod with one container, ``router``, that has written ``log``."""
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {"containers": [{"name": "router", "image": "skupper-router"}]},
+        }
+        self.store.create(resources.PODS, NAMESPACE, pod)
+        where = pod_dir(self.kube_dir / "pods", name)
+        where.mkdir(parents=True)
+        (where / LOG_FILE).write_bytes(log)
 
 
-def write_kubeconfig(path: Path, server: str, token: str = TOKEN) -> Path:
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": server}}],
-                "users": [{"name": "u", "user": {"token": token}}],
-                "contexts": [
-                    {
-                        "name": "crc-admin",
-                        "context": {"cluster": "c", "user": "u", "namespace": "van"},
-                    }
-                ],
-                "current-context": "crc-admin",
-            }
-        )
-    )
+def write_kubeconfig(path: Path, credentials: ApiCredentials, token: str | None = None) -> Path:
+    """The sandbox's kubeconfig for ``credentials`` (context ``crc-admin``), its namespace
+    ``van`` and, when given, another bearer token."""
+    config = yaml.safe_load(credentials.kubeconfig.read_text())
+    if token is not None:
+        server = config["clusters"][0]["cluster"]["server"]
+        ca = credentials.ca_cert.read_bytes()
+        config = yaml.safe_load(render_kubeconfig(server, ca, token))
+    config["contexts"][0]["context"]["namespace"] = NAMESPACE
+    path.write_text(yaml.safe_dump(config))
     return path
 
 
 @pytest.fixture
-def api() -> Iterator[FakeApi]:
-    server = FakeApi()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+def api(tmp_path: Path) -> Iterator[RecordingApi]:
+    """The sandbox's API on an event loop of its own (the client blocks its callers)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
+
+    def call(coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(10)
+
+    port = free_port(ADDRESS)
+    kube_dir = tmp_path / "kube"
+    server = RecordingApi(kube_dir, ensure_credentials(kube_dir, ADDRESS, port), port)
     try:
+        call(server.apply_fault(None))  # no fault: listening
         yield server
     finally:
-        server.shutdown()
-        server.server_close()
+        call(server.stop())
+        loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=5)
+        loop.close()
 
 
 @pytest.fixture
-def kubeconfig(api: FakeApi, tmp_path: Path) -> Path:
-    return write_kubeconfig(tmp_path / "kubeconfig", f"http://{ADDRESS}:{api.server_port}")
+def kubeconfig(api: RecordingApi, tmp_path: Path) -> Path:
+    return write_kubeconfig(tmp_path / "kubeconfig", api.credentials)
 
 
 def site(name: str, spec: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -209,16 +112,16 @@ def site(name: str, spec: dict[str, Any], labels: dict[str, str] | None = None) 
 async def test_check_access_returns_the_server_version(kubeconfig: Path) -> None:
     kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
     try:
-        assert await kube.check_access() == "v1.30.2"
+        assert await kube.check_access() == KUBERNETES_VERSION["gitVersion"]
     finally:
         await kube.close()
 
 
 async def test_expired_token_is_kube_error_401_saying_to_log_in(
-    api: FakeApi, kubeconfig: Path
+    api: RecordingApi, tmp_path: Path
 ) -> None:
-    api.token = "rotated"
-    kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
+    stale = write_kubeconfig(tmp_path / "stale", api.credentials, token="sha256~rotated")
+    kube = KubeConnector(stale, "crc-admin", timeout=5)
     try:
         with pytest.raises(KubeError) as raised:
             await kube.check_access("van")
@@ -229,8 +132,9 @@ async def test_expired_token_is_kube_error_401_saying_to_log_in(
 
 
 async def test_api_that_is_down_is_a_connect_error(tmp_path: Path) -> None:
-    port = free_port(ADDRESS)
-    config = write_kubeconfig(tmp_path / "kubeconfig", f"http://{ADDRESS}:{port}")
+    # the API's credentials and kubeconfig for a port nothing listens on
+    credentials = ensure_credentials(tmp_path / "kube", ADDRESS, free_port(ADDRESS))
+    config = write_kubeconfig(tmp_path / "kubeconfig", credentials)
     kube = KubeConnector(config, "crc-admin", timeout=2)
     try:
         with pytest.raises(ConnectError) as raised:
@@ -241,13 +145,21 @@ async def test_api_that_is_down_is_a_connect_error(tmp_path: Path) -> None:
     assert "connection refused" in str(raised.value)
 
 
-async def test_unknown_context_is_a_config_error(kubeconfig: Path) -> None:
+async def test_unknown_context_names_crc_context_and_the_known_ones(kubeconfig: Path) -> None:
     kube = KubeConnector(kubeconfig, "no-such-context")
-    with pytest.raises(ConfigError, match="no-such-context"):
+    with pytest.raises(SiteConfigError, match="no context 'no-such-context'") as raised:
         await kube.list("sites")
+    assert raised.value.variable == "CRC_CONTEXT" and "crc-admin" in str(raised.value)
 
 
-async def test_custom_objects_round_trip(api: FakeApi, kubeconfig: Path) -> None:
+async def test_a_missing_kubeconfig_names_crc_kubeconfig(tmp_path: Path) -> None:
+    kube = KubeConnector(tmp_path / "nowhere", "crc-admin")
+    with pytest.raises(SiteConfigError, match="does not exist") as raised:
+        await kube.list("sites")
+    assert raised.value.variable == "CRC_KUBECONFIG" and raised.value.host == "crc"
+
+
+async def test_custom_objects_round_trip(api: RecordingApi, kubeconfig: Path) -> None:
     kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
     try:
         assert await kube.apply("sites", site("crc", {"linkAccess": "default"}, {"a": "1"}))
@@ -266,7 +178,7 @@ async def test_custom_objects_round_trip(api: FakeApi, kubeconfig: Path) -> None
     finally:
         await kube.close()
     # The context's namespace is the default for every call.
-    assert all("/namespaces/van/" in r for r in api.requests if "namespaces" in r)
+    assert all("/namespaces/van/" in r for r in api.paths() if "namespaces" in r)
 
 
 async def test_secrets_apply_only_when_the_data_changes(kubeconfig: Path) -> None:
@@ -290,7 +202,7 @@ async def test_secrets_apply_only_when_the_data_changes(kubeconfig: Path) -> Non
 
 
 async def test_a_secret_of_another_type_is_deleted_and_created_as_the_api_wants(
-    api: FakeApi, kubeconfig: Path
+    api: RecordingApi, kubeconfig: Path
 ) -> None:
     data = {"ca.crt": "Y2E=", "tls.crt": "Y3J0", "tls.key": "a2V5"}
     opaque = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "link-x"}, "data": data}
@@ -305,21 +217,22 @@ async def test_a_secret_of_another_type_is_deleted_and_created_as_the_api_wants(
     finally:
         await kube.close()
     secret = f"{CORE}van/secrets/link-x"
-    assert api.requests[:3] == [f"GET {secret}", f"DELETE {secret}", f"POST {CORE}van/secrets"]
+    assert api.paths()[:3] == [f"GET {secret}", f"DELETE {secret}", f"POST {CORE}van/secrets"]
 
 
 async def test_a_pod_log_keeps_its_newest_bytes_and_survives_bytes_that_are_not_utf8(
-    api: FakeApi, kubeconfig: Path
+    api: RecordingApi, kubeconfig: Path
 ) -> None:
     lines = [f"line {n}\n".encode() for n in range(5000)]
-    api.logs["skupper-router-abcde"] = b"".join(lines) + b"bad \xff byte\n"
+    api.add_pod("skupper-router-abcde", b"".join(lines) + b"bad \xff byte\n")
     connector = KubeConnector(kubeconfig)
     try:
         short, cut = await connector.read_pod_log(
             "skupper-router-abcde", container="router", tail_lines=3, max_bytes=1000
         )
         assert (short, cut) == ("line 4998\nline 4999\nbad \ufffd byte\n", False)
-        assert "log container=router&tailLines=3" in api.requests
+        log = f"{CORE}van/pods/skupper-router-abcde/log"
+        assert ("GET", log, {"container": "router", "tailLines": "3"}) in api.requests
         long, cut = await connector.read_pod_log(
             "skupper-router-abcde", tail_lines=5001, max_bytes=1000
         )

@@ -80,10 +80,11 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 async def test_cancellation_kills_the_command(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     task = asyncio.create_task(LocalConnector().run(f"echo $$ > {pidfile}; exec sleep 30"))
-    deadline = time.monotonic() + 5
-    while not (pidfile.exists() and pidfile.read_text().strip()):
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.02)
+
+    async def written() -> bool:
+        return pidfile.exists() and bool(pidfile.read_text().strip())
+
+    await eventually(written, timeout=5, every=0.02, what="the command to write its pid")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

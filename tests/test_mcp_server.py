@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 
 from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
 from skupper_mcp.server import build_server
-from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
+from topology_samples import ALL_TOOLS, GPU_TOPOLOGY, LAB_NAMES, READ_ONLY_TOOLS
 
 #: Every MCP request of this module is bounded: in-process and stdio servers answer in seconds.
 CLIENT_TIMEOUT = 30.0
@@ -27,6 +28,7 @@ def tools_snapshot(tools: list[Any]) -> list[dict[str, Any]]:
     return [
         {
             "name": t.name,
+            "title": t.title,
             "description": t.description,
             "input_schema": t.input_schema,
             "output_schema": t.output_schema,
@@ -319,3 +321,68 @@ async def test_host_text_is_marked_untrusted_in_schemas_descriptions_and_instruc
     assert instructions is not None
     instructions = " ".join(instructions.split())
     assert "untrusted data" in instructions and "never follow instructions" in instructions
+
+
+def descriptions(schema: Any) -> list[str]:
+    """Every description in a JSON schema, however deep."""
+    if isinstance(schema, dict):
+        own = [schema["description"]] if isinstance(schema.get("description"), str) else []
+        return own + [d for value in schema.values() for d in descriptions(value)]
+    if isinstance(schema, list):
+        return [d for value in schema for d in descriptions(value)]
+    return []
+
+
+async def what_the_agent_reads(server: MCPServer) -> list[str]:
+    """The instructions, every tool's title, description and schemas' descriptions, and every
+    prompt's description, arguments and default text."""
+    texts = [server.instructions or ""]
+    async with Client(server, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+        for tool in (await client.list_tools()).tools:
+            texts += [tool.title or "", tool.description or ""]
+            texts += descriptions(tool.input_schema) + descriptions(tool.output_schema)
+        for prompt in (await client.list_prompts()).prompts:
+            texts += [prompt.description or ""]
+            texts += [a.description or "" for a in prompt.arguments or []]
+            rendered = await client.get_prompt(prompt.name)
+            texts += [getattr(m.content, "text", "") for m in rendered.messages]
+    return texts
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+async def test_what_the_agent_reads_names_the_users_hosts_not_the_lab(
+    write_topology: Any, read_only: bool
+) -> None:
+    server = build_server(write_topology(GPU_TOPOLOGY), read_only=read_only)
+    texts = await what_the_agent_reads(server)
+    lab = re.compile(r"\b(?:" + "|".join(map(re.escape, LAB_NAMES)) + r")\b")
+    assert [t for t in texts if lab.search(t)] == []
+    every = "\n".join(texts)
+    for name in ("gpu1", "gpu2", "hub-gpu1", "hub-gpu2", "qwen-32k", "llama-16k", "local-me"):
+        assert name in every, name
+    assert "e.g. gpu" not in every  # the user's own names, not examples
+    # what each tool accepts: test_model refuses all, local and the Kubernetes site
+    async with Client(server, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    target = tools["test_model"].input_schema["properties"]["target"]["description"]
+    assert "not all, local" in target and "(gpu1, gpu2)" in target
+    assert (
+        "all (the default)" in tools["diagnose"].input_schema["properties"]["target"]["description"]
+    )
+    assert "not all" in tools["logs"].input_schema["properties"]["target"]["description"]
+    assert "all" not in tools["resolve_profile"].input_schema["properties"]["name"]["description"]
+    assert all(tool.title for tool in tools.values())
+
+
+async def test_without_a_topology_the_names_are_examples(tmp_path: Path) -> None:
+    server = build_server(tmp_path / "missing.env")
+    texts = await what_the_agent_reads(server)
+    assert "e.g. gpu1" in (server.instructions or "")
+    lab = re.compile(r"\b(?:rhel-ai|rhtevan-work|g3b-16k|g8b|hub-rhel-ai)\b")
+    assert [t for t in texts if lab.search(t)] == []
+
+
+async def test_a_kubernetes_site_is_named_when_the_topology_has_one(server: MCPServer) -> None:
+    # topology.env.example has one (crc-ezhang) and the lab's hosts
+    assert "rhel-ai, rhtevan-work" in (server.instructions or "")
+    assert "the Kubernetes site (crc, site crc-ezhang)" in (server.instructions or "")

@@ -79,7 +79,9 @@ def test_skupper_version_policy(version: str, status: str, words: str) -> None:
 
 
 def test_missing_tools_and_systemd_fail_with_hints() -> None:
-    facts = SiteFacts(skupper_missing=True, systemd_error=["Failed to connect to bus"])
+    facts = SiteFacts(
+        skupper_missing=True, systemd_error=["Failed to connect to bus"], linger="Linger=no"
+    )
     checks = evaluate_facts("h", facts, "2.1.0", is_local=False)
     assert _statuses(checks) == {
         "podman": "fail",
@@ -88,6 +90,40 @@ def test_missing_tools_and_systemd_fail_with_hints() -> None:
         "linger": "warn",
     }
     assert all(c.hint for c in checks)
+
+
+@pytest.mark.parametrize(
+    ("facts", "says", "never"),
+    [
+        # root without systemd: no lingering needed, so the fix is never to enable it
+        (
+            SiteFacts(root=True, systemd_error=["System has not been booted with systemd"]),
+            "init is systemd",
+            "enable-linger",
+        ),
+        # no loginctl: there is no systemd to linger with
+        (SiteFacts(systemd_error=["systemctl: command not found"]), "no systemd", "enable-linger"),
+        # lingering already on: enabling it again is no fix
+        (
+            SiteFacts(linger="Linger=yes", systemd_error=["Failed to connect to bus"]),
+            "lingering is on",
+            "enable-linger",
+        ),
+        (
+            SiteFacts(linger="Linger=no", systemd_error=["Failed to connect to bus"]),
+            "enable-linger",
+            "no lingering needed",
+        ),
+    ],
+)
+def test_the_systemd_and_linger_checks_never_contradict_each_other(
+    facts: SiteFacts, says: str, never: str
+) -> None:
+    checks = evaluate_facts("h", facts, "2.1.0", is_local=False)
+    text = " ".join(
+        f"{c.detail} {c.hint or ''}" for c in checks if c.name in ("systemd-user", "linger")
+    )
+    assert says in text and never not in text
 
 
 def test_ports_bound_by_our_router_pass_others_fail() -> None:
@@ -220,8 +256,8 @@ FAKE_TOOLS = {
 
 @pytest.fixture
 def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """podman, skupper (version from a file), systemctl and loginctl on the PATH of the
-    commands the test SSH servers (and local commands) run."""
+    """podman, skupper (version from a file), systemctl and loginctl on the PATH of local
+    commands (and, given as ``tools``, of the commands a test SSH server runs)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, body in FAKE_TOOLS.items():
@@ -237,7 +273,9 @@ async def test_precheck_over_ssh_reachable_refused_and_blackholed(
 ) -> None:
     timeout = 2.0
     async with AsyncExitStack() as stack:
-        good = await stack.enter_async_context(asyncssh_server(tmp_path / "s1", "127.207.0.2"))
+        good = await stack.enter_async_context(
+            asyncssh_server(tmp_path / "s1", "127.207.0.2", tools=fake_tools)
+        )
         holes = [
             await stack.enter_async_context(blackhole_server(f"127.207.0.{n}")) for n in (4, 5, 6)
         ]
@@ -286,7 +324,7 @@ async def test_precheck_refuses_skupper_2_0(
     tmp_path: Path, fake_tools: Path, write_topology
 ) -> None:
     (fake_tools / "skupper-version").write_text("2.0.1")
-    async with asyncssh_server(tmp_path / "s1", "127.207.0.2") as server:
+    async with asyncssh_server(tmp_path / "s1", "127.207.0.2", tools=fake_tools) as server:
         text = ssh_topology(
             [("old", "127.207.0.2", server.port)],
             identities=[str(server.keys.client_key)],

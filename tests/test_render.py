@@ -4,19 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from recorded_results import recorded_status
 from skupper_mcp.models import (
     Check,
     CheckResult,
+    DiagnoseResult,
+    Finding,
     LinkStatus,
     ListenerStatus,
     ModelAction,
+    NextStep,
     SiteStatus,
     StatusResult,
 )
 from skupper_mcp.render import (
     check_text,
+    diagnose_text,
     markdown_table,
     status_markdown,
+    status_text,
     text_table,
     topology_diagram,
     topology_markdown,
@@ -106,6 +114,64 @@ def test_check_text_shows_failures_and_hints() -> None:
     assert text.startswith("DIAGRAM")
     assert "rhel-ai  ssh    FAIL    refused  fix it" in text
     assert text.endswith("precheck FAILED: 1 failed")
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_status_text_fits_the_terminal(width: int) -> None:
+    status = recorded_status()
+    unlimited = status_text(status)
+    assert max(map(len, unlimited.splitlines())) > 120  # what a pipe gets: one line per row
+    text = status_text(status, width)
+    assert max(map(len, text.splitlines())) <= width
+    for word in ("hub-gpu1", "gpu2.lab.example.org:55671", "timed", "qwen-32k", "1 stale"):
+        assert word in text, word  # wrapped, not cut off
+
+
+def test_a_narrow_table_wraps_long_cells_within_their_column() -> None:
+    table = text_table(["Host", "Detail"], [["gpu2", "connect timed out after 5.0s"]], 20)
+    assert table.splitlines() == [
+        "Host  Detail",
+        "----  --------------",
+        "gpu2  connect timed",
+        "      out after 5.0s",
+    ]
+
+
+def test_a_table_too_wide_for_its_columns_becomes_blocks() -> None:
+    headers = ["Host", "Controller", "Router", "Container", "Reachable"]
+    table = text_table(headers, [["gpu1", "active", "active", "running", True]], 30)
+    assert table.splitlines() == [
+        "Host:       gpu1",
+        "Controller: active",
+        "Router:     active",
+        "Container:  running",
+        "Reachable:  yes",
+    ]
+
+
+def test_a_table_that_fits_is_unchanged_by_a_width() -> None:
+    rows = [["value", 1], [None, True]]
+    assert text_table(["A", "Long header"], rows, 80) == text_table(["A", "Long header"], rows)
+
+
+def test_diagnose_text_wraps_each_line_under_its_label() -> None:
+    finding = Finding(
+        id="link-refused",
+        site="hub-gpu2",
+        host="gpu2",
+        severity="error",
+        symptom="the link to hub-gpu2 is down",
+        evidence=["router: connection refused by 198.51.100.7:55671 " * 3],
+        cause="nothing listens on the inter-router port of gpu2 " * 2,
+        fix="start the router on gpu2",
+        next=[NextStep(kind="tool", text='up(target="gpu2")', tool="up")],
+    )
+    result = DiagnoseResult(target="all", findings=[finding], ok=False, summary="1 error")
+    text = diagnose_text(result, 80)
+    assert max(map(len, text.splitlines())) <= 80
+    assert "    evidence: router: connection refused" in text
+    assert "\n              " in text  # a wrapped line continues under its text, not its label
+    assert len(diagnose_text(result).splitlines()) < len(text.splitlines())
 
 
 def test_a_closing_listener_is_told_apart_from_a_serving_one() -> None:

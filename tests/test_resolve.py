@@ -69,12 +69,10 @@ def _fake_curl(directory: Path, body: str) -> Path:
     return bin_dir
 
 
-async def test_host_resolves_to_the_active_profile_over_ssh(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_topology
-) -> None:
+async def test_host_resolves_to_the_active_profile_over_ssh(tmp_path: Path, write_topology) -> None:
     served = json.dumps({"data": [{"id": "org/alpha-alt"}]})
-    monkeypatch.setenv("PATH", f"{_fake_curl(tmp_path, served)}:/usr/bin:/bin")
-    async with asyncssh_server(tmp_path / "ssh", "127.207.0.2") as server:
+    tools = _fake_curl(tmp_path, served)
+    async with asyncssh_server(tmp_path / "ssh", "127.207.0.2", tools=tools) as server:
         text = ssh_topology(
             [("alpha", "127.207.0.2", server.port), ("beta", "127.207.0.3", 1)],
             identities=[str(server.keys.client_key)],
@@ -92,11 +90,11 @@ async def test_host_resolves_to_the_active_profile_over_ssh(
 
 
 async def test_host_serving_a_foreign_model_falls_back_to_default(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_topology
+    tmp_path: Path, write_topology
 ) -> None:
     served = json.dumps({"data": [{"id": "someone/else"}]})
-    monkeypatch.setenv("PATH", f"{_fake_curl(tmp_path, served)}:/usr/bin:/bin")
-    async with asyncssh_server(tmp_path / "ssh", "127.207.0.2") as server:
+    tools = _fake_curl(tmp_path, served)
+    async with asyncssh_server(tmp_path / "ssh", "127.207.0.2", tools=tools) as server:
         text = ssh_topology(
             [("alpha", "127.207.0.2", server.port)],
             identities=[str(server.keys.client_key)],

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.errors import ConfigError
+from skupper_mcp.errors import ConfigError, ConfigErrors
 from skupper_mcp.topology import find_topology_path, load_topology, parse_topology
 from topology_samples import SMALL_TOPOLOGY
 
@@ -238,3 +238,36 @@ def test_an_ipv6_address_with_an_interface_scope_is_a_host() -> None:
     text = SMALL_TOPOLOGY.replace("ALPHA_SSH_HOST=127.207.0.2", "ALPHA_SSH_HOST=fe80::1%eth0")
     alpha = parse_topology(text).providers[0]
     assert alpha.ssh is not None and alpha.ssh.host == "fe80::1%eth0"
+
+
+def test_five_independent_mistakes_are_reported_at_once() -> None:
+    text = (
+        SMALL_TOPOLOGY.replace("ALPHA_MODEL_PORT=9000", "ALPHA_MODEL_PORT=70000")
+        .replace("BETA_INTER_ROUTER_PORT=55671", "BETA_INTER_ROUTER_PORT=55671\nBETA_EDGE_PORT=x")
+        .replace("LOCAL_SITE_NAME=local-test", "LOCAL_SITE_NAME=Local_Test")
+        + "SSH_ACCEPT_NEW_HOST_KEYS=maybe\n"
+        + "LOCAL_LISTENR_HOST=127.0.0.1\n"
+    )
+    error = _error(text)
+    assert isinstance(error, ConfigErrors)
+    expected = [
+        ("ALPHA_MODEL_PORT", "1-65535"),
+        ("BETA_EDGE_PORT", "1-65535"),
+        ("LOCAL_SITE_NAME", "DNS-1123"),
+        ("SSH_ACCEPT_NEW_HOST_KEYS", "true/false"),
+        ("LOCAL_LISTENR_HOST", "did you mean LOCAL_LISTENER_HOST?"),
+    ]
+    assert [(p.variable, p.line) for p in error.problems] == [
+        (variable, _line_of(text, variable)) for variable, _ in expected
+    ]
+    lines = str(error).splitlines()
+    for (variable, words), line in zip(expected, lines, strict=False):
+        assert line.startswith(f"/etc/topo.env:{_line_of(text, variable)}: {variable}: ")
+        assert words in line
+    assert lines[-1] == "(5 problems in /etc/topo.env)"
+
+
+def test_every_bad_line_is_reported_not_only_the_first() -> None:
+    error = _error(SMALL_TOPOLOGY + "echo hello\nX=$(id)\nLOCAL_SITE_NAME=again\n")
+    assert isinstance(error, ConfigErrors)
+    assert [p.variable for p in error.problems] == [None, "X", "LOCAL_SITE_NAME"]

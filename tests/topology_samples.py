@@ -64,3 +64,22 @@ ALL_TOOLS = {
     "logs",
 }
 READ_ONLY_TOOLS = ["diagnose", "logs", "resolve_profile", "status", "test_model"]
+
+# A stranger's topology: two GPU hosts of their own, none of the makers' lab names, no
+# Kubernetes site. What the agent reads (instructions, descriptions, prompts) names only these.
+GPU_TOPOLOGY = """\
+PROVIDER_HOSTS="gpu1 gpu2"
+GPU1_SSH_HOST=127.207.0.2
+GPU1_PUBLIC_HOST=127.207.0.2
+GPU1_INTER_ROUTER_PORT=8000
+GPU1_MODEL_PORT=9000
+GPU1_PROFILES="qwen-32k=org/qwen qwen-8k=org/qwen-small"
+GPU2_SSH_HOST=127.207.0.3
+GPU2_PUBLIC_HOST=127.207.0.3
+GPU2_INTER_ROUTER_PORT=55671
+GPU2_MODEL_PORT=10000
+GPU2_PROFILES="llama-16k=org/llama"
+LOCAL_SITE_NAME=local-me
+"""
+#: The makers' lab hosts, sites and profiles: no stranger's topology has them.
+LAB_NAMES = ("rhel-ai", "rhtevan-work", "hub-rhel-ai", "g3b-16k", "g8b", "crc")

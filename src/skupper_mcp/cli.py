@@ -1,7 +1,13 @@
 """The command-line front end: ``skupper-mcp [--topology PATH] [--json] VERB ...``.
 
 With no verb it serves MCP over stdio (what agent configurations run). Verbs print human
-tables (``--json``: the result model); progress goes to stderr as it happens.
+tables (``--json``: the result model); progress goes to stderr as it happens. Each verb is
+also accepted under its MCP tool's name (``resolve-profile``, ``test_model``).
+
+Tables fit the terminal: on a terminal they are at most its width (``COLUMNS`` overrides),
+long cells wrapping within their column, or each row a block of lines when the columns
+cannot fit. Into a pipe or a file they are as wide as their rows (one line per row, for grep)
+unless ``COLUMNS`` is set.
 
 Exit codes: 0 fine, 1 some site failed, 2 bad usage or configuration (nothing run),
 3 nothing failed but something was skipped.
@@ -13,7 +19,9 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import re
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +29,7 @@ from typing import Any, TextIO
 
 from skupper_mcp import __version__
 from skupper_mcp.errors import ConfigError, SkupperMcpError
+from skupper_mcp.naming import sentence
 from skupper_mcp.tools import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TOOLS, Argument, Tool
 
 log = logging.getLogger("skupper_mcp")
@@ -39,8 +48,20 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # JSON escapes C0 itself but leaves DEL and C1 raw
 _RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")
 
-# the verbs that run a tool of the table
-VERBS: dict[str, Tool] = {tool.verb: tool for tool in TOOLS}
+
+def aliases(tool: Tool) -> list[str]:
+    """The other spellings of a tool's verb: its MCP name, with underscores or dashes."""
+    spellings = dict.fromkeys([tool.name.replace("_", "-"), tool.name])
+    return [name for name in spellings if name != tool.verb]
+
+
+# the verbs that run a tool of the table, under every spelling argparse may report
+VERBS: dict[str, Tool] = {name: tool for tool in TOOLS for name in [tool.verb, *aliases(tool)]}
+
+STDIO_HINT = (
+    "skupper-mcp: MCP server on stdio, waiting for a client (Ctrl-C to stop); "
+    "for the command line see skupper-mcp --help"
+)
 
 
 def _server_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -110,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skupper-mcp",
         description="Control a Skupper V2 network that brings remote GPU-hosted models to "
-        "localhost. With no verb: serve MCP over stdio.",
+        "localhost. With no verb: serve MCP over stdio. Tables fit the terminal (COLUMNS "
+        "sets the width; into a pipe each row stays on one line).",
     )
     parser.add_argument("--version", action="version", version=f"skupper-mcp {__version__}")
     _common_options(parser, suppress=False)
@@ -119,21 +141,59 @@ def build_parser() -> argparse.ArgumentParser:
     shared = argparse.ArgumentParser(add_help=False)
     _common_options(shared, suppress=True)
 
-    serve = verbs.add_parser("serve", parents=[shared], help="serve MCP (the default)")
+    serve = verbs.add_parser(
+        "serve",
+        parents=[shared],
+        help="serve MCP (the default)",
+        description="Serve MCP to an agent: over stdio (the default, what agent "
+        "configurations run) or Streamable HTTP.",
+    )
     _server_options(serve, suppress=True)
+    _add_init(verbs)  # a stranger's first command, listed first
     for tool in TOOLS:
         _add_verb(verbs, tool, shared)
-        if tool.verb == "resolve":  # where --help has always listed it
-            sandbox = verbs.add_parser(
-                "sandbox", help="the simulated VAN for tests and demos (see `sandbox --help`)"
-            )
-            sandbox.add_argument("args", nargs=argparse.REMAINDER)
     return parser
+
+
+def _add_init(verbs: Any) -> None:
+    """``init``: not a tool (it writes a local file and reaches no host)."""
+    init = verbs.add_parser(
+        "init",
+        help="write a commented topology.env to start from",
+        description="Write a commented topology.env to start from: fill in its placeholders, "
+        "then run `skupper-mcp setup --check`.",
+    )
+    init.add_argument(
+        "path",
+        nargs="?",
+        metavar="PATH",
+        help="where to write it (default: $SKUPPER_MCP_TOPOLOGY, else "
+        "~/.config/skupper-mcp/topology.env, where the server looks)",
+    )
+    init.add_argument("--force", action="store_true", help="replace an existing file")
+
+
+def _init(args: argparse.Namespace) -> int:
+    from skupper_mcp.topology.starter import default_init_path, write_starter
+
+    written = write_starter(Path(args.path) if args.path else default_init_path(), force=args.force)
+    show(f"wrote {written}")
+    show(
+        "next: replace its placeholders (*.example.com, 203.0.113.x), then run "
+        f"`skupper-mcp --topology {written} setup --check`"
+    )
+    return EXIT_OK
 
 
 def _add_verb(verbs: Any, tool: Tool, shared: argparse.ArgumentParser) -> None:
     """A tool of the table as a verb; one that needs consent also takes --yes."""
-    parser = verbs.add_parser(tool.verb, parents=[shared], help=tool.summary)
+    parser = verbs.add_parser(
+        tool.verb,
+        aliases=aliases(tool),
+        parents=[shared],
+        help=tool.summary,
+        description=f"{sentence(tool.summary)} (the MCP tool {tool.name}: {tool.title}).",
+    )
     for argument in tool.arguments:
         _add_argument(parser, argument)
     if tool.consent:
@@ -207,6 +267,15 @@ def _confirmed_on_terminal() -> bool:
     return True
 
 
+def output_width() -> int | None:
+    """How wide tables may be: the terminal's width (COLUMNS overrides), or for a pipe
+    COLUMNS when set, else no limit (see the module's doc)."""
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
 async def _run_verb(args: argparse.Namespace) -> int:
     from skupper_mcp.engine import Engine
     from skupper_mcp.topology import load_topology
@@ -222,7 +291,7 @@ async def _run_verb(args: argparse.Namespace) -> int:
         result = await tool.call(engine, vars(args), _progress)
         if tool.notice is not None and not args.json:
             show(tool.notice(result), stream=sys.stderr)
-        code, text = tool.exit_code(result), tool.render(result)
+        code, text = tool.exit_code(result), tool.render(result, output_width())
     if args.json:
         show(json_safe(result.model_dump_json(indent=2, by_alias=True)))
     else:
@@ -236,13 +305,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     setup_logging(args.log_level)
-    if args.verb == "sandbox":
-        from skupper_sandbox.cli import main as sandbox_main
-
-        return int(sandbox_main(args.args) or 0)
+    if args.verb == "init":
+        try:
+            return _init(args)
+        except ConfigError as error:
+            show(f"skupper-mcp: {error}", stream=sys.stderr)
+            return EXIT_USAGE
     if args.verb in (None, "serve"):
         from skupper_mcp.server import serve
 
+        if args.transport == "stdio" and sys.stdin.isatty():
+            # someone typed the bare command: say what it waits for instead of hanging silently
+            show(STDIO_HINT, stream=sys.stderr)
         try:
             with contextlib.suppress(KeyboardInterrupt):
                 serve(

@@ -3,8 +3,11 @@ translated into these at the connector seam, with the original kept as ``__cause
 
     SkupperMcpError
     ├── ConfigError          topology.env or an argument is wrong: nothing was run
+    │   └── ConfigErrors     several independent mistakes of one file, all reported at once
     ├── ConnectError         a host could not be reached (refused, timed out, auth, host key)
-    │   └── HostKeyError     the host's key is unknown or has changed
+    │   ├── HostKeyError     the host's key is unknown or has changed
+    │   └── SiteConfigError  topology.env names what does not exist (identity file,
+    │                        kubeconfig, context): the fix is in the topology, not the host
     ├── CommandError         a remote or local command ran and failed (exit status, stderr tail)
     ├── CommandTimeout       a command did not finish within its timeout
     ├── OutputLimitError     a command sent back more than a read may hold
@@ -14,7 +17,8 @@ translated into these at the connector seam, with the original kept as ``__cause
     ├── KubeError            the Kubernetes API refused or failed a request
     ├── LocalStateError      our own files (backups, the operation lock) could not be used
     ├── BusyError            another operation holds the topology's lock
-    └── BackupError          a site's backup is incomplete: nothing may be removed or restored
+    ├── BackupError          a site's backup is incomplete: nothing may be removed or restored
+    └── MissingExtraError    an optional part is needed but its extra is not installed
 
 Every failure the product expects is one of these, so whatever else is raised is a bug and
 surfaces as one (``engine.runner.SITE_ERRORS`` catches only ``SkupperMcpError``).
@@ -55,6 +59,20 @@ class ConfigError(SkupperMcpError):
         super().__init__(f"{where}{what}{message}")
 
 
+class ConfigErrors(ConfigError):
+    """Every problem found in one file, so one run shows them all. Its message lists each
+    problem's own (file:line: variable: what is valid), one a line; ``path``, ``line`` and
+    ``variable`` are the first problem's."""
+
+    def __init__(self, problems: list[ConfigError]) -> None:
+        self.problems = problems
+        first = problems[0]
+        self.path, self.line, self.variable = first.path, first.line, first.variable
+        listed = "\n".join(str(p) for p in problems)
+        where = f" in {first.path}" if first.path else ""
+        SkupperMcpError.__init__(self, f"{listed}\n({len(problems)} problems{where})")
+
+
 class ConnectError(SkupperMcpError):
     """A host could not be reached."""
 
@@ -66,6 +84,17 @@ class ConnectError(SkupperMcpError):
 
 class HostKeyError(ConnectError):
     """The host key is not trusted (unknown, or different from known_hosts)."""
+
+
+class SiteConfigError(ConnectError):
+    """A site cannot be used as topology.env describes it: a file it names (SSH_IDENTITY,
+    CRC_KUBECONFIG) does not exist or cannot be read, or the kubeconfig has no such context
+    (CRC_CONTEXT). Nothing was tried on the host; ``variable`` is the one to fix. A
+    ``ConnectError``, so the site is skipped like one that cannot be reached."""
+
+    def __init__(self, host: str, reason: str, *, variable: str) -> None:
+        self.variable = variable
+        super().__init__(host, reason)
 
 
 class CommandError(SkupperMcpError):
@@ -226,3 +255,16 @@ class BackupError(SkupperMcpError):
         self.host = host
         self.missing = missing
         super().__init__(f"{host}: {message}")
+
+
+class MissingExtraError(SkupperMcpError):
+    """A site needs an optional part of skupper-mcp whose package is not installed (the
+    Kubernetes client for a Kubernetes site); the message names the extra that brings it."""
+
+    def __init__(self, needed_by: str, package: str, extra: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{needed_by} needs the Python package {package}, which is not installed: "
+            f"pip install 'skupper-mcp[{extra}]'"
+        )

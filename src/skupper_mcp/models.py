@@ -42,8 +42,10 @@ class Step(BaseModel):
 class SiteResult(BaseModel):
     """What an operation did at one site."""
 
-    host: str = Field(description="Host name in the topology (rhel-ai, local, crc)")
-    site: str = Field(description="Skupper site name (hub-rhel-ai)")
+    host: str = Field(
+        description="Host name in the topology: a provider host, local or the Kubernetes site's"
+    )
+    site: str = Field(description="Skupper site name")
     role: Role = Field(description="provider serves a model; consumer only uses them")
     platform: Platform
     outcome: Outcome = Field(description="State of the site after the call (or after the plan)")
@@ -222,7 +224,9 @@ class ResolveResult(BaseModel):
 class LogsResult(BaseModel):
     """The newest lines of one site's router or controller log, secrets taken out."""
 
-    target: str = Field(description="What was asked for: a host, site, profile, local or crc")
+    target: str = Field(
+        description="What was asked for: a host, site, profile, local or the Kubernetes site"
+    )
     host: str = Field(description="Host name in the topology")
     site: str = Field(description="Skupper site name")
     role: Role
@@ -254,7 +258,9 @@ class Check(BaseModel):
     """One precheck result."""
 
     name: str = Field(description="What was checked, e.g. ssh, skupper, ports")
-    site: str = Field(description="Host the check concerns (rhel-ai, local, crc)")
+    site: str = Field(
+        description="Host the check concerns: a provider host, local or the Kubernetes site's"
+    )
     status: CheckStatus
     detail: str = Field(description=f"What the check saw, with remote output. {HOST_TEXT}")
     hint: str | None = Field(default=None, description="What to do about a warn or fail")

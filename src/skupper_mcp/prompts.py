@@ -27,16 +27,18 @@ from mcp.types import (
 from pydantic import Field
 
 from skupper_mcp.errors import ConfigError
+from skupper_mcp.naming import EXAMPLES, Names
 from skupper_mcp.topology import load_topology
 
 #: The most names one completion answer carries (the spec's limit).
 COMPLETION_LIMIT = 100
 
+# Its description names no host: register_prompts puts the user's own in its place.
 TargetArgument = Annotated[
     str,
     Field(
-        description="all (the default), a host (rhel-ai), a site (hub-rhel-ai), a profile "
-        "(g3b-16k: its host, with that profile), local, or the Kubernetes site (crc)",
+        description="all (the default), a host, a site, a profile (its host, with that "
+        "profile), local, or the Kubernetes site",
         max_length=253,
     ),
 ]
@@ -72,7 +74,7 @@ server's tools and the hosted-model-ctl skill. {RULES}
 every site in scope.
 2. Read each site of the result:
    - `outcome: skipped` is normal partial availability: report it with its `reason` (for \
-example "rhel-ai skipped (connection refused): models not started") and carry on with the \
+example "<host> skipped (connection refused): models not started") and carry on with the \
 others. Do not ask whether to proceed.
    - `outcome: failed` is an error: show its `reason` and the failed step, call \
 `diagnose(target="{target}")` and show its findings (symptom, cause, fix), then stop and \
@@ -177,14 +179,17 @@ confirm it is clean.
     )
 
 
-def prompts(*, read_only: bool = False) -> list[Prompt]:
-    """The prompts a server offers; read-only leaves out the flows that need write tools."""
+def prompts(*, read_only: bool = False, names: Names = EXAMPLES) -> list[Prompt]:
+    """The prompts a server offers; read-only leaves out the flows that need write tools.
+    Their `target` argument names the topology's hosts, sites and profiles (``names``)."""
     found = []
 
     def add(function: Callable[..., str], name: str, title: str, description: str) -> None:
-        found.append(
-            Prompt.from_function(function, name=name, title=title, description=description)
-        )
+        prompt = Prompt.from_function(function, name=name, title=title, description=description)
+        for argument in prompt.arguments or []:
+            if argument.name == "target":
+                argument.description = names.target()
+        found.append(prompt)
 
     if not read_only:
         add(
@@ -234,13 +239,17 @@ def target_completion(topology_path: str | Path | None, value: str) -> Completio
 
 
 def register_prompts(
-    server: MCPServer, topology_path: str | Path | None = None, *, read_only: bool = False
+    server: MCPServer,
+    topology_path: str | Path | None = None,
+    *,
+    read_only: bool = False,
+    names: Names = EXAMPLES,
 ) -> None:
     """Offer the flows as prompts, and complete their `target` argument from the topology.
 
     This is the server's completion handler: it answers for these prompts only.
     """
-    offered = prompts(read_only=read_only)
+    offered = prompts(read_only=read_only, names=names)
     for prompt in offered:
         server.add_prompt(prompt)
     arguments = {

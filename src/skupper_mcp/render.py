@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from skupper_mcp.models import (
     CheckResult,
@@ -31,20 +33,88 @@ def _cell(value: Cell) -> str:
     return str(value)
 
 
-def text_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
-    """Columns aligned with spaces, a header underlined with dashes."""
+GAP = "  "
+#: The narrowest a wrapped column gets (a header never wraps: it sets its column's floor).
+MIN_COLUMN = 6
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """A cell's lines at most ``width`` wide (long words are cut); one line when it fits."""
+    if len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+
+
+def _capped(natural: list[int], floors: list[int], budget: int) -> list[int] | None:
+    """The widest columns give up room first, each down to its floor, until the widths fit
+    ``budget``; None when even the floors do not fit."""
+    if sum(floors) > budget:
+        return None
+    cap = max(natural)
+    while sum(min(n, max(cap, f)) for n, f in zip(natural, floors, strict=True)) > budget:
+        cap -= 1
+    return [min(n, max(cap, f)) for n, f in zip(natural, floors, strict=True)]
+
+
+def _fitted(
+    natural: list[int], floors: list[int], prose: list[bool], budget: int
+) -> list[int] | None:
+    """Column widths that fit ``budget``. Prose (cells with spaces: details, reasons) wraps
+    first, at its words; names and endpoints, which wrap only by being cut, keep their
+    width unless the prose alone cannot make room."""
+    if sum(natural) <= budget:
+        return natural
+    names_kept = [f if p else n for n, f, p in zip(natural, floors, prose, strict=True)]
+    return _capped(natural, names_kept, budget) or _capped(natural, floors, budget)
+
+
+def _records(headers: Sequence[str], cells: list[list[str]], width: int) -> str:
+    """The narrow layout: one block of "Header: value" lines per row."""
+    pad = max(len(h) for h in headers) + 2
+    blocks = []
+    for row in cells:
+        lines = []
+        for header, cell in zip(headers, row, strict=True):
+            wrapped = _wrap(cell, max(width - pad, MIN_COLUMN))
+            lines.append(f"{header + ':':<{pad}}{wrapped[0]}".rstrip())
+            lines += [" " * pad + more for more in wrapped[1:]]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def text_table(
+    headers: Sequence[str], rows: Sequence[Sequence[Cell]], width: int | None = None
+) -> str:
+    """Columns aligned with spaces, a header underlined with dashes.
+
+    With a ``width`` the table fits it: long cells wrap onto more lines of their row, and
+    when even that cannot fit, each row becomes a block of "Header: value" lines. Without
+    one (a pipe) every row is one line, however long.
+    """
     cells = [[_cell(c) for c in row] for row in rows]
-    widths = [len(h) for h in headers]
+    natural = [len(h) for h in headers]
     for row in cells:
         for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
+            natural[i] = max(natural[i], len(cell))
+    widths = natural
+    if width is not None:
+        floors = [min(n, max(len(h), MIN_COLUMN)) for n, h in zip(natural, headers, strict=True)]
+        prose = [any(" " in row[i] for row in cells) for i in range(len(headers))]
+        fitted = _fitted(natural, floors, prose, width - len(GAP) * (len(headers) - 1))
+        if fitted is None:
+            return _records(headers, cells, width)
+        widths = fitted
     lines = [
-        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
-        "  ".join("-" * w for w in widths),
+        GAP.join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+        GAP.join("-" * w for w in widths),
     ]
-    lines += [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
-    ]
+    for row in cells:
+        wrapped = [_wrap(c, w) for c, w in zip(row, widths, strict=True)]
+        for i in range(max(len(w) for w in wrapped)):
+            parts = [
+                (w[i] if i < len(w) else "").ljust(n) for w, n in zip(wrapped, widths, strict=True)
+            ]
+            lines.append(GAP.join(parts).rstrip())
     return "\n".join(lines)
 
 
@@ -299,7 +369,7 @@ def status_markdown(status: StatusResult) -> str:
 _STATUS_MARK = {"pass": "ok", "warn": "WARN", "fail": "FAIL"}
 
 
-def check_text(result: CheckResult) -> str:
+def check_text(result: CheckResult, width: int | None = None) -> str:
     """``setup --check`` for a terminal: diagram, then one row per check."""
     rows = [[c.site, c.name, _STATUS_MARK[c.status], c.detail, c.hint or ""] for c in result.checks]
     verdict = "precheck passed" if result.ok else "precheck FAILED"
@@ -307,14 +377,14 @@ def check_text(result: CheckResult) -> str:
         [
             result.topology,
             "",
-            text_table(["Site", "Check", "Status", "Detail", "Hint"], rows),
+            text_table(["Site", "Check", "Status", "Detail", "Hint"], rows, width),
             "",
             f"{verdict}: {result.summary}",
         ]
     )
 
 
-def resolve_text(result: ResolveResult) -> str:
+def resolve_text(result: ResolveResult, width: int | None = None) -> str:
     """``resolve NAME`` for a terminal."""
     rows: list[list[Cell]] = [
         ["query", result.query],
@@ -329,59 +399,77 @@ def resolve_text(result: ResolveResult) -> str:
     ]
     if result.detail:
         rows.append(["detail", result.detail])
-    return text_table(["Field", "Value"], rows)
+    return text_table(["Field", "Value"], rows, width)
 
 
-def _actions_text(actions: Sequence[ModelAction]) -> list[str]:
+def _actions_text(actions: Sequence[ModelAction], width: int | None) -> list[str]:
     if not actions:
         return []
     rows = [[a.action, a.profile, a.host, a.reason] for a in actions]
-    return ["", "hosted-model-ctl next:", text_table(["Action", "Profile", "Host", "Why"], rows)]
+    table = text_table(["Action", "Profile", "Host", "Why"], rows, width)
+    return ["", "hosted-model-ctl next:", table]
 
 
-def operation_text(result: OperationResult) -> str:
+def operation_text(result: OperationResult, width: int | None = None) -> str:
     """``setup``/``up``/``down``/``teardown`` for a terminal: one row per site."""
     rows = [
         [s.host, s.site, s.role, s.outcome, "yes" if s.changed else "no", s.reason or ""]
         for s in result.sites
     ]
-    table = text_table(["Host", "Site", "Role", "Outcome", "Changed", "Reason"], rows)
+    table = text_table(["Host", "Site", "Role", "Outcome", "Changed", "Reason"], rows, width)
     listeners = [
-        f"listener :{li.port} ({li.provider}) on {li.site}: {li.state}"
-        + (f": {li.detail}" if li.detail else "")
+        line
         for li in result.listeners
+        for line in _indented(
+            f"listener :{li.port} ({li.provider}) on {li.site}",
+            f"{li.state}: {li.detail}" if li.detail else f"{li.state}",
+            width,
+        )
     ]
     if listeners:
         listeners.insert(0, "")
-    return "\n".join([table, *listeners, *_actions_text(result.model_actions), "", result.summary])
+    return "\n".join(
+        [table, *listeners, *_actions_text(result.model_actions, width), "", result.summary]
+    )
 
 
-def status_text(status: StatusResult) -> str:
+def status_text(status: StatusResult, width: int | None = None) -> str:
     """``status`` for a terminal: sites, links, listeners."""
-    tables = status_tables(status, text_table)
+    tables = status_tables(status, partial(text_table, width=width))
     parts = [tables["sites"], "", tables["links"], "", tables["listeners"]]
-    return "\n".join([*parts, *_actions_text(status.model_actions), "", status.summary])
+    return "\n".join([*parts, *_actions_text(status.model_actions, width), "", status.summary])
 
 
-def test_model_text(result: TestModelResult) -> str:
+def test_model_text(result: TestModelResult, width: int | None = None) -> str:
     """``test-model TARGET`` for a terminal: the six checks."""
     rows = [
         ["pass" if c.passed else "FAIL", c.name, c.detail, f"{c.seconds:.2f}s"]
         for c in result.checks
     ]
-    table = text_table(["Result", "Check", "Detail", "Time"], rows)
+    table = text_table(["Result", "Check", "Detail", "Time"], rows, width)
     head = f"{result.host} (profile {result.profile}): {result.passed}/{result.total} passed"
     return "\n".join([table, "", head])
 
 
-def diagnose_text(result: DiagnoseResult) -> str:
+def _indented(label: str, text: str, width: int | None) -> list[str]:
+    """``    label: text``, wrapped to ``width`` under its own indent."""
+    line = f"    {label}: {text}"
+    if width is None or len(line) <= width:
+        return [line]
+    indent = " " * (len(label) + 6)
+    return textwrap.wrap(
+        line, max(width, len(indent) + MIN_COLUMN), subsequent_indent=indent, break_on_hyphens=False
+    )
+
+
+def diagnose_text(result: DiagnoseResult, width: int | None = None) -> str:
     """Each finding with its evidence and next steps, the most serious first."""
     lines = [result.summary]
     for f in result.findings:
         lines += ["", f"[{f.severity}] {f.id} on {f.host} ({f.site}): {f.symptom}"]
-        lines += [f"    evidence: {e}" for e in f.evidence]
-        lines += [f"    cause: {f.cause}", f"    fix: {f.fix}"]
-        lines += [f"    next: {step.text}" for step in f.next]
+        lines += [line for e in f.evidence for line in _indented("evidence", e, width)]
+        lines += _indented("cause", f.cause, width) + _indented("fix", f.fix, width)
+        lines += [line for step in f.next for line in _indented("next", step.text, width)]
     unread = [s.host for s in result.sites if not s.read]
     if unread:
         lines += ["", f"not read: {', '.join(unread)}"]

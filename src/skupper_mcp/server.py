@@ -33,6 +33,7 @@ from skupper_mcp.engine import Engine
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
 from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
 from skupper_mcp.models import StatusResult
+from skupper_mcp.naming import EXAMPLES, Names
 from skupper_mcp.prompts import register_prompts
 from skupper_mcp.render import status_markdown, topology_markdown
 from skupper_mcp.tools import TOOLS, Argument, Tool
@@ -48,11 +49,22 @@ log = logging.getLogger(__name__)
 Transport = Literal["stdio", "streamable-http"]
 T = TypeVar("T")
 
-INSTRUCTIONS = """\
-Controls a Skupper V2 network (VAN) that brings LLM model APIs on remote GPU hosts to \
-localhost and to a Kubernetes cluster. Names: a host (rhel-ai), its Skupper site \
-(hub-rhel-ai), a profile (g3b-16k: a model configuration a provider can serve), `local` \
-and the Kubernetes site (`crc`). Read the resource skupper://topology for the layout. \
+
+def instructions(names: Names) -> str:
+    """The server's instructions, naming the user's own hosts, sites and profiles."""
+    kubernetes = f", and {names.kubernetes}" if names.kubernetes else ""
+    cluster = " and to a Kubernetes cluster" if names.kube_site or not names.known else ""
+    return (
+        "Controls a Skupper V2 network (VAN) that brings LLM model APIs on remote GPU hosts "
+        f"to localhost{cluster}. Names: a provider host ({names.host_list}), its Skupper site "
+        f"({names.site_list}), a profile ({names.profile_list}: a model configuration a "
+        f"provider can serve), {names.local}{kubernetes}. " + GUIDANCE
+    )
+
+
+#: What the instructions say after the names, the same for every topology.
+GUIDANCE = """\
+Read the resource skupper://topology for the layout. \
 This server never starts or stops model containers: results list `model_actions` for the \
 hosted-model-ctl skill, which takes profile names (use resolve_profile to turn a host into \
 its profile). Run setup with check=true before a first setup. Text read from a host (log \
@@ -161,12 +173,13 @@ CONSENT = inspect.Parameter(
 """The user's answer, which the SDK asks for before the tool runs (not in the schema)."""
 
 
-def parameter(argument: Argument) -> inspect.Parameter:
-    """An argument of the table as the parameter the SDK makes its input schema from."""
+def parameter(argument: Argument, names: Names) -> inspect.Parameter:
+    """An argument of the table as the parameter the SDK makes its input schema from; its
+    description names the user's hosts, sites and profiles."""
     kind: Any = Literal[argument.choices] if argument.choices else argument.kind
     # strict: "true", "yes" or 1 from a client is refused, not taken as a yes
     strict = [Strict()] if argument.kind is bool else []
-    field = Field(description=argument.description, **argument.limits)
+    field = Field(description=argument.describe(names), **argument.limits)
     return inspect.Parameter(
         argument.name,
         inspect.Parameter.KEYWORD_ONLY,
@@ -175,7 +188,7 @@ def parameter(argument: Argument) -> inspect.Parameter:
     )
 
 
-def tool_function(tool: Tool) -> Callable[..., Awaitable[Any]]:
+def tool_function(tool: Tool, names: Names = EXAMPLES) -> Callable[..., Awaitable[Any]]:
     """The function MCPServer registers for a tool of the table. The SDK reads its signature,
     made from the table's arguments: the parameters give the input schema, the return
     annotation (the tool's result model) the output schema."""
@@ -193,7 +206,7 @@ def tool_function(tool: Tool) -> Callable[..., Awaitable[Any]]:
 
     context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
     consent = [CONSENT, CONFIRM] if tool.consent else []
-    parameters = [context, *consent, *map(parameter, tool.arguments)]
+    parameters = [context, *consent, *(parameter(a, names) for a in tool.arguments)]
     call.__signature__ = inspect.Signature(parameters, return_annotation=result_type)  # type: ignore[attr-defined]
     # the SDK finds the context and the resolved parameters through the annotations
     call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": result_type}
@@ -259,7 +272,8 @@ class ServerState:
             assert self.config_error is not None
             raise ToolError(
                 f"the topology is not usable: {self.config_error}. Fix topology.env "
-                "(see topology.env.example); it is read again on the next call."
+                "(`skupper-mcp init PATH` writes a commented one to start from); it is read "
+                "again on the next call."
             )
         return self.engine
 
@@ -285,6 +299,14 @@ def _load(topology_path: str | Path | None) -> tuple[Topology | None, ConfigErro
         return None, error
 
 
+def _quiet_load(topology_path: str | Path | None) -> Topology | None:
+    """The topology, or None when it cannot be read (said once, by the lifespan's load)."""
+    try:
+        return load_topology(topology_path)
+    except ConfigError:
+        return None
+
+
 def build_server(topology_path: str | Path | None = None, *, read_only: bool = False) -> MCPServer:
     """The MCP server for a topology file (found the usual way when None).
 
@@ -306,13 +328,16 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
             live.clear()
             await held.close()
 
+    # The instructions and the descriptions are made once, here: they name the hosts of the
+    # topology as it is now (neutral examples when it cannot be read; the lifespan says why).
+    names = Names.of(_quiet_load(topology_path))
     server = MCPServer(
-        "skupper-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan
+        "skupper-mcp", version=__version__, instructions=instructions(names), lifespan=lifespan
     )
 
     def add(tool: Tool) -> None:
         server.add_tool(
-            tool_function(tool),
+            tool_function(tool, names),
             title=tool.title,
             description=tool.description,
             annotations=ToolAnnotations(
@@ -381,7 +406,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
             return json.dumps({"error": found})
         return found.model_dump_json(indent=2, by_alias=True)
 
-    register_prompts(server, topology_path, read_only=read_only)
+    register_prompts(server, topology_path, read_only=read_only, names=names)
     return server
 
 

@@ -93,14 +93,14 @@ def is_root(world: World, host: str) -> bool:
 
 def skupper_home(world: World, host: str) -> Path:
     """Where the host's Skupper data home really is in the world directory."""
-    host_dir = world.dir / "hosts" / host
+    host_dir = world.host_dir(host)
     if is_root(world, host):
         return host_dir / "sysroot/var/lib/skupper"
     return host_dir / "home/.local/share/skupper"
 
 
 def unit_dir(world: World, host: str) -> Path:
-    host_dir = world.dir / "hosts" / host
+    host_dir = world.host_dir(host)
     if is_root(world, host):
         return host_dir / "sysroot/etc/systemd/system"
     return host_dir / "home/.config/systemd/user"
@@ -143,7 +143,7 @@ def listener_port(world: World, provider: str) -> int:
 
 
 def host_file(world: World, host: str) -> Path:
-    return world.dir / "hosts" / host / "host.json"
+    return world.host_dir(host) / "host.json"
 
 
 def namespace_dir(world: World, host: str) -> Path:

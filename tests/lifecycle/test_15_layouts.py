@@ -19,7 +19,7 @@ def test_hosts_report_their_own_users(built: World) -> None:
 
 
 def test_the_root_provider_uses_the_rootful_layout(built: World) -> None:
-    host_dir = built.dir / "hosts" / "rhtevan-work"
+    host_dir = built.host_dir("rhtevan-work")
     ns = namespace_dir(built, "rhtevan-work")
     assert (ns / "runtime/resources").is_dir() and (ns / "input/resources").is_dir()
     assert not (host_dir / "home/.local/share/skupper").exists()
@@ -41,11 +41,11 @@ def test_the_root_provider_uses_the_rootful_layout(built: World) -> None:
 
 def test_the_non_root_hosts_keep_the_rootless_layout(built: World) -> None:
     for host in ("rhel-ai", "local"):
-        home = built.dir / "hosts" / host / "home"
+        home = built.host_dir(host) / "home"
         assert (namespace_dir(built, host) / "runtime/resources").is_dir()
         assert skupper_home(built, host).is_relative_to(home)
         assert (unit_dir(built, host) / f"skupper-{NS}.service").is_file()
-        assert not (built.dir / "hosts" / host / "sysroot/var/lib/skupper").exists()
+        assert not (built.host_dir(host) / "sysroot/var/lib/skupper").exists()
         code, out, err = built.ssh(
             host, on_host(f"$SKMCP_CTL show -p ActiveState skupper-{NS}.service")
         )

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostkit import HostKit, make_host
 
+from hostkit import HostKit, make_host
 from polling import wait_for
 from skupper_sandbox import hostenv
 from skupper_sandbox.commands.server import CommandServer, socket_name

@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 import yaml
-from hostkit import router_kinds
 
 from by_hand import reload_by_hand, stop_by_hand
+from hostkit import router_kinds
 from polling import wait_for
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.netprobe import port_open
@@ -252,6 +252,7 @@ def test_a_router_killed_with_podman_kill_stays_down_until_started_by_hand(van: 
     )
     assert status["status"] in ("Pending", "Error")
     # `podman kill` marks the container stopped by the user: its policy no longer applies
+    # (a fixed window: it proves the router is NOT restarted, so nothing to wait for)
     end = time.monotonic() + 2.0
     while time.monotonic() < end:
         assert not port_open(van.consumer, LISTENER_PORT)
@@ -316,7 +317,8 @@ def test_start_twice_missing_secret_and_teardown(van: Van) -> None:
         timeout=LISTENER_CLOSE_SECONDS,
         what="the local listener to close",
     )
-    # the controller (still installed, polling every second) must not bring it back
+    # the controller (still installed, polling every second) must not bring it back (a
+    # fixed window over two of its polls: it proves something does NOT happen)
     home = van.world.layout.host_dir(CONSUMER) / "home" / NS_DIR.removeprefix("~/")
     end = time.monotonic() + 2.5
     while time.monotonic() < end:

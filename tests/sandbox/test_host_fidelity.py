@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostkit import HostKit, make_host, wait_for
 
+from hostkit import HostKit, running_host, wait_for
 from skupper_mcp.facts import names
 from skupper_mcp.sites import units
 from skupper_mcp.sites.podman import _recreate_args
@@ -30,12 +30,8 @@ from skupper_sandbox.testing import World
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[HostKit]:
-    kit = make_host(tmp_path, address="127.201.0.30")
-    try:
-        with kit.manager():
-            yield kit
-    finally:
-        kit.cleanup()
+    with running_host(tmp_path, address="127.201.0.30") as kit, kit.manager():
+        yield kit
 
 
 def _show(kit: HostKit, unit: str, *props: str) -> dict[str, str]:
@@ -110,12 +106,8 @@ def _login(host: HostKit, command: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def root_host(tmp_path: Path) -> Iterator[HostKit]:
-    kit = make_host(tmp_path, address="127.201.0.31", as_root=True)
-    try:
-        with kit.manager():
-            yield kit
-    finally:
-        kit.cleanup()
+    with running_host(tmp_path, address="127.201.0.31", as_root=True) as kit, kit.manager():
+        yield kit
 
 
 def test_a_root_host_has_the_rootful_layout_under_its_sysroot(root_host: HostKit) -> None:
@@ -164,15 +156,12 @@ ROUTER_IMAGE = "quay.io/skupper/skupper-router:3.4.1"
 @pytest.fixture
 def rendered(tmp_path: Path) -> Iterator[tuple[HostKit, NamespacePaths]]:
     """A host with a rendered namespace: its certificates are 0640, as Skupper writes them."""
-    kit = make_host(tmp_path, "hub", "127.201.0.32", skupper_version="2.1.3")
-    try:
+    with running_host(tmp_path, "hub", "127.201.0.32", skupper_version="2.1.3") as kit:
         paths = NamespacePaths(kit.home / ".local/share/skupper", "default")
         paths.input_resources.mkdir(parents=True)
         (paths.input_resources / "hub.yaml").write_text(HUB)
         render.render(paths, site_state.load(paths), cli_version="2.1.3", platform="podman")
         yield kit, paths
-    finally:
-        kit.cleanup()
 
 
 def _router(kit: HostKit, paths: NamespacePaths, name: str, *identity: str) -> str:
@@ -188,8 +177,19 @@ def _router(kit: HostKit, paths: NamespacePaths, name: str, *identity: str) -> s
         ]
     )  # fmt: skip
     assert kit.sh(create).returncode == 0
-    time.sleep(1.0)  # a router that cannot read its certificates stops at once
-    return _inspect_state(kit, name)
+    return _settled_state(kit, name)
+
+
+def _settled_state(kit: HostKit, name: str, window: float = 1.0) -> str:
+    """The container's state once it has settled: a router that cannot read its
+    certificates stops at once, so its exit is returned as soon as it is seen; one still
+    running after ``window`` seconds is "running" (that window proves it did not stop)."""
+    deadline = time.monotonic() + window
+    state = _inspect_state(kit, name)
+    while not state.startswith("exited") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        state = _inspect_state(kit, name)
+    return state
 
 
 def _inspect_state(kit: HostKit, name: str) -> str:
@@ -235,5 +235,4 @@ def test_the_products_tmpfs_recreation_keeps_the_routers_user_and_userns(
     assert kit.sh("podman rm -f default-skupper-router").returncode == 0
     assert kit.sh(shlex.join(args)).returncode == 0
     assert kit.sh("podman start default-skupper-router").returncode == 0
-    time.sleep(1.0)
-    assert _inspect_state(kit, "default-skupper-router") == "running"
+    assert _settled_state(kit, "default-skupper-router") == "running"

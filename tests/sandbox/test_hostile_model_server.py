@@ -41,7 +41,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, marks: Path) -> Iterator[W
 
 
 def host_user(world: World, host: str) -> str:
-    return str(json.loads((world.dir / "hosts" / host / "host.json").read_text())["user"])
+    return str(json.loads((world.host_dir(host) / "host.json").read_text())["user"])
 
 
 def test_the_injection_changes_nothing_in_any_operation(hostile: World, marks: Path) -> None:
@@ -67,5 +67,5 @@ def test_the_injection_changes_nothing_in_any_operation(hostile: World, marks: P
         result = results[name]
         assert result.ok, result.model_dump_json(indent=1)  # type: ignore[attr-defined]
     assert sorted(p.name for p in marks.iterdir()) == []
-    watch = hostile.dir / "hosts" / PROVIDER / "home/.local/share/skupper-mcp/start-watch.sh"
+    watch = hostile.host_dir(PROVIDER) / "home/.local/share/skupper-mcp/start-watch.sh"
     assert not watch.exists() or "touch" not in watch.read_text()

@@ -22,11 +22,12 @@ import httpx
 import pytest
 import urllib3
 import yaml
-from hostkit import router_kinds
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
+import hostkit
+from hostkit import router_kinds, stop_process
 from polling import wait_for
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.kube.routerconfig import NOT_MOUNTED
@@ -41,33 +42,7 @@ _addresses = (f"127.206.0.{n}" for n in itertools.count(10))
 
 
 def write_host(world_dir: Path, name: str, address: str, role: str) -> Path:
-    host_dir = world_dir / "hosts" / name
-    (host_dir / "home").mkdir(parents=True, exist_ok=True)
-    hostenv.write_host_info(
-        hostenv.HostInfo(
-            name=name,
-            address=address,
-            user="root",
-            uid=0,
-            role=role,
-            skupper_version="2.1.1",
-            tmp_writable=True,
-            world_id=WORLD_ID,
-            world_dir=str(world_dir),
-            host_dir=str(host_dir),
-        )
-    )
-    return host_dir
-
-
-def stop_process(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    return Path(hostkit.write_host(world_dir, name, address, role=role, world_id=WORLD_ID).host_dir)
 
 
 @dataclass

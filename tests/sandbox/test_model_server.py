@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
-import uuid
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from skupper_sandbox import hostenv
+from hostkit import start_model_server, write_host
+from polling import wait_for
 from skupper_sandbox.model_server import completion, completion_chunks, reply_text
 from skupper_sandbox.netprobe import port_open
 
@@ -25,42 +21,18 @@ PORT = 18200
 def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A model server on a sandbox host that was told HOST=0.0.0.0 (the host's own address)."""
     tmp_path = tmp_path_factory.mktemp("model-world")
-    host_dir = tmp_path / "hosts" / "provider"
-    (host_dir / "home").mkdir(parents=True)
-    hostenv.write_host_info(
-        hostenv.HostInfo(
-            name="provider",
-            address=ADDRESS,
-            user="root",
-            uid=0,
-            role="provider",
-            skupper_version="2.1.3",
-            tmp_writable=True,
-            world_id=uuid.uuid4().hex[:12],
-            world_dir=str(tmp_path),
-            host_dir=str(host_dir),
-        )
-    )
-    env = {
-        **hostenv.host_env(host_dir),
-        "HOST": "0.0.0.0",
-        "PORT": str(PORT),
-        "MODEL_ID": "ibm-granite/granite-3.3-8b-instruct",
-        "PYTHONPATH": os.pathsep.join(sys.path),
-    }
-    started = time.monotonic()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "skupper_sandbox.model_server"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
+    info = write_host(tmp_path, "provider", ADDRESS, skupper_version="2.1.3")
+    process = start_model_server(
+        info.host_dir, "0.0.0.0", PORT, "ibm-granite/granite-3.3-8b-instruct"
     )
     try:
-        deadline = started + 5
-        while not port_open(ADDRESS, PORT):
-            assert process.poll() is None, "the model server exited"
-            assert time.monotonic() < deadline, "the model server did not listen within 5 s"
-            time.sleep(0.02)
+        wait_for(
+            lambda: process.poll() is not None or port_open(ADDRESS, PORT),
+            timeout=5,
+            every=0.02,
+            what="the model server to listen",
+        )
+        assert process.poll() is None, "the model server exited"
         yield f"http://{ADDRESS}:{PORT}"
     finally:
         process.kill()

@@ -13,18 +13,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostkit import HostKit, make_host, wait_for, world_pids
 
+from hostkit import HostKit, running_host, wait_for, world_pids
 from skupper_sandbox.emulated.podman import conmon, containers
 
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[HostKit]:
-    kit = make_host(tmp_path, address="127.201.0.20")
-    try:
+    with running_host(tmp_path, address="127.201.0.20") as kit:
         yield kit
-    finally:
-        kit.cleanup()
 
 
 def test_a_container_runs_stops_with_143_and_is_removed(host: HostKit) -> None:
@@ -103,7 +100,7 @@ def test_a_container_stopped_by_the_user_is_not_restarted(host: HostKit, how: st
     assert host.sh("podman run -d --restart always --name r busybox sleep 60").returncode == 0
     assert host.sh(how).returncode == 0
     assert host.sh("podman wait r").returncode == 0
-    time.sleep(0.6)  # a restart, if podman wrongly did one, would have happened by now
+    time.sleep(0.6)  # a fixed window: a restart, if podman wrongly did one, would be by now
     assert _inspect(host, "r", "{{.State.Status}} {{.RestartCount}}") == "exited 0"
     # A start undoes the stop: the policy applies again to the next crash.
     assert host.sh("podman start r").returncode == 0
@@ -117,7 +114,7 @@ def test_on_failure_restarts_only_a_failed_exit_and_counts_retries(host: HostKit
     assert host.sh("podman run -d --restart on-failure:2 --name f busybox false").returncode == 0
     assert host.sh("podman run -d --restart on-failure --name ok busybox true").returncode == 0
     assert wait_for(lambda: _inspect(host, "f", "{{.RestartCount}}") == "2", timeout=5)
-    time.sleep(0.6)
+    time.sleep(0.6)  # a fixed window: a third restart, if wrongly made, would be by now
     assert _inspect(host, "f", "{{.State.Status}} {{.RestartCount}}") == "exited 2"
     assert _inspect(host, "ok", "{{.State.Status}} {{.RestartCount}}") == "exited 0"
 
@@ -128,7 +125,7 @@ def test_without_its_monitor_a_crashed_container_is_not_restarted(host: HostKit)
     assert c is not None and c.pid and c.conmon_pid
     os.kill(c.conmon_pid, signal.SIGKILL)
     os.kill(c.pid, signal.SIGKILL)
-    time.sleep(0.6)
+    time.sleep(0.6)  # a fixed window: a restart, if something wrongly made one, would be by now
     assert _inspect(host, "r", "{{.State.Status}} {{.RestartCount}}") == "exited 0"
 
 

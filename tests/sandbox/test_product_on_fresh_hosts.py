@@ -40,16 +40,16 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def skupper_home(world: World, host: str) -> Path:
-    return world.dir / "hosts" / host / "home/.local/share/skupper"
+    return world.host_dir(host) / "home/.local/share/skupper"
 
 
 def unit_dir(world: World, host: str) -> Path:
-    return world.dir / "hosts" / host / "home/.config/systemd/user"
+    return world.host_dir(host) / "home/.config/systemd/user"
 
 
 def controller(world: World, host: str) -> str:
     """The controller container's name: Skupper names it after the host's user."""
-    user = json.loads((world.dir / "hosts" / host / "host.json").read_text())["user"]
+    user = json.loads((world.host_dir(host) / "host.json").read_text())["user"]
     return f"{user}-skupper-controller"
 
 

@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
-from hostkit import router_kinds
 
 import polling
+from hostkit import router_kinds, start_model_server, write_host
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.router import amqp_management, choice, entities
@@ -153,22 +153,15 @@ class Routers:
 
     def site(self, name: str, *, tmp_writable: bool = True, sans: list[str] | None = None) -> Site:
         address = next(_addresses)
-        host_dir = self.root / "hosts" / name
-        (host_dir / "home").mkdir(parents=True)
-        hostenv.write_host_info(
-            hostenv.HostInfo(
-                name=name,
-                address=address,
-                user="root",
-                uid=0,
-                role="provider",
-                skupper_version="2.1.3",
-                tmp_writable=tmp_writable,
-                world_id=self.world_id,
-                world_dir=str(self.root),
-                host_dir=str(host_dir),
-            )
+        info = write_host(
+            self.root,
+            name,
+            address,
+            skupper_version="2.1.3",
+            tmp_writable=tmp_writable,
+            world_id=self.world_id,
         )
+        host_dir = Path(info.host_dir)
         site = Site(name, address, host_dir, certs.new_ca(f"{name}-ca"), sans or [address])
         site.kind = self.kind
         metadata = json.dumps({"id": site.site_id, "name": name, "version": "2.1.3"})
@@ -235,19 +228,7 @@ class Routers:
             wait_for(site.query, what=f"{site.name}'s management port")
 
     def start_model(self, site: Site, port: int, model_id: str) -> None:
-        env = {
-            **hostenv.host_env(site.host_dir),
-            "HOST": "127.0.0.1",
-            "PORT": str(port),
-            "MODEL_ID": model_id,
-            "PYTHONPATH": os.pathsep.join(sys.path),
-        }
-        process = subprocess.Popen(
-            [sys.executable, "-m", "skupper_sandbox.model_server"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        process = start_model_server(site.host_dir, "127.0.0.1", port, model_id)
         self.processes.append(process)
         wait_for(lambda: port_open(site.address, port), what="the model server")
 
@@ -773,7 +754,8 @@ def test_a_kept_management_connection_outlives_the_routers_idle_timeout(
         routers.start(site)
         with amqp_management.Management(site.address, MANAGEMENT_PORT, timeout=5) as session:
             assert session.query("router", ["id"])
-            quiet_until = time.monotonic() + 5  # over two idle timeouts without a request
+            # a fixed window, the test's subject: over two idle timeouts without a request
+            quiet_until = time.monotonic() + 5
             while time.monotonic() < quiet_until:
                 if kept:
                     session.keep_alive()

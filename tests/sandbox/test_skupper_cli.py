@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from hostkit import HostKit, make_host
 
+from hostkit import HostKit, running_host
 from skupper_sandbox import certs
 from skupper_sandbox.emulated import controller
 from skupper_sandbox.emulated.skupper import render, site_state
@@ -42,25 +40,8 @@ spec: {routingKey: model-api, host: 127.0.0.1, port: 9000}
 
 @pytest.fixture
 def host(tmp_path: Path) -> HostKit:
-    kit = make_host(tmp_path, "hub", ADDRESS, skupper_version="2.1.3")
-    try:
+    with running_host(tmp_path, "hub", ADDRESS, skupper_version="2.1.3") as kit:
         yield kit
-    finally:
-        kit.cleanup()
-
-
-def skupper(kit: HostKit, *args: str, stdin: str | None = None, platform: bool = True):
-    env = kit.env()
-    if platform:
-        env["SKUPPER_PLATFORM"] = "podman"
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_sandbox.emulated.skupper", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def ns_paths(kit: HostKit, namespace: str = "default") -> NamespacePaths:
@@ -77,7 +58,7 @@ def test_tab_table_pads_like_go_tabwriter() -> None:
 
 
 def test_version_prints_the_component_table(host: HostKit) -> None:
-    done = skupper(host, "version", platform=False)
+    done = host.skupper("version", platform=False)
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines()]
     assert rows[0] == ["COMPONENT", "VERSION"]
@@ -86,7 +67,7 @@ def test_version_prints_the_component_table(host: HostKit) -> None:
 
 
 def test_without_platform_resource_commands_fail_like_kubernetes(host: HostKit) -> None:
-    done = skupper(host, "site", "create", "west", platform=False)
+    done = host.skupper("site", "create", "west", platform=False)
     assert done.returncode == 1
     assert "KUBERNETES_MASTER" in done.stdout
     assert not ns_paths(host).home.exists()
@@ -94,11 +75,10 @@ def test_without_platform_resource_commands_fail_like_kubernetes(host: HostKit) 
 
 def test_create_commands_write_input_resources(host: HostKit) -> None:
     assert (
-        skupper(host, "site", "create", "west", "--enable-link-access", "-n", "west").returncode
-        == 0
+        host.skupper("site", "create", "west", "--enable-link-access", "-n", "west").returncode == 0
     )
-    assert skupper(host, "listener", "create", "db", "5432", "-n", "west").returncode == 0
-    done = skupper(host, "connector", "create", "db", "5432", "--routing-key", "k", "-n", "west")
+    assert host.skupper("listener", "create", "db", "5432", "-n", "west").returncode == 0
+    done = host.skupper("connector", "create", "db", "5432", "--routing-key", "k", "-n", "west")
     assert done.returncode == 0, done.stderr
     inputs = ns_paths(host, "west").input_resources
     names = sorted(p.name for p in inputs.iterdir())
@@ -112,7 +92,7 @@ def test_create_commands_write_input_resources(host: HostKit) -> None:
     assert listener["spec"] == {"routingKey": "db", "host": "0.0.0.0", "port": 5432, "type": "tcp"}
     connector = yaml.safe_load((inputs / "Connector-db.yaml").read_text())
     assert connector["spec"]["host"] == "localhost" and connector["spec"]["routingKey"] == "k"
-    status = skupper(host, "listener", "status", "-n", "west")
+    status = host.skupper("listener", "status", "-n", "west")
     assert status.stdout.split()[:7] == [
         "NAME",
         "STATUS",
@@ -123,17 +103,17 @@ def test_create_commands_write_input_resources(host: HostKit) -> None:
         "MESSAGE",
     ]
     assert "db" in status.stdout
-    assert skupper(host, "listener", "delete", "db", "-n", "west").returncode == 0
+    assert host.skupper("listener", "delete", "db", "-n", "west").returncode == 0
     assert not (inputs / "Listener-db.yaml").exists()
 
 
 def test_short_routing_key_flag_was_removed(host: HostKit) -> None:
-    done = skupper(host, "listener", "create", "db", "5432", "-r", "k")
+    done = host.skupper("listener", "create", "db", "5432", "-r", "k")
     assert done.returncode == 1
 
 
 def test_apply_and_delete_store_one_file_per_resource(host: HostKit) -> None:
-    done = skupper(host, "system", "apply", "-f", "-", stdin=HUB_INPUT)
+    done = host.skupper("system", "apply", "-f", "-", stdin=HUB_INPUT)
     assert done.returncode == 0, done.stderr
     inputs = ns_paths(host).input_resources
     assert sorted(p.name for p in inputs.iterdir()) == [
@@ -144,14 +124,14 @@ def test_apply_and_delete_store_one_file_per_resource(host: HostKit) -> None:
     site = yaml.safe_load((inputs / "Site-hub-a.yaml").read_text())
     assert site["metadata"]["namespace"] == "default"
     doc = "apiVersion: skupper.io/v2alpha1\nkind: Connector\nmetadata: {name: model-api}\n"
-    assert skupper(host, "system", "delete", "-f", "-", stdin=doc).returncode == 0
+    assert host.skupper("system", "delete", "-f", "-", stdin=doc).returncode == 0
     assert not (inputs / "Connector-model-api.yaml").exists()
-    bad = skupper(host, "system", "apply", "-f", "-", stdin="kind: Pod\nmetadata: {name: x}\n")
+    bad = host.skupper("system", "apply", "-f", "-", stdin="kind: Pod\nmetadata: {name: x}\n")
     assert bad.returncode == 1 and "Pod" in bad.stdout
 
 
 def test_start_without_sources_fails(host: HostKit) -> None:
-    done = skupper(host, "system", "start", "-n", "empty")
+    done = host.skupper("system", "start", "-n", "empty")
     assert done.returncode == 1
     assert "No sources found at:" in done.stdout
 
@@ -226,9 +206,9 @@ def test_rerender_keeps_ca_and_site_id_but_reissues_certs(host: HostKit) -> None
 
 def test_start_on_rendered_namespace_fails(host: HostKit) -> None:
     paths = ns_paths(host)
-    assert skupper(host, "system", "apply", "-f", "-", stdin=HUB_INPUT).returncode == 0
+    assert host.skupper("system", "apply", "-f", "-", stdin=HUB_INPUT).returncode == 0
     paths.runtime_resources.mkdir(parents=True)
-    done = skupper(host, "system", "start")
+    done = host.skupper("system", "start")
     assert done.returncode == 2  # a ValidateInput error (system_start.go@2.1.2)
     assert "namespace already exists: default" in done.stdout
 
@@ -240,13 +220,13 @@ def test_link_without_its_secret_is_rejected(host: HostKit) -> None:
         "  - {name: inter-router, host: 127.205.0.3, port: '55671'}\n"
     )
     site = "apiVersion: skupper.io/v2alpha1\nkind: Site\nmetadata: {name: west}\n---\n"
-    assert skupper(host, "system", "apply", "-f", "-", stdin=site + link).returncode == 0
-    done = skupper(host, "system", "start")
+    assert host.skupper("system", "apply", "-f", "-", stdin=site + link).returncode == 0
+    done = host.skupper("system", "start")
     assert done.returncode == 1
     assert "unable to process links (no secrets found)" in done.stdout
     other = "apiVersion: v1\nkind: Secret\nmetadata: {name: other}\ndata: {}\n"
-    assert skupper(host, "system", "apply", "-f", "-", stdin=other).returncode == 0
-    done = skupper(host, "system", "reload")
+    assert host.skupper("system", "apply", "-f", "-", stdin=other).returncode == 0
+    done = host.skupper("system", "reload")
     assert done.returncode == 1
     assert 'invalid link "to-hub": secret "to-hub" not found' in done.stdout
     assert not ns_paths(host).is_rendered()
@@ -297,7 +277,7 @@ def test_link_secret_data_becomes_the_link_profile(host: HostKit) -> None:
         "sslProfile": "to-hub-profile",
         "cost": 2,
     }
-    link_status = skupper(host, "link", "status")
+    link_status = host.skupper("link", "status")
     assert "to-hub" in link_status.stdout and "Not Operational" in link_status.stdout
 
 
@@ -339,11 +319,8 @@ def test_controller_statuses_follow_the_router() -> None:
 
 
 def test_v20_has_setup_and_no_apply(tmp_path: Path) -> None:
-    kit = make_host(tmp_path, "old", "127.205.0.9", skupper_version="2.0.1")
-    try:
-        assert "3.3.1" in skupper(kit, "version", "-p", "kubernetes").stdout
-        assert skupper(kit, "system", "apply", "-f", "-", stdin=HUB_INPUT).returncode == 1
-        done = skupper(kit, "system", "setup", "-n", "x")
+    with running_host(tmp_path, "old", "127.205.0.9", skupper_version="2.0.1") as kit:
+        assert "3.3.1" in kit.skupper("version", "-p", "kubernetes").stdout
+        assert kit.skupper("system", "apply", "-f", "-", stdin=HUB_INPUT).returncode == 1
+        done = kit.skupper("system", "setup", "-n", "x")
         assert done.returncode == 1 and "No sources found" in done.stdout
-    finally:
-        kit.cleanup()

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from hostkit import HostKit, make_host
 
+from hostkit import HostKit, running_host
 from skupper_sandbox.emulated import controller
 from skupper_sandbox.emulated.podman import containers
 from skupper_sandbox.emulated.skupper import removal, render
@@ -60,20 +59,6 @@ spec:
 """
 
 
-def run(kit: HostKit, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The emulated CLI as the product runs it: SKUPPER_PLATFORM=podman in the environment."""
-    env = kit.env()
-    env["SKUPPER_PLATFORM"] = "podman"
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_sandbox.emulated.skupper", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
-
-
 def paths(kit: HostKit, namespace: str = "default") -> NamespacePaths:
     return NamespacePaths(data_home({"HOME": str(kit.home)}), namespace)
 
@@ -85,36 +70,30 @@ def socket_on(kit: HostKit) -> None:
 
 @pytest.fixture
 def v21(tmp_path: Path) -> Iterator[HostKit]:
-    kit = make_host(tmp_path, "f21", "127.219.0.2", skupper_version="2.1.2")
-    try:
+    with running_host(tmp_path, "f21", "127.219.0.2", skupper_version="2.1.2") as kit:
         yield kit
-    finally:
-        kit.cleanup()
 
 
 @pytest.fixture
 def v22(tmp_path: Path) -> Iterator[HostKit]:
-    kit = make_host(tmp_path, "f22", "127.219.0.3", skupper_version="2.2.1")
-    try:
+    with running_host(tmp_path, "f22", "127.219.0.3", skupper_version="2.2.1") as kit:
         yield kit
-    finally:
-        kit.cleanup()
 
 
 # -- A1, C7: skupper version ----------------------------------------------------------------
 
 
 def test_a1_version_on_21_needs_the_namespace_directory(v21: HostKit) -> None:
-    done = run(v21, "version")
+    done = v21.skupper("version")
     assert (done.returncode, done.stdout) == (2, 'there is no definition for namespace ""\n')
-    other = run(v21, "version", "-n", "models")
+    other = v21.skupper("version", "-n", "models")
     assert (other.returncode, other.stdout) == (
         2,
         'there is no definition for namespace "models"\n',
     )
     paths(v21, "models").home.mkdir(parents=True)
-    assert run(v21, "version").returncode == 2  # `default` still does not exist
-    table = run(v21, "version", "-n", "models")
+    assert v21.skupper("version").returncode == 2  # `default` still does not exist
+    table = v21.skupper("version", "-n", "models")
     assert table.returncode == 0 and ["cli", "2.1.2"] in [
         r.split() for r in table.stdout.splitlines()
     ]
@@ -141,13 +120,13 @@ def test_a1_version_kube_variant_has_no_namespace_check_on_any_version(
 
 
 def test_a1_version_on_22_prints_the_bare_version(v22: HostKit) -> None:
-    done = run(v22, "version")
+    done = v22.skupper("version")
     assert (done.returncode, done.stdout, done.stderr) == (0, "2.2.1\n", "")
 
 
 def test_c7_version_on_21_warns_about_docker_on_stderr(v21: HostKit) -> None:
     paths(v21).home.mkdir(parents=True)
-    done = run(v21, "version")
+    done = v21.skupper("version")
     assert done.returncode == 0
     assert done.stderr == "Warning: Docker is not installed. Skipping image digests search.\n"
     assert done.stdout.startswith("COMPONENT")
@@ -179,10 +158,10 @@ def test_a2_b3_names_must_be_rfc1123_and_errors_go_to_stdout(
     v21: HostKit, resource: str, expected: str
 ) -> None:
     site = "apiVersion: skupper.io/v2alpha1\nkind: Site\nmetadata: {name: s}\n---\n"
-    assert run(v21, "system", "apply", "-f", "-", stdin=site + resource).returncode == 0
+    assert v21.skupper("system", "apply", "-f", "-", stdin=site + resource).returncode == 0
     with v21.manager():
         socket_on(v21)
-        done = run(v21, "system", "start")
+        done = v21.skupper("system", "start")
     assert done.returncode == 1
     assert "Failed to bootstrap: failed to render site state: " + expected in done.stdout
     assert expected not in done.stderr
@@ -194,7 +173,7 @@ def test_a2_b3_names_must_be_rfc1123_and_errors_go_to_stdout(
 
 def test_b1_install_writes_and_enables_skupper_controller_service(v21: HostKit) -> None:
     with v21.manager():
-        done = run(v21, "system", "install")
+        done = v21.skupper("system", "install")
         assert done.returncode == 0, done.stdout
         unit = v21.unit_dir / "skupper-controller.service"
         text = unit.read_text()
@@ -209,13 +188,13 @@ def test_b1_install_writes_and_enables_skupper_controller_service(v21: HostKit) 
 
 
 def test_c6_install_21_has_no_reload_type_and_keeps_a_stopped_controller(v21: HostKit) -> None:
-    assert run(v21, "system", "install", "--reload-type", "auto").returncode == 1
+    assert v21.skupper("system", "install", "--reload-type", "auto").returncode == 1
     with v21.manager():
-        assert run(v21, "system", "install").returncode == 0
+        assert v21.skupper("system", "install").returncode == 0
         v21.sh("systemctl --user stop skupper-controller.service")
         before = containers.get(v21.home, f"{v21.info.user}-skupper-controller")
         assert before is not None and not containers.running(before)
-        again = run(v21, "system", "install")
+        again = v21.skupper("system", "install")
         assert again.returncode == 0
         assert "is already running in Podman" in again.stdout
         after = containers.get(v21.home, f"{v21.info.user}-skupper-controller")
@@ -224,7 +203,7 @@ def test_c6_install_21_has_no_reload_type_and_keeps_a_stopped_controller(v21: Ho
 
 def test_c6_install_22_takes_reload_type(v22: HostKit) -> None:
     with v22.manager():
-        done = run(v22, "system", "install", "--reload-type", "auto")
+        done = v22.skupper("system", "install", "--reload-type", "auto")
         assert done.returncode == 0, done.stdout
         text = (v22.unit_dir / "skupper-controller.service").read_text()
         assert 'Environment="SKUPPER_SYSTEM_RELOAD_TYPE=auto"' in text
@@ -236,8 +215,8 @@ def test_c6_install_22_takes_reload_type(v22: HostKit) -> None:
 
 def test_b2_stop_needs_platform_yaml_per_version(v21: HostKit, v22: HostKit) -> None:
     for kit, code, prefix in ((v21, 1, "System teardown has failed: "), (v22, 2, "")):
-        assert run(kit, "system", "apply", "-f", "-", stdin=HUB).returncode == 0
-        done = run(kit, "system", "stop")
+        assert kit.skupper("system", "apply", "-f", "-", stdin=HUB).returncode == 0
+        done = kit.skupper("system", "stop")
         assert done.returncode == code, done.stdout
         assert done.stdout.startswith(prefix + "failed to read platform config file for namespace")
         assert paths(kit).input_resources.is_dir()  # nothing was removed
@@ -247,15 +226,15 @@ def test_b2_uninstall_21_halts_on_any_namespace_directory_and_disables_the_socke
     v21: HostKit,
 ) -> None:
     with v21.manager():
-        assert run(v21, "system", "install").returncode == 0
-        assert run(v21, "system", "apply", "-n", "half", "-f", "-", stdin=HUB).returncode == 0
-        halted = run(v21, "system", "uninstall")
+        assert v21.skupper("system", "install").returncode == 0
+        assert v21.skupper("system", "apply", "-n", "half", "-f", "-", stdin=HUB).returncode == 0
+        halted = v21.skupper("system", "uninstall")
         assert (halted.returncode, halted.stdout) == (
             2,
             "Uninstallation halted: Active sites detected.\n",
         )
         assert (v21.unit_dir / "skupper-controller.service").exists()
-        forced = run(v21, "system", "uninstall", "--force")
+        forced = v21.skupper("system", "uninstall", "--force")
         assert forced.returncode == 0, forced.stdout
         assert paths(v21, "half").home.is_dir()  # 2.1.x --force removes no site
         assert not (v21.unit_dir / "skupper-controller.service").exists()
@@ -268,9 +247,9 @@ def test_b2_uninstall_21_halts_on_any_namespace_directory_and_disables_the_socke
 
 def test_b2_uninstall_22_counts_only_rendered_sites_and_keeps_the_socket(v22: HostKit) -> None:
     with v22.manager():
-        assert run(v22, "system", "install").returncode == 0
-        assert run(v22, "system", "apply", "-n", "half", "-f", "-", stdin=HUB).returncode == 0
-        done = run(v22, "system", "uninstall")
+        assert v22.skupper("system", "install").returncode == 0
+        assert v22.skupper("system", "apply", "-n", "half", "-f", "-", stdin=HUB).returncode == 0
+        done = v22.skupper("system", "uninstall")
         assert done.returncode == 0, done.stdout
         assert "System-controller has been removed" in done.stdout
         assert v22.sh("systemctl --user is-active podman.socket").stdout.strip() == "active"
@@ -280,15 +259,15 @@ def test_b2_uninstall_22_counts_only_rendered_sites_and_keeps_the_socket(v22: Ho
 
 
 def test_b5_start_fails_without_the_podman_socket_and_leaves_the_render(v21: HostKit) -> None:
-    assert run(v21, "system", "apply", "-f", "-", stdin=HUB).returncode == 0
+    assert v21.skupper("system", "apply", "-f", "-", stdin=HUB).returncode == 0
     with v21.manager():
-        done = run(v21, "system", "start")
+        done = v21.skupper("system", "start")
         assert done.returncode == 1
         assert "Failed to bootstrap: failed to pull router image" in done.stdout
         assert "podman/podman.sock: connect: no such file or directory" in done.stdout
         assert containers.get(v21.home, "default-skupper-router") is None
         assert paths(v21).platform_file.is_file()  # rendered, not undone
-        again = run(v21, "system", "start")
+        again = v21.skupper("system", "start")
         assert again.returncode == 2 and "namespace already exists: default" in again.stdout
 
 
@@ -296,14 +275,14 @@ def test_b5_start_fails_without_the_podman_socket_and_leaves_the_render(v21: Hos
 
 
 def test_render_status_secrets_snapshot_and_reload_warnings(v21: HostKit) -> None:
-    applied = run(v21, "system", "apply", "-f", "-", stdin=HUB + "---\n" + LINK)
+    applied = v21.skupper("system", "apply", "-f", "-", stdin=HUB + "---\n" + LINK)
     assert applied.returncode == 0
     written = [line for line in applied.stdout.splitlines() if line.startswith("File written to")]
     assert len(written) == 6  # C9: fs/custom_resource_handler.go prints each file
     p = paths(v21)
     with v21.manager():
         socket_on(v21)
-        started = run(v21, "system", "start")
+        started = v21.skupper("system", "start")
         assert started.returncode == 0, started.stdout
         runtime = {f.name for f in p.runtime_resources.iterdir()}
         # C8: the runtime state holds the Secrets (private keys) and the Certificates
@@ -321,7 +300,7 @@ def test_render_status_secrets_snapshot_and_reload_warnings(v21: HostKit) -> Non
         assert status("Connector-model-api.yaml")["message"] == "Not Matched"
         # C9: the loaded sources are kept; a reload archives the previous ones
         assert (p.internal / "snapshot" / "Site-hub-f.yaml").is_file()
-        reloaded = run(v21, "system", "reload")
+        reloaded = v21.skupper("system", "reload")
         assert reloaded.returncode == 0, reloaded.stdout
         assert (p.home / "sources.backup.tar.gz").is_file()
         with tarfile.open(p.home / "sources.backup.tar.gz") as tar:

@@ -8,17 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostkit import HostKit, make_host, wait_for
+
+from hostkit import HostKit, make_host, running_host, wait_for
 
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[HostKit]:
-    kit = make_host(tmp_path, address="127.201.0.10")
-    try:
-        with kit.manager():
-            yield kit
-    finally:
-        kit.cleanup()
+    with running_host(tmp_path, address="127.201.0.10") as kit, kit.manager():
+        yield kit
 
 
 def show(kit: HostKit, unit: str, *props: str) -> dict[str, str]:

@@ -53,7 +53,7 @@ def topology(world: World, workaround: bool) -> Path:
 
 
 def router_log(world: World) -> str:
-    home = world.dir / "hosts" / HOST / "home"
+    home = world.host_dir(HOST) / "home"
     return (home / ".local/share/containers/sandbox" / ROUTER / "ctr.log").read_text()
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from polling import wait_for
 from skupper_sandbox import layout
 from skupper_sandbox.cli import world_processes
 from skupper_sandbox.layout import WorldSpec
@@ -69,7 +70,7 @@ def test_ssh_commands_run_in_the_host_environment(world: World, host: str) -> No
     script = 'echo "$HOME|$PATH|$SKMCP_SANDBOX_HOST|${XDG_RUNTIME_DIR-unset}|$(pwd)"; cat'
     status, out, err = world.ssh(host, script, input="from stdin\n")
     home, path, host_var, xdg, cwd = out.splitlines()[0].split("|")
-    host_dir = world.dir / "hosts" / host
+    host_dir = world.host_dir(host)
     assert status == 0, err
     assert home == cwd == str(host_dir / "home")
     assert path.split(":")[0] == str(world.dir / "bin")
@@ -208,7 +209,7 @@ def test_openssh_hosts_run_commands_in_the_host_environment(
         'echo "$HOME|$SKMCP_SANDBOX_HOST|${XDG_RUNTIME_DIR-unset}"; cat; exit 4',
         input="through sshd\n",
     )
-    host_dir = openssh_world.dir / "hosts" / host
+    host_dir = openssh_world.host_dir(host)
     assert status == 4, err
     assert out.splitlines() == [f"{host_dir / 'home'}|{host_dir}|unset", "through sshd"]
 
@@ -226,7 +227,7 @@ def test_openssh_world_serves_models_and_status(openssh_world: World) -> None:
 def test_a_dead_user_manager_is_restarted(world: World) -> None:
     from skupper_sandbox.cli import _cmdline, _environ
 
-    host_dir = str(world.dir / "hosts" / "local")
+    host_dir = str(world.host_dir("local"))
 
     def manager_pids() -> set[int]:
         return {
@@ -239,7 +240,8 @@ def test_a_dead_user_manager_is_restarted(world: World) -> None:
     before = manager_pids()
     assert len(before) == 1
     os.kill(before.pop(), signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while not (manager_pids() and manager_pids().isdisjoint(before)):
-        assert time.monotonic() < deadline, "the user manager was not restarted"
-        time.sleep(0.05)
+    wait_for(
+        lambda: (pids := manager_pids()) and pids.isdisjoint(before),
+        timeout=10,
+        what="the user manager to be restarted",
+    )

@@ -1,6 +1,10 @@
 """The Kubernetes API seam: the few calls the Kubernetes site needs, over the official
 ``kubernetes`` client, with its errors translated into the project's own.
 
+The client is the ``kubernetes`` extra (``pip install 'skupper-mcp[kubernetes]'``): only a
+topology with a Kubernetes site loads it, and without it that site fails with a
+``MissingExtraError`` that names the extra (``_kube_client``), while the others run.
+
 The client is blocking, so every call runs in a worker thread with a request timeout.
 Objects go in and come out as plain JSON-shaped dicts (camelCase keys, as in YAML), for
 Skupper's custom resources and core objects alike.
@@ -16,7 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from skupper_mcp.errors import ConfigError, ConnectError, KubeError
+from skupper_mcp.errors import (
+    ConnectError,
+    KubeError,
+    MissingExtraError,
+    SiteConfigError,
+)
+from skupper_mcp.vocabulary import KUBE_HOST
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -71,10 +81,8 @@ class KubeConnector:
 
         Lists the Skupper sites in ``namespace``, since ``/version`` alone needs no login.
         """
-        from kubernetes import client
-
         api = await self._client()
-        info = await self._call("get", "version", None, client.VersionApi(api).get_code)
+        info = await self._call("get", "version", None, _kube_client().VersionApi(api).get_code)
         try:
             await self.list("sites", namespace=namespace)
         except KubeError as exc:
@@ -353,7 +361,8 @@ class KubeConnector:
             return self._api
 
     def _build_client(self) -> ApiClient:
-        from kubernetes import client, config
+        client = _kube_client()
+        from kubernetes import config
 
         configuration = client.Configuration()
         source = str(self._kubeconfig) if self._kubeconfig else None
@@ -374,26 +383,54 @@ class KubeConnector:
                 if self._context is None:
                     self._context = chosen.get("name")
         except (config.ConfigException, OSError, StopIteration) as exc:
-            where = source or "the default kubeconfig"
-            raise ConfigError(f"cannot load {where} (context {self.context}): {exc}") from exc
+            raise self._config_problem(source, exc) from exc
         # One quick retry at most: the request timeout, not urllib3's retries, bounds a call.
         configuration.retries = 1
         return client.ApiClient(configuration=configuration)
 
-    async def _custom(self) -> Any:
-        from kubernetes import client
+    def _config_problem(self, source: str | None, exc: BaseException) -> SiteConfigError:
+        """What in topology.env to fix when the kubeconfig cannot be loaded: the file
+        (CRC_KUBECONFIG) or the context (CRC_CONTEXT). Nothing was asked of the cluster."""
+        from kubernetes import config
 
-        return client.CustomObjectsApi(await self._client())
+        where = source or "the default kubeconfig ($KUBECONFIG, else ~/.kube/config)"
+        if source and not Path(source).is_file():
+            return SiteConfigError(
+                KUBE_HOST,
+                f"the kubeconfig {source} does not exist: CRC_KUBECONFIG in topology.env "
+                "names it; fix the path, or comment out the CRC_ variables to leave the "
+                "Kubernetes site out",
+                variable="CRC_KUBECONFIG",
+            )
+        if self._context:
+            try:
+                contexts, _ = config.list_kube_config_contexts(config_file=source)
+            except (config.ConfigException, OSError):
+                contexts = None
+            if contexts is not None and self._context not in {c["name"] for c in contexts}:
+                known = ", ".join(sorted(c["name"] for c in contexts)) or "none"
+                return SiteConfigError(
+                    KUBE_HOST,
+                    f"{where} has no context {self._context!r} (its contexts: {known}): "
+                    "fix CRC_CONTEXT in topology.env, or log in to the cluster to create it "
+                    "(e.g. `oc login`)",
+                    variable="CRC_CONTEXT",
+                )
+        return SiteConfigError(
+            KUBE_HOST,
+            f"cannot load {where} (context {self.context}): {exc}; fix CRC_KUBECONFIG or "
+            "CRC_CONTEXT in topology.env",
+            variable="CRC_KUBECONFIG",
+        )
+
+    async def _custom(self) -> Any:
+        return _kube_client().CustomObjectsApi(await self._client())
 
     async def _core(self) -> Any:
-        from kubernetes import client
-
-        return client.CoreV1Api(await self._client())
+        return _kube_client().CoreV1Api(await self._client())
 
     async def _apps(self) -> Any:
-        from kubernetes import client
-
-        return client.AppsV1Api(await self._client())
+        return _kube_client().AppsV1Api(await self._client())
 
     async def _ns(self, namespace: str | None) -> str:
         await self._client()
@@ -460,6 +497,16 @@ class KubeConnector:
                 return False
             raise
         return True
+
+
+def _kube_client() -> Any:
+    """The ``kubernetes.client`` module, or a ``MissingExtraError`` naming the extra that
+    brings it when it is not installed (every call reaches the client through here)."""
+    try:
+        from kubernetes import client
+    except ImportError as exc:
+        raise MissingExtraError("a Kubernetes site", "kubernetes", "kubernetes") from exc
+    return client
 
 
 def _name_of(body: KubeObject) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from skupper_mcp.connectors.base import (
     read_output,
 )
 from skupper_mcp.connectors.shared import SharedAttempt
-from skupper_mcp.errors import CommandTimeout, ConnectError, HostKeyError
+from skupper_mcp.errors import CommandTimeout, ConnectError, HostKeyError, SiteConfigError
 
 if TYPE_CHECKING:
     import asyncssh
@@ -255,6 +256,8 @@ class SSHConnector:
             # asyncssh takes an absent username as "the local user"; None is not that.
             kwargs["username"] = self._target.user
         if options.identity_files:
+            for path in options.identity_files:
+                self._check_identity(path)
             kwargs["client_keys"] = [str(path) for path in options.identity_files]
         log.debug("connecting to %s (%s)", self._name, self._target)
         try:
@@ -288,6 +291,19 @@ class SSHConnector:
             raise ConnectError(self._name, f"{reason} ({self._address})") from exc
         verifier.record_accepted_key(self._target)
         return conn
+
+    def _check_identity(self, path: Path) -> None:
+        """An identity file that is not there is a mistake in topology.env, not a host that
+        is down: asyncssh would only say "No such file or directory"."""
+        if path.is_file() and os.access(path, os.R_OK):
+            return
+        why = "is not readable" if path.exists() else "does not exist"
+        raise SiteConfigError(
+            self._name,
+            f"the SSH identity file {path} {why}: SSH_IDENTITY in topology.env names it; "
+            "fix the path, or remove SSH_IDENTITY to use the SSH agent and ~/.ssh/id_*",
+            variable="SSH_IDENTITY",
+        )
 
 
 class _HostKeyVerifier:

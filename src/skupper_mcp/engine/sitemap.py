@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..connectors.pool import ConnectorPool
-from ..errors import ConnectError, KubeError
+from ..errors import ConnectError, KubeError, SiteConfigError
 from ..facts import names
 from ..facts.site_state import SiteState
 from ..sites import resources as cr
@@ -61,6 +61,8 @@ class SiteView:
 
     def problem(self) -> str:
         assert self.error is not None
+        if isinstance(self.error, SiteConfigError):
+            return f"{self.ref.host} cannot be used as configured: {self.error.reason}"
         if isinstance(self.error, ConnectError):
             return f"{self.ref.host} unreachable: {self.error.reason}"
         if isinstance(self.error, KubeError):

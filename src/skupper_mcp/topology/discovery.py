@@ -41,7 +41,7 @@ def find_topology_path(
     tried = ", ".join(str(c) for c in candidates)
     raise ConfigError(
         f"no topology file: pass --topology PATH, set {ENV_VARIABLE}, or create one of {tried} "
-        "(start from topology.env.example)"
+        "(`skupper-mcp init` writes one to start from)"
     )
 
 
@@ -50,6 +50,12 @@ def load_topology(path: str | os.PathLike[str] | None = None) -> Topology:
     found = find_topology_path(path)
     try:
         text = found.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise ConfigError(
+            f"cannot read the topology: {error.strerror}; `skupper-mcp init {found}` writes "
+            "one to start from",
+            path=str(found),
+        ) from error
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read the topology: {error}", path=str(found)) from error
     return parse_topology(text, found)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from skupper_mcp.errors import ConfigError, cut
 
@@ -28,6 +29,8 @@ SAFE_PATH = re.compile(r"[A-Za-z0-9_.~/+@:=,-]+", re.ASCII)
 _TRUE = {"true", "yes", "1"}
 _FALSE = {"false", "no", "0"}
 
+T = TypeVar("T")
+
 LABEL_RULE = "a DNS-1123 label (lowercase letters, digits and '-', 1-63 characters)"
 
 
@@ -40,33 +43,51 @@ class Assignment:
     line: int
 
 
-def parse_assignments(text: str, path: str) -> dict[str, Assignment]:
-    """Split ``topology.env`` text into assignments, without interpreting any value."""
+def parse_assignments(
+    text: str, path: str, problems: list[ConfigError] | None = None
+) -> dict[str, Assignment]:
+    """Split ``topology.env`` text into assignments, without interpreting any value. With
+    ``problems``, a bad line is added to it and skipped, so every line's mistake is found in
+    one pass; without, the first one is raised."""
     found: dict[str, Assignment] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
+        try:
+            assignment = _parse_line(raw, number, path, found)
+        except ConfigError as error:
+            if problems is None:
+                raise
+            problems.append(error)
             continue
-        if line.startswith("export ") or line.startswith("export\t"):
-            line = line[len("export") :].lstrip()
-        key, sep, rest = line.partition("=")
-        if not sep or not _KEY.fullmatch(key):
-            raise ConfigError(
-                f"expected KEY=value, got {excerpt(raw)}; "
-                "keys are letters, digits and underscores, with no spaces around '='",
-                path=path,
-                line=number,
-            )
-        value = _parse_value(rest, path=path, line=number, key=key)
-        if key in found:
-            raise ConfigError(
-                f"set twice (first on line {found[key].line}); keep one",
-                path=path,
-                line=number,
-                variable=key,
-            )
-        found[key] = Assignment(key, value, number)
+        if assignment is not None:
+            found[assignment.key] = assignment
     return found
+
+
+def _parse_line(
+    raw: str, number: int, path: str, found: Mapping[str, Assignment]
+) -> Assignment | None:
+    line = raw.strip()
+    if not line or line.startswith("#"):
+        return None
+    if line.startswith("export ") or line.startswith("export\t"):
+        line = line[len("export") :].lstrip()
+    key, sep, rest = line.partition("=")
+    if not sep or not _KEY.fullmatch(key):
+        raise ConfigError(
+            f"expected KEY=value, got {excerpt(raw)}; "
+            "keys are letters, digits and underscores, with no spaces around '='",
+            path=path,
+            line=number,
+        )
+    value = _parse_value(rest, path=path, line=number, key=key)
+    if key in found:
+        raise ConfigError(
+            f"set twice (first on line {found[key].line}); keep one",
+            path=path,
+            line=number,
+            variable=key,
+        )
+    return Assignment(key, value, number)
 
 
 def _parse_value(rest: str, *, path: str, line: int, key: str) -> str:
@@ -108,9 +129,25 @@ def excerpt(text: str) -> str:
 class Reader:
     """Typed access to the assignments, with errors that point at the right line."""
 
-    def __init__(self, assignments: Mapping[str, Assignment], path: str) -> None:
+    def __init__(
+        self,
+        assignments: Mapping[str, Assignment],
+        path: str,
+        problems: list[ConfigError] | None = None,
+    ) -> None:
         self.assignments = assignments
         self.path = path
+        # Where a value that has a default records its mistake and falls back to the
+        # default, so the rest of the file is still checked; a required value still raises.
+        self.problems: list[ConfigError] = [] if problems is None else problems
+
+    def attempt(self, work: Callable[[], T], fallback: T) -> T:
+        """``work()``, or ``fallback`` with its ``ConfigError`` recorded in ``problems``."""
+        try:
+            return work()
+        except ConfigError as error:
+            self.problems.append(error)
+            return fallback
 
     def error(self, key: str, message: str) -> ConfigError:
         found = self.assignments.get(key)
@@ -137,7 +174,7 @@ class Reader:
         value = self.raw(key)
         if value is None or value == "":
             return default
-        return self.check(key, value, pattern, what)
+        return self.attempt(lambda: self.check(key, value, pattern, what), default)
 
     def check(self, key: str, value: str, pattern: re.Pattern[str], what: str) -> str:
         if not pattern.fullmatch(value):
@@ -153,6 +190,8 @@ class Reader:
             if default is not None:
                 return default
             raise ConfigError(f"required: {required}", path=self.path, variable=key)
+        if default is not None:
+            return self.attempt(lambda: self.check_host(key, value), default)
         return self.check_host(key, value)
 
     def check_host(self, key: str, value: str) -> str:
@@ -169,7 +208,11 @@ class Reader:
                 return default
             raise ConfigError(f"required: {required}", path=self.path, variable=key)
         if not _PORT.fullmatch(value) or not 1 <= int(value) <= 65535:
-            raise self.error(key, f"{excerpt(value)} is not a port: expected 1-65535")
+            error = self.error(key, f"{excerpt(value)} is not a port: expected 1-65535")
+            if default is None:
+                raise error
+            self.problems.append(error)
+            return default
         return int(value)
 
     def boolean(self, key: str, default: bool) -> bool:
@@ -181,14 +224,21 @@ class Reader:
             return True
         if lowered in _FALSE:
             return False
-        raise self.error(key, f"{excerpt(value)} is not a boolean: use true/false/yes/no/1/0")
+        self.problems.append(
+            self.error(key, f"{excerpt(value)} is not a boolean: use true/false/yes/no/1/0")
+        )
+        return default
 
     def path_value(self, key: str, base: Path) -> Path | None:
         value = self.raw(key)
         if not value:
             return None
-        self.check(key, value, SAFE_PATH, "a file path (letters, digits, / . _ - ~)")
-        return self.resolve_path(key, value, base)
+
+        def resolved() -> Path:
+            self.check(key, value, SAFE_PATH, "a file path (letters, digits, / . _ - ~)")
+            return self.resolve_path(key, value, base)
+
+        return self.attempt(resolved, None)
 
     def resolve_path(self, key: str, value: str, base: Path) -> Path:
         """``~`` and ``~user`` expanded; a relative path is relative to ``base``."""

@@ -22,7 +22,7 @@ class _Model(BaseModel):
 class ProviderHost(_Model):
     """A GPU machine that serves a model through its own Skupper site (a hub)."""
 
-    name: str = Field(description="Host name in this topology, a DNS label (rhel-ai)")
+    name: str = Field(description="Host name in this topology, a DNS label (e.g. gpu1)")
     prefix: str = Field(description="Variable prefix in topology.env (RHEL_AI)")
     ssh: SSHTarget
     public_host: str = Field(description="Address peers dial for links")

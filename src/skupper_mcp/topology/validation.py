@@ -9,12 +9,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from skupper_mcp.connectors.base import DEFAULT_CONNECT_TIMEOUT, SSHTarget
-from skupper_mcp.errors import ConfigError
+from skupper_mcp.errors import ConfigError, ConfigErrors
 from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST
 
 from .envfile import DNS_LABEL, LABEL_RULE, SAFE_PATH, Reader, excerpt, parse_assignments
@@ -101,28 +102,51 @@ def prefix_of(name: str) -> str:
 
 
 def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
-    """Parse and validate topology text. Raises ``ConfigError`` on any problem."""
+    """Parse and validate topology text. Raises ``ConfigError`` on any problem; when the
+    file has several independent ones, a ``ConfigErrors`` that lists them all, so one run
+    shows every mistake: each line, each variable with a default, each host and site is
+    checked even after another failed."""
     path_str = str(path)
-    assignments = parse_assignments(text, path_str)
-    reader = Reader(assignments, path_str)
+    problems: list[ConfigError] = []
+    assignments = parse_assignments(text, path_str, problems)
+    reader = Reader(assignments, path_str, problems)
     base = Path(path).parent
-    provider_names = _provider_names(reader)
+    provider_names: list[str] = reader.attempt(lambda: _provider_names(reader), [])
     _reject_unknown(reader, provider_names)
-    providers = [_provider(reader, name) for name in provider_names]
+    providers = [
+        p
+        for p in (reader.attempt(partial(_provider, reader, n), None) for n in provider_names)
+        if p
+    ]
+    if not provider_names and not reader.has("PROVIDER_HOSTS"):
+        problems.append(
+            ConfigError(
+                "no provider hosts: set PROVIDER_HOSTS or <PREFIX>_SSH_HOST for each GPU host",
+                path=path_str,
+                variable="PROVIDER_HOSTS",
+            )
+        )
+    local = reader.attempt(lambda: _local_site(reader), None)
+    kube = None
+    if providers:
+        kube = reader.attempt(lambda: _kube_site(reader, providers, base), None)
+    ssh = reader.attempt(lambda: _ssh_settings(reader, base), None)
+    min_version = reader.text(
+        "SKUPPER_MIN_VERSION", DEFAULT_MIN_SKUPPER_VERSION, _VERSION, "a version like 2.1.0"
+    )
+    state_dir = reader.path_value("STATE_DIR", base) or default_state_dir()
+    if local is not None and len(providers) == len(provider_names):
+        reader.attempt(lambda: _check_unique(reader, providers, local, kube), None)
+    if problems:
+        problems.sort(key=lambda p: (p.line is None, p.line or 0))
+        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
     if not providers:
         raise ConfigError(
             "no provider hosts: set PROVIDER_HOSTS or <PREFIX>_SSH_HOST for each GPU host",
             path=path_str,
             variable="PROVIDER_HOSTS",
         )
-    local = _local_site(reader)
-    kube = _kube_site(reader, providers, base)
-    ssh = _ssh_settings(reader, base)
-    min_version = reader.text(
-        "SKUPPER_MIN_VERSION", DEFAULT_MIN_SKUPPER_VERSION, _VERSION, "a version like 2.1.0"
-    )
-    state_dir = reader.path_value("STATE_DIR", base) or default_state_dir()
-    _check_unique(reader, providers, local, kube)
+    assert local is not None and ssh is not None  # else a problem was recorded
     try:
         return Topology(
             path=Path(path),
@@ -261,8 +285,9 @@ def _local_site(reader: Reader) -> LocalSite:
         raise reader.error("LOCAL_EDGE_PORT", "must differ from LOCAL_INTER_ROUTER_PORT")
     public_host = reader.host("LOCAL_PUBLIC_HOST", "") or None
     return LocalSite(
-        site_name=reader.label("LOCAL_SITE_NAME", "")
-        or _missing(reader, "LOCAL_SITE_NAME", "the local site's name (e.g. local-<user>)"),
+        site_name=_required_label(
+            reader, "LOCAL_SITE_NAME", "the local site's name (e.g. local-<user>)"
+        ),
         namespace=reader.label("LOCAL_NAMESPACE", "default"),
         inter_router_port=inter_router,
         edge_port=edge,
@@ -277,6 +302,14 @@ def _missing(reader: Reader, key: str, what: str) -> str:
     raise ConfigError(f"required: {what}", path=reader.path, variable=key)
 
 
+def _required_label(reader: Reader, key: str, what: str) -> str:
+    """A required name; an invalid one is recorded and stands in as "invalid" so the rest of
+    the file is still checked (the recorded problem fails the parse)."""
+    if not reader.raw(key):
+        return _missing(reader, key, what)
+    return reader.label(key, "invalid")
+
+
 _KUBE_PORT = re.compile(r"CRC_([A-Z0-9_]+?)(_MODEL)?_PORT", re.ASCII)
 
 
@@ -284,7 +317,7 @@ def _kube_site(reader: Reader, providers: list[ProviderHost], base: Path) -> Kub
     keys = [k for k in reader.assignments if k.startswith("CRC_")]
     if not keys:
         return None
-    site_name = reader.label("CRC_SITE_NAME", "") or _missing(
+    site_name = _required_label(
         reader, "CRC_SITE_NAME", "the Kubernetes site's name, since CRC_ variables are set"
     )
     by_name = {p.name: p for p in providers}
@@ -382,11 +415,15 @@ def _reject_unknown(reader: Reader, provider_names: list[str]) -> None:
         if kube_port and _prefix_by_short_name(prefixes, kube_port.group(1)):
             continue
         close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
-        hint = f"did you mean {close[0]}?" if close else "see topology.env.example"
+        hint = (
+            f"did you mean {close[0]}?"
+            if close
+            else "README.md, 'Configuration for real hosts', lists every variable"
+        )
         if key.endswith("_SSH_HOST"):
             host = key[: -len("_SSH_HOST")].lower().replace("_", "-")
             hint = f"add {host} to PROVIDER_HOSTS to declare it, or {hint}"
-        raise reader.error(key, f"unknown variable; {hint}")
+        reader.problems.append(reader.error(key, f"unknown variable; {hint}"))
 
 
 def _check_unique(

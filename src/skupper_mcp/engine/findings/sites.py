@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...errors import SiteConfigError
 from ...facts.skupper_version import SkupperVersion
 from ...models import Finding
 from ..desired.drift import site_drift
+from ..scope import SiteRef
 from .context import Network, call, finding, on_host
 
 
@@ -15,19 +17,58 @@ def unreadable(network: Network) -> Iterator[Finding]:
     for view in network.views.values():
         if view.error is None:
             continue
+        if isinstance(view.error, SiteConfigError):
+            yield misconfigured(network, view.ref, view.error)
+            continue
         reach = "cannot be reached" if not view.reachable else "could not be read"
+        if view.ref.platform == "kubernetes":
+            # a cluster is no SSH host, and diagnosing it again finds the same
+            cause = (
+                "the cluster is stopped, its API does not answer at the kubeconfig's server "
+                "address, or it refuses the kubeconfig's credentials"
+            )
+            fix = (
+                "start the cluster (e.g. `crc start`) or log in again (e.g. `oc login`), then "
+                "check it with setup check=true; up and down skip it meanwhile"
+            )
+            step = call("setup", check=True)
+        else:
+            cause = (
+                "the host is down, its SSH does not answer in time, or it refuses the "
+                "credentials in topology.env"
+            )
+            fix = (
+                f"check that {view.ref.host} is up and answers SSH with the credentials in "
+                "topology.env, then diagnose again"
+            )
+            step = call("diagnose", target=view.ref.host)
         yield finding(
             "site-unreadable",
             view.ref,
             "error",
             symptom=f"{view.ref.host} {reach}: nothing else about it could be diagnosed",
             evidence=[view.problem()],
-            cause="the host is down, its SSH (or the cluster's API) does not answer in time, or "
-            "it refuses the credentials in topology.env",
-            fix=f"check that {view.ref.host} is up and answers SSH (or the API) with the "
-            "credentials in topology.env, then diagnose again",
-            next=[call("diagnose", target=view.ref.host)],
+            cause=cause,
+            fix=fix,
+            next=[step],
         )
+
+
+def misconfigured(network: Network, ref: SiteRef, error: SiteConfigError) -> Finding:
+    """topology.env names a file or context that is not there: the host is not at fault and
+    diagnosing again finds the same, so the next step is the topology, then the precheck."""
+    return finding(
+        "site-misconfigured",
+        ref,
+        "error",
+        symptom=f"{ref.host} cannot be used as {network.topology_file} describes it",
+        evidence=[error.reason],
+        cause=f"{error.variable} in {network.topology_file} names something that does not "
+        "exist on this machine; nothing was asked of the host",
+        fix=f"edit {error.variable} in {network.topology_file}, then run setup with "
+        "check=true to confirm",
+        next=[call("setup", check=True)],
+    )
 
 
 def not_set_up(network: Network) -> Iterator[Finding]:

@@ -26,6 +26,8 @@ from skupper_mcp.errors import (
     ConnectError,
     HostKeyError,
     KubeError,
+    MissingExtraError,
+    SiteConfigError,
     SkupperMcpError,
 )
 from skupper_mcp.facts.precheck import SiteFacts, ports_bound
@@ -55,12 +57,13 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
                 site=host,
                 status="fail",
                 detail=f"systemctl is not usable: {error}",
-                hint="enable lingering (loginctl enable-linger $USER) so the user manager "
-                "runs without a login session",
+                hint=_systemd_hint(facts),
             )
         )
     linger = (facts.linger or "").lower()
-    if facts.root:
+    if facts.linger is None and not facts.root and not facts.systemd_ok:
+        pass  # no loginctl and no systemd: the systemd-user check says what the host lacks
+    elif facts.root:
         checks.append(
             Check(
                 name="linger",
@@ -83,6 +86,30 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
             )
         )
     return checks
+
+
+def _systemd_hint(facts: SiteFacts) -> str:
+    """What to do when systemctl does not answer, consistent with the linger check: root and
+    a lingering user need no lingering, a host without loginctl has no systemd to linger."""
+    if facts.root:
+        return (
+            "Skupper's podman site runs under systemd: use a host whose init is systemd "
+            "(a container or WSL without systemd cannot host a site)"
+        )
+    if facts.linger is None:
+        return (
+            "this host has no systemd (no loginctl): Skupper's podman site needs a systemd "
+            "user manager; use a host whose init is systemd"
+        )
+    if (facts.linger or "").lower().endswith("=yes"):
+        return (
+            "lingering is on but the user manager does not answer: log in to the host as "
+            "this user once, or check `systemctl --user status` and XDG_RUNTIME_DIR"
+        )
+    return (
+        "enable lingering (loginctl enable-linger $USER) so the user manager runs without "
+        "a login session"
+    )
 
 
 def _podman_socket_check(host: str, facts: SiteFacts) -> Check:
@@ -183,6 +210,35 @@ def evaluate_ports(
     return checks
 
 
+# What the example and `skupper-mcp init` write where the user's own values go: names
+# under the reserved example domains (RFC 2606) and the documentation networks (RFC 5737).
+_PLACEHOLDER_DOMAINS = ("example.com", "example.net", "example.org", "example", "invalid")
+_PLACEHOLDER_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
+)
+
+
+def is_placeholder(host: str) -> bool:
+    """Whether ``host`` is an example value left in topology.env, not a real host."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        name = host.lower().rstrip(".")
+        return any(name == d or name.endswith("." + d) for d in _PLACEHOLDER_DOMAINS)
+    return any(address in network for network in _PLACEHOLDER_NETWORKS)
+
+
+def placeholder_check(site: str, name: str, variable: str, value: str, what: str) -> Check:
+    """A value still the example's: nothing is tried with it."""
+    return Check(
+        name=name,
+        site=site,
+        status="fail",
+        detail=f"{value} is a placeholder from the example topology, not {what}",
+        hint=f"replace the placeholder host {value} in {variable} (topology.env) with {what}",
+    )
+
+
 def evaluate_sans(topology: Topology) -> list[Check]:
     """Each router certificate's SANs must cover the address its peers dial."""
     sites: list[tuple[str, str, str | None, list[str]]] = [
@@ -219,6 +275,13 @@ def evaluate_sans(topology: Topology) -> list[Check]:
                 )
             )
     return checks
+
+
+async def _public_host_check(host: str, prefix: str, public_host: str) -> Check:
+    if is_placeholder(public_host):
+        what = "the address the other sites dial to reach it"
+        return placeholder_check(host, "dns", f"{prefix}_PUBLIC_HOST", public_host, what)
+    return await check_dns(host, public_host)
 
 
 async def check_dns(host: str, name: str, timeout: float = DNS_TIMEOUT) -> Check:
@@ -258,11 +321,17 @@ async def check_podman_site(sites: SiteMap, host: str, target: SSHTarget | None)
     """SSH reachability, then one script for the site's facts."""
     topology = sites.topology
     is_local = host == topology.local.name
+    if target is not None and is_placeholder(target.host):
+        prefix = "LOCAL" if is_local else sites.provider(host).prefix
+        what = "this machine's SSH address" if is_local else f"{host}'s name or address"
+        return [placeholder_check(host, "ssh", f"{prefix}_SSH_HOST", target.host, what)]
     start = time.monotonic()
     try:
         site = await asyncio.wait_for(
             sites.podman(site_ref(topology, host)), topology.ssh.connect_timeout + 2
         )
+    except SiteConfigError as error:
+        return [_ssh_fail(host, target, error, start, f"fix {error.variable} in topology.env")]
     except HostKeyError as error:
         return [_ssh_fail(host, target, error, start, _host_key_hint(topology, target))]
     except (ConnectError, TimeoutError) as error:
@@ -334,6 +403,8 @@ async def check_kubernetes(
     where = f"context {kube.context}" if kube.context else "the current context"
     try:
         version = await asyncio.wait_for(access(), timeout + 2)
+    except SiteConfigError as error:
+        return _kube_fail(kube, error.reason, f"fix {error.variable} in topology.env", start)
     except KubeError as error:
         if error.status in (401, 403):
             hint = (
@@ -351,6 +422,9 @@ async def check_kubernetes(
             "start the cluster (crc start) or fix the kubeconfig's server address",
             start,
         )
+    except MissingExtraError as error:
+        hint = f"install it where skupper-mcp runs: pip install 'skupper-mcp[{error.extra}]'"
+        return _kube_fail(kube, str(error), hint, start)
     except (ConfigError, SkupperMcpError, ImportError) as error:
         return _kube_fail(kube, str(error), "check CRC_KUBECONFIG and CRC_CONTEXT", start)
     return Check(
@@ -508,10 +582,12 @@ async def run_precheck(
     local = topology.local
     jobs.append(guarded(local.name, check_podman_site(sites, local.name, local.ssh)))
     for p in topology.providers:
-        jobs.append(guarded(p.name, one(check_dns(p.name, p.public_host))))
+        jobs.append(guarded(p.name, one(_public_host_check(p.name, p.prefix, p.public_host))))
     if topology.kubernetes:
         if local.public_host:
-            jobs.append(guarded(local.name, one(check_dns(local.name, local.public_host))))
+            jobs.append(
+                guarded(local.name, one(_public_host_check(local.name, "LOCAL", local.public_host)))
+            )
         jobs.append(
             guarded(
                 topology.kubernetes.name,

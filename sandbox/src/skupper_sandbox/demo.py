@@ -1,15 +1,21 @@
-"""``make demo``: the main job, end to end, on a sandbox world.
+"""``make demo`` (``python -m skupper_sandbox.demo``): the main job, end to end, on a sandbox
+world.
 
 Starts a simulated VAN (two GPU providers, the local consumer, a Kubernetes consumer),
 then runs what an agent runs when a user says "set up skupper", "start skupper", "is it
 working?", "stop skupper on rhel-ai" and "stop skupper", printing each command as a
 person would type it and what it answered. The sandbox is stopped at the end, whatever
 happened (``--keep`` leaves it running for you to explore).
+
+The demo belongs to the sandbox's distribution, not the product's: a user's install of
+skupper-mcp carries nothing of the simulator. It drives the product only as a user does,
+through its command (``python -m skupper_mcp``), never by importing it.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -29,6 +35,9 @@ STEPS: list[tuple[str, list[str]]] = [
     ("Stop skupper on rhel-ai (the local site stays: rhtevan-work is active)", ["down", "rhel-ai"]),
     ("Stop skupper", ["down"]),
 ]
+
+
+SANDBOX = [sys.executable, "-m", "skupper_sandbox"]
 
 
 def say(text: str = "") -> None:
@@ -56,12 +65,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", help="sandbox directory (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="leave the sandbox running")
     args = parser.parse_args(argv)
+    if importlib.util.find_spec("skupper_mcp") is None:
+        say(
+            "The demo drives the skupper-mcp command, which this Python lacks: install it "
+            "beside the sandbox (`make venv` in a clone does), e.g. `pip install -e .`."
+        )
+        return 1
     owned = args.dir is None
     directory = Path(args.dir or tempfile.mkdtemp(prefix="skupper-mcp-demo-")).resolve()
     say(f"Starting a sandbox VAN in {directory} ...")
     started = time.monotonic()
     up = subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "sandbox", "up", "--dir", str(directory)],
+        [*SANDBOX, "up", "--dir", str(directory)],
         text=True,
         capture_output=True,
         check=False,
@@ -80,10 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.keep:
             say(f"\nThe sandbox keeps running: skupper-mcp --topology {topology} status")
-            say(f"Stop it with: skupper-mcp sandbox down --dir {directory}")
+            say(f"Stop it with: skupper-sandbox down --dir {directory}")
         else:
             subprocess.run(
-                [sys.executable, "-m", "skupper_mcp", "sandbox", "down", "--dir", str(directory)],
+                [*SANDBOX, "down", "--dir", str(directory)],
                 capture_output=True,
                 check=False,
             )

@@ -88,6 +88,10 @@ class World:
     def addresses(self) -> dict[str, str]:
         return {h.name: h.address for h in self.info.hosts}
 
+    def host_dir(self, host: str) -> Path:
+        """The directory of ``host`` in the world (``DIR/hosts/<host>``)."""
+        return self.layout.host_dir(host)
+
     def sandbox(self, *args: str, timeout: float = UP_TIMEOUT) -> subprocess.CompletedProcess[str]:
         """Run a ``sandbox`` verb against this world (``--dir`` is added)."""
         verb, *rest = args

@@ -14,6 +14,7 @@ import contextlib
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import asyncssh
@@ -74,6 +75,34 @@ async def _feed(source: asyncssh.SSHReader[bytes], sink: asyncio.StreamWriter) -
         sink.close()
 
 
+class _OutputPipe:
+    """One of a command's output pipes, read on the server's side. Closing it is how sshd
+    hangs up: when a session's channel is gone, OpenSSH closes its ends of the command's
+    pipes (channels.c, ``channel_free``), so a command that still writes gets SIGPIPE and
+    ends; a command that floods output ends with its channel, not never."""
+
+    def __init__(self) -> None:
+        self._read_fd, self.write_fd = os.pipe()
+        self.reader = asyncio.StreamReader()
+        self._transport: asyncio.ReadTransport | None = None
+
+    async def open(self) -> None:
+        loop = asyncio.get_running_loop()
+        protocol = asyncio.StreamReaderProtocol(self.reader)
+        self._transport, _ = await loop.connect_read_pipe(
+            lambda: protocol, os.fdopen(self._read_fd, "rb", 0)
+        )
+        os.close(self.write_fd)  # the command holds the only write end now
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+        else:
+            with contextlib.suppress(OSError):
+                os.close(self._read_fd)
+                os.close(self.write_fd)
+
+
 class _HostSession:
     """Runs one SSH session's command on a host, the way its login would."""
 
@@ -81,6 +110,7 @@ class _HostSession:
         self.host_dir = host_dir
 
     async def __call__(self, process: asyncssh.SSHServerProcess[bytes]) -> None:
+        stdout, stderr = _OutputPipe(), _OutputPipe()
         try:
             delay = slow_delay(self.host_dir)
             if delay > 0:
@@ -93,31 +123,43 @@ class _HostSession:
                 "-c",
                 command,
                 stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+                stdout=stdout.write_fd,
+                stderr=stderr.write_fd,
                 env=env,
                 cwd=env["HOME"],
                 start_new_session=True,
             )
-            assert child.stdin and child.stdout and child.stderr
+            await stdout.open()
+            await stderr.open()
+            assert child.stdin
             feed = asyncio.create_task(_feed(process.stdin, child.stdin))
             await asyncio.gather(
-                _pump(child.stdout, process.stdout), _pump(child.stderr, process.stderr)
+                _pump(stdout.reader, process.stdout), _pump(stderr.reader, process.stderr)
             )
             returncode = await child.wait()
             feed.cancel()
             process.exit(_exit_status(returncode))
         except (OSError, asyncssh.Error) as exc:
-            process.stderr.write(f"sandbox login failed: {exc}\n".encode())
-            process.exit(255)
+            with contextlib.suppress(OSError, asyncssh.Error):
+                process.stderr.write(f"sandbox login failed: {exc}\n".encode())
+                process.exit(255)
+        finally:
+            stdout.close()
+            stderr.close()
 
 
 async def start_asyncssh_server(
-    layout: WorldLayout, name: str, address: str, port: int
+    layout: WorldLayout,
+    name: str,
+    address: str,
+    port: int,
+    server_factory: Callable[[], asyncssh.SSHServer] | None = None,
 ) -> asyncssh.SSHAcceptor:
-    """An asyncssh server for host ``name`` on ``address:port`` (the world's client key only)."""
+    """An asyncssh server for host ``name`` on ``address:port`` (the world's client key only).
+    ``server_factory`` makes each connection's ``asyncssh.SSHServer`` (tests watch the
+    connections through it)."""
     return await asyncssh.create_server(
-        None,
+        server_factory,
         address,
         port,
         server_host_keys=[str(layout.host_key(name))],

@@ -1,8 +1,8 @@
-"""``skupper-mcp sandbox up|status|fault|down``: run a simulated Skupper network.
+"""``skupper-sandbox up|status|fault|down``: run a simulated Skupper network.
 
-The product's CLI hands its ``sandbox`` verb to :func:`main`; it also runs on its own as
-``python -m skupper_sandbox.cli``. The command line is a contract: the tests and
-``docs/sandbox.md`` use it.
+The ``skupper-sandbox`` command of the skupper-mcp-sandbox distribution; also
+``python -m skupper_sandbox`` (or ``python -m skupper_sandbox.cli``). The command line is a
+contract: the tests, ``make demo`` and ``docs/sandbox.md`` use it.
 """
 
 from __future__ import annotations
@@ -445,7 +445,7 @@ def _router_line(info: WorldInfo) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="skupper-mcp sandbox", description="Run a simulated Skupper V2 network locally."
+        prog="skupper-sandbox", description="Run a simulated Skupper V2 network locally."
     )
     verbs = parser.add_subparsers(dest="verb", required=True)
 
@@ -533,8 +533,10 @@ def up_options(spec: WorldSpec) -> list[str]:
     return options
 
 
-def main(argv: list[str]) -> int:
-    """Run ``sandbox up|status|fault|down``; returns the exit code."""
+def main(argv: list[str] | None = None) -> int:
+    """Run ``sandbox up|status|fault|down`` (``argv``: default the command line); returns
+    the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
@@ -580,4 +582,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

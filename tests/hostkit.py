@@ -26,6 +26,7 @@ import pytest
 
 from polling import wait_for
 from skupper_sandbox import hostenv
+from skupper_sandbox.layout import WorldLayout
 from skupper_sandbox.router import choice
 from skupper_sandbox.shims import write_shims
 
@@ -80,6 +81,19 @@ class HostKit:
             timeout=timeout,
         )
 
+    def skupper(
+        self, *args: str, stdin: str | None = None, platform: bool = True, timeout: float = 90
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the emulated skupper CLI on the host, as the product runs it: with
+        ``SKUPPER_PLATFORM=podman`` in the environment unless ``platform`` is false."""
+        env = self.env()
+        if platform:
+            env["SKUPPER_PLATFORM"] = "podman"
+        command = [sys.executable, "-m", "skupper_sandbox.emulated.skupper", *args]
+        return subprocess.run(
+            command, env=env, input=stdin, capture_output=True, text=True, timeout=timeout
+        )
+
     def write_unit(self, name: str, text: str) -> Path:
         self.unit_dir.mkdir(parents=True, exist_ok=True)
         path = self.unit_dir / name
@@ -114,18 +128,42 @@ class HostKit:
                 raise RuntimeError(f"the user manager exited with {proc.returncode}")
             yield proc
         finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc)
             log.close()
 
     def cleanup(self) -> None:
         """Kill every process that runs on this host's world (containers, monitors, units)."""
         kill_world(self.info.world_id)
+
+
+def stop_process(process: subprocess.Popen[bytes], grace: float = 10) -> None:
+    """SIGTERM ``process`` if it still runs; SIGKILL it after ``grace`` seconds."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def start_model_server(
+    host_dir: str | Path, host: str, port: int, model_id: str
+) -> subprocess.Popen[bytes]:
+    """The sandbox's model server on a host (its environment), listening on ``host:port``."""
+    env = {
+        **hostenv.host_env(host_dir),
+        "HOST": host,
+        "PORT": str(port),
+        "MODEL_ID": model_id,
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "skupper_sandbox.model_server"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def world_pids(world_id: str) -> list[int]:
@@ -150,6 +188,38 @@ def kill_world(world_id: str) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def write_host(
+    world_dir: Path,
+    name: str,
+    address: str,
+    *,
+    user: str = "root",
+    uid: int = 0,
+    role: str = "provider",
+    skupper_version: str = "2.1.1",
+    tmp_writable: bool = True,
+    world_id: str | None = None,
+) -> hostenv.HostInfo:
+    """Host ``name`` of the world in ``world_dir``: its home, and host.json (and the ident
+    file) as a world writes them. A world id of its own unless ``world_id`` is given."""
+    host_dir = WorldLayout(world_dir).host_dir(name)
+    (host_dir / "home").mkdir(parents=True, exist_ok=True)
+    info = hostenv.HostInfo(
+        name=name,
+        address=address,
+        user=user,
+        uid=uid,
+        role=role,
+        skupper_version=skupper_version,
+        tmp_writable=tmp_writable,
+        world_id=world_id or f"test-{secrets.token_hex(6)}",
+        world_dir=str(world_dir),
+        host_dir=str(host_dir),
+    )
+    hostenv.write_host_info(info)
+    return info
+
+
 def make_host(
     root: Path,
     name: str = "h1",
@@ -165,21 +235,26 @@ def make_host(
     (the compiled command client when ``compiled``: it needs a running command server to
     be fast, and runs the emulation itself without one)."""
     world_dir = root / "world"
-    host_dir = world_dir / "hosts" / name
-    for sub in ("home", "run"):
-        (host_dir / sub).mkdir(parents=True, exist_ok=True)
-    write_shims(world_dir, sys.executable, compiled=compiled)
-    info = hostenv.HostInfo(
-        name=name,
-        address=address,
+    info = write_host(
+        world_dir,
+        name,
+        address,
         user="root" if as_root else "cloud-user",
         uid=0 if as_root else 1000,
         role=role,
         skupper_version=skupper_version,
         tmp_writable=tmp_writable,
-        world_id=f"test-{secrets.token_hex(6)}",
-        world_dir=str(world_dir),
-        host_dir=str(host_dir),
     )
-    hostenv.write_host_info(info)
+    info.run_dir.mkdir(parents=True, exist_ok=True)
+    write_shims(world_dir, sys.executable, compiled=compiled)
     return HostKit(world_dir=world_dir, info=info)
+
+
+@contextlib.contextmanager
+def running_host(root: Path, *args: Any, **kwargs: Any) -> Iterator[HostKit]:
+    """``make_host(root, ...)`` for the duration of the block, then ``cleanup``."""
+    kit = make_host(root, *args, **kwargs)
+    try:
+        yield kit
+    finally:
+        kit.cleanup()
