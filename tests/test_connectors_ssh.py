@@ -412,3 +412,19 @@ async def test_openssh_runs_commands_as_the_target_user(tmp_path: Path) -> None:
             assert (await conn.run("id -un")).stdout.strip() == sshd.user
         finally:
             await conn.close()
+
+
+async def test_concurrent_commands_to_a_silent_host_share_one_connect_attempt() -> None:
+    """Three callers at once wait one connect timeout and all get its error, instead of
+    queueing to repeat it (1x, 2x, 3x the timeout)."""
+    async with blackhole_server(BLACKHOLE_ADDRESS) as (address, port):
+        options = SSHOptions(connect_timeout=1.0)
+        conn = SSHConnector("gpu-1", SSHTarget(address, port, "root"), options)
+        started = time.monotonic()
+        outcomes = await asyncio.gather(
+            conn.run("true"), conn.connect(), conn.run("uptime"), return_exceptions=True
+        )
+        elapsed = time.monotonic() - started
+        await conn.close()
+    assert all(isinstance(o, ConnectError) and "timed out after 1s" in str(o) for o in outcomes)
+    assert elapsed < 1.9, f"callers repeated the connect one after another ({elapsed:.2f}s)"

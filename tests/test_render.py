@@ -172,3 +172,24 @@ def test_diagnose_text_wraps_each_line_under_its_label() -> None:
     assert "    evidence: router: connection refused" in text
     assert "\n              " in text  # a wrapped line continues under its text, not its label
     assert len(diagnose_text(result).splitlines()) < len(text.splitlines())
+
+
+def test_a_closing_listener_is_told_apart_from_a_serving_one() -> None:
+    from skupper_mcp.engine.listeners import closing, listener_row
+    from skupper_mcp.models import OperationResult
+    from skupper_mcp.render import operation_text, status_text
+
+    lingering = listener_row("local", 9000, "k-a", True, "rhel-ai", closing("rhel-ai", "local", 5))
+    serving = ListenerStatus(
+        site="local", port=10000, routing_key="k-b", bound=True, provider="b", state="serving"
+    )
+    down = OperationResult(
+        operation="down", target="rhel-ai", ok=True, sites=[], summary="s", listeners=[lingering]
+    )
+    text = operation_text(down)
+    assert "listener :9000 (rhel-ai) on local: closing: bound, but rhel-ai's router" in text
+    assert "within ~55 s" in text
+    status = status_text(
+        StatusResult(sites=[], links=[], listeners=[lingering, serving], summary="s")
+    )
+    assert "State" in status and "closing" in status and "serving" in status

@@ -17,6 +17,7 @@ ActionName = Literal["setup", "start", "stop", "status"]
 CheckStatus = Literal["pass", "warn", "fail"]
 ProfileSource = Literal["given", "active", "default"]
 LogComponent = Literal["router", "controller"]
+ListenerState = Literal["serving", "closing", "closed", "unknown"]
 
 #: Said in the schema of every field that can carry text from a host: a host (or whoever
 #: writes its logs or answers on its model port) chooses those bytes.
@@ -78,6 +79,12 @@ class OperationResult(BaseModel):
     )
     summary: str = Field(description="One line for the user")
     plan: bool = Field(default=False, description="True when nothing was changed (plan=true)")
+    listeners: list[ListenerStatus] = Field(
+        default_factory=list,
+        description="down: the local listeners of the providers it stopped, probed after the "
+        "stop. One still bound is closing (no route behind it) until the local router "
+        "drops it; it is not a route that is up",
+    )
 
 
 class SiteStatus(BaseModel):
@@ -138,6 +145,22 @@ class ListenerStatus(BaseModel):
     routing_key: str
     bound: bool | None = Field(default=None, description="Whether the port accepts connections")
     service: str | None = Field(default=None, description="Kubernetes Service name:port")
+    provider: str | None = Field(default=None, description="Provider host whose model it brings")
+    state: ListenerState | None = Field(
+        default=None,
+        description="serving: bound and the provider's router runs. closing: still bound, "
+        "but the provider's router is stopped: no route behind it, calls fail, and the "
+        "consumer's router drops the listener within about a minute (closes_within). "
+        "closed: nothing accepts on the port. unknown: bound, but the provider could not "
+        "be read. Treat only serving as a route that is up",
+    )
+    detail: str | None = Field(default=None, description="Why the state is what it is")
+    closes_within: float | None = Field(
+        default=None,
+        description="For a closing listener: about how many seconds until the consumer's "
+        "router drops it (60 s after the provider's router stopped, skrouterd's "
+        "remoteLsMaxAgeSeconds)",
+    )
 
 
 class StatusResult(BaseModel):

@@ -330,8 +330,11 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
         [[li.from_site, li.to_site, li.endpoint, li.tcp_probe, li.status] for li in status.links],
     )
     listeners = table(
-        ["Site", "Port", "Routing key", "Bound", "Service"],
-        [[li.site, li.port, li.routing_key, li.bound, li.service] for li in status.listeners],
+        ["Site", "Port", "Routing key", "Bound", "State", "Service", "Detail"],
+        [
+            [li.site, li.port, li.routing_key, li.bound, li.state, li.service, li.detail]
+            for li in status.listeners
+        ],
     )
     return {"sites": sites, "links": links, "listeners": listeners}
 
@@ -414,7 +417,20 @@ def operation_text(result: OperationResult, width: int | None = None) -> str:
         for s in result.sites
     ]
     table = text_table(["Host", "Site", "Role", "Outcome", "Changed", "Reason"], rows, width)
-    return "\n".join([table, *_actions_text(result.model_actions, width), "", result.summary])
+    listeners = [
+        line
+        for li in result.listeners
+        for line in _indented(
+            f"listener :{li.port} ({li.provider}) on {li.site}",
+            f"{li.state}: {li.detail}" if li.detail else f"{li.state}",
+            width,
+        )
+    ]
+    if listeners:
+        listeners.insert(0, "")
+    return "\n".join(
+        [table, *listeners, *_actions_text(result.model_actions, width), "", result.summary]
+    )
 
 
 def status_text(status: StatusResult, width: int | None = None) -> str:

@@ -130,3 +130,41 @@ async def test_the_lock_file_is_private(tmp_path: Path) -> None:
         assert path.read_text() == f"{os.getpid()} up\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+async def test_a_plan_reads_while_a_write_holds_the_lock_and_a_write_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan only reads: it answers while another operation holds the lock; the same call
+    without ``plan`` waits for the lock."""
+    from skupper_mcp.engine import operations as op
+    from skupper_mcp.engine.core import Engine
+    from skupper_mcp.models import OperationResult
+    from skupper_mcp.topology import load_topology
+    from topology_samples import SMALL_TOPOLOGY
+
+    path = tmp_path / "topology.env"
+    path.write_text(SMALL_TOPOLOGY + f"STATE_DIR={tmp_path / 'state'}\n")
+    topology = load_topology(path)
+
+    async def fake_up(sites: object, target: str, *, plan: bool, progress: object) -> object:
+        return OperationResult.model_construct(operation="up", plan=plan)
+
+    monkeypatch.setattr(op.updown, "up", fake_up)
+    engine = Engine(topology)
+    waited: list[str] = []
+    told = asyncio.Event()
+
+    async def on_wait(line: str) -> None:
+        waited.append(line)
+        told.set()
+
+    async with operation_lock(topology.state_dir, topology.path, "setup", wait=5):
+        async with asyncio.timeout(2):
+            assert (await engine.up(plan=True)).plan
+        assert waited == []
+        write = asyncio.ensure_future(engine.up(progress=on_wait))
+        async with asyncio.timeout(5):
+            await told.wait()
+        assert not write.done() and "waiting for another operation" in waited[0]
+    assert not (await write).plan

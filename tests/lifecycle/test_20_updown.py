@@ -104,7 +104,24 @@ async def test_t3b_t3c_down_one_host_keeps_the_other_route(
     result = await engine.down(stopped)
     assert result.ok, result.summary
     assert outcomes(result) == {stopped: "down", "local": "up"}
+    # The local router keeps the stopped hub's route until remoteLsMaxAgeSeconds pass: down
+    # and status say the port is bound but closing, never that the route is up.
+    [after] = result.listeners
+    assert (after.provider, after.bound, after.state) == (stopped, True, "closing"), after
+    assert after.closes_within is not None and 0 < after.closes_within <= 60, after
+    assert f"{stopped}'s router is stopped" in (after.detail or ""), after
+    assert "closing" in result.summary, result.summary
+    status = await engine.status()
+    local = {li.provider: li for li in status.listeners if li.site == after.site}
+    assert local[other].state == "serving", local[other]
+    if local[stopped].bound:  # still within the minute: closing, with about how long
+        assert local[stopped].state == "closing", local[stopped]
+        assert "within ~" in (local[stopped].detail or ""), local[stopped]
+        assert f":{after.port} ({stopped})" in status.summary, status.summary
     assert await settle(built, {stopped: False, other: True}) == {stopped: False, other: True}
+    status = await engine.status()
+    local = {li.provider: li for li in status.listeners if li.site == after.site}
+    assert (local[stopped].state, local[other].state) == ("closed", "serving"), local
 
 
 @pytest.mark.parametrize("last", PROVIDERS)

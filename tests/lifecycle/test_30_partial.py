@@ -7,8 +7,10 @@ import asyncio
 import time
 
 import pytest
+from mcp import Client
 
 from skupper_mcp.engine.core import Engine
+from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 
@@ -120,3 +122,35 @@ async def test_a_host_lost_mid_operation_fails_with_its_reason(
     assert by_host["rhel-ai"].reason
     assert by_host["rhtevan-work"].outcome == "up"
     assert not result.ok
+
+
+async def test_concurrent_reads_with_a_silent_provider_wait_one_connect_timeout(
+    built: World, engine: Engine
+) -> None:
+    """An agent's status, diagnose and up(plan=true) sent at once, with rhel-ai silent: they
+    share one connect attempt to it (and its failure) and none waits for the operation lock,
+    so every answer comes within one connect timeout plus the work, not one timeout each
+    (before: 6, 11 and 15 s)."""
+    await only_up(engine, ("rhtevan-work",))
+    built.fault("rhel-ai", "blackhole")
+    answered: dict[str, float] = {}
+    try:
+        async with Client(build_server(built.topology), read_timeout_seconds=120) as client:
+            started = time.monotonic()
+
+            async def call(tool: str, arguments: dict[str, object]) -> object:
+                result = await client.call_tool(tool, arguments)
+                answered[tool] = time.monotonic() - started
+                return result
+
+            results = await asyncio.gather(
+                call("status", {}), call("diagnose", {}), call("up", {"plan": True})
+            )
+    finally:
+        built.fault("rhel-ai", "restore")
+    for result in results:
+        assert not result.is_error, result.content  # type: ignore[attr-defined]
+    plan = results[2].structured_content  # type: ignore[attr-defined]
+    rhel_ai = next(s for s in plan["sites"] if s["host"] == "rhel-ai")
+    assert rhel_ai["outcome"] == "skipped" and "timed out" in rhel_ai["reason"], rhel_ai
+    assert max(answered.values()) < CONNECT_TIMEOUT + 4, answered

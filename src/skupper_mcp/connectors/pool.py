@@ -1,5 +1,6 @@
 """One connector per host for the life of the process, so SSH connections are reused
-across tool calls and concurrent callers share one connect attempt."""
+across tool calls and concurrent callers share one connect attempt: its outcome, failure
+included, reaches every caller that asked while it ran."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable
 
 from skupper_mcp.connectors.base import Connector, SSHOptions, SSHTarget
 from skupper_mcp.connectors.local import LocalConnector
+from skupper_mcp.connectors.shared import SharedAttempt
 from skupper_mcp.connectors.ssh import SSHConnector
 
 __all__ = ["ConnectorFactory", "ConnectorPool", "default_factory"]
@@ -35,6 +37,7 @@ class ConnectorPool:
         self._options = options or SSHOptions()
         self._factory = factory or default_factory
         self._connectors: dict[tuple[str, SSHTarget | None], Connector] = {}
+        self._attempts: dict[tuple[str, SSHTarget | None], SharedAttempt[None]] = {}
 
     @property
     def options(self) -> SSHOptions:
@@ -45,21 +48,26 @@ class ConnectorPool:
         """The connector for host ``name``: local commands when ``target`` is None, else SSH
         to ``target`` with its connection open.
 
-        Raises ``ConnectError`` (or ``HostKeyError``) when the host cannot be reached; the
-        next ``get`` tries again. Concurrent gets of one host share one connect attempt.
+        Raises ``ConnectError`` (or ``HostKeyError``) when the host cannot be reached.
+        Concurrent gets of one host share one connect attempt and all get its error; a get
+        after that attempt has finished tries again.
         """
         key = (name, target)
         connector = self._connectors.get(key)
         if connector is None:
             connector = self._factory(name, target, self._options)
             self._connectors[key] = connector
-        await connector.connect()
+            self._attempts[key] = SharedAttempt()
+        await self._attempts[key].run(connector.connect)
         return connector
 
     async def close(self) -> None:
         """Close every connection the pool holds. The pool can be used again afterwards."""
         connectors = list(self._connectors.values())
         self._connectors.clear()
+        for attempt in self._attempts.values():
+            attempt.cancel()  # a connect still in flight must not open after the close
+        self._attempts.clear()
         results = await asyncio.gather(
             *(connector.close() for connector in connectors), return_exceptions=True
         )

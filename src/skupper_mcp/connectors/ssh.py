@@ -25,6 +25,7 @@ from skupper_mcp.connectors.base import (
     SSHTarget,
     read_output,
 )
+from skupper_mcp.connectors.shared import SharedAttempt
 from skupper_mcp.errors import CommandTimeout, ConnectError, HostKeyError, SiteConfigError
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class SSHConnector:
         self._target = target
         self._options = options
         self._conn: asyncssh.SSHClientConnection | None = None
-        self._lock = asyncio.Lock()
+        self._opening: SharedAttempt[asyncssh.SSHClientConnection] = SharedAttempt()
         self.connect_count = 0
         """How many connections this connector has opened (for tests and diagnostics)."""
 
@@ -177,6 +178,7 @@ class SSHConnector:
 
     async def close(self) -> None:
         """Close the connection. Safe to call twice."""
+        self._opening.cancel()  # a connect in flight must not leave a connection behind
         await self._drop_connection()
 
     @property
@@ -203,17 +205,21 @@ class SSHConnector:
             ) from exc
 
     async def _connection(self) -> asyncssh.SSHClientConnection:
-        async with self._lock:
-            if self._conn is not None and not self._conn.is_closed():
-                return self._conn
-            self._conn = None
-            self._conn = await self._open_connection()
-            self.connect_count += 1
-            return self._conn
+        conn = self._conn
+        if conn is not None and not conn.is_closed():
+            return conn
+        # Callers that come while a connect runs share it and its failure, rather than
+        # queueing to repeat it: a silent host costs one connect timeout, not one each.
+        return await self._opening.run(self._open_and_hold)
+
+    async def _open_and_hold(self) -> asyncssh.SSHClientConnection:
+        self._conn = None
+        self._conn = await self._open_connection()
+        self.connect_count += 1
+        return self._conn
 
     async def _drop_connection(self) -> None:
-        async with self._lock:
-            conn, self._conn = self._conn, None
+        conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
             with contextlib.suppress(Exception):

@@ -5,11 +5,18 @@ owns what the operations share: the site map over the connector pool, the one Ku
 site (with its API connector), the backup folder and the cross-process operation lock. Each
 method is one call into the operation's module. Heavy libraries (asyncssh, kubernetes) are
 imported only when a connection is first needed.
+
+Only writes take the operation lock: ``setup``, ``up``, ``down`` and ``teardown`` when they
+change things. Reads (``status``, ``diagnose``, ``test_model``, ``logs``, the precheck) and
+every ``plan=True`` run side by side with each other and with a write: a plan only reads the
+sites and lists steps, so it need not wait behind an operation that may take minutes; what
+it reads is what the sites were at that moment, as for ``status``, and a write that runs
+meanwhile may make it stale (run the plan again after it).
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 from skupper_mcp.engine import operations as op
@@ -77,7 +84,12 @@ class Engine:
             self._cluster = ClusterSite.open(self.topology.kubernetes, secrets)
         return self._cluster
 
-    def _lock(self, operation: str, progress: Progress | None) -> AbstractAsyncContextManager[None]:
+    def _lock(
+        self, operation: str, progress: Progress | None, *, plan: bool
+    ) -> AbstractAsyncContextManager[None]:
+        """The cross-process operation lock for a write; nothing for a plan, which only reads."""
+        if plan:
+            return nullcontext()
         return operation_lock(
             self.topology.state_dir, self.topology.path, operation, on_wait=progress
         )
@@ -96,7 +108,7 @@ class Engine:
         """setup: with ``check`` only the precheck; else the one-time build (or its plan)."""
         if check:
             return await self.check(progress)
-        async with self._lock("setup", progress):
+        async with self._lock("setup", progress, plan=plan):
             return await op.setup.run(
                 self.sites,
                 self.backups,
@@ -109,21 +121,21 @@ class Engine:
         self, target: str = "all", *, plan: bool = False, progress: Progress | None = None
     ) -> OperationResult:
         """up: start controllers and routers on the targeted sites."""
-        async with self._lock("up", progress):
+        async with self._lock("up", progress, plan=plan):
             return await op.updown.up(self.sites, target, plan=plan, progress=progress)
 
     async def down(
         self, target: str = "all", *, plan: bool = False, progress: Progress | None = None
     ) -> OperationResult:
         """down: stop the targeted sites (the local site only with the last provider)."""
-        async with self._lock("down", progress):
+        async with self._lock("down", progress, plan=plan):
             return await op.updown.down(self.sites, target, plan=plan, progress=progress)
 
     async def teardown(
         self, *, plan: bool = False, progress: Progress | None = None
     ) -> OperationResult:
         """teardown: back up, then remove the Skupper infrastructure on every site."""
-        async with self._lock("teardown", progress):
+        async with self._lock("teardown", progress, plan=plan):
             return await op.teardown.run(self.sites, self.backups, plan=plan, progress=progress)
 
     async def status(self) -> StatusResult:

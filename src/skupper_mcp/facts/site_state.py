@@ -170,6 +170,7 @@ class ContainerState:
     exit_code: int | None = None
     labels: dict[str, str] = field(default_factory=dict)
     started_at: int | None = None  # unix seconds, by the host's clock
+    exited_at: int | None = None  # unix seconds, by the host's clock; None if it never exited
 
     @property
     def running(self) -> bool:
@@ -228,6 +229,13 @@ class SiteState:
             return None
         return float(self.now - c.started_at)
 
+    def stopped_for(self, name: str) -> float | None:
+        """Seconds since the container exited (by the host's clock), None if unknown."""
+        c = self.containers.get(name)
+        if c is None or c.running or not c.exited_at or self.now is None:
+            return None
+        return float(max(0, self.now - c.exited_at))
+
 
 def parse_systemctl_show(text: str) -> dict[str, UnitState]:
     """``systemctl show -p ... A B`` prints one block of Key=value lines per unit."""
@@ -270,12 +278,14 @@ def parse_podman_ps(text: str) -> dict[str, ContainerState]:
             continue
         exit_code = row.get("ExitCode")
         started = row.get("StartedAt")
+        exited = row.get("ExitedAt")
         result[name] = ContainerState(
             name=name,
             state=str(row.get("State", "")).lower(),
             exit_code=exit_code if isinstance(exit_code, int) else None,
             labels=dict(row.get("Labels") or {}),
             started_at=started if isinstance(started, int) and started > 0 else None,
+            exited_at=exited if isinstance(exited, int) and exited > 0 else None,
         )
     return result
 

@@ -15,6 +15,7 @@ from ...sites.kube import ready, status_of
 from ...topology import Topology
 from .. import model_actions as actions_for
 from ..desired.drift import site_drift
+from ..listeners import listener_row, listener_state
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, SiteView, link_rows, served_models
 from ..verify import tcp_probe
@@ -107,6 +108,7 @@ def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str
     unknown = [s.host for s in site_rows if s.reachable and s.container is None]
     gone = [s.host for s in site_rows if not s.reachable]
     bound = sum(bool(li.bound) for li in listeners)
+    closing = [f":{li.port} ({li.provider})" for li in listeners if li.state == "closing"]
     parts = [f"running: {', '.join(up) or 'none'}"]
     if down:
         parts.append(f"stopped: {', '.join(down)}")
@@ -115,6 +117,8 @@ def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str
     if unknown:
         parts.append(f"state unknown: {', '.join(unknown)}")
     parts.append(f"{bound}/{len(listeners)} listeners bound")
+    if closing:
+        parts.append(f"closing (bound, no route): {', '.join(closing)}")
     stale = [s.host for s in site_rows if s.stale]
     if stale:
         parts.append(f"stale status on {', '.join(stale)}")
@@ -169,9 +173,7 @@ async def _listeners(sites: SiteMap, views: dict[str, SiteView]) -> list[Listene
     host = topo.local.listener_host
     probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in topo.providers))
     rows = [
-        ListenerStatus(
-            site=topo.local.site_name, port=p.local_port, routing_key=p.routing_key, bound=ok
-        )
+        _listener(topo.local.site_name, p.local_port, p.routing_key, ok, p.name, views)
         for p, ok in zip(topo.providers, probes, strict=True)
     ]
     kube = topo.kubernetes
@@ -180,13 +182,17 @@ async def _listeners(sites: SiteMap, views: dict[str, SiteView]) -> list[Listene
         for provider, port in kube.listeners.items():
             name = f"model-listener-{provider}"
             lis = state.listeners.get(name) if state else None
-            rows.append(
-                ListenerStatus(
-                    site=kube.site_name,
-                    port=port,
-                    routing_key=sites.provider(provider).routing_key,
-                    bound=ready(lis) if state else None,
-                    service=f"{name}.{kube.namespace}:{port}",
-                )
-            )
+            key = sites.provider(provider).routing_key
+            bound = ready(lis) if state else None
+            row = _listener(kube.site_name, port, key, bound, provider, views)
+            row.service = f"{name}.{kube.namespace}:{port}"
+            rows.append(row)
     return rows
+
+
+def _listener(
+    site: str, port: int, key: str, bound: bool | None, provider: str, views: dict[str, SiteView]
+) -> ListenerStatus:
+    """A listener's row, its state from the probe and the provider's reading."""
+    state = listener_state(bound, provider, views.get(provider), site)
+    return listener_row(site, port, key, bound, provider, state)

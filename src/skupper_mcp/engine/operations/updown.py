@@ -14,7 +14,7 @@ import time
 
 from ...facts import names
 from ...facts.site_state import SiteState
-from ...models import OperationResult
+from ...models import ListenerStatus, OperationResult, SiteResult
 from ...sites import resources as cr
 from ...sites import units
 from ...sites.kube import (
@@ -30,11 +30,12 @@ from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
 from ..desired.cluster import Certs, base_resources, differing, link_resources, link_targets
+from ..listeners import ROUTE_MAX_AGE, closing, listener_row, listener_state, stopped_since
 from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
 from ..scope import SiteRef, local_stops, resolve_target, scope
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, SiteView, served_models
-from ..verify import probe_listeners, wait_for_links, wait_router
+from ..verify import probe_listeners, tcp_probe, wait_for_links, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
 #: run, for each provider's local listener to bind (the link connects and the provider's
@@ -187,7 +188,10 @@ async def _up_cluster(sites: SiteMap, run: SiteRun, view: SiteView, live: set[st
     if not view.usable(run):
         return
     assert view.kube is not None and view.kube_state is not None
-    certs = await sites.client_certs(link_targets(sites.topology))
+    # Only live peers' links are touched: a dead peer's certificate is not needed, and
+    # reading it would wait out a silent host's connect timeout a second time.
+    targets = {h: t for h, t in link_targets(sites.topology).items() if h in live}
+    certs = await sites.client_certs(targets)
     todo = kube_up_actions(sites.topology, view.kube, view.kube_state, certs, live)
     if not todo:
         await run.note("up", "links already connected", seconds=view.seconds)
@@ -302,10 +306,44 @@ async def down(
             read.cancel()
     results = [runs[ref.host].result("down") for ref in refs]
     served = served_models(views)
-    return operation_result(
+    result = operation_result(
         "down",
         target_query,
         results,
         actions_for.model_actions("down", topology, results, served),
         plan,
     )
+    if not plan:
+        result.listeners = await _listeners_after_down(sites, results, views)
+        lingering = [li for li in result.listeners if li.state == "closing"]
+        if lingering:
+            ports = ", ".join(f":{li.port} ({li.provider})" for li in lingering)
+            result.summary += (
+                f"; local listener {ports} still bound but closing: no route behind it until "
+                f"the local router drops it (up to {ROUTE_MAX_AGE:g} s)"
+            )
+    return result
+
+
+async def _listeners_after_down(
+    sites: SiteMap, results: list[SiteResult], views: dict[str, SiteView]
+) -> list[ListenerStatus]:
+    """The local listeners of the providers now down, probed: one still bound is closing,
+    since its provider's router is stopped (just now by this call, or since its container
+    exited), and the local router keeps the route for up to ``ROUTE_MAX_AGE`` after."""
+    topo = sites.topology
+    down = [r for r in results if r.role == "provider" and r.outcome == "down"]
+    providers = [sites.provider(r.host) for r in down]
+    host = topo.local.listener_host
+    probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in providers))
+    rows = []
+    for r, p, bound in zip(down, providers, probes, strict=True):
+        site = topo.local.site_name
+        if not bound:
+            state = listener_state(False, p.name, None, site)
+        else:
+            view = views.get(p.name)
+            stopped_for = 0.0 if r.changed else stopped_since(view)
+            state = closing(p.name, site, stopped_for)
+        rows.append(listener_row(site, p.local_port, p.routing_key, bound, p.name, state))
+    return rows

@@ -1,0 +1,87 @@
+"""A consumer's listener for a provider: serving, closing (bound, no route), closed or
+unknown, from the port probe and the provider's reading, never from a guess."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from skupper_mcp.engine.listeners import closing, listener_state
+from skupper_mcp.engine.operations.status import summary
+from skupper_mcp.engine.scope import SiteRef
+from skupper_mcp.engine.sitemap import SiteView
+from skupper_mcp.errors import ConnectError
+from skupper_mcp.facts import names
+from skupper_mcp.facts.site_state import ContainerState, SiteState, parse_podman_ps
+from skupper_mcp.models import ListenerStatus
+
+NS = "models"
+REF = SiteRef(host="rhel-ai", site="hub-rhel-ai", role="provider", platform="podman")
+
+
+def provider(running: bool, exited_ago: int | None = None) -> SiteView:
+    """rhel-ai's reading: its router container running, or exited ``exited_ago`` s ago."""
+    name = names.router_container(NS)
+    container = ContainerState(
+        name=name,
+        state="running" if running else "exited",
+        exited_at=None if exited_ago is None else 1_000_000 - exited_ago,
+    )
+    state = SiteState(now=1_000_000, containers={name: container})
+    return SiteView(ref=REF, podman=SimpleNamespace(namespace=NS), state=state)  # type: ignore[arg-type]
+
+
+def test_bound_with_the_providers_router_running_is_serving() -> None:
+    assert listener_state(True, "rhel-ai", provider(running=True), "local") == (
+        "serving",
+        None,
+        None,
+    )
+
+
+def test_bound_with_the_providers_router_stopped_is_closing_with_how_long() -> None:
+    state, detail, left = listener_state(True, "rhel-ai", provider(False, 15), "local")
+    assert (state, left) == ("closing", 45.0)
+    assert detail is not None
+    assert "bound, but rhel-ai's router is stopped" in detail
+    assert "within ~45 s (it stopped 15 s ago" in detail
+
+
+def test_closing_without_a_stop_time_says_up_to_a_minute() -> None:
+    state, detail, left = listener_state(True, "rhel-ai", provider(False), "local")
+    assert (state, left) == ("closing", 60.0)
+    assert "up to 60 s after the provider stopped" in (detail or "")
+    state, detail, left = closing("rhel-ai", "local", 0.2)
+    assert left == 59.8 and "it stopped just now" in (detail or "")
+    state, detail, left = closing("rhel-ai", "local", 90)
+    assert left == 0.0 and "any moment now" in (detail or "")
+
+
+def test_not_bound_is_closed_and_an_unread_provider_is_unknown() -> None:
+    assert listener_state(False, "rhel-ai", provider(True), "local")[0] == "closed"
+    assert listener_state(None, "rhel-ai", None, "local")[0] == "unknown"
+    unread = SiteView(ref=REF, error=ConnectError("rhel-ai", "timed out"))
+    state, detail, _ = listener_state(True, "rhel-ai", unread, "local")
+    assert state == "unknown" and "could not be read" in (detail or "")
+
+
+def test_podman_ps_exited_at_gives_how_long_a_container_is_stopped() -> None:
+    rows = [
+        {"Names": ["r"], "State": "exited", "StartedAt": 900, "ExitedAt": 950},
+        {"Names": ["never"], "State": "created", "ExitedAt": 0},
+    ]
+    containers = parse_podman_ps(json.dumps(rows))
+    state = SiteState(now=1000, containers=containers)
+    assert state.stopped_for("r") == 50.0
+    assert state.stopped_for("never") is None
+
+
+def test_the_status_summary_names_closing_listeners() -> None:
+    listeners = [
+        ListenerStatus(
+            site="local", port=9000, routing_key="k", bound=True, provider="a", state="closing"
+        )
+    ]
+    assert summary([], listeners).endswith(
+        "1/1 listeners bound; closing (bound, no route): :9000 (a)"
+    )
