@@ -271,3 +271,24 @@ def test_every_bad_line_is_reported_not_only_the_first() -> None:
     error = _error(SMALL_TOPOLOGY + "echo hello\nX=$(id)\nLOCAL_SITE_NAME=again\n")
     assert isinstance(error, ConfigErrors)
     assert [p.variable for p in error.problems] == [None, "X", "LOCAL_SITE_NAME"]
+
+
+def test_one_hosts_mistakes_are_each_reported_not_only_its_first() -> None:
+    """A provider's required values no longer stop its block at the first bad one: a
+    stranger's gpu1 with a bad port, a bad model port and a bad profile list gets three
+    lines in one run, and the missing SSH host of another host its own."""
+    text = (
+        SMALL_TOPOLOGY.replace("ALPHA_MODEL_PORT=9000", "ALPHA_MODEL_PORT=80OO")
+        .replace("ALPHA_INTER_ROUTER_PORT=", "ALPHA_INTER_ROUTER_PORT=99999\n#")
+        .replace("ALPHA_PROFILES=", "ALPHA_PROFILES=no-model-id\n#")
+        .replace("BETA_SSH_HOST=", "#BETA_SSH_HOST=")
+    )
+    error = _error(text)
+    assert isinstance(error, ConfigErrors)
+    variables = [p.variable for p in error.problems]
+    assert {
+        "ALPHA_INTER_ROUTER_PORT",
+        "ALPHA_MODEL_PORT",
+        "ALPHA_PROFILES",
+        "BETA_SSH_HOST",
+    } <= set(variables), variables

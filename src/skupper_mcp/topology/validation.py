@@ -199,24 +199,55 @@ def _ssh_target(reader: Reader, prefix: str, host_value: str) -> SSHTarget:
     )
 
 
-def _provider(reader: Reader, name: str) -> ProviderHost:
+def _provider(reader: Reader, name: str) -> ProviderHost | None:
+    """One provider host's variables, or None when any of them is wrong. Every variable is
+    read even after one failed, so each of the host's mistakes is a problem of its own."""
     p = prefix_of(name)
-    ssh = _ssh_target(reader, p, reader.required(f"{p}_SSH_HOST", f"the SSH host of {name}"))
-    public_host = reader.host(f"{p}_PUBLIC_HOST", required=f"the address peers dial for {name}")
-    inter_router = reader.port(
-        f"{p}_INTER_ROUTER_PORT", required=f"the inter-router port of {name}"
+    before = len(reader.problems)
+
+    def required_port(key: str, what: str) -> int | None:
+        return reader.attempt(lambda: reader.port(key, required=what), None)
+
+    ssh_host = reader.attempt(
+        lambda: reader.required(f"{p}_SSH_HOST", f"the SSH host of {name}"), None
     )
-    edge = reader.port(f"{p}_EDGE_PORT", inter_router + 1 if inter_router < 65535 else 1)
-    if edge == inter_router:
-        raise reader.error(f"{p}_EDGE_PORT", "must differ from the inter-router port")
-    model_port = reader.port(f"{p}_MODEL_PORT", required=f"the model API port on {name}")
-    profiles = _profiles(reader, f"{p}_PROFILES", name)
-    default_profile = reader.label(f"{p}_DEFAULT_PROFILE", next(iter(profiles)))
-    if default_profile not in profiles:
-        raise reader.error(
-            f"{p}_DEFAULT_PROFILE",
-            f"{default_profile!r} is not one of {name}'s profiles: {', '.join(profiles)}",
+    ssh = reader.attempt(lambda: _ssh_target(reader, p, ssh_host), None) if ssh_host else None
+    public_host = reader.attempt(
+        lambda: reader.host(f"{p}_PUBLIC_HOST", required=f"the address peers dial for {name}"),
+        None,
+    )
+    inter_router = required_port(f"{p}_INTER_ROUTER_PORT", f"the inter-router port of {name}")
+    edge_default = inter_router + 1 if inter_router and inter_router < 65535 else 1
+    edge = reader.port(f"{p}_EDGE_PORT", edge_default)
+    if inter_router is not None and edge == inter_router:
+        reader.problems.append(
+            reader.error(f"{p}_EDGE_PORT", "must differ from the inter-router port")
         )
+    model_port = required_port(f"{p}_MODEL_PORT", f"the model API port on {name}")
+    profiles = reader.attempt(lambda: _profiles(reader, f"{p}_PROFILES", name), None)
+    default_profile = reader.label(f"{p}_DEFAULT_PROFILE", next(iter(profiles)) if profiles else "")
+    if profiles and default_profile not in profiles:
+        reader.problems.append(
+            reader.error(
+                f"{p}_DEFAULT_PROFILE",
+                f"{default_profile!r} is not one of {name}'s profiles: {', '.join(profiles)}",
+            )
+        )
+    sans = _sans(reader, f"{p}_SANS", public_host)
+    site_name = reader.label(f"{p}_SITE_NAME", f"hub-{name}")
+    namespace = reader.label(f"{p}_NAMESPACE", "default")
+    model_host = reader.host(f"{p}_MODEL_HOST", "127.0.0.1")
+    local_port = reader.port(f"{p}_LOCAL_PORT", model_port or 1)
+    routing_key = reader.text(
+        f"{p}_ROUTING_KEY", f"model-api-{name}", _ROUTING_KEY, _ROUTING_KEY_RULE
+    )
+    model_container = reader.text(
+        f"{p}_MODEL_CONTAINER", "hosted-model", _CONTAINER, "a container name"
+    )
+    tmpfs_workaround = reader.boolean(f"{p}_TMPFS_WORKAROUND", False)
+    if len(reader.problems) > before:
+        return None
+    assert ssh and public_host and inter_router and model_port and profiles
     return ProviderHost(
         name=name,
         prefix=p,
@@ -224,21 +255,17 @@ def _provider(reader: Reader, name: str) -> ProviderHost:
         public_host=public_host,
         inter_router_port=inter_router,
         edge_port=edge,
-        sans=_sans(reader, f"{p}_SANS", public_host),
-        site_name=reader.label(f"{p}_SITE_NAME", f"hub-{name}"),
-        namespace=reader.label(f"{p}_NAMESPACE", "default"),
-        model_host=reader.host(f"{p}_MODEL_HOST", "127.0.0.1"),
         model_port=model_port,
-        local_port=reader.port(f"{p}_LOCAL_PORT", model_port),
-        routing_key=reader.text(
-            f"{p}_ROUTING_KEY", f"model-api-{name}", _ROUTING_KEY, _ROUTING_KEY_RULE
-        ),
+        sans=sans,
+        site_name=site_name,
+        namespace=namespace,
+        model_host=model_host,
+        local_port=local_port,
+        routing_key=routing_key,
         profiles=profiles,
         default_profile=default_profile,
-        model_container=reader.text(
-            f"{p}_MODEL_CONTAINER", "hosted-model", _CONTAINER, "a container name"
-        ),
-        tmpfs_workaround=reader.boolean(f"{p}_TMPFS_WORKAROUND", False),
+        model_container=model_container,
+        tmpfs_workaround=tmpfs_workaround,
     )
 
 
