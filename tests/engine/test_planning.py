@@ -358,7 +358,8 @@ async def test_setup_plan_starts_what_a_down_restarted_nothing_else(
     result = await plan_setup(world, tmp_path)
     assert steps(result) == {h: ["start units"] for h in HOSTS}
     details = [st.detail for s in result.sites for st in s.steps]
-    assert details == [f"would run: systemctl start {CONTROLLER} {ROUTER}"] * 3
+    units = f"{CONTROLLER} {ROUTER}"
+    assert details == [f"would run: systemctl reset-failed {units}; systemctl start {units}"] * 3
 
 
 async def test_setup_plan_skips_an_unreachable_host_and_says_why(

@@ -269,6 +269,24 @@ class PodmanSite:
             command,
         )
 
+    def start(self, unit_names: list[str]) -> Script:
+        """``systemctl start`` after ``reset-failed``. Starting is the user's own request
+        (up, setup), and a unit whose start limit was hit (five starts in ten seconds: a
+        quick down/up cycle, or a crash loop the watch script gave up on) refuses a plain
+        start until the interval passes. ``reset-failed`` flushes that counter (systemd
+        ``src/core/unit.c``, ``unit_reset_failed``), the use systemd.unit(5) gives it; on a
+        unit that is not loaded it fails, which changes nothing here."""
+        listed = " ".join(unit_names)
+        quoted = " ".join(quote(u) for u in unit_names)
+        return Script(
+            f"systemctl reset-failed {listed}; systemctl start {listed}",
+            (
+                f"$SKMCP_CTL reset-failed {quoted} 2>/dev/null || true",
+                f"$SKMCP_CTL start {quoted}",
+            ),
+            f"systemctl start {listed}",
+        )
+
     def remove_container(self, container: str) -> Script:
         return Script(
             f"podman rm -f {container}",

@@ -137,7 +137,7 @@ def podman_setup_actions(
     if restart:
         todo.append(on_host("restart units", site, site.systemctl("restart", restart)))
     if start:
-        todo.append(on_host("start units", site, site.systemctl("start", start)))
+        todo.append(on_host("start units", site, site.start(start)))
     return todo
 
 

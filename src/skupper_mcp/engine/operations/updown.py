@@ -67,9 +67,9 @@ def podman_up_actions(site: PodmanSite, state: SiteState) -> list[Action]:
     controller = names.controller_unit()
     router = names.router_unit(ns)
     if not state.unit(controller).active:
-        todo.append(on_host("start controller", site, site.systemctl("start", [controller])))
+        todo.append(on_host("start controller", site, site.start([controller])))
     if not state.unit(router).active:
-        todo.append(on_host("start router", site, site.systemctl("start", [router])))
+        todo.append(on_host("start router", site, site.start([router])))
     return todo
 
 
