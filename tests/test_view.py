@@ -178,3 +178,18 @@ def test_the_svg_names_every_host_and_escapes_them(example_path: Path) -> None:
     )
     text = "".join(ET.fromstring(topology_svg(hostile).encode()).itertext())
     assert "<b>&x</b>" in text
+
+
+@pytest.mark.parametrize("verb", sorted(DRAWN))
+def test_the_drawn_verbs_take_html(verb: str) -> None:
+    from skupper_mcp.cli import build_parser
+
+    args = build_parser().parse_args([verb, "--html", "van.html"])
+    assert args.html == Path("van.html")
+
+
+def test_other_verbs_do_not_take_html() -> None:
+    from skupper_mcp.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["logs", "local", "--html", "van.html"])

@@ -12,7 +12,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 from skupper_mcp.topology import Topology
 
-WIDTH = 860
+WIDTH = 900
+LEFT = 50  # room left of the consumers for a link between two of them
 BOX_WIDTH = 300
 LINE = 18
 PAD = 10
@@ -104,7 +105,7 @@ def _text(x: int, y: int, content: str, css: str = "") -> str:
 def topology_svg(topology: Topology) -> str:
     """The picture of ``topology``: a standalone SVG document."""
     consumers, providers, links = _boxes(topology)
-    for column, x in ((consumers, 10), (providers, WIDTH - BOX_WIDTH - 10)):
+    for column, x in ((consumers, LEFT), (providers, WIDTH - BOX_WIDTH - 10)):
         y = TOP
         for box in column:
             box.x, box.y = x, y
@@ -131,7 +132,7 @@ def topology_svg(topology: Topology) -> str:
         ".host{font-weight:bold;font-size:14px}rect{fill:#f5f7f9;stroke:#6e7781;stroke-width:2}"
         "path{fill:none;stroke:#0969da;stroke-width:2}</style>",
         '<rect x="0" y="0" width="100%" height="100%" style="fill:#fff;stroke:none"/>',
-        _text(10, 24, "Consumers", "small"),
+        _text(LEFT, 24, "Consumers", "small"),
         _text(WIDTH - BOX_WIDTH - 10, 24, "Providers", "small"),
     ]
     for origin, target, endpoint in links:
