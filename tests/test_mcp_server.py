@@ -33,6 +33,8 @@ def tools_snapshot(tools: list[Any]) -> list[dict[str, Any]]:
             "input_schema": t.input_schema,
             "output_schema": t.output_schema,
             "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True),
+            # the MCP App that draws the result (hosts without the extension ignore it)
+            **({"_meta": t.meta} if t.meta else {}),
         }
         for t in sorted(tools, key=lambda t: t.name)
     ]

@@ -165,6 +165,7 @@ def test_the_wheel_holds_the_product_its_starter_and_skill_and_nothing_of_the_sa
         packaged = zipfile.ZipFile(installed.wheel).read(f"skupper_mcp/data/{name}")
         assert packaged.decode() == data.read(name)
     assert "skupper_mcp/py.typed" in names
+    assert "skupper_mcp/view/van.html" in names  # the VAN view: the MCP App and --html
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     metadata = zipfile.ZipFile(installed.wheel).read(
         next(n for n in names if n.endswith(".dist-info/METADATA"))

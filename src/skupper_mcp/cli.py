@@ -198,6 +198,13 @@ def _add_verb(verbs: Any, tool: Tool, shared: argparse.ArgumentParser) -> None:
         _add_argument(parser, argument)
     if tool.consent:
         parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    if tool.drawn:
+        parser.add_argument(
+            "--html",
+            type=Path,
+            metavar="FILE",
+            help="write the result as a picture of the VAN: one HTML file that loads nothing",
+        )
 
 
 def _add_argument(parser: argparse.ArgumentParser, argument: Argument) -> None:
@@ -292,11 +299,24 @@ async def _run_verb(args: argparse.Namespace) -> int:
         if tool.notice is not None and not args.json:
             show(tool.notice(result), stream=sys.stderr)
         code, text = tool.exit_code(result), tool.render(result, output_width())
-    if args.json:
+    if getattr(args, "html", None) is not None:
+        write_html(args.html, tool.name, result)
+    elif args.json:
         show(json_safe(result.model_dump_json(indent=2, by_alias=True)))
     else:
         show(text)
     return code
+
+
+def write_html(path: Path, name: str, result: Any) -> None:
+    """The VAN view of ``result`` (what the tool ``name`` answered) in the file ``path``."""
+    from skupper_mcp.view import page_html
+
+    try:
+        path.write_text(page_html({name: result}), encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot write {path}: {error.strerror or error}") from error
+    show(f"wrote {path}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

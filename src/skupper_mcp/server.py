@@ -43,11 +43,16 @@ from skupper_mcp.topology import (
     find_topology_path,
     load_topology,
 )
+from skupper_mcp.view import APP_MIME_TYPE, APP_URI, app_html, topology_error_svg, topology_svg
 
 log = logging.getLogger(__name__)
 
 Transport = Literal["stdio", "streamable-http"]
 T = TypeVar("T")
+
+#: The tool meta that names the MCP App drawing a tool's result (MCP Apps extension
+#: io.modelcontextprotocol/ui); a host without the extension ignores it.
+APP_META: dict[str, Any] = {"ui": {"resourceUri": APP_URI}}
 
 
 def instructions(names: Names) -> str:
@@ -346,6 +351,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
                 idempotent_hint=tool.hints.idempotent,
                 open_world_hint=tool.hints.open_world,
             ),
+            meta=APP_META if tool.drawn else None,
         )
 
     for tool in TOOLS:
@@ -375,6 +381,29 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         if topology is None:
             return json.dumps({"error": str(error)})
         return topology.model_dump_json(indent=2)
+
+    @server.resource(
+        "skupper://topology.svg",
+        name="topology.svg",
+        description="The VAN as a picture: consumers left, providers right, links, listeners",
+        mime_type="image/svg+xml",
+    )
+    def topology_picture() -> str:
+        topology, error = _load(topology_path)
+        if topology is None:
+            return topology_error_svg(str(error))
+        return topology_svg(topology)
+
+    @server.resource(
+        APP_URI,
+        name="van",
+        title="See the VAN",
+        description="MCP App: draws the result of status, up, down, setup and diagnose "
+        "(sites, links, listeners, model actions, findings)",
+        mime_type=APP_MIME_TYPE,
+    )
+    def van_app() -> str:
+        return app_html()
 
     async def live_status() -> StatusResult | str:
         if live:

@@ -113,6 +113,7 @@ class Tool:
     exit_code: Callable[[Any], int]  # the CLI's exit code
     notice: Callable[[Any], str] | None = None  # said on stderr first (the CLI, without --json)
     consent: bool = False  # only the user's yes runs it (a plan excepted); each front asks
+    drawn: bool = False  # the VAN view draws its result: the MCP App's tool, the CLI's --html
 
     @property
     def read_only(self) -> bool:
@@ -253,6 +254,7 @@ TOOLS: tuple[Tool, ...] = (
         result="SetupResult",
         render=_setup_text,
         exit_code=_setup_exit_code,
+        drawn=True,
     ),
     Tool(
         name="resolve_profile",
@@ -299,6 +301,7 @@ TOOLS: tuple[Tool, ...] = (
         result="OperationResult",
         render=_operation_text,
         exit_code=operation_exit_code,
+        drawn=True,
     ),
     Tool(
         name="down",
@@ -319,6 +322,7 @@ TOOLS: tuple[Tool, ...] = (
         result="OperationResult",
         render=_operation_text,
         exit_code=operation_exit_code,
+        drawn=True,
     ),
     Tool(
         name="status",
@@ -337,6 +341,7 @@ TOOLS: tuple[Tool, ...] = (
         result="StatusResult",
         render=_status_text,
         exit_code=_status_exit_code,
+        drawn=True,
     ),
     Tool(
         name="diagnose",
@@ -360,6 +365,7 @@ TOOLS: tuple[Tool, ...] = (
         result="DiagnoseResult",
         render=_diagnose_text,
         exit_code=_ok_exit_code,
+        drawn=True,
     ),
     Tool(
         name="test_model",

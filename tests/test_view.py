@@ -1,0 +1,195 @@
+"""See the VAN: the HTML document, the MCP App resource, status --html and the topology SVG.
+
+Fast and without a browser: what the page does when it runs is the browser tests' to show.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from recorded_results import recorded_status
+from skupper_mcp.models import OperationResult, SiteResult
+from skupper_mcp.server import build_server
+from skupper_mcp.topology import load_topology
+from skupper_mcp.view import APP_MIME_TYPE, APP_URI, app_html, page_html, topology_svg
+
+CLIENT_TIMEOUT = 30.0
+DRAWN = {"setup", "up", "down", "status", "diagnose"}
+
+HOSTILE = '</script><img src=x onerror="alert(1)"><!-- </SCRIPT >'
+
+
+def embedded(document: str) -> object:
+    """The JSON page_html embedded, as the page's script reads it."""
+    found = re.search(r'<script type="application/json" id="van-data">(.*?)</script>', document)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+def hostile_status() -> dict[str, object]:
+    result = recorded_status().model_dump(mode="json", by_alias=True)
+    result["sites"][1]["detail"] = HOSTILE
+    result["links"][1]["status"] = HOSTILE
+    result["summary"] = HOSTILE
+    return result
+
+
+def test_host_text_cannot_close_the_data_element() -> None:
+    document = page_html({"status": hostile_status()})
+    data = document.split('id="van-data">', 1)[1]
+    payload = data.split("</script>", 1)[0]
+    assert "<" not in payload and ">" not in payload, "the payload could open or close a tag"
+    assert "onerror" in payload  # the text is there, as data
+    assert embedded(document)["status"]["summary"] == HOSTILE  # type: ignore[index]
+    assert "<img" not in document
+
+
+def test_the_page_renders_host_text_as_text_only() -> None:
+    script = app_html().split("<script>", 1)[1]
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+        assert sink not in script
+
+
+def test_the_page_loads_nothing_from_the_network() -> None:
+    document = page_html({"status": recorded_status()})
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", document, re.I)
+    assert not re.search(r"@import|url\(", document)
+    # the only URL is the SVG namespace, a name, not something loaded
+    assert set(re.findall(r"https?://[^\s\"'<>]+", document)) <= {"http://www.w3.org/2000/svg"}
+
+
+def test_the_app_has_a_strict_csp_and_the_hooks_the_tests_use() -> None:
+    document = app_html()
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', document)
+    assert csp is not None
+    assert "default-src 'none'" in csp.group(1)
+    assert "connect-src" not in csp.group(1)
+    for hook in ('id="legend"', 'id="van-text"', '"data-site"', '"data-link"', '"data-listener"'):
+        assert hook in document
+    assert "No result yet" in document
+    assert embedded(document) is None
+    for method in ("ui/initialize", "ui/notifications/initialized", "ui/notifications/tool-result"):
+        assert f'"{method}"' in document
+
+
+def test_page_html_takes_models_and_keeps_link_aliases() -> None:
+    down = OperationResult(
+        operation="down",
+        target="all",
+        ok=True,
+        sites=[
+            SiteResult(
+                host="gpu1",
+                site="hub-gpu1",
+                role="provider",
+                platform="podman",
+                outcome="down",
+                changed=True,
+            )
+        ],
+        summary="stopped",
+        plan=True,
+    )
+    data = embedded(page_html({"status": recorded_status(), "down": down}))
+    assert isinstance(data, dict) and list(data) == ["status", "down"]
+    assert data["status"]["links"][0]["from"] == "local-workstation"
+    assert data["down"]["plan"] is True
+
+
+async def test_the_app_resource_and_the_tools_that_name_it(example_path: Path) -> None:
+    async with Client(
+        build_server(example_path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
+        resources = {str(r.uri): r for r in (await client.list_resources()).resources}
+        tools = (await client.list_tools()).tools
+        app = await client.read_resource(APP_URI)
+        svg = await client.read_resource("skupper://topology.svg")
+    assert resources[APP_URI].mime_type == APP_MIME_TYPE == "text/html;profile=mcp-app"
+    assert resources["skupper://topology.svg"].mime_type == "image/svg+xml"
+    assert app.contents[0].text == app_html()  # type: ignore[union-attr]
+    assert app.contents[0].mime_type == APP_MIME_TYPE
+    ET.fromstring(svg.contents[0].text.encode())  # type: ignore[union-attr]
+    meta = {t.name: t.meta for t in tools}
+    for name in DRAWN:
+        assert meta[name] == {"ui": {"resourceUri": APP_URI}}, name
+    assert all(not meta[name] for name in set(meta) - DRAWN)
+
+
+def test_status_html_writes_the_page(
+    example_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from skupper_mcp.cli import main
+    from skupper_mcp.engine import Engine
+
+    async def status(self: Engine):  # type: ignore[no-untyped-def]
+        return recorded_status()
+
+    monkeypatch.setattr(Engine, "status", status)
+    target = tmp_path / "van.html"
+    code = main(["--topology", str(example_path), "status", "--html", str(target)])
+    assert code == 3  # gpu2 is unreachable in the recording
+    assert capsys.readouterr().out.strip() == f"wrote {target}"
+    data = embedded(target.read_text())
+    assert isinstance(data, dict)
+    assert [s["host"] for s in data["status"]["sites"]] == ["local", "gpu1", "gpu2", "crc"]
+
+
+def test_html_into_a_missing_directory_says_so(
+    example_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from skupper_mcp.cli import main
+    from skupper_mcp.engine import Engine
+
+    async def status(self: Engine):  # type: ignore[no-untyped-def]
+        return recorded_status()
+
+    monkeypatch.setattr(Engine, "status", status)
+    target = tmp_path / "nowhere" / "van.html"
+    assert main(["--topology", str(example_path), "status", "--html", str(target)]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_the_svg_names_every_host_and_escapes_them(example_path: Path) -> None:
+    topology = load_topology(example_path)
+    picture = topology_svg(topology)
+    root = ET.fromstring(picture.encode())
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    sites = {g.get("data-site") for g in root.iter("{http://www.w3.org/2000/svg}g")}
+    hosts = {topology.local.name, *(p.name for p in topology.providers)}
+    if topology.kubernetes is not None:
+        hosts.add(topology.kubernetes.name)
+    assert hosts <= sites
+    assert "<script" not in picture
+    # a name with markup in it stays text
+    hostile = topology.model_copy(
+        update={"local": topology.local.model_copy(update={"site_name": "<b>&x</b>"})}
+    )
+    text = "".join(ET.fromstring(topology_svg(hostile).encode()).itertext())
+    assert "<b>&x</b>" in text
+
+
+@pytest.mark.parametrize("verb", sorted(DRAWN))
+def test_the_drawn_verbs_take_html(verb: str) -> None:
+    from skupper_mcp.cli import build_parser
+
+    args = build_parser().parse_args([verb, "--html", "van.html"])
+    assert args.html == Path("van.html")
+
+
+def test_other_verbs_do_not_take_html() -> None:
+    from skupper_mcp.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["logs", "local", "--html", "van.html"])
