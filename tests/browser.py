@@ -33,7 +33,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,9 @@ def require_chromium() -> str:
     path = chromium_path()
     if path:
         return path
-    reason = "chromium is not installed (scripts/host-deps.sh installs it: apt-get install chromium)"
+    reason = (
+        "chromium is not installed (scripts/host-deps.sh installs it: apt-get install chromium)"
+    )
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI must run the browser tests: {reason}", pytrace=False)
     pytest.skip(reason)
@@ -146,10 +148,8 @@ class _WebSocket:
                     return message.decode()
 
     def close(self) -> None:
-        try:
+        with suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
 
 
 # --- A page -------------------------------------------------------------------------------
@@ -166,6 +166,7 @@ class Page:
         self.dialogs: list[str] = []
         self.contexts: dict[int, dict[str, Any]] = {}
         self.main_frame: str | None = None
+        self.target_id = ""
         self._loaded = 0
         for method in ("Page.enable", "Runtime.enable", "Log.enable", "Network.enable"):
             self.call(method)
@@ -257,9 +258,9 @@ class Page:
         once its load event fired."""
         url = target
         if target.lstrip().startswith("<"):
-            url = "data:text/html;charset=utf-8;base64," + base64.b64encode(
-                target.encode()
-            ).decode("ascii")
+            url = "data:text/html;charset=utf-8;base64," + base64.b64encode(target.encode()).decode(
+                "ascii"
+            )
         loaded = self._loaded
         result = self.call("Page.navigate", url=url)
         if result.get("errorText"):
@@ -401,8 +402,17 @@ class Browser:
         with urllib.request.urlopen(request, timeout=CALL_TIMEOUT) as response:
             target = json.load(response)
         page = Page(target["webSocketDebuggerUrl"])
+        page.target_id = target["id"]
         self.pages.append(page)
         return page
+
+    def close_page(self, page: Page) -> None:
+        page.close()
+        self.pages.remove(page)
+        with urllib.request.urlopen(
+            f"{self.http}/json/close/{page.target_id}", timeout=CALL_TIMEOUT
+        ):
+            pass
 
     def close(self) -> None:
         for page in self.pages:
@@ -414,10 +424,9 @@ class Browser:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-        try:  # any helper left of the group this browser led (its own id)
+        # any helper left of the group this browser led (its own id)
+        with suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:  # until the group is gone (killed, reaped)
             try:
