@@ -81,8 +81,7 @@ ELEMENTS_JS = """(() => {
     body: document.body ? document.body.innerText : "",
     bodyText: document.body ? document.body.textContent : "",
     images: document.querySelectorAll("img").length,
-    scrollWidth: document.documentElement.scrollWidth,
-    hostileRan: window.__hostile === true};
+    scrollWidth: document.documentElement.scrollWidth};
 })()"""
 
 
