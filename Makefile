@@ -34,12 +34,13 @@ E2E_WORKERS ?= $(if $(filter 0,$(WORKERS)),0,4)
 # The fast half: no sandbox world, no OpenSSH, no build (tests/conftest.py marks what needs
 # them).
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh and not packaging"
+	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh and not packaging and not browser"
 
 # The end-to-end half: sandbox worlds, the lifecycle suite, MCP against a world, OpenSSH,
-# and the wheel built (python -m build) and installed in a fresh venv (tests/test_wheel.py).
+# the wheel built (python -m build) and installed in a fresh venv (tests/test_wheel.py), and
+# the VAN view in headless Chromium (tests/test_van_view_browser.py).
 e2e: $(STAMP)
-	$(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh or packaging"
+	$(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh or packaging or browser"
 
 # The machine's part of the suite (sshd, iptables, curl): installed when missing, as root.
 hostdeps:

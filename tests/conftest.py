@@ -32,15 +32,15 @@ def write_topology(tmp_path: Path):
 
 # --- The suite's two halves -------------------------------------------------------------
 #
-# ``make unit`` runs ``-m "not sandbox and not openssh and not packaging"`` (seconds, no
-# world, no build); ``make e2e`` the rest. A test is end-to-end when it uses a world
-# fixture or lives under ``tests/lifecycle/``: it is marked ``sandbox`` here, whatever its
-# module says. A test that starts a world some other way without the mark fails instead of
-# slowing ``make unit`` down.
+# ``make unit`` runs ``-m "not sandbox and not openssh and not packaging and not browser"``
+# (seconds, no world, no build, no browser); ``make e2e`` the rest. A test is end-to-end
+# when it uses a world fixture or lives under ``tests/lifecycle/``: it is marked ``sandbox``
+# here, whatever its module says. A test that starts a world some other way without the
+# mark fails instead of slowing ``make unit`` down.
 
 WORLD_FIXTURES = frozenset({"world", "built", "openssh_world"})
 E2E_DIRS = (ROOT / "tests" / "lifecycle",)
-E2E_MARKS = ("sandbox", "openssh", "packaging")
+E2E_MARKS = ("sandbox", "openssh", "packaging", "browser")
 _current = {"e2e": False, "name": ""}
 
 
