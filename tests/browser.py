@@ -316,8 +316,17 @@ class Page:
         self.until(child, timeout, "the child frame's script context")
         return found[-1]
 
-    def screenshot(self, path: Path, width: int, height: int) -> Path:
-        """A PNG of the page at width x height CSS pixels."""
+    def screenshot(
+        self,
+        path: Path,
+        width: int,
+        height: int,
+        *,
+        ready: str | None = None,
+        context_id: int | None = None,
+    ) -> Path:
+        """A PNG of the page at width x height CSS pixels, taken once ``ready`` (JS, in
+        ``context_id``) is true: a page that redraws on resize is shot after it redrew."""
         self.call(
             "Emulation.setDeviceMetricsOverride",
             width=width,
@@ -325,6 +334,8 @@ class Page:
             deviceScaleFactor=1,
             mobile=False,
         )
+        if ready is not None:
+            self.wait_for(ready, context_id=context_id, what=f"the page redrawn at {width}px")
         data = self.call("Page.captureScreenshot", format="png")["data"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))

@@ -126,7 +126,17 @@ def assert_clean(page: Page, where: str) -> None:
 
 def shots(page: Page, artefacts: Path, name: str, frame: int | None = None) -> None:
     for width, height in (WIDE, NARROW):
-        path = page.screenshot(artefacts / f"{name}-{width}x{height}.png", width, height)
+        # the page draws its diagram for the width it has: below 640 px consumers stack
+        # above providers, so a narrow shot waits for that redraw and checks it happened
+        layout = "narrow" if width < 640 else "wide"
+        ready = f"document.querySelector('#diagram svg[data-layout=\"{layout}\"]') !== null"
+        path = page.screenshot(
+            artefacts / f"{name}-{width}x{height}.png",
+            width,
+            height,
+            ready=ready,
+            context_id=frame,
+        )
         assert path.stat().st_size > 0
         scroll = page.evaluate("document.documentElement.scrollWidth", frame)
         assert scroll <= width + 1, f"{name} at {width}px scrolls sideways ({scroll}px wide)"
