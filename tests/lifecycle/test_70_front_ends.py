@@ -4,8 +4,10 @@ stdio, legacy and default mode) with progress notifications, and the CLI's exit 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
@@ -142,3 +144,47 @@ def test_cli_exit_codes_and_json(built: World) -> None:
     status = cli(built, "--json", "status")
     assert status.returncode == 0
     assert {s["host"] for s in json.loads(status.stdout)["sites"]} >= {"rhel-ai", "local"}
+
+
+@pytest.mark.browser
+def test_status_html_against_the_sandbox_draws_every_site_link_and_listener(
+    built: World, tmp_path: Path
+) -> None:
+    """What a person opens: `status --html` on the running VAN, in headless Chromium,
+    offline. Every site, link and listener that `status --json` reports is drawn with the
+    state it reports."""
+    from browser import chromium
+    from test_van_view_browser import ELEMENTS_JS, assert_clean
+
+    status = StatusResult.model_validate_json(cli(built, "--json", "status").stdout)
+    page_file = tmp_path / "van.html"
+    wrote = cli(built, "status", "--html", str(page_file))
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    assert f"wrote {page_file}" in wrote.stdout
+    with chromium() as browser:
+        page = browser.new_page()
+        try:
+            page.open(page_file.read_text())
+            page.wait_for("document.querySelector('[data-site]') !== null", what="a site drawn")
+            seen = page.evaluate(ELEMENTS_JS)
+            artefacts = Path(os.environ.get("SKMCP_ARTEFACTS") or tmp_path) / "van-view"
+            page.screenshot(artefacts / "sandbox-status-1280x900.png", 1280, 900)
+            assert_clean(page, "status --html on the sandbox")
+        finally:
+            browser.close_page(page)
+    drawn_sites = {s["key"]: s for s in seen["sites"]}
+    assert set(drawn_sites) == {s.host for s in status.sites}
+    assert all(s["seen"] for s in drawn_sites.values())
+    running = {s.host for s in status.sites if s.reachable and s.container == "running"}
+    assert running, status.summary
+    assert {host for host, s in drawn_sites.items() if s["state"] == "up"} == running
+    drawn_links = {link["key"] for link in seen["links"]}
+    assert drawn_links == {f"{link.from_site}->{link.to_site}" for link in status.links}
+    drawn_ports = {int(listener["key"]) for listener in seen["listeners"]}
+    assert drawn_ports >= {listener.port for listener in status.listeners}
+    assert {listener["state"] for listener in seen["listeners"]} <= {
+        "serving",
+        "closing",
+        "closed",
+        "unknown",
+    }
