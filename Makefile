@@ -39,8 +39,13 @@ unit: $(STAMP)
 # The end-to-end half: sandbox worlds, the lifecycle suite, MCP against a world, OpenSSH,
 # the wheel built (python -m build) and installed in a fresh venv (tests/test_wheel.py), and
 # the VAN view in headless Chromium (tests/test_van_view_browser.py).
+# The browser tests keep their screenshots of the VAN view here (SKMCP_ARTEFACTS), for a
+# person to look at after the run: each recorded case at 1280 and 400 px, and status --html
+# drawn from a live sandbox.
+ARTEFACTS ?= $(CURDIR)/artefacts
+
 e2e: $(STAMP)
-	$(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh or packaging or browser"
+	SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh or packaging or browser"
 
 # The machine's part of the suite (sshd, iptables, curl): installed when missing, as root.
 hostdeps:
