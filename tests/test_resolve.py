@@ -21,9 +21,9 @@ from topology_samples import SMALL_TOPOLOGY, ssh_topology
 def test_parse_model_ids() -> None:
     answer = json.dumps({"object": "list", "data": [{"id": "org/a"}, {"id": "org/b"}, {"x": 1}]})
     assert parse_model_ids(answer) == ["org/a", "org/b"]
-    assert parse_model_ids("<html>") == []
-    assert parse_model_ids('{"data": "nope"}') == []
-    assert parse_model_ids("[1]") == []
+    assert parse_model_ids("<html>") is None
+    assert parse_model_ids('{"data": "nope"}') is None
+    assert parse_model_ids("[1]") is None
 
 
 def test_active_profile_matches_the_hosts_own_profiles() -> None:

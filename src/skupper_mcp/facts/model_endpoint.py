@@ -4,6 +4,7 @@ Pure."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..connectors.shell import quote
 
@@ -13,15 +14,22 @@ def models_command(url: str) -> str:
     return f"curl -fsS --max-time 3 {quote(url)}"
 
 
-def parse_model_ids(text: str) -> list[str]:
-    """Model ids from an OpenAI-style ``/v1/models`` answer; [] when it is not one."""
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return []
+def model_ids(document: Any) -> list[str] | None:
+    """Model ids of an OpenAI-style ``/v1/models`` answer, already parsed from JSON; None
+    when the document is not a model list."""
     data = document.get("data") if isinstance(document, dict) else None
     if not isinstance(data, list):
-        return []
+        return None
     return [
-        item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)
+        item["id"]
+        for item in data
+        if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]
     ]
+
+
+def parse_model_ids(text: str) -> list[str] | None:
+    """Model ids from the text of a ``/v1/models`` answer; None when it is not one."""
+    try:
+        return model_ids(json.loads(text))
+    except ValueError:
+        return None

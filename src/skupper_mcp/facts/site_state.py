@@ -22,6 +22,7 @@ import yaml
 from ..connectors.shell import quote, script
 from . import names
 from .framing import STUFF, framed, safe_path, safe_user, split_frames
+from .model_endpoint import parse_model_ids
 from .skupper_version import SkupperVersion, parse_skupper_version
 
 #: What the host may send of the model endpoint's body, and of each log it is asked for.
@@ -307,17 +308,6 @@ def parse_router_inspect(text: str) -> RouterContainer | None:
     )
 
 
-def parse_models(text: str) -> list[str] | None:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    items = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return None
-    return [str(m.get("id")) for m in items if isinstance(m, dict) and m.get("id")]
-
-
 def _int(value: str | None) -> int:
     try:
         return int(value or 0)
@@ -410,7 +400,7 @@ def parse_site_state(output: str) -> SiteState:
         state.router = parse_router_inspect(bodies.get("router", ""))
     if "models" in bodies:
         if bodies.get("models:rc") == "0":
-            state.served_models = parse_models(bodies["models"])
+            state.served_models = parse_model_ids(bodies["models"])
         else:
             state.models_error = bodies["models"].strip()[-300:] or f"exit {bodies['models:rc']}"
     for component in ("router", "controller"):

@@ -162,7 +162,7 @@ class PodmanSite:
         """The model ids the host's model endpoint reports ([] when it answers no list)."""
         assert self.model_url is not None, "only a provider has a model endpoint"
         result = await self.connector.run(models_command(self.model_url), timeout=timeout)
-        return parse_model_ids(result.stdout) if result.ok else []
+        return (parse_model_ids(result.stdout) or []) if result.ok else []
 
     async def answer(self, timeout: float) -> None:
         """Run ``true`` on the host: proves it answers and runs commands."""

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...errors import CheckFailed, ConfigError
+from ...facts.model_endpoint import model_ids
 from ...models import ModelCheck, TestModelResult
 from ...sites.podman import PodmanSite
 from ...topology import ProviderHost, Topology
@@ -65,10 +66,10 @@ def _json(response: Any, what: str) -> Any:
 
 def served_model_ids(payload: Any) -> list[str]:
     """The model ids of an OpenAI ``/v1/models`` answer; ``CheckFailed`` for another shape."""
-    data = payload.get("data") if isinstance(payload, dict) else None
-    if not isinstance(data, list):
+    ids = model_ids(payload)
+    if ids is None:
         raise CheckFailed(f"/v1/models did not answer a model list: {str(payload)[:80]}")
-    return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+    return ids
 
 
 def completion_text(payload: Any) -> str:
