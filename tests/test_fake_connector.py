@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import pytest
 
 from fake_connector import Call, FakeConnector, FakeHosts, Reply, Unscripted
@@ -55,50 +52,3 @@ async def test_the_pool_connects_every_connector_through_the_protocol() -> None:
     assert await pool.get("rhtevan-work", target) is down  # the next get tries again
     await pool.close()
     assert up.closed and down.closed
-
-
-class SlowConnect(FakeConnector):
-    """A host whose connect takes a while and then fails, as a silent host's does."""
-
-    def __init__(self, host: str, seconds: float) -> None:
-        super().__init__(host, unreachable="timed out after 5s connecting to 127.0.0.2:22")
-        self.seconds = seconds
-
-    async def connect(self) -> None:
-        await asyncio.sleep(self.seconds)
-        await super().connect()
-
-
-async def test_concurrent_gets_share_one_connect_attempt_and_its_failure() -> None:
-    """Three tool calls at once to a silent host wait one connect timeout, not three: the
-    callers that came while the attempt ran get its error; a later get tries again."""
-    silent = SlowConnect("rhel-ai", 0.3)
-    pool = ConnectorPool(SSHOptions(), factory=FakeHosts({"rhel-ai": silent}))
-    target = SSHTarget("127.0.0.2")
-    started = time.monotonic()
-    outcomes = await asyncio.gather(
-        *(pool.get("rhel-ai", target) for _ in range(5)), return_exceptions=True
-    )
-    took = time.monotonic() - started
-    assert silent.connects == 1
-    assert all(isinstance(o, ConnectError) for o in outcomes), outcomes
-    assert len({str(o) for o in outcomes}) == 1 and "timed out" in str(outcomes[0])
-    assert took < 0.3 * 2, took
-    silent.unreachable, silent.seconds = None, 0
-    assert await pool.get("rhel-ai", target) is silent  # after it finished: a new attempt
-    assert silent.connects == 2
-    await pool.close()
-
-
-async def test_a_cancelled_caller_does_not_cancel_the_attempt_others_wait_for() -> None:
-    silent = SlowConnect("rhel-ai", 0.2)
-    pool = ConnectorPool(SSHOptions(), factory=FakeHosts({"rhel-ai": silent}))
-    target = SSHTarget("127.0.0.2")
-    first = asyncio.ensure_future(pool.get("rhel-ai", target))
-    second = asyncio.ensure_future(pool.get("rhel-ai", target))
-    await asyncio.sleep(0.05)
-    first.cancel()
-    with pytest.raises(ConnectError, match="timed out"):
-        await second
-    assert first.cancelled() and silent.connects == 1
-    await pool.close()

@@ -1,6 +1,6 @@
 """One connector per host for the life of the process, so SSH connections are reused
-across tool calls and concurrent callers share one connect attempt: its outcome, failure
-included, reaches every caller that asked while it ran."""
+across tool calls. Concurrent callers share one connect attempt, failure included: the SSH
+connector shares its own (``SharedAttempt``), so whoever holds it gets that too."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from collections.abc import Callable
 
 from skupper_mcp.connectors.base import Connector, SSHOptions, SSHTarget
 from skupper_mcp.connectors.local import LocalConnector
-from skupper_mcp.connectors.shared import SharedAttempt
 from skupper_mcp.connectors.ssh import SSHConnector
 
 __all__ = ["ConnectorFactory", "ConnectorPool", "default_factory"]
@@ -37,7 +36,6 @@ class ConnectorPool:
         self._options = options or SSHOptions()
         self._factory = factory or default_factory
         self._connectors: dict[tuple[str, SSHTarget | None], Connector] = {}
-        self._attempts: dict[tuple[str, SSHTarget | None], SharedAttempt[None]] = {}
 
     @property
     def options(self) -> SSHOptions:
@@ -57,17 +55,13 @@ class ConnectorPool:
         if connector is None:
             connector = self._factory(name, target, self._options)
             self._connectors[key] = connector
-            self._attempts[key] = SharedAttempt()
-        await self._attempts[key].run(connector.connect)
+        await connector.connect()
         return connector
 
     async def close(self) -> None:
         """Close every connection the pool holds. The pool can be used again afterwards."""
         connectors = list(self._connectors.values())
         self._connectors.clear()
-        for attempt in self._attempts.values():
-            attempt.cancel()  # a connect still in flight must not open after the close
-        self._attempts.clear()
         results = await asyncio.gather(
             *(connector.close() for connector in connectors), return_exceptions=True
         )
