@@ -296,20 +296,47 @@ def _stamp(topology_path: str | Path | None) -> tuple[int, int] | None:
     return info.st_mtime_ns, info.st_size
 
 
-def _load(topology_path: str | Path | None) -> tuple[Topology | None, ConfigError | None]:
+def _load(
+    topology_path: str | Path | None, *, quiet: bool = False
+) -> tuple[Topology | None, ConfigError | None]:
+    """The topology, or None and why (logged unless ``quiet``: said once elsewhere)."""
     try:
         return load_topology(topology_path), None
     except ConfigError as error:
-        log.error("topology: %s", error)
+        if not quiet:
+            log.error("topology: %s", error)
         return None, error
 
 
-def _quiet_load(topology_path: str | Path | None) -> Topology | None:
-    """The topology, or None when it cannot be read (said once, by the lifespan's load)."""
-    try:
-        return load_topology(topology_path)
-    except ConfigError:
-        return None
+#: The topology's resources: (uri, name, description, mime type, render, render an error).
+TOPOLOGY_RESOURCES: tuple[
+    tuple[str, str, str, str, Callable[[Topology], str], Callable[[ConfigError], str]], ...
+] = (
+    (
+        "skupper://topology",
+        "topology",
+        "The VAN diagram with real values, its sites and its routing",
+        "text/markdown",
+        topology_markdown,
+        lambda error: f"# Skupper VAN topology\n\nThe topology is not usable: {error}\n",
+    ),
+    (
+        "skupper://topology.json",
+        "topology.json",
+        "The parsed topology.env as JSON",
+        "application/json",
+        lambda topology: topology.model_dump_json(indent=2),
+        lambda error: json.dumps({"error": str(error)}),
+    ),
+    (
+        "skupper://topology.svg",
+        "topology.svg",
+        "The VAN as a picture: consumers left, providers right, links, listeners",
+        "image/svg+xml",
+        topology_svg,
+        lambda error: topology_error_svg(str(error)),
+    ),
+)
 
 
 def build_server(topology_path: str | Path | None = None, *, read_only: bool = False) -> MCPServer:
@@ -335,7 +362,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
 
     # The instructions and the descriptions are made once, here: they name the hosts of the
     # topology as it is now (neutral examples when it cannot be read; the lifespan says why).
-    names = Names.of(_quiet_load(topology_path))
+    names = Names.of(_load(topology_path, quiet=True)[0])
     server = MCPServer(
         "skupper-mcp", version=__version__, instructions=instructions(names), lifespan=lifespan
     )
@@ -358,41 +385,22 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         if tool.read_only or not read_only:
             add(tool)
 
-    @server.resource(
-        "skupper://topology",
-        name="topology",
-        description="The VAN diagram with real values, its sites and its routing",
-        mime_type="text/markdown",
-    )
-    def topology_resource() -> str:
-        topology, error = _load(topology_path)
-        if topology is None:
-            return f"# Skupper VAN topology\n\nThe topology is not usable: {error}\n"
-        return topology_markdown(topology)
+    def topology_resource(
+        render: Callable[[Topology], str], render_error: Callable[[ConfigError], str]
+    ) -> Callable[[], str]:
+        def read() -> str:
+            topology, error = _load(topology_path)
+            if topology is None:
+                assert error is not None
+                return render_error(error)
+            return render(topology)
 
-    @server.resource(
-        "skupper://topology.json",
-        name="topology.json",
-        description="The parsed topology.env as JSON",
-        mime_type="application/json",
-    )
-    def topology_json() -> str:
-        topology, error = _load(topology_path)
-        if topology is None:
-            return json.dumps({"error": str(error)})
-        return topology.model_dump_json(indent=2)
+        return read
 
-    @server.resource(
-        "skupper://topology.svg",
-        name="topology.svg",
-        description="The VAN as a picture: consumers left, providers right, links, listeners",
-        mime_type="image/svg+xml",
-    )
-    def topology_picture() -> str:
-        topology, error = _load(topology_path)
-        if topology is None:
-            return topology_error_svg(str(error))
-        return topology_svg(topology)
+    for uri, name, description, mime_type, render, render_error in TOPOLOGY_RESOURCES:
+        server.resource(uri, name=name, description=description, mime_type=mime_type)(
+            topology_resource(render, render_error)
+        )
 
     @server.resource(
         APP_URI,
