@@ -6,8 +6,10 @@ from skupper_mcp.models import StatusResult
 
 
 def recorded_status() -> StatusResult:
-    """What status answered for a stranger's two GPU hosts, one of them unreachable (as the
-    JSON of a real run, with its long reasons and Kubernetes service names)."""
+    """A status for a stranger's two GPU hosts, one of them unreachable, with long reasons and
+    Kubernetes service names. Written by hand in the shape engine/operations/status.py
+    gives each field (a cluster site's router is its pods, its container running or not),
+    not recorded from a run."""
     return StatusResult.model_validate(
         {
             "sites": [
@@ -49,9 +51,9 @@ def recorded_status() -> StatusResult:
                     "role": "consumer",
                     "platform": "kubernetes",
                     "reachable": True,
-                    "controller": "Running (skupper-controller-6d9f7b9c8-x2x4q)",
-                    "router": "Running (skupper-router-7c5d9d6f4b-qg2lp)",
-                    "container": "ready 2/2",
+                    "controller": "api v1.31.0",
+                    "router": "skupper-router-7c5d9d6f4b-qg2lp Running",
+                    "container": "running",
                 },
             ],
             "links": [
