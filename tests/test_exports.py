@@ -369,3 +369,10 @@ def test_a_hostile_model_id_stays_one_string(fmt: str) -> None:
     strings = _strings(parsed)
     assert hostile in strings  # the id, whole, as a value or a key
     assert "stolen" not in strings and "x" not in strings
+
+
+@pytest.mark.parametrize("fmt", ["litellm", "continue", "goose"])
+def test_an_id_a_server_lists_twice_is_exported_once(fmt: str) -> None:
+    text = render_export([_row("gpu1", 9000, ["twice", "other", "twice"])], fmt)
+    strings = _strings(_parsed(fmt, text))
+    assert strings.count("twice") == 1  # the model name (LiteLLM), model (Continue), name (Goose)

@@ -83,7 +83,7 @@ def render_env(rows: list[ModelRow]) -> str:
         url = shlex.quote(row.local_base_url)
         lines += [
             "",
-            f"# {_comment(', '.join(row.model_ids))}: {row.host} (profile {row.profile}, "
+            f"# {_comment(', '.join(_ids(row)))}: {row.host} (profile {row.profile}, "
             f"site {row.site}), {row.state}",
             f"{prefix}export OPENAI_BASE_URL={url}",
             f"{prefix}export OPENAI_API_BASE={url}",
@@ -104,7 +104,7 @@ def litellm_config(rows: list[ModelRow]) -> dict[str, Any]:
     LiteLLM's router balances between (and fails over, its ``num_retries``)."""
     deployments = []
     for row in rows:
-        for model_id in row.model_ids:
+        for model_id in _ids(row):
             params: dict[str, Any] = {
                 "model": f"openai/{model_id}",
                 "api_base": row.local_base_url,
@@ -145,7 +145,7 @@ def opencode_config(rows: list[ModelRow]) -> dict[str, Any]:
             "npm": "@ai-sdk/openai-compatible",
             "name": f"{row.host} (Skupper)",
             "options": options,
-            "models": {model_id: {"name": model_id} for model_id in row.model_ids},
+            "models": {model_id: {"name": model_id} for model_id in _ids(row)},
         }
     return {"$schema": "https://opencode.ai/config.json", "provider": providers}
 
@@ -167,7 +167,7 @@ def continue_config(rows: list[ModelRow]) -> dict[str, Any]:
     hand: the suite runs no Node)."""
     models = []
     for row in rows:
-        for model_id in row.model_ids:
+        for model_id in _ids(row):
             entry: dict[str, Any] = {
                 "name": f"{model_id} ({row.host})",
                 "provider": "openai",
@@ -209,8 +209,7 @@ def goose_providers(rows: list[ModelRow]) -> dict[str, dict[str, Any]]:
             "api_key_env": row.api_key_env or "",
             "base_url": f"{row.local_base_url}/chat/completions",
             "models": [
-                {"name": model_id, "context_limit": GOOSE_CONTEXT_LIMIT}
-                for model_id in row.model_ids
+                {"name": model_id, "context_limit": GOOSE_CONTEXT_LIMIT} for model_id in _ids(row)
             ],
             "requires_auth": row.api_key_env is not None,
             "supports_streaming": True,
@@ -222,6 +221,11 @@ def render_goose(rows: list[ModelRow]) -> str:
     """``goose_providers`` as one JSON object: each key is a file name, each value that
     file's content."""
     return json.dumps(goose_providers(rows), indent=2) + "\n"
+
+
+def _ids(row: ModelRow) -> list[str]:
+    """The row's model ids once each, in the server's order (a server may list one twice)."""
+    return list(dict.fromkeys(row.model_ids))
 
 
 def _yaml(data: dict[str, Any]) -> str:

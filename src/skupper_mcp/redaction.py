@@ -1,9 +1,10 @@
 """Take secrets out of text that leaves a host (logs, command output) before anyone sees it.
 
-Pure, standard library only, and at the bottom of the layers so that ``errors`` can redact a
+Standard library only, and at the bottom of the layers so that ``errors`` can redact a
 failed command's output when the error is made (no caller can forget to). ``redact(text)``
 returns the text with every secret it recognises replaced, and how many it replaced;
-``redact_lines`` does the same for a list of lines (a private key may span several).
+``redact_lines`` does the same for a list of lines (a private key may span several). Its one
+state is the secrets this process registered by value (``register_secret``), which only grows.
 Replacements read ``[REDACTED]``, a whole private key ``[REDACTED PRIVATE KEY]``.
 
 Time is linear in the input whatever it holds: a line longer than ``MAX_LINE`` characters
