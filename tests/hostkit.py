@@ -17,7 +17,7 @@ import secrets
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,9 +148,10 @@ def stop_process(process: subprocess.Popen[bytes], grace: float = 10) -> None:
 
 
 def start_model_server(
-    host_dir: str | Path, host: str, port: int, model_id: str
+    host_dir: str | Path, host: str, port: int, model_id: str, options: Sequence[str] = ()
 ) -> subprocess.Popen[bytes]:
-    """The sandbox's model server on a host (its environment), listening on ``host:port``."""
+    """The sandbox's model server on a host (its environment), listening on ``host:port``,
+    with ``options`` (``--api-key KEY``, ``--no-health``)."""
     env = {
         **hostenv.host_env(host_dir),
         "HOST": host,
@@ -159,7 +160,7 @@ def start_model_server(
         "PYTHONPATH": os.pathsep.join(sys.path),
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "skupper_sandbox.model_server"],
+        [sys.executable, "-m", "skupper_sandbox.model_server", *options],
         env=env,
         stdout=subprocess.DEVNULL,
         start_new_session=True,

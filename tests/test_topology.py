@@ -292,3 +292,46 @@ def test_one_hosts_mistakes_are_each_reported_not_only_its_first() -> None:
         "ALPHA_PROFILES",
         "BETA_SSH_HOST",
     } <= set(variables), variables
+
+
+def test_model_container_defaults_to_hosted_model_and_empty_means_none() -> None:
+    t = parse_topology(SMALL_TOPOLOGY + "BETA_MODEL_CONTAINER=\nALPHA_MODEL_API_KEY_FILE=\n")
+    alpha, beta = t.providers
+    assert alpha.model_container == "hosted-model"  # absent: the default
+    assert beta.model_container is None  # set empty: not served by a container
+    assert alpha.model_api_key_file is None  # set empty: no key
+    quoted = parse_topology(SMALL_TOPOLOGY + 'BETA_MODEL_CONTAINER=""\n')
+    assert quoted.providers[1].model_container is None
+    named = parse_topology(SMALL_TOPOLOGY + "BETA_MODEL_CONTAINER=vllm\n")
+    assert named.providers[1].model_container == "vllm"
+
+
+def test_model_api_key_file_is_a_path_that_is_not_read_at_parse_time(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-key"
+    t = parse_topology(
+        SMALL_TOPOLOGY
+        + f"ALPHA_MODEL_API_KEY_FILE={missing}\nBETA_MODEL_API_KEY_FILE=~/.config/beta.key\n"
+    )
+    alpha, beta = t.providers
+    assert alpha.model_api_key_file == missing  # the file does not exist: still parses
+    assert beta.model_api_key_file == Path.home() / ".config" / "beta.key"
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("keys/alpha.key", "absolute or ~/ path"),
+        ("'$HOME/alpha.key'", "expansions"),
+        ('"/tmp/a\\nb"', "backslash"),
+    ],
+)
+def test_a_bad_model_api_key_file_is_named(value: str, words: str) -> None:
+    error = _error(SMALL_TOPOLOGY + f"ALPHA_MODEL_API_KEY_FILE={value}\n")
+    assert error.variable == "ALPHA_MODEL_API_KEY_FILE"
+    assert words in str(error)
+
+
+def test_a_key_never_written_in_the_topology_has_no_variable_of_its_own() -> None:
+    error = _error(SMALL_TOPOLOGY + "ALPHA_MODEL_API_KEY=sk-abc\n")
+    assert error.variable == "ALPHA_MODEL_API_KEY"
+    assert "MODEL_API_KEY_FILE" in str(error)  # the did-you-mean points at the file

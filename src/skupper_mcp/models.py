@@ -351,3 +351,59 @@ class DiagnoseResult(BaseModel):
     sites: list[DiagnosedSite] = Field(default_factory=list)
     ok: bool = Field(description="No error or warning finding")
     summary: str
+
+
+# -- the models catalog (issue 33) ---------------------------------------------------------
+
+ModelState = Literal["serving", "no-model", "route-down", "provider-stopped", "skipped"]
+
+
+class ModelRow(BaseModel):
+    """One model the VAN brings to this machine: where to call it and whether it answers."""
+
+    model_ids: list[str] = Field(
+        default_factory=list,
+        description="The model ids as the server reports them on GET /v1/models, read "
+        f"through the local listener (empty when it could not be read). {HOST_TEXT}",
+    )
+    host: str = Field(description="Provider host in the topology that serves it")
+    profile: str = Field(
+        description="hosted-model-ctl profile it serves (the active one, else the host's default)"
+    )
+    site: str = Field(description="Skupper site name of the provider")
+    listener_port: int = Field(description="Local listener port of the model API")
+    local_base_url: str = Field(
+        description="Base URL on this machine, e.g. http://127.0.0.1:9000/v1: what "
+        "OPENAI_BASE_URL takes"
+    )
+    cluster_base_url: str | None = Field(
+        default=None,
+        description="Base URL inside the Kubernetes cluster (the listener's Service DNS "
+        "name); null when the cluster has no listener for it",
+    )
+    routing_key: str = Field(description="Skupper routing key of the listener and connector")
+    state: ModelState = Field(
+        description="serving: the route is up and /v1/models answers with a model. "
+        "no-model: the route is up but no model is listed (or the server refuses). "
+        "route-down: nothing answers on the listener. provider-stopped: the provider's "
+        "router is stopped. skipped: not probed (the provider could not be read)"
+    )
+    reason: str | None = Field(
+        default=None, description=f"Why the state is what it is. {HOST_TEXT}"
+    )
+    latency_ms: float | None = Field(
+        default=None, description="How long the /v1/models probe took, in milliseconds"
+    )
+    api_key_env: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$",
+        description="Name of the environment variable a client reads the model API key "
+        "from (never the key itself); null when the server needs no key",
+    )
+
+
+class ModelsResult(BaseModel):
+    """Every model the VAN exposes on this machine, with its URLs and state (read-only)."""
+
+    rows: list[ModelRow]
+    summary: str = Field(description="One line for the user")

@@ -1,9 +1,10 @@
 """Take secrets out of text that leaves a host (logs, command output) before anyone sees it.
 
-Pure, standard library only, and at the bottom of the layers so that ``errors`` can redact a
+Standard library only, and at the bottom of the layers so that ``errors`` can redact a
 failed command's output when the error is made (no caller can forget to). ``redact(text)``
 returns the text with every secret it recognises replaced, and how many it replaced;
-``redact_lines`` does the same for a list of lines (a private key may span several).
+``redact_lines`` does the same for a list of lines (a private key may span several). Its one
+state is the secrets this process registered by value (``register_secret``), which only grows.
 Replacements read ``[REDACTED]``, a whole private key ``[REDACTED PRIVATE KEY]``.
 
 Time is linear in the input whatever it holds: a line longer than ``MAX_LINE`` characters
@@ -30,7 +31,9 @@ What counts as a secret:
   point at a secret (``secretName``, ``tokenFile``, ``passwordPath``) keep their values,
   and so do empty, boolean and ``${VAR}`` values and numeric codes;
 - ``Bearer <token>``, JWTs, OpenShift ``sha256~`` tokens, AWS access key ids, GitHub,
-  GitLab and Slack tokens, and the password in a URL (``https://user:[REDACTED]@host``).
+  GitLab and Slack tokens, and the password in a URL (``https://user:[REDACTED]@host``);
+- every secret this process was given by value (``register_secret``: a model API key read
+  from its file), wherever it appears, before anything else is matched.
 
 Everything else is left exactly as it was: a router's or controller's own log lines pass
 unchanged (``tests/test_redact.py`` holds real skupper-router logs to that).
@@ -41,10 +44,11 @@ from __future__ import annotations
 import base64
 import functools
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-__all__ = ["MARK", "MAX_LINE", "PRIVATE_KEY_MARK", "redact", "redact_lines"]
+__all__ = ["MARK", "MAX_LINE", "PRIVATE_KEY_MARK", "redact", "redact_lines", "register_secret"]
 
 MARK = "[REDACTED]"
 PRIVATE_KEY_MARK = "[REDACTED PRIVATE KEY]"
@@ -55,8 +59,10 @@ MAX_LINE = 16 * 1024
 def redact(text: str) -> tuple[str, int]:
     """``text`` with its secrets replaced, and how many were replaced (0: unchanged
     unless a line was longer than ``MAX_LINE``)."""
+    text, known = _known_secrets(text)
     text, cuts = _cap_lines(text)
     text, count = _private_keys(text, cuts)
+    count += known
     for step in (_base64_private_keys, _block_scalars, _key_values, *_TOKEN_STEPS):
         text, found = step(text)
         count += found
@@ -70,6 +76,38 @@ def redact_lines(lines: list[str]) -> tuple[list[str], int]:
         return [], 0
     text, count = redact("\n".join(lines))
     return text.split("\n"), count
+
+
+# -- secrets known by value ----------------------------------------------------------------
+
+_known_lock = threading.Lock()
+_known_values: set[str] = set()
+#: One alternation of every registered value, longest first (so a value that holds
+#: another is taken whole); None while there is none.
+_known_pattern: re.Pattern[str] | None = None
+
+
+def register_secret(value: str) -> None:
+    """Make ``redact`` replace ``value`` wherever it appears, for the rest of the process:
+    for a secret this process holds (a model API key read from its file), which no
+    pattern could recognise. Blank values are ignored."""
+    global _known_pattern
+    if not value.strip():
+        return
+    with _known_lock:
+        if value in _known_values:
+            return
+        _known_values.add(value)
+        ordered = sorted(_known_values, key=len, reverse=True)
+        _known_pattern = re.compile("|".join(re.escape(v) for v in ordered))
+
+
+def _known_secrets(text: str) -> tuple[str, int]:
+    # Before the lines are cut: a cut through a known value would leave its start in sight.
+    pattern = _known_pattern
+    if pattern is None:
+        return text, 0
+    return pattern.subn(MARK, text)
 
 
 # -- long lines ----------------------------------------------------------------------------

@@ -165,7 +165,7 @@ def _provider_line(p: ProviderHost) -> list[str]:
     return [
         f"  {p.site_name} ({p.name}: {p.ssh}, podman, namespace {p.namespace})",
         f"        connector {p.model_host}:{p.model_port} ← {p.routing_key}{tmpfs}",
-        f"        profiles: {profiles}; container {p.model_container}",
+        f"        profiles: {profiles}; container {p.model_container or '(none)'}",
     ]
 
 

@@ -195,6 +195,24 @@ def test_a_model_that_does_not_answer_behind_a_running_router(topology: Topology
     assert [s.action for s in found.next[:2]] == ["setup", "start"]
 
 
+def test_a_model_served_by_no_container_blames_no_container(topology: Topology) -> None:
+    """<PREFIX>_MODEL_CONTAINER= empty: the model runs as a systemd unit, under docker or
+    as a bare process, so no container state is evidence and no container is to be set up."""
+    providers = [
+        p.model_copy(update={"model_container": None}) if p.name == "rhtevan-work" else p
+        for p in topology.providers
+    ]
+    no_container = topology.model_copy(update={"providers": providers})
+    hub = states()["rhtevan-work"]
+    hub.served_models = None
+    hub.models_error = "curl: (7) Failed to connect to 127.0.0.1 port 10000"
+    del hub.containers["hosted-model"]
+    found = one(network(no_container, {"rhtevan-work": hub}), "model-not-serving")
+    assert "rhtevan-work declares no model container (MODEL_CONTAINER empty)" in found.evidence
+    assert "container" not in found.cause
+    assert [s.action for s in found.next if s.kind == "hosted-model-ctl"] == ["start"]
+
+
 def test_drift_lists_each_difference(topology: Topology) -> None:
     hub = states()["rhel-ai"]
     access = hub.input_resources[("RouterAccess", "hub-rhel-ai-public")]

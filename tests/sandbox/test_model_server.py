@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 import pytest
@@ -12,6 +16,7 @@ from hostkit import start_model_server, write_host
 from polling import wait_for
 from skupper_sandbox.model_server import completion, completion_chunks, reply_text
 from skupper_sandbox.netprobe import port_open
+from skupper_sandbox.world import model_server_up
 
 ADDRESS = "127.202.0.200"
 PORT = 18200
@@ -123,3 +128,130 @@ def test_stream_chunks_spell_the_same_reply_as_the_completion() -> None:
     )
 
     assert streamed == whole
+
+
+# -- servers as people run them: a bearer key (vLLM --api-key), no /health (Ollama) -----------
+
+KEYED_PORT = 18201
+KEY = "sandbox-test-key-7f3a"
+
+
+@pytest.fixture(scope="module")
+def keyed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A model server that requires a bearer key (from its file) and serves no /health."""
+    tmp_path = tmp_path_factory.mktemp("keyed-model-world")
+    info = write_host(tmp_path, "provider", ADDRESS, skupper_version="2.1.3")
+    key_file = tmp_path / "model.key"
+    key_file.write_text(f"{KEY}\n")
+    process = start_model_server(
+        info.host_dir,
+        "0.0.0.0",
+        KEYED_PORT,
+        "org/keyed-model",
+        ["--api-key-file", str(key_file), "--no-health"],
+    )
+    try:
+        wait_for(
+            lambda: process.poll() is not None or port_open(ADDRESS, KEYED_PORT),
+            timeout=5,
+            every=0.02,
+            what="the keyed model server to listen",
+        )
+        assert process.poll() is None, "the keyed model server exited"
+        yield f"http://{ADDRESS}:{KEYED_PORT}"
+    finally:
+        process.kill()
+        process.wait(timeout=5)
+
+
+@pytest.mark.parametrize(
+    "authorization", [None, "Bearer wrong-key", f"Basic {KEY}", f"Bearer {KEY}x", KEY]
+)
+def test_without_the_key_every_v1_route_answers_401_as_vllm_does(
+    keyed_url: str, authorization: str | None
+) -> None:
+    headers = {"Authorization": authorization} if authorization else {}
+    models = httpx.get(f"{keyed_url}/v1/models", headers=headers)
+    chat = httpx.post(
+        f"{keyed_url}/v1/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}]},
+        headers=headers,
+    )
+    assert (models.status_code, chat.status_code) == (401, 401)
+    assert models.json() == {"error": "Unauthorized"}
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER"])
+def test_with_the_key_the_model_answers(keyed_url: str, scheme: str) -> None:
+    headers = {"Authorization": f"{scheme} {KEY}"}
+    models = httpx.get(f"{keyed_url}/v1/models", headers=headers)
+    assert models.status_code == 200
+    assert [m["id"] for m in models.json()["data"]] == ["org/keyed-model"]
+    chat = httpx.post(
+        f"{keyed_url}/v1/chat/completions",
+        json={"messages": [{"role": "user", "content": "ping"}]},
+        headers=headers,
+    )
+    assert chat.json()["choices"][0]["message"]["content"] == "You said: ping"
+
+
+def test_no_health_route_is_a_404_and_needs_no_key(keyed_url: str) -> None:
+    assert httpx.get(f"{keyed_url}/health").status_code == 404
+    assert (
+        httpx.get(f"{keyed_url}/health", headers={"Authorization": f"Bearer {KEY}"}).status_code
+        == 404
+    )
+
+
+def test_with_a_key_but_health_served_health_stays_open(tmp_path: Path) -> None:
+    info = write_host(tmp_path, "provider", ADDRESS, skupper_version="2.1.3")
+    port = KEYED_PORT + 1
+    process = start_model_server(info.host_dir, "0.0.0.0", port, "m", ["--api-key", KEY])
+    try:
+        wait_for(lambda: process.poll() is not None or port_open(ADDRESS, port), timeout=5)
+        assert httpx.get(f"http://{ADDRESS}:{port}/health").status_code == 200
+        assert httpx.get(f"http://{ADDRESS}:{port}/v1/models").status_code == 401
+    finally:
+        process.kill()
+        process.wait(timeout=5)
+
+
+def test_a_key_file_that_cannot_be_read_stops_the_server(tmp_path: Path) -> None:
+    info = write_host(tmp_path, "provider", ADDRESS, skupper_version="2.1.3")
+    process = start_model_server(
+        info.host_dir, "0.0.0.0", KEYED_PORT + 2, "m", ["--api-key-file", str(tmp_path / "none")]
+    )
+    assert process.wait(timeout=10) == 2
+
+
+# -- when sandbox up calls a model server up -----------------------------------------------------
+
+
+def test_a_keyed_server_without_health_is_up(keyed_url: str, model_url: str) -> None:
+    assert asyncio.run(model_server_up(ADDRESS, KEYED_PORT))  # /health 404, /v1/models 401
+    assert asyncio.run(model_server_up(ADDRESS, PORT))  # /health 200
+
+
+class _Loading(BaseHTTPRequestHandler):
+    """llama.cpp's server while it loads its model: 503 on /health and /v1/models."""
+
+    def do_GET(self) -> None:
+        self.send_response(503)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_loading_server_and_nothing_listening_are_not_up() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Loading)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        assert not asyncio.run(model_server_up("127.0.0.1", server.server_address[1]))
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    assert not asyncio.run(model_server_up("127.0.0.1", server.server_address[1]))

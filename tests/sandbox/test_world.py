@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -194,9 +196,32 @@ def test_a_failing_start_reports_the_log_and_cleans_up(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 1
     assert "failed to start" in result.stderr
-    assert time.monotonic() - started < 30
+    assert "model container on rhel-ai exited with 3: model crashed" in result.stderr
+    assert time.monotonic() - started < 30  # at once, not after the 600 s a custom model gets
     info = layout.WorldLayout(tmp_path).load()
     assert world_processes(info.id) == []
+
+
+def test_a_model_server_with_a_key_and_no_health_is_up_at_once(tmp_path: Path) -> None:
+    """vLLM --api-key answers 401 on /v1/models, Ollama has no /health: sandbox up takes
+    both as up (it waited out its 600 s for a /health 200 before)."""
+    key_file = tmp_path / "model.key"
+    key_file.write_text("world-test-key\n")
+    server = [sys.executable, "-m", "skupper_sandbox.model_server"]
+    command = shlex.join([*server, "--api-key-file", str(key_file), "--no-health"])
+    started = time.monotonic()
+    spec = WorldSpec(providers=1, kubernetes=False, model_server_command=command)
+    with running_world(tmp_path / "world", spec) as world:
+        took = time.monotonic() - started
+        entry = world.hosts["rhel-ai"]
+        url = f"http://{entry.address}:{entry.ports['model']}"
+        assert httpx.get(f"{url}/health", timeout=5).status_code == 404
+        assert httpx.get(f"{url}/v1/models", timeout=5).status_code == 401
+        keyed = httpx.get(
+            f"{url}/v1/models", headers={"Authorization": "Bearer world-test-key"}, timeout=5
+        )
+        assert [m["id"] for m in keyed.json()["data"]] == [entry.default_model_id]
+    assert took < 60
 
 
 @pytest.mark.openssh

@@ -4,14 +4,24 @@ It stands in for a GPU model container on a provider host: ``GET /health``,
 ``GET /v1/models`` and ``POST /v1/chat/completions`` (JSON, or SSE with ``"stream": true``)
 on ``$HOST:$PORT``, serving ``$MODEL_ID``. Replies are deterministic: they echo the last
 user message, so a test can tell its own answer from another's.
+
+Two options make it a server as people run them (docs/sandbox.md, "Model servers"):
+
+- ``--api-key KEY`` / ``--api-key-file FILE``: every ``/v1`` route requires
+  ``Authorization: Bearer KEY`` and answers 401 ``{"error": "Unauthorized"}`` without it,
+  while ``/health`` stays open, as vLLM's ``--api-key`` does;
+- ``--no-health``: no ``/health`` route (404), as Ollama and LM Studio serve only their
+  own and the OpenAI routes.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
 import os
+import secrets
 import sys
 import time
 import uuid
@@ -25,6 +35,7 @@ MAX_BODY = 4 * 1024 * 1024
 REASONS = {
     200: "OK",
     400: "Bad Request",
+    401: "Unauthorized",
     404: "Not Found",
     405: "Method Not Allowed",
     411: "Length Required",
@@ -124,10 +135,23 @@ def _tokens(messages: Any) -> int:
 
 
 class ModelServer:
-    """Serves one model id over HTTP/1.1 (one request per connection)."""
+    """Serves one model id over HTTP/1.1 (one request per connection); with ``api_key``
+    the ``/v1`` routes require it as a bearer token, with ``health`` false there is no
+    ``/health``."""
 
-    def __init__(self, model_id: str) -> None:
+    def __init__(self, model_id: str, api_key: str | None = None, health: bool = True) -> None:
         self.model_id = model_id
+        self.api_key = api_key
+        self.health = health
+
+    def authorized(self, request: Request) -> bool:
+        """vLLM's rule: the scheme is ``Bearer`` in any case, the token the key exactly."""
+        if self.api_key is None:
+            return True
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and secrets.compare_digest(
+            token.encode(), self.api_key.encode()
+        )
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -148,7 +172,9 @@ class ModelServer:
 
     async def _route(self, request: Request, writer: asyncio.StreamWriter) -> None:
         path = request.path.split("?", 1)[0].rstrip("/") or "/"
-        if path == "/health":
+        if path.startswith("/v1") and not self.authorized(request):
+            await _send_json(writer, 401, {"error": "Unauthorized"})
+        elif path == "/health" and self.health:
             await _send_json(writer, 200, {"status": "ok"})
         elif path == "/v1/models" and request.method == "GET":
             model = {"id": self.model_id, "object": "model", "owned_by": "sandbox", "created": 0}
@@ -260,25 +286,63 @@ def _bind_host(env: Mapping[str, str]) -> str:
         return host
 
 
-async def serve(host: str, port: int, model_id: str) -> None:
+async def serve(host: str, port: int, model: ModelServer) -> None:
     """Serve until the process is killed."""
-    server = await asyncio.start_server(ModelServer(model_id).handle, host, port)
-    print(f"model server for {model_id} listening on {host}:{port}", flush=True)
+    server = await asyncio.start_server(model.handle, host, port)
+    needs = "; requires a bearer key" if model.api_key is not None else ""
+    health = "" if model.health else "; no /health"
+    print(
+        f"model server for {model.model_id} listening on {host}:{port}{needs}{health}",
+        flush=True,
+    )
     async with server:
         await server.serve_forever()
 
 
-def main() -> int:
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m skupper_sandbox.model_server",
+        description="An OpenAI-compatible model API on $HOST:$PORT serving $MODEL_ID.",
+    )
+    keys = parser.add_mutually_exclusive_group()
+    keys.add_argument("--api-key", metavar="KEY", help="require KEY as bearer on /v1 routes")
+    keys.add_argument(
+        "--api-key-file", metavar="FILE", help="require the key in FILE (stripped) as bearer"
+    )
+    parser.add_argument("--no-health", action="store_true", help="serve no /health route")
+    return parser
+
+
+def _api_key(args: argparse.Namespace) -> str | None:
+    if args.api_key_file is None:
+        return str(args.api_key) if args.api_key is not None else None
+    with open(args.api_key_file, encoding="utf-8") as file:
+        key = file.read(4096).strip()
+    if not key:
+        raise ValueError(f"{args.api_key_file} holds no key")
+    return key
+
+
+def main(argv: list[str] | None = None) -> int:
     env = os.environ
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) and 2
     try:
         port = int(env.get("PORT", "8000"))
     except ValueError:
         print(f"PORT must be a number, not {env.get('PORT')!r}", file=sys.stderr)
         return 2
-    host = _bind_host(env)
-    model_id = env.get("MODEL_ID", "sandbox-model")
     try:
-        asyncio.run(serve(host, port, model_id))
+        api_key = _api_key(args)
+    except (OSError, ValueError) as exc:
+        print(f"cannot read the API key: {exc}", file=sys.stderr)
+        return 2
+    host = _bind_host(env)
+    model = ModelServer(env.get("MODEL_ID", "sandbox-model"), api_key, not args.no_health)
+    try:
+        asyncio.run(serve(host, port, model))
     except OSError as exc:
         print(f"cannot listen on {host}:{port}: {exc.strerror}", file=sys.stderr)
         return 1

@@ -73,23 +73,40 @@ async def _abstract_socket_open(name: str) -> bool:
     return True
 
 
-async def http_ok(address: str, port: int, path: str) -> bool:
-    """Whether ``GET path`` on address:port answers 200."""
+async def http_status(address: str, port: int, path: str) -> int | None:
+    """The status ``GET path`` on address:port answers, or None when nothing answers HTTP."""
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(address, port), 1.0)
     except (OSError, TimeoutError):
-        return False
+        return None
     try:
         writer.write(f"GET {path} HTTP/1.0\r\nHost: {address}:{port}\r\n\r\n".encode())
         await writer.drain()
-        status = await asyncio.wait_for(reader.readline(), 2.0)
-        return status.split()[1:2] == [b"200"]
-    except (OSError, TimeoutError, IndexError):
-        return False
+        status = (await asyncio.wait_for(reader.readline(), 2.0)).split()
+        if len(status) < 2 or not status[0].startswith(b"HTTP/") or not status[1].isdigit():
+            return None
+        return int(status[1])
+    except (OSError, TimeoutError, ValueError):
+        return None
     finally:
         writer.close()
         with contextlib.suppress(OSError):
             await writer.wait_closed()
+
+
+#: What ``GET /v1/models`` may answer for a model server to be up: the list, or a refusal
+#: of a server that requires a key (vLLM --api-key answers 401 on every /v1 route). A 503
+#: is a server still loading its model (llama.cpp's server), not one that is up.
+_MODELS_UP = frozenset({200, 401, 403})
+
+
+async def model_server_up(address: str, port: int) -> bool:
+    """Whether a model server answers as one that is up: ``/health`` 200, else
+    ``/v1/models`` with its list or a key's refusal, since many servers have no /health
+    (Ollama, LM Studio) and a keyed one lists nothing without its key."""
+    if await http_status(address, port, "/health") == 200:
+        return True
+    return await http_status(address, port, "/v1/models") in _MODELS_UP
 
 
 def _exists(path: Path) -> bool:
@@ -314,7 +331,7 @@ class WorldDaemon:
         home = Path(env["HOME"])
 
         async def healthy() -> bool:
-            if await http_ok(host.address, port, "/health"):
+            if await model_server_up(host.address, port):
                 return True
             _raise_if_exited(home, host.name)
             return False

@@ -37,7 +37,15 @@ class ProviderHost(_Model):
     routing_key: str
     profiles: dict[str, str] = Field(description="Profile name -> model id, in file order")
     default_profile: str
-    model_container: str
+    model_container: str | None = Field(
+        description="The podman container that serves the model; None when the model is "
+        "not served by a container (<PREFIX>_MODEL_CONTAINER= set empty)"
+    )
+    model_api_key_file: Path | None = Field(
+        default=None,
+        description="File holding the model server's API key (read when a probe needs it, "
+        "never at parse time; model_keys.read_model_api_key)",
+    )
     tmpfs_workaround: bool
 
     def profile_for_model(self, model_id: str) -> str | None:

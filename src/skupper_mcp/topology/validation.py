@@ -39,6 +39,7 @@ _ROUTING_KEY_RULE = (
     "letters, digits and '-', starting and ending with a letter or digit, 1-63 characters)"
 )
 _CONTAINER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}", re.ASCII)
+DEFAULT_MODEL_CONTAINER = "hosted-model"
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}", re.ASCII)
 _CONTEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,252}", re.ASCII)
 _VERSION = re.compile(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,4}))?", re.ASCII)
@@ -71,6 +72,7 @@ _PROVIDER_SUFFIXES = (
     "PROFILES",
     "DEFAULT_PROFILE",
     "MODEL_CONTAINER",
+    "MODEL_API_KEY_FILE",
     "TMPFS_WORKAROUND",
 )
 _LOCAL_SUFFIXES = (
@@ -241,9 +243,8 @@ def _provider(reader: Reader, name: str) -> ProviderHost | None:
     routing_key = reader.text(
         f"{p}_ROUTING_KEY", f"model-api-{name}", _ROUTING_KEY, _ROUTING_KEY_RULE
     )
-    model_container = reader.text(
-        f"{p}_MODEL_CONTAINER", "hosted-model", _CONTAINER, "a container name"
-    )
+    model_container = _model_container(reader, f"{p}_MODEL_CONTAINER")
+    key_file = reader.attempt(lambda: _key_file(reader, f"{p}_MODEL_API_KEY_FILE"), None)
     tmpfs_workaround = reader.boolean(f"{p}_TMPFS_WORKAROUND", False)
     if len(reader.problems) > before:
         return None
@@ -265,8 +266,33 @@ def _provider(reader: Reader, name: str) -> ProviderHost | None:
         profiles=profiles,
         default_profile=default_profile,
         model_container=model_container,
+        model_api_key_file=key_file,
         tmpfs_workaround=tmpfs_workaround,
     )
+
+
+def _model_container(reader: Reader, key: str) -> str | None:
+    """The container that serves the model: ``hosted-model`` when the variable is absent,
+    None when it is set empty (the model is served some other way: a systemd unit, docker,
+    a bare process)."""
+    if not reader.has(key):
+        return DEFAULT_MODEL_CONTAINER
+    if reader.raw(key) == "":
+        return None
+    return reader.text(key, DEFAULT_MODEL_CONTAINER, _CONTAINER, "a container name")
+
+
+def _key_file(reader: Reader, key: str) -> Path | None:
+    """The path of the file holding the model API key; the file is not read here (it may
+    not exist yet where the topology is checked, and the key never belongs in a parse)."""
+    value = reader.raw(key)
+    if not value:
+        return None
+    if not value.startswith(("/", "~")):
+        raise reader.error(
+            key, f"{excerpt(value)} is not valid: expected an absolute or ~/ path to the key file"
+        )
+    return reader.resolve_path(key, value, Path("/"))
 
 
 def _profiles(reader: Reader, key: str, host: str) -> dict[str, str]:

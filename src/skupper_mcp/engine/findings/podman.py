@@ -236,11 +236,16 @@ def model_not_serving(network: Network) -> Iterator[Finding]:
             continue
         if not state.container_running(names.router_container(p.namespace)):
             continue
-        container = state.container(p.model_container)
+        container = state.container(p.model_container) if p.model_container else None
         profile, _ = active_or_default(network.topology, p.name, None)
         steps = [model_ctl("start", profile, p.name)]
-        if container is None:
+        if container is None and p.model_container:
             steps.insert(0, model_ctl("setup", profile, p.name))
+        seen = (
+            f"{p.model_container}: {container.state if container else 'absent'}"
+            if p.model_container
+            else f"{p.name} declares no model container (MODEL_CONTAINER empty)"
+        )
         yield finding(
             "model-not-serving",
             ref,
@@ -250,9 +255,11 @@ def model_not_serving(network: Network) -> Iterator[Finding]:
             evidence=[
                 f"GET http://{p.model_host}:{p.model_port}/v1/models on {p.name}: "
                 f"{state.models_error or 'no model list'}",
-                f"{p.model_container}: {container.state if container else 'absent'}",
+                seen,
             ],
-            cause="the model container is stopped (or never started) on the provider",
+            cause="the model container is stopped (or never started) on the provider"
+            if p.model_container
+            else "the model server is stopped (or never started) on the provider",
             fix=f"start profile {profile} with hosted-model-ctl, then test_model",
             next=[*steps, call("test_model", target=profile)],
         )

@@ -192,6 +192,8 @@ async def _remote(sites: SiteMap, p: ProviderHost) -> list[ModelCheck]:
 
     async def container() -> str:
         assert site is not None
+        if p.model_container is None:  # <PREFIX>_MODEL_CONTAINER= empty: nothing to check
+            return f"not checked: {p.name} declares no model container"
         found = (await site.containers(timeout=20)).get(p.model_container)
         if found is None:
             raise CheckFailed(f"no container {p.model_container!r} on {p.name}")

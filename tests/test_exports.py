@@ -1,0 +1,378 @@
+"""The models catalog exported for the tools people use: each format parses, has the shape
+its project documents, carries only serving models (unless asked) and never a key in clear.
+
+The documented shapes are pydantic models of the fields each project documents (the
+exporter's docstrings cite the documents), strict where the exporter writes: a renamed or
+misspelt field fails. LiteLLM's own parser reads the LiteLLM config when litellm is
+installed (it is not a test dependency: too heavy); the other projects' parsers are not
+Python.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skupper_mcp.exports import FORMATS, exported_rows, render_export
+from skupper_mcp.models import ModelRow
+
+KEY_VARIABLE = "GPU1_MODEL_API_KEY"
+KEY_VALUE = "sk-test-never-in-an-export-4c1d"
+
+
+def _row(host: str, port: int, ids: list[str], **fields: Any) -> ModelRow:
+    values: dict[str, Any] = {
+        "model_ids": ids,
+        "host": host,
+        "profile": f"{host}-default",
+        "site": f"hub-{host}",
+        "listener_port": port,
+        "local_base_url": f"http://127.0.0.1:{port}/v1",
+        "routing_key": f"model-api-{host}",
+        "state": "serving",
+        "latency_ms": 12.5,
+    }
+    values.update(fields)
+    return ModelRow(**values)
+
+
+ROWS = [
+    _row("gpu1", 9000, ["ibm-granite/granite-3.3-8b-instruct"], api_key_env=KEY_VARIABLE),
+    _row("gpu-two", 10000, ["qwen2.5:7b", "qwen2.5:7b-lora"]),
+    _row("gpu3", 10001, ["org/stopped-model"], state="provider-stopped", reason="router stopped"),
+    _row("gpu4", 10002, [], state="no-model", reason="/v1/models listed no model"),
+]
+SERVING_IDS = ["ibm-granite/granite-3.3-8b-instruct", "qwen2.5:7b", "qwen2.5:7b-lora"]
+
+
+# -- the documented shapes -------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LiteLLMParams(_Strict):
+    """https://docs.litellm.ai/docs/proxy/configs: litellm_params of a deployment."""
+
+    model: str = Field(pattern=r"^openai/.+")
+    api_base: str
+    api_key: str
+
+
+class LiteLLMDeployment(_Strict):
+    model_name: str
+    litellm_params: LiteLLMParams
+    model_info: dict[str, str]
+
+
+class LiteLLMConfig(_Strict):
+    model_list: list[LiteLLMDeployment]
+
+
+class OpenCodeModel(_Strict):
+    name: str
+
+
+class OpenCodeOptions(_Strict):
+    baseURL: str
+    apiKey: str | None = Field(default=None, pattern=r"^\{env:[A-Za-z_][A-Za-z0-9_]*\}$")
+
+
+class OpenCodeProvider(_Strict):
+    """opencode's "Custom provider" (https://opencode.ai/docs/providers/#custom-provider)."""
+
+    npm: Literal["@ai-sdk/openai-compatible"]
+    name: str
+    options: OpenCodeOptions
+    models: dict[str, OpenCodeModel]
+
+
+class OpenCodeConfig(_Strict):
+    schema_: Literal["https://opencode.ai/config.json"] = Field(alias="$schema")
+    provider: dict[str, OpenCodeProvider]
+
+
+class ContinueModel(_Strict):
+    """Continue's config.yaml models entry (https://docs.continue.dev/reference)."""
+
+    name: str
+    provider: Literal["openai"]
+    model: str
+    apiBase: str
+    apiKey: str | None = Field(
+        default=None, pattern=r"^\$\{\{ secrets\.[A-Za-z_][A-Za-z0-9_]* \}\}$"
+    )
+
+
+class ContinueConfig(_Strict):
+    name: str
+    version: str
+    schema_: Literal["v1"] = Field(alias="schema")
+    models: list[ContinueModel]
+
+
+class GooseModel(_Strict):
+    """Goose's ModelInfo: name and context_limit are required (no serde default)."""
+
+    name: str
+    context_limit: int = Field(gt=0)
+
+
+class GooseProvider(_Strict):
+    """Goose's DeclarativeProviderConfig (block/goose crates/goose/src/config/
+    declarative_providers.rs): the fields it requires and the ones the exporter sets."""
+
+    name: str = Field(pattern=r"^[a-z0-9_][a-z0-9_-]*$")  # validate_provider_id
+    engine: Literal["openai"]
+    display_name: str
+    description: str | None = None
+    api_key_env: str
+    base_url: str = Field(pattern=r"^http://127\.0\.0\.1:[0-9]+/v1/chat/completions$")
+    models: list[GooseModel]
+    requires_auth: bool
+    supports_streaming: bool | None = None
+
+
+# -- every format ---------------------------------------------------------------------------
+
+
+def _parsed(fmt: str, text: str) -> Any:
+    if fmt == "env":
+        return _env_assignments(text)
+    return json.loads(text) if fmt in ("opencode", "goose") else yaml.safe_load(text)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_parses_and_carries_only_serving_models(fmt: str) -> None:
+    text = render_export(ROWS, fmt)
+    _parsed(fmt, text)
+    for model_id in SERVING_IDS:
+        assert model_id in text
+    assert "org/stopped-model" not in text
+    everything = render_export(ROWS, fmt, include_all=True)
+    _parsed(fmt, everything)
+    assert "org/stopped-model" in everything
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_key_is_only_ever_a_reference(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, KEY_VALUE)
+    text = render_export(ROWS, fmt)
+    assert KEY_VALUE not in text
+    assert KEY_VARIABLE in text
+
+
+def test_an_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="env, litellm, opencode, continue, goose"):
+        render_export(ROWS, "vscode")
+
+
+def test_a_row_without_a_model_id_is_left_out_even_with_include_all() -> None:
+    assert [r.host for r in exported_rows(ROWS, include_all=True)] == ["gpu1", "gpu-two", "gpu3"]
+    assert [r.host for r in exported_rows(ROWS)] == ["gpu1", "gpu-two"]
+
+
+def test_an_api_key_env_that_is_no_variable_name_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        _row("gpu1", 9000, ["m"], api_key_env="KEY; rm -rf ~")
+
+
+# -- env --------------------------------------------------------------------------------------
+
+
+def _env_assignments(text: str) -> list[tuple[bool, str, str]]:
+    """(live, name, value) of every export line, commented out or not."""
+    found = []
+    for line in text.splitlines():
+        live = not line.startswith("#")
+        body = line if live else line[2:]
+        if body.startswith("export "):
+            name, _, value = body[len("export ") :].partition("=")
+            found.append((live, name, value))
+        else:
+            assert not live or not line.strip(), f"a live line that is no export: {line!r}"
+    return found
+
+
+def test_env_has_one_block_per_model_and_only_the_first_is_live() -> None:
+    assignments = _env_assignments(render_export(ROWS, "env"))
+    assert assignments == [
+        (True, "OPENAI_BASE_URL", "http://127.0.0.1:9000/v1"),
+        (True, "OPENAI_API_BASE", "http://127.0.0.1:9000/v1"),
+        (True, "OPENAI_API_KEY", f'"${{{KEY_VARIABLE}}}"'),
+        (False, "OPENAI_BASE_URL", "http://127.0.0.1:10000/v1"),
+        (False, "OPENAI_API_BASE", "http://127.0.0.1:10000/v1"),
+        (False, "OPENAI_API_KEY", "EMPTY"),
+    ]
+
+
+def test_env_sourced_by_a_shell_gives_the_url_and_the_key_from_its_variable(
+    tmp_path: Path,
+) -> None:
+    hostile = _row("gpu9", 9009, [f"x\n touch {tmp_path}/pwned; $(touch {tmp_path}/pwned2)"])
+    script = tmp_path / "models.env"
+    script.write_text(render_export([ROWS[0], hostile], "env"))
+    shown = subprocess.run(
+        ["/bin/sh", "-c", f'. {script}; printf "%s|%s|%s" "$OPENAI_BASE_URL" '
+         '"$OPENAI_API_BASE" "$OPENAI_API_KEY"'],
+        env={"PATH": os.environ["PATH"], KEY_VARIABLE: KEY_VALUE},
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )  # fmt: skip
+    assert shown.stdout == f"http://127.0.0.1:9000/v1|http://127.0.0.1:9000/v1|{KEY_VALUE}"
+    assert shown.stderr == ""
+    assert not list(tmp_path.glob("pwned*"))  # a model id stays inside its comment
+
+
+def test_env_with_nothing_serving_says_so() -> None:
+    text = render_export(ROWS[2:], "env")
+    assert _env_assignments(text) == []
+    assert "no model is serving" in text
+
+
+# -- LiteLLM ----------------------------------------------------------------------------------
+
+
+def test_litellm_routes_each_model_id_to_its_url_in_the_documented_shape() -> None:
+    config = LiteLLMConfig.model_validate(yaml.safe_load(render_export(ROWS, "litellm")))
+    routes = {
+        (d.model_name, d.litellm_params.model, d.litellm_params.api_base, d.litellm_params.api_key)
+        for d in config.model_list
+    }
+    assert routes == {
+        (
+            "ibm-granite/granite-3.3-8b-instruct",
+            "openai/ibm-granite/granite-3.3-8b-instruct",
+            "http://127.0.0.1:9000/v1",
+            f"os.environ/{KEY_VARIABLE}",
+        ),
+        ("qwen2.5:7b", "openai/qwen2.5:7b", "http://127.0.0.1:10000/v1", "EMPTY"),
+        ("qwen2.5:7b-lora", "openai/qwen2.5:7b-lora", "http://127.0.0.1:10000/v1", "EMPTY"),
+    }
+    assert len({d.model_info["id"] for d in config.model_list}) == 3  # ids unique
+
+
+def test_one_model_on_two_providers_is_two_deployments_of_one_name() -> None:
+    rows = [_row("gpu1", 9000, ["shared/model"]), _row("gpu2", 10000, ["shared/model"])]
+    config = LiteLLMConfig.model_validate(yaml.safe_load(render_export(rows, "litellm")))
+    assert [d.model_name for d in config.model_list] == ["shared/model", "shared/model"]
+    assert {d.litellm_params.api_base for d in config.model_list} == {
+        "http://127.0.0.1:9000/v1",
+        "http://127.0.0.1:10000/v1",
+    }
+
+
+_LITELLM_CHECK = textwrap.dedent(
+    """
+    import json, os, sys
+    import yaml
+    from litellm import Router
+
+    config = yaml.safe_load(open(sys.argv[1]))
+    router = Router(model_list=config["model_list"])
+    deployments = [
+        {k: e["litellm_params"][k] for k in ("model", "api_base", "api_key")}
+        for e in router.model_list
+    ]
+    print(json.dumps({"names": sorted(router.get_model_names()), "deployments": deployments}))
+    """
+)
+
+
+def test_litellm_own_router_loads_the_config(tmp_path: Path) -> None:
+    """LiteLLM's Router, which the proxy builds from config.yaml's model_list, reads the
+    export and resolves ``os.environ/NAME`` from the environment. In a process of its own:
+    litellm takes seconds to import, and without LITELLM_LOCAL_MODEL_COST_MAP it would
+    fetch its cost map from the internet."""
+    pytest.importorskip("litellm", reason="litellm is not installed (not a test dependency)")
+    config = tmp_path / "config.yaml"
+    config.write_text(render_export(ROWS, "litellm"))
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", KEY_VARIABLE: KEY_VALUE}
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", _LITELLM_CHECK, str(config)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert loaded["names"] == sorted(SERVING_IDS)
+    assert {
+        "model": "openai/ibm-granite/granite-3.3-8b-instruct",
+        "api_base": "http://127.0.0.1:9000/v1",
+        "api_key": KEY_VALUE,  # resolved by LiteLLM from os.environ/NAME
+    } in loaded["deployments"]
+
+
+# -- opencode, Continue, Goose ----------------------------------------------------------------
+
+
+def test_opencode_has_one_openai_compatible_provider_per_host() -> None:
+    config = OpenCodeConfig.model_validate(json.loads(render_export(ROWS, "opencode")))
+    assert list(config.provider) == ["skupper-gpu1", "skupper-gpu-two"]
+    gpu1, two = config.provider.values()
+    assert gpu1.options.baseURL == "http://127.0.0.1:9000/v1"
+    assert gpu1.options.apiKey == f"{{env:{KEY_VARIABLE}}}"
+    assert list(gpu1.models) == ["ibm-granite/granite-3.3-8b-instruct"]
+    assert two.options.apiKey is None  # no key: opencode sends none
+    assert list(two.models) == ["qwen2.5:7b", "qwen2.5:7b-lora"]
+
+
+def test_continue_has_one_openai_model_per_id() -> None:
+    config = ContinueConfig.model_validate(yaml.safe_load(render_export(ROWS, "continue")))
+    assert [(m.model, m.apiBase) for m in config.models] == [
+        ("ibm-granite/granite-3.3-8b-instruct", "http://127.0.0.1:9000/v1"),
+        ("qwen2.5:7b", "http://127.0.0.1:10000/v1"),
+        ("qwen2.5:7b-lora", "http://127.0.0.1:10000/v1"),
+    ]
+    assert config.models[0].apiKey == f"${{{{ secrets.{KEY_VARIABLE} }}}}"
+    assert config.models[1].apiKey is None
+    assert len({m.name for m in config.models}) == 3
+
+
+def test_goose_has_one_declarative_provider_file_per_host() -> None:
+    files = json.loads(render_export(ROWS, "goose"))
+    assert list(files) == ["skupper_gpu1.json", "skupper_gpu_two.json"]
+    gpu1, two = (GooseProvider.model_validate(v) for v in files.values())
+    assert (gpu1.name, gpu1.api_key_env, gpu1.requires_auth) == ("skupper_gpu1", KEY_VARIABLE, True)
+    assert (two.name, two.api_key_env, two.requires_auth) == ("skupper_gpu_two", "", False)
+    assert two.base_url == "http://127.0.0.1:10000/v1/chat/completions"
+    assert [m.name for m in two.models] == ["qwen2.5:7b", "qwen2.5:7b-lora"]
+
+
+def _strings(value: Any) -> list[str]:
+    """Every key and string value in a parsed document."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [k, *_strings(v)]]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+@pytest.mark.parametrize("fmt", ["litellm", "opencode", "continue", "goose"])
+def test_a_hostile_model_id_stays_one_string(fmt: str) -> None:
+    hostile = 'evil"\n  api_key: stolen\n}{"x": 1, "apiKey": "stolen"'
+    parsed = _parsed(fmt, render_export([_row("gpu1", 9000, [hostile])], fmt))
+    strings = _strings(parsed)
+    assert hostile in strings  # the id, whole, as a value or a key
+    assert "stolen" not in strings and "x" not in strings
+
+
+@pytest.mark.parametrize("fmt", ["litellm", "continue", "goose"])
+def test_an_id_a_server_lists_twice_is_exported_once(fmt: str) -> None:
+    text = render_export([_row("gpu1", 9000, ["twice", "other", "twice"])], fmt)
+    strings = _strings(_parsed(fmt, text))
+    assert strings.count("twice") == 1  # the model name (LiteLLM), model (Continue), name (Goose)
