@@ -6,10 +6,11 @@ outputSchema, so they are written for the agent reading them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Self
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel, field_validator
 
+from skupper_mcp.safe_text import safe_text
 from skupper_mcp.vocabulary import Platform, Role
 
 Outcome = Literal["up", "down", "skipped", "failed"]
@@ -27,7 +28,34 @@ HOST_TEXT = (
 )
 
 
-class Step(BaseModel):
+def _safe(value: Any) -> Any:
+    """``value`` with every string in it (through lists, tuples and dicts) made safe."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_safe(item) for item in value)
+    if isinstance(value, dict):
+        return {_safe(k): _safe(v) for k, v in value.items()}
+    return value
+
+
+class Result(BaseModel):
+    """The base of every result model: the one place host bytes are made safe. Every field
+    is cleaned when a result is built, when a field is set and when a copy is updated, so
+    no string a host sent can fail the result's serialisation (or turn what it says around)."""
+
+    model_config = ConfigDict(validate_assignment=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _host_safe(cls, value: Any) -> Any:
+        return _safe(value)
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Self:
+        return super().model_copy(update=_safe(update) if update else update, deep=deep)
+
+
+class Step(Result):
     """One action taken (or, with plan=true, to be taken) at a site."""
 
     name: str = Field(description="What the step does, e.g. 'start router unit'")
@@ -39,7 +67,7 @@ class Step(BaseModel):
     seconds: float = Field(default=0.0, description="Wall time the step took")
 
 
-class SiteResult(BaseModel):
+class SiteResult(Result):
     """What an operation did at one site."""
 
     host: str = Field(
@@ -58,7 +86,7 @@ class SiteResult(BaseModel):
     steps: list[Step] = Field(default_factory=list)
 
 
-class ModelAction(BaseModel):
+class ModelAction(Result):
     """A hosted-model-ctl action the agent should run next (this server never runs it)."""
 
     host: str = Field(description="Provider host the action concerns")
@@ -67,7 +95,7 @@ class ModelAction(BaseModel):
     reason: str = Field(description="Why this action follows from the operation")
 
 
-class OperationResult(BaseModel):
+class OperationResult(Result):
     """Result of setup, up, down or teardown (or their plan)."""
 
     operation: Literal["setup", "up", "down", "teardown"]
@@ -87,7 +115,7 @@ class OperationResult(BaseModel):
     )
 
 
-class SiteStatus(BaseModel):
+class SiteStatus(Result):
     """Live state of one site."""
 
     host: str
@@ -114,7 +142,7 @@ class SiteStatus(BaseModel):
     )
 
 
-class LinkStatus(BaseModel):
+class LinkStatus(Result):
     """A link between two sites."""
 
     # "from" is a Python keyword: the fields are from_site/to_site in code, from/to in JSON
@@ -137,7 +165,7 @@ class LinkStatus(BaseModel):
     status: str = Field(description=f"Link status as the router reports it. {HOST_TEXT}")
 
 
-class ListenerStatus(BaseModel):
+class ListenerStatus(Result):
     """A listener that brings a provider's model to a consumer site."""
 
     site: str
@@ -163,7 +191,7 @@ class ListenerStatus(BaseModel):
     )
 
 
-class StatusResult(BaseModel):
+class StatusResult(Result):
     """Live state of every site, link and listener."""
 
     sites: list[SiteStatus]
@@ -173,7 +201,7 @@ class StatusResult(BaseModel):
     summary: str
 
 
-class ModelCheck(BaseModel):
+class ModelCheck(Result):
     """One of test_model's end-to-end checks."""
 
     name: str
@@ -185,7 +213,7 @@ class ModelCheck(BaseModel):
     seconds: float = 0.0
 
 
-class TestModelResult(BaseModel):
+class TestModelResult(Result):
     """Result of the six end-to-end checks of one provider's model."""
 
     __test__ = False  # keep pytest from collecting this as a test class
@@ -198,7 +226,7 @@ class TestModelResult(BaseModel):
     total: int = Field(description="How many checks ran")
 
 
-class ResolveResult(BaseModel):
+class ResolveResult(Result):
     """What a host, site or profile name refers to."""
 
     query: str = Field(description="The name asked about")
@@ -221,7 +249,7 @@ class ResolveResult(BaseModel):
     detail: str | None = Field(default=None, description="How the profile was determined")
 
 
-class LogsResult(BaseModel):
+class LogsResult(Result):
     """The newest lines of one site's router or controller log, secrets taken out."""
 
     target: str = Field(
@@ -254,7 +282,7 @@ class LogsResult(BaseModel):
     summary: str = Field(description="One line for the user")
 
 
-class Check(BaseModel):
+class Check(Result):
     """One precheck result."""
 
     name: str = Field(description="What was checked, e.g. ssh, skupper, ports")
@@ -267,7 +295,7 @@ class Check(BaseModel):
     seconds: float | None = None
 
 
-class CheckResult(BaseModel):
+class CheckResult(Result):
     """Result of setup with check=true: the topology and the precheck."""
 
     topology: str = Field(description="The VAN diagram with real values")
@@ -290,7 +318,7 @@ Severity = Literal["error", "warning", "info"]
 NextKind = Literal["tool", "topology", "hosted-model-ctl", "host"]
 
 
-class NextStep(BaseModel):
+class NextStep(Result):
     """One concrete step that clears a finding: a tool call, a topology variable to set,
     a hosted-model-ctl action, or a command to run on the host."""
 
@@ -313,7 +341,7 @@ class NextStep(BaseModel):
     command: str | None = Field(default=None, description="Command to run (kind host)")
 
 
-class Finding(BaseModel):
+class Finding(Result):
     """Something wrong (or worth knowing) at one site, with what shows it and what fixes it."""
 
     id: str = Field(description="Stable id agents match on, e.g. tmp-not-writable")
@@ -333,7 +361,7 @@ class Finding(BaseModel):
     )
 
 
-class DiagnosedSite(BaseModel):
+class DiagnosedSite(Result):
     """Whether a site could be read for the diagnosis, and how long it took."""
 
     host: str
@@ -343,7 +371,7 @@ class DiagnosedSite(BaseModel):
     seconds: float = 0.0
 
 
-class DiagnoseResult(BaseModel):
+class DiagnoseResult(Result):
     """What is wrong on each site, why, and the next step (read-only)."""
 
     target: str
