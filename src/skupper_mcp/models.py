@@ -6,6 +6,7 @@ outputSchema, so they are written for the agent reading them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, Self
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel, field_validator
@@ -32,8 +33,10 @@ def _safe(value: Any) -> Any:
     """``value`` with every string in it (through lists, tuples and dicts) made safe."""
     if isinstance(value, str):
         return safe_text(value)
-    if isinstance(value, list | tuple):
-        return type(value)(_safe(item) for item in value)
+    if isinstance(value, list):
+        return [_safe(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_safe(item) for item in value)
     if isinstance(value, dict):
         return {_safe(k): _safe(v) for k, v in value.items()}
     return value
@@ -51,8 +54,8 @@ class Result(BaseModel):
     def _host_safe(cls, value: Any) -> Any:
         return _safe(value)
 
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Self:
-        return super().model_copy(update=_safe(update) if update else update, deep=deep)
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        return super().model_copy(update=_safe(dict(update)) if update else update, deep=deep)
 
 
 class Step(Result):
@@ -124,10 +127,19 @@ class SiteStatus(Result):
     platform: Platform
     reachable: bool
     controller: str | None = Field(
-        default=None, description="Controller unit (or deployment) state, e.g. active"
+        default=None,
+        description="Controller unit state as systemctl reports it, e.g. active (running); "
+        f"on Kubernetes the API's version. {HOST_TEXT}",
     )
-    router: str | None = Field(default=None, description="Router unit (or pod) state")
-    container: str | None = Field(default=None, description="Router container state")
+    router: str | None = Field(
+        default=None,
+        description="Router unit state as systemctl reports it; on Kubernetes the router "
+        f"pods' names and phases. {HOST_TEXT}",
+    )
+    container: str | None = Field(
+        default=None,
+        description=f"Router container state as podman reports it (absent: none). {HOST_TEXT}",
+    )
     stale: bool = Field(
         default=False,
         description="The rendered status claims Ready but the router is not running",
@@ -138,7 +150,8 @@ class SiteStatus(Result):
     drift: list[str] | None = Field(
         default=None,
         description="How the site differs from topology.env (empty: it matches; null: not "
-        "read). Anything listed means setup is needed there",
+        "read). Anything listed means setup is needed there. Each entry quotes the value "
+        f"found at the site. {HOST_TEXT}",
     )
 
 
@@ -246,7 +259,11 @@ class ResolveResult(Result):
     )
     routing_key: str | None = None
     model_id: str | None = Field(default=None, description="Model id the profile serves")
-    detail: str | None = Field(default=None, description="How the profile was determined")
+    detail: str | None = Field(
+        default=None,
+        description="How the profile was determined; may quote the model ids the model "
+        f"endpoint lists or its error. {HOST_TEXT}",
+    )
 
 
 class LogsResult(Result):
@@ -262,8 +279,8 @@ class LogsResult(Result):
     component: LogComponent
     source: str | None = Field(
         default=None,
-        description="The podman container or Kubernetes pod the lines come from; null when "
-        "there is none",
+        description="The podman container or Kubernetes pod the lines come from, as the "
+        f"host names it; null when there is none. {HOST_TEXT}",
     )
     found: bool = Field(description="Whether that container or pod exists (false: no lines)")
     lines: list[str] = Field(
@@ -348,7 +365,10 @@ class Finding(Result):
     site: str = Field(description="Skupper site name")
     host: str = Field(description="Host name in the topology")
     severity: Severity
-    symptom: str = Field(description="What the user sees")
+    symptom: str = Field(
+        description="What the user sees; may name what the host reported (a unit, a "
+        f"version, a Secret's type). {HOST_TEXT}"
+    )
     evidence: list[str] = Field(
         default_factory=list,
         description="Log lines, unit fields, file modes or API fields that show it "
