@@ -481,8 +481,9 @@ def diagnose_text(result: DiagnoseResult, width: int | None = None) -> str:
     """Each finding with its evidence and next steps, the most serious first."""
     lines = [result.summary]
     for f in result.findings:
-        lines += ["", f"[{f.severity}] {f.id} on {f.host} ({f.site}): {f.symptom}"]
-        lines += [line for e in f.evidence for line in _indented("evidence", e, width)]
+        # a symptom or evidence line that held a line break could write a finding of its own
+        lines += ["", f"[{f.severity}] {f.id} on {f.host} ({f.site}): {one_line(f.symptom)}"]
+        lines += [line for e in f.evidence for line in _indented("evidence", one_line(e), width)]
         lines += _indented("cause", f.cause, width) + _indented("fix", f.fix, width)
         lines += [line for step in f.next for line in _indented("next", step.text, width)]
     unread = [s.host for s in result.sites if not s.read]
