@@ -371,6 +371,8 @@ _BLOCK_SCALAR = re.compile(
     + _KEY_HINT
     + r"(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*+)"
     r"(?P<quote>[\"']?+)[ \t]*+:[ \t]*+(?P<indicator>[|>][0-9+-]*+[ \t]*+)?+(?:\#[^\n]*+)?+"
+    # a plain value (no indicator) needs a line below, more indented and not blank
+    r"(?(indicator)|(?=\n(?P=indent)[ \t]++\S))"
     r"(?P<block>(?:\n(?P=indent)[ \t]++[^\n]*+|\n[ \t\r]*+(?=\n))*+)"
 )
 #: The first line under ``key:`` when it starts a nested mapping or sequence, not a value.
