@@ -158,7 +158,7 @@ def test_the_cli_prints_no_escape_sequence_from_a_log_line(
     assert "title" not in printed.out  # the OSC's payload goes with it
 
 
-def test_json_output_escapes_what_a_terminal_acts_on_and_keeps_the_data(
+def test_json_output_holds_the_text_without_what_a_terminal_acts_on(
     example_path: Path, hostile_logs: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from skupper_mcp.cli import main
@@ -166,7 +166,65 @@ def test_json_output_escapes_what_a_terminal_acts_on_and_keeps_the_data(
     assert main(["--topology", str(example_path), "--json", "logs", "rhel-ai"]) == 0
     printed = capsys.readouterr().out
     assert terminal_controls(printed) == []
-    assert json.loads(printed)["lines"] == [HOSTILE]
+    # the result itself holds no control (models.Result): the text stays, the sequences go
+    assert json.loads(printed)["lines"] == ["router up red 2J0;tdone\tend"]
+
+
+#: Bidi controls a host may write: embeddings, overrides, isolates and marks.
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+@pytest.fixture
+def bidi_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's logs answer with a line whose bidi controls turn it around, and a lone
+    surrogate (an undecodable byte)."""
+    from skupper_mcp.engine import Engine
+    from skupper_mcp.models import LogsResult
+
+    async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):  # type: ignore[no-untyped-def]
+        line = f"user\u202eexe.txt\u202c ok{BIDI} \ud800end"
+        return LogsResult(
+            target=target,
+            host=target,
+            site=f"hub-{target}",
+            role="provider",
+            platform="podman",
+            component="router",
+            source="bidi",
+            found=True,
+            lines=[line],
+            requested=lines,
+            summary=f"1 line from {line}",
+        )
+
+    monkeypatch.setattr(Engine, "logs", logs)
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_bidi_controls_and_surrogates_never_reach_the_output(
+    example_path: Path, bidi_logs: None, as_json: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skupper_mcp.cli import main
+
+    json_flag = ["--json"] if as_json else []
+    assert main(["--topology", str(example_path), *json_flag, "logs", "rhel-ai"]) == 0
+    printed = capsys.readouterr()
+    everything = printed.out + printed.err
+    assert not set(BIDI) & set(everything), ascii(everything)
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for c in everything)
+    line = json.loads(printed.out)["lines"][0] if as_json else printed.out.strip()
+    assert line == "userexe.txt ok \ufffdend"
+
+
+@pytest.mark.parametrize("text", [f"a{BIDI}b", "a\ud800b", "a\x1b[31mb"])
+def test_what_the_cli_prints_outside_a_result_is_cleaned_too(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Error messages and progress are not results: show() cleans them the same way."""
+    from skupper_mcp.cli import show
+
+    show(text)
+    assert capsys.readouterr().out in ("ab\n", "a\ufffdb\n")
 
 
 @pytest.mark.parametrize(
@@ -183,6 +241,8 @@ def test_json_output_escapes_what_a_terminal_acts_on_and_keeps_the_data(
         ("over\rwrite\x08\x08", "overwrite"),
         ("keep\ttab\nand newline", "keep\ttab\nand newline"),
         ("\u00e9t\u00e9 \u2603", "\u00e9t\u00e9 \u2603"),
+        ("right\u202eto left\u2066isolated\u2069", "rightto leftisolated"),
+        ("lone \udcff surrogate", "lone \ufffd surrogate"),
     ],
 )
 def test_terminal_safe_strips_sequences_and_controls_only(raw: str, safe: str) -> None:

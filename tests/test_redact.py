@@ -238,6 +238,34 @@ ECPARAM_B64 = _wrapped_base64(ECPARAM_OUTPUT)
 BUNDLE_B64 = "".join(_wrapped_base64(BUNDLE))
 
 
+RSA_B64 = _wrapped_base64(PEM_KEYS["rsa-pkcs1"])  # 15 lines of 76
+#: JSON-in-JSON (kubectl's last-applied-configuration): the breaks escaped twice
+RSA_B64_TWICE = "\\\\n".join(RSA_B64)
+
+
+def _ppk(version: int) -> tuple[str, list[str]]:
+    """A PuTTY .ppk file (PuTTY-User-Key-File-2 or -3) and its private lines."""
+    public = textwrap.wrap(base64.b64encode(secrets.token_bytes(51)).decode(), 64)
+    private = textwrap.wrap(base64.b64encode(secrets.token_bytes(120)).decode(), 64)
+    derivation = ["Key-Derivation: Argon2id", "Argon2-Memory: 8192"] if version == 3 else []
+    lines = [
+        f"PuTTY-User-Key-File-{version}: ssh-ed25519",
+        "Encryption: none",
+        "Comment: eddsa-key-20261203",
+        f"Public-Lines: {len(public)}",
+        *public,
+        *derivation,
+        f"Private-Lines: {len(private)}",
+        *private,
+        f"Private-MAC: {secrets.token_hex(32)}",
+    ]
+    return "\n".join(lines) + "\n", private
+
+
+PPK2, PPK2_PRIVATE = _ppk(2)
+PPK3, PPK3_PRIVATE = _ppk(3)
+
+
 class Case(NamedTuple):
     text: str
     secrets: list[str]  # none of whose bytes may remain
@@ -316,6 +344,49 @@ CASES = {
         2,
     ),
     "url-password": Case(f"pull https://bob:{PASSWORD}@quay.io/v2", [PASSWORD], 1),
+    # base64 of a key in a JSON or Go-quoted string, its breaks escaped (28 of 30 lines
+    # of such a block were left)
+    "base64-key-in-a-json-string-escaped-breaks": Case(
+        '{"data": {"tls.key": "' + "\\n".join(RSA_B64) + '\\n"}, "kind": "Secret"}',
+        RSA_B64,
+        1,
+    ),
+    "base64-key-go-quoted": Case(
+        'level=info msg="read secret" value="' + "\\r\\n".join(RSA_B64) + '" next=1',
+        RSA_B64,
+        1,
+    ),
+    "base64-key-json-in-json": Case(
+        '{"annotations": {"last-applied": "{\\"tls.key\\":\\"' + RSA_B64_TWICE + '\\"}"}}',
+        RSA_B64,
+        1,
+    ),
+    **{
+        f"base64-wrapped-at-{width}": Case(
+            "\n".join(["secret data:", *_wrapped_base64(EC_KEY, width), "done"]),
+            _wrapped_base64(EC_KEY, width),
+            1,
+        )
+        for width in (60, 48, 32)
+    },
+    "yaml-password-on-the-next-line": Case(
+        f"db:\n  password:\n    {PASSWORD}\n  user: bob", [PASSWORD], 1
+    ),
+    "yaml-password-on-the-next-lines": Case(f"password:\n  {WORDS}\n  more\nnext: 1", [WORDS], 1),
+    "openssl-passin": Case(
+        f"openssl pkcs12 -in site.p12 -passin pass:{PASSWORD} -out site.pem", [PASSWORD], 1
+    ),
+    "openssl-passout-quoted": Case(
+        f"openssl genrsa -aes256 -passout 'pass:{PASSWORD}' 2048", [PASSWORD], 1
+    ),
+    "flag-pass": Case(f"vault-cli --pass {PASSWORD} --host h", [PASSWORD], 1),
+    "flag-pass-equals": Case(f"vault-cli --pass={PASSWORD}", [PASSWORD], 1),
+    "curl-user-password": Case(f"curl -u bob:{PASSWORD} https://h/v1/models", [PASSWORD], 1),
+    "curl-user-password-long-flag": Case(
+        f"curl -s --user='bob:{PASSWORD}' https://h/v1/models", [PASSWORD], 1
+    ),
+    "putty-ppk-2": Case(f"cat key.ppk\n{PPK2}done", PPK2_PRIVATE, 1),
+    "putty-ppk-3": Case(PPK3, PPK3_PRIVATE, 1),
     "json-client-secret": Case(f'{{"client_secret": "{PASSWORD}", "n": 1}}', [PASSWORD], 1),
 }
 
@@ -350,6 +421,14 @@ def test_every_kind_of_secret_goes_and_is_counted(case: Case) -> None:
         "tar: tls.key: Cannot open: Permission denied",
         f"ca.crt: {base64.b64encode(CERT.encode()).decode()}",
         "\n".join(["a certificate is public:", *_wrapped_base64(CERT)]),
+        "\n".join(["a certificate wrapped at 48:", *_wrapped_base64(CERT, 48)]),
+        '{"ca.crt": "' + "\\n".join(_wrapped_base64(CERT)) + '"}',
+        "podman run -u 1000:1000 --user=0:0 quay.io/skupper/skupper-router",
+        "openssl pkcs12 -passin env:P12_PASS -passout file:/run/pass -passin stdin",
+        "systemctl --user status skupper-controller.service; curl -u bob https://h",
+        "spec:\n  password:\n    secretKeyRef:\n      name: db\n  other: 1",
+        "password:\nnext: value",
+        "Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAIG\nPrivate-MAC: 0a1b",
     ],
 )
 def test_lines_that_only_look_like_secrets_stay(line: str) -> None:
@@ -375,6 +454,12 @@ HOSTILE = {
     "url-userinfo": "a://u:",
     "block-scalar-headers": "token: |\n",
     "references": "secretName=x ",
+    "escaped-base64-breaks": "AAAAAAAAAAAAAAAAAAAA\\n",
+    "short-base64-runs": "AAAAAAAAAAAAAAAA\n",
+    "putty-private-lines": "Private-Lines: 1\nAAAA\n",
+    "yaml-next-line-keys": "password:\n ",
+    "user-flags": "-u a:",
+    "openssl-pass": "-passin pass:",
 }
 
 

@@ -30,23 +30,13 @@ from typing import Any, TextIO
 from skupper_mcp import __version__
 from skupper_mcp.errors import ConfigError, SkupperMcpError
 from skupper_mcp.naming import sentence
+from skupper_mcp.safe_text import safe_text
 from skupper_mcp.tools import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TOOLS, Argument, Tool
 
 log = logging.getLogger("skupper_mcp")
 
-# What a terminal acts on instead of printing. Host text (log lines, command output in
-# reasons and details) reaches the CLI's output, and a sequence in it could retitle or clear
-# the terminal, or rewrite lines already shown. Each alternative is one pass of character
-# classes (no nested repetition), so matching stays linear on any input.
-_ESCAPE_SEQUENCE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI: ESC [ params intermediates final
-    r"|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC, DCS, SOS, PM, APC: to BEL, ST or line end
-    r"|\x1b[ -/]*[0-~]?"  # any other escape sequence, or a lone ESC
-)
-# C0 except tab and newline, DEL and C1 (8-bit CSI, OSC...)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# JSON escapes C0 itself but leaves DEL and C1 raw
-_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")
+# JSON escapes C0 itself but leaves DEL, C1 and the bidi controls raw
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def aliases(tool: Tool) -> list[str]:
@@ -225,13 +215,17 @@ def _add_argument(parser: argparse.ArgumentParser, argument: Argument) -> None:
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` without escape sequences and control characters (tab and newline stay)."""
-    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+    """``text`` without escape sequences, control and bidi characters (tab and newline
+    stay) and with no lone surrogate, which would fail the print itself. Host text (log
+    lines, command output in reasons and details, error messages) reaches the CLI's output:
+    the cleaner results are made with (safe_text) is what every print goes through."""
+    return safe_text(text)
 
 
 def json_safe(document: str) -> str:
-    """A JSON document with DEL and C1 escaped as the encoder escapes C0: the same data, and
-    nothing a terminal acts on."""
+    """A JSON document with DEL, C1 and the bidi controls escaped as the encoder escapes C0:
+    the same data, and nothing a terminal acts on or reads the other way round. (A result
+    holds none of them: models.Result takes them out; this is for any other document.)"""
     return _RAW_IN_JSON.sub(lambda found: f"\\u{ord(found.group()):04x}", document)
 
 

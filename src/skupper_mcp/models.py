@@ -6,10 +6,12 @@ outputSchema, so they are written for the agent reading them.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel, field_validator
 
+from skupper_mcp.safe_text import safe_text
 from skupper_mcp.vocabulary import Platform, Role
 
 Outcome = Literal["up", "down", "skipped", "failed"]
@@ -27,7 +29,36 @@ HOST_TEXT = (
 )
 
 
-class Step(BaseModel):
+def _safe(value: Any) -> Any:
+    """``value`` with every string in it (through lists, tuples and dicts) made safe."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, list):
+        return [_safe(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_safe(item) for item in value)
+    if isinstance(value, dict):
+        return {_safe(k): _safe(v) for k, v in value.items()}
+    return value
+
+
+class Result(BaseModel):
+    """The base of every result model: the one place host bytes are made safe. Every field
+    is cleaned when a result is built, when a field is set and when a copy is updated, so
+    no string a host sent can fail the result's serialisation (or turn what it says around)."""
+
+    model_config = ConfigDict(validate_assignment=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _host_safe(cls, value: Any) -> Any:
+        return _safe(value)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        return super().model_copy(update=_safe(dict(update)) if update else update, deep=deep)
+
+
+class Step(Result):
     """One action taken (or, with plan=true, to be taken) at a site."""
 
     name: str = Field(description="What the step does, e.g. 'start router unit'")
@@ -39,7 +70,7 @@ class Step(BaseModel):
     seconds: float = Field(default=0.0, description="Wall time the step took")
 
 
-class SiteResult(BaseModel):
+class SiteResult(Result):
     """What an operation did at one site."""
 
     host: str = Field(
@@ -58,7 +89,7 @@ class SiteResult(BaseModel):
     steps: list[Step] = Field(default_factory=list)
 
 
-class ModelAction(BaseModel):
+class ModelAction(Result):
     """A hosted-model-ctl action the agent should run next (this server never runs it)."""
 
     host: str = Field(description="Provider host the action concerns")
@@ -67,7 +98,7 @@ class ModelAction(BaseModel):
     reason: str = Field(description="Why this action follows from the operation")
 
 
-class OperationResult(BaseModel):
+class OperationResult(Result):
     """Result of setup, up, down or teardown (or their plan)."""
 
     operation: Literal["setup", "up", "down", "teardown"]
@@ -87,7 +118,7 @@ class OperationResult(BaseModel):
     )
 
 
-class SiteStatus(BaseModel):
+class SiteStatus(Result):
     """Live state of one site."""
 
     host: str
@@ -96,10 +127,19 @@ class SiteStatus(BaseModel):
     platform: Platform
     reachable: bool
     controller: str | None = Field(
-        default=None, description="Controller unit (or deployment) state, e.g. active"
+        default=None,
+        description="Controller unit state as systemctl reports it, e.g. active (running); "
+        f"on Kubernetes the API's version. {HOST_TEXT}",
     )
-    router: str | None = Field(default=None, description="Router unit (or pod) state")
-    container: str | None = Field(default=None, description="Router container state")
+    router: str | None = Field(
+        default=None,
+        description="Router unit state as systemctl reports it; on Kubernetes the router "
+        f"pods' names and phases. {HOST_TEXT}",
+    )
+    container: str | None = Field(
+        default=None,
+        description=f"Router container state as podman reports it (absent: none). {HOST_TEXT}",
+    )
     stale: bool = Field(
         default=False,
         description="The rendered status claims Ready but the router is not running",
@@ -110,11 +150,12 @@ class SiteStatus(BaseModel):
     drift: list[str] | None = Field(
         default=None,
         description="How the site differs from topology.env (empty: it matches; null: not "
-        "read). Anything listed means setup is needed there",
+        "read). Anything listed means setup is needed there. Each entry quotes the value "
+        f"found at the site. {HOST_TEXT}",
     )
 
 
-class LinkStatus(BaseModel):
+class LinkStatus(Result):
     """A link between two sites."""
 
     # "from" is a Python keyword: the fields are from_site/to_site in code, from/to in JSON
@@ -137,7 +178,7 @@ class LinkStatus(BaseModel):
     status: str = Field(description=f"Link status as the router reports it. {HOST_TEXT}")
 
 
-class ListenerStatus(BaseModel):
+class ListenerStatus(Result):
     """A listener that brings a provider's model to a consumer site."""
 
     site: str
@@ -163,7 +204,7 @@ class ListenerStatus(BaseModel):
     )
 
 
-class StatusResult(BaseModel):
+class StatusResult(Result):
     """Live state of every site, link and listener."""
 
     sites: list[SiteStatus]
@@ -173,7 +214,7 @@ class StatusResult(BaseModel):
     summary: str
 
 
-class ModelCheck(BaseModel):
+class ModelCheck(Result):
     """One of test_model's end-to-end checks."""
 
     name: str
@@ -185,7 +226,7 @@ class ModelCheck(BaseModel):
     seconds: float = 0.0
 
 
-class TestModelResult(BaseModel):
+class TestModelResult(Result):
     """Result of the six end-to-end checks of one provider's model."""
 
     __test__ = False  # keep pytest from collecting this as a test class
@@ -198,7 +239,7 @@ class TestModelResult(BaseModel):
     total: int = Field(description="How many checks ran")
 
 
-class ResolveResult(BaseModel):
+class ResolveResult(Result):
     """What a host, site or profile name refers to."""
 
     query: str = Field(description="The name asked about")
@@ -218,10 +259,14 @@ class ResolveResult(BaseModel):
     )
     routing_key: str | None = None
     model_id: str | None = Field(default=None, description="Model id the profile serves")
-    detail: str | None = Field(default=None, description="How the profile was determined")
+    detail: str | None = Field(
+        default=None,
+        description="How the profile was determined; may quote the model ids the model "
+        f"endpoint lists or its error. {HOST_TEXT}",
+    )
 
 
-class LogsResult(BaseModel):
+class LogsResult(Result):
     """The newest lines of one site's router or controller log, secrets taken out."""
 
     target: str = Field(
@@ -234,8 +279,8 @@ class LogsResult(BaseModel):
     component: LogComponent
     source: str | None = Field(
         default=None,
-        description="The podman container or Kubernetes pod the lines come from; null when "
-        "there is none",
+        description="The podman container or Kubernetes pod the lines come from, as the "
+        f"host names it; null when there is none. {HOST_TEXT}",
     )
     found: bool = Field(description="Whether that container or pod exists (false: no lines)")
     lines: list[str] = Field(
@@ -254,7 +299,7 @@ class LogsResult(BaseModel):
     summary: str = Field(description="One line for the user")
 
 
-class Check(BaseModel):
+class Check(Result):
     """One precheck result."""
 
     name: str = Field(description="What was checked, e.g. ssh, skupper, ports")
@@ -267,7 +312,7 @@ class Check(BaseModel):
     seconds: float | None = None
 
 
-class CheckResult(BaseModel):
+class CheckResult(Result):
     """Result of setup with check=true: the topology and the precheck."""
 
     topology: str = Field(description="The VAN diagram with real values")
@@ -290,7 +335,7 @@ Severity = Literal["error", "warning", "info"]
 NextKind = Literal["tool", "topology", "hosted-model-ctl", "host"]
 
 
-class NextStep(BaseModel):
+class NextStep(Result):
     """One concrete step that clears a finding: a tool call, a topology variable to set,
     a hosted-model-ctl action, or a command to run on the host."""
 
@@ -313,14 +358,17 @@ class NextStep(BaseModel):
     command: str | None = Field(default=None, description="Command to run (kind host)")
 
 
-class Finding(BaseModel):
+class Finding(Result):
     """Something wrong (or worth knowing) at one site, with what shows it and what fixes it."""
 
     id: str = Field(description="Stable id agents match on, e.g. tmp-not-writable")
     site: str = Field(description="Skupper site name")
     host: str = Field(description="Host name in the topology")
     severity: Severity
-    symptom: str = Field(description="What the user sees")
+    symptom: str = Field(
+        description="What the user sees; may name what the host reported (a unit, a "
+        f"version, a Secret's type). {HOST_TEXT}"
+    )
     evidence: list[str] = Field(
         default_factory=list,
         description="Log lines, unit fields, file modes or API fields that show it "
@@ -333,7 +381,7 @@ class Finding(BaseModel):
     )
 
 
-class DiagnosedSite(BaseModel):
+class DiagnosedSite(Result):
     """Whether a site could be read for the diagnosis, and how long it took."""
 
     host: str
@@ -343,7 +391,7 @@ class DiagnosedSite(BaseModel):
     seconds: float = 0.0
 
 
-class DiagnoseResult(BaseModel):
+class DiagnoseResult(Result):
     """What is wrong on each site, why, and the next step (read-only)."""
 
     target: str
@@ -358,7 +406,7 @@ class DiagnoseResult(BaseModel):
 ModelState = Literal["serving", "no-model", "route-down", "provider-stopped", "skipped"]
 
 
-class ModelRow(BaseModel):
+class ModelRow(Result):
     """One model the VAN brings to this machine: where to call it and whether it answers."""
 
     model_ids: list[str] = Field(
@@ -402,7 +450,7 @@ class ModelRow(BaseModel):
     )
 
 
-class ModelsResult(BaseModel):
+class ModelsResult(Result):
     """Every model the VAN exposes on this machine, with its URLs and state (read-only)."""
 
     rows: list[ModelRow]

@@ -18,18 +18,23 @@ What counts as a secret:
   to its END line, over lines or with escaped line breaks inside one line); a block a tail
   cut at the top (an END line alone: the base64 before it goes) or cut short (a BEGIN line
   alone: everything after it goes, up to the end of the text or of a cut line);
-- base64 of anything that holds a private key, wrapped over lines or not, whatever comes
+- base64 of anything that holds a private key, wrapped over lines (at any width) or not,
+  its line breaks real or escaped in a JSON or Go string (once or twice), whatever comes
   first in it (``openssl ecparam -genkey``'s EC PARAMETERS, a certificate before its key);
-- YAML block scalars (``token: |``) under a key that names a secret: the whole block;
+- a PuTTY ``.ppk`` key's private lines (``Private-Lines: N`` and the base64 under it);
+- YAML block scalars (``token: |``) and plain values on the lines below the key
+  (``password:`` then an indented value) under a key that names a secret: the whole block;
 - the value of a key that names a secret, as ``key=value``, ``key: value`` (the rest of
   the line: a password may hold spaces), ``"key": "value"``, ``--key value`` or
   ``--key=value``: any key containing ``token``, ``password``, ``passwd``, ``passphrase``,
   ``secret``, ``credential``, ``api_key``, ``private_key``, ``access_key``,
-  ``client_key`` or ``key_data``; keys ending in ``auth``, ``pwd`` or ``cookie``;
+  ``client_key`` or ``key_data``; keys ending in ``auth``, ``pwd`` or ``cookie``; ``pass``;
   ``authorization`` (its scheme word stays), ``tls.key``, ``ca.key``, and a Skupper
   token's ``code`` and ``ca`` (and its ``url`` when it is a grant's). Keys that only name or
   point at a secret (``secretName``, ``tokenFile``, ``passwordPath``) keep their values,
   and so do empty, boolean and ``${VAR}`` values and numeric codes;
+- openssl's ``-passin pass:x`` (``-passout``, ``-pass``) and curl's ``-u user:password``
+  (``--user``; a UID:GID stays);
 - ``Bearer <token>``, JWTs, OpenShift ``sha256~`` tokens, AWS access key ids, GitHub,
   GitLab and Slack tokens, and the password in a URL (``https://user:[REDACTED]@host``);
 - every secret this process was given by value (``register_secret``: a model API key read
@@ -63,7 +68,14 @@ def redact(text: str) -> tuple[str, int]:
     text, cuts = _cap_lines(text)
     text, count = _private_keys(text, cuts)
     count += known
-    for step in (_base64_private_keys, _block_scalars, _key_values, *_TOKEN_STEPS):
+    for step in (
+        _putty_private_keys,
+        _base64_private_keys,
+        _block_scalars,
+        _openssl_passwords,  # before ``pass:`` is taken for a key with the rest of its line
+        _key_values,
+        *_TOKEN_STEPS,
+    ):
         text, found = step(text)
         count += found
     return text, count
@@ -209,14 +221,37 @@ def _replace_spans(text: str, spans: list[tuple[int, int]], mark: str) -> str:
     return "".join(parts)
 
 
+# -- PuTTY private keys --------------------------------------------------------------------
+
+#: A .ppk file's private part: ``Private-Lines: N`` and the lines of base64 under it
+#: (PuTTY-User-Key-File-2 and -3 alike; the public lines before it stay).
+_PPK_PRIVATE = re.compile(
+    r"(?im)^(?P<head>[ \t]*+Private-Lines:[ \t]*+[0-9]{1,5}+)[ \t]*+"
+    r"(?:\r?\n[ \t]*+[A-Za-z0-9+/]++={0,2}+[ \t]*+(?=\r?(?:\n|\Z)))++"
+)
+
+
+def _putty_private_keys(text: str) -> tuple[str, int]:
+    return _PPK_PRIVATE.subn(lambda found: f"{found['head']}\n{PRIVATE_KEY_MARK}", text)
+
+
 # -- base64 of private keys ----------------------------------------------------------------
 
-#: A run of base64 long enough to hold a key, and the lines of base64 alone (a wrapped
-#: block: ``base64`` wraps at 76 columns, ``openssl base64`` at 64) that go on from it.
+#: A line break in a block of base64: a real one, or escaped in a JSON or Go string
+#: (``\n``, ``\r\n``), or escaped twice (a JSON document inside a JSON string).
+_B64_BREAK = r"(?:\r?\n|(?:\\{1,2}r)?\\{1,2}n)"
+#: A run of base64, and the lines of base64 alone (a wrapped block: ``base64`` wraps at
+#: 76 columns, ``openssl base64`` at 64, others narrower) that go on from it, each ending
+#: where its line or its quoted string ends. Together long enough to hold a key
+#: (``_B64_MIN``), which ``_base64_private_keys`` checks.
 _B64_BLOCK = re.compile(
-    r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{64,}+={0,2}+"
-    r"(?:\r?\n[ \t]*+[A-Za-z0-9+/]++={0,2}+(?=[ \t]*+\r?(?:\n|\Z)))*+"
+    r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}+={0,2}+"
+    rf"(?:{_B64_BREAK}[ \t]*+[A-Za-z0-9+/]++={{0,2}}+"
+    r"(?=[ \t]*+(?:\r?\n|\Z|\\{1,2}[rn]|\\{0,2}[\"'])))*+"
 )
+_B64_MIN = 64
+#: What joins the lines of a block: whitespace and escaped line breaks.
+_B64_JOINS = re.compile(r"\s++|\\++[rn]")
 
 
 def _base64_of(marker: bytes) -> tuple[str, ...]:
@@ -236,8 +271,8 @@ _B64_PRIVATE_KEY = _base64_of(b"PRIVATE KEY")
 
 def _base64_private_keys(text: str) -> tuple[str, int]:
     def replace(match: re.Match[str]) -> str:
-        run = "".join(match[0].split())
-        if any(signature in run for signature in _B64_PRIVATE_KEY):
+        run = _B64_JOINS.sub("", match[0])
+        if len(run) >= _B64_MIN and any(signature in run for signature in _B64_PRIVATE_KEY):
             return PRIVATE_KEY_MARK
         return match[0]  # a certificate, which is public, or other data
 
@@ -266,7 +301,7 @@ def _count_changes(
 _KEY_REACH = 64
 _KEY_HINT = (
     rf"(?=[A-Za-z0-9_.-]{{0,{_KEY_REACH}}}?(?=[tpsackuTPSACKU])"
-    r"(?:t(?:oken|ls\.key)|p(?:assw|assphrase|rivate[_.-]?key|wd(?![a-z0-9]))|secret"
+    r"(?:t(?:oken|ls\.key)|p(?:ass(?:w|phrase|(?![a-z0-9]))|rivate[_.-]?key|wd(?![a-z0-9]))|secret"
     r"|c(?:redential|lient[_.-]?key|a\.key|(?:ookie|ode|a)(?![a-z0-9]))"
     r"|a(?:pi[_.-]?key|ccess[_.-]?key|uth(?:orization)?+(?![a-z0-9]))|key[_.-]?data"
     r"|url(?![a-z0-9])))"
@@ -291,7 +326,7 @@ _SECRET_PARTS = (
     "clientkey",
     "keydata",
 )
-_SECRET_KEYS = frozenset({"tlskey", "cakey", "code", "ca", "url"})
+_SECRET_KEYS = frozenset({"tlskey", "cakey", "code", "ca", "url", "pass"})
 _SECRET_LAST_WORDS = frozenset({"auth", "pwd", "cookie", "authorization"})
 # keys that name, point at or describe a secret rather than hold one: their last word
 # (secretName, token_file, PASSWORD-PATH), or an ending no secret's name has (secretname)
@@ -373,8 +408,14 @@ _BLOCK_SCALAR = re.compile(
     r"(?im)^(?P<indent>[ \t]*+)(?P<item>-[ \t]++)?+"
     + _KEY_HINT
     + r"(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*+)"
-    r"(?P<quote>[\"']?+)[ \t]*+:[ \t]*+[|>][0-9+-]*+[ \t]*+(?:\#[^\n]*+)?+"
+    r"(?P<quote>[\"']?+)[ \t]*+:[ \t]*+(?P<indicator>[|>][0-9+-]*+[ \t]*+)?+(?:\#[^\n]*+)?+"
+    # a plain value (no indicator) needs a line below, more indented and not blank
+    r"(?(indicator)|(?=\n(?P=indent)[ \t]++\S))"
     r"(?P<block>(?:\n(?P=indent)[ \t]++[^\n]*+|\n[ \t\r]*+(?=\n))*+)"
+)
+#: The first line under ``key:`` when it starts a nested mapping or sequence, not a value.
+_NESTED = re.compile(
+    r"[ \t]*+(?:-(?:[ \t]|$)|[\"']?+[A-Za-z0-9_][A-Za-z0-9_.-]*+[\"']?+[ \t]*+:(?:[ \t]|$))"
 )
 
 
@@ -384,6 +425,10 @@ def _block_scalars(text: str) -> tuple[str, int]:
         block = match["block"]
         if squashed is None or _harmless(squashed, block.strip()):
             return match[0]
+        if match["indicator"] is None:  # ``key:`` and its plain value on the lines below
+            first = next((line for line in block.split("\n") if line.strip()), "")
+            if not first or _NESTED.match(first):
+                return match[0]
         kept = block[len(block.rstrip()) :]  # blank lines after the block are not in it
         head = f"{match['indent']}{match['item'] or ''}{match['key']}{match['quote']}"
         return f"{head}: {MARK}{kept}"
@@ -453,6 +498,18 @@ _SERVICE_TOKEN = re.compile(
     r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}+|glpat-[A-Za-z0-9_-]{20,}+"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}+)"
 )
+#: openssl's ``-passin pass:x`` (``-passout``, ``-pass``): only ``pass:`` gives the
+#: password itself (``env:``, ``file:``, ``fd:`` and ``stdin`` name where it is).
+_OPENSSL_PASS = re.compile(
+    r"(?i)(?<![A-Za-z0-9_.-])(-{1,2}pass(?:in|out)?+(?:[ \t]++|=)[\"']?+pass:)"
+    r"(?!\[REDACTED)[^\s\"']++"
+)
+#: curl's ``-u user:password`` (``--user``): the user stays. Neither starts with a dash
+#: (that is the next option).
+_USER_PASSWORD = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<flag>-u|--user)(?P<sep>[ \t]++|=)(?P<quote>[\"']?+)"
+    r"(?P<user>[^\s:\"'@-][^\s:\"'@]*+):(?!\[REDACTED)(?P<password>[^\s\"'-][^\s\"']*+)"
+)
 _URL_PASSWORD = re.compile(
     r"(?i)(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]*+://[^/\s:@]++:)(?!\[REDACTED)[^/\s@]++@"
 )
@@ -469,6 +526,19 @@ def _standalone(pattern: re.Pattern[str]) -> Callable[[str], tuple[str, int]]:
     return step
 
 
+def _openssl_passwords(text: str) -> tuple[str, int]:
+    return _OPENSSL_PASS.subn(rf"\g<1>{MARK}", text)
+
+
+def _user_passwords(text: str) -> tuple[str, int]:
+    def replace(match: re.Match[str]) -> str:
+        if match["user"].isdigit() and match["password"].isdigit():
+            return match[0]  # podman's -u/--user UID:GID, not a password
+        return match[0][: match.start("password") - match.start()] + MARK
+
+    return _count_changes(_USER_PASSWORD, replace, text)
+
+
 def _url_passwords(text: str) -> tuple[str, int]:
     return _URL_PASSWORD.subn(rf"\g<1>{MARK}@", text)
 
@@ -479,5 +549,6 @@ _TOKEN_STEPS: tuple[Callable[[str], tuple[str, int]], ...] = (
     _standalone(_SHA256_TOKEN),
     _standalone(_AWS_KEY_ID),
     _standalone(_SERVICE_TOKEN),
+    _user_passwords,
     _url_passwords,
 )

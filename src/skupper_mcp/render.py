@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -24,13 +25,20 @@ Cell = str | int | float | bool | None
 
 
 def _cell(value: Cell) -> str:
+    """A cell's text on one line: a line break a host put in it (a pod phase, a unit's
+    state) would otherwise end the row and write lines of its own under the table."""
     if value is None:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.2f}"
-    return str(value)
+    return one_line(str(value))
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks shown as ``\\n`` and its tabs as spaces."""
+    return text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " ")
 
 
 GAP = "  "
@@ -118,14 +126,21 @@ def text_table(
     return "\n".join(lines)
 
 
+#: What Markdown acts on inside a table cell: the cell's end (|), code, emphasis, links,
+#: HTML and the backslash itself. Each is escaped with a backslash, which CommonMark allows
+#: before any ASCII punctuation; a cell's line breaks are ``\\n`` already (``_cell``).
+_MARKDOWN_ACTIVE = re.compile(r"[\\|`*_\[\]<>#~!]")
+
+
+def markdown_cell(value: Cell) -> str:
+    """A cell's text as Markdown shows it literally, on one line of its row."""
+    return _MARKDOWN_ACTIVE.sub(lambda found: "\\" + found[0], _cell(value))
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
-    """A GitHub-flavoured Markdown table; '|' in cells is escaped."""
-
-    def esc(value: Cell) -> str:
-        return _cell(value).replace("|", "\\|")
-
+    """A GitHub-flavoured Markdown table whose cells (host text among them) stay cells."""
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -466,8 +481,9 @@ def diagnose_text(result: DiagnoseResult, width: int | None = None) -> str:
     """Each finding with its evidence and next steps, the most serious first."""
     lines = [result.summary]
     for f in result.findings:
-        lines += ["", f"[{f.severity}] {f.id} on {f.host} ({f.site}): {f.symptom}"]
-        lines += [line for e in f.evidence for line in _indented("evidence", e, width)]
+        # a symptom or evidence line that held a line break could write a finding of its own
+        lines += ["", f"[{f.severity}] {f.id} on {f.host} ({f.site}): {one_line(f.symptom)}"]
+        lines += [line for e in f.evidence for line in _indented("evidence", one_line(e), width)]
         lines += _indented("cause", f.cause, width) + _indented("fix", f.fix, width)
         lines += [line for step in f.next for line in _indented("next", step.text, width)]
     unread = [s.host for s in result.sites if not s.read]

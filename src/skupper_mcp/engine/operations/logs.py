@@ -11,6 +11,7 @@ is a result that says so.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 
 from ...errors import ConfigError, ConnectError
@@ -24,6 +25,8 @@ from ..scope import SiteRef, resolve_target, site_ref, valid_targets
 from ..sitemap import SiteMap
 
 MAX_LINES = 500
+#: A container's or pod's name as the summary may say it: a DNS name's characters.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
 COMPONENTS: tuple[LogComponent, ...] = ("router", "controller")
 
 
@@ -134,9 +137,14 @@ async def _cluster(sites: SiteMap, ref: SiteRef, component: LogComponent, lines:
 def _summary(
     ref: SiteRef, component: str, read: _Read, count: int, truncated: bool, redactions: int
 ) -> str:
+    """Our own words and the counts: a container or pod name is said only when it is a
+    plain name (the host chooses it; ``source`` and ``detail`` carry it, marked)."""
+    where = "pod" if ref.platform == "kubernetes" else "container"
+    source = read.source if read.source and _PLAIN_NAME.fullmatch(read.source) else None
     if not read.found:
-        return f"{ref.host} {component}: no log ({read.detail})"
-    parts = [f"{ref.host} {component}: {count} line{'s' * (count != 1)} from {read.source}"]
+        return f"{ref.host} {component}: no log (no {where} {source or ''}".rstrip() + ")"
+    said = source or f"its {component} {where}"
+    parts = [f"{ref.host} {component}: {count} line{'s' * (count != 1)} from {said}"]
     if truncated:
         parts.append(f"older lines left out (over {MAX_LOG_BYTES // 1024} KiB)")
     if redactions:
