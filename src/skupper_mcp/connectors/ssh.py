@@ -2,8 +2,9 @@
 
 One connection per connector, opened on first use and reused for every command; a
 connection that has died is reopened on the next command. Host keys are verified against
-known_hosts: a changed key, or one marked @revoked for the host on any port, is always refused; an unknown one is accepted (and recorded)
-only when ``SSHOptions.accept_new_host_keys`` says so.
+known_hosts: a changed key, or one marked @revoked for the host on any port, is always
+refused; an unknown one is accepted (and recorded) only when
+``SSHOptions.accept_new_host_keys`` says so.
 """
 
 from __future__ import annotations
