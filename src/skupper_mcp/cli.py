@@ -285,10 +285,12 @@ def output_width() -> int | None:
 
 async def _run_verb(args: argparse.Namespace) -> int:
     from skupper_mcp.engine import Engine
+    from skupper_mcp.engine.store.statedir import check_state_dir
     from skupper_mcp.topology import load_topology
 
     tool = VERBS[args.verb]
     topology = load_topology(args.topology)
+    check_state_dir(topology.state_dir)  # as serve does, in either transport
     async with Engine(topology) as engine:
         if tool.consent and not (args.plan or args.yes or _confirmed_on_terminal()):
             raise ConfigError(
@@ -351,6 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as error:
             show(f"skupper-mcp: {error}", stream=sys.stderr)
             return EXIT_USAGE
+        except SkupperMcpError as error:  # a STATE_DIR that is not ours: as a verb says it
+            show(f"skupper-mcp: {error}", stream=sys.stderr)
+            return EXIT_FAILED
         return EXIT_OK
     try:
         return asyncio.run(_run_verb(args))

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field, Strict, WithJsonSchema
 
 from skupper_mcp import __version__, models
 from skupper_mcp.engine import Engine
+from skupper_mcp.engine.store.statedir import check_state_dir
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
 from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
 from skupper_mcp.models import StatusResult
@@ -460,7 +461,11 @@ def serve(
     """Run the server until the client goes away (stdio) or the process is stopped.
 
     Over Streamable HTTP every request needs the bearer token (http_auth); a ConfigError
-    before anything listens says why the server cannot start that way."""
+    before anything listens says why the server cannot start that way. A ``STATE_DIR``
+    that is not a private directory of ours stops it in either transport, as it stops
+    every CLI verb (``LocalStateError``)."""
+    state_dir = _state_dir(topology_path)
+    check_state_dir(state_dir)
     if transport == "stdio":
         if token_file is not None or no_auth:
             raise ConfigError(
@@ -473,9 +478,7 @@ def serve(
         return
     import uvicorn  # only here: stdio, what agents start, does not pay for it
 
-    access = http_access(
-        host, token_file=token_file, no_auth=no_auth, state_dir=_state_dir(topology_path)
-    )
+    access = http_access(host, token_file=token_file, no_auth=no_auth, state_dir=state_dir)
     server = build_server(topology_path, read_only=read_only)
     app: Any = server.streamable_http_app(
         transport_security=transport_security(host, port), host=host
