@@ -33,6 +33,7 @@ from skupper_mcp.engine import Engine
 from skupper_mcp.engine.store.statedir import check_state_dir
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
 from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
+from skupper_mcp.http_sessions import session_limits
 from skupper_mcp.models import StatusResult
 from skupper_mcp.naming import EXAMPLES, Names
 from skupper_mcp.prompts import register_prompts
@@ -457,6 +458,8 @@ def serve(
     port: int = 8765,
     token_file: Path | None = None,
     no_auth: bool = False,
+    max_sessions: int | None = None,
+    session_idle_timeout: float | None = None,
 ) -> None:
     """Run the server until the client goes away (stdio) or the process is stopped.
 
@@ -472,22 +475,36 @@ def serve(
                 "--token-file and --insecure-no-auth-on-loopback apply to "
                 "--transport streamable-http only"
             )
+        if max_sessions is not None or session_idle_timeout is not None:
+            raise ConfigError(
+                "--max-sessions and --session-idle-timeout apply to "
+                "--transport streamable-http only"
+            )
         server = build_server(topology_path, read_only=read_only)
         log.info("skupper-mcp %s serving over stdio", __version__)
         server.run("stdio")
         return
     import uvicorn  # only here: stdio, what agents start, does not pay for it
 
+    limits = session_limits(max_sessions, session_idle_timeout)
     access = http_access(host, token_file=token_file, no_auth=no_auth, state_dir=state_dir)
     server = build_server(topology_path, read_only=read_only)
     app: Any = server.streamable_http_app(
-        transport_security=transport_security(host, port), host=host
+        transport_security=transport_security(host, port),
+        host=host,
+        max_sessions=limits.max_sessions,
+        session_idle_timeout=limits.idle_timeout,
     )
     if access.token is not None:
         app = BearerTokenGate(app, access.token)
     bound = f"[{host}]" if ":" in host else host
     announce(access, f"http://{bound}:{port}/mcp")
-    log.info("skupper-mcp %s serving over streamable-http", __version__)
+    log.info(
+        "skupper-mcp %s serving over streamable-http (at most %d sessions, closed after %gs idle)",
+        __version__,
+        limits.max_sessions,
+        limits.idle_timeout,
+    )
     uvicorn.run(app, host=host, port=port, log_level="info")
 
 
