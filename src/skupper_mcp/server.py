@@ -511,5 +511,5 @@ def serve(
 def _state_dir(topology_path: str | Path | None) -> Path:
     """STATE_DIR of the topology, or the default one when the topology cannot be read (the
     server still starts then, and every tool says what to fix)."""
-    topology, _error = _load(topology_path)
+    topology, _error = _load(topology_path, quiet=True)  # build_server says it
     return topology.state_dir if topology is not None else default_state_dir()
