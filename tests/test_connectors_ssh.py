@@ -320,6 +320,49 @@ async def test_changed_host_key_is_refused_and_nothing_runs(
     assert server.known_hosts.read_text() == before
 
 
+@pytest.mark.parametrize("revoked_for", ["host and port", "host alone"])
+async def test_a_revoked_host_key_is_refused_on_any_port(
+    asyncssh_only: AsyncSSHServer, tmp_path: Path, revoked_for: str
+) -> None:
+    """asyncssh's own match lost a revocation across its retry without the port: a key
+    revoked for ``[host]:port`` was then only unknown (accepted and recorded with
+    SSH_ACCEPT_NEW_HOST_KEYS=true), one revoked for ``host`` trusted on its port."""
+    server = asyncssh_only
+    assert server.port != 22
+    key = server.keys.host_key
+    if revoked_for == "host and port":
+        known = "@revoked " + known_hosts_line(key, server.address, server.port)
+    else:
+        known = "@revoked " + known_hosts_line(key, server.address, 22)
+        known += known_hosts_line(key, server.address, server.port)
+    server.known_hosts.write_text(known)
+    marker = tmp_path / "ran"
+    options = dataclasses.replace(server.options, accept_new_host_keys=True)
+    conn = SSHConnector("gpu-1", server.target, options)
+    try:
+        with pytest.raises(HostKeyError, match="marked @revoked") as raised:
+            await conn.run(f"touch {marker}")
+    finally:
+        await conn.close()
+    assert "whatever SSH_ACCEPT_NEW_HOST_KEYS says" in str(raised.value)
+    assert not marker.exists()
+    assert server.known_hosts.read_text() == known
+
+
+async def test_a_key_revoked_for_another_host_does_not_refuse_this_one(
+    asyncssh_only: AsyncSSHServer,
+) -> None:
+    server = asyncssh_only
+    other = "@revoked " + known_hosts_line(server.keys.host_key, "127.204.0.99", server.port)
+    trusted = known_hosts_line(server.keys.host_key, server.address, server.port)
+    server.known_hosts.write_text(other + trusted)
+    conn = SSHConnector("gpu-1", server.target, server.options)
+    try:
+        assert (await conn.run("echo trusted")).stdout == "trusted\n"
+    finally:
+        await conn.close()
+
+
 async def test_unknown_host_is_refused_with_how_to_trust_it(server: SSHServer) -> None:
     server.known_hosts.write_text("")
     conn = SSHConnector("gpu-1", server.target, server.options)

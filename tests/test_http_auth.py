@@ -5,10 +5,12 @@ bind outside loopback without an explicit token does not start."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,7 @@ import httpx
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from polling import wait_for
@@ -29,6 +32,15 @@ from skupper_mcp.http_auth import (
     stored_token,
     transport_security,
 )
+from skupper_mcp.http_sessions import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE,
+    IDLE_VARIABLE,
+    SESSIONS_VARIABLE,
+    SessionLimits,
+    session_limits,
+)
+from skupper_mcp.server import serve
 from skupper_sandbox.netprobe import port_open
 from topology_samples import ALL_TOOLS, SMALL_TOPOLOGY
 
@@ -323,3 +335,108 @@ def test_host_and_origin_allow_the_bound_address_and_the_localhost_forms() -> No
     assert settings.allowed_hosts == ["[::1]:8765", "127.0.0.1:8765", "localhost:8765"]
     assert "http://localhost:8765" in settings.allowed_origins
     assert not any("*" in h for h in settings.allowed_hosts + settings.allowed_origins)
+
+
+def open_session(served: Served, token: str) -> httpx.Response:
+    return post(served, {"authorization": f"Bearer {token}"})
+
+
+def test_sessions_past_the_cap_get_503_until_one_is_closed_or_idles_out(tmp_path: Path) -> None:
+    """Authenticated clients could open sessions without end; past ``--max-sessions`` a new
+    one is refused as the SDK's session manager refuses it, and a place frees up when a
+    session is deleted or has idled past ``--session-idle-timeout``."""
+    env = server_env(tmp_path, **{TOKEN_VARIABLE: GOOD_TOKEN})
+    idle = 10.0  # room for the steps before the wait, on a loaded machine
+    args = ("--max-sessions", "2", "--session-idle-timeout", str(idle))
+    for served in start(tmp_path, *args, env=env):
+        first = open_session(served, GOOD_TOKEN)
+        before_second = time.monotonic()  # the second session idles from after this
+        second = open_session(served, GOOD_TOKEN)
+        assert (first.status_code, second.status_code) == (200, 200)
+        ids = [r.headers["mcp-session-id"] for r in (first, second)]
+        assert len(set(ids)) == 2
+        refused = open_session(served, GOOD_TOKEN)
+        assert refused.status_code == 503
+        assert refused.headers["content-type"].startswith("application/json")
+        body = refused.json()
+        assert body["jsonrpc"] == "2.0" and body["id"] is None
+        assert body["error"]["message"] == "Too many open sessions"
+        session_headers = MCP_HEADERS | {
+            "authorization": f"Bearer {GOOD_TOKEN}",
+            "mcp-protocol-version": INITIALIZE["params"]["protocolVersion"],  # type: ignore[index]
+        }
+        closed = httpx.delete(
+            served.url,
+            headers=session_headers | {"mcp-session-id": ids[0]},
+            timeout=CLIENT_TIMEOUT,
+        )
+        assert closed.status_code == 200
+        assert open_session(served, GOOD_TOKEN).status_code == 200  # the deleted one's place
+        assert open_session(served, GOOD_TOKEN).status_code == 503
+        wait_for(
+            lambda served=served: open_session(served, GOOD_TOKEN).status_code == 200,
+            timeout=idle * 4,
+            what="an idle session to be closed",
+        )
+        # the first place to free is the second session's: never before it idled
+        assert time.monotonic() - before_second >= idle
+        gone = httpx.post(
+            served.url,
+            json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+            headers=session_headers | {"mcp-session-id": ids[1]},
+            timeout=CLIENT_TIMEOUT,
+        )
+        assert gone.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("flags", "environment", "expected"),
+    [
+        ((None, None), {}, SessionLimits(DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE)),
+        ((None, None), {SESSIONS_VARIABLE: "5", IDLE_VARIABLE: "90"}, SessionLimits(5, 90.0)),
+        ((3, 2.5), {SESSIONS_VARIABLE: "5", IDLE_VARIABLE: "90"}, SessionLimits(3, 2.5)),
+    ],
+    ids=["defaults", "variables", "flags-first"],
+)
+def test_session_limits_come_from_the_flags_then_the_variables(
+    monkeypatch: pytest.MonkeyPatch,
+    flags: tuple[int | None, float | None],
+    environment: dict[str, str],
+    expected: SessionLimits,
+) -> None:
+    for name in (SESSIONS_VARIABLE, IDLE_VARIABLE):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert session_limits(*flags) == expected
+
+
+@pytest.mark.parametrize(
+    ("flags", "environment", "words"),
+    [
+        ((0, None), {}, "--max-sessions must be a whole number of sessions above 0"),
+        ((None, -1.0), {}, "--session-idle-timeout must be a number of seconds above 0"),
+        ((None, None), {SESSIONS_VARIABLE: "many"}, f"{SESSIONS_VARIABLE} must be"),
+        ((None, None), {IDLE_VARIABLE: "nan"}, f"{IDLE_VARIABLE} must be"),
+        ((None, None), {IDLE_VARIABLE: "inf"}, f"{IDLE_VARIABLE} must be"),
+    ],
+)
+def test_a_session_limit_that_is_no_positive_number_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch,
+    flags: tuple[int | None, float | None],
+    environment: dict[str, str],
+    words: str,
+) -> None:
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        session_limits(*flags)
+
+
+def test_the_idle_default_is_the_sdks() -> None:
+    assert DEFAULT_SESSION_IDLE == DEFAULT_SESSION_IDLE_TIMEOUT
+
+
+def test_session_flags_under_stdio_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="apply to --transport streamable-http only"):
+        serve(str(topology(tmp_path)), transport="stdio", max_sessions=3)

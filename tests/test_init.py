@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,48 @@ def test_the_starters_commented_sections_parse_once_uncommented() -> None:
     second = re.sub(r"^# (GPU2_)", r"\1", text, flags=re.M)
     second = second.replace('PROVIDER_HOSTS="gpu1"', 'PROVIDER_HOSTS="gpu1 gpu2"')
     assert [p.name for p in parse_topology(second).providers] == ["gpu1", "gpu2"]
+
+
+def test_init_writes_a_file_only_its_user_reads(tmp_path: Path) -> None:
+    target = tmp_path / "conf" / "topology.env"
+    assert main(["init", str(target)]) == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert stat.S_IMODE(target.parent.stat().st_mode) == 0o700
+    assert main(["init", "--force", str(target)]) == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert [p.name for p in target.parent.iterdir()] == ["topology.env"]  # nothing staged left
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize("victim_exists", [True, False])
+def test_init_never_writes_through_a_link_planted_at_the_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], force: bool, victim_exists: bool
+) -> None:
+    """A link left where init writes (a shared folder's topology.env pointing at the user's
+    ~/.bashrc) would have the starter written over what it points to."""
+    victim = tmp_path / "victim"
+    if victim_exists:
+        victim.write_text("precious\n")
+    target = tmp_path / "shared" / "topology.env"
+    target.parent.mkdir()
+    target.symlink_to(victim)
+    assert main(["init", *(["--force"] if force else []), str(target)]) == 2
+    assert "is a symbolic link" in capsys.readouterr().err
+    assert target.is_symlink()
+    if victim_exists:
+        assert victim.read_text() == "precious\n"
+    else:
+        assert not victim.exists()
+
+
+def test_init_never_writes_into_a_linked_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    linked = tmp_path / "conf"
+    linked.symlink_to(elsewhere, target_is_directory=True)
+    assert main(["init", str(linked / "topology.env")]) == 2
+    assert "is a symbolic link" in capsys.readouterr().err
+    assert main(["init", str(linked)]) == 2  # the directory named itself: a link too
+    assert list(elsewhere.iterdir()) == []

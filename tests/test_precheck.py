@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
@@ -24,6 +25,7 @@ from skupper_mcp.facts.precheck import (
     parse_proc_net_address,
     parse_site_facts,
     ports_bound,
+    site_facts_script,
 )
 from skupper_mcp.models import Check
 from skupper_mcp.topology import KubeSite, parse_topology
@@ -351,3 +353,90 @@ async def test_unknown_host_key_is_a_failed_ssh_check(
     ssh = next(c for c in result.checks if (c.site, c.name) == ("stranger", "ssh"))
     assert ssh.status == "fail"
     assert "host key" in (ssh.hint or "")
+
+
+def test_a_key_others_may_read_is_a_warning_that_setup_repairs() -> None:
+    """Setup stops at a failed check, and it is setup that makes the keys private: a warn."""
+    open_key = parse_site_facts(
+        "@@open-key 640 runtime/certs/skupper-site-server/tls.key\n"
+        "@@open-key 644 input/resources/Secret-link-rhel-ai.yaml\n@@end\n"
+    )
+    [check] = [
+        c
+        for c in evaluate_facts("h", open_key, "2.1.0", is_local=False)
+        if c.name == "private-keys"
+    ]
+    assert check.status == "warn"
+    assert "mode 640 runtime/certs/skupper-site-server/tls.key" in check.detail
+    assert "mode 644 input/resources/Secret-link-rhel-ai.yaml" in check.detail
+    assert check.hint is not None and "run setup" in check.hint and "0600" in check.hint
+    closed = parse_site_facts("@@end\n")
+    [check] = [
+        c for c in evaluate_facts("h", closed, "2.1.0", is_local=False) if c.name == "private-keys"
+    ]
+    assert check.status == "pass"
+    assert not [
+        c
+        for c in evaluate_facts("h", parse_site_facts(""), "2.1.0", is_local=False)
+        if c.name == "private-keys"
+    ]  # a read cut short says nothing about the keys
+
+
+def test_the_precheck_lists_the_open_keys_of_a_real_namespace_and_no_name_forges_a_fact(
+    tmp_path: Path,
+) -> None:
+    """The precheck's own script over a namespace on disk: certificates stay as Skupper
+    wrote them, every key file not 0600 is listed, and a directory named with a newline and
+    a marker stays inside its one line."""
+    ns = tmp_path / "skupper" / "namespaces" / "default"
+    files = {
+        "runtime/certs/skupper-site-server/tls.key": 0o640,
+        "runtime/certs/skupper-site-server/tls.crt": 0o640,
+        "runtime/certs/skupper-site-server/ca.crt": 0o644,
+        "runtime/certs/client-local/tls.key": 0o600,
+        "runtime/issuers/skupper-site-ca/tls.key": 0o640,
+        "runtime/links/link-skupper-site-server-127.0.0.1.yaml": 0o644,
+        "runtime/resources/Secret-link-hub.yaml": 0o644,
+        "input/resources/Secret-link-hub.yaml": 0o644,
+        "input/resources/Site-default.yaml": 0o644,
+        "runtime/certs/x\n@@podman-missing/tls.key": 0o644,
+    }
+    for name, mode in files.items():
+        path = ns / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("k\n")
+        path.chmod(mode)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # a login that is not root, whatever runs the test: its data is under XDG_DATA_HOME
+    (bin_dir / "id").write_text('#!/bin/sh\nif [ "$1" = -u ]; then echo 1000; else echo u; fi\n')
+    (bin_dir / "id").chmod(0o755)
+    out = subprocess.run(
+        ["sh", "-c", site_facts_script("default", with_ports=False)],
+        capture_output=True,
+        text=True,
+        env={
+            "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "XDG_DATA_HOME": str(tmp_path),
+        },
+        check=False,
+        timeout=30,
+    ).stdout
+    facts = parse_site_facts(out)
+    assert facts.complete
+    listed = sorted(str(k) for k in facts.open_keys)
+    assert listed == sorted(
+        [
+            "mode 640 runtime/certs/skupper-site-server/tls.key",
+            "mode 640 runtime/issuers/skupper-site-ca/tls.key",
+            "mode 644 runtime/links/link-skupper-site-server-127.0.0.1.yaml",
+            "mode 644 runtime/resources/Secret-link-hub.yaml",
+            "mode 644 input/resources/Secret-link-hub.yaml",
+            "mode 644 (a file whose name has unusual characters)",
+        ]
+    )
+    # the hostile name stayed on its one @@open-key line
+    assert [line for line in out.split("\n") if "tls.key" in line and "@@podman" in line] == [
+        "@@open-key 644 runtime/certs/x?@@podman-missing/tls.key"
+    ]

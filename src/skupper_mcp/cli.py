@@ -29,6 +29,12 @@ from typing import Any, TextIO
 
 from skupper_mcp import __version__
 from skupper_mcp.errors import ConfigError, SkupperMcpError
+from skupper_mcp.http_sessions import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE,
+    IDLE_VARIABLE,
+    SESSIONS_VARIABLE,
+)
 from skupper_mcp.naming import sentence
 from skupper_mcp.safe_text import safe_text
 from skupper_mcp.tools import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TOOLS, Argument, Tool
@@ -90,6 +96,22 @@ def _server_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=default(False),
         help="serve HTTP on loopback WITHOUT a token, for clients that cannot send a header: "
         "any local process can then call every tool, teardown included",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=default(None),
+        metavar="N",
+        help="HTTP sessions the token may hold open at once; past it a new one gets 503 "
+        f"(streamable-http; default: ${SESSIONS_VARIABLE}, else {DEFAULT_MAX_SESSIONS})",
+    )
+    parser.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=default(None),
+        metavar="SECONDS",
+        help="close an HTTP session after this long without a request (streamable-http; "
+        f"default: ${IDLE_VARIABLE}, else {DEFAULT_SESSION_IDLE:g})",
     )
 
 
@@ -279,10 +301,12 @@ def output_width() -> int | None:
 
 async def _run_verb(args: argparse.Namespace) -> int:
     from skupper_mcp.engine import Engine
+    from skupper_mcp.engine.store.statedir import check_state_dir
     from skupper_mcp.topology import load_topology
 
     tool = VERBS[args.verb]
     topology = load_topology(args.topology)
+    check_state_dir(topology.state_dir)  # as serve does, in either transport
     async with Engine(topology) as engine:
         if tool.consent and not (args.plan or args.yes or _confirmed_on_terminal()):
             raise ConfigError(
@@ -341,10 +365,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     port=args.port,
                     token_file=args.token_file,
                     no_auth=args.insecure_no_auth_on_loopback,
+                    max_sessions=args.max_sessions,
+                    session_idle_timeout=args.session_idle_timeout,
                 )
         except ConfigError as error:
             show(f"skupper-mcp: {error}", stream=sys.stderr)
             return EXIT_USAGE
+        except SkupperMcpError as error:  # a STATE_DIR that is not ours: as a verb says it
+            show(f"skupper-mcp: {error}", stream=sys.stderr)
+            return EXIT_FAILED
         return EXIT_OK
     try:
         return asyncio.run(_run_verb(args))

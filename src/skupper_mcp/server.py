@@ -30,8 +30,10 @@ from pydantic import BaseModel, Field, Strict, WithJsonSchema
 
 from skupper_mcp import __version__, models
 from skupper_mcp.engine import Engine
+from skupper_mcp.engine.store.statedir import check_state_dir
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
 from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
+from skupper_mcp.http_sessions import session_limits
 from skupper_mcp.models import StatusResult
 from skupper_mcp.naming import EXAMPLES, Names
 from skupper_mcp.prompts import register_prompts
@@ -464,15 +466,26 @@ def serve(
     port: int = 8765,
     token_file: Path | None = None,
     no_auth: bool = False,
+    max_sessions: int | None = None,
+    session_idle_timeout: float | None = None,
 ) -> None:
     """Run the server until the client goes away (stdio) or the process is stopped.
 
     Over Streamable HTTP every request needs the bearer token (http_auth); a ConfigError
-    before anything listens says why the server cannot start that way."""
+    before anything listens says why the server cannot start that way. A ``STATE_DIR``
+    that is not a private directory of ours stops it in either transport, as it stops
+    every CLI verb (``LocalStateError``)."""
+    state_dir = _state_dir(topology_path)
+    check_state_dir(state_dir)
     if transport == "stdio":
         if token_file is not None or no_auth:
             raise ConfigError(
                 "--token-file and --insecure-no-auth-on-loopback apply to "
+                "--transport streamable-http only"
+            )
+        if max_sessions is not None or session_idle_timeout is not None:
+            raise ConfigError(
+                "--max-sessions and --session-idle-timeout apply to "
                 "--transport streamable-http only"
             )
         server = build_server(topology_path, read_only=read_only)
@@ -481,23 +494,30 @@ def serve(
         return
     import uvicorn  # only here: stdio, what agents start, does not pay for it
 
-    access = http_access(
-        host, token_file=token_file, no_auth=no_auth, state_dir=_state_dir(topology_path)
-    )
+    limits = session_limits(max_sessions, session_idle_timeout)
+    access = http_access(host, token_file=token_file, no_auth=no_auth, state_dir=state_dir)
     server = build_server(topology_path, read_only=read_only)
     app: Any = server.streamable_http_app(
-        transport_security=transport_security(host, port), host=host
+        transport_security=transport_security(host, port),
+        host=host,
+        max_sessions=limits.max_sessions,
+        session_idle_timeout=limits.idle_timeout,
     )
     if access.token is not None:
         app = BearerTokenGate(app, access.token)
     bound = f"[{host}]" if ":" in host else host
     announce(access, f"http://{bound}:{port}/mcp")
-    log.info("skupper-mcp %s serving over streamable-http", __version__)
+    log.info(
+        "skupper-mcp %s serving over streamable-http (at most %d sessions, closed after %gs idle)",
+        __version__,
+        limits.max_sessions,
+        limits.idle_timeout,
+    )
     uvicorn.run(app, host=host, port=port, log_level="info")
 
 
 def _state_dir(topology_path: str | Path | None) -> Path:
     """STATE_DIR of the topology, or the default one when the topology cannot be read (the
     server still starts then, and every tool says what to fix)."""
-    topology, _error = _load(topology_path)
+    topology, _error = _load(topology_path, quiet=True)  # build_server says it
     return topology.state_dir if topology is not None else default_state_dir()

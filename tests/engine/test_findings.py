@@ -17,6 +17,7 @@ from skupper_mcp.engine.findings.context import LinkProbe
 from skupper_mcp.engine.scope import sites as all_sites
 from skupper_mcp.engine.sitemap import SiteView
 from skupper_mcp.errors import ConnectError
+from skupper_mcp.facts.private_keys import OpenKey
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
 from skupper_mcp.facts.skupper_version import parse_skupper_version
 from skupper_mcp.models import Finding
@@ -126,6 +127,27 @@ def test_private_certificates_matter_only_when_the_router_refuses_them(
     local.logs["router"] = [TLS_REFUSED]
     found = one(network(topology, {"local": local}), "certs-not-readable")
     assert found.host == "local" and TLS_REFUSED.strip() in " ".join(found.evidence)
+    assert [s.tool for s in found.next] == ["setup"]
+
+
+def test_a_private_key_others_may_read_is_a_warning_whose_next_step_is_setup(
+    topology: Topology,
+) -> None:
+    hub = states()["rhtevan-work"]
+    assert problems(network(topology, {"rhtevan-work": hub})) == {}
+    hub.open_keys = [
+        OpenKey(0o640, "runtime/certs/skupper-site-server/tls.key"),
+        OpenKey(0o644, "runtime/links/link-skupper-site-server-203.0.113.20.yaml"),
+    ]
+    net = network(topology, {"rhtevan-work": hub})
+    assert problems(net) == {"rhtevan-work": {"private-key-readable"}}
+    found = one(net, "private-key-readable")
+    assert found.severity == "warning" and found.host == "rhtevan-work"
+    assert found.evidence == [
+        "mode 640 runtime/certs/skupper-site-server/tls.key",
+        "mode 644 runtime/links/link-skupper-site-server-203.0.113.20.yaml",
+    ]
+    assert "0600" in found.fix
     assert [s.tool for s in found.next] == ["setup"]
 
 

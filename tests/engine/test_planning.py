@@ -304,7 +304,7 @@ FRESH_HUB = [
     "install system controller",
     "apply resources",
     "skupper system start",
-    "chmod -R o+r certs",
+    "make private keys 0600",
     "install auto-restart units",
     "restart units",
 ]

@@ -182,7 +182,12 @@ async def test_a_reload_by_hand_brings_back_skuppers_own_units_until_setup(
     await clean(world.topology)
     reload(world, "local")
     found = await diagnose(world.topology)
-    assert problems(found) == {"local": {"no-auto-restart", "autostart-at-boot"}}
+    # the reload also wrote the keys again as Skupper does, readable beyond their owner
+    assert problems(found) == {
+        "local": {"no-auto-restart", "autostart-at-boot", "private-key-readable"}
+    }
+    keys = the(found, "private-key-readable", "local")
+    assert any(e.startswith("mode 640 runtime/certs/") for e in keys.evidence), keys.evidence
     restart = the(found, "no-auto-restart", "local")
     assert any(f"skupper-{NS}.service: Skupper's own unit" in e for e in restart.evidence)
     boot = the(found, "autostart-at-boot", "local")
@@ -327,7 +332,13 @@ async def test_a_router_access_applied_by_hand_without_names_fails_link_verifica
     )
     # a reload by hand also brings back Skupper's own units, and the names are drift
     assert problems(found) == {
-        "rhtevan-work": {"link-cert-verify-failed", "drift", "no-auto-restart", "autostart-at-boot"}
+        "rhtevan-work": {
+            "link-cert-verify-failed",
+            "drift",
+            "no-auto-restart",
+            "autostart-at-boot",
+            "private-key-readable",
+        }
     }
     finding = the(found, "link-cert-verify-failed", "rhtevan-work")
     assert any("certificate verify failed" in e and "router log" in e for e in finding.evidence)
@@ -408,6 +419,7 @@ async def test_a_router_made_by_hand_as_another_uid_cannot_read_fresh_certificat
     assert set(problems(found)) == {"local"}
     assert problems(found)["local"] <= {
         "certs-not-readable",
+        "private-key-readable",
         "no-auto-restart",
         "autostart-at-boot",
     }

@@ -207,6 +207,33 @@ def test_a_router_as_the_users_own_uid_reads_its_0640_certificates(
     assert _router(kit, paths, "r", "--user", "1000:1000", "--userns", "keep-id") == "running"
 
 
+def test_a_router_as_the_users_own_uid_reads_keys_only_its_owner_may_read(
+    rendered: tuple[HostKit, NamespacePaths],
+) -> None:
+    """Setup makes every tls.key 0600: the router Skupper makes reads it as its owner."""
+    kit, paths = rendered
+    keys = list(paths.certs.rglob("tls.key"))
+    assert keys
+    for key in keys:
+        key.chmod(0o600)
+    assert _router(kit, paths, "r", "--user", "1000:1000", "--userns", "keep-id") == "running"
+
+
+def test_a_router_that_reads_only_through_the_group_cannot_read_a_0600_key(
+    rendered: tuple[HostKit, NamespacePaths],
+) -> None:
+    """Another uid in the user's group (keep-id maps the gid to itself) reads the 0640
+    certificates but not a 0600 key: skrouterd names the certFile of the pair it could not
+    load (``pn_ssl_domain_set_credentials``, src/tls/tls_amqp.c@3.4.1) and stops."""
+    kit, paths = rendered
+    for key in paths.certs.rglob("tls.key"):
+        key.chmod(0o600)
+    assert _router(kit, paths, "r", "--user", "10000:1000", "--userns", "keep-id") == "exited 1"
+    log = kit.sh("podman logs r").stdout + kit.sh("podman logs r 2>&1").stdout
+    assert "Failed to configure TLS certFile '/etc/skupper-router/runtime/certs/" in log
+    assert "Permission denied" in log
+
+
 def test_a_router_as_the_image_user_cannot_read_them_until_chmod_o_r(
     rendered: tuple[HostKit, NamespacePaths],
 ) -> None:

@@ -2,8 +2,9 @@
 
 One connection per connector, opened on first use and reused for every command; a
 connection that has died is reopened on the next command. Host keys are verified against
-known_hosts: a changed key is always refused; an unknown one is accepted (and recorded)
-only when ``SSHOptions.accept_new_host_keys`` says so.
+known_hosts: a changed key, or one marked @revoked for the host on any port, is always
+refused; an unknown one is accepted (and recorded) only when
+``SSHOptions.accept_new_host_keys`` says so.
 """
 
 from __future__ import annotations
@@ -266,7 +267,7 @@ class SSHConnector:
             async with asyncio.timeout(seconds + 0.5):
                 conn = await asyncssh.connect(self._target.host, **kwargs)
         except asyncssh.HostKeyNotVerifiable as exc:
-            raise HostKeyError(self._name, verifier.refusal or str(exc)) from exc
+            raise HostKeyError(self._name, verifier.refusal or verifier.why(exc)) from exc
         except asyncssh.PermissionDenied as exc:
             user = self._target.user or "(local user)"
             raise ConnectError(
@@ -311,12 +312,11 @@ class _HostKeyVerifier:
     why it refused so the error can say what to do."""
 
     def __init__(self, known_hosts: Path, accept_new: bool) -> None:
-        import asyncssh
 
         self._path = known_hosts
         self._accept_new = accept_new
         text = known_hosts.read_text() if known_hosts.is_file() else ""
-        self.known = asyncssh.import_known_hosts(text)
+        self.known = _revoked_at_any_port(text)
         self.refusal: str | None = None
         self._accepted: asyncssh.SSHKey | None = None
 
@@ -356,6 +356,16 @@ class _HostKeyVerifier:
         )
         return False
 
+    def why(self, exc: Exception) -> str:
+        """What to tell of a key asyncssh refused before asking ``decide``."""
+        if "revoked" in str(exc).lower():
+            return (
+                f"the host key of this host is marked @revoked in {self._path}: it is never "
+                "accepted, whatever SSH_ACCEPT_NEW_HOST_KEYS says. Ask the host's owner "
+                "which key it should have"
+            )
+        return str(exc)
+
     def record_accepted_key(self, target: SSHTarget) -> None:
         """Append a newly accepted key to known_hosts (after the connection succeeded)."""
         key = self._accepted
@@ -377,6 +387,37 @@ class _HostKeyVerifier:
             key.get_fingerprint(),
             self._path,
         )
+
+
+def _revoked_at_any_port(text: str) -> asyncssh.SSHKnownHosts:
+    """known_hosts as asyncssh reads it, except that a key marked ``@revoked`` for the host
+    or its address is revoked on every port. asyncssh looks ``[host]:port`` up first and,
+    when it trusts no key there, looks the bare host up instead, keeping only the second
+    lookup's revoked keys: a key revoked for ``[host]:2222`` was then simply unknown (and
+    accepted with SSH_ACCEPT_NEW_HOST_KEYS=true), and one revoked for ``host`` did not
+    count against a key trusted for ``[host]:2222``. asyncssh refuses a revoked key before
+    it trusts one or asks ``_HostKeyVerifier.decide``."""
+    import asyncssh
+
+    # The @revoked lines alone, as plain entries: their matches are the revoked keys.
+    revoked_lines = [
+        line.strip()[len("@revoked") :]
+        for line in text.splitlines()
+        if line.strip().startswith("@revoked") and line.strip()[len("@revoked") :][:1].isspace()
+    ]
+    revoked = asyncssh.import_known_hosts("\n".join(revoked_lines))
+
+    class Known(asyncssh.SSHKnownHosts):
+        def match(self, host: str, addr: str, port: int | None) -> Any:
+            found = list(super().match(host, addr, port))
+            for lookup in (port, None) if port else (None,):
+                keys, _, _, certs, _, subjects, _ = revoked.match(host, addr, lookup)
+                found[2] = [*found[2], *keys]
+                found[4] = [*found[4], *certs]
+                found[6] = [*found[6], *subjects]
+            return tuple(found)
+
+    return Known(text)
 
 
 def _known_hosts_name(host: str, port: int) -> str:

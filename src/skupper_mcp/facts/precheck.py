@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from skupper_mcp.connectors.shell import quote, script
 from skupper_mcp.facts.names import PODMAN_SOCKET_UNIT, VERSION_COMMAND
+from skupper_mcp.facts.private_keys import MAX_LISTED, OpenKey, open_keys_listing, parse_open_key
 from skupper_mcp.facts.skupper_version import SkupperVersion, parse_skupper_version
 
 _TAG = re.compile(r"@@([a-z-]+)(?: (.*))?")
@@ -42,8 +43,10 @@ def site_facts_script(namespace: str, *, with_ports: bool) -> str:
         " | sed 's/^/@@linger /'",
         "else echo @@linger-missing; fi",
     ]
+    namespace_dir = f'"$SKMCP_DATA"/namespaces/{quote(namespace)}'
+    # one line per key file others may read: a name cannot start a line (open_keys_listing)
+    lines.append(f"{open_keys_listing(namespace_dir)} | sed 's/^/@@open-key /'")
     if with_ports:
-        namespace_dir = f'"$SKMCP_DATA"/namespaces/{quote(namespace)}'
         config = f"{namespace_dir}/runtime/router/skrouterd.json"
         lines += [
             "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"
@@ -74,6 +77,7 @@ class SiteFacts:
     root: bool = False
     listening: set[tuple[str, int]] = field(default_factory=set)
     router_ports: set[int] = field(default_factory=set)
+    open_keys: list[OpenKey] = field(default_factory=list)  # private keys others may read
 
     @property
     def skupper(self) -> SkupperVersion:
@@ -114,6 +118,10 @@ def parse_site_facts(stdout: str) -> SiteFacts:
                 facts.listening.add(socket_address)
         elif tag == "router-port" and value.strip().isascii() and value.strip().isdigit():
             facts.router_ports.add(int(value.strip()))
+        elif tag == "open-key":
+            key = parse_open_key(value)
+            if key is not None and len(facts.open_keys) < MAX_LISTED:
+                facts.open_keys.append(key)
         elif tag == "end":
             facts.complete = True
     return facts

@@ -23,6 +23,7 @@ from ..connectors.shell import quote, script
 from . import names
 from .framing import STUFF, framed, safe_path, safe_user, split_frames
 from .model_endpoint import parse_model_ids
+from .private_keys import OpenKey, open_keys, open_keys_listing
 from .skupper_version import SkupperVersion, parse_skupper_version
 
 #: What the host may send of the model endpoint's body, and of each log it is asked for.
@@ -31,6 +32,7 @@ MAX_LOG_READ = 256 * 1024
 # The resource kinds the product reads; runtime/resources also holds Secret-*.yaml (private
 # keys) and Certificate-*.yaml, which never leave the host (site_state.go MarshalSiteState).
 _KINDS = ("Site", "RouterAccess", "Listener", "Connector", "Link")
+_NSDIR = '"$nsdir"'
 
 
 def site_state_script(namespace: str, model_url: str | None = None, log_lines: int = 0) -> str:
@@ -74,6 +76,8 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         ' [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
         f'f="$HOME"/{quote(names.WATCH_SCRIPT_PATH)};'
         f' [ -f "$f" ] && {{ echo "@@file watch start-watch.sh"; {STUFF} "$f"; echo; }}',
+        # the login's uid (whom the router must run as) and the keys others may read
+        f'echo "@@keys $(id -u)"; {open_keys_listing(_NSDIR)} | {STUFF}',
         '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
         'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',
         '[ -f "$ca" ] && echo "@@issuer $(sha256sum < "$ca" | cut -c1-16)"',
@@ -203,6 +207,8 @@ class SiteState:
     unit_files: dict[str, str] = field(default_factory=dict)
     enabled_at_boot: set[str] = field(default_factory=set)
     watch_script: str | None = None
+    login_uid: int | None = None
+    open_keys: list[OpenKey] = field(default_factory=list)  # private keys others may read
     rendered: bool = False
     issuer: str | None = None
     certs_private: bool = False
@@ -379,6 +385,9 @@ def parse_site_state(output: str) -> SiteState:
                 state.watch_script = body.rstrip("\n") + "\n"
         elif tag == "boot":
             state.enabled_at_boot.add(arg)
+        elif tag == "keys":
+            state.login_uid = int(arg) if arg.isascii() and arg.isdigit() else None
+            state.open_keys = open_keys(frame.lines)
         elif tag == "rendered":
             state.rendered = True
         elif tag == "issuer":

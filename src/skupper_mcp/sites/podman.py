@@ -26,6 +26,7 @@ from ..facts.framing import safe_label, split_frames, stuff
 from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
 from ..facts.model_endpoint import models_command, parse_model_ids
 from ..facts.precheck import SiteFacts, parse_site_facts, site_facts_script
+from ..facts.private_keys import close_keys_command
 from ..facts.site_state import (
     ContainerState,
     RouterContainer,
@@ -218,12 +219,15 @@ class PodmanSite:
             "router re-created with --tmpfs /tmp and SSL_PROFILE_BASE_PATH",
         )
 
-    def open_certs(self) -> Script:
-        """The router runs as another uid in its container: make the certs readable."""
+    def close_keys(self) -> Script:
+        """Make every private-key file of the namespace 0600 (``private_keys``): Skupper
+        writes them readable beyond their owner, and its router reads them as their owner
+        (``--user`` with ``--userns=keep-id``), so nobody else needs them. The certificates
+        themselves are left as Skupper writes them."""
         return Script(
-            "chmod -R o+r runtime/certs",
-            (f"chmod -R o+r {self._nsdir()}/runtime/certs",),
-            "chmod -R o+r runtime/certs",
+            "chmod go-rwx the namespace's private keys (tls.key, Secret-*.yaml, runtime/links)",
+            (close_keys_command(self._nsdir()),),
+            "private keys made 0600",
         )
 
     def install_units(self, state: SiteState) -> Script:

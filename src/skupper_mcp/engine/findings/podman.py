@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...facts import names
+from ...facts.private_keys import KEYS_CAUSE, KEYS_FIX
 from ...models import Finding
 from ...sites import units
 from ...vocabulary import LOCAL_HOST
@@ -89,8 +90,25 @@ def certs_not_readable(network: Network) -> Iterator[Finding]:
             cause="skupper writes the certificates 0640 on every system start or reload, and "
             "this router runs as another uid in its container (a router container created "
             "by hand without --user, as the tmpfs workaround of older scripts did)",
-            fix="run setup: it makes runtime/certs readable (chmod -R o+r) and re-creates the "
-            "router as skupper renders it",
+            fix="run setup: it re-creates the router as skupper renders it (--user with "
+            "--userns=keep-id), which reads its certificates as their owner",
+            next=[call("setup")],
+        )
+
+
+def private_key_readable(network: Network) -> Iterator[Finding]:
+    for ref, state in network.podman_sites():
+        if not state.open_keys:
+            continue
+        yield finding(
+            "private-key-readable",
+            ref,
+            "warning",
+            symptom=f"private keys of the site on {ref.host} can be read by other users "
+            "of the host",
+            evidence=[str(key) for key in state.open_keys[:5]],
+            cause=KEYS_CAUSE,
+            fix=KEYS_FIX,
             next=[call("setup")],
         )
 
@@ -268,6 +286,7 @@ def model_not_serving(network: Network) -> Iterator[Finding]:
 PODMAN_RULES = (
     tmp_not_writable,
     certs_not_readable,
+    private_key_readable,
     ssl_profile_base_path,
     no_auto_restart,
     autostart_at_boot,

@@ -31,6 +31,7 @@ from skupper_mcp.errors import (
     SkupperMcpError,
 )
 from skupper_mcp.facts.precheck import SiteFacts, ports_bound
+from skupper_mcp.facts.private_keys import KEYS_CAUSE, KEYS_FIX, summary
 from skupper_mcp.models import Check, CheckResult
 from skupper_mcp.render import topology_diagram
 from skupper_mcp.sites.kube import ClusterSite
@@ -60,6 +61,8 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
                 hint=_systemd_hint(facts),
             )
         )
+    if facts.complete:  # the listing ran to its end: "none open" is then a finding too
+        checks.append(_private_keys_check(host, facts))
     linger = (facts.linger or "").lower()
     if facts.linger is None and not facts.root and not facts.systemd_ok:
         pass  # no loginctl and no systemd: the systemd-user check says what the host lacks
@@ -109,6 +112,24 @@ def _systemd_hint(facts: SiteFacts) -> str:
     return (
         "enable lingering (loginctl enable-linger $USER) so the user manager runs without "
         "a login session"
+    )
+
+
+def _private_keys_check(host: str, facts: SiteFacts) -> Check:
+    """A key others may read is a warning, not a failure: setup is what repairs it."""
+    if not facts.open_keys:
+        return Check(
+            name="private-keys",
+            site=host,
+            status="pass",
+            detail="no private-key file of the site is readable by group or others",
+        )
+    return Check(
+        name="private-keys",
+        site=host,
+        status="warn",
+        detail=f"{summary(facts.open_keys)}. {KEYS_CAUSE}",
+        hint=KEYS_FIX,
     )
 
 

@@ -4,7 +4,7 @@ Precheck (stop if anything fails); hubs in parallel (Site, RouterAccess with SAN
 explicit ports, Connector; controller install; ``system start`` the first time, ``system
 reload`` only when inputs changed; tmpfs router re-creation where flagged); the local site
 (Site, RouterAccess, Listeners, and Links built by hand from each hub's client certificate);
-the Kubernetes site; ``chmod -R o+r`` on certs; auto-restart units everywhere; verify. Each
+the Kubernetes site; private keys made 0600; auto-restart units everywhere; verify. Each
 step runs only when the state read at the start says it is needed, so a second setup
 changes nothing. The planning functions (``podman_setup_actions``, ``kube_setup_actions``, and
 ``desired.podman.local_resources``) are pure: the reads (site states, client certificates, the last
@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 
 from ...errors import SiteStateError
 from ...facts import names
+from ...facts.private_keys import reads_as_owner
 from ...facts.site_state import SiteState
 from ...models import Check, CheckResult, OperationResult
 from ...sites import resources as cr
@@ -84,6 +85,9 @@ def podman_setup_actions(
         # a router container made by hand without it cannot resolve its certificate paths;
         # a reload renders it again as Skupper does (the tmpfs re-creation below adds it)
         or (not tmpfs and state.router is not None and not state.router.has_ssl_base_path)
+        # one made by hand as another uid cannot read the 0600 keys: rendered again, it
+        # runs as their owner (the tmpfs re-creation then copies that)
+        or not _router_reads_as_owner(state)
     ):
         leftover = f"{names.router_container(ns)}-backup"
         if leftover in state.containers:
@@ -114,8 +118,8 @@ def podman_setup_actions(
 
         planned = (stop, site.recreate_router_with_tmpfs(state.router))
         todo.append(Action("recreate router with tmpfs /tmp", planned, recreate_router))
-    if rendering or state.certs_private:
-        todo.append(on_host("chmod -R o+r certs", site, site.open_certs()))
+    if rendering or state.open_keys:
+        todo.append(on_host("make private keys 0600", site, site.close_keys()))
     wanted = units.site_units(ns, state.user, podman)
     stale_units = [
         w.name
@@ -139,6 +143,13 @@ def podman_setup_actions(
     if start:
         todo.append(on_host("start units", site, site.start(start)))
     return todo
+
+
+def _router_reads_as_owner(state: SiteState) -> bool:
+    """Whether the router reads the site's keys as their owner (True when unknown)."""
+    if state.router is None or state.login_uid is None:
+        return True
+    return reads_as_owner(state.router.inspect, state.login_uid)
 
 
 def kube_setup_actions(

@@ -41,6 +41,14 @@ def private_dir(root: Path, *parts: str) -> Iterator[int]:
         os.close(fd)
 
 
+def check_state_dir(root: Path) -> None:
+    """Refuse, before anything starts, a ``STATE_DIR`` that is there and is not a private
+    directory of ours (``LocalStateError``, the message every transport and the CLI show).
+    A missing one is fine: it is made on first use."""
+    with existing_private_dir(root):
+        pass
+
+
 @contextmanager
 def existing_private_dir(root: Path, *parts: str) -> Iterator[int | None]:
     """As ``private_dir``, but nothing is made: None when a folder on the way is missing."""

@@ -11,7 +11,7 @@ from .failure import CliFailure
 from .paths import ISSUER_NAMES, NamespacePaths
 
 CERT_FILES = ("ca.crt", "tls.crt", "tls.key")
-# Skupper writes its files group-readable only; setup's `chmod -R o+r` exists because of it.
+# Skupper writes its files 0640 (fs_config_renderer.go); its router reads them as their owner.
 _FILE_MODE = 0o640
 
 
