@@ -28,9 +28,9 @@ import yaml
 
 __all__ = ["CACHE_CHARS", "MAX_RESOURCE_CHARS", "Parsed", "load_resource"]
 
-#: The longest resource file read: some 30 times a link Secret's size, and about a second of
+#: The longest resource file read: some 15 times a link Secret's size, and half a second of
 #: the constructor's time at its slowest (a file that is all short mapping keys).
-MAX_RESOURCE_CHARS = 256 * 1024
+MAX_RESOURCE_CHARS = 128 * 1024
 #: What the parsed-document cache may hold, keys and values together.
 CACHE_CHARS = 32 * 1024 * 1024
 

@@ -320,8 +320,8 @@ def _int(value: str | None) -> int:
         return 0
 
 
-#: What a site's resource files may hold together: some 40 times a hub's with 32 providers.
-MAX_RESOURCES_CHARS = 4 * 1024 * 1024
+#: What a site's resource files may hold together: some 20 times a hub's with 32 providers.
+MAX_RESOURCES_CHARS = 2 * 1024 * 1024
 
 
 class _ResourceBudget:

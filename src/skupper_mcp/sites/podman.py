@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 READ_TIMEOUT = 30.0
 #: Seconds a site's state may take to parse (a healthy one takes milliseconds).
-PARSE_BUDGET = 10.0
+PARSE_BUDGET = 5.0
 #: What Go's RemoveAll says when a file appeared in a directory it was emptying: how a
 #: ``skupper system reload`` (or ``stop``) that raced the controller's status write fails.
 REMOVAL_RACE = "directory not empty"
