@@ -155,3 +155,17 @@ async def test_a_healthy_sites_read_answers_while_a_hostile_sites_parse_runs() -
         tg.start_soon(hostile_read)
     assert hostile_done[0] > 1.0, "the hostile parse must still be running meanwhile"
     assert healthy_took[0] < max(0.5, 20 * usual), (healthy_took, usual, hostile_done)
+
+
+def test_the_parsed_documents_kept_are_bounded_in_characters_oldest_out_first() -> None:
+    """A host that sends new text on every read cannot grow what the parser keeps."""
+    from skupper_mcp.facts.resource_yaml import _Kept
+
+    kept = _Kept(1000)
+    for i in range(50):
+        kept.put(f"text {i:02d} " + "x" * 40, "{}")
+        assert kept.chars <= 1000
+    assert kept.get("text 49 " + "x" * 40) == "{}"
+    assert kept.get("text 00 " + "x" * 40) is None
+    kept.put("y" * 2000, "{}")  # larger than the whole bound: never kept
+    assert kept.get("y" * 2000) is None
