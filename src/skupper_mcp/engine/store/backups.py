@@ -51,7 +51,7 @@ def _refusal(why: str) -> str:
 class _Bounded(io.RawIOBase):
     """A read-only stream over ``inner`` that stops past ``limit`` bytes."""
 
-    def __init__(self, inner: BinaryIO, limit: int, host: str) -> None:
+    def __init__(self, inner: gzip.GzipFile, limit: int, host: str) -> None:
         self._inner = inner
         self._left = limit
         self._host = host
