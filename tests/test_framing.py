@@ -6,14 +6,25 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
+import re
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skupper_mcp.facts.framing import framed, safe_path, safe_user, split_frames
+from skupper_mcp.connectors.shell import quote
+from skupper_mcp.facts.framing import (
+    ONE_LINE,
+    framed,
+    listed,
+    safe_path,
+    safe_user,
+    split_frames,
+)
 from skupper_mcp.facts.logs import parse_podman_logs, podman_logs_script
 from skupper_mcp.facts.site_state import (
     MAX_LOG_READ,
@@ -180,3 +191,49 @@ def test_values_bound_for_scripts_are_only_what_they_must_look_like(
     value: str, user: str | None, path: str | None
 ) -> None:
     assert (safe_user(value), safe_path(value)) == (user, path)
+
+
+#: File names as a host can make them: any byte but ``/`` and NUL, up to NAME_MAX.
+NAMES = st.one_of(
+    st.sampled_from(
+        [b"x\n@@podman ", b"@@end", b"|@@user root", b"a\rb", b"\xff\xfe", b"\n", b"a" * 255]
+    ),
+    st.lists(
+        st.one_of(st.sampled_from([b"@@", b"\n", b"\r", b"|", b" "]), st.binary(max_size=20)),
+        min_size=1,
+        max_size=12,
+    ).map(b"".join),
+).filter(
+    lambda n: 0 < len(n) <= 255 and b"/" not in n and b"\0" not in n and n not in (b".", b"..")
+)
+PLAIN_NAME = re.compile(r"[A-Za-z0-9._/ +?-]+")
+
+
+@settings(max_examples=40, deadline=None)
+@given(names=st.lists(NAMES, min_size=1, max_size=8, unique=True))
+def test_each_listed_name_is_one_stuffed_line_whatever_it_holds(names: list[bytes]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for name in names:
+            Path(os.fsdecode(os.path.join(os.fsencode(folder), name))).write_bytes(b"@@rc 0\n")
+        find = f"find {quote(folder)} -type f -printf '%P\\0'"
+        output = run(f"echo @@names; {listed(find)}; echo @@end", {"PATH": "/usr/bin:/bin"})
+    frames = split_frames(output)
+    assert [f.tag for f in frames] == ["names", "end"]
+    assert len(frames[0].lines) == len(names)
+    assert all(PLAIN_NAME.fullmatch(line) for line in frames[0].lines)
+    plain = sorted(n.decode() for n in names if PLAIN_NAME.fullmatch(n.decode("latin-1")))
+    assert plain == sorted(line for line in frames[0].lines if line in plain)
+
+
+@settings(max_examples=40, deadline=None)
+@given(value=HOSTILE.filter(lambda v: "\0" not in v))
+def test_a_value_made_one_line_stays_one_markers_argument(value: str) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "V": value.encode("utf-8", "surrogatepass").decode(errors="replace"),
+    }
+    output = run(f'echo "@@podman $(printf %s "$V" | {ONE_LINE})"; echo @@end', env)
+    frames = split_frames(output)
+    assert [f.tag for f in frames] == ["podman", "end"]
+    if "\n" in value.rstrip("\n"):
+        assert safe_path(frames[0].argument) is None  # joined with ?, so refused

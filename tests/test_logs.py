@@ -14,6 +14,7 @@ from skupper_mcp.connectors.pool import ConnectorPool
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.operations.logs import check_arguments, one_site
 from skupper_mcp.errors import CommandError, ConfigError, ConnectError
+from skupper_mcp.facts.framing import ONE_LINE
 from skupper_mcp.facts.logs import (
     MAX_LOG_BYTES,
     parse_podman_logs,
@@ -46,7 +47,7 @@ def test_the_script_names_the_container_and_bounds_what_it_reads() -> None:
     assert '( podman logs --tail 25 "$c" ) 2>&1' in router
     assert "| tail -c 1064 |" in router
     controller = podman_logs_script(5, 1000)
-    assert 'c="$(id -un)-skupper-controller"' in controller
+    assert f'c="$(id -un | {ONE_LINE})-skupper-controller"' in controller
 
 
 def test_parse_keeps_the_log_and_podmans_status() -> None:

@@ -8,6 +8,7 @@ where a test needs one), and checked by the pure functions of ``engine/store/bac
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import stat
 import tarfile
@@ -161,3 +162,75 @@ def test_a_backup_that_became_a_link_is_not_read(tmp_path: Path) -> None:
     path.rename(elsewhere)
     path.with_name("99991231T000000Z.tar.gz").symlink_to(elsewhere)
     assert backups.latest("gpu-1", "default") is None
+
+
+def gzip_bomb(unpacked: int) -> bytes:
+    """A tar.gz of one member of ``unpacked`` zero bytes (a multiple of 1 MiB), about a
+    thousandth of that packed: a gzip stream may be several members one after another
+    (RFC 1952 2.2), so one packed MiB of zeros is repeated instead of packing them all."""
+    import gzip
+
+    info = tarfile.TarInfo(CA_DIR + "ca.crt")
+    info.size = unpacked
+    zeros = gzip.compress(bytes(1 << 20), compresslevel=9)
+    return b"".join(
+        [gzip.compress(info.tobuf()), zeros * (unpacked >> 20), gzip.compress(bytes(1024))]
+    )
+
+
+def test_a_gzip_bomb_is_refused_without_inflating_it_all() -> None:
+    bomb = gzip_bomb(256 << 20)  # four times the bound (plain numbers: this runs on main too)
+    assert len(bomb) < 16 * 1024 * 1024  # within what a read may hold
+    started = time.monotonic()
+    with pytest.raises(BackupError, match=r"refused \(it unpacks to more than 67108864 bytes\)"):
+        check_complete("gpu-1", bomb, [CA_DIR + "ca.crt"])
+    assert time.monotonic() - started < 5  # a quarter of the bomb inflated, no more
+
+
+def test_an_archive_of_too_many_members_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skupper_mcp.engine.store import backups
+
+    monkeypatch.setattr(backups, "MAX_MEMBERS", 50)  # 10 000 members take a while to make
+    many = tar_gz({f"input/resources/f{i}": b"" for i in range(51)})
+    with pytest.raises(BackupError, match=r"more than 50 members"):
+        check_complete("gpu-1", many, ["input/resources/f0"])
+
+
+def test_a_saved_bomb_is_never_inflated_to_restore_a_ca(tmp_path: Path) -> None:
+    backups = Backups(tmp_path / "state")
+    backups.save("gpu-1", "default", gzip_bomb(128 << 20))
+    with pytest.raises(BackupError, match="unpacks to more than"):
+        backups.latest_ca("gpu-1", "default")
+
+
+async def test_the_backup_check_inflates_in_a_worker_thread_not_on_the_event_loop() -> None:
+    """While the check inflates a bomb, the event loop keeps its ticks: another host's call
+    is served meanwhile."""
+    import anyio
+
+    from skupper_mcp.engine.store.backups import MAX_UNPACKED_BYTES, checked
+
+    bomb = gzip_bomb(MAX_UNPACKED_BYTES - (1 << 20))  # inside the bound: inflated whole
+    ticks: list[float] = []
+    done = anyio.Event()
+
+    async def tick() -> None:
+        while not done.is_set():
+            ticks.append(time.monotonic())
+            await anyio.sleep(0.01)
+
+    async def check() -> None:
+        try:
+            with pytest.raises(BackupError, match="incomplete"):
+                await checked("gpu-1", bomb, ["input/resources/Site-hub.yaml"])
+        finally:
+            done.set()
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tick)
+        tg.start_soon(check)
+    took = time.monotonic() - started
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    assert took > 0.1 and len(ticks) > 3
+    assert max(gaps) < max(0.25, took / 3), (took, max(gaps))

@@ -165,13 +165,13 @@ def test_resources_parse_the_same_with_libyaml_as_with_the_python_loader(
     """The C loader is only faster: on every recorded site state it reads the same resources."""
     import yaml
 
-    from skupper_mcp.facts import site_state
+    from skupper_mcp.facts import resource_yaml
 
     recorded = sorted((Path(__file__).parent / "site_states").glob("*/*.txt"))
     assert recorded
     fast = [parse_site_state(p.read_text()) for p in recorded]
-    monkeypatch.setattr(site_state, "_LOADER", yaml.SafeLoader)
-    site_state._parsed_as_json.cache_clear()  # or the second reading is the first's copy
+    monkeypatch.setattr(resource_yaml, "_LOADER", yaml.SafeLoader)
+    resource_yaml._CACHE.clear()  # or the second reading is the first's copy
     slow = [parse_site_state(p.read_text()) for p in recorded]
     for path, a, b in zip(recorded, fast, slow, strict=True):
         assert a.input_resources == b.input_resources, path

@@ -10,8 +10,11 @@ U+2028 inside a body, and make a marker of what follows), and drops any line tha
 neither a marker nor stuffed.
 
 Marker arguments are the script's own values (a tag, a fixed file name, a number); a value
-the host chooses (a user name, a path) is still checked by the parser against what it must
-look like before anything uses it (``safe_user``, ``safe_path``).
+the host chooses (a user name, a path) is made one line on the host (``ONE_LINE``) and still
+checked by the parser against what it must look like before anything uses it (``safe_user``,
+``safe_path``). A name the host lists (``find``, a glob) is host text too: a file name may hold
+a newline and anything after it, so names travel NUL-terminated from the tool and each one is
+printed on one stuffed line (``listed``), never as ``find -printf`` or ``ls`` print them.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from dataclasses import dataclass
 __all__ = [
     "BODY",
     "MARK",
+    "ONE_LINE",
     "Frame",
     "framed",
+    "listed",
     "safe_label",
     "safe_path",
     "safe_user",
@@ -37,6 +42,15 @@ BODY = "|"
 #: The shell filter that stuffs every line of its input.
 STUFF = "sed 's/^/|/'"
 
+#: The shell filter that makes its input one line, for a marker's argument: lines joined
+#: with ``?`` (which no checked value holds, so a value that had a newline is refused, never
+#: cut to a plausible first line) and no newline at the end.
+ONE_LINE = 'awk \'NR > 1 { printf "?" } { printf "%s", $0 }\''
+
+#: The shell filter for NUL-terminated names: one stuffed line per name, a newline in a name
+#: or any byte outside the plain set shown as ``?`` (bytewise: ``LC_ALL=C``).
+_NAMES = "tr '\\n\\000' '?\\n' | LC_ALL=C sed 's,[^A-Za-z0-9._/ +-],?,g; s/^/|/'"
+
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 _PATH = re.compile(r"/[A-Za-z0-9_.+/-]{1,4095}")
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -45,6 +59,13 @@ _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 def stuff(command: str) -> str:
     """``command`` with every line of its standard output stuffed."""
     return f"{command} | {STUFF}"
+
+
+def listed(command: str) -> str:
+    """Shell: ``command``, which prints NUL-terminated names (``find -print0``, ``-printf
+    '...\\0'``), with each name printed as one stuffed line. A name can hold any byte but NUL
+    and ``/``: split on newlines it could print a line that starts with ``@@``."""
+    return f"{command} | {_NAMES}"
 
 
 def framed(command: str, *, first_bytes: int = 0, last_bytes: int = 0) -> str:

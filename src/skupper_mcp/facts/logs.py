@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..connectors.shell import quote, script
 from . import names
-from .framing import framed, split_frames
+from .framing import ONE_LINE, framed, split_frames
 
 #: What a log read may return: the newest lines that fit.
 MAX_LOG_BYTES = 64 * 1024
@@ -24,7 +24,7 @@ def podman_logs_script(lines: int, max_bytes: int, container: str | None = None)
     ``max_bytes`` of them, framed (``framing``: no log line can fake a marker).
     ``container`` None: the login user's system controller (``<user>-skupper-controller``)."""
     if container is None:
-        name = f'c="{names.controller_container("$(id -un)")}"'
+        name = f'c="{names.controller_container(f"$(id -un | {ONE_LINE})")}"'
     else:
         name = f"c={quote(container)}"
     return script(

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from skupper_mcp.connectors.shell import quote, script
+from skupper_mcp.facts.framing import ONE_LINE
 from skupper_mcp.facts.names import PODMAN_SOCKET_UNIT, VERSION_COMMAND
 from skupper_mcp.facts.private_keys import MAX_LISTED, OpenKey, open_keys_listing, parse_open_key
 from skupper_mcp.facts.skupper_version import SkupperVersion, parse_skupper_version
@@ -35,7 +36,8 @@ def site_facts_script(namespace: str, *, with_ports: bool) -> str:
         "if out=$($SKMCP_CTL show --property=LoadState podman.socket 2>&1); then",
         "  echo @@systemd-ok",
         "else printf '%s\\n' \"$out\" | head -n 3 | sed 's/^/@@systemd-error /'; fi",
-        f'echo "@@podman-socket $($SKMCP_CTL is-active {PODMAN_SOCKET_UNIT} 2>/dev/null)"',
+        f'echo "@@podman-socket $($SKMCP_CTL is-active {PODMAN_SOCKET_UNIT} 2>/dev/null'
+        f' | {ONE_LINE})"',
         # root runs Skupper under the system manager: lingering does not apply
         'if [ "$(id -u)" = 0 ]; then echo @@root;',
         "elif command -v loginctl >/dev/null 2>&1; then",

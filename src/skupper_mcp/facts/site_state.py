@@ -10,20 +10,19 @@ certificates are read only by setup (``client_cert_script``).
 
 from __future__ import annotations
 
-import functools
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from ..connectors.shell import quote, script
 from . import names
-from .framing import STUFF, framed, safe_path, safe_user, split_frames
+from .framing import ONE_LINE, STUFF, framed, listed, safe_path, safe_user, split_frames
 from .model_endpoint import parse_model_ids
 from .private_keys import OpenKey, open_keys, open_keys_listing
+from .resource_yaml import load_resource
 from .skupper_version import SkupperVersion, parse_skupper_version
 
 #: What the host may send of the model endpoint's body, and of each log it is asked for.
@@ -49,10 +48,12 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         f"ns={ns}",
         'data="$SKMCP_DATA"',
         'nsdir="$data/namespaces/$ns"',
-        'user="$(id -un)"',
+        # values the host chooses go on one line each: a newline in one would start a
+        # marker line of its own (``framing.ONE_LINE``); the parser checks what is left
+        f'user="$(id -un | {ONE_LINE})"',
         'echo "@@user $user"',
-        'echo "@@now $(date +%s)"',
-        'echo "@@podman $(command -v podman || true)"',
+        f'echo "@@now $(date +%s | {ONE_LINE})"',
+        f'echo "@@podman $({{ command -v podman || true; }} | {ONE_LINE})"',
         f'echo "@@section version"; {framed(names.VERSION_COMMAND)}',
         'echo "@@section units"',
         framed(
@@ -81,10 +82,14 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
         'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',
         '[ -f "$ca" ] && echo "@@issuer $(sha256sum < "$ca" | cut -c1-16)"',
-        # the first certificate files the router's uid cannot read, with their modes
-        'p=""; [ -d "$nsdir/runtime/certs" ] && p="$(find "$nsdir/runtime/certs" -type f'
-        " ! -perm -o+r -printf '|%m runtime/certs/%P\\n' 2>/dev/null | head -n 3)\";"
-        ' [ -n "$p" ] && { echo "@@certs-private"; echo "$p"; }',
+        # the first certificate files the router's uid cannot read, with their modes; the
+        # names NUL-terminated and each printed on one stuffed line (a name may hold a newline)
+        'p=""; [ -d "$nsdir/runtime/certs" ] && p="$('
+        + listed(
+            'find "$nsdir/runtime/certs" -type f ! -perm -o+r'
+            " -printf '%m runtime/certs/%P\\0' 2>/dev/null"
+        )
+        + ' | head -n 3)"; [ -n "$p" ] && { echo "@@certs-private"; echo "$p"; }',
     ]
     if log_lines > 0:
         tail = f"podman logs --tail {int(log_lines)}"
@@ -321,52 +326,88 @@ def _int(value: str | None) -> int:
         return 0
 
 
-#: libyaml's loader where PyYAML was built with it: a site's resources parse in a tenth of
-#: the pure-Python loader's time (the bulk of the product's CPU in a status); same documents.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: What a site's resource files may hold together: some 20 times a hub's with 32 providers.
+MAX_RESOURCES_CHARS = 2 * 1024 * 1024
 
 
-def _resource(text: str) -> dict[str, Any] | None:
-    as_json = _parsed_as_json(text)
-    doc = json.loads(as_json) if as_json is not None else _load(text)
-    return doc if isinstance(doc, dict) and doc.get("kind") else None
+class _ResourceBudget:
+    """The resource files of one read, parsed while the bounds last; a file refused, or one
+    past a bound, is named in the state's ``refused`` and not parsed."""
+
+    def __init__(self, state: SiteState, seconds: float | None) -> None:
+        self._state = state
+        self._left = MAX_RESOURCES_CHARS
+        self._seconds = seconds
+        self._deadline = None if seconds is None else time.monotonic() + seconds
+        self._spent = False
+
+    def parse(self, where: str, text: str) -> dict[str, Any] | None:
+        if self._spent:
+            return None
+        self._left -= len(text)
+        if self._left < 0:
+            self._spend(f"resource files holding more than {MAX_RESOURCES_CHARS} characters")
+            return None
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            self._spend(f"resource files that took more than {self._seconds:g} s to parse")
+            return None
+        parsed = load_resource(text)
+        if parsed.refused:
+            self._state.refused.append(
+                f"a resource file {where} that is not read: {parsed.refused}"
+            )
+            return None
+        doc = parsed.doc
+        if not (
+            isinstance(doc, dict) and doc.get("kind") and isinstance(doc.get("metadata"), dict)
+        ):
+            return None
+        return doc
+
+    def _spend(self, what: str) -> None:
+        self._spent = True
+        self._state.refused.append(f"{what}, which no site needs; the rest were not read")
 
 
-def _load(text: str) -> Any:
-    try:
-        return yaml.load(text, Loader=_LOADER)  # a safe loader: the C one or the Python one
-    except yaml.YAMLError:
-        return None
+def _podman_path(value: str) -> str | None:
+    """``value`` if it can be podman as ``command -v`` finds it: a plain absolute path
+    (``safe_path``: it goes into unit files and scripts) whose last part is ``podman``."""
+    return value if safe_path(value) and value.rsplit("/", 1)[-1] == "podman" else None
 
 
-@functools.lru_cache(maxsize=4096)
-def _parsed_as_json(text: str) -> str | None:
-    """A resource file's document as JSON, for the next read of the same text: a warm
-    status finds nearly every file as it was, and ``json.loads`` makes a fresh copy of it in
-    a twentieth of the YAML constructor's time (Python code even over libyaml). None for a
-    document JSON cannot carry (a timestamp, a key that is not a string): it is loaded anew."""
-    doc = _load(text)
-    try:
-        as_json = json.dumps(doc)
-    except (TypeError, ValueError):
-        return None
-    return as_json if json.loads(as_json) == doc else None
+#: The markers a read prints once: a second one is a line the host forged, and the read
+#: is refused rather than taking either.
+_ONCE = frozenset({"user", "now", "podman", "rendered", "issuer", "certs-private", "end"})
+#: What a line of ``@@certs-private`` holds: a mode and a name made plain on the host.
+_PRIVATE_CERT = re.compile(r"[0-7]{1,4} runtime/certs/[A-Za-z0-9._/ +?-]+")
 
 
-def parse_site_state(output: str) -> SiteState:
+def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
     """Turn the script's output into a SiteState. Missing pieces stay at their defaults; a
-    user name or podman path that is not one is left out and named in ``refused``."""
+    value the host sent that is not one (a user name, a podman path, a resource file the
+    parser does not take, a marker given twice) is left out and named in ``refused``.
+
+    The resource files are parsed within bounds: each one by ``load_resource``, all of them
+    together at most ``MAX_RESOURCES_CHARS``, and, with ``budget``, for at most that many
+    seconds (checked between files, so a parse given up on stops working too)."""
     state = SiteState()
     section = ""
     bodies: dict[str, str] = {}
+    seen: set[str] = set()
+    resources = _ResourceBudget(state, budget)
     for frame in split_frames(output):
         tag, arg, body = frame.tag, frame.argument, frame.body
+        if tag in _ONCE:
+            if tag in seen:
+                state.refused.append(f"a second @@{tag} line ({arg[:80]!r}), which is forged")
+                continue
+            seen.add(tag)
         if tag == "user":
             state.user = _checked(state, "user name", arg, safe_user)
         elif tag == "now":
             state.now = int(arg) if arg.isascii() and arg.isdigit() else None
         elif tag == "podman":
-            state.podman_path = _checked(state, "podman path", arg, safe_path)
+            state.podman_path = _checked(state, "podman path", arg, _podman_path)
         elif tag == "section":
             section = arg
             bodies[section] = body
@@ -375,10 +416,10 @@ def parse_site_state(output: str) -> SiteState:
         elif tag == "file":
             kind, _, name = arg.partition(" ")
             if kind in ("input", "runtime"):
-                res = _resource(body)
+                res = resources.parse(f"{kind}/resources/{name}", body)
                 if res is not None:
                     target = state.input_resources if kind == "input" else state.runtime_resources
-                    target[(str(res["kind"]), str(res.get("metadata", {}).get("name", "")))] = res
+                    target[(str(res["kind"]), str(res["metadata"].get("name", "")))] = res
             elif kind == "unit":
                 state.unit_files[name] = body.rstrip("\n") + "\n"
             elif kind == "watch":
@@ -394,7 +435,7 @@ def parse_site_state(output: str) -> SiteState:
             state.issuer = arg or None
         elif tag == "certs-private":
             state.certs_private = True
-            state.private_certs = [line for line in frame.lines if line.strip()]
+            state.private_certs = [line for line in frame.lines if _PRIVATE_CERT.fullmatch(line)]
         elif tag == "end":
             state.complete = True
     version_rc = bodies.get("version:rc", "")
@@ -425,7 +466,9 @@ def _checked(state: SiteState, what: str, value: str, check: Callable[[str], str
     and the refusal noted, so the read fails instead of passing it on to a script."""
     if not value or check(value) is not None:
         return value
-    state.refused.append(f"{what} {value[:80]!r}")
+    state.refused.append(
+        f"a {what} {value[:80]!r}, which is not one (check the SSH user's login and PATH)"
+    )
     return ""
 
 

@@ -11,18 +11,21 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import logging
+import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import anyio
 import yaml
 
 from ..connectors.base import Connector
 from ..connectors.shell import quote
 from ..errors import CommandError, SiteStateError
 from ..facts import names
-from ..facts.framing import safe_label, split_frames, stuff
+from ..facts.framing import safe_label, split_frames
 from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
 from ..facts.model_endpoint import models_command, parse_model_ids
 from ..facts.precheck import SiteFacts, parse_site_facts, site_facts_script
@@ -45,6 +48,8 @@ from .work import RETRY_PAUSE, RUNS, Script
 log = logging.getLogger(__name__)
 
 READ_TIMEOUT = 30.0
+#: Seconds a site's state may take to parse (a healthy one takes milliseconds).
+PARSE_BUDGET = 5.0
 #: What Go's RemoveAll says when a file appeared in a directory it was emptying: how a
 #: ``skupper system reload`` (or ``stop``) that raced the controller's status write fails.
 REMOVAL_RACE = "directory not empty"
@@ -106,12 +111,14 @@ class PodmanSite:
         controller's logs)."""
         command = site_state_script(self.namespace, self.model_url, log_lines)
         result = await self.connector.run(command, timeout=READ_TIMEOUT)
-        state = parse_site_state(result.stdout)
+        # in a worker thread, within its budget: one host's files never hold up another's call
+        state = await anyio.to_thread.run_sync(
+            functools.partial(parse_site_state, result.stdout, budget=PARSE_BUDGET)
+        )
         if state.refused:
             raise SiteStateError(
                 self.host,
-                f"{self.host} reported a {' and a '.join(state.refused)}, which is not one;"
-                " nothing was run with it. Check the SSH user's login and PATH on the host.",
+                f"{self.host} sent {'; and '.join(state.refused)}. Nothing was run with it.",
                 command=command,
             )
         if not state.complete:
@@ -336,7 +343,7 @@ class PodmanSite:
         archive = b""
         for frame in split_frames(out):
             if frame.tag == "files":
-                files = [line for line in frame.lines if line]
+                files = _listed_names(self.host, frame.body)
             elif frame.tag == "archive":
                 try:
                     archive = base64.b64decode(frame.body.strip(), validate=True)
@@ -356,8 +363,8 @@ class PodmanSite:
                 'cd "$d"; set --',
                 'for p in input runtime/issuers; do [ -e "$p" ] && set -- "$@" "$p"; done',
                 "[ $# -gt 0 ] || exit 0",
-                "echo @@files",
-                stuff('find "$@" -type f'),
+                # the names NUL-terminated and in base64: a name may hold a newline
+                'echo @@files; printf "|"; find "$@" -type f -print0 | base64 -w0; echo',
                 "t=$(mktemp); trap 'rm -f \"$t\"' EXIT",
                 'tar -czf "$t" "$@"',
                 'echo @@archive; printf "|"; base64 -w0 < "$t"; echo',
@@ -450,6 +457,16 @@ class PodmanSite:
                 f"namespace {', '.join(sorted(kept))} still holds a site"
             )
         return self.remove(state).done
+
+
+def _listed_names(host: str, body: str) -> list[str]:
+    """The names ``find -print0 | base64`` printed, decoded as ``tarfile`` decodes a member's
+    name (UTF-8, a byte that is not as a surrogate escape), so the two compare."""
+    try:
+        raw = base64.b64decode(body.strip(), validate=True)
+    except binascii.Error as exc:
+        raise SiteStateError(host, f"the backup's file list from {host} is garbled: {exc}") from exc
+    return [os.fsdecode(name) for name in raw.split(b"\0") if name]
 
 
 def _user_name_word(state: SiteState, name_for: Callable[[str], str]) -> str:

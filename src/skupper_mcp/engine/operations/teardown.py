@@ -22,7 +22,7 @@ from ..desired.cluster import base_resources, link_targets
 from ..runner import Action, SiteRun, on_cluster, operation_result
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, served_models
-from ..store.backups import Backups, check_complete
+from ..store.backups import Backups, checked
 
 
 def podman_teardown_actions(
@@ -38,7 +38,7 @@ def podman_teardown_actions(
         found = await site.backup_archive()
         if not found.files:
             return "nothing to back up"
-        check_complete(host, found.archive, found.files)
+        await checked(host, found.archive, found.files)
         path = backups.save(host, site.namespace, found.archive)
         return f"inputs and CA saved to {path}"
 

@@ -11,6 +11,8 @@ turn silently into a new one, which would invalidate every link issued before.
 
 from __future__ import annotations
 
+import functools
+import gzip
 import io
 import os
 import tarfile
@@ -19,6 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
+
+import anyio
 
 from ...errors import BackupError, LocalStateError
 from .statedir import (
@@ -33,18 +37,74 @@ CA_DIR = "runtime/issuers/skupper-site-ca/"
 CA_FILES = ("ca.crt", "tls.crt", "tls.key")
 
 
-def archive_members(archive: bytes) -> set[str]:
-    """The regular files in a tar.gz, by path (``./`` stripped); empty if it is unreadable."""
+#: What a backup may unpack to, and how many members it may hold: a site's inputs and CA
+#: are a few KiB in some tens of files; a gzip bomb within the 16 MiB a read may hold
+#: unpacks to gigabytes (about 13 s of inflating, before these bounds).
+MAX_UNPACKED_BYTES = 64 * 1024 * 1024
+MAX_MEMBERS = 10_000
+
+
+def _refusal(why: str) -> str:
+    return f"the backup is refused ({why}): nothing is removed or restored"
+
+
+class _Bounded(io.RawIOBase):
+    """A read-only stream over ``inner`` that stops past ``limit`` bytes."""
+
+    def __init__(self, inner: gzip.GzipFile, limit: int, host: str) -> None:
+        self._inner = inner
+        self._left = limit
+        self._host = host
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self._inner.read(min(len(buffer), self._left + 1))
+        self._left -= len(data)
+        if self._left < 0:
+            raise BackupError(
+                self._host, _refusal(f"it unpacks to more than {MAX_UNPACKED_BYTES} bytes"), []
+            )
+        buffer[: len(data)] = data
+        return len(data)
+
+
+@contextmanager
+def _members(
+    stream: BinaryIO, host: str
+) -> Iterator[Iterator[tuple[tarfile.TarInfo, tarfile.TarFile]]]:
+    """The members of the tar.gz in ``stream``, read as a stream within the bounds (past
+    them, a ``BackupError``)."""
+    with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:
+        bounded = io.BufferedReader(_Bounded(unzipped, MAX_UNPACKED_BYTES, host))
+        with tarfile.open(fileobj=bounded, mode="r|") as tar:
+
+            def each() -> Iterator[tuple[tarfile.TarInfo, tarfile.TarFile]]:
+                for count, member in enumerate(tar, start=1):
+                    if count > MAX_MEMBERS:
+                        raise BackupError(
+                            host, _refusal(f"it holds more than {MAX_MEMBERS} members"), []
+                        )
+                    yield member, tar
+
+            yield each()
+
+
+def archive_members(host: str, archive: bytes) -> set[str]:
+    """The regular files in a tar.gz, by path (``./`` stripped); empty if it is unreadable,
+    ``BackupError`` past the bounds."""
     try:
-        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-            return {m.name.removeprefix("./") for m in tar.getmembers() if m.isfile()}
+        with _members(io.BytesIO(archive), host) as members:
+            return {m.name.removeprefix("./") for m, _ in members if m.isfile()}
     except (tarfile.TarError, EOFError, OSError):
         return set()
 
 
 def check_complete(host: str, archive: bytes, files: list[str]) -> None:
-    """Raise ``BackupError`` unless ``archive`` holds every one of ``files``."""
-    missing = sorted(set(files) - archive_members(archive))
+    """Raise ``BackupError`` unless ``archive`` holds every one of ``files`` (and stays
+    within the bounds: an archive past them is no backup)."""
+    missing = sorted(set(files) - archive_members(host, archive))
     if missing:
         shown = ", ".join(missing[:5]) + (
             f" and {len(missing) - 5} more" if len(missing) > 5 else ""
@@ -54,6 +114,12 @@ def check_complete(host: str, archive: bytes, files: list[str]) -> None:
             f"the backup is incomplete ({shown} missing); nothing was removed",
             missing,
         )
+
+
+async def checked(host: str, archive: bytes, files: list[str]) -> None:
+    """``check_complete`` in a worker thread: inflating an archive is CPU work (bounded, but
+    up to a fraction of a second), and the event loop serves every other host meanwhile."""
+    await anyio.to_thread.run_sync(functools.partial(check_complete, host, archive, files))
 
 
 class Backups:
@@ -107,8 +173,8 @@ class Backups:
             return None
         files: dict[str, bytes] = {}
         try:
-            with self._open(path) as stream, tarfile.open(fileobj=stream, mode="r:gz") as tar:
-                for member in tar.getmembers():
+            with self._open(path) as stream, _members(stream, host) as members:
+                for member, tar in members:
                     name = member.name.removeprefix("./")
                     if (
                         member.isfile()
