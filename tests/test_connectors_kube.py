@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Coroutine, Iterator
@@ -342,3 +343,62 @@ async def test_a_bounded_connection_still_serves_the_honest_api(
         assert len(await kube.list("sites")) == 20
     finally:
         await kube.close()
+
+
+# ---- credential plugins run only from a kubeconfig the user named (issue 31) ----------
+
+
+def exec_kubeconfig(api: RecordingApi, folder: Path) -> tuple[Path, Path]:
+    """A kubeconfig in ``folder`` whose user gets the API's token from an exec plugin that
+    also leaves a mark: (the kubeconfig, the mark)."""
+    mark = folder / "plugin-ran"
+    plugin = folder / "credential-plugin"
+    credential = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "kind": "ExecCredential",
+        "status": {"token": api.credentials.token},
+    }
+    plugin.write_text(f"#!/bin/sh\ntouch {mark}\necho '{json.dumps(credential)}'\n")
+    plugin.chmod(0o755)
+    config = yaml.safe_load(write_kubeconfig(folder / "kubeconfig", api.credentials).read_text())
+    config["users"][0]["user"] = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": str(plugin),
+            "interactiveMode": "Never",
+        }
+    }
+    (folder / "kubeconfig").write_text(yaml.safe_dump(config))
+    return folder / "kubeconfig", mark
+
+
+async def test_an_exec_plugin_runs_from_a_kubeconfig_named_by_its_path(
+    api: RecordingApi, tmp_path: Path
+) -> None:
+    config, mark = exec_kubeconfig(api, tmp_path)
+    kube = KubeConnector(config, "crc-admin", timeout=5)
+    try:
+        assert await kube.list("sites") == []
+    finally:
+        await kube.close()
+    assert mark.exists()
+
+
+async def test_an_exec_plugin_of_a_relative_kubeconfig_entry_never_runs(
+    api: RecordingApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # $KUBECONFIG=kubeconfig names a file in whatever folder the command runs from
+    folder = tmp_path / "cloned-repository"
+    folder.mkdir()
+    _, mark = exec_kubeconfig(api, folder)
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("KUBECONFIG", "kubeconfig")
+    kube = KubeConnector(None, "crc-admin", timeout=5)
+    try:
+        with pytest.raises(SiteConfigError) as raised:
+            await kube.list("sites")
+    finally:
+        await kube.close()
+    assert not mark.exists()
+    assert "credential-plugin` (the exec plugin of user" in str(raised.value)
+    assert "it was not run" in str(raised.value)

@@ -38,6 +38,8 @@ from skupper_mcp.errors import (
 )
 from skupper_mcp.vocabulary import KUBE_HOST
 
+from .kubeconfig import plugin_for
+
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
@@ -390,6 +392,9 @@ class KubeConnector:
 
         configuration = client.Configuration()
         source = str(self._kubeconfig) if self._kubeconfig else None
+        _, refused = plugin_for(self._kubeconfig, self._context)
+        if refused:  # the client would run the command as it loads the file
+            raise SiteConfigError(KUBE_HOST, refused, variable="CRC_KUBECONFIG")
         try:
             config.load_kube_config(
                 config_file=source,
@@ -484,7 +489,7 @@ class KubeConnector:
 
         uncapped = bool(kwargs.pop("_uncapped", False))
         kwargs["_request_timeout"] = self._timeout
-        budget = _Budget(time.monotonic() + self._timeout, None if uncapped else self._max_bytes)
+        budget = _Budget(self._timeout, None if uncapped else self._max_bytes)
 
         def bounded() -> T:
             _current.budget = budget
@@ -553,13 +558,13 @@ class _PastBound(Exception):
 
 
 class _Budget:
-    """What the call in progress may still read: until ``deadline`` (monotonic), at most
+    """What the call in progress may still read: for ``seconds`` from now, at most
     ``max_bytes`` (None: no cap)."""
 
-    def __init__(self, deadline: float, max_bytes: int | None) -> None:
-        self.deadline = deadline
+    def __init__(self, seconds: float, max_bytes: int | None) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
         self.max_bytes = max_bytes
-        self.seconds = max(0.0, deadline - time.monotonic())
         self.received = 0
 
     def remaining(self) -> float:

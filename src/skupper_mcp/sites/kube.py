@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..connectors.kube import KubeConnector
+from ..connectors.kubeconfig import CredentialPlugin, plugin_for
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
 from .resources import Resource, key
@@ -38,6 +39,12 @@ PLURALS = {
     "Link": "links",
     "RouterAccess": "routeraccesses",
 }
+
+
+def credential_plugin(kube: KubeSite) -> tuple[CredentialPlugin | None, str | None]:
+    """The command the site's kubeconfig runs for its credentials, and why the connector
+    will not run it (None: it will). Reads the kubeconfig files: call in a thread."""
+    return plugin_for(kube.kubeconfig, kube.context)
 
 
 def apply_calls(resources: list[Resource]) -> tuple[ApiCall, ...]:

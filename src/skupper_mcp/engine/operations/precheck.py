@@ -33,7 +33,7 @@ from skupper_mcp.errors import (
 from skupper_mcp.facts.precheck import SiteFacts, ports_bound
 from skupper_mcp.models import Check, CheckResult
 from skupper_mcp.render import topology_diagram
-from skupper_mcp.sites.kube import ClusterSite
+from skupper_mcp.sites.kube import ClusterSite, credential_plugin
 from skupper_mcp.topology import KubeSite, SSHTarget, Topology
 from skupper_mcp.vocabulary import Progress
 
@@ -520,6 +520,36 @@ def _named(
     return None
 
 
+async def check_kube_plugin(kube: KubeSite) -> list[Check]:
+    """Which command the site's kubeconfig runs for its credentials (an ``exec`` plugin or
+    an ``auth-provider``), if any: the Kubernetes client runs it whenever it loads the file.
+    A fail when the connector refuses to run it (a kubeconfig named by a relative path)."""
+    plugin, refused = await asyncio.to_thread(credential_plugin, kube)
+    if plugin is None:
+        return []
+    if refused:
+        return [
+            Check(
+                name="kubernetes-plugin",
+                site=kube.name,
+                status="fail",
+                detail=refused,
+                hint=(
+                    f"if you trust {plugin.path}, name it by its absolute path in "
+                    "CRC_KUBECONFIG or $KUBECONFIG; else remove it"
+                ),
+            )
+        ]
+    return [
+        Check(
+            name="kubernetes-plugin",
+            site=kube.name,
+            status="pass",
+            detail=f"{plugin.describe()} whenever skupper-mcp loads it, for its credentials",
+        )
+    ]
+
+
 async def check_kube_tls(kube: KubeSite) -> list[Check]:
     documents = await asyncio.to_thread(kubeconfig_documents, kube)
     return evaluate_kube_tls(kube, documents)
@@ -601,6 +631,7 @@ async def run_precheck(
             )
         )
         jobs.append(guarded(topology.kubernetes.name, check_kube_tls(topology.kubernetes)))
+        jobs.append(guarded(topology.kubernetes.name, check_kube_plugin(topology.kubernetes)))
     results = await asyncio.gather(*jobs)
     checks = [c for group in results for c in group] + evaluate_sans(topology)
     order = {name: i for i, name in enumerate(topology.host_names())}
