@@ -91,6 +91,11 @@ class KubeConnector:
         self._executor: ThreadPoolExecutor | None = None
 
     @property
+    def timeout(self) -> float:
+        """How long one call may take as a whole."""
+        return self._timeout
+
+    @property
     def context(self) -> str:
         """The kubeconfig context in use (its name in errors)."""
         return self._context or "current context"
