@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..connectors.kube import KubeConnector
-from ..connectors.kubeconfig import CredentialPlugin, plugin_for
+from ..connectors.kubeconfig import (
+    CredentialPlugin,
+    KubeconfigDocument,
+    kubeconfig_files,
+    plugin_for,
+    read_documents,
+)
 from ..errors import KubeBoundError
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
@@ -49,6 +55,12 @@ def credential_plugin(kube: KubeSite) -> tuple[CredentialPlugin | None, str | No
     """The command the site's kubeconfig runs for its credentials, and why the connector
     will not run it (None: it will). Reads the kubeconfig files: call in a thread."""
     return plugin_for(kube.kubeconfig, kube.context)
+
+
+def site_kubeconfigs(kube: KubeSite) -> list[KubeconfigDocument]:
+    """The kubeconfig files the client reads for the site, parsed (unreadable ones left
+    out). Reads the files: call in a thread."""
+    return read_documents(kubeconfig_files(kube.kubeconfig))
 
 
 def apply_calls(resources: list[Resource]) -> tuple[ApiCall, ...]:

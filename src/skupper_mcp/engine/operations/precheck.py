@@ -9,14 +9,11 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.engine.sitemap import SiteMap
@@ -33,7 +30,7 @@ from skupper_mcp.errors import (
 from skupper_mcp.facts.precheck import SiteFacts, ports_bound
 from skupper_mcp.models import Check, CheckResult
 from skupper_mcp.render import topology_diagram
-from skupper_mcp.sites.kube import ClusterSite, credential_plugin
+from skupper_mcp.sites.kube import ClusterSite, credential_plugin, site_kubeconfigs
 from skupper_mcp.topology import KubeSite, SSHTarget, Topology
 from skupper_mcp.vocabulary import Progress
 
@@ -454,21 +451,7 @@ def kubeconfig_documents(kube: KubeSite) -> list[KubeconfigDocument]:
     """The kubeconfig files the Kubernetes client reads for ``kube`` (its own file, else each
     of ``$KUBECONFIG``, else ``~/.kube/config``), parsed; files it cannot read are left to
     ``check_kubernetes`` to report."""
-    if kube.kubeconfig:
-        paths = [kube.kubeconfig]
-    elif os.environ.get("KUBECONFIG"):
-        paths = [Path(p).expanduser() for p in os.environ["KUBECONFIG"].split(os.pathsep) if p]
-    else:
-        paths = [Path.home() / ".kube" / "config"]
-    documents = []
-    for path in paths:
-        try:
-            loaded = yaml.safe_load(path.read_text())
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
-        if isinstance(loaded, dict):
-            documents.append((path, loaded))
-    return documents
+    return site_kubeconfigs(kube)
 
 
 def evaluate_kube_tls(kube: KubeSite, documents: list[KubeconfigDocument]) -> list[Check]:
