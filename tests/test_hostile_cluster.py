@@ -29,7 +29,7 @@ API_ADDRESS = "127.207.0.40"
 SSH_ADDRESS = "127.207.0.41"
 TIMEOUT = 1.0
 #: The most the cluster's read may take: its own bound, and slack for a loaded machine.
-READ_BOUND = kube_site.READ_TIMEOUTS * TIMEOUT + 2.0
+READ_BOUND = kube_site.READ_TIMEOUTS * TIMEOUT + 5.0
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ async def test_a_trickling_cluster_neither_holds_the_lock_nor_delays_another_sit
             await asyncio.sleep(0.3)
             started = loop.time()
             assert (await engine.resolve("alpha")).profile == "alpha-alt"
-            assert loop.time() - started < usual + 1.5
+            assert loop.time() - started < usual + 3.0
             result = await asyncio.wait_for(status, READ_BOUND)
             crc = next(s for s in result.sites if s.host == "crc")
             assert "get version: no complete answer within 1s" in (crc.detail or "")

@@ -494,7 +494,13 @@ class KubeConnector:
 
         uncapped = bool(kwargs.pop("_uncapped", False))
         kwargs["_request_timeout"] = self._timeout
-        budget = _Budget(self._timeout, None if uncapped else self._max_bytes)
+        where = f" in namespace {namespace}" if namespace else ""
+        budget = _Budget(
+            self._timeout,
+            None if uncapped else self._max_bytes,
+            self.context,
+            f"{verb} {resource}{where}",
+        )
 
         def bounded() -> T:
             _current.budget = budget
@@ -505,11 +511,6 @@ class KubeConnector:
 
         try:
             return await self._in_thread(bounded)
-        except _PastBound as exc:
-            where = f" in namespace {namespace}" if namespace else ""
-            raise KubeBoundError(
-                self.context, f"{verb} {resource}{where}: {exc}", bound=exc.bound
-            ) from None
         except ApiException as exc:
             raise self._api_error(exc, verb, resource, namespace) from exc
         except (HTTPError, OSError) as exc:
@@ -553,36 +554,37 @@ class KubeConnector:
         return True
 
 
-class _PastBound(Exception):
-    """A call's read went past its budget. Not an ``OSError``: urllib3 neither retries it
-    nor wraps it, and closes the connection it came through."""
-
-    def __init__(self, bound: str, message: str) -> None:
-        self.bound = bound
-        super().__init__(message)
-
-
 class _Budget:
     """What the call in progress may still read: for ``seconds`` from now, at most
-    ``max_bytes`` (None: no cap)."""
+    ``max_bytes`` (None: no cap). Past either, its read raises the call's ``KubeBoundError``
+    (``context``, ``call``: what it asked): not an ``OSError``, so urllib3 neither retries
+    nor wraps it, and closes the connection it came through."""
 
-    def __init__(self, seconds: float, max_bytes: int | None) -> None:
+    def __init__(self, seconds: float, max_bytes: int | None, context: str, call: str) -> None:
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self.max_bytes = max_bytes
+        self.context = context
+        self.call = call
         self.received = 0
 
     def remaining(self) -> float:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise _PastBound("deadline", f"no complete answer within {self.seconds:g}s")
+            raise KubeBoundError(
+                self.context,
+                f"{self.call}: no complete answer within {self.seconds:g}s",
+                bound="deadline",
+            )
         return left
 
     def take(self, count: int) -> None:
         self.received += count
         if self.max_bytes is not None and self.received > self.max_bytes:
-            raise _PastBound(
-                "size", f"the answer passed {_size(self.max_bytes)} and was cut off there"
+            raise KubeBoundError(
+                self.context,
+                f"{self.call}: the answer passed {_size(self.max_bytes)} and was cut off there",
+                bound="size",
             )
 
 
