@@ -294,7 +294,7 @@ async def test_a_trickling_answer_ends_at_the_deadline_of_the_whole_call(
     assert isinstance(error, KubeBoundError) and error.bound == "deadline"
     assert f"no complete answer within {HOSTILE_TIMEOUT:g}s" in str(error)
     assert "list pods in namespace van" in str(error)
-    assert seconds < HOSTILE_TIMEOUT + 1.5
+    assert seconds < HOSTILE_TIMEOUT + 3.0
     assert server.requests == 1  # one call, not retried past its deadline
 
 
@@ -319,7 +319,7 @@ async def test_an_endless_answer_ends_at_the_deadline_even_without_the_cap(
         kube, kube.read_pod_log("p", tail_lines=10, max_bytes=1000, namespace="van")
     )
     assert isinstance(error, KubeBoundError) and error.bound == "deadline"
-    assert seconds < HOSTILE_TIMEOUT + 1.5
+    assert seconds < HOSTILE_TIMEOUT + 3.0
 
 
 @pytest.mark.parametrize("hostile", ["long-error"], indirect=True)
