@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
+import time
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,7 +15,13 @@ import pytest
 import yaml
 
 from skupper_mcp.connectors.kube import KubeConnector
-from skupper_mcp.errors import ConnectError, KubeError, SiteConfigError
+from skupper_mcp.errors import (
+    KUBE_REASON_CHARS,
+    ConnectError,
+    KubeBoundError,
+    KubeError,
+    SiteConfigError,
+)
 from skupper_sandbox.kube import resources
 from skupper_sandbox.kube.httpserver import Request, Response
 from skupper_sandbox.kube.kubeconfig import ApiCredentials, ensure_credentials, render_kubeconfig
@@ -243,3 +251,154 @@ async def test_a_pod_log_keeps_its_newest_bytes_and_survives_bytes_that_are_not_
         assert missing.value.status == 404
     finally:
         await connector.close()
+
+
+# ---- bounds: a hostile API server (issue 31) -----------------------------------------
+
+HOSTILE_TIMEOUT = 2.0
+
+
+@pytest.fixture
+def hostile(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Path]]:
+    """A hostile API server in the mode the test is parametrized with, and its kubeconfig."""
+    from hostile_kube_server import HostileKubeApi, kubeconfig_for
+
+    port = free_port(ADDRESS)
+    credentials = ensure_credentials(tmp_path / "hostile", ADDRESS, port)
+    server = HostileKubeApi(credentials, ADDRESS, port, request.param)
+    try:
+        yield server, kubeconfig_for(credentials, tmp_path / "hostile-kubeconfig")
+    finally:
+        server.stop()
+
+
+async def _bounded(kube: KubeConnector, call: Coroutine[Any, Any, Any]) -> tuple[Any, float]:
+    """The error ``call`` ends in, and how long it took; a call that outlives four times
+    the connector's timeout fails the test (today's main kept reading for minutes)."""
+    started = time.monotonic()
+    try:
+        with pytest.raises(KubeError) as raised:
+            await asyncio.wait_for(call, HOSTILE_TIMEOUT * 4)
+    finally:
+        await kube.close()
+    return raised.value, time.monotonic() - started
+
+
+@pytest.mark.parametrize("hostile", ["trickle", "trickle-head"], indirect=True)
+async def test_a_trickling_answer_ends_at_the_deadline_of_the_whole_call(
+    hostile: tuple[Any, Path],
+) -> None:
+    server, config = hostile
+    kube = KubeConnector(config, "crc-admin", timeout=HOSTILE_TIMEOUT)
+    error, seconds = await _bounded(kube, kube.list_pods())
+    assert isinstance(error, KubeBoundError) and error.bound == "deadline"
+    assert f"no complete answer within {HOSTILE_TIMEOUT:g}s" in str(error)
+    assert "list pods in namespace van" in str(error)
+    assert seconds < HOSTILE_TIMEOUT + 3.0
+    assert server.requests == 1  # one call, not retried past its deadline
+
+
+@pytest.mark.parametrize("hostile", ["endless"], indirect=True)
+async def test_an_endless_answer_is_cut_at_the_size_cap(hostile: tuple[Any, Path]) -> None:
+    _, config = hostile
+    kube = KubeConnector(config, "crc-admin", timeout=HOSTILE_TIMEOUT * 3, max_bytes=1 << 20)
+    error, seconds = await _bounded(kube, kube.list_pods())
+    assert isinstance(error, KubeBoundError) and error.bound == "size"
+    assert "passed 1 MiB and was cut off" in str(error)
+    assert seconds < HOSTILE_TIMEOUT * 3
+
+
+@pytest.mark.parametrize("hostile", ["endless"], indirect=True)
+async def test_an_endless_answer_ends_at_the_deadline_even_without_the_cap(
+    hostile: tuple[Any, Path],
+) -> None:
+    # the pod log has no byte cap of the budget's (it keeps the newest bytes itself)
+    _, config = hostile
+    kube = KubeConnector(config, "crc-admin", timeout=HOSTILE_TIMEOUT)
+    error, seconds = await _bounded(
+        kube, kube.read_pod_log("p", tail_lines=10, max_bytes=1000, namespace="van")
+    )
+    assert isinstance(error, KubeBoundError) and error.bound == "deadline"
+    assert seconds < HOSTILE_TIMEOUT + 3.0
+
+
+@pytest.mark.parametrize("hostile", ["long-error"], indirect=True)
+async def test_a_long_error_message_is_cut_and_says_so(hostile: tuple[Any, Path]) -> None:
+    _, config = hostile
+    kube = KubeConnector(config, "crc-admin", timeout=HOSTILE_TIMEOUT)
+    error, _ = await _bounded(kube, kube.list("sites"))
+    assert error.status == 500 and not isinstance(error, KubeBoundError)
+    assert len(str(error)) < KUBE_REASON_CHARS + 200
+    assert "more characters cut)" in str(error)
+
+
+async def test_a_bounded_connection_still_serves_the_honest_api(
+    api: RecordingApi, kubeconfig: Path
+) -> None:
+    # many calls over the pooled, bounded connections: each budget is its own call's
+    kube = KubeConnector(kubeconfig, "crc-admin", timeout=5, max_bytes=64 * 1024)
+    try:
+        for n in range(20):
+            assert await kube.apply("sites", site(f"s{n}", {}, {"n": str(n)}))
+        assert len(await kube.list("sites")) == 20
+    finally:
+        await kube.close()
+
+
+# ---- credential plugins run only from a kubeconfig the user named (issue 31) ----------
+
+
+def exec_kubeconfig(api: RecordingApi, folder: Path) -> tuple[Path, Path]:
+    """A kubeconfig in ``folder`` whose user gets the API's token from an exec plugin that
+    also leaves a mark: (the kubeconfig, the mark)."""
+    mark = folder / "plugin-ran"
+    plugin = folder / "credential-plugin"
+    credential = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "kind": "ExecCredential",
+        "status": {"token": api.credentials.token},
+    }
+    plugin.write_text(f"#!/bin/sh\ntouch {mark}\necho '{json.dumps(credential)}'\n")
+    plugin.chmod(0o755)
+    config = yaml.safe_load(write_kubeconfig(folder / "kubeconfig", api.credentials).read_text())
+    config["users"][0]["user"] = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": str(plugin),
+            "interactiveMode": "Never",
+        }
+    }
+    (folder / "kubeconfig").write_text(yaml.safe_dump(config))
+    return folder / "kubeconfig", mark
+
+
+async def test_an_exec_plugin_runs_from_a_kubeconfig_named_by_its_path(
+    api: RecordingApi, tmp_path: Path
+) -> None:
+    config, mark = exec_kubeconfig(api, tmp_path)
+    kube = KubeConnector(config, "crc-admin", timeout=5)
+    try:
+        assert await kube.list("sites") == []
+    finally:
+        await kube.close()
+    assert mark.exists()
+
+
+async def test_an_exec_plugin_of_a_relative_kubeconfig_entry_never_runs(
+    api: RecordingApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # $KUBECONFIG=kubeconfig names a file in whatever folder the command runs from
+    folder = tmp_path / "cloned-repository"
+    folder.mkdir()
+    _, mark = exec_kubeconfig(api, folder)
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("KUBECONFIG", "kubeconfig")
+    kube = KubeConnector(None, "crc-admin", timeout=5)
+    try:
+        with pytest.raises(SiteConfigError) as raised:
+            await kube.list("sites")
+    finally:
+        await kube.close()
+    assert not mark.exists()
+    assert "credential-plugin` (the exec plugin of user" in str(raised.value)
+    assert "it was not run" in str(raised.value)

@@ -14,6 +14,7 @@ import yaml
 
 from skupper_mcp.engine import Engine
 from skupper_mcp.engine.operations.precheck import (
+    check_kube_plugin,
     check_kube_tls,
     check_kubernetes,
     evaluate_facts,
@@ -440,3 +441,44 @@ def test_the_precheck_lists_the_open_keys_of_a_real_namespace_and_no_name_forges
     assert [line for line in out.split("\n") if "tls.key" in line and "@@podman" in line] == [
         "@@open-key 644 runtime/certs/x?@@podman-missing/tls.key"
     ]
+
+
+def plugin_kubeconfig(path: Path, user: dict[str, object]) -> Path:
+    """A kubeconfig whose current context's user is ``user``."""
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "current-context": "crc-admin",
+                "contexts": [{"name": "crc-admin", "context": {"cluster": "c", "user": "u"}}],
+                "clusters": [{"name": "c", "cluster": {"server": SERVER}}],
+                "users": [{"name": "u", "user": user}],
+            }
+        )
+    )
+    return path
+
+
+async def test_the_precheck_names_the_command_a_kubeconfig_runs(tmp_path: Path) -> None:
+    exec_plugin = {"exec": {"command": "oc", "args": ["whoami", "--show-token"]}}
+    config = plugin_kubeconfig(tmp_path / "kubeconfig", exec_plugin)
+    [check] = await check_kube_plugin(kube_site(config))
+    assert check.name == "kubernetes-plugin" and check.status == "pass"
+    assert f"{config} runs `oc whoami --show-token` (the exec plugin of user 'u')" in check.detail
+    gcp = {"auth-provider": {"name": "gcp", "config": {"cmd-path": "/usr/bin/gcloud"}}}
+    plugin_kubeconfig(config, gcp)
+    [check] = await check_kube_plugin(kube_site(config))
+    assert "runs `/usr/bin/gcloud` (the gcp auth-provider of user 'u')" in check.detail
+    plugin_kubeconfig(config, {"token": "sha256~x"})
+    assert await check_kube_plugin(kube_site(config)) == []
+
+
+async def test_the_precheck_fails_a_plugin_of_a_kubeconfig_named_by_a_relative_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    plugin_kubeconfig(tmp_path / "kubeconfig", {"exec": {"command": "touch", "args": ["x"]}})
+    monkeypatch.setenv("KUBECONFIG", "kubeconfig")
+    [check] = await check_kube_plugin(kube_site(None))
+    assert check.status == "fail"
+    assert "kubeconfig runs `touch x`" in check.detail and "it was not run" in check.detail
+    assert "absolute path" in (check.hint or "")

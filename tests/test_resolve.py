@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -34,8 +35,8 @@ def test_active_profile_matches_the_hosts_own_profiles() -> None:
 
 def test_models_command_quotes_the_url() -> None:
     alpha = parse_topology(SMALL_TOPOLOGY).providers[0]
-    assert (
-        models_command(model_url(alpha)) == "curl -fsS --max-time 3 http://127.0.0.1:9000/v1/models"
+    assert models_command(model_url(alpha)) == (
+        "curl -fsS --max-time 3 http://127.0.0.1:9000/v1/models | head -c 1048577"
     )
 
 
@@ -63,10 +64,23 @@ def test_unknown_name_lists_the_valid_ones(example_path: Path) -> None:
 def _fake_curl(directory: Path, body: str) -> Path:
     bin_dir = directory / "bin"
     bin_dir.mkdir()
+    answer = directory / "answer.json"
+    answer.write_text(body)
     curl = bin_dir / "curl"
-    curl.write_text(f"#!/bin/sh\ncat <<'JSON'\n{body}\nJSON\n")
+    curl.write_text(f"#!/bin/sh\ncat {answer}\n")
     curl.chmod(0o755)
     return bin_dir
+
+
+async def _resolve_alpha(tmp_path: Path, write_topology, tools: Path) -> ResolveResult:  # type: ignore[no-untyped-def]
+    async with asyncssh_server(tmp_path / "ssh", "127.207.0.2", tools=tools) as server:
+        text = ssh_topology(
+            [("alpha", "127.207.0.2", server.port)],
+            identities=[str(server.keys.client_key)],
+            known_hosts=str(server.known_hosts),
+        )
+        async with Engine(parse_topology(text, write_topology(text))) as engine:
+            return await engine.resolve("alpha")
 
 
 async def test_host_resolves_to_the_active_profile_over_ssh(tmp_path: Path, write_topology) -> None:
@@ -104,3 +118,27 @@ async def test_host_serving_a_foreign_model_falls_back_to_default(
             result = await engine.resolve("alpha")
     assert (result.profile, result.profile_source) == ("alpha-main", "default")
     assert "someone/else" in (result.detail or "")
+
+
+async def test_a_long_model_list_is_quoted_cut_and_counted(tmp_path: Path, write_topology) -> None:
+    # issue 31: a 12 MB list became an 11 MB detail; this one is under the 1 MiB read cap
+    ids = [{"id": "x" * 500}] + [{"id": f"org/model-{n}"} for n in range(20000)]
+    tools = _fake_curl(tmp_path, json.dumps({"data": ids}))
+    result = await _resolve_alpha(tmp_path, write_topology, tools)
+    detail = result.detail or ""
+    assert result.profile_source == "default"
+    assert len(detail) < 1500
+    assert "'" + "x" * 80 + "'... (420 more characters)" in detail
+    assert "'org/model-6'" in detail and "and 19993 more ids" in detail
+
+
+async def test_an_endless_model_list_is_cut_at_the_read_cap(tmp_path: Path, write_topology) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    curl = bin_dir / "curl"
+    curl.write_text('#!/bin/sh\nprintf \'{"data": [\'\nwhile :; do printf \'{"id": "m"},\'; done\n')
+    curl.chmod(0o755)
+    result = await asyncio.wait_for(_resolve_alpha(tmp_path, write_topology, bin_dir), 60)
+    assert result.profile_source == "default"
+    assert "passed 1024 KiB and was cut off" in (result.detail or "")
+    assert len(result.detail or "") < 500

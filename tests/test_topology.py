@@ -212,9 +212,14 @@ def test_path_lookup_order(tmp_path: Path) -> None:
     env = {"SKUPPER_MCP_TOPOLOGY": "/e.env"}
     assert find_topology_path(None, environ=env, cwd=cwd, home=home) == Path("/e.env")
     assert find_topology_path(None, environ={}, cwd=cwd, home=home) == user_file
+    # issue 31: a folder's topology.env never outranks the user's, and is read only when named
     (cwd / "topology.env").write_text("")
-    assert find_topology_path(None, environ={}, cwd=cwd, home=home) == cwd / "topology.env"
+    assert find_topology_path(None, environ={}, cwd=cwd, home=home) == user_file
     user_file.unlink()
+    with pytest.raises(ConfigError, match=r"read only when named: pass --topology \./topology"):
+        find_topology_path(None, environ={}, cwd=cwd, home=home)
+    named = {"SKUPPER_MCP_TOPOLOGY": "./topology.env"}
+    assert find_topology_path(None, environ=named, cwd=cwd, home=home) == Path("./topology.env")
     (cwd / "topology.env").unlink()
     with pytest.raises(ConfigError, match="--topology"):
         find_topology_path(None, environ={}, cwd=cwd, home=home)

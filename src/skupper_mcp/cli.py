@@ -123,8 +123,9 @@ def _common_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--topology",
         default=default(None),
         metavar="PATH",
-        help="topology.env (default: $SKUPPER_MCP_TOPOLOGY, ./topology.env, "
-        "~/.config/skupper-mcp/topology.env)",
+        help="topology.env (default: $SKUPPER_MCP_TOPOLOGY, else "
+        "~/.config/skupper-mcp/topology.env; a ./topology.env is read only when named: "
+        "--topology ./topology.env)",
     )
     parser.add_argument(
         "--json", action="store_true", default=default(False), help="print the result as JSON"

@@ -15,6 +15,7 @@ translated into these at the connector seam, with the original kept as ``__cause
     ├── NotReadyError        what an operation waited for did not come within its deadline
     ├── CheckFailed          an end-to-end check of a model route found it broken
     ├── KubeError            the Kubernetes API refused or failed a request
+    │   └── KubeBoundError   its answer passed a bound (size, deadline) and was cut off
     ├── LocalStateError      our own files (backups, the operation lock) could not be used
     ├── BusyError            another operation holds the topology's lock
     ├── BackupError          a site's backup is incomplete: nothing may be removed or restored
@@ -200,14 +201,31 @@ class LocalStateError(SkupperMcpError):
         super().__init__(f"{path}: {reason}")
 
 
+#: How much of a Kubernetes API error's reason is kept: the API's message is the server's
+#: text, of any length.
+KUBE_REASON_CHARS = 1000
+
+
 class KubeError(SkupperMcpError):
-    """A Kubernetes API call failed."""
+    """A Kubernetes API call failed. ``reason`` is cut to ``KUBE_REASON_CHARS``, saying so."""
 
     def __init__(self, context: str, reason: str, status: int | None = None) -> None:
+        if len(reason) > KUBE_REASON_CHARS:
+            cut = len(reason) - KUBE_REASON_CHARS
+            reason = f"{reason[:KUBE_REASON_CHARS]}... ({cut} more characters cut)"
         self.context = context
         self.reason = reason
         self.status = status
         super().__init__(f"Kubernetes API ({context}): {reason}")
+
+
+class KubeBoundError(KubeError):
+    """A Kubernetes API answer passed a bound and was cut off: ``bound`` is ``size`` (it
+    held more than a read may) or ``deadline`` (it did not end in time, trickling or not)."""
+
+    def __init__(self, context: str, reason: str, *, bound: str) -> None:
+        self.bound = bound
+        super().__init__(context, reason)
 
 
 class BusyError(SkupperMcpError):

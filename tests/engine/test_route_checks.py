@@ -128,3 +128,77 @@ async def test_a_closed_listener_skips_the_http_checks() -> None:
 def test_an_ipv6_listener_gets_a_bracketed_url() -> None:
     assert base_url("::1", 9000) == "http://[::1]:9000"
     assert base_url("127.0.0.1", 9000) == "http://127.0.0.1:9000"
+
+
+@asynccontextmanager
+async def hostile_models(mode: str) -> AsyncIterator[int]:
+    """A model API whose /health is fine and whose /v1/models answer trickles (a byte every
+    0.2 s, each read quick, so httpx's per-phase timeouts never trip) or never ends."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = await reader.readuntil(b"\r\n\r\n")
+            if b" /v1/models " not in request:
+                body = b'{"status":"ok"}'
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                    + body
+                )
+            elif mode == "trickle":
+                body = json.dumps({"data": [{"id": MODEL}] * 100}).encode()
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                )
+                for byte in body:
+                    await writer.drain()
+                    await asyncio.sleep(0.2)
+                    writer.write(bytes([byte]))
+            else:
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n"
+                )
+                item = json.dumps({"id": MODEL}).encode() + b","
+                chunk = b"%x\r\n%s\r\n" % (len(item) * 1000, item * 1000)
+                loop = asyncio.get_running_loop()
+                started = loop.time()
+                while loop.time() - started < 60:
+                    writer.write(chunk)
+                    await writer.drain()
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(serve, ADDRESS, 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        for_each = getattr(server, "close_clients", None)  # 3.13: end the open answers too
+        if for_each:
+            for_each()
+
+
+@pytest.mark.parametrize(
+    ("mode", "words"),
+    [
+        ("trickle", "/v1/models did not answer in full within 2s"),
+        ("endless", "/v1/models answered more than 1024 KiB: cut off there"),
+    ],
+)
+async def test_a_hostile_model_list_fails_its_check_within_the_bound(mode: str, words: str) -> None:
+    # issue 31: 1 byte/s held test_model 150 s against a 20 s timeout; an endless list grew
+    # the process to 3.5 GB
+    loop = asyncio.get_running_loop()
+    async with hostile_models(mode) as port:
+        started = loop.time()
+        checks = await asyncio.wait_for(route_checks(ADDRESS, port, [MODEL], timeout=2), 15)
+        seconds = loop.time() - started
+    found = details(checks)
+    assert found["API health"] == (True, "/health answered 200")
+    assert found["model id"] == (False, words)
+    assert found["chat completion"] == (False, "skipped: no model id")
+    assert seconds < 6.0

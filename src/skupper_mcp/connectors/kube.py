@@ -5,28 +5,40 @@ The client is the ``kubernetes`` extra (``pip install 'skupper-mcp[kubernetes]'`
 topology with a Kubernetes site loads it, and without it that site fails with a
 ``MissingExtraError`` that names the extra (``_kube_client``), while the others run.
 
-The client is blocking, so every call runs in a worker thread with a request timeout.
-Objects go in and come out as plain JSON-shaped dicts (camelCase keys, as in YAML), for
-Skupper's custom resources and core objects alike.
+The client is blocking, so every call runs in a worker thread of the connector's own (a
+cluster that never answers cannot take the threads other sites use). Every call goes through
+``_call``, which holds it to a budget: a deadline on the whole exchange, connect to last
+byte, and a cap on the bytes it reads. urllib3's timeouts are per read, so a server that
+trickles a byte at a time would never trip them: the budget is kept at the socket, by each
+connection's ``_BoundedSocket``, and a call past it ends as a ``KubeBoundError`` naming the
+bound, its connection closed. Objects go in and come out as plain JSON-shaped dicts
+(camelCase keys, as in YAML), for Skupper's custom resources and core objects alike.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
+import socket
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skupper_mcp.errors import (
     ConnectError,
+    KubeBoundError,
     KubeError,
     MissingExtraError,
     SiteConfigError,
 )
 from skupper_mcp.vocabulary import KUBE_HOST
+
+from .kubeconfig import plugin_for
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -44,6 +56,12 @@ KubeObjects = list[KubeObject]
 
 T = TypeVar("T")
 
+#: The most one API answer may hold, headers included: a namespace's lists are far smaller;
+#: an answer that never ends must not grow the process.
+KUBE_MAX_BYTES = 16 * 1024 * 1024
+#: Worker threads per cluster: one read asks for up to eight things at once.
+KUBE_WORKERS = 8
+
 
 class KubeConnector:
     """Talks to one cluster through ``kubeconfig`` (default: ``$KUBECONFIG`` or
@@ -51,7 +69,7 @@ class KubeConnector:
 
     ``namespace`` is the default for every call (else the context's namespace, else
     ``default``); each method also takes ``namespace=`` to override it. ``timeout`` bounds
-    each request, connect included.
+    each call as a whole, connect to last byte; ``max_bytes`` what one answer may hold.
     """
 
     def __init__(
@@ -61,13 +79,21 @@ class KubeConnector:
         timeout: float = 10,
         *,
         namespace: str | None = None,
+        max_bytes: int = KUBE_MAX_BYTES,
     ) -> None:
         self._kubeconfig = kubeconfig
         self._context = context
         self._timeout = timeout
+        self._max_bytes = max_bytes
         self._namespace = namespace
         self._api: ApiClient | None = None
         self._lock = asyncio.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+
+    @property
+    def timeout(self) -> float:
+        """How long one call may take as a whole."""
+        return self._timeout
 
     @property
     def context(self) -> str:
@@ -299,7 +325,6 @@ class KubeConnector:
         core = await self._core()
         ns = await self._ns(namespace)
         extra = {"container": container} if container else {}
-        deadline = time.monotonic() + self._timeout
 
         def fetch(**kwargs: Any) -> tuple[bytes, bool]:
             response = core.read_namespaced_pod_log(
@@ -312,15 +337,12 @@ class KubeConnector:
                     if len(kept) > max_bytes:
                         del kept[: len(kept) - max_bytes]
                         cut = True
-                    if time.monotonic() > deadline:  # a body that trickles in forever
-                        raise ConnectError(
-                            self.context, f"timed out reading the log of pod {name} in {ns}"
-                        )
             finally:
                 response.release_conn()
             return bytes(kept), cut
 
-        data, cut = await self._call("get", f"pods/{name}/log", ns, fetch)
+        # No byte cap here: the read keeps only the newest max_bytes; the deadline holds.
+        data, cut = await self._call("get", f"pods/{name}/log", ns, fetch, _uncapped=True)
         return data.decode(errors="replace"), cut
 
     async def delete_pod(self, name: str, *, namespace: str | None = None) -> bool:
@@ -349,16 +371,25 @@ class KubeConnector:
         """Release the client's connection pool. Safe to call twice."""
         async with self._lock:
             api, self._api = self._api, None
+            executor, self._executor = self._executor, None
         if api is not None:
             await asyncio.to_thread(api.close)
+        if executor is not None:
+            executor.shutdown(wait=False)
 
     # ---- plumbing -----------------------------------------------------------------
 
     async def _client(self) -> ApiClient:
         async with self._lock:
             if self._api is None:
-                self._api = await asyncio.to_thread(self._build_client)
+                self._api = await self._in_thread(self._build_client)
             return self._api
+
+    def _in_thread(self, fn: Callable[[], T]) -> asyncio.Future[T]:
+        """Run ``fn`` in one of this cluster's own worker threads."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(KUBE_WORKERS, thread_name_prefix="kube-api")
+        return asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
     def _build_client(self) -> ApiClient:
         client = _kube_client()
@@ -366,6 +397,9 @@ class KubeConnector:
 
         configuration = client.Configuration()
         source = str(self._kubeconfig) if self._kubeconfig else None
+        _, refused = plugin_for(self._kubeconfig, self._context)
+        if refused:  # the client would run the command as it loads the file
+            raise SiteConfigError(KUBE_HOST, refused, variable="CRC_KUBECONFIG")
         try:
             config.load_kube_config(
                 config_file=source,
@@ -386,7 +420,9 @@ class KubeConnector:
             raise self._config_problem(source, exc) from exc
         # One quick retry at most: the request timeout, not urllib3's retries, bounds a call.
         configuration.retries = 1
-        return client.ApiClient(configuration=configuration)
+        api = client.ApiClient(configuration=configuration)
+        _bound_connections(api.rest_client.pool_manager)
+        return api
 
     def _config_problem(self, source: str | None, exc: BaseException) -> SiteConfigError:
         """What in topology.env to fix when the kubeconfig cannot be loaded: the file
@@ -450,12 +486,31 @@ class KubeConnector:
         *args: Any,
         **kwargs: Any,
     ) -> T:
+        """Every API call: ``fn(*args, **kwargs)`` in a worker thread, within its budget
+        (the deadline from now, the byte cap unless ``_uncapped=True``), its failures
+        translated."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
+        uncapped = bool(kwargs.pop("_uncapped", False))
         kwargs["_request_timeout"] = self._timeout
+        where = f" in namespace {namespace}" if namespace else ""
+        budget = _Budget(
+            self._timeout,
+            None if uncapped else self._max_bytes,
+            self.context,
+            f"{verb} {resource}{where}",
+        )
+
+        def bounded() -> T:
+            _current.budget = budget
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _current.budget = None
+
         try:
-            return await asyncio.to_thread(fn, *args, **kwargs)
+            return await self._in_thread(bounded)
         except ApiException as exc:
             raise self._api_error(exc, verb, resource, namespace) from exc
         except (HTTPError, OSError) as exc:
@@ -497,6 +552,112 @@ class KubeConnector:
                 return False
             raise
         return True
+
+
+class _Budget:
+    """What the call in progress may still read: for ``seconds`` from now, at most
+    ``max_bytes`` (None: no cap). Past either, its read raises the call's ``KubeBoundError``
+    (``context``, ``call``: what it asked): not an ``OSError``, so urllib3 neither retries
+    nor wraps it, and closes the connection it came through."""
+
+    def __init__(self, seconds: float, max_bytes: int | None, context: str, call: str) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.max_bytes = max_bytes
+        self.context = context
+        self.call = call
+        self.received = 0
+
+    def remaining(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise KubeBoundError(
+                self.context,
+                f"{self.call}: no complete answer within {self.seconds:g}s",
+                bound="deadline",
+            )
+        return left
+
+    def take(self, count: int) -> None:
+        self.received += count
+        if self.max_bytes is not None and self.received > self.max_bytes:
+            raise KubeBoundError(
+                self.context,
+                f"{self.call}: the answer passed {_size(self.max_bytes)} and was cut off there",
+                bound="size",
+            )
+
+
+#: The budget of the call running in this worker thread (``_call`` sets it).
+_current = threading.local()
+
+
+class _BoundedSocket:
+    """A connection's socket whose every read keeps to the budget of the call in progress:
+    it waits no longer than the time left and counts the bytes. The rest is the socket's."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+    def makefile(self, mode: str = "r", buffering: int | None = None, **kwargs: Any) -> Any:
+        if mode != "rb":
+            return self._sock.makefile(mode, buffering, **kwargs)  # type: ignore[call-overload]
+        # As socket.makefile does, but reading through recv_into below.
+        self._sock._io_refs += 1  # type: ignore[attr-defined]
+        raw = socket.SocketIO(self, "rb")  # type: ignore[arg-type]
+        return io.BufferedReader(raw, buffering or io.DEFAULT_BUFFER_SIZE)
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        budget: _Budget | None = getattr(_current, "budget", None)
+        if budget is None:
+            return self._sock.recv_into(buffer, nbytes, flags)
+        before = self._sock.gettimeout()
+        left = budget.remaining()
+        self._sock.settimeout(left if before is None else min(before, left))
+        try:
+            count = self._sock.recv_into(buffer, nbytes, flags)
+        except TimeoutError:
+            budget.remaining()  # past the deadline: say so, not "timed out"
+            raise
+        finally:
+            self._sock.settimeout(before)
+        budget.take(count)
+        return count
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        buffer = bytearray(size)
+        count = self.recv_into(buffer, size, flags)
+        return bytes(buffer[:count])
+
+
+class _BoundedConnection:
+    """Mixed into urllib3's connection classes: the socket it connects is a bounded one."""
+
+    sock: Any
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        if self.sock is not None and not isinstance(self.sock, _BoundedSocket):
+            self.sock = _BoundedSocket(self.sock)
+
+
+def _bound_connections(pool_manager: Any) -> None:
+    """Make every connection ``pool_manager`` opens a bounded one (plain, TLS, proxied)."""
+    bounded = {}
+    for scheme, pool_class in pool_manager.pool_classes_by_scheme.items():
+        connection = pool_class.ConnectionCls
+        mixed = type(f"Bounded{connection.__name__}", (_BoundedConnection, connection), {})
+        bounded[scheme] = type(
+            f"Bounded{pool_class.__name__}", (pool_class,), {"ConnectionCls": mixed}
+        )
+    pool_manager.pool_classes_by_scheme = bounded
+
+
+def _size(count: int) -> str:
+    return f"{count / (1024 * 1024):g} MiB" if count >= 1024 * 1024 else f"{count} bytes"
 
 
 def _kube_client() -> Any:

@@ -8,10 +8,38 @@ from typing import Any
 
 from ..connectors.shell import quote
 
+#: The most of a ``/v1/models`` answer read over SSH: a model list is a few KiB.
+MODELS_MAX_BYTES = 1024 * 1024
+#: How many ids, and how much of each, a message quotes (the rest is counted).
+LISTED_IDS = 8
+LISTED_ID_CHARS = 80
+
 
 def models_command(url: str) -> str:
-    """The command that asks a model endpoint's ``/v1/models`` which model it serves."""
-    return f"curl -fsS --max-time 3 {quote(url)}"
+    """The command that asks a model endpoint's ``/v1/models`` which model it serves: its
+    whole exchange within 3 s, and one byte more than ``MODELS_MAX_BYTES`` at most, so a
+    longer answer shows (``answer_cut``)."""
+    return f"curl -fsS --max-time 3 {quote(url)} | head -c {MODELS_MAX_BYTES + 1}"
+
+
+def answer_cut(text: str) -> bool:
+    """Whether a ``models_command`` answer was longer than ``MODELS_MAX_BYTES``."""
+    return len(text.encode(errors="surrogateescape")) > MODELS_MAX_BYTES
+
+
+def listed_ids(ids: list[str]) -> str:
+    """Model ids as a message quotes them, each in quotes (an id is the endpoint's text):
+    the first ``LISTED_IDS``, each cut to ``LISTED_ID_CHARS``, and what was left out."""
+    shown = []
+    for model_id in ids[:LISTED_IDS]:
+        quoted = repr(model_id[:LISTED_ID_CHARS])
+        if len(model_id) > LISTED_ID_CHARS:
+            quoted += f"... ({len(model_id) - LISTED_ID_CHARS} more characters)"
+        shown.append(quoted)
+    text = ", ".join(shown) or "no id"
+    if len(ids) > LISTED_IDS:
+        text += f" and {len(ids) - LISTED_IDS} more ids"
+    return text
 
 
 def model_ids(document: Any) -> list[str] | None:

@@ -13,6 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..connectors.kube import KubeConnector
+from ..connectors.kubeconfig import (
+    CredentialPlugin,
+    KubeconfigDocument,
+    kubeconfig_files,
+    plugin_for,
+    read_documents,
+)
+from ..errors import KubeBoundError
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
 from .resources import Resource, key
@@ -29,8 +37,11 @@ CONTROLLER_DEPLOYMENT = "skupper-controller"
 ROUTER_CONTAINER = "router"
 #: Delete the router pod so its Deployment recreates it with the current Secrets mounted.
 RESTART_ROUTER = ApiCall("delete", "Pod", f"of Deployment/{ROUTER_DEPLOYMENT}")
-#: How long one API request may take, connect included.
+#: How long one API call may take as a whole, connect to last byte.
 KUBE_TIMEOUT = 10.0
+#: How long reading the site's state may take, in KUBE_TIMEOUTs: the access check and
+#: the reads after it are two waves of calls.
+READ_TIMEOUTS = 2.5
 PLURALS = {
     "Site": "sites",
     "Listener": "listeners",
@@ -38,6 +49,18 @@ PLURALS = {
     "Link": "links",
     "RouterAccess": "routeraccesses",
 }
+
+
+def credential_plugin(kube: KubeSite) -> tuple[CredentialPlugin | None, str | None]:
+    """The command the site's kubeconfig runs for its credentials, and why the connector
+    will not run it (None: it will). Reads the kubeconfig files: call in a thread."""
+    return plugin_for(kube.kubeconfig, kube.context)
+
+
+def site_kubeconfigs(kube: KubeSite) -> list[KubeconfigDocument]:
+    """The kubeconfig files the client reads for the site, parsed (unreadable ones left
+    out). Reads the files: call in a thread."""
+    return read_documents(kubeconfig_files(kube.kubeconfig))
 
 
 def apply_calls(resources: list[Resource]) -> tuple[ApiCall, ...]:
@@ -115,6 +138,20 @@ class ClusterSite:
         await self.api.close()
 
     async def read(self) -> KubeState:
+        """The site's objects; a ``KubeBoundError`` when they cannot all be read within
+        ``READ_TIMEOUTS`` times ``KUBE_TIMEOUT`` (each call is bounded on its own too)."""
+        seconds = READ_TIMEOUTS * self.api.timeout
+        try:
+            async with asyncio.timeout(seconds):
+                return await self._read()
+        except TimeoutError:
+            raise KubeBoundError(
+                self.api.context,
+                f"the site's state was not read within {seconds:g}s",
+                bound="deadline",
+            ) from None
+
+    async def _read(self) -> KubeState:
         version = await self.api.check_access(self.namespace)
         ns = self.namespace
         sites, links, listeners, services, pods, *secrets = await asyncio.gather(

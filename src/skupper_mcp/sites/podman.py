@@ -27,7 +27,12 @@ from ..errors import CommandError, SiteStateError
 from ..facts import names
 from ..facts.framing import safe_label, split_frames
 from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
-from ..facts.model_endpoint import models_command, parse_model_ids
+from ..facts.model_endpoint import (
+    MODELS_MAX_BYTES,
+    answer_cut,
+    models_command,
+    parse_model_ids,
+)
 from ..facts.precheck import SiteFacts, parse_site_facts, site_facts_script
 from ..facts.private_keys import close_keys_command
 from ..facts.site_state import (
@@ -167,9 +172,16 @@ class PodmanSite:
         return parse_site_facts(result.stdout)
 
     async def served_model_ids(self, timeout: float) -> list[str]:
-        """The model ids the host's model endpoint reports ([] when it answers no list)."""
+        """The model ids the host's model endpoint reports ([] when it answers no list);
+        ``SiteStateError`` when its answer is longer than a model list may be."""
         assert self.model_url is not None, "only a provider has a model endpoint"
         result = await self.connector.run(models_command(self.model_url), timeout=timeout)
+        if answer_cut(result.stdout):
+            raise SiteStateError(
+                self.host,
+                f"the model endpoint's /v1/models answer passed {MODELS_MAX_BYTES // 1024} KiB "
+                "and was cut off there",
+            )
         return (parse_model_ids(result.stdout) or []) if result.ok else []
 
     async def answer(self, timeout: float) -> None:

@@ -1,6 +1,11 @@
 """Where the topology file is, and loading it: ``--topology``, ``$SKUPPER_MCP_TOPOLOGY``,
-``./topology.env``, then ``~/.config/skupper-mcp/topology.env``. The only I/O of the
-package is reading that file."""
+then ``~/.config/skupper-mcp/topology.env``. The only I/O of the package is reading that
+file.
+
+A ``topology.env`` in the current folder is never read unless named (``--topology
+./topology.env`` or ``SKUPPER_MCP_TOPOLOGY=./topology.env``): the file decides which hosts
+SSH reaches, whether new host keys are accepted and which kubeconfig runs, so a folder the
+user merely stands in (a cloned repository, a download) must not choose them."""
 
 from __future__ import annotations
 
@@ -24,23 +29,30 @@ def find_topology_path(
     cwd: Path | None = None,
     home: Path | None = None,
 ) -> Path:
-    """Where the topology is: --topology, $SKUPPER_MCP_TOPOLOGY, ./topology.env, then
-    ~/.config/skupper-mcp/topology.env. Raises ConfigError when none exists."""
+    """Where the topology is: --topology, $SKUPPER_MCP_TOPOLOGY, then
+    ~/.config/skupper-mcp/topology.env. ./topology.env only when named by one of the first
+    two. Raises ConfigError when none exists, naming a ./topology.env it left alone."""
     if explicit:
         return Path(explicit)
     env = os.environ if environ is None else environ
     if env.get(ENV_VARIABLE):
         return Path(env[ENV_VARIABLE])
-    candidates = [(cwd or Path.cwd()) / "topology.env"]
-    # without a home directory only the working directory is searched
-    with contextlib.suppress(RuntimeError):
-        candidates.append((home or Path.home()) / ".config" / "skupper-mcp" / "topology.env")
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    tried = ", ".join(str(c) for c in candidates)
+    user_file = None
+    with contextlib.suppress(RuntimeError):  # no home directory: no per-user file
+        user_file = (home or Path.home()) / ".config" / "skupper-mcp" / "topology.env"
+        if user_file.is_file():
+            return user_file
+    here = (cwd or Path.cwd()) / "topology.env"
+    if here.is_file():
+        raise ConfigError(
+            f"no topology file: {here} is in the current folder, which is read only when "
+            f"named: pass --topology ./topology.env or set {ENV_VARIABLE}=./topology.env "
+            "(a folder's topology.env chooses the hosts SSH reaches and the kubeconfig "
+            "that runs)"
+        )
+    where = f"create {user_file}" if user_file else "create a per-user topology"
     raise ConfigError(
-        f"no topology file: pass --topology PATH, set {ENV_VARIABLE}, or create one of {tried} "
+        f"no topology file: pass --topology PATH, set {ENV_VARIABLE}, or {where} "
         "(`skupper-mcp init` writes one to start from)"
     )
 

@@ -8,12 +8,13 @@ answers over SSH and its model container runs. The two groups run concurrently.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...errors import CheckFailed, ConfigError
-from ...facts.model_endpoint import model_ids
+from ...facts.model_endpoint import listed_ids, model_ids
 from ...models import ModelCheck, TestModelResult
 from ...sites.podman import PodmanSite
 from ...topology import ProviderHost, Topology
@@ -23,6 +24,9 @@ from ..sitemap import SiteMap
 from ..verify import tcp_probe
 
 HTTP_TIMEOUT = 20.0
+#: The most one answer of the model API may hold: a model list or a 32-token completion
+#: is a few KiB; an answer that never ends must not grow the process.
+HTTP_MAX_BYTES = 1024 * 1024
 PROMPT = "Reply with one short sentence: is the network up?"
 ROUTE_CHECKS = ("listener port", "API health", "model id", "chat completion")
 
@@ -55,13 +59,41 @@ def base_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _json(response: Any, what: str) -> Any:
-    if response.status_code != 200:
-        raise CheckFailed(f"{what} answered HTTP {response.status_code}")
+async def exchange(
+    http: Any,
+    method: str,
+    path: str,
+    timeout: float,
+    max_bytes: int = HTTP_MAX_BYTES,
+    **kwargs: Any,
+) -> tuple[int, bytes]:
+    """One request and its whole answer: (status, body). httpx's timeouts are per phase
+    (a body sent a byte a second never trips them), so the whole exchange has ``timeout``;
+    the body is read as it comes and given up past ``max_bytes``. Either is ``CheckFailed``."""
     try:
-        return response.json()
+        async with asyncio.timeout(timeout):
+            async with http.stream(method, path, **kwargs) as response:
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > max_bytes:
+                        raise CheckFailed(
+                            f"{path} answered more than {max_bytes // 1024} KiB: cut off there"
+                        )
+                return response.status_code, bytes(body)
+    except TimeoutError:
+        raise CheckFailed(f"{path} did not answer in full within {timeout:g}s") from None
+
+
+def _json(answer: tuple[int, bytes], what: str) -> Any:
+    status, body = answer
+    if status != 200:
+        raise CheckFailed(f"{what} answered HTTP {status}")
+    try:
+        return json.loads(body)
     except ValueError as exc:
-        raise CheckFailed(f"{what} did not answer JSON: {response.text[:80]!r}") from exc
+        text = body[:80].decode(errors="replace")
+        raise CheckFailed(f"{what} did not answer JSON: {text!r}") from exc
 
 
 def served_model_ids(payload: Any) -> list[str]:
@@ -110,17 +142,18 @@ async def route_checks(
     async with httpx.AsyncClient(base_url=base_url(host, port), timeout=timeout) as http:
 
         async def health() -> str:
-            r = await http.get("/health")
-            if r.status_code != 200:
-                raise CheckFailed(f"/health answered HTTP {r.status_code}")
-            return f"/health answered {r.status_code}"
+            status, _ = await exchange(http, "GET", "/health", timeout)
+            if status != 200:
+                raise CheckFailed(f"/health answered HTTP {status}")
+            return f"/health answered {status}"
 
         async def models() -> str:
             nonlocal model_id
-            ids = served_model_ids(_json(await http.get("/v1/models"), "/v1/models"))
+            answer = await exchange(http, "GET", "/v1/models", timeout)
+            ids = served_model_ids(_json(answer, "/v1/models"))
             found = [i for i in ids if i in wanted]
             if not found:
-                raise CheckFailed(f"served {ids}, expected one of {wanted}")
+                raise CheckFailed(f"served {listed_ids(ids)}, expected one of {wanted}")
             model_id = found[0]
             return f"serves {model_id}"
 
@@ -131,7 +164,8 @@ async def route_checks(
                 "max_tokens": 32,
                 "temperature": 0,
             }
-            answer = _json(await http.post("/v1/chat/completions", json=body), "the chat API")
+            reply = await exchange(http, "POST", "/v1/chat/completions", timeout, json=body)
+            answer = _json(reply, "the chat API")
             return f"answered: {completion_text(answer)[:80]}"
 
         checks.append(await _timed("API health", health))

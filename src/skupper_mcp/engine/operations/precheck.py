@@ -9,14 +9,11 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.engine.sitemap import SiteMap
@@ -34,7 +31,7 @@ from skupper_mcp.facts.precheck import SiteFacts, ports_bound
 from skupper_mcp.facts.private_keys import KEYS_CAUSE, KEYS_FIX, summary
 from skupper_mcp.models import Check, CheckResult
 from skupper_mcp.render import topology_diagram
-from skupper_mcp.sites.kube import ClusterSite
+from skupper_mcp.sites.kube import ClusterSite, credential_plugin, site_kubeconfigs
 from skupper_mcp.topology import KubeSite, SSHTarget, Topology
 from skupper_mcp.vocabulary import Progress
 
@@ -475,21 +472,7 @@ def kubeconfig_documents(kube: KubeSite) -> list[KubeconfigDocument]:
     """The kubeconfig files the Kubernetes client reads for ``kube`` (its own file, else each
     of ``$KUBECONFIG``, else ``~/.kube/config``), parsed; files it cannot read are left to
     ``check_kubernetes`` to report."""
-    if kube.kubeconfig:
-        paths = [kube.kubeconfig]
-    elif os.environ.get("KUBECONFIG"):
-        paths = [Path(p).expanduser() for p in os.environ["KUBECONFIG"].split(os.pathsep) if p]
-    else:
-        paths = [Path.home() / ".kube" / "config"]
-    documents = []
-    for path in paths:
-        try:
-            loaded = yaml.safe_load(path.read_text())
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
-        if isinstance(loaded, dict):
-            documents.append((path, loaded))
-    return documents
+    return site_kubeconfigs(kube)
 
 
 def evaluate_kube_tls(kube: KubeSite, documents: list[KubeconfigDocument]) -> list[Check]:
@@ -539,6 +522,36 @@ def _named(
             if isinstance(entry, dict) and entry.get("name") == name:
                 return path, entry
     return None
+
+
+async def check_kube_plugin(kube: KubeSite) -> list[Check]:
+    """Which command the site's kubeconfig runs for its credentials (an ``exec`` plugin or
+    an ``auth-provider``), if any: the Kubernetes client runs it whenever it loads the file.
+    A fail when the connector refuses to run it (a kubeconfig named by a relative path)."""
+    plugin, refused = await asyncio.to_thread(credential_plugin, kube)
+    if plugin is None:
+        return []
+    if refused:
+        return [
+            Check(
+                name="kubernetes-plugin",
+                site=kube.name,
+                status="fail",
+                detail=refused,
+                hint=(
+                    f"if you trust {plugin.path}, name it by its absolute path in "
+                    "CRC_KUBECONFIG or $KUBECONFIG; else remove it"
+                ),
+            )
+        ]
+    return [
+        Check(
+            name="kubernetes-plugin",
+            site=kube.name,
+            status="pass",
+            detail=f"{plugin.describe()} whenever skupper-mcp loads it, for its credentials",
+        )
+    ]
 
 
 async def check_kube_tls(kube: KubeSite) -> list[Check]:
@@ -622,6 +635,7 @@ async def run_precheck(
             )
         )
         jobs.append(guarded(topology.kubernetes.name, check_kube_tls(topology.kubernetes)))
+        jobs.append(guarded(topology.kubernetes.name, check_kube_plugin(topology.kubernetes)))
     results = await asyncio.gather(*jobs)
     checks = [c for group in results for c in group] + evaluate_sans(topology)
     order = {name: i for i, name in enumerate(topology.host_names())}

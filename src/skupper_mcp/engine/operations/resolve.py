@@ -11,6 +11,7 @@ import logging
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConfigError, SkupperMcpError
+from skupper_mcp.facts.model_endpoint import listed_ids
 from skupper_mcp.models import ResolveResult
 from skupper_mcp.topology import ProviderHost, Topology
 
@@ -102,7 +103,7 @@ async def resolve(sites: SiteMap, name: str) -> ResolveResult:
             f"the model endpoint serves {provider.profiles[profile]}",
         )
     why = (
-        f"the model endpoint serves {', '.join(ids)}, which is no profile of {provider.name}"
+        f"the model endpoint serves {listed_ids(ids)}, which is no profile of {provider.name}"
         if ids
         else "no model is being served"
     )
