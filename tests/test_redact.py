@@ -482,9 +482,11 @@ def test_hostile_lines_at_the_cap_take_linear_time(fragment: str) -> None:
     minutes on these) stays within a bound a quadratic pattern cannot meet."""
     text = _hostile(fragment, 256 * 1024)
     lines = "\n".join(text[i : i + MAX_LINE - 1] for i in range(0, len(text), MAX_LINE - 1))
-    started = time.perf_counter()
+    # CPU time of this thread, not the wall clock: on a loaded machine (the suite runs on
+    # xdist workers beside routers) the wall clock counts other processes' turns too
+    started = time.thread_time()
     redact(lines)
-    assert time.perf_counter() - started < 1.5
+    assert time.thread_time() - started < 1.5
 
 
 def test_a_long_line_is_cut_with_a_mark_and_the_rest_is_never_read() -> None:
