@@ -161,7 +161,7 @@ def _resolve_text(result: ResolveResult, width: int | None) -> str:
 
 
 def _status_exit_code(result: StatusResult) -> int:
-    unread = any(not s.reachable or s.container is None for s in result.sites)
+    unread = any(s.state in ("unreachable", "unknown") for s in result.sites)
     return EXIT_SKIPPED if unread else EXIT_OK
 
 

@@ -12,14 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from fake_connector import FakeConnector
 from skupper_mcp.engine.findings import RULES, Network
 from skupper_mcp.engine.findings.context import LinkProbe
+from skupper_mcp.engine.readings import Asked, PodmanReading, Reading, Unread
 from skupper_mcp.engine.scope import sites as all_sites
-from skupper_mcp.engine.sitemap import SiteView
 from skupper_mcp.errors import ConnectError
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
 from skupper_mcp.facts.skupper_version import parse_skupper_version
 from skupper_mcp.models import Finding
+from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.topology import Topology, load_topology
 
 STATES = Path(__file__).resolve().parent / "site_states"
@@ -60,15 +62,26 @@ def network(
     *,
     links: list[LinkProbe] | None = None,
     errors: dict[str, BaseException] | None = None,
+    asked: dict[str, Asked] | None = None,
 ) -> Network:
-    views = {}
+    asked = asked or {}
+    views: dict[str, Reading] = {}
     read = {**states(), **(changed or {})}
     for ref in all_sites(topology):
         if ref.platform != "podman":
             continue
         error = (errors or {}).get(ref.host)
-        views[ref.host] = SiteView(ref, state=None if error else read[ref.host], error=error)
+        if error is not None:
+            views[ref.host] = Unread(ref, error)
+        else:
+            site = PodmanSite(FakeConnector(ref.host), namespace_of(topology, ref.host))
+            views[ref.host] = PodmanReading(ref, site, read[ref.host], asked.get(ref.host))
     return Network(topology, views, links or [])
+
+
+def namespace_of(topology: Topology, host: str) -> str:
+    p = topology.provider(host)
+    return p.namespace if p is not None else topology.local.namespace
 
 
 def findings(net: Network) -> list[Finding]:

@@ -10,11 +10,12 @@ import pytest
 from skupper_mcp.engine.desired.cluster import kube_resources_without_secrets, kube_secret_names
 from skupper_mcp.engine.findings import RULES, Network
 from skupper_mcp.engine.findings.kube import router_pod_stale, secret_type
+from skupper_mcp.engine.readings import ClusterReading, Unread
 from skupper_mcp.engine.scope import site_ref
-from skupper_mcp.engine.sitemap import SiteView
+from skupper_mcp.errors import ConnectError
 from skupper_mcp.models import Finding
 from skupper_mcp.sites import resources as cr
-from skupper_mcp.sites.kube import KubeState
+from skupper_mcp.sites.kube import ClusterSite, KubeState
 from skupper_mcp.topology import Topology
 from skupper_mcp.topology.validation import parse_topology
 from topology_samples import SMALL_TOPOLOGY
@@ -91,7 +92,8 @@ def set_link(state: KubeState, name: str, status: str, message: str = "") -> Non
 
 def network(topology: Topology, state: KubeState) -> Network:
     ref = site_ref(topology, "crc")
-    return Network(topology, {"crc": SiteView(ref=ref, kube_state=state)})
+    site = ClusterSite(api=None, namespace="skupper")  # type: ignore[arg-type]  # never called
+    return Network(topology, {"crc": ClusterReading(ref, site, state)})
 
 
 def findings(topology: Topology, state: KubeState) -> list[Finding]:
@@ -235,5 +237,6 @@ def test_only_the_link_secrets_of_the_topology_count(topology: Topology) -> None
 
 
 def test_no_cluster_state_no_kube_finding(topology: Topology) -> None:
-    net = Network(topology, {"crc": SiteView(ref=site_ref(topology, "crc"))})
+    unread = Unread(site_ref(topology, "crc"), ConnectError("crc", "API unreachable"))
+    net = Network(topology, {"crc": unread})
     assert list(secret_type(net)) == [] and list(router_pod_stale(net)) == []

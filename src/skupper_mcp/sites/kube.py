@@ -15,7 +15,7 @@ from typing import Any
 from ..connectors.kube import KubeConnector
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
-from .resources import Resource, key
+from .resources import Resource, key, resource_status
 from .work import ApiCall
 
 #: The Deployments whose pods the product reads, restarts and takes logs from: a pod is
@@ -51,16 +51,11 @@ def delete_calls(keys: list[tuple[str, str]]) -> tuple[ApiCall, ...]:
 
 def status_of(obj: dict[str, Any] | None) -> str:
     """A CR's ``status.status`` with its message, e.g. ``Ready`` or ``Pending: Not operational``."""
-    if not obj:
-        return "absent"
-    status = obj.get("status") or {}
-    text = str(status.get("status") or "Pending")
-    message = status.get("message")
-    return text if not message or message == "OK" else f"{text}: {message}"
+    return resource_status(obj).text
 
 
 def ready(obj: dict[str, Any] | None) -> bool:
-    return bool(obj) and (obj.get("status") or {}).get("status") == "Ready"  # type: ignore[union-attr]
+    return resource_status(obj).ready
 
 
 @dataclass
