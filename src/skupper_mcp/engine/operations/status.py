@@ -65,7 +65,10 @@ def site_status(reading: Reading, cluster_links: tuple[str, ...] = ()) -> SiteSt
                 row.detail = status_of(site_res) if site_res else "no status yet"
         case ClusterReading():
             kube = reading.state
-            pods = ", ".join(f"{p['metadata']['name']} {_phase(p)}" for p in kube.router_pods)
+            pods = ", ".join(
+                f"{(p.get('metadata') or {}).get('name', '?')} {_phase(p)}"
+                for p in kube.router_pods
+            )
             row.controller = "api " + kube.version
             row.router = pods or "no router pod"
             # the pods' phases as the API gives them: state says what they mean
