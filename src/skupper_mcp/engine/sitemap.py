@@ -84,14 +84,15 @@ class SiteMap:
             raise ConnectError(KUBE_HOST, "no Kubernetes site is configured")
         return self.kube_factory()
 
-    async def read(self, ref: SiteRef, log_lines: int = 0) -> Reading:
-        """The site as it is now, with what the user last asked of it."""
+    async def read(self, ref: SiteRef, log_lines: int = 0, secret_data: bool = False) -> Reading:
+        """The site as it is now, with what the user last asked of it. The cluster's link
+        Secrets come with their data only for ``secret_data`` (the writes that compare it)."""
         started = time.monotonic()
         asked = self.asked(ref)
         try:
             if ref.platform == "kubernetes":
                 kube = self.kube()
-                state = await kube.read()
+                state = await kube.read(secret_data)
                 return ClusterReading(ref, kube, state, asked, time.monotonic() - started)
             podman = await self.podman(ref)
             found = await podman.read(log_lines)
@@ -99,9 +100,11 @@ class SiteMap:
         except SITE_ERRORS as exc:
             return Unread(ref, exc, asked, time.monotonic() - started)
 
-    async def read_all(self, refs: Iterable[SiteRef], log_lines: int = 0) -> dict[str, Reading]:
+    async def read_all(
+        self, refs: Iterable[SiteRef], log_lines: int = 0, secret_data: bool = False
+    ) -> dict[str, Reading]:
         refs = list(refs)
-        found = await asyncio.gather(*(self.read(ref, log_lines) for ref in refs))
+        found = await asyncio.gather(*(self.read(ref, log_lines, secret_data) for ref in refs))
         return {r.ref.host: r for r in found}
 
     async def client_cert(self, host: str, site_name: str) -> ClientCert | None:

@@ -29,6 +29,11 @@ CONTROLLER_DEPLOYMENT = "skupper-controller"
 ROUTER_CONTAINER = "router"
 #: Delete the router pod so its Deployment recreates it with the current Secrets mounted.
 RESTART_ROUTER = ApiCall("delete", "Pod", f"of Deployment/{ROUTER_DEPLOYMENT}")
+#: The Secret types a metadata read tells apart (by field selector): a link Secret must be
+#: TLS (the kube-adaptor mounts no other), and Opaque is what one made by hand becomes.
+TLS_TYPE = "kubernetes.io/tls"
+OPAQUE_TYPE = "Opaque"
+OTHER_TYPE = "neither kubernetes.io/tls nor Opaque"
 #: How long one API request may take, connect included.
 KUBE_TIMEOUT = 10.0
 PLURALS = {
@@ -109,26 +114,57 @@ class ClusterSite:
     async def close(self) -> None:
         await self.api.close()
 
-    async def read(self) -> KubeState:
+    async def read(self, secret_data: bool = False) -> KubeState:
+        """The site's resources, Services and router pods, and its link Secrets: their
+        metadata and type only (what status and diagnose need), or with ``secret_data`` whole
+        (setup and up compare a Secret's CA with the peer's)."""
         version = await self.api.check_access(self.namespace)
         ns = self.namespace
-        sites, links, listeners, services, pods, *secrets = await asyncio.gather(
+        reads = self._secrets() if secret_data else self._secret_metadata()
+        sites, links, listeners, services, pods, secrets = await asyncio.gather(
             self.api.list("sites", namespace=ns),
             self.api.list("links", namespace=ns),
             self.api.list("listeners", namespace=ns),
             self.api.list_services(namespace=ns),
             self.owned_pods(ROUTER_DEPLOYMENT),
-            *(self._secret(name) for name in self.secret_names),
+            reads,
         )
         return KubeState(
             version=version,
             site=sites[0] if sites else None,
             links=_by_name(links),
             listeners=_by_name(listeners),
-            secrets={s["metadata"]["name"]: s for s in secrets if s},
+            secrets=secrets,
             services=_by_name(services),
             router_pods=pods,
         )
+
+    async def _secrets(self) -> dict[str, dict[str, Any]]:
+        found = await asyncio.gather(*(self._secret(name) for name in self.secret_names))
+        return {s["metadata"]["name"]: s for s in found if s}
+
+    async def _secret_metadata(self) -> dict[str, dict[str, Any]]:
+        """The link Secrets without their data: metadata lists, one of every Secret and one
+        of each type that matters (a field selector on ``type``), so the type is known too."""
+        ns = self.namespace
+        every, tls, opaque = await asyncio.gather(
+            self.api.list_secret_metadata(namespace=ns),
+            self.api.list_secret_metadata(f"type={TLS_TYPE}", namespace=ns),
+            self.api.list_secret_metadata(f"type={OPAQUE_TYPE}", namespace=ns),
+        )
+        types = {name: TLS_TYPE for name in _by_name(tls)} | {
+            name: OPAQUE_TYPE for name in _by_name(opaque)
+        }
+        wanted = set(self.secret_names)
+        return {
+            name: {
+                "kind": "Secret",
+                "metadata": item["metadata"],
+                "type": types.get(name, OTHER_TYPE),
+            }
+            for name, item in _by_name(every).items()
+            if name in wanted
+        }
 
     async def _secret(self, name: str) -> dict[str, Any] | None:
         from ..errors import KubeError

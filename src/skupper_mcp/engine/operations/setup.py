@@ -192,7 +192,7 @@ async def run(
     failed = [c for c in check.checks if c.status == "fail"]
     if failed:
         return _stopped(refs, runs, failed)
-    views = await sites.read_all(refs)
+    views = await sites.read_all(refs, secret_data=True)
     for ref in refs:
         match views[ref.host]:
             case Unread() as unread:

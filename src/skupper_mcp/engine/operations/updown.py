@@ -138,7 +138,8 @@ async def up(
     podman = {r.host for r in refs if r.platform == "podman"}
 
     async def read_then_up(ref: SiteRef) -> Reading:
-        view = await sites.read(ref)
+        # the cluster's link Secrets whole: up compares their CA with the peers'
+        view = await sites.read(ref, secret_data=ref.platform == "kubernetes")
         if ref.host in podman:
             await _up_podman(sites, runs[ref.host], view)
         return view
