@@ -6,6 +6,10 @@ is ``stale`` with diagnose's ``up``, and after teardown ``up`` refuses everywher
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+
 import pytest
 
 from skupper_sandbox.testing import running_world
@@ -19,11 +23,18 @@ NOTHING: dict[str, list[str]] = {h: [] for h in ALL}
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Observed]:
-    import asyncio
+    """The scenarios' observations; with SKMCP_MATRIX_ROWS set, also written there, one JSON
+    row each (the table of the closing note)."""
+    rows = os.environ.get("SKMCP_MATRIX_ROWS")
+
+    def keep(seen: Observed) -> None:
+        if rows:
+            with open(rows, "a") as out:
+                out.write(json.dumps(seen.row()) + "\n")
 
     with running_world(tmp_path_factory.mktemp("matrix"), world_spec()) as world:
         patient(world)
-        return {seen.name: seen for seen in asyncio.run(run_matrix(world))}
+        return {seen.name: seen for seen in asyncio.run(run_matrix(world, keep))}
 
 
 def states(seen: Observed) -> dict[str, str | None]:
