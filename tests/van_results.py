@@ -49,7 +49,7 @@ def _site(host: str, **kw: Any) -> SiteStatus:
         "reachable": True,
     }
     if platform == "kubernetes":
-        # the shape engine/operations/status.py gives a cluster site (kube_site_status)
+        # the shape engine/operations/status.py gives a cluster site (site_status)
         base |= {
             "controller": "api v1.31.0",
             "router": "skupper-router-7c5d9d6f4b-qg2lp Running",

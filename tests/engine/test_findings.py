@@ -292,3 +292,30 @@ def test_evidence_never_carries_a_key_a_log_line_quoted(topology: Topology) -> N
     )
     assert not any("abcdef0123456789abcdef" in e for e in found.evidence)
     assert any("[REDACTED]" in e for e in found.evidence)
+
+
+def test_a_router_stopped_by_down_is_no_stale_status_and_nothing_starts_it_again(
+    topology: Topology,
+) -> None:
+    from skupper_mcp.engine.operations.diagnose import respecting_asked
+
+    hub = states()["rhtevan-work"]
+    hub.containers["default-skupper-router"].state = "exited"
+    hub.containers[f"{hub.user}-skupper-controller"].state = "exited"
+    hub.units["skupper-controller.service"] = UnitState("skupper-controller.service")
+    hub.units["skupper-default.service"] = UnitState("skupper-default.service")
+    assert problems(network(topology, {"rhtevan-work": hub}, asked={"rhtevan-work": "up"})) == {
+        "rhtevan-work": {"stale-status"}
+    }
+    assert problems(network(topology, {"rhtevan-work": hub}, asked={"rhtevan-work": "down"})) == {}
+    # a finding on a site the user stopped keeps its evidence, but not a next step that
+    # would start the site again; its fix says how to, should the user want it
+    hub.unit_files["skupper-default.service"] += "# edited by hand\n"
+    net = network(topology, {"rhtevan-work": hub}, asked={"rhtevan-work": "down"})
+    found = respecting_asked(one(net, "no-auto-restart"), net)
+    assert found.next == []
+    assert "last asked to down" in found.fix and "setup()" in found.fix
+    other = network(topology, {"rhtevan-work": hub}, asked={"rhel-ai": "down"})
+    assert [s.tool for s in respecting_asked(one(other, "no-auto-restart"), other).next] == [
+        "setup"
+    ]
