@@ -47,6 +47,7 @@ class Observed:
     stale: dict[str, bool] = field(default_factory=dict)
     drift: dict[str, list[str] | None] = field(default_factory=dict)
     summary: str = ""
+    attempts: int = 1
     unread: dict[str, str] = field(default_factory=dict)
     status_exit: int = -1
     mcp_state: dict[str, str | None] = field(default_factory=dict)
@@ -61,6 +62,7 @@ class Observed:
             "state": self.state,
             "summary": self.summary,
             "unread": self.unread,
+            "attempts": self.attempts,
             "drift": {h: d for h, d in self.drift.items() if d},
             "status_exit": self.status_exit,
             "diagnose_exit": self.diagnose_exit,
@@ -196,25 +198,40 @@ async def _teardown(world: World, client: Client) -> None:
     assert code == 0, result
 
 
-SCENARIOS: tuple[tuple[str, Step], ...] = (
-    ("fresh", _nothing),
-    ("set up and up", _setup_up),
-    ("provider stopped by down", _down_provider),
-    ("all down", _down_all),
-    ("router killed (stale)", _router_killed),
-    ("host unreachable", _unreachable),
-    ("2.1.0 root host stopped", _root_host_down),
-    ("cluster skipped", _cluster_skipped),
-    ("after teardown", _teardown),
+#: Each scenario: its name, what makes it, and the hosts it makes unreachable.
+SCENARIOS: tuple[tuple[str, Step, frozenset[str]], ...] = (
+    ("fresh", _nothing, frozenset()),
+    ("set up and up", _setup_up, frozenset()),
+    ("provider stopped by down", _down_provider, frozenset()),
+    ("all down", _down_all, frozenset()),
+    ("router killed (stale)", _router_killed, frozenset()),
+    ("host unreachable", _unreachable, frozenset({"rhel-ai"})),
+    ("2.1.0 root host stopped", _root_host_down, frozenset()),
+    ("cluster skipped", _cluster_skipped, frozenset({"crc"})),
+    ("after teardown", _teardown, frozenset()),
 )
+#: How often a scenario is observed again when a host it did not fault could not be read:
+#: on a loaded machine a read of the sandbox can time out, which is not what is tested here.
+ATTEMPTS = 3
+
+
+def unread_by_load(seen: Observed, faulted: frozenset[str]) -> set[str]:
+    """Hosts outside ``faulted`` that some consumer could not read in this observation."""
+    found = {h for h in seen.unread if h not in faulted}
+    found |= {h for h, fid, _ in seen.findings if h not in faulted and fid == "site-unreadable"}
+    return found
 
 
 async def run_matrix(world: World, say: Callable[[Observed], None] | None = None) -> list[Observed]:
     found = []
     async with Client(server(world), mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
-        for name, step in SCENARIOS:
+        for name, step, faulted in SCENARIOS:
             await step(world, client)
-            seen = await observe(world, client, name)
+            for attempt in range(1, ATTEMPTS + 1):
+                seen = await observe(world, client, name)
+                seen.attempts = attempt
+                if not unread_by_load(seen, faulted):
+                    break
             if say is not None:
                 say(seen)
             found.append(seen)
