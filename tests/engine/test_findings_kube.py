@@ -3,6 +3,7 @@ cluster states: what the API returns about Secrets, Links and the router pod."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -240,3 +241,30 @@ def test_no_cluster_state_no_kube_finding(topology: Topology) -> None:
     unread = Unread(site_ref(topology, "crc"), ConnectError("crc", "API unreachable"))
     net = Network(topology, {"crc": unread})
     assert list(secret_type(net)) == [] and list(router_pod_stale(net)) == []
+
+
+def test_the_cluster_needs_setup_only_for_what_setup_builds(
+    topology: Topology, tmp_path: Path
+) -> None:
+    """up refuses a torn-down cluster (no Site) instead of half-building it; the links that
+    down removed (their Secrets kept) are up's to make again, not drift."""
+    from skupper_mcp.connectors.pool import ConnectorPool
+    from skupper_mcp.engine.desired.needs import setup_needed
+    from skupper_mcp.engine.operations.updown import setup_problem
+    from skupper_mcp.engine.sitemap import SiteMap
+
+    ref = site_ref(topology, "crc")
+    site = ClusterSite(api=None, namespace="skupper")  # type: ignore[arg-type]  # never called
+    topo = topology.model_copy(update={"state_dir": tmp_path})
+    sites = SiteMap(topo, ConnectorPool(topo.ssh.options()), None)
+    assert setup_needed(topo, ClusterReading(ref, site, healthy(topo))) == []
+    torn_down = KubeState(version="v1.31.6", site=None)
+    refused = setup_problem(sites, ClusterReading(ref, site, torn_down, "teardown"))
+    assert refused is not None and "run setup first" in refused and "Site/crc-test" in refused
+    taken_down = healthy(topo)
+    taken_down.links.clear()  # what down does; the Secrets stay
+    assert setup_needed(topo, ClusterReading(ref, site, taken_down, "down")) == []
+    assert setup_needed(topo, ClusterReading(ref, site, taken_down, "up")) == []
+    taken_down.secrets.clear()  # never linked: setup's to build
+    needed = setup_needed(topo, ClusterReading(ref, site, taken_down, "up")) or []
+    assert needed and all(line.startswith("Link/link-") for line in needed), needed
