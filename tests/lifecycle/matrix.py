@@ -105,6 +105,16 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
     return dict(result.structured_content)
 
 
+async def write(client: Client, tool: str, arguments: dict[str, Any]) -> None:
+    """A write that must reach every site: made again (writes are idempotent) while a site
+    was skipped, which on a loaded machine is a connect that timed out."""
+    for _ in range(ATTEMPTS):
+        result = await call(client, tool, arguments)
+        if not any(s["outcome"] == "skipped" for s in result["sites"]):
+            break
+    assert result["ok"] and not any(s["outcome"] == "skipped" for s in result["sites"]), result
+
+
 async def observe(world: World, client: Client, name: str) -> Observed:
     seen = Observed(name)
     seen.status_exit, status = cli(world, "status")
@@ -152,23 +162,23 @@ async def _nothing(world: World, client: Client) -> None:
 
 
 async def _setup_up(world: World, client: Client) -> None:
-    assert (await call(client, "setup", {}))["ok"]
-    assert (await call(client, "up", {"target": "all"}))["ok"]
+    await write(client, "setup", {})
+    await write(client, "up", {"target": "all"})
 
 
 async def _down_provider(world: World, client: Client) -> None:
-    assert (await call(client, "down", {"target": "rhel-ai"}))["ok"]
+    await write(client, "down", {"target": "rhel-ai"})
 
 
 async def _down_all(world: World, client: Client) -> None:
-    assert (await call(client, "up", {"target": "all"}))["ok"]
-    assert (await call(client, "down", {"target": "all"}))["ok"]
+    await write(client, "up", {"target": "all"})
+    await write(client, "down", {"target": "all"})
 
 
 async def _router_killed(world: World, client: Client) -> None:
     """Up, then rhel-ai's controller and router stopped on the host behind our back: its
     rendered status keeps saying Ready (really stale)."""
-    assert (await call(client, "up", {"target": "all"}))["ok"]
+    await write(client, "up", {"target": "all"})
     await asyncio.sleep(3)  # the controller writes Ready
     on_host(
         world,
@@ -178,23 +188,26 @@ async def _router_killed(world: World, client: Client) -> None:
 
 
 async def _unreachable(world: World, client: Client) -> None:
-    assert (await call(client, "up", {"target": "all"}))["ok"]
+    await write(client, "up", {"target": "all"})
     world.fault("rhel-ai", "blackhole")
 
 
 async def _root_host_down(world: World, client: Client) -> None:
     world.fault("rhel-ai", "restore")
-    assert (await call(client, "down", {"target": "rhtevan-work"}))["ok"]
+    await write(client, "down", {"target": "rhtevan-work"})
 
 
 async def _cluster_skipped(world: World, client: Client) -> None:
-    assert (await call(client, "up", {"target": "all"}))["ok"]
+    await write(client, "up", {"target": "all"})
     world.fault("crc", "down")
 
 
 async def _teardown(world: World, client: Client) -> None:
     world.fault("crc", "restore")
-    code, result = cli(world, "teardown", "--yes")
+    for _ in range(ATTEMPTS):  # as write(): again while a site was skipped
+        code, result = cli(world, "teardown", "--yes")
+        if code == 0:
+            break
     assert code == 0, result
 
 
@@ -240,7 +253,7 @@ async def run_matrix(world: World, say: Callable[[Observed], None] | None = None
 
 #: The sandbox shares a loaded machine with the product: a connect given more time than a
 #: real network needs, so that only the blackholed host is unreachable.
-CONNECT_TIMEOUT = 15
+CONNECT_TIMEOUT = 30
 
 
 def patient(world: World) -> None:
