@@ -120,8 +120,8 @@ A site stopped by down is `stopped`, as the user asked: report it, do not restar
 3. For each provider that is up (router running, listener bound) and whose model \
 hosted-model-ctl reports running, call `test_model(target=PROFILE)`.
 4. If a site is `stale`, `degraded` or `unknown`, a link is down, a listener is not \
-bound, or a test fails, call `diagnose(target="all")` and add its findings (symptom, cause, fix) to the \
-report; offer to fix them (the diagnose-skupper flow).
+bound, or a test fails, call `diagnose(target="all")` and add its findings (symptom, \
+cause, fix) to the report; offer to fix them (the diagnose-skupper flow).
 5. Finish with one combined report: sites (by state), links, listeners, each \
 model's status from hosted-model-ctl and each test's passed/total."""
 
