@@ -228,6 +228,26 @@ async def test_a_secret_of_another_type_is_deleted_and_created_as_the_api_wants(
     assert api.paths()[:3] == [f"GET {secret}", f"DELETE {secret}", f"POST {CORE}van/secrets"]
 
 
+async def test_secret_metadata_lists_names_and_types_never_data(kubeconfig: Path) -> None:
+    """status and diagnose read the link Secrets as metadata lists (a field selector on
+    ``type`` tells TLS from Opaque): no key, certificate or CA ever reaches them."""
+    data = {"ca.crt": "Y2E=", "tls.crt": "Y3J0", "tls.key": "a2V5"}
+    tls = {"metadata": {"name": "link-a"}, "type": "kubernetes.io/tls", "data": data}
+    opaque = {"metadata": {"name": "link-b"}, "data": data}
+    kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
+    try:
+        assert await kube.apply_secret({"apiVersion": "v1", "kind": "Secret", **tls})
+        assert await kube.apply_secret({"apiVersion": "v1", "kind": "Secret", **opaque})
+        every = await kube.list_secret_metadata()
+        assert sorted(i["metadata"]["name"] for i in every) == ["link-a", "link-b"]
+        assert all(set(i) == {"kind", "apiVersion", "metadata"} for i in every)
+        assert "Y2E=" not in repr(every) and "a2V5" not in repr(every)
+        only_tls = await kube.list_secret_metadata("type=kubernetes.io/tls")
+        assert [i["metadata"]["name"] for i in only_tls] == ["link-a"]
+    finally:
+        await kube.close()
+
+
 async def test_a_pod_log_keeps_its_newest_bytes_and_survives_bytes_that_are_not_utf8(
     api: RecordingApi, kubeconfig: Path
 ) -> None:

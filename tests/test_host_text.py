@@ -14,8 +14,9 @@ from mcp import Client
 from skupper_mcp import models
 from skupper_mcp.engine import Engine
 from skupper_mcp.engine.operations import status as status_op
+from skupper_mcp.engine.readings import ClusterReading, Reading, Unread
 from skupper_mcp.engine.scope import sites as all_sites
-from skupper_mcp.engine.sitemap import SiteMap, SiteView
+from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConnectError
 from skupper_mcp.models import HOST_TEXT, StatusResult
 from skupper_mcp.render import status_markdown, status_text
@@ -63,6 +64,7 @@ OWN_WORDS_FIELDS = {
     ("OperationResult", "summary"),
     ("SiteStatus", "host"),
     ("SiteStatus", "site"),
+    ("SiteStatus", "state_reason"),
     ("LinkStatus", "from_site"),
     ("LinkStatus", "to_site"),
     ("LinkStatus", "endpoint"),
@@ -236,10 +238,10 @@ class _Read(SiteMap):
         super().__init__(topology, pool=None, kube_factory=None)  # type: ignore[arg-type]
         self.state = state
 
-    async def view(self, ref: Any, log_lines: int = 0) -> SiteView:
+    async def read(self, ref: Any, log_lines: int = 0, secret_data: bool = False) -> Reading:
         if ref.platform == "kubernetes":
-            return SiteView(ref, kube_state=self.state)
-        return SiteView(ref, error=ConnectError(ref.host, "connection refused"))
+            return ClusterReading(ref, None, self.state)  # type: ignore[arg-type]
+        return Unread(ref, ConnectError(ref.host, "connection refused"))
 
 
 @pytest.fixture
@@ -331,7 +333,13 @@ def test_every_string_of_a_result_is_made_safe_however_it_gets_there(value: str)
         {"from": value, "to": "hub", "endpoint": "e:1", "status": value}
     )
     row = models.SiteStatus(
-        host="h", site="s", role="provider", platform="podman", reachable=True, drift=[value]
+        host="h",
+        site="s",
+        role="provider",
+        platform="podman",
+        reachable=True,
+        state="up",
+        drift=[value],
     )
     row.router = value  # set after it was built
     finding = models.Finding(
@@ -405,6 +413,7 @@ def test_the_status_summary_says_no_host_text() -> None:
         role="provider",
         platform="podman",
         reachable=True,
+        state="stopped",
         container="exited; running: alpha, beta",
     )
     said = status_op.summary([row], [])

@@ -67,7 +67,7 @@ def test_markdown_table_escapes_pipes() -> None:
     assert markdown_table(["x"], [["a|b"]]).splitlines()[2] == "| a\\|b |"
 
 
-def test_status_markdown_flags_stale_routers() -> None:
+def test_status_markdown_shows_each_sites_state_and_why() -> None:
     status = StatusResult(
         sites=[
             SiteStatus(
@@ -76,6 +76,8 @@ def test_status_markdown_flags_stale_routers() -> None:
                 role="provider",
                 platform="podman",
                 reachable=True,
+                state="stale",
+                state_reason="Ready claimed, router not running",
                 controller="active",
                 router="inactive",
                 stale=True,
@@ -86,6 +88,7 @@ def test_status_markdown_flags_stale_routers() -> None:
                 **{"from": "local-x", "to": "hub-rhel-ai"},
                 endpoint="h:8000",
                 tcp_probe=False,
+                connected=False,
                 status="down",
             )
         ],
@@ -95,10 +98,10 @@ def test_status_markdown_flags_stale_routers() -> None:
     )
     text = status_markdown(status)
     assert (
-        "| rhel-ai | hub-rhel-ai | provider | podman | yes | active | inactive (STALE) | - | - |"
-        in text
+        "| rhel-ai | hub-rhel-ai | provider | podman | stale (Ready claimed, router not "
+        "running) | active | inactive | - | - |" in text
     )
-    assert "| local-x | hub-rhel-ai | h:8000 | no | down |" in text
+    assert "| local-x | hub-rhel-ai | h:8000 | no | not connected (down) |" in text
     assert "- status `p` on rhel-ai: r" in text
     assert '"from": "local-x"' in status.model_dump_json(indent=1)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from skupper_mcp.engine import Engine
-from skupper_mcp.engine.operations.resolve import active_profile, resolve_static
+from skupper_mcp.engine.model_actions import active_profile
+from skupper_mcp.engine.operations.resolve import resolve_static
 from skupper_mcp.engine.sitemap import model_url
 from skupper_mcp.errors import ConfigError
 from skupper_mcp.facts.model_endpoint import models_command, parse_model_ids

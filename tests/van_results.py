@@ -49,7 +49,7 @@ def _site(host: str, **kw: Any) -> SiteStatus:
         "reachable": True,
     }
     if platform == "kubernetes":
-        # the shape engine/operations/status.py gives a cluster site (kube_site_status)
+        # the shape engine/operations/status.py gives a cluster site (site_status)
         base |= {
             "controller": "api v1.31.0",
             "router": "skupper-router-7c5d9d6f4b-qg2lp Running",
@@ -57,7 +57,13 @@ def _site(host: str, **kw: Any) -> SiteStatus:
         }
     else:
         base |= {"controller": "active", "router": "active", "container": "running"}
-    return SiteStatus.model_validate(base | kw)
+    fields = base | kw
+    if "state" not in fields:  # the condition status would give these fields
+        stopped = fields.get("container") not in (None, "running")
+        fields["state"] = (
+            "unreachable" if not fields["reachable"] else "stopped" if stopped else "up"
+        )
+    return SiteStatus.model_validate(fields)
 
 
 def _link(to: str, ready: bool = True, status: str | None = None) -> LinkStatus:

@@ -20,6 +20,10 @@ CheckStatus = Literal["pass", "warn", "fail"]
 ProfileSource = Literal["given", "active", "default"]
 LogComponent = Literal["router", "controller"]
 ListenerState = Literal["serving", "closing", "closed", "unknown"]
+#: A site's condition, decided in one place (engine/condition.py, which documents each value).
+SiteCondition = Literal[
+    "up", "stopped", "not-set-up", "unreachable", "stale", "degraded", "unknown"
+]
 
 #: Said in the schema of every field that can carry text from a host: a host (or whoever
 #: writes its logs or answers on its model port) chooses those bytes.
@@ -126,6 +130,14 @@ class SiteStatus(Result):
     role: Role
     platform: Platform
     reachable: bool
+    state: SiteCondition = Field(
+        description="The site's condition: up (its router runs); stopped (not running, as the "
+        "last down or teardown asked, or nothing claims it runs); not-set-up; unreachable; "
+        "stale (Skupper claims Ready, the router is not running and nothing the user asked "
+        "explains it); degraded (the router runs, something it needs is off: state_reason "
+        "says what); unknown (read, but what was read cannot decide)"
+    )
+    state_reason: str = Field(default="", description="Why the site is in that state")
     controller: str | None = Field(
         default=None,
         description="Controller unit state as systemctl reports it, e.g. active (running); "
@@ -142,7 +154,8 @@ class SiteStatus(Result):
     )
     stale: bool = Field(
         default=False,
-        description="The rendered status claims Ready but the router is not running",
+        description="state is stale: the rendered status claims Ready, the router is not "
+        "running and no down or teardown explains it",
     )
     detail: str | None = Field(
         default=None, description=f"What was read at the site, when it says more. {HOST_TEXT}"
@@ -176,6 +189,11 @@ class LinkStatus(Result):
         default=None, description="Whether a TCP connection to the endpoint succeeded"
     )
     status: str = Field(description=f"Link status as the router reports it. {HOST_TEXT}")
+    connected: bool | None = Field(
+        default=None,
+        description="Whether the dialling site reports the link Ready (null: that site was "
+        "not read)",
+    )
 
 
 class ListenerStatus(Result):
@@ -387,6 +405,9 @@ class DiagnosedSite(Result):
     host: str
     site: str
     read: bool = Field(description="Whether its state was read")
+    state: SiteCondition | None = Field(
+        default=None, description="The site's condition as status says it (null: not read)"
+    )
     findings: int = Field(description="How many findings concern it")
     seconds: float = 0.0
 

@@ -115,15 +115,16 @@ def check_text() -> str:
 Check Skupper: the network (VAN) and its models, with this server's tools and the \
 hosted-model-ctl skill. Change nothing. {RULES}
 
-1. Call `status()`: every site (controller and router units, router container, `stale`), \
-every link (with a TCP probe) and every listener (bound or not).
+1. Call `status()`: every site's `state` (up, stopped, not-set-up, unreachable, stale, \
+degraded, unknown) with why, every link (with a TCP probe) and every listener (bound or not). \
+A site stopped by down is `stopped`, as the user asked: report it, do not restart it.
 2. For each of its `model_actions` (`status`), run hosted-model-ctl `status PROFILE`.
 3. For each provider that is up (router running, listener bound) and whose model \
 hosted-model-ctl reports running, call `test_model(target=PROFILE)`.
-4. If a site is not Ready or is `stale`, a link is down, a listener is not bound, or a test \
-fails, call `diagnose(target="all")` and add its findings (symptom, cause, fix) to the \
-report; offer to fix them (the diagnose-skupper flow).
-5. Finish with one combined report: sites (up, down, unreachable), links, listeners, each \
+4. If a site is `stale`, `degraded` or `unknown`, a link is down, a listener is not \
+bound, or a test fails, call `diagnose(target="all")` and add its findings (symptom, \
+cause, fix) to the report; offer to fix them (the diagnose-skupper flow).
+5. Finish with one combined report: sites (by state), links, listeners, each \
 model's status from hosted-model-ctl and each test's passed/total."""
 
 

@@ -10,6 +10,7 @@ from functools import partial
 from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
+    LinkStatus,
     ModelAction,
     OperationResult,
     ResolveResult,
@@ -303,9 +304,17 @@ def topology_markdown(topology: Topology) -> str:
 # --------------------------------------------------------------------------- results
 
 
-def _state_text(value: str | None, stale: bool = False) -> str:
-    text = value or "-"
-    return f"{text} (STALE)" if stale else text
+def _state_text(state: str, reason: str) -> str:
+    """A site's condition with why, e.g. ``stopped (stopped by down, as asked)``."""
+    return f"{state} ({reason})" if reason else state
+
+
+def _link_text(link: LinkStatus) -> str:
+    """A link's status cell: connected or not (``LinkStatus.connected``), with what the
+    dialling router reports when it is not."""
+    if link.connected is None:
+        return link.status
+    return "connected" if link.connected else f"not connected ({link.status})"
 
 
 Table = Callable[[Sequence[str], Sequence[Sequence[Cell]]], str]
@@ -319,7 +328,7 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
             "Site",
             "Role",
             "Platform",
-            "Reachable",
+            "State",
             "Controller",
             "Router",
             "Container",
@@ -331,9 +340,9 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
                 s.site,
                 s.role,
                 s.platform,
-                s.reachable,
+                _state_text(s.state, s.state_reason),
                 s.controller,
-                _state_text(s.router, s.stale),
+                s.router,
                 s.container,
                 s.detail,
             ]
@@ -342,7 +351,10 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
     )
     links = table(
         ["From", "To", "Endpoint", "TCP probe", "Status"],
-        [[li.from_site, li.to_site, li.endpoint, li.tcp_probe, li.status] for li in status.links],
+        [
+            [li.from_site, li.to_site, li.endpoint, li.tcp_probe, _link_text(li)]
+            for li in status.links
+        ],
     )
     listeners = table(
         ["Site", "Port", "Routing key", "Bound", "State", "Service", "Detail"],

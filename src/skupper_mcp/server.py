@@ -208,9 +208,9 @@ def tool_function(tool: Tool, names: Names = EXAMPLES) -> Callable[..., Awaitabl
         if tool.consent:
             require_consent(arguments.pop("consent"))
             del arguments["confirm"]  # teardown_consent's to read, not the Engine's
-        engine = state(ctx).require_engine()
         report = progress(ctx)
-        result = await run(lambda: tool.call(engine, arguments, report))
+        async with state(ctx).engine_in_use() as engine:
+            result = await run(lambda: tool.call(engine, arguments, report))
         # setup's result model is the union of the two the Engine answers with
         return result if isinstance(result, result_type) else result_type(result)
 
@@ -265,6 +265,8 @@ class ServerState:
     config_error: ConfigError | None = None
     stamp: tuple[int, int] | None = None
     retired: list[Engine] = field(default_factory=list)
+    #: how many calls run on each engine now (by id): a retired one closes when it has none
+    calls: dict[int, int] = field(default_factory=dict)
 
     def refresh(self) -> None:
         stamp = _stamp(self.topology_path)
@@ -273,7 +275,7 @@ class ServerState:
         self.stamp = stamp
         topology, self.config_error = _load(self.topology_path)
         if self.engine is not None:
-            # a call may still run on it: closed with the server
+            # a call may still run on it: closed when its last call ends (engine_in_use)
             self.retired.append(self.engine)
             log.info("topology.env changed: read again")
         self.engine = Engine(topology) if topology else None
@@ -288,6 +290,25 @@ class ServerState:
                 "again on the next call."
             )
         return self.engine
+
+    @asynccontextmanager
+    async def engine_in_use(self) -> AsyncIterator[Engine]:
+        """The current engine for one call; afterwards every retired engine that no call
+        uses any more is closed, so a topology edit leaves no connections open behind it."""
+        engine = self.require_engine()
+        self.calls[id(engine)] = self.calls.get(id(engine), 0) + 1
+        try:
+            yield engine
+        finally:
+            self.calls[id(engine)] -= 1
+            await self.close_idle_retired()
+
+    async def close_idle_retired(self) -> None:
+        idle = [e for e in self.retired if not self.calls.get(id(e))]
+        self.retired = [e for e in self.retired if self.calls.get(id(e))]
+        for engine in idle:
+            self.calls.pop(id(engine), None)
+            await engine.close()
 
     async def close(self) -> None:
         for engine in [*self.retired, *([self.engine] if self.engine else [])]:
@@ -426,7 +447,8 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         if not live or live[-1].engine is None:
             error = live[-1].config_error if live else "the server is not running"
             return f"The topology is not usable: {error}"
-        return await live[-1].engine.status()
+        async with live[-1].engine_in_use() as engine:
+            return await engine.status()
 
     @server.resource(
         "skupper://status",

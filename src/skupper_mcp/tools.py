@@ -161,7 +161,7 @@ def _resolve_text(result: ResolveResult, width: int | None) -> str:
 
 
 def _status_exit_code(result: StatusResult) -> int:
-    unread = any(not s.reachable or s.container is None for s in result.sites)
+    unread = any(s.state in ("unreachable", "unknown") for s in result.sites)
     return EXIT_SKIPPED if unread else EXIT_OK
 
 
@@ -330,8 +330,11 @@ TOOLS: tuple[Tool, ...] = (
         title="Skupper status",
         summary="live state of sites, links, listeners",
         description=inspect.cleandoc(
-            """The live state of every site (controller and router units, router container,
-            stale status), every link (with a TCP probe) and every listener (bound or not).
+            """The live state of every site (its `state`: up, stopped, not-set-up, unreachable,
+            stale, degraded or unknown, with `state_reason`; its controller and router units
+            and router container; `drift`: what setup would change), every link (with a TCP
+            probe and `connected`) and every listener (serving, closing, closed or unknown).
+            A site stopped by down is `stopped`: not a problem.
             Use it when the user asks how Skupper is doing; then run the model_actions
             (status) with hosted-model-ctl for the model containers."""
         ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,12 @@ import skupper_mcp
 from fake_connector import framed
 from skupper_mcp import errors
 from skupper_mcp.connectors.base import CommandResult, SSHTarget
+from skupper_mcp.engine.desired.podman import hub_resources, local_resources_without_secrets
 from skupper_mcp.engine.operations import updown
 from skupper_mcp.engine.runner import SITE_ERRORS
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import CommandError, SiteStateError, SkupperMcpError
+from skupper_mcp.facts import names
 from skupper_mcp.sites import units
 from skupper_mcp.topology import Topology, parse_topology
 from topology_samples import SMALL_TOPOLOGY
@@ -52,13 +55,28 @@ class Pool:
         return Broken(name, self.error)
 
 
-def set_up_site_state(namespace: str = "default", user: str = "tester") -> str:
-    """What the state read prints for a site that is set up and stopped."""
+def set_up_site_state(host: str, namespace: str = "default", user: str = "tester") -> str:
+    """What the state read prints for a site of SMALL_TOPOLOGY that is set up as setup
+    leaves it (its resources, containers, units and watch script), and stopped."""
+    topology = parse_topology(SMALL_TOPOLOGY, Path("topology.env"))
+    provider = topology.provider(host)
+    desired = (
+        hub_resources(provider)
+        if provider is not None
+        else local_resources_without_secrets(topology)
+    )
     podman = "/usr/bin/podman"
+    stopped = [names.controller_container(user), names.router_container(namespace)]
+    controller = json.dumps([{"Names": [name], "State": "exited"} for name in stopped])
+    socket = f"Id={names.PODMAN_SOCKET_UNIT}\nLoadState=loaded\nActiveState=active\n"
     lines = [f"@@user {user}", f"@@podman {podman}", "@@section version", "2.2.1", "@@rc 0"]
-    lines += ["@@section units", "@@rc 0", "@@section containers", "[]", "@@rc 0"]
+    lines += ["@@section units", socket, "@@rc 0", "@@section containers", controller, "@@rc 0"]
+    for resource in desired:
+        kind, name = resource["kind"], resource["metadata"]["name"]
+        lines += [f"@@file input {kind}-{name}.yaml", json.dumps(resource)]
     for unit in units.site_units(namespace, user, podman):
         lines += [f"@@file unit {unit.name}", unit.content]
+    lines += ["@@file watch start-watch.sh", units.watch_script(podman)]
     return framed("\n".join([*lines, "@@rendered", "@@end"]) + "\n")
 
 
@@ -68,7 +86,7 @@ class FailsToAct(Broken):
     async def run(self, command: str, **_: object) -> CommandResult:
         self.ran.append(command)
         if "@@section version" in command:
-            return CommandResult(self.host, command, 0, set_up_site_state(), "", 0.0)
+            return CommandResult(self.host, command, 0, set_up_site_state(self.host), "", 0.0)
         raise self.error
 
 

@@ -12,15 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from fake_connector import FakeConnector
 from skupper_mcp.engine.findings import RULES, Network
 from skupper_mcp.engine.findings.context import LinkProbe
+from skupper_mcp.engine.readings import Asked, PodmanReading, Reading, Unread
 from skupper_mcp.engine.scope import sites as all_sites
-from skupper_mcp.engine.sitemap import SiteView
 from skupper_mcp.errors import ConnectError
 from skupper_mcp.facts.private_keys import OpenKey
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
 from skupper_mcp.facts.skupper_version import parse_skupper_version
 from skupper_mcp.models import Finding
+from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.topology import Topology, load_topology
 
 STATES = Path(__file__).resolve().parent / "site_states"
@@ -61,15 +63,26 @@ def network(
     *,
     links: list[LinkProbe] | None = None,
     errors: dict[str, BaseException] | None = None,
+    asked: dict[str, Asked] | None = None,
 ) -> Network:
-    views = {}
+    asked = asked or {}
+    views: dict[str, Reading] = {}
     read = {**states(), **(changed or {})}
     for ref in all_sites(topology):
         if ref.platform != "podman":
             continue
         error = (errors or {}).get(ref.host)
-        views[ref.host] = SiteView(ref, state=None if error else read[ref.host], error=error)
+        if error is not None:
+            views[ref.host] = Unread(ref, error)
+        else:
+            site = PodmanSite(FakeConnector(ref.host), namespace_of(topology, ref.host))
+            views[ref.host] = PodmanReading(ref, site, read[ref.host], asked.get(ref.host))
     return Network(topology, views, links or [])
+
+
+def namespace_of(topology: Topology, host: str) -> str:
+    p = topology.provider(host)
+    return p.namespace if p is not None else topology.local.namespace
 
 
 def findings(net: Network) -> list[Finding]:
@@ -319,3 +332,30 @@ def test_evidence_never_carries_a_key_a_log_line_quoted(topology: Topology) -> N
     )
     assert not any("abcdef0123456789abcdef" in e for e in found.evidence)
     assert any("[REDACTED]" in e for e in found.evidence)
+
+
+def test_a_router_stopped_by_down_is_no_stale_status_and_nothing_starts_it_again(
+    topology: Topology,
+) -> None:
+    from skupper_mcp.engine.operations.diagnose import respecting_asked
+
+    hub = states()["rhtevan-work"]
+    hub.containers["default-skupper-router"].state = "exited"
+    hub.containers[f"{hub.user}-skupper-controller"].state = "exited"
+    hub.units["skupper-controller.service"] = UnitState("skupper-controller.service")
+    hub.units["skupper-default.service"] = UnitState("skupper-default.service")
+    assert problems(network(topology, {"rhtevan-work": hub}, asked={"rhtevan-work": "up"})) == {
+        "rhtevan-work": {"stale-status"}
+    }
+    assert problems(network(topology, {"rhtevan-work": hub}, asked={"rhtevan-work": "down"})) == {}
+    # a finding on a site the user stopped keeps its evidence, but not a next step that
+    # would start the site again; its fix says how to, should the user want it
+    hub.unit_files["skupper-default.service"] += "# edited by hand\n"
+    net = network(topology, {"rhtevan-work": hub}, asked={"rhtevan-work": "down"})
+    found = respecting_asked(one(net, "no-auto-restart"), net)
+    assert found.next == []
+    assert "last asked to down" in found.fix and "setup()" in found.fix
+    other = network(topology, {"rhtevan-work": hub}, asked={"rhel-ai": "down"})
+    assert [s.tool for s in respecting_asked(one(other, "no-auto-restart"), other).next] == [
+        "setup"
+    ]

@@ -3,6 +3,7 @@ cluster states: what the API returns about Secrets, Links and the router pod."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,11 +11,12 @@ import pytest
 from skupper_mcp.engine.desired.cluster import kube_resources_without_secrets, kube_secret_names
 from skupper_mcp.engine.findings import RULES, Network
 from skupper_mcp.engine.findings.kube import router_pod_stale, secret_type
+from skupper_mcp.engine.readings import ClusterReading, Unread
 from skupper_mcp.engine.scope import site_ref
-from skupper_mcp.engine.sitemap import SiteView
+from skupper_mcp.errors import ConnectError
 from skupper_mcp.models import Finding
 from skupper_mcp.sites import resources as cr
-from skupper_mcp.sites.kube import KubeState
+from skupper_mcp.sites.kube import ClusterSite, KubeState
 from skupper_mcp.topology import Topology
 from skupper_mcp.topology.validation import parse_topology
 from topology_samples import SMALL_TOPOLOGY
@@ -91,7 +93,8 @@ def set_link(state: KubeState, name: str, status: str, message: str = "") -> Non
 
 def network(topology: Topology, state: KubeState) -> Network:
     ref = site_ref(topology, "crc")
-    return Network(topology, {"crc": SiteView(ref=ref, kube_state=state)})
+    site = ClusterSite(api=None, namespace="skupper")  # type: ignore[arg-type]  # never called
+    return Network(topology, {"crc": ClusterReading(ref, site, state)})
 
 
 def findings(topology: Topology, state: KubeState) -> list[Finding]:
@@ -235,5 +238,33 @@ def test_only_the_link_secrets_of_the_topology_count(topology: Topology) -> None
 
 
 def test_no_cluster_state_no_kube_finding(topology: Topology) -> None:
-    net = Network(topology, {"crc": SiteView(ref=site_ref(topology, "crc"))})
+    unread = Unread(site_ref(topology, "crc"), ConnectError("crc", "API unreachable"))
+    net = Network(topology, {"crc": unread})
     assert list(secret_type(net)) == [] and list(router_pod_stale(net)) == []
+
+
+def test_the_cluster_needs_setup_only_for_what_setup_builds(
+    topology: Topology, tmp_path: Path
+) -> None:
+    """up refuses a torn-down cluster (no Site) instead of half-building it; the links that
+    down removed (their Secrets kept) are up's to make again, not drift."""
+    from skupper_mcp.connectors.pool import ConnectorPool
+    from skupper_mcp.engine.desired.needs import setup_needed
+    from skupper_mcp.engine.operations.updown import setup_problem
+    from skupper_mcp.engine.sitemap import SiteMap
+
+    ref = site_ref(topology, "crc")
+    site = ClusterSite(api=None, namespace="skupper")  # type: ignore[arg-type]  # never called
+    topo = topology.model_copy(update={"state_dir": tmp_path})
+    sites = SiteMap(topo, ConnectorPool(topo.ssh.options()), None)
+    assert setup_needed(topo, ClusterReading(ref, site, healthy(topo))) == []
+    torn_down = KubeState(version="v1.31.6", site=None)
+    refused = setup_problem(sites, ClusterReading(ref, site, torn_down, "teardown"))
+    assert refused is not None and "run setup first" in refused and "Site/crc-test" in refused
+    taken_down = healthy(topo)
+    taken_down.links.clear()  # what down does; the Secrets stay
+    assert setup_needed(topo, ClusterReading(ref, site, taken_down, "down")) == []
+    assert setup_needed(topo, ClusterReading(ref, site, taken_down, "up")) == []
+    taken_down.secrets.clear()  # never linked: setup's to build
+    needed = setup_needed(topo, ClusterReading(ref, site, taken_down, "up")) or []
+    assert needed and all(line.startswith("Link/link-") for line in needed), needed

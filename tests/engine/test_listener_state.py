@@ -4,22 +4,23 @@ unknown, from the port probe and the provider's reading, never from a guess."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
+from fake_connector import FakeConnector
 from skupper_mcp.engine.listeners import closing, listener_state
 from skupper_mcp.engine.operations.status import summary
+from skupper_mcp.engine.readings import PodmanReading, Unread
 from skupper_mcp.engine.scope import SiteRef
-from skupper_mcp.engine.sitemap import SiteView
 from skupper_mcp.errors import ConnectError
 from skupper_mcp.facts import names
 from skupper_mcp.facts.site_state import ContainerState, SiteState, parse_podman_ps
 from skupper_mcp.models import ListenerStatus
+from skupper_mcp.sites.podman import PodmanSite
 
 NS = "models"
 REF = SiteRef(host="rhel-ai", site="hub-rhel-ai", role="provider", platform="podman")
 
 
-def provider(running: bool, exited_ago: int | None = None) -> SiteView:
+def provider(running: bool, exited_ago: int | None = None) -> PodmanReading:
     """rhel-ai's reading: its router container running, or exited ``exited_ago`` s ago."""
     name = names.router_container(NS)
     container = ContainerState(
@@ -28,7 +29,7 @@ def provider(running: bool, exited_ago: int | None = None) -> SiteView:
         exited_at=None if exited_ago is None else 1_000_000 - exited_ago,
     )
     state = SiteState(now=1_000_000, containers={name: container})
-    return SiteView(ref=REF, podman=SimpleNamespace(namespace=NS), state=state)  # type: ignore[arg-type]
+    return PodmanReading(REF, PodmanSite(FakeConnector("rhel-ai"), NS), state)
 
 
 def test_bound_with_the_providers_router_running_is_serving() -> None:
@@ -60,7 +61,7 @@ def test_closing_without_a_stop_time_says_up_to_a_minute() -> None:
 def test_not_bound_is_closed_and_an_unread_provider_is_unknown() -> None:
     assert listener_state(False, "rhel-ai", provider(True), "local")[0] == "closed"
     assert listener_state(None, "rhel-ai", None, "local")[0] == "unknown"
-    unread = SiteView(ref=REF, error=ConnectError("rhel-ai", "timed out"))
+    unread = Unread(REF, ConnectError("rhel-ai", "timed out"))
     state, detail, _ = listener_state(True, "rhel-ai", unread, "local")
     assert state == "unknown" and "could not be read" in (detail or "")
 

@@ -32,10 +32,17 @@ from skupper_mcp.engine.operations.updown import (
     podman_down_actions,
     podman_up_actions,
 )
+from skupper_mcp.engine.readings import PodmanReading
+from skupper_mcp.engine.scope import SiteRef
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.engine.store.backups import Backups
 from skupper_mcp.errors import CommandError
-from skupper_mcp.facts.site_state import ContainerState, RouterContainer, parse_site_state
+from skupper_mcp.facts.site_state import (
+    ContainerState,
+    RouterContainer,
+    SiteState,
+    parse_site_state,
+)
 from skupper_mcp.models import CheckResult, OperationResult
 from skupper_mcp.sites.kube import ClusterSite, KubeState
 from skupper_mcp.sites.podman import PodmanSite
@@ -404,6 +411,11 @@ def site(host: str) -> tuple[PodmanSite, FakeConnector]:
     return PodmanSite(fake, "default"), fake
 
 
+def read_as(podman: PodmanSite, state: SiteState) -> PodmanReading:
+    """rhel-ai's reading with ``state``."""
+    return PodmanReading(SiteRef("rhel-ai", "hub-rhel-ai", "provider", "podman"), podman, state)
+
+
 def scripts(actions: list) -> list[str]:  # type: ignore[type-arg]
     return [w.text for a in actions for w in a.does if isinstance(w, Script)]
 
@@ -413,7 +425,7 @@ def test_up_never_recreates_the_router_and_setup_does_only_without_tmpfs() -> No
     built = parse_site_state(recorded("up", "rhel-ai"))
     down = parse_site_state(recorded("down", "rhel-ai"))
     assert built.router is not None and built.router.has_tmpfs
-    assert [a.name for a in podman_up_actions(podman, down)] == START
+    assert [a.name for a in podman_up_actions(read_as(podman, down))] == START
     assert podman_setup_actions(podman, built, [], tmpfs=True, restore_ca=None) == []
     # A router the controller re-rendered without the flags: setup re-creates it, and
     # restarts its unit so the new container runs.
@@ -444,11 +456,11 @@ def test_up_never_recreates_the_router_and_setup_does_only_without_tmpfs() -> No
 def test_down_stops_the_container_too_on_tmpfs_hosts_only() -> None:
     podman, fake = site("rhel-ai")
     up = parse_site_state(recorded("up", "rhel-ai"))
-    assert [a.name for a in podman_down_actions(podman, up, tmpfs=True)] == STOP_TMPFS
-    assert [a.name for a in podman_down_actions(podman, up, tmpfs=False)] == STOP
+    assert [a.name for a in podman_down_actions(read_as(podman, up), tmpfs=True)] == STOP_TMPFS
+    assert [a.name for a in podman_down_actions(read_as(podman, up), tmpfs=False)] == STOP
     down = parse_site_state(recorded("down", "rhel-ai"))
-    assert podman_down_actions(podman, down, tmpfs=True) == []
-    assert scripts(podman_down_actions(podman, up, tmpfs=False))[0].endswith(
+    assert podman_down_actions(read_as(podman, down), tmpfs=True) == []
+    assert scripts(podman_down_actions(read_as(podman, up), tmpfs=False))[0].endswith(
         f"$SKMCP_CTL stop {ROUTER}"
     )
     assert fake.calls == []

@@ -1,44 +1,49 @@
-"""The status summary: a site whose state could not be read is unknown, never stopped."""
+"""The status summary: each site named for its condition; a site whose state could not be
+read is unknown (or unreachable), never stopped."""
 
 from __future__ import annotations
 
-from skupper_mcp.engine.operations.status import summary, unread_site_status
-from skupper_mcp.models import ListenerStatus, SiteStatus
+from skupper_mcp.engine.operations.status import site_status, summary
+from skupper_mcp.engine.readings import Unread
+from skupper_mcp.engine.scope import SiteRef
+from skupper_mcp.errors import CommandTimeout
+from skupper_mcp.models import ListenerStatus, SiteCondition, SiteStatus
 
 
-def row(host: str, reachable: bool = True, container: str | None = None) -> SiteStatus:
+def row(host: str, state: SiteCondition, reason: str = "") -> SiteStatus:
     return SiteStatus(
         host=host,
         site=f"hub-{host}",
         role="provider",
         platform="podman",
-        reachable=reachable,
-        container=container,
+        reachable=state != "unreachable",
+        state=state,
+        state_reason=reason,
+        stale=state == "stale",
     )
 
 
-def test_each_site_is_named_for_what_is_known_of_it() -> None:
+def test_each_site_is_named_for_its_condition() -> None:
     rows = [
-        row("a", container="running"),
-        row("b", container="exited"),
-        row("c", container="absent"),
-        row("d", reachable=False),
-        row("e"),  # reachable, but its state read timed out
+        row("a", "up"),
+        row("b", "stopped"),
+        row("c", "not-set-up"),
+        row("d", "unreachable"),
+        row("e", "unknown"),  # reachable, but its state read timed out
+        row("f", "stale"),
+        row("g", "degraded", "the system controller is not running"),
     ]
     listeners = [ListenerStatus(site="local", port=9000, routing_key="k", bound=True)]
     assert summary(rows, listeners) == (
-        "running: a; stopped: b, c; unreachable: d; state unknown: e; 1/1 listeners bound"
+        "running: a, g; stopped: b; not set up: c; unreachable: d; state unknown: e; "
+        "1/1 listeners bound; stale status on f; "
+        "degraded: g (the system controller is not running)"
     )
 
 
 def test_a_timed_out_read_is_reported_with_its_reason() -> None:
-    from skupper_mcp.engine.scope import SiteRef
-    from skupper_mcp.engine.sitemap import SiteView
-    from skupper_mcp.errors import CommandTimeout
-
     ref = SiteRef(host="gpu-1", site="hub-gpu-1", role="provider", platform="podman")
-    view = SiteView(ref=ref, error=CommandTimeout("gpu-1", "state read", 30))
-    status = unread_site_status(view)
-    assert status.reachable and status.container is None
-    assert "timed out" in (status.detail or "")
+    status = site_status(Unread(ref, CommandTimeout("gpu-1", "state read", 30)))
+    assert status.reachable and status.container is None and status.state == "unknown"
+    assert "timed out" in (status.detail or "") and "timed out" in status.state_reason
     assert summary([status], []) == "running: none; state unknown: gpu-1; 0/0 listeners bound"

@@ -6,8 +6,9 @@ from pathlib import Path
 #: and down (before setup to up/down), its partial and cluster cases (partial hosts to CRC),
 #: reading it (status to logs), then its front ends and its end (front ends to faults).
 #: Parts run on workers of their own at once: the longest (up/down's waits on skrouterd's
-#: remoteLsMaxAgeSeconds) sets the half's time, so none is much longer.
-PARTS = (5, 30, 60, 70)
+#: remoteLsMaxAgeSeconds) sets the half's time, so none is much longer. The scenario matrix
+#: (97) runs on a world of its own, from fresh to torn down.
+PARTS = (5, 30, 60, 70, 97)
 
 
 def part_of(path: str | Path) -> int:

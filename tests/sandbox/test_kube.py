@@ -366,6 +366,32 @@ def test_secrets_are_validated_and_string_data_is_encoded(shared: Cluster, ns: s
     assert deleted["kind"] == "Status" and deleted["status"] == "Success"
 
 
+def test_a_list_of_metadata_only_and_the_secret_type_field_selector(
+    shared: Cluster, ns: str
+) -> None:
+    core = shared.core()
+    tls = {"tls.crt": "eA==", "tls.key": "eA=="}
+    core.create_namespaced_secret(
+        ns, {"metadata": {"name": "t"}, "type": "kubernetes.io/tls", "data": tls}
+    )
+    core.create_namespaced_secret(ns, {"metadata": {"name": "o"}, "data": {"k": "eA=="}})
+    accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+    raw = core.list_namespaced_secret(ns, _preload_content=False, _headers={"Accept": accept})
+    found = json.loads(raw.read())
+    assert (found["kind"], found["apiVersion"]) == ("PartialObjectMetadataList", "meta.k8s.io/v1")
+    assert [(i["kind"], sorted(i)) for i in found["items"]] == [
+        ("PartialObjectMetadata", ["apiVersion", "kind", "metadata"])
+    ] * 2
+    assert sorted(i["metadata"]["name"] for i in found["items"]) == ["o", "t"]
+    only_tls = core.list_namespaced_secret(ns, field_selector="type=kubernetes.io/tls")
+    assert [s.metadata.name for s in only_tls.items] == ["t"]
+    with pytest.raises(ApiException) as refused:
+        core.list_namespaced_secret(
+            ns, _headers={"Accept": "application/json;as=Table;g=meta.k8s.io;v=v1"}
+        )
+    assert refused.value.status == 406
+
+
 def test_wrong_token_is_401_with_a_status(shared: Cluster, tmp_path: Path) -> None:
     config = yaml.safe_load(shared.kubeconfig.read_text())
     config["users"][0]["user"]["token"] = "sha256~not-the-token"

@@ -55,6 +55,10 @@ KubeObject = dict[str, Any]
 KubeObjects = list[KubeObject]
 
 T = TypeVar("T")
+#: The Accept header that asks a list for its objects' metadata only.
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+#: What a metadata list of a namespace's Secrets may weigh (a few hundred bytes each).
+MAX_METADATA_LIST = 4 * 1024 * 1024
 
 #: The most one API answer may hold, headers included: a namespace's lists are far smaller;
 #: an answer that never ends must not grow the process.
@@ -224,6 +228,38 @@ class KubeConnector:
             "get", f"secrets/{name}", ns, core.read_namespaced_secret, name, ns
         )
         return await self._to_dict(secret)
+
+    async def list_secret_metadata(
+        self, field_selector: str | None = None, *, namespace: str | None = None
+    ) -> KubeObjects:
+        """The Secrets' metadata only (a PartialObjectMetadataList: names, creation times,
+        owners; never their data), optionally filtered by a field selector such as
+        ``type=kubernetes.io/tls``. An answer that is not metadata only is refused unread."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        extra = {"field_selector": field_selector} if field_selector else {}
+
+        def fetch(**kwargs: Any) -> bytes:
+            response = core.list_namespaced_secret(
+                ns, _preload_content=False, _headers={"Accept": METADATA_LIST}, **extra, **kwargs
+            )
+            try:
+                return bytes(response.read(MAX_METADATA_LIST + 1))
+            finally:
+                response.release_conn()
+
+        body = await self._call("list", "secrets", ns, fetch)
+        if len(body) > MAX_METADATA_LIST:
+            raise KubeError(self.context, f"the secrets of {ns} are too many to list")
+        try:
+            found = json.loads(body)
+        except ValueError as exc:
+            raise KubeError(self.context, f"secrets in {ns}: the answer is not JSON") from exc
+        if not isinstance(found, dict) or found.get("kind") != "PartialObjectMetadataList":
+            # a server that ignored the Accept header sent the Secrets whole: not kept
+            raise KubeError(self.context, f"secrets in {ns}: the API sent more than metadata")
+        items = found.get("items") or []
+        return [i for i in items if isinstance(i, dict) and isinstance(i.get("metadata"), dict)]
 
     async def apply_secret(self, body: KubeObject, *, namespace: str | None = None) -> bool:
         """Create the Secret, or replace it when its type, data or labels differ (a Secret

@@ -11,9 +11,9 @@ provider's router runs (and since when it is stopped, when the host says).
 
 from __future__ import annotations
 
-from ..facts import names
 from ..models import ListenerState, ListenerStatus
-from .sitemap import SiteView
+from .condition import listener_condition, stopped_for
+from .readings import Reading
 
 #: skrouterd's default ``remoteLsMaxAgeSeconds``: how long a router keeps the addresses of a
 #: router it no longer hears from.
@@ -40,24 +40,26 @@ def listener_row(
     )
 
 
-def listener_state(bound: bool | None, provider: str, view: SiteView | None, site: str) -> State:
+def listener_state(bound: bool | None, provider: str, reading: Reading | None, site: str) -> State:
     """(state, detail, closes_within) of ``site``'s listener for ``provider``, from whether
-    its port accepts (``bound``) and the provider's reading (``view``, None if not read)."""
-    if bound is None:
-        return "unknown", "not probed", None
-    if not bound:
-        return "closed", "nothing accepts on the port: no route to the model here", None
-    active = view.router_active() if view is not None and view.ok else None
-    if active is None:
-        return (
-            "unknown",
-            f"bound, but {provider}'s state could not be read: whether its router still "
-            "serves is unknown",
-            None,
-        )
-    if active:
-        return "serving", None, None
-    return closing(provider, site, stopped_since(view))
+    its port accepts (``bound``) and the provider's reading (None if not read); the state
+    is ``condition.listener_condition``'s."""
+    match listener_condition(bound, reading):
+        case "unknown" if bound is None:
+            return "unknown", "not probed", None
+        case "unknown":
+            return (
+                "unknown",
+                f"bound, but {provider}'s state could not be read: whether its router still "
+                "serves is unknown",
+                None,
+            )
+        case "closed":
+            return "closed", "nothing accepts on the port: no route to the model here", None
+        case "serving":
+            return "serving", None, None
+        case _:
+            return closing(provider, site, stopped_for(reading))
 
 
 def closing(provider: str, site: str, stopped_for: float | None) -> State:
@@ -82,8 +84,6 @@ def closing(provider: str, site: str, stopped_for: float | None) -> State:
     return "closing", detail, left
 
 
-def stopped_since(view: SiteView | None) -> float | None:
+def stopped_since(reading: Reading | None) -> float | None:
     """Seconds since the provider's router container exited, when its reading says."""
-    if view is None or view.state is None or view.podman is None:
-        return None
-    return view.state.stopped_for(names.router_container(view.podman.namespace))
+    return stopped_for(reading)

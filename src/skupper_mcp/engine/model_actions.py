@@ -6,16 +6,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..errors import ConfigError
 from ..models import ModelAction, SiteResult
-from ..topology import Topology
+from ..topology import ProviderHost, Topology
+
+
+def active_profile(provider: ProviderHost, served: list[str] | None) -> str | None:
+    """The active profile: the first model id the endpoint lists (in its order) that a
+    profile of this host serves; None when it serves none of them. resolve_profile and
+    the model actions both read this."""
+    for model_id in served or []:
+        profile = provider.profile_for_model(model_id)
+        if profile:
+            return profile
+    return None
 
 
 def active_or_default(topology: Topology, host: str, served: list[str] | None) -> tuple[str, str]:
     """(profile, how it was chosen): the profile whose model the host serves, else its default."""
-    provider = next(p for p in topology.providers if p.name == host)
-    for profile, model_id in provider.profiles.items():
-        if served and model_id in served:
-            return profile, "active"
+    provider = topology.provider(host)
+    if provider is None:
+        raise ConfigError(f"{host!r} is not a provider host of the topology")
+    profile = active_profile(provider, served)
+    if profile:
+        return profile, "active"
     return provider.default_profile, "default"
 
 
@@ -33,7 +47,7 @@ def model_actions(
             continue
         host = result.host
         if operation == "setup" and result.outcome == "up":
-            profile = next(p for p in topology.providers if p.name == host).default_profile
+            profile, _ = active_or_default(topology, host, None)
             why = "infrastructure is ready: deploy the default profile"
             actions.append(ModelAction(host=host, profile=profile, action="setup", reason=why))
         elif operation == "up" and result.outcome == "up":

@@ -57,12 +57,9 @@ def site_ref(topology: Topology, host: str) -> SiteRef:
 
 
 def valid_targets(topology: Topology) -> list[str]:
-    names = ["all"]
-    for ref in sites(topology):
-        names += [ref.host, ref.site]
-    for provider in topology.providers:
-        names += list(provider.profiles)
-    return list(dict.fromkeys(names))
+    """Every name a target may be: all, the hosts, the sites, the profiles (the topology's
+    one list)."""
+    return list(dict.fromkeys(topology.target_names()))
 
 
 def resolve_target(topology: Topology, query: str) -> Target:

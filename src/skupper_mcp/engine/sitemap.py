@@ -1,5 +1,5 @@
 """Reach and read every site of the topology, concurrently. One host's failure is that
-host's ``SiteView.error``, never an exception that loses the others. Also what readings say
+host's ``Unread`` reading, never an exception that loses the others. Also what readings say
 across sites: the peers' link client certificates, the links as their dialling sites report
 them, and the models the providers serve."""
 
@@ -11,73 +11,29 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..connectors.pool import ConnectorPool
-from ..errors import ConnectError, KubeError, SiteConfigError
-from ..facts import names
+from ..errors import ConfigError, ConnectError
 from ..facts.site_state import SiteState
+from ..models import SiteResult
 from ..sites import resources as cr
-from ..sites.kube import ClusterSite, KubeState, status_of
+from ..sites.kube import ClusterSite, status_of
 from ..sites.podman import PodmanSite
 from ..sites.resources import ClientCert, LinkTarget
 from ..topology import ProviderHost, Topology
 from ..vocabulary import KUBE_HOST, LOCAL_HOST
+from .condition import link_connected
 from .desired.cluster import link_targets
-from .runner import SITE_ERRORS, SiteRun, describe
+from .readings import Asked, ClusterReading, PodmanReading, Reading, Unread
+from .runner import SITE_ERRORS, SiteRun
 from .scope import SiteRef, site_ref
+from .store.intents import Intents
 
 KubeFactory = Callable[[], ClusterSite]
 
 
-@dataclass
-class SiteView:
-    """A site as an operation found it: its driver and state, or why it could not be read."""
-
-    ref: SiteRef
-    podman: PodmanSite | None = None
-    kube: ClusterSite | None = None
-    state: SiteState | None = None
-    kube_state: KubeState | None = None
-    error: BaseException | None = None
-    seconds: float = 0.0
-
-    @property
-    def reachable(self) -> bool:
-        """False when the site cannot be acted on at all: the host cannot be reached, or
-        the cluster refuses our credentials. Such sites are skipped, not failed."""
-        if isinstance(self.error, ConnectError):
-            return False
-        return not (isinstance(self.error, KubeError) and self.error.status in (401, 403))
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def usable(self, run: SiteRun) -> bool:
-        """Whether the operation can act here; if not, the run says why: skipped when the
-        site cannot be reached (or refuses our credentials), failed otherwise."""
-        if self.error is None:
-            return True
-        (run.fail if self.reachable else run.skip)(self.problem())
-        return False
-
-    def problem(self) -> str:
-        assert self.error is not None
-        if isinstance(self.error, SiteConfigError):
-            return f"{self.ref.host} cannot be used as configured: {self.error.reason}"
-        if isinstance(self.error, ConnectError):
-            return f"{self.ref.host} unreachable: {self.error.reason}"
-        if isinstance(self.error, KubeError):
-            return f"{self.ref.host}: {self.error}"
-        return f"cannot read the state of {self.ref.host}: {describe(self.error)}"
-
-    def router_active(self) -> bool | None:
-        """Whether the site's router runs (None when unknown)."""
-        if self.state is not None and self.podman is not None:
-            ns = self.podman.namespace
-            return (
-                self.state.container_running(names.router_container(ns))
-                or self.state.unit(names.router_unit(ns)).active
-            )
-        return None
+def skip_or_fail(run: SiteRun, reading: Unread) -> None:
+    """An operation cannot act on a site it could not read: skipped when the site cannot be
+    reached (or refuses our credentials), failed otherwise; the run says why."""
+    (run.fail if reading.reachable else run.skip)(reading.problem())
 
 
 class SiteMap:
@@ -89,9 +45,30 @@ class SiteMap:
         self.topology = topology
         self.pool = pool
         self.kube_factory = kube_factory
+        self.intents = Intents(topology.state_dir, topology.path)
 
     def provider(self, host: str) -> ProviderHost:
-        return next(p for p in self.topology.providers if p.name == host)
+        """The provider of that name (``ConfigError`` for a name that is none)."""
+        found = self.topology.provider(host)
+        if found is None:
+            raise ConfigError(f"{host!r} is not a provider host of the topology")
+        return found
+
+    def asked(self, ref: SiteRef) -> Asked | None:
+        """What the user last asked of the site (None: nothing recorded)."""
+        return self.intents.read(ref.host, ref.site)
+
+    def remember(self, results: Iterable[SiteResult], asked: Asked) -> None:
+        """Record that the user asked ``asked`` of these sites (after a write, never a plan):
+        of each that the write reached and changed, or that ended as asked. A site it
+        skipped or refused untouched keeps what was asked of it before."""
+        self.intents.record(
+            {
+                r.host: (r.site, asked)
+                for r in results
+                if r.changed or r.outcome not in ("failed", "skipped")
+            }
+        )
 
     async def podman(self, ref: SiteRef) -> PodmanSite:
         if ref.host == LOCAL_HOST:
@@ -107,25 +84,28 @@ class SiteMap:
             raise ConnectError(KUBE_HOST, "no Kubernetes site is configured")
         return self.kube_factory()
 
-    async def view(self, ref: SiteRef, log_lines: int = 0) -> SiteView:
+    async def read(self, ref: SiteRef, log_lines: int = 0, secret_data: bool = False) -> Reading:
+        """The site as it is now, with what the user last asked of it. The cluster's link
+        Secrets come with their data only for ``secret_data`` (the writes that compare it)."""
         started = time.monotonic()
-        view = SiteView(ref)
+        asked = self.asked(ref)
         try:
             if ref.platform == "kubernetes":
-                view.kube = self.kube()
-                view.kube_state = await view.kube.read()
-            else:
-                view.podman = await self.podman(ref)
-                view.state = await view.podman.read(log_lines)
+                kube = self.kube()
+                state = await kube.read(secret_data)
+                return ClusterReading(ref, kube, state, asked, time.monotonic() - started)
+            podman = await self.podman(ref)
+            found = await podman.read(log_lines)
+            return PodmanReading(ref, podman, found, asked, time.monotonic() - started)
         except SITE_ERRORS as exc:
-            view.error = exc
-        view.seconds = time.monotonic() - started
-        return view
+            return Unread(ref, exc, asked, time.monotonic() - started)
 
-    async def views(self, refs: Iterable[SiteRef], log_lines: int = 0) -> dict[str, SiteView]:
+    async def read_all(
+        self, refs: Iterable[SiteRef], log_lines: int = 0, secret_data: bool = False
+    ) -> dict[str, Reading]:
         refs = list(refs)
-        found = await asyncio.gather(*(self.view(ref, log_lines) for ref in refs))
-        return {v.ref.host: v for v in found}
+        found = await asyncio.gather(*(self.read(ref, log_lines, secret_data) for ref in refs))
+        return {r.ref.host: r for r in found}
 
     async def client_cert(self, host: str, site_name: str) -> ClientCert | None:
         """A peer's link client certificate, or None when it cannot be read now."""
@@ -155,9 +135,9 @@ class SiteMap:
         return None
 
 
-def served_models(views: dict[str, SiteView]) -> dict[str, list[str] | None]:
+def served_models(readings: dict[str, Reading]) -> dict[str, list[str] | None]:
     """host -> the model ids its endpoint reported (what decides active profiles)."""
-    return {h: v.state.served_models for h, v in views.items() if v.state is not None}
+    return {h: r.state.served_models for h, r in readings.items() if isinstance(r, PodmanReading)}
 
 
 def model_url(p: ProviderHost) -> str:
@@ -166,7 +146,8 @@ def model_url(p: ProviderHost) -> str:
 
 @dataclass(frozen=True)
 class LinkRow:
-    """A link the topology asks for, as the dialling site reports it."""
+    """A link the topology asks for, as the dialling site reports it (``connected`` None:
+    that site was not read)."""
 
     from_host: str
     from_site: str
@@ -175,19 +156,22 @@ class LinkRow:
     host: str
     port: int
     status: str
+    connected: bool | None
 
 
-def link_rows(topo: Topology, views: dict[str, SiteView]) -> list[LinkRow]:
+def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
     """The local site's link to every hub, then the cluster's links, with their status."""
     rows: list[LinkRow] = []
-    local_view = views.get(LOCAL_HOST)
-    local_state = local_view.state if local_view is not None else None
+    local = readings.get(LOCAL_HOST)
     for p in topo.providers:
         name = cr.link_name(p.site_name)
-        res = local_state.runtime_resources.get(("Link", name)) if local_state else None
-        if res is None and local_state is not None:
-            res = local_state.input_resources.get(("Link", name))
-        status = status_of(res) if local_state else "unknown (local site unreadable)"
+        if isinstance(local, PodmanReading):
+            res = local.state.runtime_resources.get(("Link", name))
+            if res is None:
+                res = local.state.input_resources.get(("Link", name))
+            status, connected = status_of(res), link_connected(res)
+        else:
+            status, connected = "unknown (local site unreadable)", None
         rows.append(
             LinkRow(
                 LOCAL_HOST,
@@ -197,17 +181,19 @@ def link_rows(topo: Topology, views: dict[str, SiteView]) -> list[LinkRow]:
                 p.public_host,
                 p.inter_router_port,
                 status,
+                connected,
             )
         )
     kube = topo.kubernetes
     if kube is not None:
-        kube_view = views.get(kube.name)
+        cluster = readings.get(kube.name)
         for host, target in link_targets(topo).items():
             name = cr.link_name(target.site)
-            if kube_view is not None and kube_view.kube_state is not None:
-                status = status_of(kube_view.kube_state.links.get(name))
+            if isinstance(cluster, ClusterReading):
+                link = cluster.state.links.get(name)
+                status, connected = status_of(link), link_connected(link)
             else:
-                status = "unknown (API unreachable)"
+                status, connected = "unknown (API unreachable)", None
             rows.append(
                 LinkRow(
                     kube.name,
@@ -217,6 +203,7 @@ def link_rows(topo: Topology, views: dict[str, SiteView]) -> list[LinkRow]:
                     target.host,
                     target.inter_router_port,
                     status,
+                    connected,
                 )
             )
     return rows

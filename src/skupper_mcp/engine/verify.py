@@ -7,13 +7,15 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 
 from ..errors import NotReadyError
 from ..facts import names
-from ..sites.kube import ClusterSite, ready, status_of
-from ..sites.podman import PodmanSite
+from ..sites.kube import ClusterSite, status_of
 from ..sites.work import ApiCall
 from ..topology import ProviderHost
+from .condition import link_connected, podman_router_running, podman_router_supervised
+from .readings import PodmanReading
 from .runner import SITE_ERRORS, Action, SiteRun, describe
 
 POLL = 0.3
@@ -57,25 +59,22 @@ async def tcp_probe(host: str, port: int, timeout: float = 1.0) -> bool:
     return True
 
 
-async def wait_router(run: SiteRun, site: PodmanSite, deadline: float) -> bool:
+async def wait_router(run: SiteRun, reading: PodmanReading, deadline: float) -> bool:
     """Wait until the site's router container runs under its active unit."""
     started = time.monotonic()
-    ns = site.namespace
     last = "not read yet"
     pacing = Pacing()
     while True:
         try:
-            state = await site.read()
-            unit = state.unit(names.router_unit(ns))
-            running = state.container_running(names.router_container(ns))
-            if running and unit.active:
+            now = replace(reading, state=await reading.site.read())
+            if podman_router_supervised(now):
                 await run.note(
                     "verify router", "router running", seconds=time.monotonic() - started
                 )
                 return True
-            last = f"router unit {unit.active_state}/{unit.sub_state}, container " + (
-                "running" if running else "not running"
-            )
+            unit = now.state.unit(names.router_unit(now.namespace))
+            container = "runs" if podman_router_running(now) else "is not running"
+            last = f"router unit {unit.active_state}/{unit.sub_state}, its container {container}"
         except SITE_ERRORS as exc:
             last = describe(exc)
         if time.monotonic() >= deadline:
@@ -112,7 +111,9 @@ async def wait_links(site: ClusterSite, names: list[str], deadline: float) -> st
         try:
             state = await site.read()
             pending = {
-                n: status_of(state.links.get(n)) for n in names if not ready(state.links.get(n))
+                n: status_of(state.links.get(n))
+                for n in names
+                if not link_connected(state.links.get(n))
             }
             if not pending:
                 return f"links ready: {', '.join(names)}"

@@ -155,6 +155,15 @@ def client_cert_script(namespace: str, cert_dir: str) -> str:
     )
 
 
+#: The ActiveState values (``systemctl show``, ``systemctl is-active``) of a unit that runs.
+ACTIVE_STATES = ("active", "activating", "reloading")
+
+
+def is_active(active_state: str | None) -> bool:
+    """Whether a unit's ActiveState text says it runs: the one reading of that text."""
+    return active_state in ACTIVE_STATES
+
+
 @dataclass
 class UnitState:
     name: str
@@ -170,7 +179,7 @@ class UnitState:
 
     @property
     def active(self) -> bool:
-        return self.active_state in ("active", "activating", "reloading")
+        return is_active(self.active_state)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from ..connectors.kubeconfig import (
 from ..errors import KubeBoundError
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
-from .resources import Resource, key
+from .resources import Resource, key, resource_status
 from .work import ApiCall
 
 #: The Deployments whose pods the product reads, restarts and takes logs from: a pod is
@@ -37,6 +37,11 @@ CONTROLLER_DEPLOYMENT = "skupper-controller"
 ROUTER_CONTAINER = "router"
 #: Delete the router pod so its Deployment recreates it with the current Secrets mounted.
 RESTART_ROUTER = ApiCall("delete", "Pod", f"of Deployment/{ROUTER_DEPLOYMENT}")
+#: The Secret types a metadata read tells apart (by field selector): a link Secret must be
+#: TLS (the kube-adaptor mounts no other), and Opaque is what one made by hand becomes.
+TLS_TYPE = "kubernetes.io/tls"
+OPAQUE_TYPE = "Opaque"
+OTHER_TYPE = "neither kubernetes.io/tls nor Opaque"
 #: How long one API call may take as a whole, connect to last byte.
 KUBE_TIMEOUT = 10.0
 #: How long reading the site's state may take, in KUBE_TIMEOUTs: the access check and
@@ -74,16 +79,11 @@ def delete_calls(keys: list[tuple[str, str]]) -> tuple[ApiCall, ...]:
 
 def status_of(obj: dict[str, Any] | None) -> str:
     """A CR's ``status.status`` with its message, e.g. ``Ready`` or ``Pending: Not operational``."""
-    if not obj:
-        return "absent"
-    status = obj.get("status") or {}
-    text = str(status.get("status") or "Pending")
-    message = status.get("message")
-    return text if not message or message == "OK" else f"{text}: {message}"
+    return resource_status(obj).text
 
 
 def ready(obj: dict[str, Any] | None) -> bool:
-    return bool(obj) and (obj.get("status") or {}).get("status") == "Ready"  # type: ignore[union-attr]
+    return resource_status(obj).ready
 
 
 @dataclass
@@ -137,13 +137,16 @@ class ClusterSite:
     async def close(self) -> None:
         await self.api.close()
 
-    async def read(self) -> KubeState:
-        """The site's objects; a ``KubeBoundError`` when they cannot all be read within
-        ``READ_TIMEOUTS`` times ``KUBE_TIMEOUT`` (each call is bounded on its own too)."""
+    async def read(self, secret_data: bool = False) -> KubeState:
+        """The site's resources, Services and router pods, and its link Secrets: their
+        metadata and type only (what status and diagnose need), or with ``secret_data`` whole
+        (setup and up compare a Secret's CA with the peer's). A ``KubeBoundError`` when they
+        cannot all be read within ``READ_TIMEOUTS`` times ``KUBE_TIMEOUT`` (each call is
+        bounded on its own too)."""
         seconds = READ_TIMEOUTS * self.api.timeout
         try:
             async with asyncio.timeout(seconds):
-                return await self._read()
+                return await self._read(secret_data)
         except TimeoutError:
             raise KubeBoundError(
                 self.api.context,
@@ -151,26 +154,54 @@ class ClusterSite:
                 bound="deadline",
             ) from None
 
-    async def _read(self) -> KubeState:
+    async def _read(self, secret_data: bool) -> KubeState:
         version = await self.api.check_access(self.namespace)
         ns = self.namespace
-        sites, links, listeners, services, pods, *secrets = await asyncio.gather(
+        reads = self._secrets() if secret_data else self._secret_metadata()
+        sites, links, listeners, services, pods, secrets = await asyncio.gather(
             self.api.list("sites", namespace=ns),
             self.api.list("links", namespace=ns),
             self.api.list("listeners", namespace=ns),
             self.api.list_services(namespace=ns),
             self.owned_pods(ROUTER_DEPLOYMENT),
-            *(self._secret(name) for name in self.secret_names),
+            reads,
         )
         return KubeState(
             version=version,
             site=sites[0] if sites else None,
             links=_by_name(links),
             listeners=_by_name(listeners),
-            secrets={s["metadata"]["name"]: s for s in secrets if s},
+            secrets=secrets,
             services=_by_name(services),
             router_pods=pods,
         )
+
+    async def _secrets(self) -> dict[str, dict[str, Any]]:
+        found = await asyncio.gather(*(self._secret(name) for name in self.secret_names))
+        return {s["metadata"]["name"]: s for s in found if s}
+
+    async def _secret_metadata(self) -> dict[str, dict[str, Any]]:
+        """The link Secrets without their data: metadata lists, one of every Secret and one
+        of each type that matters (a field selector on ``type``), so the type is known too."""
+        ns = self.namespace
+        every, tls, opaque = await asyncio.gather(
+            self.api.list_secret_metadata(namespace=ns),
+            self.api.list_secret_metadata(f"type={TLS_TYPE}", namespace=ns),
+            self.api.list_secret_metadata(f"type={OPAQUE_TYPE}", namespace=ns),
+        )
+        types = {name: TLS_TYPE for name in _by_name(tls)} | {
+            name: OPAQUE_TYPE for name in _by_name(opaque)
+        }
+        wanted = set(self.secret_names)
+        return {
+            name: {
+                "kind": "Secret",
+                "metadata": item["metadata"],
+                "type": types.get(name, OTHER_TYPE),
+            }
+            for name, item in _by_name(every).items()
+            if name in wanted
+        }
 
     async def _secret(self, name: str) -> dict[str, Any] | None:
         from ..errors import KubeError

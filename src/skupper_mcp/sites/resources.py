@@ -43,6 +43,44 @@ class LinkTarget:
     edge_port: int
 
 
+@dataclass(frozen=True)
+class ResourceStatus:
+    """What a Skupper resource's ``status:`` says, read once for every consumer."""
+
+    present: bool
+    status: str | None = None
+    message: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.status == "Ready"
+
+    @property
+    def text(self) -> str:
+        """``Ready``, ``Pending: Not operational``, ``absent``..."""
+        if not self.present:
+            return "absent"
+        text = self.status or "Pending"
+        return text if not self.message or self.message == "OK" else f"{text}: {self.message}"
+
+
+def resource_status(obj: Any) -> ResourceStatus:
+    """The status of a resource as a host or the API gave it. A ``status:`` that is null,
+    a string or a list (a file edited by hand) is a resource without a status yet, never an
+    error: the file is the host's text."""
+    if not isinstance(obj, dict) or not obj:
+        return ResourceStatus(False)
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return ResourceStatus(True)
+    said, message = status.get("status"), status.get("message")
+    return ResourceStatus(
+        True,
+        str(said) if said not in (None, "") else None,
+        str(message) if message not in (None, "") else None,
+    )
+
+
 def router_access_name(site: str) -> str:
     return f"{site}-public"
 

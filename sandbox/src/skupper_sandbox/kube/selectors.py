@@ -2,7 +2,9 @@
 
 Label selectors: ``a=b``, ``a==b``, ``a!=b``, ``a in (x,y)``, ``a notin (x,y)``, ``a``
 (exists) and ``!a`` (does not exist), joined by commas. Field selectors here support
-``metadata.name`` and ``metadata.namespace`` with ``=``, ``==`` and ``!=``.
+``metadata.name`` and ``metadata.namespace`` with ``=``, ``==`` and ``!=``, and the
+top-level fields a kind makes selectable (a Secret's ``type``:
+pkg/registry/core/secret/strategy.go SelectableFields in kubernetes).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ _SET_RE = re.compile(rf"^\s*({_KEY})\s+(in|notin)\s+\(([^)]*)\)\s*$")
 _CMP_RE = re.compile(rf"^\s*({_KEY})\s*(==|!=|=)\s*([-A-Za-z0-9_.]*)\s*$")
 _EXISTS_RE = re.compile(rf"^\s*(!?)\s*({_KEY})\s*$")
 _FIELDS = {"metadata.name", "metadata.namespace"}
+#: The top-level fields each kind lets a field selector match, beyond its metadata.
+KIND_FIELDS: dict[str, frozenset[str]] = {"Secret": frozenset({"type"})}
 
 
 class SelectorError(ValueError):
@@ -67,17 +71,24 @@ def label_selector(text: str | None) -> Predicate:
     return lambda labels: all(p(labels) for p in predicates)
 
 
-def field_selector(text: str | None) -> Callable[[Mapping[str, Any]], bool]:
-    """A predicate over a whole object for the supported metadata fields."""
+def field_selector(
+    text: str | None, kind_fields: frozenset[str] = frozenset()
+) -> Callable[[Mapping[str, Any]], bool]:
+    """A predicate over a whole object for the supported metadata fields and the kind's
+    own selectable fields (``kind_fields``)."""
     checks: list[tuple[str, bool, str]] = []
     for term in _split_terms(text or ""):
         match = re.match(r"^\s*([a-zA-Z.]+)\s*(==|!=|=)\s*(\S*)\s*$", term)
-        if not match or match.group(1) not in _FIELDS:
+        if not match or match.group(1) not in _FIELDS | kind_fields:
             raise SelectorError(f"field label not supported: {term.strip()!r}")
-        checks.append((match.group(1).split(".", 1)[1], match.group(2) == "!=", match.group(3)))
+        checks.append((match.group(1), match.group(2) == "!=", match.group(3)))
+
+    def value_of(obj: Mapping[str, Any], field: str) -> Any:
+        if field.startswith("metadata."):
+            return (obj.get("metadata") or {}).get(field.split(".", 1)[1])
+        return obj.get(field)
 
     def matches(obj: Mapping[str, Any]) -> bool:
-        meta = obj.get("metadata") or {}
-        return all((meta.get(field) == value) != negate for field, negate, value in checks)
+        return all((value_of(obj, field) == value) != negate for field, negate, value in checks)
 
     return matches

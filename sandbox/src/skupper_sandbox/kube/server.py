@@ -221,7 +221,8 @@ class KubeApi:
             raise ApiError(405, "MethodNotAllowed", "watch is not supported by the sandbox API")
         if name is None:
             if method == "GET":
-                return 200, store.list(resource, namespace, labels, fields)
+                found = store.list(resource, namespace, labels, fields)
+                return 200, as_requested(found, request.headers.get("accept", ""))
             if method == "POST":
                 return 201, store.create(resource, namespace, self._body(request))
             if method == "DELETE":
@@ -262,3 +263,43 @@ class KubeApi:
             return request.json()
         except ValueError as error:
             raise ApiError(400, "BadRequest", f"the body is not valid JSON: {error}") from error
+
+
+#: What a client asks with ``Accept: application/json;as=PartialObjectMetadataList;g=...;v=...``
+#: to get a list's metadata only (the objects' other fields, a Secret's data included, are
+#: never sent): k8s.io/apiserver pkg/endpoints/handlers/response.go asPartialObjectMetadataList.
+METADATA_GROUP_VERSIONS = {"v1", "v1beta1"}
+
+
+def as_requested(found: dict[str, Any], accept: str) -> dict[str, Any]:
+    """A list as the Accept header asks: whole, or as a PartialObjectMetadataList. Another
+    ``as=`` the sandbox does not serve is 406, as the real server answers a kind it lacks."""
+    params = _media_params(accept)
+    if "as" not in params:
+        return found
+    version = params.get("v", "")
+    if (
+        params["as"] != "PartialObjectMetadataList"
+        or params.get("g") != "meta.k8s.io"
+        or version not in METADATA_GROUP_VERSIONS
+    ):
+        raise ApiError(406, "NotAcceptable", f"the sandbox API cannot serve {accept!r}")
+    api_version = f"meta.k8s.io/{version}"
+    return {
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": api_version,
+        "metadata": found.get("metadata", {}),
+        "items": [
+            {"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": i["metadata"]}
+            for i in found.get("items", [])
+        ],
+    }
+
+
+def _media_params(accept: str) -> dict[str, str]:
+    """The parameters of the first media type of an Accept header that has ``as=``."""
+    for media in accept.split(","):
+        params = dict(p.strip().split("=", 1) for p in media.split(";")[1:] if "=" in p)
+        if "as" in params:
+            return params
+    return {}

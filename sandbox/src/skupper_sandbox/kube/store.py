@@ -26,7 +26,12 @@ from typing import Any
 from skupper_sandbox.kube import resources
 from skupper_sandbox.kube.patches import PatchError, json_patch, merge_patch
 from skupper_sandbox.kube.resources import Resource
-from skupper_sandbox.kube.selectors import SelectorError, field_selector, label_selector
+from skupper_sandbox.kube.selectors import (
+    KIND_FIELDS,
+    SelectorError,
+    field_selector,
+    label_selector,
+)
 
 Obj = dict[str, Any]
 ChangeListener = Callable[[Resource, str, Obj], None]
@@ -192,7 +197,7 @@ class Store:
         """Objects of one type, in one namespace or all, that match the selectors."""
         try:
             label_match = label_selector(labels)
-            field_match = field_selector(fields)
+            field_match = field_selector(fields, KIND_FIELDS.get(resource.kind, frozenset()))
         except SelectorError as error:
             raise ApiError(400, "BadRequest", str(error)) from error
         if namespace and resource.namespaced:

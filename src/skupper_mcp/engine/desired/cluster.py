@@ -79,5 +79,12 @@ def differing(state: KubeState, wanted: list[Resource]) -> list[Resource]:
     return [r for r in wanted if not cr.same(r, state.existing(r))]
 
 
+def cluster_link_names(topology: Topology) -> tuple[str, ...]:
+    """The Links the topology gives the cluster (none without a cluster)."""
+    if topology.kubernetes is None:
+        return ()
+    return tuple(cr.link_name(t.site) for t in link_targets(topology).values())
+
+
 def kube_resources_without_secrets(topology: Topology) -> list[Resource]:
     return base_resources(topology) + [cr.link(t) for t in link_targets(topology).values()]

@@ -12,8 +12,8 @@ from ...models import Finding, NextStep, Severity
 from ...sites.kube import KubeState
 from ...topology import ProviderHost, Topology
 from ...vocabulary import LOCAL_HOST
+from ..readings import ClusterReading, PodmanReading, Reading
 from ..scope import SiteRef
-from ..sitemap import SiteView
 
 
 @dataclass(frozen=True)
@@ -34,22 +34,30 @@ class Network:
     """Everything one diagnose read found."""
 
     topology: Topology
-    views: dict[str, SiteView]
+    views: dict[str, Reading]
     links: list[LinkProbe] = field(default_factory=list)
 
     @property
     def topology_file(self) -> str:
         return str(self.topology.path) if isinstance(self.topology.path, Path) else "topology.env"
 
-    def podman_sites(self) -> Iterable[tuple[SiteRef, SiteState]]:
+    def podman_readings(self) -> Iterable[PodmanReading]:
         for view in self.views.values():
-            if view.state is not None and view.ref.platform == "podman":
-                yield view.ref, view.state
+            if isinstance(view, PodmanReading):
+                yield view
+
+    def podman_sites(self) -> Iterable[tuple[SiteRef, SiteState]]:
+        for view in self.podman_readings():
+            yield view.ref, view.state
+
+    def podman_reading(self, host: str) -> PodmanReading | None:
+        view = self.views.get(host)
+        return view if isinstance(view, PodmanReading) else None
 
     def kube_site(self) -> tuple[SiteRef, KubeState] | None:
         for view in self.views.values():
-            if view.kube_state is not None:
-                return view.ref, view.kube_state
+            if isinstance(view, ClusterReading):
+                return view.ref, view.state
         return None
 
     def namespace(self, host: str) -> str:
@@ -59,7 +67,7 @@ class Network:
         return p.namespace if p is not None else "default"
 
     def provider(self, host: str) -> ProviderHost | None:
-        return next((p for p in self.topology.providers if p.name == host), None)
+        return self.topology.provider(host)
 
     def prefix(self, host: str) -> str:
         """The topology.env variable prefix of a host."""

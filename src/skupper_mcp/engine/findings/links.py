@@ -18,8 +18,8 @@ SETTLE_SECONDS = 15
 
 
 def _dialler_log(network: Network, link: LinkProbe, *needles: str) -> list[str]:
-    view = network.views.get(link.from_host)
-    if view is None or view.state is None:
+    view = network.podman_reading(link.from_host)
+    if view is None:
         return []
     endpoint = f"Connection to {link.host}:{link.port} failed"
     # skrouterd logs each failure twice: as SERVER (error) and again inside a FLOW_LOG record
@@ -33,8 +33,8 @@ def _dialler_log(network: Network, link: LinkProbe, *needles: str) -> list[str]:
 def _router_listening(network: Network, host: str) -> bool:
     """Whether the dialled site's router runs with its site's configuration (so a port that
     does not answer is the network's doing, not the router's)."""
-    view = network.views.get(host)
-    if view is None or view.state is None:
+    view = network.podman_reading(host)
+    if view is None:
         return False
     router = names.router_container(network.namespace(host))
     running_for = view.state.running_for(router)

@@ -10,6 +10,7 @@ from ...facts.private_keys import KEYS_CAUSE, KEYS_FIX
 from ...models import Finding
 from ...sites import units
 from ...vocabulary import LOCAL_HOST
+from ..condition import podman_condition, podman_router_running, router_unit_active
 from ..model_actions import active_or_default
 from ..scope import SiteRef
 from .context import Network, call, finding, log_lines, model_ctl, set_variable
@@ -154,7 +155,8 @@ def no_auto_restart(network: Network) -> Iterator[Finding]:
             evidence.append(f"~/{names.WATCH_SCRIPT_PATH}: missing")
         router = names.router_container(ns)
         unit = state.unit(names.router_unit(ns))
-        if state.container_running(router) and not unit.active:
+        view = network.podman_reading(ref.host)
+        if view is not None and podman_router_running(view) and not router_unit_active(view):
             evidence.append(
                 f"{router} is running while {unit.name} is {unit.active_state}: a crash "
                 "would not be restarted"
@@ -220,15 +222,12 @@ def unit_failed_on_stop(network: Network) -> Iterator[Finding]:
 
 
 def stale_status(network: Network) -> Iterator[Finding]:
-    for ref, state in network.podman_sites():
-        router = names.router_container(network.namespace(ref.host))
-        site = next((r for (k, _), r in state.runtime_resources.items() if k == "Site"), None)
-        says = ((site or {}).get("status") or {}).get("status")
-        if says != "Ready" or state.container_running(router):
+    for view in network.podman_readings():
+        if podman_condition(view)[0] != "stale":
             continue
+        ref, state = view.ref, view.state
+        router = names.router_container(view.namespace)
         controller = state.unit(names.controller_unit())
-        if controller.active or state.container_running(names.controller_container(state.user)):
-            continue  # a running controller updates the status itself
         found = state.container(router)
         yield finding(
             "stale-status",
@@ -239,9 +238,11 @@ def stale_status(network: Network) -> Iterator[Finding]:
                 "runtime/resources Site status: Ready",
                 f"{router}: {found.state if found else 'absent'}",
                 f"{controller.name}: {controller.active_state}",
+                f"last asked of {ref.host}: {view.asked or 'nothing recorded'}",
             ],
-            cause="the system controller, which would update the status, is stopped too; the "
-            "files keep the last status it wrote",
+            cause="the router stopped without a down asking for it, and the system "
+            "controller, which would update the status, is stopped too; the files keep the "
+            "last status it wrote",
             fix=f"run up on {ref.host} to start the controller and the router",
             next=[call("up", target=ref.host)],
         )
@@ -252,7 +253,8 @@ def model_not_serving(network: Network) -> Iterator[Finding]:
         p = network.provider(ref.host)
         if p is None or ref.host == LOCAL_HOST or state.served_models is not None:
             continue
-        if not state.container_running(names.router_container(p.namespace)):
+        view = network.podman_reading(ref.host)
+        if view is None or not podman_router_running(view):
             continue
         container = state.container(p.model_container) if p.model_container else None
         profile, _ = active_or_default(network.topology, p.name, None)

@@ -8,14 +8,15 @@ from collections.abc import Iterator
 from ...errors import SiteConfigError
 from ...facts.skupper_version import SkupperVersion
 from ...models import Finding
-from ..desired.drift import site_drift
+from ..desired.needs import drift_lines
+from ..readings import ClusterReading, PodmanReading, Unread
 from ..scope import SiteRef
 from .context import Network, call, finding, on_host
 
 
 def unreadable(network: Network) -> Iterator[Finding]:
     for view in network.views.values():
-        if view.error is None:
+        if not isinstance(view, Unread):
             continue
         if isinstance(view.error, SiteConfigError):
             yield misconfigured(network, view.ref, view.error)
@@ -72,9 +73,10 @@ def misconfigured(network: Network, ref: SiteRef, error: SiteConfigError) -> Fin
 
 
 def not_set_up(network: Network) -> Iterator[Finding]:
-    for ref, state in network.podman_sites():
-        if state.rendered:
-            continue
+    for view in network.podman_readings():
+        ref = view.ref
+        if view.state.rendered or view.asked == "teardown":
+            continue  # torn down as the user asked: nothing to fix
         yield finding(
             "not-set-up",
             ref,
@@ -89,11 +91,12 @@ def not_set_up(network: Network) -> Iterator[Finding]:
 
 def drift(network: Network) -> Iterator[Finding]:
     for view in network.views.values():
-        if view.state is not None and not view.state.rendered:
-            continue  # not-set-up says it better
-        if view.kube_state is not None and view.kube_state.site is None:
-            continue
-        lines = site_drift(network.topology, view)
+        match view:
+            case PodmanReading() if not view.state.rendered:
+                continue  # not-set-up says it better
+            case ClusterReading() if view.state.site is None:
+                continue
+        lines = drift_lines(network.topology, view)
         if not lines:
             continue
         yield finding(

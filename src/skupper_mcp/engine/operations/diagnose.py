@@ -11,9 +11,12 @@ from __future__ import annotations
 import asyncio
 
 from ...facts.redact import redact_lines
-from ...models import DiagnosedSite, DiagnoseResult, Finding
+from ...models import DiagnosedSite, DiagnoseResult, Finding, NextStep
+from ..condition import site_condition
+from ..desired.cluster import cluster_link_names
 from ..findings import RULES, Network
 from ..findings.context import LinkProbe
+from ..readings import Asked, Unread
 from ..scope import resolve_target
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, link_rows
@@ -25,7 +28,7 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 async def read(sites: SiteMap) -> Network:
     topo = sites.topology
-    views = await sites.views(all_sites(topo), log_lines=LOG_LINES)
+    views = await sites.read_all(all_sites(topo), log_lines=LOG_LINES)
     rows = link_rows(topo, views)
     probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
     links = [
@@ -38,18 +41,20 @@ async def read(sites: SiteMap) -> Network:
 async def run(sites: SiteMap, target: str) -> DiagnoseResult:
     wanted = resolve_target(sites.topology, target)
     network = await read(sites)
-    found = [f for rule in RULES for f in rule(network)]
+    found = [respecting_asked(f, network) for rule in RULES for f in rule(network)]
     findings = await asyncio.to_thread(redacted_all, found)
     views = list(network.views.values())
     if not wanted.everything:
         findings = [f for f in findings if f.host == wanted.host]
         views = [v for v in views if v.ref.host == wanted.host]
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
+    links_of_cluster = cluster_link_names(sites.topology)
     diagnosed = [
         DiagnosedSite(
             host=v.ref.host,
             site=v.ref.site,
-            read=v.error is None,
+            read=not isinstance(v, Unread),
+            state=site_condition(v, links_of_cluster)[0],
             findings=sum(f.host == v.ref.host for f in findings),
             seconds=round(v.seconds, 3),
         )
@@ -62,6 +67,43 @@ async def run(sites: SiteMap, target: str) -> DiagnoseResult:
         ok=not any(f.severity != "info" for f in findings),
         summary=summary(findings, len(diagnosed)),
     )
+
+
+#: For each thing a user may ask of a site, the tool calls that would undo it there.
+UNDOES: dict[Asked, frozenset[str]] = {
+    "down": frozenset({"up", "setup"}),
+    "teardown": frozenset({"up", "setup"}),
+    "up": frozenset({"down", "teardown"}),
+    "setup": frozenset({"down", "teardown"}),
+}
+
+
+def undoes(step: NextStep, host: str, asked: Asked | None) -> bool:
+    """Whether ``step`` would undo, on ``host``, what the user last asked of it: a call of
+    an operation that reverses it, aimed at that host (or at everything)."""
+    if asked is None or step.kind != "tool" or step.tool not in UNDOES[asked]:
+        return False
+    if step.arguments.get("check") is True or step.arguments.get("plan") is True:
+        return False  # only reads
+    target = step.arguments.get("target", "all")
+    return step.tool == "setup" or target in ("all", host)
+
+
+def respecting_asked(finding: Finding, network: Network) -> Finding:
+    """The finding without next steps that would undo what the user last asked of its
+    site; its fix says how to undo that, should the user want to."""
+    view = network.views.get(finding.host)
+    asked = view.asked if view is not None else None
+    dropped = [s for s in finding.next if undoes(s, finding.host, asked)]
+    if not dropped:
+        return finding
+    kept = [s for s in finding.next if s not in dropped]
+    how = ", ".join(s.text for s in dropped)
+    fix = (
+        f"{finding.fix}. {finding.host} was last asked to {asked}: the step ({how}) would "
+        "undo that, so it is not proposed; run it when you want to undo it"
+    )
+    return finding.model_copy(update={"next": kept, "fix": fix})
 
 
 def redacted_all(findings: list[Finding]) -> list[Finding]:

@@ -29,6 +29,7 @@ from skupper_mcp.errors import (
 )
 from skupper_mcp.facts.precheck import SiteFacts, ports_bound
 from skupper_mcp.facts.private_keys import KEYS_CAUSE, KEYS_FIX, summary
+from skupper_mcp.facts.site_state import is_active
 from skupper_mcp.models import Check, CheckResult
 from skupper_mcp.render import topology_diagram
 from skupper_mcp.sites.kube import ClusterSite, credential_plugin, site_kubeconfigs
@@ -134,7 +135,7 @@ def _podman_socket_check(host: str, facts: SiteFacts) -> Check:
     """Every ``skupper system`` command drives podman through its API socket; setup starts
     it, so an inactive socket is a warning, not a failure."""
     state = facts.podman_socket or "unknown"
-    if state == "active":
+    if is_active(facts.podman_socket):
         return Check(name="podman-socket", site=host, status="pass", detail="podman.socket active")
     return Check(
         name="podman-socket",

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 
-from skupper_mcp.engine.scope import site_ref
+from skupper_mcp.engine.model_actions import active_profile
+from skupper_mcp.engine.scope import site_ref, valid_targets
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConfigError, SkupperMcpError
 from skupper_mcp.facts.model_endpoint import listed_ids
@@ -20,18 +21,9 @@ log = logging.getLogger(__name__)
 MODELS_TIMEOUT = 10.0
 
 
-def active_profile(provider: ProviderHost, model_ids: list[str]) -> str | None:
-    """The host's profile whose model id the endpoint reports, if any."""
-    for model_id in model_ids:
-        profile = provider.profile_for_model(model_id)
-        if profile:
-            return profile
-    return None
-
-
 def unknown_name(topology: Topology, name: str) -> ConfigError:
     """The error for a name that is no host, site or profile, listing the valid ones."""
-    valid = [n for n in topology.target_names() if n != "all"]
+    valid = [n for n in valid_targets(topology) if n != "all"]
     return ConfigError(f"unknown host, site or profile {name!r}; valid names: {', '.join(valid)}")
 
 

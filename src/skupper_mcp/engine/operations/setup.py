@@ -16,22 +16,25 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from ...errors import SiteStateError
 from ...facts import names
-from ...facts.private_keys import reads_as_owner
 from ...facts.site_state import SiteState
 from ...models import Check, CheckResult, OperationResult
 from ...sites import resources as cr
 from ...sites import units
-from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, ready
+from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls
 from ...sites.podman import PodmanSite
-from ...sites.resources import Resource
+from ...sites.resources import Resource, resource_status
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
-from ..desired.cluster import Certs, base_resources, differing, link_resources, link_targets
+from ..condition import claims_ready, link_connected, podman_condition, podman_site_resource
+from ..desired.cluster import Certs, differing, link_resources, link_targets
+from ..desired.needs import PodmanNeeds, cluster_needs, podman_needs
 from ..desired.podman import hub_resources, hub_target, local_resources
+from ..readings import Asked, ClusterReading, PodmanReading, Reading, Unread
 from ..runner import (
     SITE_ERRORS,
     Action,
@@ -43,13 +46,18 @@ from ..runner import (
 )
 from ..scope import SiteRef
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, SiteView
+from ..sitemap import SiteMap, skip_or_fail
 from ..store.backups import Backups
 from ..verify import Pacing, wait_for_links
 
 VERIFY_DEADLINE = 40.0
 
 Precheck = Callable[[], Awaitable[CheckResult]]
+
+
+#: Steps of a setup plan that bring a site up rather than build it: not in the setup-needed
+#: list (``desired.needs``), as up takes them too.
+RUN_STATE_STEPS = frozenset({"start units", "create links", "restart router pod", "wait for links"})
 
 
 def podman_setup_actions(
@@ -60,50 +68,46 @@ def podman_setup_actions(
     tmpfs: bool,
     restore_ca: dict[str, bytes] | None,
 ) -> list[Action]:
-    """What this podman site still needs, in the seed's order."""
+    """What this podman site still needs (``podman_needs``), in the seed's order; then its
+    units started where they are not running."""
+    need = podman_needs(state, desired, namespace=site.namespace, tmpfs=tmpfs)
+    return needs_actions(site, state, need, tmpfs=tmpfs, restore_ca=restore_ca)
+
+
+def needs_actions(
+    site: PodmanSite,
+    state: SiteState,
+    need: PodmanNeeds,
+    *,
+    tmpfs: bool,
+    restore_ca: dict[str, bytes] | None,
+) -> list[Action]:
     ns = site.namespace
     podman = state.podman_path or "podman"
     todo: list[Action] = []
-    if names.controller_container(state.user) not in state.containers:
+    if need.install_controller:
         # ``system install`` enables and starts podman.socket itself
         todo.append(on_host("install system controller", site, site.install_controller()))
-    elif not state.unit(names.PODMAN_SOCKET_UNIT).active:
+    elif need.enable_socket:
         # the CLI talks to podman only through its API socket: without it start/reload fail
         todo.append(on_host("enable podman.socket", site, site.enable_podman_socket()))
-    changed = [r for r in desired if not cr.same(r, state.input_resources.get(cr.key(r)))]
-    if changed:
-        todo.append(on_host("apply resources", site, site.apply(changed)))
-    rendering = False
-    if not state.rendered:
+    if need.apply:
+        todo.append(on_host("apply resources", site, site.apply(need.apply)))
+    if need.first_render:
         if restore_ca:
             todo.append(on_host("restore site CA", site, site.restore_issuer(restore_ca)))
         todo.append(on_host("skupper system start", site, site.render(True)))
-        rendering = True
-    elif (
-        changed
-        or names.router_container(ns) not in state.containers
-        # a router container made by hand without it cannot resolve its certificate paths;
-        # a reload renders it again as Skupper does (the tmpfs re-creation below adds it)
-        or (not tmpfs and state.router is not None and not state.router.has_ssl_base_path)
-        # one made by hand as another uid cannot read the 0600 keys: rendered again, it
-        # runs as their owner (the tmpfs re-creation then copies that)
-        or not _router_reads_as_owner(state)
-    ):
-        leftover = f"{names.router_container(ns)}-backup"
-        if leftover in state.containers:
+    elif need.reload:
+        if need.leftover:
             # reload renames the router to <name>-backup and only logs a failure to remove
             # it afterwards; a leftover of that name makes every later reload fail
             # (compat/site_state_renderer.go@2.1.0 cleanupExistingNamespace)
-            todo.append(on_host("remove leftover backup", site, site.remove_container(leftover)))
+            todo.append(
+                on_host("remove leftover backup", site, site.remove_container(need.leftover))
+            )
         todo.append(on_host("skupper system reload", site, site.render(False)))
-        rendering = True
     router_unit = names.router_unit(ns)
-    recreate = tmpfs and (
-        rendering
-        or state.router is None
-        or not (state.router.has_tmpfs and state.router.has_ssl_base_path)
-    )
-    if recreate:
+    if need.recreate_tmpfs:
         stop = site.systemctl("stop", [router_unit])
 
         async def recreate_router() -> str:
@@ -118,24 +122,15 @@ def podman_setup_actions(
 
         planned = (stop, site.recreate_router_with_tmpfs(state.router))
         todo.append(Action("recreate router with tmpfs /tmp", planned, recreate_router))
-    if rendering or state.open_keys:
+    if need.close_keys:
         todo.append(on_host("make private keys 0600", site, site.close_keys()))
+    if need.install_units:
+        todo.append(on_host("install auto-restart units", site, site.install_units(state)))
     wanted = units.site_units(ns, state.user, podman)
-    stale_units = [
+    restart = [
         w.name
         for w in wanted
-        if rendering or state.unit_files.get(w.name) != w.content or w.name in state.enabled_at_boot
-    ]
-    legacy = names.legacy_controller_unit(state.user)
-    if (
-        stale_units
-        or state.watch_script != units.watch_script(podman)
-        or legacy in state.unit_files
-        or legacy in state.enabled_at_boot
-    ):
-        todo.append(on_host("install auto-restart units", site, site.install_units(state)))
-    restart = [
-        w.name for w in wanted if w.name in stale_units or (recreate and w.name == router_unit)
+        if w.name in need.stale_units or (need.recreate_tmpfs and w.name == router_unit)
     ]
     start = [w.name for w in wanted if w.name not in restart and not state.unit(w.name).active]
     if restart:
@@ -145,29 +140,30 @@ def podman_setup_actions(
     return todo
 
 
-def _router_reads_as_owner(state: SiteState) -> bool:
-    """Whether the router reads the site's keys as their owner (True when unknown)."""
-    if state.router is None or state.login_uid is None:
-        return True
-    return reads_as_owner(state.router.inspect, state.login_uid)
-
-
 def kube_setup_actions(
-    topology: Topology, site: ClusterSite, state: KubeState, certs: Certs
+    topology: Topology,
+    site: ClusterSite,
+    state: KubeState,
+    certs: Certs,
+    asked: Asked | None = None,
 ) -> tuple[list[Action], list[str]]:
-    """Everything the cluster's site needs, only what differs; and the peers it cannot
-    link to yet (no client certificate)."""
+    """Everything the cluster's site needs (``cluster_needs``), then the links ``down``
+    removed made again (setup brings every site up); and the peers it cannot link to yet
+    (no client certificate)."""
     links, problems = link_resources(topology, state, certs)
-    base = differing(state, base_resources(topology))
-    link_changes = differing(state, links)
+    need = cluster_needs(topology, state, asked, certs)
+    removed = [r for r in differing(state, links) if r not in need.links]
     todo: list[Action] = []
-    if base:
-        todo.append(on_cluster("apply site and listeners", site, apply_calls(base)))
-    if link_changes:
-        todo.append(on_cluster("apply links", site, apply_calls(link_changes)))
+    if need.base:
+        todo.append(on_cluster("apply site and listeners", site, apply_calls(need.base)))
+    if need.links:
+        todo.append(on_cluster("apply links", site, apply_calls(need.links)))
+    if removed:
+        todo.append(on_cluster("create links", site, apply_calls(removed)))
+    if need.links or removed:
         todo.append(on_cluster("restart router pod", site, (RESTART_ROUTER,)))
     names = [r["metadata"]["name"] for r in links if r["kind"] == "Link"]
-    if names and (todo or not all(ready(state.links.get(n)) for n in names)):
+    if names and (todo or not all(link_connected(state.links.get(n)) for n in names)):
         todo.append(wait_for_links(site, names))
     return todo, problems
 
@@ -196,15 +192,15 @@ async def run(
     failed = [c for c in check.checks if c.status == "fail"]
     if failed:
         return _stopped(refs, runs, failed)
-    views = await sites.views(refs)
+    views = await sites.read_all(refs, secret_data=True)
     for ref in refs:
-        view = views[ref.host]
-        if not view.usable(runs[ref.host]):
-            continue
-        if view.state is not None:
-            problem = sites.version_problem(view.state)
-            if problem:
-                runs[ref.host].fail(problem)
+        match views[ref.host]:
+            case Unread() as unread:
+                skip_or_fail(runs[ref.host], unread)
+            case PodmanReading(state=state):
+                problem = sites.version_problem(state)
+                if problem:
+                    runs[ref.host].fail(problem)
     providers = [r for r in refs if r.role == "provider"]
     await asyncio.gather(*(_hub(sites, backups, runs[r.host], views[r.host]) for r in providers))
     await _local(sites, backups, runs[LOCAL_HOST], views[LOCAL_HOST])
@@ -214,6 +210,8 @@ async def run(
     if not plan:
         await _verify(topo, runs, views)
     results = [runs[r.host].result("up") for r in refs]
+    if not plan:
+        sites.remember(results, "setup")
     actions = actions_for.model_actions("setup", topo, results, {})
     result = operation_result("setup", "all", results, actions, plan)
     if not plan and result.ok and not any(r.changed for r in results):
@@ -247,31 +245,29 @@ def _stopped(refs: list[SiteRef], runs: dict[str, SiteRun], failed: list[Check])
 
 
 async def _podman(
-    backups: Backups, run: SiteRun, view: SiteView, desired: list[Resource], tmpfs: bool
+    backups: Backups, run: SiteRun, view: Reading, desired: list[Resource], tmpfs: bool
 ) -> None:
-    if run.failed or view.podman is None or view.state is None:
+    if run.failed or not isinstance(view, PodmanReading):
         return
     try:
-        ca = (
-            None if view.state.rendered else backups.latest_ca(view.ref.host, view.podman.namespace)
-        )
+        ca = None if view.state.rendered else backups.latest_ca(view.ref.host, view.namespace)
     except SITE_ERRORS as exc:  # an incomplete or unreadable backup
         await run.note("restore site CA", describe(exc), ok=False)
         run.fail(describe(exc))
         return
-    todo = podman_setup_actions(view.podman, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
+    todo = podman_setup_actions(view.site, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
     if not todo:
         await run.note("setup", "already set up", seconds=view.seconds)
     await run.perform(todo)
 
 
-async def _hub(sites: SiteMap, backups: Backups, run: SiteRun, view: SiteView) -> None:
+async def _hub(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) -> None:
     p = sites.provider(view.ref.host)
     await _podman(backups, run, view, hub_resources(p), p.tmpfs_workaround)
 
 
-async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: SiteView) -> None:
-    if run.failed or view.state is None:
+async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) -> None:
+    if run.failed or not isinstance(view, PodmanReading):
         return
     topo = sites.topology
     certs = await sites.client_certs({p.name: hub_target(p) for p in topo.providers})
@@ -285,13 +281,12 @@ async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: SiteView)
         run.fail(f"the local site has no link to {', '.join(missing)} (their setup failed)")
 
 
-async def _kube(sites: SiteMap, run: SiteRun, view: SiteView, plan: bool) -> None:
-    if run.failed:
+async def _kube(sites: SiteMap, run: SiteRun, view: Reading, plan: bool) -> None:
+    if run.failed or not isinstance(view, ClusterReading):
         return
-    assert view.kube is not None and view.kube_state is not None
     topo = sites.topology
     certs = await sites.client_certs(link_targets(topo))
-    todo, problems = kube_setup_actions(topo, view.kube, view.kube_state, certs)
+    todo, problems = kube_setup_actions(topo, view.site, view.state, certs, view.asked)
     if plan and problems:
         # A plan before the peers exist: their certificates come from this very setup.
         todo += [_once_set_up(host) for host in problems]
@@ -303,12 +298,12 @@ async def _kube(sites: SiteMap, run: SiteRun, view: SiteView, plan: bool) -> Non
         run.fail(f"no client certificate from {', '.join(problems)}: is it set up and reachable?")
 
 
-async def _verify(topology: Topology, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
+async def _verify(topology: Topology, runs: dict[str, SiteRun], views: dict[str, Reading]) -> None:
     deadline = time.monotonic() + VERIFY_DEADLINE
     checks = [
-        wait_site_ready(run, views[host].podman, deadline, _links_of(topology, host))
+        wait_site_ready(run, reading, deadline, _links_of(topology, host))
         for host, run in runs.items()
-        if not run.failed and views[host].podman is not None
+        if not run.failed and isinstance(reading := views[host], PodmanReading)
     ]
     await asyncio.gather(*checks)
 
@@ -320,40 +315,29 @@ def _links_of(topology: Topology, host: str) -> list[str]:
 
 
 async def wait_site_ready(
-    run: SiteRun, site: PodmanSite | None, deadline: float, links: list[str]
+    run: SiteRun, reading: PodmanReading, deadline: float, links: list[str]
 ) -> None:
-    """Wait for the router, the controller, the Site's Ready status and (on the local site)
-    every link, all from one state read per poll.
+    """Wait for the site to be ``up`` (router and controller running), its Site Ready and
+    (on the local site) every link connected, all from one state read per poll.
 
     The Site's Ready alone proves little: Skupper's renderer writes it before any router
     runs, and the 2.1.0 controller never changes it (fs_config_renderer.go@2.1.2:130-131).
-    The router's container and unit and the controller's unit are what say it runs."""
-    assert site is not None
+    The router's container and unit and the controller are what say it runs."""
     started = time.monotonic()
-    router_unit = names.router_unit(site.namespace)
-    router_container = names.router_container(site.namespace)
+    site = reading.site
     last = ""
     pacing = Pacing()
     while True:
         try:
-            state = await site.read()
-            pending = []
-            if not (state.container_running(router_container) and state.unit(router_unit).active):
-                pending.append(f"router {state.unit(router_unit).active_state}")
-            controller = state.unit(names.controller_unit())
-            if not (
-                controller.active
-                and state.container_running(names.controller_container(state.user))
-            ):
-                pending.append(f"controller {controller.active_state}")
-            sites_ready = [r for (k, _), r in state.runtime_resources.items() if k == "Site"]
-            if not sites_ready or (sites_ready[0].get("status") or {}).get("status") != "Ready":
+            now = replace(reading, state=await site.read(), asked="setup")
+            condition, why = podman_condition(now)
+            pending = [] if condition == "up" else [why]
+            if not claims_ready(podman_site_resource(now)):
                 pending.append("site not Ready")
             for name in links:
-                res = state.runtime_resources.get(("Link", name))
-                if not res or (res.get("status") or {}).get("status") != "Ready":
-                    msg = ((res or {}).get("status") or {}).get("message") or "absent"
-                    pending.append(f"link {name}: {msg}")
+                res = now.state.runtime_resources.get(("Link", name))
+                if not link_connected(res):
+                    pending.append(f"link {name}: {resource_status(res).message or 'absent'}")
             if not pending:
                 connected = f", links connected: {', '.join(links)}" if links else ""
                 detail = "router running, site Ready" + connected

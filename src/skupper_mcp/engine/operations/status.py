@@ -1,127 +1,113 @@
 """``status``: the live state of every site, link and listener, read concurrently.
 
-Podman sites: one round trip each. ``stale`` flags a site whose rendered status still says
-Ready while its router is not running (the controller that would update it is down too).
+Podman sites: one round trip each. Each site's ``state`` is ``condition``'s, from its reading
+and what the user last asked of it; ``drift`` is what setup would change there
+(``desired.needs``).
 Links get a TCP probe to the remote inter-router port from here; listeners a connect.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from ...facts import names
 from ...models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
-from ...sites.kube import ready, status_of
+from ...sites.kube import status_of
 from ...topology import Topology
 from .. import model_actions as actions_for
-from ..desired.drift import site_drift
+from ..condition import claims_ready, podman_site_resource, site_condition
+from ..desired.cluster import cluster_link_names
+from ..desired.needs import setup_needed
 from ..listeners import listener_row, listener_state
+from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, SiteView, link_rows, served_models
+from ..sitemap import SiteMap, link_rows, served_models
 from ..verify import tcp_probe
 
 
-def _unit_text(view: SiteView, unit: str) -> str:
-    assert view.state is not None
-    u = view.state.unit(unit)
+def _unit_text(reading: PodmanReading, unit: str) -> str:
+    u = reading.state.unit(unit)
     if u.load_state == "not-found":
         return "not installed"
     return f"{u.active_state} ({u.sub_state})"
 
 
-def unread_site_status(view: SiteView) -> SiteStatus:
-    """The row of a site whose state could not be read."""
-    ref = view.ref
-    return SiteStatus(
+def site_status(reading: Reading, cluster_links: tuple[str, ...] = ()) -> SiteStatus:
+    """A site's row: its condition (``condition``) and what was read to decide it."""
+    state, reason = site_condition(reading, cluster_links)
+    ref = reading.ref
+    row = SiteStatus(
         host=ref.host,
         site=ref.site,
         role=ref.role,
         platform=ref.platform,
-        reachable=view.reachable,
-        detail=view.problem() if view.error else None,
+        reachable=not isinstance(reading, Unread) or reading.reachable,
+        state=state,
+        state_reason=reason,
+        stale=state == "stale",
     )
+    match reading:
+        case Unread():
+            row.detail = reading.problem()
+        case PodmanReading():
+            ns = reading.namespace
+            container = reading.state.container(names.router_container(ns))
+            site_res = podman_site_resource(reading)
+            row.controller = _unit_text(reading, names.controller_unit())
+            row.router = _unit_text(reading, names.router_unit(ns))
+            row.container = container.state if container else "absent"
+            if state == "not-set-up":
+                row.detail = "not set up"
+            elif state == "stale":
+                row.detail = "STALE: the rendered status says Ready but the router is not running"
+            else:
+                row.detail = status_of(site_res) if site_res else "no status yet"
+        case ClusterReading():
+            kube = reading.state
+            pods = ", ".join(
+                f"{(p.get('metadata') or {}).get('name', '?')} {_phase(p)}"
+                for p in kube.router_pods
+            )
+            row.controller = "api " + kube.version
+            row.router = pods or "no router pod"
+            # the pods' phases as the API gives them: state says what they mean
+            row.container = ", ".join(sorted({_phase(p) for p in kube.router_pods})) or "absent"
+            row.detail = status_of(kube.site) if kube.site else "not set up"
+    return row
 
 
-def podman_site_status(view: SiteView) -> SiteStatus:
-    ref = view.ref
-    if not view.ok or view.state is None or view.podman is None:
-        return unread_site_status(view)
-    state, ns = view.state, view.podman.namespace
-    container = state.container(names.router_container(ns))
-    running = bool(container and container.running)
-    site_res = next((r for (k, _), r in state.runtime_resources.items() if k == "Site"), None)
-    claims_ready = (
-        (site_res or {}).get("status", {}).get("status") == "Ready" if site_res else False
-    )
-    stale = claims_ready and not running
-    if not state.rendered:
-        detail = "not set up"
-    elif stale:
-        detail = "STALE: the rendered status says Ready but the router is not running"
-    else:
-        detail = status_of(site_res) if site_res else "no status yet"
-    return SiteStatus(
-        host=ref.host,
-        site=ref.site,
-        role=ref.role,
-        platform=ref.platform,
-        reachable=True,
-        controller=_unit_text(view, names.controller_unit()),
-        router=_unit_text(view, names.router_unit(ns)),
-        container=(container.state if container else "absent"),
-        stale=stale,
-        detail=detail,
-    )
-
-
-def kube_site_status(view: SiteView) -> SiteStatus:
-    ref = view.ref
-    state = view.kube_state
-    if not view.ok or state is None:
-        return unread_site_status(view)
-    pods = ", ".join(
-        f"{p['metadata']['name']} {(p.get('status') or {}).get('phase', '?')}"
-        for p in state.router_pods
-    )
-    running = state.router_running()
-    stale = ready(state.site) and not running
-    return SiteStatus(
-        host=ref.host,
-        site=ref.site,
-        role=ref.role,
-        platform=ref.platform,
-        reachable=True,
-        controller="api " + state.version,
-        router=pods or "no router pod",
-        container="running" if running else "not running",
-        stale=stale,
-        detail=status_of(state.site) if state.site else "not set up",
-    )
+def _phase(pod: dict[str, Any]) -> str:
+    status = pod.get("status")
+    return str(status.get("phase", "?")) if isinstance(status, dict) else "?"
 
 
 def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str:
-    """One line: which sites run, are stopped, unreachable or unknown; listeners bound."""
-    up = [s.host for s in site_rows if s.container == "running"]
-    # A site whose state was not read (a read that timed out) has no container state:
-    # it is unknown, never "stopped" while its router may well run.
-    down = [s.host for s in site_rows if s.container not in (None, "running")]
-    unknown = [s.host for s in site_rows if s.reachable and s.container is None]
-    gone = [s.host for s in site_rows if not s.reachable]
+    """One line: which sites run, are stopped, not set up, unreachable or unknown; the
+    listeners bound; the stale and degraded sites and where setup is needed."""
+
+    def hosts(*states: str) -> list[str]:
+        return [s.host for s in site_rows if s.state in states]
+
     bound = sum(bool(li.bound) for li in listeners)
     closing = [f":{li.port} ({li.provider})" for li in listeners if li.state == "closing"]
-    parts = [f"running: {', '.join(up) or 'none'}"]
-    if down:
-        parts.append(f"stopped: {', '.join(down)}")
-    if gone:
-        parts.append(f"unreachable: {', '.join(gone)}")
-    if unknown:
-        parts.append(f"state unknown: {', '.join(unknown)}")
+    parts = [f"running: {', '.join(hosts('up', 'degraded')) or 'none'}"]
+    for label, states in (
+        ("stopped", ("stopped",)),
+        ("not set up", ("not-set-up",)),
+        ("unreachable", ("unreachable",)),
+        ("state unknown", ("unknown",)),
+    ):
+        if hosts(*states):
+            parts.append(f"{label}: {', '.join(hosts(*states))}")
     parts.append(f"{bound}/{len(listeners)} listeners bound")
     if closing:
         parts.append(f"closing (bound, no route): {', '.join(closing)}")
-    stale = [s.host for s in site_rows if s.stale]
-    if stale:
-        parts.append(f"stale status on {', '.join(stale)}")
+    if hosts("stale"):
+        parts.append(f"stale status on {', '.join(hosts('stale'))}")
+    degraded = [f"{s.host} ({s.state_reason})" for s in site_rows if s.state == "degraded"]
+    if degraded:
+        parts.append(f"degraded: {', '.join(degraded)}")
     drifted = [s.host for s in site_rows if s.drift]
     if drifted:
         parts.append(f"setup needed on {', '.join(drifted)}")
@@ -131,17 +117,13 @@ def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str
 async def run(sites: SiteMap) -> StatusResult:
     topo = sites.topology
     refs = all_sites(topo)
-    views = await sites.views(refs)
-    site_rows = [
-        kube_site_status(views[r.host])
-        if r.platform == "kubernetes"
-        else podman_site_status(views[r.host])
-        for r in refs
-    ]
+    views = await sites.read_all(refs)
+    links_of_cluster = cluster_link_names(topo)
+    site_rows = [site_status(views[r.host], links_of_cluster) for r in refs]
     for row in site_rows:
-        row.drift = site_drift(topo, views[row.host])
+        row.drift = setup_needed(topo, views[row.host])
     links, listeners = await asyncio.gather(_links(sites.topology, views), _listeners(sites, views))
-    reachable = {r.host: views[r.host].ok for r in refs}
+    reachable = {r.host: not isinstance(views[r.host], Unread) for r in refs}
     served = served_models(views)
     actions = actions_for.status_actions(topo, reachable, served)
     return StatusResult(
@@ -153,7 +135,7 @@ async def run(sites: SiteMap) -> StatusResult:
     )
 
 
-async def _links(topology: Topology, views: dict[str, SiteView]) -> list[LinkStatus]:
+async def _links(topology: Topology, views: dict[str, Reading]) -> list[LinkStatus]:
     rows = link_rows(topology, views)
     probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
     return [
@@ -163,12 +145,13 @@ async def _links(topology: Topology, views: dict[str, SiteView]) -> list[LinkSta
             endpoint=f"{r.host}:{r.port}",
             tcp_probe=probe,
             status=r.status,
+            connected=r.connected,
         )
         for r, probe in zip(rows, probes, strict=True)
     ]
 
 
-async def _listeners(sites: SiteMap, views: dict[str, SiteView]) -> list[ListenerStatus]:
+async def _listeners(sites: SiteMap, views: dict[str, Reading]) -> list[ListenerStatus]:
     topo = sites.topology
     host = topo.local.listener_host
     probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in topo.providers))
@@ -178,12 +161,15 @@ async def _listeners(sites: SiteMap, views: dict[str, SiteView]) -> list[Listene
     ]
     kube = topo.kubernetes
     if kube is not None:
-        state = views[kube.name].kube_state if kube.name in views else None
+        cluster = views.get(kube.name)
         for provider, port in kube.listeners.items():
             name = f"model-listener-{provider}"
-            lis = state.listeners.get(name) if state else None
             key = sites.provider(provider).routing_key
-            bound = ready(lis) if state else None
+            bound = (
+                claims_ready(cluster.state.listeners.get(name))
+                if isinstance(cluster, ClusterReading)
+                else None
+            )
             row = _listener(kube.site_name, port, key, bound, provider, views)
             row.service = f"{name}.{kube.namespace}:{port}"
             rows.append(row)
@@ -191,7 +177,7 @@ async def _listeners(sites: SiteMap, views: dict[str, SiteView]) -> list[Listene
 
 
 def _listener(
-    site: str, port: int, key: str, bound: bool | None, provider: str, views: dict[str, SiteView]
+    site: str, port: int, key: str, bound: bool | None, provider: str, views: dict[str, Reading]
 ) -> ListenerStatus:
     """A listener's row, its state from the probe and the provider's reading."""
     state = listener_state(bound, provider, views.get(provider), site)

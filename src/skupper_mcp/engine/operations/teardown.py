@@ -19,9 +19,10 @@ from ...topology import Topology
 from ...vocabulary import Progress
 from .. import model_actions as actions_for
 from ..desired.cluster import base_resources, link_targets
+from ..readings import ClusterReading, PodmanReading, Unread
 from ..runner import Action, SiteRun, on_cluster, operation_result
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, served_models
+from ..sitemap import SiteMap, served_models, skip_or_fail
 from ..store.backups import Backups, checked
 
 
@@ -63,24 +64,26 @@ async def run(
 ) -> OperationResult:
     topo = sites.topology
     refs = all_sites(topo)
-    views = await sites.views(refs)
+    views = await sites.read_all(refs)
     runs = {r.host: SiteRun(r, plan, progress) for r in refs}
     work = []
     for ref in refs:
         view, run = views[ref.host], runs[ref.host]
-        if not view.usable(run):
-            continue
-        if view.kube is not None:
-            assert view.kube_state is not None
-            todo = kube_teardown_actions(topo, view.kube, view.kube_state)
-        else:
-            assert view.podman is not None and view.state is not None
-            todo = podman_teardown_actions(ref.host, view.podman, view.state, backups)
+        match view:
+            case Unread():
+                skip_or_fail(run, view)
+                continue
+            case ClusterReading():
+                todo = kube_teardown_actions(topo, view.site, view.state)
+            case PodmanReading():
+                todo = podman_teardown_actions(ref.host, view.site, view.state, backups)
         if not todo:
             await run.note("teardown", "nothing to remove", seconds=view.seconds)
         work.append(run.perform(todo))
     await asyncio.gather(*work)
     results = [runs[r.host].result("down") for r in refs]
+    if not plan:
+        sites.remember(results, "teardown")
     served = served_models(views)
     return operation_result(
         "teardown",

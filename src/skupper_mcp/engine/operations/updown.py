@@ -13,28 +13,27 @@ import asyncio
 import time
 
 from ...facts import names
-from ...facts.site_state import SiteState
 from ...models import ListenerStatus, OperationResult, SiteResult
 from ...sites import resources as cr
-from ...sites import units
-from ...sites.kube import (
-    RESTART_ROUTER,
-    ClusterSite,
-    KubeState,
-    apply_calls,
-    delete_calls,
-    ready,
-)
-from ...sites.podman import PodmanSite
+from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
-from ..desired.cluster import Certs, base_resources, differing, link_resources, link_targets
+from ..condition import (
+    controller_unit_active,
+    link_connected,
+    podman_router_running,
+    router_running,
+    router_unit_active,
+)
+from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
+from ..desired.needs import setup_needed
 from ..listeners import ROUTE_MAX_AGE, closing, listener_row, listener_state, stopped_since
+from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
 from ..scope import SiteRef, local_stops, resolve_target, scope
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, SiteView, served_models
+from ..sitemap import SiteMap, served_models, skip_or_fail
 from ..verify import probe_listeners, tcp_probe, wait_for_links, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
@@ -44,48 +43,45 @@ ROUTER_DEADLINE = 25.0
 LISTENER_DEADLINE = 25.0
 
 
-def _setup_problem(sites: SiteMap, view: SiteView) -> str | None:
-    """Why ``up`` cannot start this podman site: it was never set up, or is too old."""
-    assert view.state is not None and view.podman is not None
-    state = view.state
-    problem = sites.version_problem(state)
-    if problem:
-        return problem
-    ns = view.podman.namespace
-    if not state.rendered:
-        return f"Skupper namespace {ns!r} is not set up on {view.ref.host}: run setup first"
-    wanted = units.site_units(ns, state.user, state.podman_path or "podman")
-    if any(state.unit_files.get(w.name) != w.content for w in wanted):
-        return f"the auto-restart units are not installed on {view.ref.host}: run setup first"
-    return None
+def setup_problem(sites: SiteMap, reading: PodmanReading | ClusterReading) -> str | None:
+    """Why ``up`` cannot start this site: its Skupper is too old, or setup would change
+    something there (``desired.needs``: the same list as status's drift and setup's plan)."""
+    if isinstance(reading, PodmanReading):
+        problem = sites.version_problem(reading.state)
+        if problem:
+            return problem
+    needed = setup_needed(sites.topology, reading) or []
+    if not needed:
+        return None
+    shown = "; ".join(needed[:3]) + (f" and {len(needed) - 3} more" if len(needed) > 3 else "")
+    return f"{reading.ref.host} is not set up as topology.env says ({shown}): run setup first"
 
 
-def podman_up_actions(site: PodmanSite, state: SiteState) -> list[Action]:
+def podman_up_actions(reading: PodmanReading) -> list[Action]:
     """Controllers first, then routers; only what is not already active."""
-    ns = site.namespace
+    site = reading.site
     todo: list[Action] = []
-    controller = names.controller_unit()
-    router = names.router_unit(ns)
-    if not state.unit(controller).active:
-        todo.append(on_host("start controller", site, site.start([controller])))
-    if not state.unit(router).active:
-        todo.append(on_host("start router", site, site.start([router])))
+    if not controller_unit_active(reading):
+        todo.append(on_host("start controller", site, site.start([names.controller_unit()])))
+    if not router_unit_active(reading):
+        todo.append(on_host("start router", site, site.start([names.router_unit(site.namespace)])))
     return todo
 
 
-def podman_down_actions(site: PodmanSite, state: SiteState, tmpfs: bool) -> list[Action]:
+def podman_down_actions(reading: PodmanReading, tmpfs: bool) -> list[Action]:
     """Routers first, then controllers; ``podman stop`` as a safety net on tmpfs hosts."""
+    site = reading.site
     ns = site.namespace
     todo: list[Action] = []
-    controller = names.controller_unit()
-    router = names.router_unit(ns)
-    container = names.router_container(ns)
-    if state.unit(router).active:
-        todo.append(on_host("stop router", site, site.systemctl("stop", [router])))
-    if tmpfs and state.container_running(container):
+    if router_unit_active(reading):
+        todo.append(on_host("stop router", site, site.systemctl("stop", [names.router_unit(ns)])))
+    if tmpfs and podman_router_running(reading):
+        container = names.router_container(ns)
         todo.append(on_host("podman stop router", site, site.podman_stop(container)))
-    if state.unit(controller).active:
-        todo.append(on_host("stop controller", site, site.systemctl("stop", [controller])))
+    if controller_unit_active(reading):
+        todo.append(
+            on_host("stop controller", site, site.systemctl("stop", [names.controller_unit()]))
+        )
     return todo
 
 
@@ -94,20 +90,18 @@ def kube_up_actions(
 ) -> list[Action]:
     """``up crc``: re-create the links to live peers that are not connected, restart the
     router pod so it mounts their Secrets, and wait for them. A link to a peer that is down
-    is left alone: it could not connect, and re-creating it every time would never settle."""
+    is left alone: it could not connect, and re-creating it every time would never settle.
+    The Site and Listeners are setup's (``up`` refuses a cluster that lacks them)."""
     links, _ = link_resources(topology, state, certs)
-    base = differing(state, base_resources(topology))
     hosts = {cr.link_name(t.site): h for h, t in link_targets(topology).items()}
     wanted = [r for r in links if hosts.get(r["metadata"]["name"]) in live]
     broken = [
         r
         for r in wanted
-        if (r["kind"] == "Link" and not ready(state.links.get(r["metadata"]["name"])))
+        if (r["kind"] == "Link" and not link_connected(state.links.get(r["metadata"]["name"])))
         or (r["kind"] == "Secret" and not cr.same(r, state.existing(r)))
     ]
     todo: list[Action] = []
-    if base:
-        todo.append(on_cluster("apply site and listeners", site, apply_calls(base)))
     if broken:
         stale = [
             cr.key(r)
@@ -125,8 +119,7 @@ def kube_up_actions(
 
 def kube_down_actions(topology: Topology, site: ClusterSite, state: KubeState) -> list[Action]:
     """``down crc``: delete the cluster's links (the Secrets stay for the next ``up``)."""
-    names = [cr.link_name(t.site) for t in link_targets(topology).values()]
-    present = [("Link", n) for n in names if n in state.links]
+    present = [("Link", n) for n in cluster_link_names(topology) if n in state.links]
     return [on_cluster("delete links", site, delete_calls(present))] if present else []
 
 
@@ -144,8 +137,9 @@ async def up(
     runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
     podman = {r.host for r in refs if r.platform == "podman"}
 
-    async def read_then_up(ref: SiteRef) -> SiteView:
-        view = await sites.view(ref)
+    async def read_then_up(ref: SiteRef) -> Reading:
+        # the cluster's link Secrets whole: up compares their CA with the peers'
+        view = await sites.read(ref, secret_data=ref.platform == "kubernetes")
         if ref.host in podman:
             await _up_podman(sites, runs[ref.host], view)
         return view
@@ -159,6 +153,8 @@ async def up(
             live = _live_peers(runs, views, peers)
             await _up_cluster(sites, runs[ref.host], views[ref.host], live)
     results = [runs[ref.host].result("up") for ref in refs]
+    if not plan:
+        sites.remember(results, "up")
     served = served_models(views)
     return operation_result(
         "up",
@@ -169,30 +165,37 @@ async def up(
     )
 
 
-async def _up_podman(sites: SiteMap, run: SiteRun, view: SiteView) -> None:
-    if not view.usable(run):
+async def _up_podman(sites: SiteMap, run: SiteRun, view: Reading) -> None:
+    match view:
+        case Unread():
+            skip_or_fail(run, view)
+        case PodmanReading():
+            problem = setup_problem(sites, view)
+            if problem:
+                run.fail(problem)
+                return
+            todo = podman_up_actions(view)
+            if not todo:
+                await run.note("up", "already running", seconds=view.seconds)
+            await run.perform(todo)
+
+
+async def _up_cluster(sites: SiteMap, run: SiteRun, view: Reading, live: set[str]) -> None:
+    """After the podman sites: the cluster's links can only connect to peers that are up."""
+    if isinstance(view, Unread):
+        skip_or_fail(run, view)
         return
-    assert view.podman is not None and view.state is not None
-    problem = _setup_problem(sites, view)
+    if not isinstance(view, ClusterReading):
+        return  # the cluster is never read as a podman site
+    problem = setup_problem(sites, view)
     if problem:
         run.fail(problem)
         return
-    todo = podman_up_actions(view.podman, view.state)
-    if not todo:
-        await run.note("up", "already running", seconds=view.seconds)
-    await run.perform(todo)
-
-
-async def _up_cluster(sites: SiteMap, run: SiteRun, view: SiteView, live: set[str]) -> None:
-    """After the podman sites: the cluster's links can only connect to peers that are up."""
-    if not view.usable(run):
-        return
-    assert view.kube is not None and view.kube_state is not None
     # Only live peers' links are touched: a dead peer's certificate is not needed, and
     # reading it would wait out a silent host's connect timeout a second time.
     targets = {h: t for h, t in link_targets(sites.topology).items() if h in live}
     certs = await sites.client_certs(targets)
-    todo = kube_up_actions(sites.topology, view.kube, view.kube_state, certs, live)
+    todo = kube_up_actions(sites.topology, view.site, view.state, certs, live)
     if not todo:
         await run.note("up", "links already connected", seconds=view.seconds)
     await run.perform(todo)
@@ -208,22 +211,22 @@ def _cluster_peers(topology: Topology, refs: list[SiteRef]) -> list[SiteRef]:
 
 
 def _live_peers(
-    runs: dict[str, SiteRun], views: dict[str, SiteView], peers: list[SiteRef]
+    runs: dict[str, SiteRun], views: dict[str, Reading], peers: list[SiteRef]
 ) -> set[str]:
     live = {h for h, run in runs.items() if run.ref.platform == "podman" and not run.failed}
-    live |= {p.host for p in peers if views[p.host].ok and views[p.host].router_active()}
+    live |= {p.host for p in peers if router_running(views[p.host])}
     return live
 
 
-async def _verify_up(sites: SiteMap, runs: dict[str, SiteRun], views: dict[str, SiteView]) -> None:
+async def _verify_up(sites: SiteMap, runs: dict[str, SiteRun], views: dict[str, Reading]) -> None:
     """Wait until every started router runs and each up provider's listener is bound."""
     deadline = time.monotonic() + ROUTER_DEADLINE
     checks = []
     for host, run in runs.items():
         view = views[host]
-        if run.failed or view.podman is None:
+        if run.failed or not isinstance(view, PodmanReading):
             continue
-        checks.append(wait_router(run, view.podman, deadline))
+        checks.append(wait_router(run, view, deadline))
     await asyncio.gather(*checks)
     local_run = runs.get(LOCAL_HOST)
     if local_run is None or local_run.failed:
@@ -267,33 +270,35 @@ async def down(
     refs = scope(topology, target)
     providers = [r for r in all_sites(topology) if r.role == "provider"]
     to_read = {r.host: r for r in [*refs, *providers]}
-    reads = {host: asyncio.ensure_future(sites.view(r)) for host, r in to_read.items()}
+    reads = {host: asyncio.ensure_future(sites.read(r)) for host, r in to_read.items()}
     runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
+    kept: set[str] = set()  # the local site, when another provider keeps it up
 
     async def local_decision() -> tuple[bool, str]:
         others = [p.host for p in providers if p.host != target.host]
         found = {host: await reads[host] for host in others}
-        active = {h: (v.router_active() if v.ok else None) for h, v in found.items()}
+        active = {h: router_running(v) for h, v in found.items()}
         return local_stops(topology, target, active)
 
     async def read_then_down(ref: SiteRef) -> None:
         view = await reads[ref.host]
         run = runs[ref.host]
-        if not view.usable(run):
+        if isinstance(view, Unread):
+            skip_or_fail(run, view)
             return
         if ref.host == LOCAL_HOST:
             stop_local, why = await local_decision()
             if not stop_local:
-                run.outcome = "up" if view.router_active() else "down"
+                run.outcome = "up" if router_running(view) else "down"
+                kept.add(ref.host)
                 await run.note("keep local site", why)
                 return
-        if ref.platform == "kubernetes":
-            assert view.kube is not None and view.kube_state is not None
-            todo = kube_down_actions(topology, view.kube, view.kube_state)
-        else:
-            assert view.podman is not None and view.state is not None
-            tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
-            todo = podman_down_actions(view.podman, view.state, tmpfs)
+        match view:
+            case ClusterReading():
+                todo = kube_down_actions(topology, view.site, view.state)
+            case PodmanReading():
+                tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
+                todo = podman_down_actions(view, tmpfs)
         if not todo:
             await run.note("down", "already stopped", seconds=view.seconds)
         await run.perform(todo)
@@ -305,6 +310,8 @@ async def down(
         for read in reads.values():  # a cancelled down leaves no reading running
             read.cancel()
     results = [runs[ref.host].result("down") for ref in refs]
+    if not plan:
+        sites.remember([r for r in results if r.host not in kept], "down")
     served = served_models(views)
     result = operation_result(
         "down",
@@ -326,7 +333,7 @@ async def down(
 
 
 async def _listeners_after_down(
-    sites: SiteMap, results: list[SiteResult], views: dict[str, SiteView]
+    sites: SiteMap, results: list[SiteResult], views: dict[str, Reading]
 ) -> list[ListenerStatus]:
     """The local listeners of the providers now down, probed: one still bound is closing,
     since its provider's router is stopped (just now by this call, or since its container

@@ -1,0 +1,78 @@
+"""A site as one read found it: a podman reading, a cluster reading, or unread with the
+reason. Operations ``match`` on the three; none of them holds an optional field that another
+must assert on. Each reading carries what the user last asked of the site (``asked``, from
+``store.intents``), which decides whether a router that is not running was stopped on
+purpose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import ConnectError, KubeError, SiteConfigError
+from ..facts.site_state import SiteState
+from ..sites.kube import ClusterSite, KubeState
+from ..sites.podman import PodmanSite
+from .runner import describe
+from .scope import SiteRef
+
+#: The last write the user asked for on a site (None: nothing recorded). ``setup`` and ``up``
+#: ask it to run, ``down`` to stop, ``teardown`` to be removed.
+Asked = Literal["setup", "up", "down", "teardown"]
+ASKED_VALUES: tuple[Asked, ...] = ("setup", "up", "down", "teardown")
+
+
+@dataclass(frozen=True)
+class PodmanReading:
+    """A podman site read in full."""
+
+    ref: SiteRef
+    site: PodmanSite
+    state: SiteState
+    asked: Asked | None = None
+    seconds: float = 0.0
+
+    @property
+    def namespace(self) -> str:
+        return self.site.namespace
+
+
+@dataclass(frozen=True)
+class ClusterReading:
+    """The Kubernetes site read through its API."""
+
+    ref: SiteRef
+    site: ClusterSite
+    state: KubeState
+    asked: Asked | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A site that could not be read, and why."""
+
+    ref: SiteRef
+    error: BaseException
+    asked: Asked | None = None
+    seconds: float = 0.0
+
+    @property
+    def reachable(self) -> bool:
+        """False when the site cannot be acted on at all: the host cannot be reached, or
+        the cluster refuses our credentials. Such sites are skipped, not failed."""
+        if isinstance(self.error, ConnectError):
+            return False
+        return not (isinstance(self.error, KubeError) and self.error.status in (401, 403))
+
+    def problem(self) -> str:
+        if isinstance(self.error, SiteConfigError):
+            return f"{self.ref.host} cannot be used as configured: {self.error.reason}"
+        if isinstance(self.error, ConnectError):
+            return f"{self.ref.host} unreachable: {self.error.reason}"
+        if isinstance(self.error, KubeError):
+            return f"{self.ref.host}: {self.error}"
+        return f"cannot read the state of {self.ref.host}: {describe(self.error)}"
+
+
+Reading = PodmanReading | ClusterReading | Unread

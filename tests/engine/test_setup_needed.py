@@ -1,0 +1,252 @@
+"""Setup-needed is decided once (engine/desired/needs.py): over the recorded site states and
+variations of them, "setup plans nothing to build" iff "the list (status's drift) is empty"
+iff "up does not refuse for setup". Then the same through the real operations on fake hosts:
+a hand-edited router unit file gives the same answer from status, up and setup's plan."""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fake_connector import Call, FakeConnector, FakeHosts, Reply
+from skupper_mcp.connectors.pool import ConnectorPool
+from skupper_mcp.engine.desired.needs import setup_needed
+from skupper_mcp.engine.desired.podman import hub_resources, local_resources
+from skupper_mcp.engine.operations import setup, status, updown
+from skupper_mcp.engine.operations.setup import RUN_STATE_STEPS, podman_setup_actions
+from skupper_mcp.engine.operations.updown import setup_problem
+from skupper_mcp.engine.readings import PodmanReading
+from skupper_mcp.engine.scope import site_ref
+from skupper_mcp.engine.sitemap import SiteMap
+from skupper_mcp.engine.store.backups import Backups
+from skupper_mcp.facts import names
+from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
+from skupper_mcp.models import CheckResult
+from skupper_mcp.sites.podman import PodmanSite
+from skupper_mcp.sites.resources import ClientCert
+from skupper_mcp.topology import Topology, load_topology
+
+STATES = Path(__file__).resolve().parent / "site_states"
+PHASES = ("fresh", "up", "down", "rhel-ai-down", "rhel-ai-up")
+HOSTS = ("rhel-ai", "rhtevan-work", "local")
+ROUTER_UNIT = names.router_unit("default")
+READ = "@@section version"  # only the site-state script prints this
+CERT = "@@file cert"  # only the client-certificate script prints this
+
+
+def recorded(phase: str, host: str) -> str:
+    return (STATES / phase / f"{host}.txt").read_text()
+
+
+def cert_reply(site: str) -> str:
+    """The client certificate as the recorded Secrets hold it (placeholders, no key)."""
+    lines = []
+    for name in ("ca.crt", "tls.crt", "tls.key"):
+        data = base64.b64encode(f"recorded {name} of {site}".encode()).decode()
+        lines += [f"@@file cert {name}", f"|{data}"]
+    return "\n".join([*lines, "@@end", ""])
+
+
+@pytest.fixture(scope="module")
+def topology(tmp_path_factory: pytest.TempPathFactory) -> Topology:
+    state_dir = tmp_path_factory.mktemp("state")
+    path = state_dir / "topology.env"
+    path.write_text((STATES / "topology.env").read_text() + f"STATE_DIR={state_dir}\n")
+    return load_topology(path)
+
+
+def _edit_unit(s: SiteState) -> None:
+    if ROUTER_UNIT in s.unit_files:
+        s.unit_files[ROUTER_UNIT] += "# edited by hand\n"
+
+
+def _drop_unit(s: SiteState) -> None:
+    s.unit_files.pop(names.controller_unit(), None)
+
+
+def _boot(s: SiteState) -> None:
+    s.enabled_at_boot.add(ROUTER_UNIT)
+
+
+def _no_watch(s: SiteState) -> None:
+    s.watch_script = None
+
+
+def _drop_resource(s: SiteState) -> None:
+    for key in list(s.input_resources):
+        if key[0] in ("Connector", "Listener"):
+            del s.input_resources[key]
+            return
+
+
+def _change_port(s: SiteState) -> None:
+    for key, res in s.input_resources.items():
+        if key[0] == "RouterAccess":
+            changed = copy.deepcopy(res)
+            changed["spec"]["roles"][0]["port"] = 1
+            s.input_resources[key] = changed
+            return
+
+
+def _private_certs(s: SiteState) -> None:
+    s.certs_private = True
+
+
+def _no_router(s: SiteState) -> None:
+    s.containers.pop(names.router_container("default"), None)
+
+
+def _router_by_hand(s: SiteState) -> None:
+    if s.router is not None:
+        s.router.has_ssl_base_path = False
+
+
+def _no_tmpfs(s: SiteState) -> None:
+    if s.router is not None:
+        s.router.has_tmpfs = False
+
+
+def _socket_off(s: SiteState) -> None:
+    s.units[names.PODMAN_SOCKET_UNIT] = UnitState(names.PODMAN_SOCKET_UNIT, "loaded")
+
+
+def _no_controller(s: SiteState) -> None:
+    s.containers.pop(names.controller_container(s.user), None)
+
+
+def _stopped(s: SiteState) -> None:
+    """Stopped (what down does): run-state, never a setup need."""
+    for c in s.containers.values():
+        if c.name.endswith("skupper-router") or c.name.endswith("skupper-controller"):
+            c.state = "exited"
+    for unit in (ROUTER_UNIT, names.controller_unit()):
+        s.units[unit] = UnitState(unit, "loaded")
+
+
+VARIATIONS: dict[str, Callable[[SiteState], None]] = {
+    f.__name__.strip("_"): f
+    for f in (
+        _edit_unit,
+        _drop_unit,
+        _boot,
+        _no_watch,
+        _drop_resource,
+        _change_port,
+        _private_certs,
+        _no_router,
+        _router_by_hand,
+        _no_tmpfs,
+        _socket_off,
+        _no_controller,
+        _stopped,
+    )
+}
+
+
+def certs(topology: Topology, phase: str) -> dict[str, ClientCert | None]:
+    """The hubs' client certificates as the recordings' Secrets hold them (none when fresh)."""
+    found: dict[str, ClientCert | None] = {}
+    for p in topology.providers:
+        site = p.site_name
+        made = [f"recorded {name} of {site}".encode() for name in ("ca.crt", "tls.crt", "tls.key")]
+        found[p.name] = None if phase == "fresh" else ClientCert(*made)
+    return found
+
+
+def build_steps(topology: Topology, reading: PodmanReading, phase: str) -> list[str]:
+    """The steps setup's plan takes at the site that build it (not the ones that start it)."""
+    host, found = reading.ref.host, reading.state
+    p = topology.provider(host)
+    if p is not None:
+        desired, tmpfs = hub_resources(p), p.tmpfs_workaround
+    else:
+        desired, _ = local_resources(topology, found, certs(topology, phase))
+        tmpfs = False
+    todo = podman_setup_actions(reading.site, found, desired, tmpfs=tmpfs, restore_ca=None)
+    return [a.name for a in todo if a.name not in RUN_STATE_STEPS]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    phase=st.sampled_from(PHASES),
+    host=st.sampled_from(HOSTS),
+    changes=st.lists(st.sampled_from(sorted(VARIATIONS)), max_size=3, unique=True),
+)
+def test_setup_plans_nothing_iff_nothing_is_needed_iff_up_does_not_refuse(
+    topology: Topology, phase: str, host: str, changes: list[str]
+) -> None:
+    found = parse_site_state(recorded(phase, host))
+    for change in changes:
+        VARIATIONS[change](found)
+    ref = site_ref(topology, host)
+    reading = PodmanReading(ref, PodmanSite(FakeConnector(host), "default"), found)
+    sites = SiteMap(topology, ConnectorPool(topology.ssh.options()), None)
+    needed = setup_needed(topology, reading) or []
+    build = build_steps(topology, reading, phase)
+    refused = setup_problem(sites, reading)
+    assert (not needed) == (not build) == (refused is None), (needed, build, refused)
+    if changes == ["stopped"] and phase != "fresh":
+        assert not needed, needed  # stopping a site never makes it need setup
+
+
+def hand_edited_hosts(topology: Topology) -> SiteMap:
+    """The recorded built network, with rhtevan-work's router unit file edited by hand."""
+
+    def host(name: str) -> FakeConnector:
+        text = recorded("up", name)
+        if name == "rhtevan-work":
+            marker = f"@@file unit {ROUTER_UNIT}\n"
+            assert marker in text
+            text = text.replace(marker, marker + "|# edited by hand\n")
+
+        def answer(call: Call) -> Reply | None:
+            if READ in call.command:
+                return Reply(text)
+            if CERT in call.command:
+                return Reply(cert_reply(f"hub-{name}"))
+            return None
+
+        return FakeConnector(name, answer)
+
+    fakes = {h: host(h) for h in HOSTS}
+    pool = ConnectorPool(topology.ssh.options(), factory=FakeHosts(fakes))
+    return SiteMap(topology, pool, None)
+
+
+async def test_a_hand_edited_unit_file_is_the_same_answer_from_status_up_and_setup(
+    topology: Topology, tmp_path: Path
+) -> None:
+    sites = hand_edited_hosts(topology)
+    found = await status.run(sites)
+    drift = {s.host: s.drift for s in found.sites}
+    assert drift == {
+        "rhel-ai": [],
+        "rhtevan-work": [f"{ROUTER_UNIT}: not the unit setup writes"],
+        "local": [],
+    }
+    assert "setup needed on rhtevan-work" in found.summary
+    up = await updown.up(sites, "all", plan=True)
+    refused = {s.host: s.reason for s in up.sites if s.outcome == "failed"}
+    assert list(refused) == ["rhtevan-work"]
+    assert f"{ROUTER_UNIT}: not the unit setup writes" in (refused["rhtevan-work"] or "")
+
+    async def precheck() -> CheckResult:
+        return CheckResult(topology="", checks=[], ok=True)
+
+    plan = await setup.run(sites, Backups(tmp_path), precheck, plan=True)
+    building = {
+        s.host: [st.name for st in s.steps if st.name not in RUN_STATE_STEPS] for s in plan.sites
+    }
+    assert building == {
+        "rhel-ai": ["setup"],  # its note: already set up
+        "rhtevan-work": ["install auto-restart units", "restart units"],
+        "local": ["setup"],
+    }

@@ -1,0 +1,161 @@
+"""Issue 30's scenario matrix, end to end on one world of its own, through the MCP client and
+the CLI (``matrix.py`` drives it): in each scenario every consumer says the same thing about
+every site, and what happened: a stop the user asked for is ``stopped`` (never stale, never
+drift, never a problem whose next step starts it again), a router that died behind their back
+is ``stale`` with diagnose's ``up``, and after teardown ``up`` refuses everywhere."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+
+from skupper_sandbox.testing import running_world
+
+from .matrix import Observed, patient, run_matrix, world_spec
+
+RUN_STATE = {"start units", "create links", "restart router pod", "wait for links", "setup"}
+ALL = ("rhel-ai", "rhtevan-work", "local", "crc")
+NOTHING: dict[str, list[str]] = {h: [] for h in ALL}
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Observed]:
+    """The scenarios' observations; with SKMCP_MATRIX_ROWS set, also written there, one JSON
+    row each (the table of the closing note)."""
+    rows = os.environ.get("SKMCP_MATRIX_ROWS")
+
+    def keep(seen: Observed) -> None:
+        if rows:
+            with open(rows, "a") as out:
+                out.write(json.dumps(seen.row()) + "\n")
+
+    with running_world(tmp_path_factory.mktemp("matrix"), world_spec()) as world:
+        patient(world)
+        return {seen.name: seen for seen in asyncio.run(run_matrix(world, keep))}
+
+
+def states(seen: Observed) -> dict[str, str | None]:
+    return seen.state
+
+
+def builds(seen: Observed) -> dict[str, list[str]]:
+    """The steps setup's plan takes at each site that build it (not the ones that start it)."""
+    plan = seen.plans["setup"]
+    return {h: [s for s in steps if s not in RUN_STATE] for h, (_, steps, _) in plan.items()}
+
+
+def starts_again(seen: Observed, host: str) -> list[str]:
+    """The next steps of diagnose that would start ``host`` again: up on it or on all, or
+    setup proposed for it."""
+    starting = {f"up(target='{host}')", "up(target='all')", "up()"}
+    return [
+        step
+        for h, _, steps in seen.findings
+        for step in steps
+        if step in starting or (step == "setup()" and h == host)
+    ]
+
+
+def agree(seen: Observed) -> None:
+    """Status over the CLI and over MCP, and diagnose, say the same state of every site."""
+    assert seen.mcp_state == seen.state, seen.name
+    assert seen.diagnose_state == seen.state, seen.name
+    assert set(seen.state) == set(ALL), seen.state
+
+
+def test_fresh_is_not_set_up_everywhere_and_up_refuses(matrix: dict[str, Observed]) -> None:
+    seen = matrix["fresh"]
+    agree(seen)
+    assert set(states(seen).values()) == {"not-set-up"}
+    assert all(seen.drift[h] for h in ALL)
+    assert {h: o for h, (o, _, _) in seen.plans["up"].items()} == dict.fromkeys(ALL, "failed")
+    assert all("run setup first" in (r or "") for _, _, r in seen.plans["up"].values())
+    assert all(builds(seen)[h] for h in ALL)
+    assert seen.status_exit == 0 and seen.diagnose_exit == 1
+
+
+def test_set_up_and_up_is_up_with_nothing_to_do(matrix: dict[str, Observed]) -> None:
+    seen = matrix["set up and up"]
+    agree(seen)
+    assert set(states(seen).values()) == {"up"}, seen.state
+    assert seen.summary.startswith("running: rhel-ai, rhtevan-work, local, crc;"), seen.summary
+    assert not any(seen.drift.values()) and not seen.findings
+    assert (seen.status_exit, seen.diagnose_exit) == (0, 0)
+    assert builds(seen) == NOTHING
+    assert all(steps in (["up"],) for _, steps, _ in seen.plans["up"].values())
+
+
+def test_a_provider_stopped_by_down_is_stopped_and_no_problem(
+    matrix: dict[str, Observed],
+) -> None:
+    seen = matrix["provider stopped by down"]
+    agree(seen)
+    assert states(seen) == {"rhel-ai": "stopped", "rhtevan-work": "up", "local": "up", "crc": "up"}
+    assert "stale" not in seen.summary and "setup needed" not in seen.summary, seen.summary
+    assert seen.diagnose_exit == 0 and not starts_again(seen, "rhel-ai"), seen.findings
+    assert builds(seen) == NOTHING
+    assert seen.plans["up"]["rhel-ai"][1] == ["start controller", "start router"]
+
+
+def test_all_down_is_stopped_everywhere_with_no_drift(matrix: dict[str, Observed]) -> None:
+    seen = matrix["all down"]
+    agree(seen)
+    assert set(states(seen).values()) == {"stopped"}, seen.state
+    assert not any(seen.drift.values()), seen.drift  # crc's links removed by down included
+    assert (seen.status_exit, seen.diagnose_exit, seen.findings) == (0, 0, [])
+    assert builds(seen) == NOTHING
+    assert seen.plans["up"]["crc"][0] == "up" and seen.plans["up"]["crc"][1][0] == "create links"
+
+
+def test_a_router_killed_behind_the_users_back_is_stale_with_up_next(
+    matrix: dict[str, Observed],
+) -> None:
+    seen = matrix["router killed (stale)"]
+    agree(seen)
+    assert states(seen)["rhel-ai"] == "stale"
+    assert "stale status on rhel-ai" in seen.summary
+    assert ("rhel-ai", "stale-status", ["up(target='rhel-ai')"]) in seen.findings
+    assert seen.diagnose_exit == 1
+
+
+def test_an_unreachable_host_is_skipped_by_every_plan(matrix: dict[str, Observed]) -> None:
+    seen = matrix["host unreachable"]
+    agree(seen)
+    assert states(seen)["rhel-ai"] == "unreachable"
+    assert "unreachable: rhel-ai" in seen.summary and seen.status_exit == 3
+    assert seen.plans["up"]["rhel-ai"][0] == seen.plans["down"]["rhel-ai"][0] == "skipped"
+    assert [f[:2] for f in seen.findings] == [("rhel-ai", "site-unreadable")]
+
+
+def test_the_210_root_host_stopped_by_down_is_stopped_not_stale(
+    matrix: dict[str, Observed],
+) -> None:
+    seen = matrix["2.1.0 root host stopped"]
+    agree(seen)
+    assert states(seen)["rhtevan-work"] == "stopped" and states(seen)["rhel-ai"] == "up"
+    assert "stale" not in seen.summary, seen.summary
+    assert seen.diagnose_exit == 0 and not starts_again(seen, "rhtevan-work"), seen.findings
+
+
+def test_a_stopped_cluster_is_unreachable_and_skipped(matrix: dict[str, Observed]) -> None:
+    seen = matrix["cluster skipped"]
+    agree(seen)
+    assert states(seen)["crc"] == "unreachable"
+    assert {h: s for h, s in states(seen).items() if h != "crc"} == dict.fromkeys(ALL[:3], "up")
+    assert seen.plans["up"]["crc"][0] == "skipped" and seen.status_exit == 3
+
+
+def test_after_teardown_up_refuses_everywhere_the_cluster_included(
+    matrix: dict[str, Observed],
+) -> None:
+    seen = matrix["after teardown"]
+    agree(seen)
+    assert set(states(seen).values()) == {"not-set-up"}
+    up = seen.plans["up"]
+    assert {h: o for h, (o, _, _) in up.items()} == dict.fromkeys(ALL, "failed"), up
+    assert all(not steps for _, steps, _ in up.values()), up  # nothing half-built
+    # torn down as asked: no problem, and no next step that would set it up again
+    assert seen.diagnose_exit == 0 and not seen.findings, seen.findings
