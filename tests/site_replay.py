@@ -208,40 +208,46 @@ def provider_routes(host: ReplayedHost, namespace: str) -> bool:
     return stopped is not None and stopped < ROUTE_MAX_AGE
 
 
-def probe_answers(topology: Topology, hosts: dict[str, ReplayedHost]) -> Callable[..., object]:
-    """A ``tcp_probe`` that answers from the readings (see the module's docstring)."""
+def probe_answers(
+    topology: Topology, hosts: dict[str, ReplayedHost], no_route: frozenset[str] = frozenset()
+) -> Callable[..., object]:
+    """A ``tcp_probe`` that answers from the readings (see the module's docstring); the local
+    listeners of the providers in ``no_route`` never accept (their link cannot connect, e.g.
+    it is refused in the TLS handshake, which no reading of the provider shows)."""
     local = topology.local
     local_host = hosts[LOCAL_HOST]
-    #: (address, port) -> (the host whose router answers there, its namespace, and for a
-    #: listener the provider behind it)
-    accepts: dict[tuple[str, int], tuple[ReplayedHost, str, tuple[ReplayedHost, str] | None]]
-    accepts = {}
+    #: inter-router ports: (address, port) -> the host whose router answers there
+    routers: dict[tuple[str, int], tuple[ReplayedHost, str]] = {}
     if local.public_host is not None:  # the cluster's link to the local site
-        accepts[(local.public_host, local.inter_router_port)] = (local_host, local.namespace, None)
+        routers[(local.public_host, local.inter_router_port)] = (local_host, local.namespace)
+    #: the local site's listeners: (address, port) -> the provider behind it
+    listeners: dict[tuple[str, int], tuple[ReplayedHost, str] | None] = {}
     for p in topology.providers:
-        provider = hosts[p.name]
-        accepts[(p.public_host, p.inter_router_port)] = (provider, p.namespace, None)
-        behind = (provider, p.namespace)
-        accepts[(local.listener_host, p.local_port)] = (local_host, local.namespace, behind)
-
-    def answer(host: ReplayedHost, namespace: str, behind: tuple[ReplayedHost, str] | None) -> bool:
-        if not router_running(host, namespace):
-            return False
-        return behind is None or provider_routes(*behind)
+        routers[(p.public_host, p.inter_router_port)] = (hosts[p.name], p.namespace)
+        behind = None if p.name in no_route else (hosts[p.name], p.namespace)
+        listeners[(local.listener_host, p.local_port)] = behind
 
     async def tcp_probe(host: str, port: int, timeout: float = 1.0) -> bool:
-        there = accepts.get((host, port))
-        if there is None:
-            raise Unscripted(f"nothing in the recorded world listens at {host}:{port}")
-        return answer(*there)
+        if (host, port) in routers:
+            return router_running(*routers[(host, port)])
+        if (host, port) in listeners:
+            behind = listeners[(host, port)]
+            return (
+                behind is not None
+                and router_running(local_host, local.namespace)
+                and provider_routes(*behind)
+            )
+        raise Unscripted(f"nothing in the recorded world listens at {host}:{port}")
 
     return tcp_probe
 
 
 @contextmanager
-def probes_answered(topology: Topology, hosts: dict[str, ReplayedHost]) -> Iterator[None]:
+def probes_answered(
+    topology: Topology, hosts: dict[str, ReplayedHost], no_route: frozenset[str] = frozenset()
+) -> Iterator[None]:
     """Every module of the product that probes TCP probes the recorded world instead."""
-    fake = probe_answers(topology, hosts)
+    fake = probe_answers(topology, hosts, no_route)
     users = [
         m
         for name, m in list(sys.modules.items())
