@@ -19,6 +19,8 @@ from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_mcp.view import APP_MIME_TYPE, APP_URI, app_html, page_html, topology_svg
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 CLIENT_TIMEOUT = 30.0
 DRAWN = {"setup", "up", "down", "status", "diagnose"}
 
