@@ -4,12 +4,14 @@ by ``make unit`` too)."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 SOURCES = sorted(p for p in TESTS.rglob("*.py") if ".venv" not in p.parts)
 
 
+@cache
 def tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(), filename=str(path))
 
