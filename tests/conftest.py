@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,7 +95,7 @@ def bounded_mcp_clients(monkeypatch: pytest.MonkeyPatch) -> None:
 
     init = mcp.Client.__init__
 
-    def bounded(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def bounded(self: mcp.Client, *args: Any, **kwargs: Any) -> None:
         if kwargs.get("read_timeout_seconds") is None:
             pytest.fail("an MCP Client without read_timeout_seconds: give it a bound")
         init(self, *args, **kwargs)

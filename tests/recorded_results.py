@@ -30,7 +30,8 @@ def _recorded(scenario: str) -> dict[str, Any]:
 def recorded(scenario: str, read: str) -> dict[str, Any]:
     """One recorded result as JSON (``status``, ``diagnose``, ``up-plan``, ``down-plan``,
     or the operation that made the scenario, e.g. ``down``); a fresh copy each time."""
-    return json.loads(json.dumps(_recorded(scenario)[read]))  # type: ignore[no-any-return]
+    copy: dict[str, Any] = json.loads(json.dumps(_recorded(scenario)[read]))
+    return copy
 
 
 def recorded_status(scenario: str = STRANGER) -> StatusResult:
