@@ -31,12 +31,14 @@ types: $(STAMP)
 WORKERS ?= 3
 E2E_WORKERS ?= $(if $(filter 0,$(WORKERS)),0,4)
 
-# The fast half: no sandbox world, no OpenSSH, no build (tests/conftest.py marks what needs
-# them).
+# The fast half: no sandbox world or component (tests/sandbox/), no OpenSSH, no build, no
+# browser, no Python process of the product started (tests/conftest.py marks what needs them).
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh and not packaging and not browser"
+	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh and not packaging and not browser and not spawns"
 
-# The end-to-end half: sandbox worlds, the lifecycle suite, MCP against a world, OpenSSH,
+# The end-to-end half: sandbox worlds and the simulator's components (real routers, the
+# podman and systemd imitations), the lifecycle suite, MCP against a world, OpenSSH, the CLI
+# and the stdio and HTTP servers as processes,
 # the wheel built (python -m build) and installed in a fresh venv (tests/test_wheel.py), and
 # the VAN view in headless Chromium (tests/test_van_view_browser.py).
 # The browser tests keep their screenshots of the VAN view here (SKMCP_ARTEFACTS), for a
@@ -45,7 +47,7 @@ unit: $(STAMP)
 ARTEFACTS ?= $(CURDIR)/artefacts
 
 e2e: $(STAMP)
-	SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh or packaging or browser"
+	SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(E2E_WORKERS) -m "sandbox or openssh or packaging or browser or spawns"
 
 # The machine's part of the suite (sshd, iptables, curl): installed when missing, as root.
 hostdeps:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,73 +33,74 @@ def write_topology(tmp_path: Path):
 
 # --- The suite's two halves -------------------------------------------------------------
 #
-# ``make unit`` runs ``-m "not sandbox and not openssh and not packaging and not browser"``
-# (seconds, no world, no build, no browser); ``make e2e`` the rest. A test is end-to-end
-# when it uses a world fixture or lives under ``tests/lifecycle/``: it is marked ``sandbox``
-# here, whatever its module says. A test that starts a world some other way without the
-# mark fails instead of slowing ``make unit`` down.
+# ``make unit`` runs ``-m "not sandbox and not openssh and not packaging and not browser and
+# not spawns"`` (no world, no build, no browser, no Python process of the product started:
+# a loop of a minute or less on 2 cores); ``make e2e`` the rest. A test is end-to-end when
+# it uses a world fixture or lives under ``tests/lifecycle/`` or ``tests/sandbox/`` (the
+# simulator's components: real routers, podman and systemd imitations, processes each): it
+# is marked ``sandbox`` here, whatever its module says. A unit test's module that can start
+# a world itself (it holds ``running_world`` or ``sandbox_command``) stops the run at
+# collection instead of slowing ``make unit`` down.
 
 WORLD_FIXTURES = frozenset({"world", "built", "openssh_world"})
-E2E_DIRS = (ROOT / "tests" / "lifecycle",)
-E2E_MARKS = ("sandbox", "openssh", "packaging", "browser")
-_current = {"e2e": False, "name": ""}
+E2E_DIRS = (ROOT / "tests" / "lifecycle", ROOT / "tests" / "sandbox")
+E2E_MARKS = ("sandbox", "openssh", "packaging", "browser", "spawns")
+#: What a test module starts a world with, when it does so itself.
+WORLD_STARTERS = ("running_world", "sandbox_command")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "spawns: tests that start a Python process of the product (the CLI, the stdio or "
+        "HTTP server, a fresh interpreter): make e2e",
+    )
 
 
 def is_e2e(item: pytest.Item) -> bool:
     return any(item.get_closest_marker(mark) is not None for mark in E2E_MARKS)
 
 
+def starts_worlds(item: pytest.Item) -> bool:
+    """Whether the test's module holds what starts a sandbox world."""
+    from skupper_sandbox import testing
+
+    module = getattr(item, "module", None)
+    return any(getattr(module, name, None) is getattr(testing, name) for name in WORLD_STARTERS)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = []
     for item in items:
         path = Path(item.path).resolve()
         uses_world = WORLD_FIXTURES & set(getattr(item, "fixturenames", ()))
         if uses_world or any(d in path.parents for d in E2E_DIRS):
             item.add_marker(pytest.mark.sandbox)
+        if not is_e2e(item) and starts_worlds(item):
+            unmarked.append(item.nodeid)
+    if unmarked:
+        raise pytest.UsageError(
+            "these tests' modules start sandbox worlds but the tests are not marked sandbox:"
+            " use a world fixture, put them under tests/lifecycle/ or mark them"
+            " pytest.mark.sandbox: " + ", ".join(unmarked[:5])
+        )
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    _current["e2e"] = is_e2e(item)
-    _current["name"] = item.nodeid
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    _bound_mcp_clients()
-    from skupper_sandbox import testing
-
-    original = testing.sandbox_command
-    if getattr(original, "guarded", False):
-        return
-
-    def guarded(*args: str, **kwargs: object):  # type: ignore[no-untyped-def]
-        if args[:1] == ("up",) and not _current["e2e"]:
-            pytest.fail(
-                f"{_current['name']} starts a sandbox world but is not marked sandbox: use a"
-                " world fixture, put it under tests/lifecycle/ or mark it pytest.mark.sandbox",
-                pytrace=False,
-            )
-        return original(*args, **kwargs)
-
-    guarded.guarded = True  # type: ignore[attr-defined]
-    testing.sandbox_command = guarded  # type: ignore[assignment]
-
-
-def _bound_mcp_clients() -> None:
-    """Every MCP client a test opens must bound its requests: one without
-    ``read_timeout_seconds`` fails at once instead of hanging the suite some day."""
+@pytest.fixture
+def bounded_mcp_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every MCP client the test opens must bound its requests: one without
+    ``read_timeout_seconds`` fails at once instead of hanging the suite some day. (Every
+    ``Client(...)`` in tests/ also passes it, by test_suite_rules.py.)"""
     import mcp
 
     init = mcp.Client.__init__
-    if getattr(init, "bounded", False):
-        return
 
-    def bounded(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def bounded(self: mcp.Client, *args: Any, **kwargs: Any) -> None:
         if kwargs.get("read_timeout_seconds") is None:
             pytest.fail("an MCP Client without read_timeout_seconds: give it a bound")
         init(self, *args, **kwargs)
 
-    bounded.bounded = True  # type: ignore[attr-defined]
-    mcp.Client.__init__ = bounded  # type: ignore[method-assign]
+    monkeypatch.setattr(mcp.Client, "__init__", bounded)
 
 
 # --- Workers: ``make unit`` and ``make e2e`` run pytest-xdist (``-n``) --------------------
@@ -114,8 +116,8 @@ LIFECYCLE_SCOPE = "tests/lifecycle"
 #: tests are a unit of work.
 WORLD_PER_PARAM = frozenset({"tests/sandbox/test_handbuilt_van.py"})
 #: Files whose tests each make all they use (routers, sites, ports), none for the module:
-#: each test is a unit of work. The real skrouterd's start makes these the longest unit
-#: file of the fast half.
+#: each test is a unit of work. The real skrouterd's start makes this the longest file of
+#: the simulator's components.
 TEST_PER_UNIT = frozenset({"tests/sandbox/test_router.py"})
 
 

@@ -1,105 +1,49 @@
-"""Results as the tools answered them, for the renderers' and the CLI's tests."""
+"""Results as the engine answered them, for the renderers', the view's and the CLI's tests.
+
+Each is read from ``results/<scenario>.json``, which ``record_results.py`` records by running
+the operations over the recorded site states (never written by hand;
+``test_recorded_results.py`` holds them to what the engine answers today). The scenarios are
+``record_results.SCENARIOS``.
+"""
 
 from __future__ import annotations
 
-from skupper_mcp.models import StatusResult
+import json
+from functools import cache
+from typing import Any
+
+from skupper_mcp.models import DiagnoseResult, OperationResult, StatusResult
+
+#: The scenario ``recorded_status`` gives by default: a network a stranger finds, with
+#: something of everything (a killed router, an unreachable host, a silent cluster).
+STRANGER = "stranger"
 
 
-def recorded_status() -> StatusResult:
-    """A status for a stranger's two GPU hosts, one of them unreachable, with long reasons and
-    Kubernetes service names. Written by hand in the shape engine/operations/status.py
-    gives each field (a cluster site's router is its pods, its container running or not),
-    not recorded from a run."""
-    return StatusResult.model_validate(
-        {
-            "sites": [
-                {
-                    "host": "local",
-                    "site": "local-workstation",
-                    "role": "consumer",
-                    "platform": "podman",
-                    "reachable": True,
-                    "state": "up",
-                    "controller": "active",
-                    "router": "active",
-                    "container": "running",
-                },
-                {
-                    "host": "gpu1",
-                    "site": "hub-gpu1",
-                    "role": "provider",
-                    "platform": "podman",
-                    "reachable": True,
-                    "state": "stale",
-                    "controller": "active",
-                    "router": "active",
-                    "container": "running",
-                    "stale": True,
-                    "detail": "the router unit is active but the container was recreated "
-                    "1 minute ago; status read from /var/lib/skupper/namespaces/default",
-                },
-                {
-                    "host": "gpu2",
-                    "site": "hub-gpu2",
-                    "role": "provider",
-                    "platform": "podman",
-                    "reachable": False,
-                    "state": "unreachable",
-                    "detail": "ssh gpu2.lab.example.org:22: connect timed out after 5.0s "
-                    "(is the host up and is SSH listening?)",
-                },
-                {
-                    "host": "crc",
-                    "site": "crc-workstation",
-                    "role": "consumer",
-                    "platform": "kubernetes",
-                    "reachable": True,
-                    "state": "up",
-                    "controller": "api v1.31.0",
-                    "router": "skupper-router-7c5d9d6f4b-qg2lp Running",
-                    "container": "running",
-                },
-            ],
-            "links": [
-                {
-                    "from": "local-workstation",
-                    "to": "hub-gpu1",
-                    "endpoint": "gpu1.lab.example.org:55671",
-                    "tcp_probe": True,
-                    "status": "Ready",
-                },
-                {
-                    "from": "local-workstation",
-                    "to": "hub-gpu2",
-                    "endpoint": "gpu2.lab.example.org:55671",
-                    "tcp_probe": False,
-                    "status": "Pending: dial tcp 198.51.100.7:55671: i/o timeout",
-                },
-            ],
-            "listeners": [
-                {
-                    "site": "local-workstation",
-                    "port": 9000,
-                    "routing_key": "model-api-gpu1",
-                    "bound": True,
-                },
-                {
-                    "site": "crc-workstation",
-                    "port": 8000,
-                    "routing_key": "model-api-gpu1",
-                    "bound": True,
-                    "service": "model-listener-gpu1.skupper-models.svc.cluster.local:8000",
-                },
-            ],
-            "model_actions": [
-                {
-                    "host": "gpu1",
-                    "profile": "qwen-32k",
-                    "action": "status",
-                    "reason": "the provider's router is up: ask hosted-model-ctl whether its "
-                    "model runs",
-                },
-            ],
-            "summary": "4 sites: 3 reachable, 1 stale; 1 of 2 links up; 2 listeners bound",
-        }
-    )
+@cache
+def _recorded(scenario: str) -> dict[str, Any]:
+    from record_results import path_of
+
+    loaded: dict[str, Any] = json.loads(path_of(scenario).read_text())
+    return loaded
+
+
+def recorded(scenario: str, read: str) -> dict[str, Any]:
+    """One recorded result as JSON (``status``, ``diagnose``, ``up-plan``, ``down-plan``,
+    or the operation that made the scenario, e.g. ``down``); a fresh copy each time."""
+    copy: dict[str, Any] = json.loads(json.dumps(_recorded(scenario)[read]))
+    return copy
+
+
+def recorded_status(scenario: str = STRANGER) -> StatusResult:
+    """``status`` of a scenario (by default a stranger's network: rhel-ai's router killed,
+    rhtevan-work unreachable with a long reason, the cluster's API silent)."""
+    return StatusResult.model_validate(recorded(scenario, "status"))
+
+
+def recorded_diagnose(scenario: str = STRANGER) -> DiagnoseResult:
+    return DiagnoseResult.model_validate(recorded(scenario, "diagnose"))
+
+
+def recorded_operation(scenario: str, read: str) -> OperationResult:
+    """A plan (``up-plan``, ``down-plan``) or the operation that made the scenario."""
+    return OperationResult.model_validate(recorded(scenario, read))

@@ -16,6 +16,8 @@ from skupper_mcp.engine import Engine
 from skupper_mcp.models import OperationResult
 from skupper_mcp.server import build_server
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 CLIENT_TIMEOUT = 30.0
 MODES = ["legacy", "auto"]
 

@@ -16,6 +16,7 @@ from skupper_mcp.facts.site_state import parse_site_state, site_state_script
 from topology_samples import SMALL_TOPOLOGY
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize("key", ["Model_A", "llama-3.1", "model.api", "-model", "a" * 64])
 def test_a2_a_routing_key_that_is_no_rfc1123_label_exits_2_and_nothing_runs(
     write_topology, key: str

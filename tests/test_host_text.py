@@ -26,6 +26,8 @@ from skupper_mcp.topology import Topology
 from skupper_mcp.topology.validation import parse_topology
 from topology_samples import SMALL_TOPOLOGY
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 CLIENT_TIMEOUT = 30.0
 
 # -- the schema: every host-text field is marked ---------------------------------------------

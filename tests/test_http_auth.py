@@ -44,6 +44,8 @@ from skupper_mcp.server import serve
 from skupper_sandbox.netprobe import port_open
 from topology_samples import ALL_TOOLS, SMALL_TOPOLOGY
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 CLIENT_TIMEOUT = 30.0
 START_TIMEOUT = 30.0
 GOOD_TOKEN = "a-test-token-that-is-long-enough"
@@ -160,6 +162,7 @@ def post(served: Served, headers: dict[str, str]) -> httpx.Response:
     )
 
 
+@pytest.mark.spawns
 def test_a_generated_token_is_stored_0600_and_only_its_place_is_printed(
     generated: Served,
 ) -> None:
@@ -173,6 +176,7 @@ def test_a_generated_token_is_stored_0600_and_only_its_place_is_printed(
     assert token not in log
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize(
     "headers",
     [
@@ -189,11 +193,13 @@ def test_a_request_without_the_token_gets_401(generated: Served, headers: dict[s
     assert response.headers["www-authenticate"].startswith("Bearer")
 
 
+@pytest.mark.spawns
 def test_the_token_under_another_scheme_gets_401(generated: Served) -> None:
     response = post(generated, {"authorization": f"Basic {token_of(generated)}"})
     assert response.status_code == 401
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_client_with_the_token_initializes_and_lists_tools(
     generated: Served, mode: str
@@ -213,6 +219,7 @@ async def test_a_client_with_the_token_initializes_and_lists_tools(
     assert (resolved.structured_content or {})["host"] == "alpha"
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize(
     ("headers", "status"),
     [
@@ -230,6 +237,7 @@ def test_a_forged_host_or_origin_is_refused_even_with_the_token(
     assert post(from_variable, authorized | headers).status_code == status
 
 
+@pytest.mark.spawns
 def test_the_variable_gives_the_token_and_nothing_is_generated(from_variable: Served) -> None:
     assert post(from_variable, {"authorization": "Bearer " + GOOD_TOKEN}).status_code == 200
     assert post(from_variable, {}).status_code == 401
@@ -237,6 +245,7 @@ def test_the_variable_gives_the_token_and_nothing_is_generated(from_variable: Se
     assert f"Bearer ${TOKEN_VARIABLE}" in from_variable.log()
 
 
+@pytest.mark.spawns
 def test_the_loopback_opt_out_needs_no_header_but_still_checks_host(tmp_path: Path) -> None:
     for served in start(tmp_path, "--insecure-no-auth-on-loopback", env=server_env(tmp_path)):
         assert post(served, {}).status_code == 200
@@ -245,6 +254,7 @@ def test_the_loopback_opt_out_needs_no_header_but_still_checks_host(tmp_path: Pa
     assert not (tmp_path / "state" / TOKEN_FILE_NAME).exists()
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize(
     ("args", "extra", "words"),
     [

@@ -13,6 +13,8 @@ from mcp.types import PromptReference
 from skupper_mcp.server import build_server
 from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 CLIENT_TIMEOUT = 30.0
 MODES = ["legacy", "auto"]
 
@@ -186,6 +188,7 @@ def _stdio(topology: Path, *extra: str) -> StdioServerParameters:
     )
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize("mode", MODES)
 async def test_stdio_server_offers_and_renders_the_prompts(example_path: Path, mode: str) -> None:
     async with Client(
@@ -199,6 +202,7 @@ async def test_stdio_server_offers_and_renders_the_prompts(example_path: Path, m
     assert "`status()`" in check
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize("mode", MODES)
 async def test_stdio_read_only_offers_only_the_read_only_flows(
     example_path: Path, mode: str

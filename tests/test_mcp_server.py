@@ -16,6 +16,8 @@ from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
 from skupper_mcp.server import build_server
 from topology_samples import ALL_TOOLS, GPU_TOPOLOGY, LAB_NAMES, READ_ONLY_TOOLS
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 #: Every MCP request of this module is bounded: in-process and stdio servers answer in seconds.
 CLIENT_TIMEOUT = 30.0
 

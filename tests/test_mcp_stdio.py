@@ -13,6 +13,8 @@ from mcp import Client, StdioServerParameters
 from skupper_mcp.models import ResolveResult
 from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
 
+pytestmark = [pytest.mark.spawns, pytest.mark.usefixtures("bounded_mcp_clients")]
+
 #: Every MCP request of this module is bounded: in-process and stdio servers answer in seconds.
 CLIENT_TIMEOUT = 30.0
 

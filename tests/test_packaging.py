@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from skupper_mcp import data
 from topology_samples import SMALL_TOPOLOGY
 
@@ -57,12 +59,14 @@ def _without_kubernetes(
     )
 
 
+@pytest.mark.spawns
 def test_without_kubernetes_a_topology_without_a_cluster_works(tmp_path: Path) -> None:
     result = _without_kubernetes(tmp_path, SMALL_TOPOLOGY, "resolve", "a-big", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["host"] == "alpha"
 
 
+@pytest.mark.spawns
 def test_without_kubernetes_the_cluster_site_alone_fails_and_names_the_extra(
     tmp_path: Path,
 ) -> None:

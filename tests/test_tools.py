@@ -6,6 +6,7 @@ import subprocess
 import sys
 from typing import get_args
 
+import pytest
 from pydantic import BaseModel
 
 from skupper_mcp import models
@@ -35,6 +36,7 @@ def test_every_tool_is_a_verb_with_its_arguments() -> None:
             assert getattr(args, argument.name) == expected, (tool.verb, argument.name)
 
 
+@pytest.mark.spawns
 def test_the_cli_reads_the_table_without_pydantic() -> None:
     """--help reads the table: it imports no models, renderers or SDK until a verb runs."""
     code = "import sys, skupper_mcp.cli; sys.exit('pydantic' in sys.modules)"

@@ -25,6 +25,7 @@ import pytest
 import apps_protocol as P
 from apps_host import call_tool_result, host_page
 from browser import Browser, Page, chromium
+from van_page import ELEMENTS_JS, assert_clean
 from van_results import SCENARIOS, Scenario, hostile_text, provider_down
 
 pytestmark = pytest.mark.browser
@@ -63,27 +64,6 @@ def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # --- What a person sees ------------------------------------------------------------------
 
-#: Every element of the contract, with its state and whether it takes room on the screen.
-ELEMENTS_JS = """(() => {
-  const seen = (el) => { const r = el.getBoundingClientRect();
-    const s = getComputedStyle(el);
-    return (r.width > 0 || r.height > 0) && s.visibility !== "hidden" && s.display !== "none"; };
-  // a listener's row may also say which site it is on: a site is [data-site] alone
-  const all = (attr, not) => Array.from(document.querySelectorAll(
-      "[" + attr + "]" + (not ? ":not([" + not + "])" : ""))).map((el) => ({
-    key: el.getAttribute(attr), state: el.getAttribute("data-state"), seen: seen(el),
-    text: el.textContent }));
-  const one = (sel) => { const el = document.querySelector(sel);
-    return el ? {seen: seen(el), text: el.textContent} : null; };
-  return {sites: all("data-site", "data-listener"), links: all("data-link"),
-    listeners: all("data-listener"),
-    legend: one("#legend"), vanText: one("#van-text"),
-    body: document.body ? document.body.innerText : "",
-    bodyText: document.body ? document.body.textContent : "",
-    images: document.querySelectorAll("img").length,
-    scrollWidth: document.documentElement.scrollWidth};
-})()"""
-
 
 def check_view(seen: dict[str, Any], scenario: Scenario, where: str) -> None:
     """Every site, link and listener of the scenario, in its state; legend; text."""
@@ -115,13 +95,6 @@ def check_view(seen: dict[str, Any], scenario: Scenario, where: str) -> None:
         assert host in text or site in text, f"{where}: #van-text does not mention {host}"
     for text in scenario.texts:
         assert text in seen["bodyText"], f"{where}: {text!r} is not shown"
-
-
-def assert_clean(page: Page, where: str) -> None:
-    page.pump()
-    assert page.console_errors == [], f"{where}: errors in the console: {page.console_errors}"
-    assert page.left_the_page() == [], f"{where}: requests left the page: {page.left_the_page()}"
-    assert page.dialogs == [], f"{where}: dialogs opened: {page.dialogs}"
 
 
 def shots(page: Page, artefacts: Path, name: str, frame: int | None = None) -> None:
@@ -237,7 +210,7 @@ def test_app_initializes_and_renders_the_tool_result(page: Page, artefacts: Path
 
 
 def test_app_refresh_calls_status_and_renders_its_answer(page: Page, artefacts: Path) -> None:
-    first, second = provider_down(), SCENARIOS[0]()  # gpu2 stopped, then all up
+    first, second = provider_down(), SCENARIOS[0]()  # rhel-ai stopped, then all up
     frame = _open_app(page, first, second)
     clicked = page.evaluate(
         """(() => {
@@ -260,10 +233,10 @@ def test_app_refresh_calls_status_and_renders_its_answer(page: Page, artefacts: 
     assert "id" in calls[0], "tools/call must be a request (with an id)"
     assert calls[0]["params"]["name"] == P.STATUS_TOOL, calls[0]
     page.wait_for(
-        "document.querySelector('[data-site=\"gpu2\"]:not([data-listener])')"
+        "document.querySelector('[data-site=\"rhel-ai\"]:not([data-listener])')"
         "?.getAttribute('data-state') === 'up'",
         context_id=frame,
-        what="the refreshed status drawn (gpu2 up)",
+        what="the refreshed status drawn (rhel-ai up)",
     )
     check_view(page.evaluate(ELEMENTS_JS, frame), second, "app after refresh")
     assert_clean(page, "app refresh")

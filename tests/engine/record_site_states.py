@@ -6,6 +6,11 @@ change (a stale recording plans against a host that no longer exists):
 
     .venv/bin/python tests/engine/record_site_states.py
 
+and then the results the view's, renderers' and CLI's tests read, which are the operations'
+answers over these recordings (``tests/record_results.py``):
+
+    .venv/bin/python tests/record_results.py
+
 It starts a world of two providers without Kubernetes, reads every host after each phase
 (nothing, ``setup``, ``down rhel-ai``, ``down all``, ``up rhel-ai``), and writes what it read
 with the world's directory replaced by ``/world`` and the link Secrets' certificates by the

@@ -237,6 +237,7 @@ def unread_by_load(seen: Observed, faulted: frozenset[str]) -> set[str]:
 
 async def run_matrix(world: World, say: Callable[[Observed], None] | None = None) -> list[Observed]:
     found = []
+    # bounded by the bounded_mcp_clients fixture, which test_97_matrix.py requests
     async with Client(server(world), mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
         for name, step, faulted in SCENARIOS:
             await step(world, client)

@@ -10,18 +10,10 @@ from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
 from .conftest import bound, listener_port
+from .helpers import only_up, outcomes
 
 PROVIDERS = ("rhel-ai", "rhtevan-work")
 LISTENER_CLOSE_SECONDS = 75.0
-
-
-async def only_up(engine: Engine, providers: tuple[str, ...]) -> None:
-    """Precondition: exactly these providers (and the local site if any) are up."""
-    result = await engine.down("all")
-    assert result.ok, result.summary
-    for provider in providers:
-        result = await engine.up(provider)
-        assert result.ok, result.summary
 
 
 async def listeners(world: World) -> dict[str, bool]:
@@ -41,10 +33,6 @@ async def settle(world: World, expected: dict[str, bool]) -> dict[str, bool]:
         every=0.3,
         what=f"the local listeners to become {expected}",
     )
-
-
-def outcomes(result) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    return {s.host: s.outcome for s in result.sites}
 
 
 async def test_t2a_up_all_starts_every_site_and_both_listeners(

@@ -15,7 +15,9 @@ from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 
 from .conftest import bound, listener_port, new_engine
-from .test_20_updown import only_up, outcomes
+from .helpers import only_up, outcomes
+
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
 CONNECT_TIMEOUT = 5.0
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
 from .conftest import bound, new_engine
-from .test_20_updown import only_up, outcomes
+from .helpers import only_up, outcomes
+
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
 CRC_LISTENERS = {"rhel-ai": 8000, "rhtevan-work": 8001}
 

@@ -13,7 +13,7 @@ from skupper_mcp.engine.core import Engine
 from skupper_mcp.topology import parse_topology
 from skupper_sandbox.testing import World
 
-from .test_20_updown import only_up
+from .helpers import only_up
 
 
 def engine_with(world: World, tmp_path: Path, variable: str, value: str) -> Engine:

@@ -24,6 +24,8 @@ from skupper_mcp.sites import resources as cr
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 #: Every MCP request of this module is bounded: setup on a world takes a minute or two.
 CLIENT_TIMEOUT = 180.0
 CRC = "crc"

@@ -7,7 +7,7 @@ from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
 from .conftest import NS, on_host
-from .test_20_updown import only_up
+from .helpers import only_up
 
 
 async def test_t4_status_reports_every_component_live(built: World, engine: Engine) -> None:

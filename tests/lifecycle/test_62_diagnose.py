@@ -28,6 +28,8 @@ from skupper_sandbox.testing import World
 
 from .conftest import NS, host_file, new_engine, on_host
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 CLIENT_TIMEOUT = 120.0
 
 

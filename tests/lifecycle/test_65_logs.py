@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from skupper_mcp.engine.core import Engine
@@ -20,8 +21,9 @@ from skupper_mcp.server import build_server
 from skupper_sandbox.testing import World
 
 from .conftest import NS, host_file, namespace_dir
-from .test_20_updown import only_up
-from .test_70_front_ends import cli
+from .helpers import cli, only_up
+
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
 #: Every MCP request of this module is bounded: a log read takes a second or two.
 CLIENT_TIMEOUT = 60.0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,20 +18,12 @@ from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 
 from .conftest import NS, new_engine
-from .test_20_updown import only_up
+from .helpers import cli, only_up
+
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
 #: Every MCP request of this module is bounded: operations on a world take a minute or two.
 CLIENT_TIMEOUT = 180.0
-
-
-def cli(world: World, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(world.topology), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -154,7 +145,7 @@ def test_status_html_against_the_sandbox_draws_every_site_link_and_listener(
     offline. Every site, link and listener that `status --json` reports is drawn with the
     state it reports."""
     from browser import chromium
-    from test_van_view_browser import ELEMENTS_JS, assert_clean
+    from van_page import ELEMENTS_JS, assert_clean
 
     status = StatusResult.model_validate_json(cli(built, "--json", "status").stdout)
     page_file = tmp_path / "van.html"

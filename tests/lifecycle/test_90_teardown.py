@@ -16,6 +16,8 @@ from skupper_sandbox.testing import World
 
 from .conftest import NS, namespace_dir, new_engine, unit_dir
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 #: Every MCP request of this module is bounded: operations on a world take a minute or two.
 CLIENT_TIMEOUT = 180.0
 HOSTS = ("rhel-ai", "rhtevan-work", "local")

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from mcp import Client, StdioServerParameters
 
 from skupper_mcp.models import OperationResult, StatusResult
@@ -15,6 +16,8 @@ from skupper_sandbox.testing import World
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from fault_matrix import run_matrix
+
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
 #: Every MCP request of this module is bounded: operations on a world take a minute or two.
 CLIENT_TIMEOUT = 180.0

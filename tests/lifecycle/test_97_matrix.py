@@ -16,6 +16,9 @@ from skupper_sandbox.testing import running_world
 
 from .matrix import Observed, patient, run_matrix, world_spec
 
+# matrix.py opens the MCP clients; the fixture bounds them for every test here
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 RUN_STATE = {"start units", "create links", "restart router pod", "wait for links", "setup"}
 ALL = ("rhel-ai", "rhtevan-work", "local", "crc")
 NOTHING: dict[str, list[str]] = {h: [] for h in ALL}

@@ -27,7 +27,7 @@ from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.usefixtures("bounded_mcp_clients")]
 
 HOST = "rhel-ai"
 ROUTER = "default-skupper-router"
