@@ -57,7 +57,10 @@ def hostile_folder(folder: Path) -> Path:
 
 
 def status(folder: Path, home: Path, **extra: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("SKUPPER_MCP_TOPOLOGY", "KUBECONFIG")}
+    # COLUMNS too: a pipe's tables are unbounded unless it is set, and a test of the CLI
+    # elsewhere in the worker may have left it set (the message would wrap across cells)
+    dropped = ("SKUPPER_MCP_TOPOLOGY", "KUBECONFIG", "COLUMNS")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), **extra)
     return subprocess.run(
         [sys.executable, "-m", "skupper_mcp", "status"],
