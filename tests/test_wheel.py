@@ -190,3 +190,25 @@ def test_the_installed_command(installed: Installed, step: Step) -> None:
     result = installed.run(command)
     assert result.returncode == step.exit_code, (step.title, result.stdout, result.stderr)
     step.check(result)
+
+
+def test_twine_check_accepts_the_distributions(installed: Installed) -> None:
+    """PyPI renders the README as the project page: twine check --strict is its verdict on
+    the metadata of both distributions (from the build above, not a second one)."""
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "twine",
+            "check",
+            "--strict",
+            str(installed.wheel),
+            str(installed.sdist),
+        ],
+        text=True,
+        capture_output=True,
+        timeout=STEP_TIMEOUT,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("PASSED") == 2, checked.stdout
