@@ -119,6 +119,16 @@ STEPS: list[Step] = [
         check=_says("placeholder"),
     ),
     Step(
+        "connect prints a client configuration that starts the installed command",
+        ["connect", "goose", "--print", "--topology", "topology.env"],
+        check=_says("/bin/skupper-mcp", "serve", "topology.env"),
+    ),
+    Step(
+        "skill install writes the packaged skill where it is told",
+        ["skill", "install", "--dir", "skills"],
+        check=_says("skills/skupper-mcp/SKILL.md"),
+    ),
+    Step(
         "the packaged skill",
         command=_python("from skupper_mcp import data; print(data.skill())"),
         check=_says("skupper"),
