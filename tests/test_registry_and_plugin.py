@@ -17,6 +17,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -180,3 +183,48 @@ def test_plugin_skill_is_the_packaged_skill_with_the_plugin_prefix() -> None:
     tools = allowed.group(1).split()
     assert tools and all(tool.startswith(prefix) for tool in tools), tools
     assert f"mcp__{SERVER_NAME}__" not in shipped
+
+
+def _claude() -> str | None:
+    return os.environ.get("CLAUDE_BIN") or shutil.which("claude")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_claude() is None, reason="Claude Code's CLI is not installed (CLAUDE_BIN)")
+def test_claude_code_loads_the_plugin_and_its_server_connects(
+    tmp_path: Path, example_path: Path
+) -> None:
+    """``claude --plugin-dir plugin``: the plugin's skill and server load, and the server
+    (``skupper-mcp`` from PATH, the topology from SKUPPER_MCP_TOPOLOGY) connects."""
+    claude = _claude()
+    assert claude is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "skupper-mcp").symlink_to(Path(sys.executable).parent / "skupper-mcp")
+    environ = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "SKUPPER_MCP_TOPOLOGY": str(example_path),
+    }
+    environ.pop("ANTHROPIC_API_KEY", None)
+
+    def run(*argv: str) -> str:
+        done = subprocess.run(
+            [claude, "--plugin-dir", str(PLUGIN), *argv],
+            env=environ,
+            cwd=tmp_path,
+            text=True,
+            capture_output=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    listed = run("mcp", "list")
+    plugin = _plugin_name()
+    line = next(x for x in listed.splitlines() if x.startswith(f"plugin:{plugin}:{SERVER_NAME}:"))
+    assert "Connected" in line, listed
+    details = run("plugin", "details", plugin)
+    assert re.search(r"Skills \(1\)\s+skupper-mcp", details), details
+    assert re.search(rf"MCP servers \(1\)\s+{SERVER_NAME}", details), details
