@@ -295,3 +295,39 @@ def test_claude_code_cli_lists_the_server_connected(tmp_path: Path, example_path
     assert "Connected" in line, listed.stdout + listed.stderr
     document = json.loads((home / ".claude.json").read_text())
     assert document["mcpServers"][SERVER_NAME]["args"][-1] == str(example_path.absolute())
+
+
+def _gemini() -> str | None:
+    return os.environ.get("GEMINI_BIN") or shutil.which("gemini")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_gemini() is None, reason="Gemini CLI is not installed (GEMINI_BIN)")
+def test_gemini_cli_lists_the_server_connected(tmp_path: Path, example_path: Path) -> None:
+    """``gemini mcp list`` needs no sign-in; it starts user-level servers only in a folder
+    the user trusts, which Gemini CLI records in ~/.gemini/trustedFolders.json."""
+    gemini = _gemini()
+    assert gemini is not None
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    work.mkdir(parents=True)
+    environ = {**os.environ, "HOME": str(home)}
+    for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "XDG_CONFIG_HOME"):
+        environ.pop(key, None)
+    connected = subprocess.run(
+        [sys.executable, "-m", "skupper_mcp", "connect", "gemini", "--topology", str(example_path)],
+        env=environ,
+        cwd=work,
+        text=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert connected.returncode == 0, connected.stdout + connected.stderr
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(work): "TRUST_FOLDER"}))
+    listed = subprocess.run(
+        [gemini, "mcp", "list"], env=environ, cwd=work, text=True, capture_output=True, timeout=180
+    )
+    said = listed.stdout + listed.stderr  # Gemini CLI writes the list to stderr
+    print(said)
+    line = next(x for x in said.splitlines() if f"{SERVER_NAME}:" in x)
+    assert "Connected" in line, said

@@ -238,7 +238,8 @@ CLIENTS: dict[str, Client] = {
             lambda where: where.home / ".gemini" / "settings.json",
             ("mcpServers",),
             _gemini_entry,
-            "gemini mcp list   (or /mcp in a gemini session)",
+            "gemini mcp list   (or /mcp in a gemini session), in a folder you trust: Gemini CLI "
+            "shows every server Disabled in an untrusted one",
             "https://geminicli.com/docs/tools/mcp-server",
         ),
         Client(
