@@ -331,3 +331,29 @@ def test_gemini_cli_lists_the_server_connected(tmp_path: Path, example_path: Pat
     print(said)
     line = next(x for x in said.splitlines() if f"{SERVER_NAME}:" in x)
     assert "Connected" in line, said
+
+
+def _inspector() -> str | None:
+    return os.environ.get("INSPECTOR_BIN") or shutil.which("mcp-inspector")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    _inspector() is None, reason="the MCP Inspector is not installed (INSPECTOR_BIN)"
+)
+def test_the_inspector_lists_the_tools_with_the_printed_command(example_path: Path) -> None:
+    """The Inspector's CLI mode (``--cli ... --method tools/list``) with the command line
+    ``connect inspector`` prints, npx replaced by the installed Inspector."""
+    inspector = _inspector()
+    assert inspector is not None
+    line = printed("inspector", str(example_path))
+    words = shlex.split(line)
+    assert words[:2] == ["npx", INSPECTOR_PACKAGE]
+    listed = subprocess.run(
+        [inspector, "--cli", *words[2:], "--method", "tools/list"],
+        text=True,
+        capture_output=True,
+        timeout=180,
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert {t["name"] for t in json.loads(listed.stdout)["tools"]} == ALL_TOOLS
