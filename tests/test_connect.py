@@ -84,26 +84,32 @@ async def test_printed_configuration_starts_this_server(
     assert tools == ALL_TOOLS
 
 
-def test_goose_entry_has_the_documented_extension_fields(example_path: Path) -> None:
-    entry = _entry("goose", printed("goose", str(example_path), command=COMMAND))
-    # https://block.github.io/goose/docs/guides/config-files: extensions.<key> of type stdio
+#: Goose's stdio extension as its config.yaml holds it: ExtensionEntry (``enabled`` beside the
+#: flattened config, crates/goose/src/config/extensions.rs) over ExtensionConfig::Stdio
+#: (``type: stdio``; crates/goose/src/agents/extension.rs), keyed by name_to_key(name).
+GOOSE_STDIO_REQUIRED = {"type", "enabled", "name", "cmd", "args"}
+GOOSE_STDIO_FIELDS = GOOSE_STDIO_REQUIRED | {
+    "description",
+    "envs",
+    "env_keys",
+    "timeout",
+    "bundled",
+    "available_tools",
+}
+
+
+def test_goose_entry_has_goose_stdio_extension_fields(example_path: Path) -> None:
+    text = printed("goose", str(example_path), command=COMMAND)
+    (key,) = yaml.safe_load(text)["extensions"]
+    entry = _entry("goose", text)
+    assert GOOSE_STDIO_REQUIRED <= set(entry) <= GOOSE_STDIO_FIELDS, set(entry)
     assert entry["type"] == "stdio"
-    assert entry["name"] == SERVER_NAME
+    assert key == "".join(entry["name"].split()).lower() == SERVER_NAME
     assert entry["enabled"] is True
-    assert isinstance(entry["cmd"], str)
+    assert isinstance(entry["cmd"], str) and isinstance(entry["description"], str)
     assert all(isinstance(a, str) for a in entry["args"])
     assert entry["envs"] == {}
     assert isinstance(entry["timeout"], int) and entry["timeout"] > 0
-    assert set(entry) <= {
-        "type",
-        "name",
-        "enabled",
-        "cmd",
-        "args",
-        "envs",
-        "timeout",
-        "description",
-    }
 
 
 def test_vscode_uses_servers_with_type_stdio(example_path: Path) -> None:

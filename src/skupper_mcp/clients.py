@@ -15,7 +15,9 @@ client's own vocabulary, from its own documentation:
   Linux build of Anthropic's; the Linux path is the XDG one the community builds read.
 - Goose: https://block.github.io/goose/docs/guides/config-files (``~/.config/goose/config.yaml``,
   ``%APPDATA%\\Block\\goose\\config\\config.yaml`` on Windows; ``extensions:`` keyed by name,
-  each ``type: stdio``, ``cmd``, ``args``, ``envs``, ``timeout``, ``enabled``).
+  each ``type: stdio``, ``cmd``, ``args``, ``envs``, ``timeout``, ``enabled``; in Goose's
+  source, ExtensionEntry in crates/goose/src/config/extensions.rs over ExtensionConfig::Stdio
+  in crates/goose/src/agents/extension.rs).
 - VS Code: https://code.visualstudio.com/docs/copilot/reference/mcp-configuration
   (``.vscode/mcp.json`` in the workspace, ``servers`` with ``type: stdio``, ``command``,
   ``args``; checked with the command ``MCP: List Servers``).
