@@ -258,6 +258,9 @@ def test_claude_code_cli_lists_the_server_connected(tmp_path: Path, example_path
     assert claude is not None
     home = tmp_path / "home"
     home.mkdir()
+    other = {"type": "stdio", "command": "other-server", "args": [], "env": {}}
+    original = json.dumps({"theme": "dark", "mcpServers": {"other": other}})
+    (home / ".claude.json").write_text(original)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "claude").symlink_to(claude)
@@ -295,12 +298,18 @@ def test_claude_code_cli_lists_the_server_connected(tmp_path: Path, example_path
         str(example_path),
     )
     assert again.returncode == 0, again.stdout + again.stderr
+    assert "nothing changed" in again.stdout  # the second run neither backs up nor re-adds
+    (backup,) = home.glob(".claude.json.*.bak")  # the first run's; the second changed nothing
+    assert backup.read_text() == original
     listed = run("claude", "mcp", "list")
     print(listed.stdout)
     line = next(line for line in listed.stdout.splitlines() if line.startswith(f"{SERVER_NAME}:"))
     assert "Connected" in line, listed.stdout + listed.stderr
     document = json.loads((home / ".claude.json").read_text())
     assert document["mcpServers"][SERVER_NAME]["args"][-1] == str(example_path.absolute())
+    # the user's other server stays (the rest of the file is Claude Code's to rewrite: it
+    # dropped "theme", 2.1.197; the backup has it)
+    assert document["mcpServers"]["other"] == other
 
 
 def _gemini() -> str | None:

@@ -163,8 +163,13 @@ def connect_with_claude(claude: str, run: Launch, where: Where) -> tuple[Written
     target = client("claude-code")
     assert target.path is not None
     path = target.path(where)
+    existing = read_bounded(path)
+    if existing is not None:
+        servers = parse(target, existing, path).get("mcpServers")
+        if isinstance(servers, dict) and servers.get(SERVER_NAME) == target.entry(run):
+            return Written(path, None, changed=False), "already configured"
     backup = None
-    if path.exists():
+    if existing is not None:
         backup = backup_path(path)
         try:
             shutil.copy2(path, backup)
@@ -327,7 +332,9 @@ def _say_connected(done: Connected) -> None:
         print(snippet(target, done.run), end="")
         print(f"(nothing to write for {target.title}: run the line above; {target.check})")
         return
-    if done.claude_output is not None:
+    if done.claude_output is not None and not done.written.changed:
+        print(f"Claude Code already has '{SERVER_NAME}' as below; nothing changed")
+    elif done.claude_output is not None:
         print(
             f"added '{SERVER_NAME}' with Claude Code's CLI: {shlex.join(claude_mcp_add(done.run))}"
         )
