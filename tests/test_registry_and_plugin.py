@@ -228,3 +228,45 @@ def test_claude_code_loads_the_plugin_and_its_server_connects(
     details = run("plugin", "details", plugin)
     assert re.search(r"Skills \(1\)\s+skupper-mcp", details), details
     assert re.search(rf"MCP servers \(1\)\s+{SERVER_NAME}", details), details
+
+
+def test_the_marketplace_offers_the_plugin() -> None:
+    marketplace = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    (entry,) = marketplace["plugins"]
+    assert entry["name"] == _plugin_name()
+    assert (ROOT / entry["source"]).resolve() == PLUGIN
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_claude() is None, reason="Claude Code's CLI is not installed (CLAUDE_BIN)")
+def test_claude_code_installs_the_plugin_from_the_repository_marketplace(
+    tmp_path: Path, example_path: Path
+) -> None:
+    """What a user runs: ``claude plugin marketplace add`` (the repository) and ``claude
+    plugin install skupper-mcp@skupper-mcp``; then ``claude mcp list`` has it connected."""
+    claude = _claude()
+    assert claude is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "skupper-mcp").symlink_to(Path(sys.executable).parent / "skupper-mcp")
+    environ = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "SKUPPER_MCP_TOPOLOGY": str(example_path),
+    }
+    environ.pop("ANTHROPIC_API_KEY", None)
+
+    def run(*argv: str) -> str:
+        done = subprocess.run(
+            [claude, *argv], env=environ, cwd=tmp_path, text=True, capture_output=True, timeout=180
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    plugin = _plugin_name()
+    run("plugin", "marketplace", "add", str(ROOT))
+    run("plugin", "install", f"{plugin}@{plugin}")
+    listed = run("mcp", "list")
+    line = next(x for x in listed.splitlines() if x.startswith(f"plugin:{plugin}:{SERVER_NAME}:"))
+    assert "Connected" in line, listed
