@@ -119,6 +119,16 @@ STEPS: list[Step] = [
         check=_says("placeholder"),
     ),
     Step(
+        "connect prints a client configuration that starts the installed command",
+        ["connect", "goose", "--print", "--topology", "topology.env"],
+        check=_says("/bin/skupper-mcp", "serve", "topology.env"),
+    ),
+    Step(
+        "skill install writes the packaged skill where it is told",
+        ["skill", "install", "--dir", "skills"],
+        check=_says("skills/skupper-mcp/SKILL.md"),
+    ),
+    Step(
         "the packaged skill",
         command=_python("from skupper_mcp import data; print(data.skill())"),
         check=_says("skupper"),
@@ -190,3 +200,25 @@ def test_the_installed_command(installed: Installed, step: Step) -> None:
     result = installed.run(command)
     assert result.returncode == step.exit_code, (step.title, result.stdout, result.stderr)
     step.check(result)
+
+
+def test_twine_check_accepts_the_distributions(installed: Installed) -> None:
+    """PyPI renders the README as the project page: twine check --strict is its verdict on
+    the metadata of both distributions (from the build above, not a second one)."""
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "twine",
+            "check",
+            "--strict",
+            str(installed.wheel),
+            str(installed.sdist),
+        ],
+        text=True,
+        capture_output=True,
+        timeout=STEP_TIMEOUT,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("PASSED") == 2, checked.stdout

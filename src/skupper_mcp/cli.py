@@ -163,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _server_options(serve, suppress=True)
     _add_init(verbs)  # a stranger's first command, listed first
+    from skupper_mcp.connect import add_verbs as add_connect_verbs
+
+    add_connect_verbs(verbs)  # connect CLIENT, skill install: local files, no host
     for tool in TOOLS:
         _add_verb(verbs, tool, shared)
     return parser
@@ -350,6 +353,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as error:
             show(f"skupper-mcp: {error}", stream=sys.stderr)
             return EXIT_USAGE
+    if args.verb in ("connect", "skill"):
+        from skupper_mcp.connect import run_verb
+
+        return run_verb(args)
     if args.verb in (None, "serve"):
         from skupper_mcp.server import serve
 
