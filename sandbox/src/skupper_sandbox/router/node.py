@@ -24,6 +24,7 @@ from skupper_sandbox.router.protocol import (
     json_frame,
     read_frame,
 )
+from skupper_sandbox.router.release import release_tag, unreachable_holdoff
 from skupper_sandbox.router.routing import MAX_COST, RouteTable
 from skupper_sandbox.router.streams import Relay, StreamHandler, StreamKey, TcpBridge, pipe
 from skupper_sandbox.router.tls import (
@@ -361,15 +362,18 @@ class Router:
             for key, handler in list(self._streams.items()):
                 if key[0] is link:
                     handler.link_lost(link)
-            # skrouterd keeps a lost router's link state, and so the addresses behind it
-            # (a remote tcpListener stays bound), until remoteLsMaxAgeSeconds pass.
+            # skrouterd 3.4 keeps a lost router's link state, and so the addresses behind
+            # it (a remote tcpListener stays bound), until remoteLsMaxAgeSeconds pass;
+            # 3.5 drops them unreachableHoldoffSeconds after (router.release).
             lost_at = time.monotonic()
             self._lost_at[link.name] = lost_at
             self._spawn(self._expire_routes(link.name, lost_at))
         return reason
 
     async def _expire_routes(self, name: str, lost_at: float) -> None:
-        await asyncio.sleep(self.config.router.remote_ls_max_age)
+        identity = self.config.router
+        holdoff = unreachable_holdoff(release_tag(os.environ), identity.unreachable_holdoff)
+        await asyncio.sleep(identity.remote_ls_max_age if holdoff is None else holdoff)
         if name in self.links or self._lost_at.get(name) != lost_at:
             return  # the link is back (or was lost again later)
         self._lost_at.pop(name, None)
