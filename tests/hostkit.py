@@ -199,6 +199,7 @@ def write_host(
     skupper_version: str = "2.1.1",
     tmp_writable: bool = True,
     world_id: str | None = None,
+    quirks: tuple[str, ...] = (),
 ) -> hostenv.HostInfo:
     """Host ``name`` of the world in ``world_dir``: its home, and host.json (and the ident
     file) as a world writes them. A world id of its own unless ``world_id`` is given."""
@@ -215,6 +216,7 @@ def write_host(
         world_id=world_id or f"test-{secrets.token_hex(6)}",
         world_dir=str(world_dir),
         host_dir=str(host_dir),
+        quirk_names=quirks,
     )
     hostenv.write_host_info(info)
     return info
@@ -230,6 +232,7 @@ def make_host(
     skupper_version: str = "2.1.1",
     as_root: bool = False,
     compiled: bool = False,
+    quirks: tuple[str, ...] = (),
 ) -> HostKit:
     """Create `root/world/hosts/<name>` with host.json, home, run dir and the world's shims
     (the compiled command client when ``compiled``: it needs a running command server to
@@ -244,6 +247,7 @@ def make_host(
         role=role,
         skupper_version=skupper_version,
         tmp_writable=tmp_writable,
+        quirks=quirks,
     )
     info.run_dir.mkdir(parents=True, exist_ok=True)
     write_shims(world_dir, sys.executable, compiled=compiled)
