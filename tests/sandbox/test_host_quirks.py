@@ -115,6 +115,7 @@ def test_a_quiet_host_keeps_podman_logs_and_has_no_container_entries(tmp_path: P
 
 #: What each shell answers and the others cannot: sh reads `string` as a missing command
 SHELL_PROBES = {
+    "bash": ('echo "$0 ${BASH_VERSION:+bash}"; echo $SHELL', "bash bash\n/bin/bash\n"),
     "fish": ("string join - fish only; echo $SHELL", "fish-only\n/usr/bin/fish\n"),
     "zsh": ('echo "$0 ${ZSH_VERSION:+zsh}"; echo $SHELL', "zsh zsh\n/bin/zsh\n"),
     "dash": ("echo $0; echo $SHELL", "dash\n/bin/dash\n"),
