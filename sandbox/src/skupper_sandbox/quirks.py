@@ -21,8 +21,8 @@ DEFAULT_SHELL = "/bin/sh"
 
 #: Each quirk's name and what it imitates (``--help`` lists them).
 DESCRIPTIONS = {
-    PODMAN_WARNS: "every podman command prints libpod's warnings on stderr, as a rootless "
-    "podman on a cgroup-v1 host without a systemd user session does",
+    PODMAN_WARNS: "every podman command first prints libpod's cgroups-v1 deprecation warning "
+    "on stderr, as podman 5 does on a cgroup-v1 host (stdout unchanged)",
     JOURNALD: "containers log to the journal (podman's journald log driver): podman logs "
     "prints nothing and exits 0, journalctl --user has the lines",
     "shell=NAME": "the login shell of the host's user, one of " + ", ".join(SHELLS) + " (sshd "
