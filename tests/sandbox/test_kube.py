@@ -809,7 +809,7 @@ def test_link_to_a_hub_comes_up_and_the_listener_reaches_its_model(
         status = cr_status(custom, ns, plural, name)
         return status if status.get("status") == "Ready" else None
 
-    link = wait_for(lambda: ready("links", "link-hub"), timeout=15, what="the Link to be Ready")
+    link = wait_for(lambda: ready("links", "link-hub"), timeout=60, what="the Link to be Ready")
     assert link["message"] == "OK" and link["remoteSiteName"] == "hub-test"
     wait_for(lambda: ready("listeners", "model"), what="the Listener to be Ready")
     site = wait_for(
