@@ -200,6 +200,7 @@ def write_host(
     skupper_version: str = "2.1.1",
     tmp_writable: bool = True,
     world_id: str | None = None,
+    quirks: tuple[str, ...] = (),
 ) -> hostenv.HostInfo:
     """Host ``name`` of the world in ``world_dir``: its home, and host.json (and the ident
     file) as a world writes them. A world id of its own unless ``world_id`` is given."""
@@ -216,6 +217,7 @@ def write_host(
         world_id=world_id or f"test-{secrets.token_hex(6)}",
         world_dir=str(world_dir),
         host_dir=str(host_dir),
+        quirk_names=quirks,
     )
     hostenv.write_host_info(info)
     return info
@@ -231,6 +233,7 @@ def make_host(
     skupper_version: str = "2.1.1",
     as_root: bool = False,
     compiled: bool = False,
+    quirks: tuple[str, ...] = (),
 ) -> HostKit:
     """Create `root/world/hosts/<name>` with host.json, home, run dir and the world's shims
     (the compiled command client when ``compiled``: it needs a running command server to
@@ -245,6 +248,7 @@ def make_host(
         role=role,
         skupper_version=skupper_version,
         tmp_writable=tmp_writable,
+        quirks=quirks,
     )
     info.run_dir.mkdir(parents=True, exist_ok=True)
     write_shims(world_dir, sys.executable, compiled=compiled)

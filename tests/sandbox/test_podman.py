@@ -288,3 +288,15 @@ def test_a_container_removed_while_its_restart_is_pending_never_runs_again(
     )
     assert _processes_with(host, b"sleep\x0060") == []
     assert containers.get(host.home, "r") is None
+
+
+def test_ps_json_gives_a_time_that_never_happened_as_gos_zero_time(host: HostKit) -> None:
+    # pkg/ps/ps.go@v5.8.2: ExitedAt/StartedAt are time.Time.Unix() of the zero time
+    assert host.sh("podman create --name idle busybox sleep 60").returncode == 0
+    assert host.sh("podman run -d --name busy busybox sleep 60").returncode == 0
+    rows = {c["Names"][0]: c for c in json.loads(host.sh("podman ps -a --format json").stdout)}
+    assert (rows["idle"]["StartedAt"], rows["idle"]["ExitedAt"]) == (-62135596800, -62135596800)
+    assert rows["busy"]["StartedAt"] > 0 and rows["busy"]["ExitedAt"] == -62135596800
+    assert host.sh("podman stop -t 0 busy").returncode == 0
+    [busy] = json.loads(host.sh("podman ps -a --filter name=busy --format json").stdout)
+    assert busy["ExitedAt"] >= busy["StartedAt"] > 0

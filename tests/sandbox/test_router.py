@@ -27,6 +27,7 @@ from hostkit import router_kinds, start_model_server, write_host
 from skupper_sandbox import certs, hostenv
 from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.router import amqp_management, choice, entities
+from skupper_sandbox.router.release import RELEASE_VAR
 
 T = TypeVar("T")
 
@@ -611,6 +612,49 @@ def test_listener_follows_the_providers_router_down_and_up(routers: Routers) -> 
     routers.start(provider)
     wait_for(lambda: port_open(consumer.address, 9000), timeout=30, what="the listener to rebind")
     assert (consumer.link("link-provider") or {}).get("status") == "up"
+
+
+@pytest.mark.parametrize("release", ["3.5.1", "3.4.2"])
+def test_a_lost_routers_address_goes_as_the_consumers_router_release_says(
+    tmp_path: Path, release: str
+) -> None:
+    """3.5.x (Skupper 2.2.x) invalidates an unreachable router's addresses after
+    unreachableHoldoffSeconds (1 s); 3.4.x keeps them until remoteLsMaxAgeSeconds (60 s)."""
+    routers = Routers(tmp_path, "imitation")  # a real skrouterd's release is its binary's
+    try:
+        consumer, provider = two_sites(routers)
+        consumer.extra_env[RELEASE_VAR] = release  # the router image's tag
+        routers.start(provider, consumer)
+        wait_for(lambda: port_open(consumer.address, 9000), what="the listener to bind")
+        wait_for(
+            lambda: (consumer.link("link-provider") or {}).get("status") == "up",
+            what="the link up",
+        )
+
+        provider.kill()
+        lost = time.monotonic()
+        if release.startswith("3.5"):
+            wait_for(
+                lambda: not port_open(consumer.address, 9000),
+                timeout=20,
+                what="the listener to unbind after the holdoff",
+            )
+            assert time.monotonic() - lost < 15
+        else:
+            # still bound well past 3.5's holdoff: polled, with the link seen down first
+            wait_for(
+                lambda: (consumer.link("link-provider") or {}).get("status") != "up",
+                timeout=20,
+                what="the link down",
+            )
+
+            def still_bound_after_five_seconds() -> bool:
+                assert port_open(consumer.address, 9000), "unbound before remoteLsMaxAge"
+                return time.monotonic() - lost > 5
+
+            wait_for(still_bound_after_five_seconds, timeout=20, what="five seconds bound")
+    finally:
+        routers.stop()
 
 
 def test_sigterm_shuts_the_router_down_cleanly(routers: Routers) -> None:

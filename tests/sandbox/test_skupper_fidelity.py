@@ -255,6 +255,20 @@ def test_b2_uninstall_22_counts_only_rendered_sites_and_keeps_the_socket(v22: Ho
         assert v22.sh("systemctl --user is-active podman.socket").stdout.strip() == "active"
 
 
+def test_b2_uninstall_without_the_podman_socket_fails_saying_so(v21: HostKit) -> None:
+    # bootstrap/uninstall.go@2.1.2:45-48: NewCompatClient stats the socket file first; no
+    # site is active (the namespaces directory an earlier teardown leaves, empty)
+    (data_home({"HOME": str(v21.home)}) / "namespaces").mkdir(parents=True)
+    with v21.manager():
+        done = v21.skupper("system", "uninstall")
+    sock = f"/run/user/{v21.info.uid}/podman/podman.sock"
+    assert (done.returncode, done.stdout) == (
+        1,
+        "failed to uninstall : failed to create container client: Container engine is not "
+        f"available on provided endpoint - stat {sock}: no such file or directory\n",
+    )
+
+
 # -- B5: the podman API socket ---------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from skupper_sandbox import faults, hostenv
+from skupper_sandbox import faults, hostenv, quirks
 from skupper_sandbox.emulated.skupper.version import ROUTER_VERSIONS
 from skupper_sandbox.layout import (
     DEFAULT_SKUPPER_VERSION,
@@ -161,6 +161,7 @@ def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
                 world_id=info.id,
                 world_dir=str(layout.root),
                 host_dir=str(host_dir),
+                quirk_names=tuple(host.quirks),
             )
         )
     ssh.write_keys(info)
@@ -483,6 +484,13 @@ def _parser() -> argparse.ArgumentParser:
         "Other hosts log in as their non-root user",
     )
     up_p.add_argument(
+        "--host-quirk",
+        metavar="HOST=QUIRK",
+        action="append",
+        default=[],
+        help="give SSH host HOST a quirk of real hosts (repeatable). " + quirks.help_text(),
+    )
+    up_p.add_argument(
         "--router",
         choices=("auto", "real", "imitation"),
         default=None,
@@ -512,7 +520,15 @@ def _world_spec(args: argparse.Namespace) -> WorldSpec:
         namespace=_namespace(args.namespace),
         root_hosts=frozenset(args.root_host),
         router=args.router,
+        host_quirks=_host_quirks(args.host_quirk),
     )
+
+
+def _host_quirks(items: list[str]) -> dict[str, tuple[str, ...]]:
+    try:
+        return quirks.parse(items)
+    except quirks.QuirkError as exc:
+        raise SandboxError(str(exc)) from exc
 
 
 def up_options(spec: WorldSpec) -> list[str]:
@@ -530,6 +546,7 @@ def up_options(spec: WorldSpec) -> list[str]:
         options += ["--root-host", name]
     if spec.router:
         options += ["--router", spec.router]
+    options += quirks.options(spec.host_quirks)
     return options
 
 

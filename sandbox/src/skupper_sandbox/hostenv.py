@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from skupper_sandbox.quirks import HostQuirks
+
 HOST_VAR = "SKMCP_SANDBOX_HOST"
 WORLD_ID_VAR = "SKMCP_SANDBOX_ID"
 MOUNTS_VAR = "SKMCP_SANDBOX_MOUNTS"
@@ -53,6 +55,11 @@ class HostInfo:
     world_dir: str
     host_dir: str
     gid: int = -1  # -1: the same as uid
+    quirk_names: tuple[str, ...] = ()  # skupper_sandbox.quirks: how this host is noisy
+
+    @property
+    def quirks(self) -> HostQuirks:
+        return HostQuirks(tuple(self.quirk_names))
 
     @property
     def group_id(self) -> int:
@@ -114,6 +121,7 @@ def manager_bus(info: HostInfo) -> Path:
 
 def load_host_info(host_dir: str | Path) -> HostInfo:
     data = json.loads((Path(host_dir) / "host.json").read_text())
+    data["quirk_names"] = tuple(data.get("quirk_names", ()))
     return HostInfo(**data)
 
 
@@ -180,5 +188,13 @@ def host_env(host_dir: str | Path, base: Mapping[str, str] | None = None) -> dic
         "USER": info.user,
         "LOGNAME": info.user,
         "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-        "SHELL": "/bin/sh",
+        "SHELL": info.quirks.shell,  # the user's login shell, as sshd sets it
     }
+
+
+def login_argv(shell: str, command: str | None) -> list[str]:
+    """What sshd executes for a session (session.c@V_9_9_P1 ``do_child``:1661-1701): the
+    user's login shell, named by its last path component, with ``-c COMMAND`` for an exec
+    request; without a command, the shell alone named ``-NAME`` (a login shell)."""
+    name = shell.rsplit("/", 1)[-1]
+    return [name, "-c", command] if command else ["-" + name]

@@ -72,6 +72,7 @@ class WorldSpec:
     ``skupper_versions`` maps a host name to the Skupper release its CLI emulates (the
     others get DEFAULT_SKUPPER_VERSION); ``namespace`` is every podman site's namespace.
     Every SSH host logs in as its non-root user, except those in ``root_hosts`` (uid 0).
+    ``host_quirks`` gives some SSH hosts the quirks of real ones (``quirks``).
     ``model_server_command`` runs as each provider's model instead of the built-in one.
     ``router``: real | imitation | auto (None: ``$SKMCP_SANDBOX_ROUTER``, else auto)."""
 
@@ -83,6 +84,8 @@ class WorldSpec:
     namespace: str = "default"
     root_hosts: frozenset[str] = frozenset()
     router: str | None = None
+    # host name -> its quirks (skupper_sandbox.quirks), as `--host-quirk HOST=QUIRK` gives
+    host_quirks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class HostEntry(BaseModel):
@@ -100,6 +103,7 @@ class HostEntry(BaseModel):
     skupper_version: str = DEFAULT_SKUPPER_VERSION
     user: str = DEFAULT_USER
     uid: int = FIRST_UID
+    quirks: list[str] = Field(default_factory=list)
 
     @property
     def default_model_id(self) -> str | None:
@@ -293,6 +297,12 @@ def plan_world(
     for host in hosts:
         if host.name in versions:
             host.skupper_version = versions[host.name]
+    unknown = sorted(set(spec.host_quirks) - {h.name for h in hosts if h.role != "kubernetes"})
+    if unknown:
+        valid = ", ".join(h.name for h in hosts if h.role != "kubernetes")
+        raise ValueError(f"no SSH host {', '.join(unknown)} for a quirk (hosts: {valid})")
+    for host in hosts:
+        host.quirks = list(spec.host_quirks.get(host.name, ()))
     return WorldInfo(
         namespace=spec.namespace,
         id=world_id or uuid.uuid4().hex[:12],

@@ -1,7 +1,8 @@
 """The login shim OpenSSH runs (``ForceCommand``) for every session on a sandbox host.
 
 ``python -m skupper_sandbox.login HOST_DIR``: applies the host's environment and its
-``slow`` fault, then execs ``sh -c "$SSH_ORIGINAL_COMMAND"`` in the host's home, exactly
+``slow`` fault, then execs the host user's login shell as
+``$SHELL -c "$SSH_ORIGINAL_COMMAND"`` in the host's home (``hostenv.login_argv``), exactly
 what the asyncssh server does in-process.
 """
 
@@ -30,8 +31,7 @@ def main(argv: list[str]) -> int:
         command = hostenv.map_system_paths(command, hostenv.load_host_info(host_dir))
     env = hostenv.host_env(host_dir)
     os.chdir(env["HOME"])
-    args = ["/bin/sh", "-c", command] if command else ["/bin/sh"]
-    os.execve("/bin/sh", args, env)
+    os.execve(env["SHELL"], hostenv.login_argv(env["SHELL"], command), env)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """The PATH shims of a sandbox world: `DIR/bin/<tool>` runs the emulated tool.
 
 Every command run on a sandbox host has `DIR/bin` first on its PATH, so `podman`,
-`systemctl`, `loginctl`, `curl`, `skupper` and `conmon` there are the emulated ones, and
-`id` and `whoami` report the host's user (its `ident` file) rather than this machine's.
+`systemctl`, `loginctl`, `curl`, `journalctl`, `skupper` and `conmon` there are the
+emulated ones, and `id` and `whoami` report the host's user (its `ident` file) rather
+than this machine's.
 
 With a C compiler, the emulated tools are links to one small compiled client that has the
 world's command server run them (``skupper_sandbox.commands``): a few milliseconds each, as

@@ -2,7 +2,9 @@
 
 By default each host's server is asyncssh's, in the world daemon's process; with
 ``--sshd openssh`` each host gets its own ``sshd -D`` whose ``ForceCommand`` is the login
-shim (``sandbox/login.py``). Either way a command runs through ``sh -c`` with the host's
+shim (``sandbox/login.py``). Either way a command runs as sshd runs it, through the login
+shell of the host's user (``$SHELL -c COMMAND``: ``/bin/sh`` unless the host has a
+``shell=NAME`` quirk) with the host's
 environment (``hostenv.host_env``) in its home directory, after any ``slow`` fault delay,
 with the host's system paths translated (``hostenv.map_system_paths``).
 """
@@ -117,11 +119,10 @@ class _HostSession:
                 await asyncio.sleep(delay)
             env = hostenv.host_env(self.host_dir)
             info = hostenv.load_host_info(self.host_dir)
-            command = hostenv.map_system_paths(process.command or "exec /bin/sh", info)
+            command = process.command and hostenv.map_system_paths(process.command, info)
             child = await asyncio.create_subprocess_exec(
-                "/bin/sh",
-                "-c",
-                command,
+                *hostenv.login_argv(env["SHELL"], command),
+                executable=env["SHELL"],
                 stdin=asyncio.subprocess.PIPE,
                 stdout=stdout.write_fd,
                 stderr=stderr.write_fd,

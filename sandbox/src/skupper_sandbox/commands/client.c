@@ -1,4 +1,4 @@
-/* A sandbox host's `skupper`, `podman`, `systemctl`, `loginctl` or `curl`: the tool named by
+/* A sandbox host's `skupper`, `podman`, `systemctl`, `loginctl`, `curl` or `journalctl`: the tool named by
  * argv[0], run by the world's command server (skupper_sandbox/commands/server.py) with this
  * process's arguments, environment, working directory and standard streams, so that it costs
  * what a real binary costs to start. This process stands for the command: it exits with the

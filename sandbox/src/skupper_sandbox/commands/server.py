@@ -38,6 +38,7 @@ TOOLS: dict[str, str] = {
     "systemctl": "skupper_sandbox.emulated.systemctl",
     "loginctl": "skupper_sandbox.emulated.loginctl",
     "curl": "skupper_sandbox.emulated.curl",
+    "journalctl": "skupper_sandbox.emulated.journalctl",
     # podman's container monitor, which real hosts have as /usr/bin/conmon (a C binary)
     "conmon": "skupper_sandbox.emulated.podman.conmon",
 }

@@ -17,6 +17,7 @@ from types import ModuleType
 from skupper_sandbox.hostenv import HostInfo, translate
 from skupper_sandbox.router import choice as router_choice
 from skupper_sandbox.router import imitation, skrouterd
+from skupper_sandbox.router.release import RELEASE_VAR
 
 ROUTER = "quay.io/skupper/skupper-router:*"
 CONTROLLER = "quay.io/skupper/system-controller:*"
@@ -134,7 +135,10 @@ def process_for(
     if fnmatchcase(full, ROUTER):
         # The image's launch.sh, on the world's router (both fall back to the image's default
         # config when /tmp cannot be written).
-        return ImageProcess(router_choice.for_world(host.world_dir).start(python), {})
+        release = full.rsplit(":", 1)[-1]
+        return ImageProcess(
+            router_choice.for_world(host.world_dir).start(python), {RELEASE_VAR: release}
+        )
     if fnmatchcase(full, CONTROLLER):
         return ImageProcess([python, "-m", CONTROLLER_PROGRAM], {})
     if fnmatchcase(full, MODEL_SERVER):

@@ -248,7 +248,8 @@ class Controller:
         except ApiError:
             current = None
         if current is not None:
-            if owners.controller_uid(current) == owner["metadata"]["uid"]:
+            # the Site owns its Deployment without being its controller (owners.py)
+            if owner["metadata"]["uid"] in owners.owner_uids(current):
                 return current
             with contextlib.suppress(ApiError):
                 self.store.delete(resource, namespace, name)

@@ -2,6 +2,9 @@
 router pod carries the owner chain a real one does: Site -> Deployment ``skupper-router`` ->
 ReplicaSet ``skupper-router-<pod-template-hash>`` -> Pod.
 
+- The Site's reference on the Deployment is Skupper's own: no ``controller`` and no
+  ``blockOwnerDeletion`` (``site_owner_ref``); the cluster's controllers make the two below.
+
 - A controller reference is ``apiVersion``, ``kind``, ``name``, ``uid``, ``controller: true``
   and ``blockOwnerDeletion: true``
   (``metav1.NewControllerRef``, staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/controller_ref.go).
@@ -41,6 +44,23 @@ def controller_ref(owner: Obj, kind: str, api_version: str) -> Obj:
     }
 
 
+def site_owner_ref(site: Obj) -> Obj:
+    """The reference Skupper's kube site puts on what it makes, the router Deployment
+    included: ``kind``, ``apiVersion``, ``name``, ``uid`` and nothing else (no ``controller``,
+    no ``blockOwnerDeletion``: internal/kube/site/site.go@2.1.3:655-664 ``ownerReferences``)."""
+    return {
+        "apiVersion": SKUPPER_V2,
+        "kind": "Site",
+        "name": site["metadata"]["name"],
+        "uid": site["metadata"]["uid"],
+    }
+
+
+def owner_uids(obj: Obj) -> set[str]:
+    """The uids of every owner of ``obj``, controller or not."""
+    return {str(ref.get("uid")) for ref in obj["metadata"].get("ownerReferences") or []}
+
+
 def controller_uid(obj: Obj) -> str | None:
     for ref in obj["metadata"].get("ownerReferences") or []:
         if ref.get("controller") is True:
@@ -54,7 +74,7 @@ def deployment_body(site: Obj, labels: dict[str, str]) -> Obj:
         "metadata": {
             "name": ROUTER_DEPLOYMENT,
             "labels": dict(labels),
-            "ownerReferences": [controller_ref(site, "Site", SKUPPER_V2)],
+            "ownerReferences": [site_owner_ref(site)],
         },
         "spec": {
             "replicas": 1,

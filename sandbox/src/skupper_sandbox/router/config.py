@@ -30,6 +30,8 @@ class RouterIdentity:
     site_id: str
     # how long a lost router's link state (and the addresses behind it) is kept
     remote_ls_max_age: float = 60.0
+    # 3.5.0's unreachableHoldoffSeconds as configured (None: not set; router.release)
+    unreachable_holdoff: float | None = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,11 @@ def _router(attrs: Mapping[str, Any]) -> RouterIdentity:
         site_name=str(metadata.get("name") or router_id),
         site_id=str(metadata.get("id") or ""),
         remote_ls_max_age=_float(attrs, "remoteLsMaxAgeSeconds", 60.0),
+        unreachable_holdoff=(
+            _float(attrs, "unreachableHoldoffSeconds", 1.0)
+            if "unreachableHoldoffSeconds" in attrs
+            else None
+        ),
     )
 
 

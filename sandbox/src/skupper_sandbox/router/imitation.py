@@ -9,18 +9,18 @@ line (``{"op": "query"}``) per connection, and its log follows skrouterd 3.4.2's
 from __future__ import annotations
 
 import json
+import os
 import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.router import launch, seam
+from skupper_sandbox.router import launch, release, seam
 
 PROGRAM = "skupper_sandbox.router"
 #: Where configure.sh leaves the config: the imitation reads JSON whatever the type says.
 COPY_PATH = "/tmp/skrouterd.json"
-VERSION = "3.4.2 (imitation)"
 
 
 def json_query(address: str, port: int, timeout: float = 1.0) -> dict[str, Any] | None:
@@ -84,7 +84,8 @@ class Imitation(seam.Router):
         return json_query(address, port, timeout)
 
     def version(self) -> str:
-        return VERSION
+        """The release of the image this router runs in (``router.release``)."""
+        return f"{release.release_tag(os.environ)} (imitation)"
 
     def describe(self) -> str:
         return "router imitation (python)"

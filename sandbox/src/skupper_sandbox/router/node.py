@@ -24,6 +24,7 @@ from skupper_sandbox.router.protocol import (
     json_frame,
     read_frame,
 )
+from skupper_sandbox.router.release import release_tag, unreachable_holdoff
 from skupper_sandbox.router.routing import MAX_COST, RouteTable
 from skupper_sandbox.router.streams import Relay, StreamHandler, StreamKey, TcpBridge, pipe
 from skupper_sandbox.router.tls import (
@@ -99,6 +100,7 @@ class Router:
         self._accepted_count = 0
         self._connection_count = 0  # skrouterd's [C<n>] connection ids
         self._lost_at: dict[str, float] = {}
+        self._lost_router: dict[str, str] = {}  # a lost link -> the router id it reached
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener_lock = asyncio.Lock()
 
@@ -344,7 +346,10 @@ class Router:
         self.links[link.name] = link
         reason = "closed by peer"
         try:
-            self._send_routes(link)
+            if self._forget_earlier_links_of(link.peer.router_id):
+                await self._routes_changed()
+            else:
+                self._send_routes(link)
             while True:
                 frame = await read_frame(link.reader)
                 if frame is None:
@@ -361,18 +366,35 @@ class Router:
             for key, handler in list(self._streams.items()):
                 if key[0] is link:
                     handler.link_lost(link)
-            # skrouterd keeps a lost router's link state, and so the addresses behind it
-            # (a remote tcpListener stays bound), until remoteLsMaxAgeSeconds pass.
+            # skrouterd 3.4 keeps a lost router's link state, and so the addresses behind
+            # it (a remote tcpListener stays bound), until remoteLsMaxAgeSeconds pass;
+            # 3.5 drops them unreachableHoldoffSeconds after (router.release).
             lost_at = time.monotonic()
             self._lost_at[link.name] = lost_at
+            self._lost_router[link.name] = link.peer.router_id
             self._spawn(self._expire_routes(link.name, lost_at))
         return reason
 
+    def _forget_earlier_links_of(self, router_id: str) -> bool:
+        """A router that links again replaces what it said over its lost link: skrouterd
+        keeps link state by router id, not by connection (its new link state supersedes the
+        old), so the old link's routes go now, not when they age out. True when any went."""
+        changed = False
+        for name, lost_id in list(self._lost_router.items()):
+            if router_id and lost_id == router_id and name not in self.links:
+                self._lost_router.pop(name)
+                self._lost_at.pop(name, None)
+                changed |= self.keys.forget(name) | self.sites.forget(name)
+        return changed
+
     async def _expire_routes(self, name: str, lost_at: float) -> None:
-        await asyncio.sleep(self.config.router.remote_ls_max_age)
+        identity = self.config.router
+        holdoff = unreachable_holdoff(release_tag(os.environ), identity.unreachable_holdoff)
+        await asyncio.sleep(identity.remote_ls_max_age if holdoff is None else holdoff)
         if name in self.links or self._lost_at.get(name) != lost_at:
             return  # the link is back (or was lost again later)
         self._lost_at.pop(name, None)
+        self._lost_router.pop(name, None)
         if self.keys.forget(name) | self.sites.forget(name):
             await self._routes_changed()
 

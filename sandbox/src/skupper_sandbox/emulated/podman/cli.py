@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 
@@ -26,6 +27,7 @@ from .errors import PodmanError
 from .host import Host, current_host
 from .listing import verb_inspect, verb_ps
 from .options import parse_options
+from .warnings import runtime_warnings
 
 
 def verb_container(host: Host, args: list[str]) -> int:
@@ -86,9 +88,12 @@ def dispatch(host: Host, verb: str, args: list[str], prefix: str = "") -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    log_level = "warn"
     while args and args[0].startswith("--"):
         name = args[0].split("=", 1)[0]
         if name in GLOBAL_VALUE_FLAGS:
+            if name == "--log-level":
+                log_level = args[0].split("=", 1)[1] if "=" in args[0] else "".join(args[1:2])
             args = args[1:] if "=" in args[0] else args[2:]
         elif name in GLOBAL_BOOL_FLAGS:
             args = args[1:]
@@ -105,7 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if verb == "version":
             return verb_version(None, rest)
-        return dispatch(current_host(), verb, rest)
+        host = current_host()
+        for line in runtime_warnings(host.info, log_level, os.environ):
+            print(line, file=sys.stderr, flush=True)
+        return dispatch(host, verb, rest)
     except images.UnknownImage as exc:
         print(f"Error: {exc.message}", file=sys.stderr)
         return 125

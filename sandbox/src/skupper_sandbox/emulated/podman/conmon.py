@@ -36,6 +36,7 @@ from skupper_sandbox import hostenv
 from skupper_sandbox.become import become
 from skupper_sandbox.emulated import images
 from skupper_sandbox.emulated.podman import containers, userns
+from skupper_sandbox.emulated.podman.journal import JournalRelay
 
 
 def container_environment(c: containers.Container, host_dir: str) -> dict[str, str]:
@@ -52,6 +53,11 @@ def container_environment(c: containers.Container, host_dir: str) -> dict[str, s
         hostenv.TMPFS_VAR: json.dumps(c.tmpfs),
     }
 
+
+# The journal relay of the container this monitor runs (a ``journald`` host), joined at its end
+_RELAYS: list[JournalRelay] = []
+# How long the end waits for the last lines (a leftover child may hold the pipe open)
+RELAY_DRAIN = 2.0
 
 # How long the cleanup process takes to start a container again (it syncs state, tears
 # down and sets up the mounts first); `podman wait` returns the exit code meanwhile.
@@ -144,7 +150,10 @@ def monitor(
         return 1
     if started is None:
         return c.exit_code or 1
-    return _ended(c, started, started.wait(), host_dir, keep)
+    returncode = started.wait()
+    for relay in _RELAYS:  # the last lines reach the journal before the exit is recorded
+        relay.join(RELAY_DRAIN)
+    return _ended(c, started, returncode, host_dir, keep)
 
 
 def _start(
@@ -169,24 +178,29 @@ def _start(
         if denied:  # skrouterd stops at startup on a certificate it cannot read
             argv = ["/bin/sh", "-c", f"echo {shlex.quote(denied)} >&2; exit 1"]
     executable = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env["PATH"])
+    relay = JournalRelay(host, c.id, c.name, c.log_path) if host.quirks.journald else None
     with open(c.log_path, "ab", buffering=0) as log:
+        output = relay.write_fd if relay is not None else log.fileno()
         try:
             if executable is None:
                 raise FileNotFoundError(argv[0])
             program = images.loaded_program(argv)
             proc: subprocess.Popen[bytes] | Forked
             if program is not None:
-                proc = Forked.start(*program, str(c.dir), env, log.fileno())
+                proc = Forked.start(*program, str(c.dir), env, output)
             else:
                 proc = subprocess.Popen(
                     [executable, *argv[1:]],
                     cwd=c.dir,
                     env=env,
                     stdin=subprocess.DEVNULL,
-                    stdout=log,
+                    stdout=output,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
+            if relay is not None:
+                relay.start()
+                _RELAYS.append(relay)
         except FileNotFoundError:
             _record_start_failure(
                 c,

@@ -57,9 +57,15 @@ def status_text(c: Container) -> str:
     return "Created"
 
 
+# Go's zero time.Time as unix seconds: what `podman ps --format json` gives a time that never
+# happened (pkg/ps/ps.go@v5.8.2:183-214, 291, 307: ``exitedTime.Unix()`` of a zero
+# ``FinishedTime``, ``startedTime.Unix()`` of a zero ``StartedTime``)
+GO_ZERO_UNIX = -62135596800
+
+
 def _unix(stamp: str | None) -> int:
     if not stamp:
-        return 0
+        return GO_ZERO_UNIX
     return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
 
 

@@ -430,10 +430,16 @@ class System:
                 else:
                     shutil.rmtree(paths.home, ignore_errors=True)
                     print(f'Namespace "{namespace}" has been removed')
-        # the controller container is found through the API socket; without it, or without
-        # the container, Uninstall returns at once, silently and successfully
+        # the controller container is found through the API socket: without it the client
+        # cannot be made (NewCompatClient stats the socket file: compat/client.go@2.1.2:
+        # 133-137) and Uninstall fails (bootstrap/uninstall.go@2.1.2:45-48, the same @2.2.1);
+        # without the container it returns at once, silently and successfully (:50-53)
         if not podman_socket_active():
-            return
+            sock = podman_socket_path(self.runtime_dir)
+            raise CliFailure(
+                "failed to uninstall : failed to create container client: Container engine is "
+                f"not available on provided endpoint - stat {sock}: no such file or directory"
+            )
         if containers.get(self.home, self.controller_name) is None:
             return
         try:

@@ -1,0 +1,109 @@
+"""Host quirks: the ways a real host is noisier than a clean one, chosen per host with
+``skupper-sandbox up --host-quirk HOST=QUIRK`` (docs/sandbox.md, the fidelity table).
+
+Pure: the names, what each imitates, and the parse of ``HOST=QUIRK`` items. The emulated
+tools read a host's quirks from its host.json (``hostenv.HostInfo.quirks``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+PODMAN_WARNS = "podman-warns"
+JOURNALD = "journald"
+SHELL_PREFIX = "shell="
+
+#: The login shells a host's user can have (Debian's packages), by name.
+SHELLS = {"bash": "/bin/bash", "dash": "/bin/dash", "zsh": "/bin/zsh", "fish": "/usr/bin/fish"}
+DEFAULT_SHELL = "/bin/sh"
+
+#: Each quirk's name and what it imitates (``--help`` lists them).
+DESCRIPTIONS = {
+    PODMAN_WARNS: "every podman command first prints libpod's cgroups-v1 deprecation warning "
+    "on stderr, as podman 5 does on a cgroup-v1 host (stdout unchanged)",
+    JOURNALD: "containers log to the journal (podman's journald log driver): podman logs "
+    "prints nothing and exits 0, journalctl --user has the lines",
+    "shell=NAME": "the login shell of the host's user, one of " + ", ".join(SHELLS) + " (sshd "
+    "runs every command as $SHELL -c COMMAND)",
+}
+
+
+class QuirkError(ValueError):
+    """A ``--host-quirk`` item that names no known quirk."""
+
+
+@dataclass(frozen=True)
+class HostQuirks:
+    """One host's quirks, as host.json keeps them (a tuple of names)."""
+
+    names: tuple[str, ...] = ()
+
+    @property
+    def podman_warns(self) -> bool:
+        return PODMAN_WARNS in self.names
+
+    @property
+    def journald(self) -> bool:
+        return JOURNALD in self.names
+
+    @property
+    def shell(self) -> str:
+        """The path of the user's login shell (``/bin/sh`` unless ``shell=NAME``)."""
+        for name in self.names:
+            if name.startswith(SHELL_PREFIX):
+                return SHELLS[name[len(SHELL_PREFIX) :]]
+        return DEFAULT_SHELL
+
+
+def check(quirk: str) -> str:
+    """``quirk`` when it is a known name; ``QuirkError`` names the known ones."""
+    if quirk in (PODMAN_WARNS, JOURNALD):
+        return quirk
+    if quirk.startswith(SHELL_PREFIX):
+        shell = quirk[len(SHELL_PREFIX) :]
+        if shell not in SHELLS:
+            raise QuirkError(f"unknown shell {shell!r} (known: {', '.join(SHELLS)})")
+        if shutil.which(SHELLS[shell]) is None:
+            raise QuirkError(
+                f"{SHELLS[shell]} is not installed on this machine (scripts/host-deps.sh "
+                "installs it)"
+            )
+        return quirk
+    raise QuirkError(f"unknown quirk {quirk!r} (known: {', '.join(DESCRIPTIONS)})")
+
+
+def parse(items: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """``HOST=QUIRK`` items -> {host: quirks}, in the order given; a second ``shell=`` for
+    one host replaces the first."""
+    chosen: dict[str, list[str]] = {}
+    for item in items:
+        host, sep, quirk = item.partition("=")
+        if not sep or not host or not quirk:
+            raise QuirkError(f"--host-quirk {item!r}: expected HOST=QUIRK")
+        try:
+            check(quirk)
+        except QuirkError as exc:
+            raise QuirkError(f"--host-quirk {item!r}: {exc}") from None
+        names = chosen.setdefault(host, [])
+        if quirk.startswith(SHELL_PREFIX):
+            names[:] = [n for n in names if not n.startswith(SHELL_PREFIX)]
+        if quirk not in names:
+            names.append(quirk)
+    return {host: tuple(names) for host, names in chosen.items()}
+
+
+def options(host_quirks: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """The ``--host-quirk`` options that ask for ``host_quirks`` (``parse`` reads them)."""
+    return [
+        arg
+        for host, names in host_quirks.items()
+        for name in names
+        for arg in ("--host-quirk", f"{host}={name}")
+    ]
+
+
+def help_text() -> str:
+    lines = [f"{name}: {what}" for name, what in DESCRIPTIONS.items()]
+    return "; ".join(lines)
