@@ -301,8 +301,10 @@ async def test_a_hostile_host_in_every_way_at_once(hostile: Hostile) -> None:
     home = world.host_dir(HOSTILE) / "home"
     written = [*(home / ".config/systemd/user").glob("skupper-*.service")]
     written.append(home / ".local/share/skupper-mcp/start-watch.sh")
+    real_podman = str(world.layout.bin_dir / "podman")  # what `command -v podman` finds
     for path in written:
-        assert str(hostility.evil_podman) not in path.read_text(), path
+        text = path.read_text()
+        assert str(hostility.evil_podman) not in text and real_podman in text, (path, text)
     assert hostility.marks == [], hostility.marks
 
     # --- what holds for every answer, hostile and healthy alike --------------------------
