@@ -348,7 +348,8 @@ class _ResourceBudget:
             # refused by its own size and never parsed, so it spends none of the bound and
             # is named: counted against it, one 14 MiB file was "resource files holding more
             # than ..." and hid its own name, and every file after it, from the user
-            return self._refused(where, load_resource(text))
+            self._refused(where, load_resource(text))
+            return None
         self._left -= len(text)
         if self._left < 0:
             self._spend(f"resource files holding more than {MAX_RESOURCES_CHARS} characters")
@@ -358,7 +359,8 @@ class _ResourceBudget:
             return None
         parsed = load_resource(text)
         if parsed.refused:
-            return self._refused(where, parsed)
+            self._refused(where, parsed)
+            return None
         doc = parsed.doc
         if not (
             isinstance(doc, dict) and doc.get("kind") and isinstance(doc.get("metadata"), dict)
