@@ -93,6 +93,24 @@ async def test_an_oversized_resource_file_is_refused_before_it_is_parsed() -> No
         await site("gpu-1", with_files({"Listener-big.yaml": big})).read()
 
 
+async def test_a_file_past_the_whole_bound_is_named_and_so_are_the_files_after_it() -> None:
+    """The finding's 14 MiB file: counted against the bound of all files, it was refused as
+    "resource files holding more than ..." without its name or the bomb's after it, so the
+    user could not tell which file to remove (the hostile world, tests/sandbox)."""
+    files = {
+        "Listener-big.yaml": keys_heavy(14 * 1024 * 1024),
+        "Listener-bomb.yaml": BOMB,
+        "Listener-plain.yaml": "kind: Listener\nmetadata: {name: plain}\nspec: {port: 9000}\n",
+    }
+    with pytest.raises(SiteStateError) as refused:
+        await site("gpu-1", with_files(files)).read()
+    message = str(refused.value)
+    assert "Listener-big.yaml that is not read: it holds" in message, message
+    assert "Listener-bomb.yaml that is not read: it uses YAML anchors" in message, message
+    state = parse_site_state(with_files(files))
+    assert ("Listener", "plain") in state.input_resources  # the files after it were read
+
+
 def test_all_of_a_sites_files_together_are_bounded_and_so_is_their_parse_time() -> None:
     from skupper_mcp.facts.resource_yaml import MAX_RESOURCE_CHARS
     from skupper_mcp.facts.site_state import MAX_RESOURCES_CHARS

@@ -22,7 +22,7 @@ from . import names
 from .framing import ONE_LINE, STUFF, framed, listed, safe_path, safe_user, split_frames
 from .model_endpoint import parse_model_ids
 from .private_keys import OpenKey, open_keys, open_keys_listing
-from .resource_yaml import load_resource
+from .resource_yaml import MAX_RESOURCE_CHARS, Parsed, load_resource
 from .skupper_version import SkupperVersion, parse_skupper_version
 
 #: What the host may send of the model endpoint's body, and of each log it is asked for.
@@ -353,6 +353,12 @@ class _ResourceBudget:
     def parse(self, where: str, text: str) -> dict[str, Any] | None:
         if self._spent:
             return None
+        if len(text) > MAX_RESOURCE_CHARS:
+            # refused by its own size and never parsed, so it spends none of the bound and
+            # is named: counted against it, one 14 MiB file was "resource files holding more
+            # than ..." and hid its own name, and every file after it, from the user
+            self._refused(where, load_resource(text))
+            return None
         self._left -= len(text)
         if self._left < 0:
             self._spend(f"resource files holding more than {MAX_RESOURCES_CHARS} characters")
@@ -362,9 +368,7 @@ class _ResourceBudget:
             return None
         parsed = load_resource(text)
         if parsed.refused:
-            self._state.refused.append(
-                f"a resource file {where} that is not read: {parsed.refused}"
-            )
+            self._refused(where, parsed)
             return None
         doc = parsed.doc
         if not (
@@ -372,6 +376,9 @@ class _ResourceBudget:
         ):
             return None
         return doc
+
+    def _refused(self, where: str, parsed: Parsed) -> None:
+        self._state.refused.append(f"a resource file {where} that is not read: {parsed.refused}")
 
     def _spend(self, what: str) -> None:
         self._spent = True
