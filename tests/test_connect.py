@@ -27,6 +27,8 @@ from skupper_mcp.connect import connect, install_skill, printed
 from skupper_mcp.errors import ConfigError
 from topology_samples import ALL_TOOLS
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 CLIENT_TIMEOUT = 60.0
 COMMAND = [sys.executable, "-m", "skupper_mcp"]
 

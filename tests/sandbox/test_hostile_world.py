@@ -35,6 +35,7 @@ from hostile_world import (
     plant_site_status,
 )
 from polling import wait_for
+from redaction_cases import CASES, EC_KEY, _body, _windows
 from skupper_mcp.connectors.shell import script
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.operations.model_checks import HTTP_TIMEOUT
@@ -42,9 +43,8 @@ from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
-from test_redact import CASES, EC_KEY, _body, _windows
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.usefixtures("bounded_mcp_clients")]
 
 HOSTILE, HEALTHY = "rhtevan-work", "rhel-ai"
 CLIENT_TIMEOUT = 180.0
