@@ -76,6 +76,7 @@ def test_status_markdown_flags_stale_routers() -> None:
                 role="provider",
                 platform="podman",
                 reachable=True,
+                state="stale",
                 controller="active",
                 router="inactive",
                 stale=True,

@@ -18,6 +18,7 @@ CheckStatus = Literal["pass", "warn", "fail"]
 ProfileSource = Literal["given", "active", "default"]
 LogComponent = Literal["router", "controller"]
 ListenerState = Literal["serving", "closing", "closed", "unknown"]
+SiteCondition = Literal["up", "stopped", "not-set-up", "unreachable", "stale", "degraded", "unknown"]
 
 #: Said in the schema of every field that can carry text from a host: a host (or whoever
 #: writes its logs or answers on its model port) chooses those bytes.
@@ -95,6 +96,18 @@ class SiteStatus(BaseModel):
     role: Role
     platform: Platform
     reachable: bool
+    state: SiteCondition = Field(
+        description="The site's condition. up: the router runs. stopped: the router is not "
+        "running because the user stopped it (down, teardown), or nothing was asked and Skupper "
+        "does not claim Ready. not-set-up: setup has not been done there. unreachable: the host "
+        "(or cluster) could not be reached or refused our credentials. stale: Skupper claims "
+        "Ready while the router is not running and nothing the user asked explains it. "
+        "degraded: the router runs but something it needs is off. unknown: read, but what was "
+        "read cannot decide (state_reason says why)"
+    )
+    state_reason: str = Field(
+        default="", description="Why the site is in that state, in this server's own words"
+    )
     controller: str | None = Field(
         default=None, description="Controller unit (or deployment) state, e.g. active"
     )
@@ -133,6 +146,10 @@ class LinkStatus(BaseModel):
     endpoint: str = Field(description="host:port dialled")
     tcp_probe: bool | None = Field(
         default=None, description="Whether a TCP connection to the endpoint succeeded"
+    )
+    connected: bool | None = Field(
+        default=None,
+        description="Whether the link is up (null: the dialling site was not read)",
     )
     status: str = Field(description=f"Link status as the router reports it. {HOST_TEXT}")
 
@@ -339,6 +356,10 @@ class DiagnosedSite(BaseModel):
     host: str
     site: str
     read: bool = Field(description="Whether its state was read")
+    state: SiteCondition | None = Field(
+        default=None,
+        description="The site's condition as status would say it (null: not read)",
+    )
     findings: int = Field(description="How many findings concern it")
     seconds: float = 0.0
 

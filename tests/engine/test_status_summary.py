@@ -13,6 +13,7 @@ def row(host: str, reachable: bool = True, container: str | None = None) -> Site
         role="provider",
         platform="podman",
         reachable=reachable,
+        state="unreachable" if not reachable else "unknown",
         container=container,
     )
 

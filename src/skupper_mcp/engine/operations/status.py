@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from ...facts import names
-from ...models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
+from ...models import LinkStatus, ListenerStatus, SiteCondition, SiteStatus, StatusResult
 from ...sites.kube import ready, status_of
 from ...topology import Topology
 from .. import model_actions as actions_for
@@ -29,6 +29,14 @@ def _unit_text(view: SiteView, unit: str) -> str:
     return f"{u.active_state} ({u.sub_state})"
 
 
+def _interim_state(set_up: bool, running: bool, stale: bool) -> SiteCondition:
+    if not set_up:
+        return "not-set-up"
+    if stale:
+        return "stale"
+    return "up" if running else "stopped"
+
+
 def unread_site_status(view: SiteView) -> SiteStatus:
     """The row of a site whose state could not be read."""
     ref = view.ref
@@ -38,6 +46,8 @@ def unread_site_status(view: SiteView) -> SiteStatus:
         role=ref.role,
         platform=ref.platform,
         reachable=view.reachable,
+        # interim until engine/condition.py decides it (issue 30)
+        state="unknown" if view.reachable else "unreachable",
         detail=view.problem() if view.error else None,
     )
 
@@ -66,6 +76,8 @@ def podman_site_status(view: SiteView) -> SiteStatus:
         role=ref.role,
         platform=ref.platform,
         reachable=True,
+        # interim until engine/condition.py decides it (issue 30)
+        state=_interim_state(bool(state.rendered), running, stale),
         controller=_unit_text(view, names.controller_unit()),
         router=_unit_text(view, names.router_unit(ns)),
         container=(container.state if container else "absent"),
@@ -91,6 +103,8 @@ def kube_site_status(view: SiteView) -> SiteStatus:
         role=ref.role,
         platform=ref.platform,
         reachable=True,
+        # interim until engine/condition.py decides it (issue 30)
+        state=_interim_state(state.site is not None, running, stale),
         controller="api " + state.version,
         router=pods or "no router pod",
         container="running" if running else "not running",
