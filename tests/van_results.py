@@ -383,7 +383,8 @@ def every_state() -> Scenario:
             [
                 _link("gpu1", ready=False),
                 _link("gpu2", ready=True),
-                _link("gpu3", ready=True, connected=None),
+                # the dialling site was not read: connected is None
+                _link("gpu3", ready=True).model_copy(update={"connected": None}),
             ],
             [],
             "running: local, gpu2; stale status on gpu1",
@@ -396,7 +397,8 @@ def every_state() -> Scenario:
         },
         listeners={},
         texts=[why for _, why in states.values()],
-        now="some up (2 of 7 sites)",
+        now="some up (1 of 7 sites; 1 stopped, 1 not set up, 1 unreachable, 1 stale, "
+        "1 degraded, 1 unknown)",
     )
 
 
@@ -545,7 +547,12 @@ def up_plan_after_down() -> Scenario:
         sites={h: NOT_REPORTED for h in ["local", "gpu1", "gpu2", "crc"]},
         links={},
         listeners={},
-        plan={"local": "no-change", "gpu1": "no-change", "gpu2": "would-change", "crc": "no-change"},
+        plan={
+            "local": "no-change",
+            "gpu1": "no-change",
+            "gpu2": "would-change",
+            "crc": "no-change",
+        },
         texts=steps,
         now="not known from this result",
         tool="up",
@@ -575,7 +582,7 @@ def up_with_failures() -> Scenario:
         links={},
         listeners={},
         texts=["systemctl --user start failed"],
-        now="some up (1 of 3 sites)",
+        now="some up (1 of 3 sites; 1 skipped, 1 failed)",
         tool="up",
     )
 

@@ -18,7 +18,9 @@ CheckStatus = Literal["pass", "warn", "fail"]
 ProfileSource = Literal["given", "active", "default"]
 LogComponent = Literal["router", "controller"]
 ListenerState = Literal["serving", "closing", "closed", "unknown"]
-SiteCondition = Literal["up", "stopped", "not-set-up", "unreachable", "stale", "degraded", "unknown"]
+SiteCondition = Literal[
+    "up", "stopped", "not-set-up", "unreachable", "stale", "degraded", "unknown"
+]
 
 #: Said in the schema of every field that can carry text from a host: a host (or whoever
 #: writes its logs or answers on its model port) chooses those bytes.
