@@ -234,6 +234,7 @@ def _messages(page: Page) -> list[dict[str, Any]]:
 def _open_app(page: Page, first: Scenario, refresh: Scenario | None = None) -> int:
     """Load the app in the test host; once it drew the first result, its frame's context."""
     view = _view()
+    _wide(page)  # drawn first at the width it is shot at (a resize redraws only later)
     html = host_page(
         view.app_html(),
         call_tool_result(first.as_dict()),
