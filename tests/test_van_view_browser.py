@@ -31,6 +31,7 @@ from van_results import (
     Scenario,
     all_up,
     diagnose_findings,
+    diagnose_healthy,
     every_state,
     hostile_text,
     not_set_up,
@@ -272,6 +273,20 @@ def test_app_initializes_and_renders_the_tool_result(page: Page, artefacts: Path
     check_view(page.evaluate(ELEMENTS_JS, frame), scenario, "app")
     shots(page, artefacts, "app-provider-down", frame)
     assert_clean(page, "app")
+
+
+@pytest.mark.parametrize("make", [diagnose_healthy, up_plan_running], ids=lambda f: f.__name__)
+def test_app_draws_what_a_diagnose_or_a_plan_says(make, page: Page, artefacts: Path) -> None:  # type: ignore[no-untyped-def]
+    """The issue's pictures: a healthy VAN's diagnose and up(plan=true) on a running VAN
+    were drawn every site "unknown" and "Now: stopped (no site up)"."""
+    scenario = make()
+    frame = _open_app(page, scenario)
+    seen = page.evaluate(ELEMENTS_JS, frame)
+    check_view(seen, scenario, f"app {scenario.name}")
+    assert "stopped" not in seen["where"]["text"], seen["where"]["text"]
+    assert all(site["state"] != "unknown" for site in seen["sites"]), seen["sites"]
+    shots(page, artefacts, f"app-{scenario.name}", frame)
+    assert_clean(page, f"app {scenario.name}")
 
 
 def test_app_refresh_calls_status_and_renders_its_answer(page: Page, artefacts: Path) -> None:
