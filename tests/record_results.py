@@ -100,6 +100,10 @@ def _listener(results: dict[str, Any], provider: str) -> dict[str, Any]:
     )
 
 
+def _outcome(results: dict[str, Any], operation: str, host: str) -> str:
+    return str(next(s["outcome"] for s in results[operation]["sites"] if s["host"] == host))
+
+
 def _texts(results: dict[str, Any]) -> str:
     return json.dumps(results)
 
@@ -254,6 +258,21 @@ SCENARIOS = [
             rhel_ai_stale=lambda r: _site(r, "rhel-ai")["stale"] is True,
             rhtevan_unreachable=lambda r: not _site(r, "rhtevan-work")["reachable"],
             cluster_unreachable=lambda r: not _site(r, "crc")["reachable"],
+        ),
+    ),
+    Scenario(
+        "stranger-up",
+        "`up` on the stranger's network: rhel-ai and the local site run again, rhtevan-work "
+        "and the cluster are skipped (unreachable)",
+        {"rhel-ai": "rhel-ai-down", "rhtevan-work": "up", "local": "up"},
+        unreachable={"rhtevan-work": SSH_TIMEOUT},
+        cluster=CLUSTER_TIMEOUT,
+        operation=("up", "all"),
+        after={"rhel-ai": "up"},
+        shows=_expect(
+            rhel_ai_started=lambda r: _outcome(r, "up", "rhel-ai") == "up",
+            rhtevan_skipped=lambda r: _outcome(r, "up", "rhtevan-work") == "skipped",
+            cluster_skipped=lambda r: _outcome(r, "up", "crc") == "skipped",
         ),
     ),
 ]
