@@ -257,6 +257,7 @@ def test_page_html_draws_diagnose_and_plans_as_they_are() -> None:
     diagnose, plan = diagnose_findings(), up_plan_after_down()
     data = embedded(page_html({"diagnose": diagnose.status, "up": plan.status}))
     assert isinstance(data, dict)
-    assert [s.get("state") for s in data["diagnose"]["sites"]] == [None] * 4
+    # what the engine said, carried as it said it (router-killed's diagnose, provider-down's plan)
+    assert [s.get("state") for s in data["diagnose"]["sites"]] == ["stale", "up", "up"]
     assert data["up"]["plan"] is True
-    assert [s["changed"] for s in data["up"]["sites"]] == [False, False, True, False]
+    assert [s["changed"] for s in data["up"]["sites"]] == [True, False, False]
