@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from van_results import (
     SCENARIOS,
     Scenario,
     cluster_skipped,
+    degraded_and_unknown,
     diagnose_findings,
     diagnose_healthy,
     every_state,
@@ -367,14 +368,20 @@ def contrast(a: str, b: str) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
+@pytest.mark.parametrize("make", [every_state, degraded_and_unknown], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_each_state_has_its_own_colour_and_its_name(
-    scheme: str, page: Page, artefacts: Path
+    scheme: str,
+    make: Callable[[], Scenario],
+    page: Page,
+    artefacts: Path,
 ) -> None:
     """Every site state: a colour no other state has, its name written on it at a contrast
     a person reads (WCAG AA 4.5:1 for text), the legend saying the same; each drawn site
-    in its state's colour, named in its pill and in the text alternative."""
-    scenario = every_state()
+    in its state's colour, named in its pill and in the text alternative. The recorded
+    sites of the two scenarios are, between them, in every SiteCondition but not-set-up
+    (``not_set_up``'s)."""
+    scenario = make()
     _wide(page)
     page.call(
         "Emulation.setEmulatedMedia",
@@ -404,7 +411,7 @@ def test_each_state_has_its_own_colour_and_its_name(
         assert site["pill"]["fill"] == fills[state], f"{host}: pill not in {state}'s colour"
         assert site["box"] == fills[state], f"{host}: border {site['box']}, not {state}'s colour"
         assert f": {LABELS[state]}" in site["textAlt"], f"{host}: text says {site['textAlt']!r}"
-    page.screenshot(artefacts / f"page-every-state-{scheme}-1280x900.png", *WIDE)
+    page.screenshot(artefacts / f"page-{scenario.name}-{scheme}-1280x900.png", *WIDE)
     assert_clean(page, f"every state, {scheme}")
 
 

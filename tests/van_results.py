@@ -160,8 +160,8 @@ def every_state() -> Scenario:
     listener) as the engine produced it there, so up, stale, stopped and unreachable are drawn
     side by side: local from ``all-up``, rhel-ai from ``router-killed`` (stale), rhtevan-work
     from ``all-down`` (stopped), crc from ``cluster-skipped`` (unreachable). Only the summary
-    is ours (the rows' scenarios each have their own). not-set-up is ``not_set_up``'s; no
-    recorded reading gives degraded or unknown."""
+    is ours (the rows' scenarios each have their own). not-set-up is ``not_set_up``'s;
+    degraded and unknown are ``degraded_and_unknown``'s."""
     taken = {
         "local": "all-up",
         "rhel-ai": "router-killed",
@@ -210,6 +210,20 @@ def every_state() -> Scenario:
             8001: {"unknown"},
         },
         texts=[s.state_reason for s in sites if s.state_reason],
+    )
+
+
+def degraded_and_unknown() -> Scenario:
+    """``degraded-and-unknown``: rhtevan-work's router runs outside its unit (degraded),
+    rhel-ai's reading was cut short (unknown: its listener cannot be told either)."""
+    status = recorded_status("degraded-and-unknown")
+    return Scenario(
+        "degraded-and-unknown",
+        status,
+        sites={"rhel-ai": {"unknown"}, "rhtevan-work": {"degraded"}, "local": UP},
+        links={LOCAL_TO_RHEL_AI: CONNECTED, LOCAL_TO_RHTEVAN: CONNECTED},
+        listeners={RHEL_AI_PORT: {"unknown"}, RHTEVAN_PORT: {"serving"}},
+        texts=[s.state_reason for s in status.sites if s.state_reason],
     )
 
 
@@ -289,6 +303,7 @@ def up_with_failures() -> Scenario:
 MORE_SCENARIOS = [
     not_set_up,
     every_state,
+    degraded_and_unknown,
     diagnose_healthy,
     diagnose_findings,
     up_plan_running,
