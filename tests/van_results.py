@@ -160,7 +160,11 @@ def every_state() -> Scenario:
     listener) as the engine produced it there, so up, stale, stopped and unreachable are drawn
     side by side: local from ``all-up``, rhel-ai from ``router-killed`` (stale), rhtevan-work
     from ``all-down`` (stopped), crc from ``cluster-skipped`` (unreachable). Only the summary
-    is ours (the rows' scenarios each have their own). not-set-up is ``not_set_up``'s;
+    is ours (the rows' scenarios each have their own). A link or listener comes with the
+    site that reads it (the dialling site, the listener's site), so local's link to
+    rhtevan-work is all-up's, connected, beside rhtevan-work's stopped row from all-down: a
+    picture no single moment gives, drawn to show each state once, not to be coherent.
+    not-set-up is ``not_set_up``'s;
     degraded and unknown are ``degraded_and_unknown``'s."""
     taken = {
         "local": "all-up",
