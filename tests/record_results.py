@@ -59,7 +59,17 @@ CLUSTER_TIMEOUT = "cannot reach the Kubernetes API at https://api.crc.testing:64
 ROUTER = "default-skupper-router"  # every recorded site is in namespace default
 LINK_TO_RHEL_AI = "@@file runtime Link-link-hub-rhel-ai.yaml"
 SITE_OF_RHEL_AI = "@@file runtime Site-hub-rhel-ai.yaml"
+ROUTER_UNIT_ACTIVE = (
+    "|Id=skupper-default.service\n|LoadState=loaded\n|ActiveState=active\n|SubState=running\n"
+)
 READY_OK = "|  status: Ready\n|  message: OK\n"
+
+
+def _cut_short(text: str) -> str:
+    """The reading without its last line (``@@end``): the read stopped before its end."""
+    if not text.rstrip().endswith("@@end"):
+        raise AssertionError("the recorded reading does not end with @@end")
+    return text.rstrip()[: -len("@@end")]
 
 
 def every(phase: str) -> dict[str, str]:
@@ -98,6 +108,10 @@ def _listener(results: dict[str, Any], provider: str) -> dict[str, Any]:
         for li in results["status"]["listeners"]
         if li["provider"] == provider and li["site"] == site
     )
+
+
+def _outcome(results: dict[str, Any], operation: str, host: str) -> str:
+    return str(next(s["outcome"] for s in results[operation]["sites"] if s["host"] == host))
 
 
 def _texts(results: dict[str, Any]) -> str:
@@ -254,6 +268,43 @@ SCENARIOS = [
             rhel_ai_stale=lambda r: _site(r, "rhel-ai")["stale"] is True,
             rhtevan_unreachable=lambda r: not _site(r, "rhtevan-work")["reachable"],
             cluster_unreachable=lambda r: not _site(r, "crc")["reachable"],
+        ),
+    ),
+    Scenario(
+        "degraded-and-unknown",
+        "every site up, except: rhtevan-work's router container runs while its unit is not "
+        "active (started by hand), and rhel-ai's reading is cut short (it never reaches its end)",
+        every("up"),
+        edits={
+            "rhtevan-work": (
+                in_section(
+                    "@@section units",
+                    ROUTER_UNIT_ACTIVE,
+                    ROUTER_UNIT_ACTIVE.replace(
+                        "active\n|SubState=running", "inactive\n|SubState=dead"
+                    ),
+                ),
+            ),
+            "rhel-ai": (_cut_short,),
+        },
+        shows=_expect(
+            rhtevan_degraded=lambda r: _site(r, "rhtevan-work")["state"] == "degraded",
+            rhel_ai_unknown=lambda r: _site(r, "rhel-ai")["state"] == "unknown",
+        ),
+    ),
+    Scenario(
+        "stranger-up",
+        "`up` on the stranger's network: rhel-ai and the local site run again, rhtevan-work "
+        "and the cluster are skipped (unreachable)",
+        {"rhel-ai": "rhel-ai-down", "rhtevan-work": "up", "local": "up"},
+        unreachable={"rhtevan-work": SSH_TIMEOUT},
+        cluster=CLUSTER_TIMEOUT,
+        operation=("up", "all"),
+        after={"rhel-ai": "up"},
+        shows=_expect(
+            rhel_ai_started=lambda r: _outcome(r, "up", "rhel-ai") == "up",
+            rhtevan_skipped=lambda r: _outcome(r, "up", "rhtevan-work") == "skipped",
+            cluster_skipped=lambda r: _outcome(r, "up", "crc") == "skipped",
         ),
     ),
 ]

@@ -12,11 +12,8 @@ from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
     Finding,
-    LinkStatus,
     ListenerStatus,
-    ModelAction,
     NextStep,
-    SiteStatus,
     StatusResult,
 )
 from skupper_mcp.render import (
@@ -68,42 +65,25 @@ def test_markdown_table_escapes_pipes() -> None:
 
 
 def test_status_markdown_shows_each_sites_state_and_why() -> None:
-    status = StatusResult(
-        sites=[
-            SiteStatus(
-                host="rhel-ai",
-                site="hub-rhel-ai",
-                role="provider",
-                platform="podman",
-                reachable=True,
-                state="stale",
-                state_reason="Ready claimed, router not running",
-                controller="active",
-                router="inactive",
-                stale=True,
-            )
-        ],
-        links=[
-            LinkStatus(
-                **{"from": "local-x", "to": "hub-rhel-ai"},
-                endpoint="h:8000",
-                tcp_probe=False,
-                connected=False,
-                status="down",
-            )
-        ],
-        listeners=[ListenerStatus(site="local-x", port=9000, routing_key="k", bound=False)],
-        model_actions=[ModelAction(host="rhel-ai", profile="p", action="status", reason="r")],
-        summary="1 site, 1 stale",
-    )
+    """router-killed's status as the engine gave it: rhel-ai stale, its link not connected."""
+    status = recorded_status("router-killed")
+    stale = next(s for s in status.sites if s.host == "rhel-ai")
+    assert stale.state == "stale" and stale.state_reason, stale
     text = status_markdown(status)
     assert (
-        "| rhel-ai | hub-rhel-ai | provider | podman | stale (Ready claimed, router not "
-        "running) | active | inactive | - | - |" in text
+        f"| rhel-ai | hub-rhel-ai | provider | podman | stale ({stale.state_reason}) | "
+        f"{stale.controller} | {stale.router} | {stale.container} |" in text
     )
-    assert "| local-x | hub-rhel-ai | h:8000 | no | not connected (down) |" in text
-    assert "- status `p` on rhel-ai: r" in text
-    assert '"from": "local-x"' in status.model_dump_json(indent=1)
+    link = next(link for link in status.links if link.to_site == "hub-rhel-ai")
+    assert link.connected is False, link
+    assert (
+        f"| {link.from_site} | hub-rhel-ai | {link.endpoint} | no | not connected ({link.status}) |"
+        in text
+    )
+    for action in status.model_actions:
+        assert f"- {action.action} `{action.profile}` on {action.host}: {action.reason}" in text
+    assert status.model_actions, "the recorded status has no hosted-model-ctl action"
+    assert f'"from": "{link.from_site}"' in status.model_dump_json(indent=1)
 
 
 def test_check_text_shows_failures_and_hints() -> None:

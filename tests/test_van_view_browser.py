@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,21 @@ import apps_protocol as P
 from apps_host import call_tool_result, host_page
 from browser import Browser, Page, chromium
 from van_page import ELEMENTS_JS, assert_clean
-from van_results import SCENARIOS, Scenario, hostile_text, provider_down
+from van_results import (
+    MORE_SCENARIOS,
+    SCENARIOS,
+    Scenario,
+    cluster_skipped,
+    degraded_and_unknown,
+    diagnose_findings,
+    diagnose_healthy,
+    every_state,
+    hostile_text,
+    not_set_up,
+    provider_down,
+    up_plan_after_down,
+    up_plan_running,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -95,6 +109,13 @@ def check_view(seen: dict[str, Any], scenario: Scenario, where: str) -> None:
         assert host in text or site in text, f"{where}: #van-text does not mention {host}"
     for text in scenario.texts:
         assert text in seen["bodyText"], f"{where}: {text!r} is not shown"
+    if scenario.now:
+        assert f"Now: {scenario.now}" in seen["where"]["text"], (
+            f"{where}: says {seen['where']['text']!r}, expected 'Now: {scenario.now}'"
+        )
+    sites = by_key(seen["sites"])
+    for host, plan in scenario.plan.items():
+        assert sites[host]["plan"] == plan, f"{where}: {host} data-plan={sites[host]['plan']!r}"
 
 
 def shots(page: Page, artefacts: Path, name: str, frame: int | None = None) -> None:
@@ -125,7 +146,24 @@ def shots(page: Page, artefacts: Path, name: str, frame: int | None = None) -> N
 # --- The page (status --html) ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", SCENARIOS, ids=lambda f: f.__name__)
+def _wide(page: Page) -> None:
+    page.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=WIDE[0],
+        height=WIDE[1],
+        deviceScaleFactor=1,
+        mobile=False,
+    )
+
+
+def _open_page(page: Page, scenario: Scenario) -> None:
+    page.open(_view().page_html({scenario.tool: scenario.as_dict()}))
+    page.wait_for(
+        "document.querySelector('[data-site]:not([data-listener])') !== null", what="a site drawn"
+    )
+
+
+@pytest.mark.parametrize("make", SCENARIOS + MORE_SCENARIOS, ids=lambda f: f.__name__)
 def test_page_shows_the_van(make, page: Page, artefacts: Path) -> None:  # type: ignore[no-untyped-def]
     view = _view()
     scenario = make()
@@ -136,7 +174,7 @@ def test_page_shows_the_van(make, page: Page, artefacts: Path) -> None:  # type:
         deviceScaleFactor=1,
         mobile=False,
     )
-    page.open(view.page_html({"status": scenario.as_dict()}))
+    page.open(view.page_html({scenario.tool: scenario.as_dict()}))
     page.wait_for(
         "document.querySelector('[data-site]:not([data-listener])') !== null", what="a site drawn"
     )
@@ -170,6 +208,7 @@ def _messages(page: Page) -> list[dict[str, Any]]:
 def _open_app(page: Page, first: Scenario, refresh: Scenario | None = None) -> int:
     """Load the app in the test host; once it drew the first result, its frame's context."""
     view = _view()
+    _wide(page)  # drawn first at the width it is shot at (a resize redraws only later)
     html = host_page(
         view.app_html(),
         call_tool_result(first.as_dict()),
@@ -207,6 +246,20 @@ def test_app_initializes_and_renders_the_tool_result(page: Page, artefacts: Path
     check_view(page.evaluate(ELEMENTS_JS, frame), scenario, "app")
     shots(page, artefacts, "app-provider-down", frame)
     assert_clean(page, "app")
+
+
+@pytest.mark.parametrize("make", [diagnose_healthy, up_plan_running], ids=lambda f: f.__name__)
+def test_app_draws_what_a_diagnose_or_a_plan_says(make, page: Page, artefacts: Path) -> None:  # type: ignore[no-untyped-def]
+    """The issue's pictures: a healthy VAN's diagnose and up(plan=true) on a running VAN
+    were drawn every site "unknown" and "Now: stopped (no site up)"."""
+    scenario = make()
+    frame = _open_app(page, scenario)
+    seen = page.evaluate(ELEMENTS_JS, frame)
+    check_view(seen, scenario, f"app {scenario.name}")
+    assert "stopped" not in seen["where"]["text"], seen["where"]["text"]
+    assert all(site["state"] != "unknown" for site in seen["sites"]), seen["sites"]
+    shots(page, artefacts, f"app-{scenario.name}", frame)
+    assert_clean(page, f"app {scenario.name}")
 
 
 def test_app_refresh_calls_status_and_renders_its_answer(page: Page, artefacts: Path) -> None:
@@ -251,3 +304,251 @@ def test_app_keeps_hostile_text_as_text(page: Page, artefacts: Path) -> None:
     page.pump(0.3)
     shots(page, artefacts, "app-hostile", frame)
     assert_clean(page, "hostile app")
+
+
+# --- What each state looks like; what a result that says no state draws -------------------
+
+#: Every site state's pill in the legend and on each drawn site: its name, colours and page bg.
+COLOURS_JS = """(() => {
+  const pill = (g) => { const rect = g.querySelector("rect"), text = g.querySelector("text");
+    const r = getComputedStyle(rect), t = getComputedStyle(text);
+    return {fill: r.fill, dash: r.strokeDasharray, stroke: r.stroke, text: t.fill,
+      label: text.textContent}; };
+  const legend = {};
+  document.querySelectorAll('#legend [data-legend^="site-"]').forEach((li) => {
+    legend[li.getAttribute("data-legend").slice(5)] = pill(li.querySelector("g"));
+  });
+  const sites = {};
+  document.querySelectorAll("[data-site]:not([data-listener])").forEach((g) => {
+    const state = g.getAttribute("data-state");
+    sites[g.getAttribute("data-site")] = {state: state,
+      box: getComputedStyle(g.querySelector("rect.box")).stroke,
+      pill: pill(g.querySelector('[class^="pill-"]')),
+      textAlt: (document.querySelector('[data-text-site="' + g.getAttribute("data-site") + '"]')
+        || {}).textContent || ""};
+  });
+  return {legend: legend, sites: sites, bg: getComputedStyle(document.body).backgroundColor,
+    box: getComputedStyle(document.querySelector("rect.box")).fill};
+})()"""
+
+#: Each site state as the page names it (its pill's text).
+LABELS = {
+    "up": "up",
+    "stopped": "stopped",
+    "not-set-up": "not set up",
+    "unreachable": "unreachable",
+    "stale": "stale",
+    "degraded": "degraded",
+    "unknown": "unknown",
+    "skipped": "skipped",
+    "failed": "failed",
+    "not-read": "not read",
+    "not-reported": "no state given",
+}
+
+
+def _rgb(css: str) -> tuple[float, float, float]:
+    parts = css[css.index("(") + 1 : css.index(")")].split(",")
+    r, g, b = (float(x) for x in parts[:3])
+    return r, g, b
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two CSS rgb() colours."""
+
+    def lum(css: str) -> float:
+        def channel(v: float) -> float:
+            c = v / 255
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+        r, g, b = (channel(v) for v in _rgb(css))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("make", [every_state, degraded_and_unknown], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_each_state_has_its_own_colour_and_its_name(
+    scheme: str,
+    make: Callable[[], Scenario],
+    page: Page,
+    artefacts: Path,
+) -> None:
+    """Every site state: a colour no other state has, its name written on it at a contrast
+    a person reads (WCAG AA 4.5:1 for text), the legend saying the same; each drawn site
+    in its state's colour, named in its pill and in the text alternative. The recorded
+    sites of the two scenarios are, between them, in every SiteCondition but not-set-up
+    (``not_set_up``'s)."""
+    scenario = make()
+    _wide(page)
+    page.call(
+        "Emulation.setEmulatedMedia",
+        features=[{"name": "prefers-color-scheme", "value": scheme}],
+    )
+    _open_page(page, scenario)
+    seen = page.evaluate(COLOURS_JS)
+    legend = seen["legend"]
+    assert set(legend) == set(LABELS), f"legend states {sorted(legend)}"
+    fills = {state: pill["fill"] for state, pill in legend.items()}
+    assert len(set(fills.values())) == len(fills), f"two states share a colour: {fills}"
+    for state, pill in legend.items():
+        assert pill["label"] == LABELS[state], f"{state}'s pill says {pill['label']!r}"
+        if state == "not-reported":  # no colour of its own: page background, dashed outline
+            assert pill["fill"] == seen["bg"] and pill["dash"] not in ("", "none"), pill
+            continue
+        ratio = contrast(pill["text"], pill["fill"])
+        assert ratio >= 4.5, f"{scheme}: {state}'s name on its colour is {ratio:.2f}:1"
+        # the colour as a box's border: a graphic a person tells apart (WCAG 1.4.11, 3:1)
+        ratio = contrast(pill["fill"], seen["box"])
+        assert ratio >= 3, f"{scheme}: {state}'s colour on a box is {ratio:.2f}:1"
+    for host, expected in scenario.sites.items():
+        site = seen["sites"][host]
+        (state,) = expected
+        assert site["state"] == state
+        assert site["pill"]["label"] == LABELS[state], f"{host}: pill {site['pill']['label']!r}"
+        assert site["pill"]["fill"] == fills[state], f"{host}: pill not in {state}'s colour"
+        assert site["box"] == fills[state], f"{host}: border {site['box']}, not {state}'s colour"
+        assert f": {LABELS[state]}" in site["textAlt"], f"{host}: text says {site['textAlt']!r}"
+    page.screenshot(artefacts / f"page-{scenario.name}-{scheme}-1280x900.png", *WIDE)
+    assert_clean(page, f"every state, {scheme}")
+
+
+#: Per site: its drawn state, its plan mark and the findings drawn in its box.
+SITES_JS = """(() => {
+  const out = {};
+  document.querySelectorAll("[data-site]:not([data-listener])").forEach((g) => {
+    out[g.getAttribute("data-site")] = {state: g.getAttribute("data-state"),
+      plan: g.getAttribute("data-plan"), text: g.textContent,
+      findings: Array.from(g.querySelectorAll("[data-finding]")).map((f) =>
+        [f.getAttribute("data-finding"), f.getAttribute("data-severity")])};
+  });
+  return {sites: out, where: document.getElementById("where").textContent,
+    plan: document.getElementById("plan").textContent,
+    now: (document.querySelector("#lifecycle li.now") || {}).textContent || null};
+})()"""
+
+
+def test_diagnose_draws_its_findings_and_each_site_in_the_state_it_says(
+    page: Page, artefacts: Path
+) -> None:
+    scenario = diagnose_findings()
+    _wide(page)
+    _open_page(page, scenario)
+    seen = page.evaluate(SITES_JS)
+    by_site: dict[str, list[list[str]]] = {}
+    for f in scenario.status.findings:  # type: ignore[union-attr]
+        by_site.setdefault(f.host, []).append([f.id, f.severity])
+    assert by_site, "the recorded diagnose has no finding to draw"
+    for host, site in seen["sites"].items():
+        assert site["findings"] == by_site.get(host, []), f"{host}: {site['findings']}"
+        # the state DiagnosedSite.state says, nothing made up
+        assert {site["state"]} <= scenario.sites[host], f"{host}: {site['state']}"
+    assert "stopped" not in seen["where"] and "unknown" not in seen["where"], seen["where"]
+    shots(page, artefacts, "page-diagnose-findings")
+    assert_clean(page, "diagnose")
+
+
+def test_a_plan_is_drawn_as_what_would_change(page: Page, artefacts: Path) -> None:
+    scenario = up_plan_after_down()
+    _wide(page)
+    _open_page(page, scenario)
+    seen = page.evaluate(SITES_JS)
+    assert seen["sites"]["rhel-ai"]["plan"] == "would-change"
+    assert "would change \u2192 up" in seen["sites"]["rhel-ai"]["text"]
+    assert scenario.texts, "the recorded plan has no step for rhel-ai"
+    for step in scenario.texts:
+        assert step in seen["sites"]["rhel-ai"]["text"], f"rhel-ai's box lacks the step {step!r}"
+    for host in ("rhtevan-work", "local"):
+        assert seen["sites"][host]["plan"] == "no-change"
+        assert "no change" in seen["sites"][host]["text"]
+    steps = len(scenario.texts)
+    assert f"up (plan) would change rhel-ai \u2192 up ({steps} steps)" in seen["plan"], seen["plan"]
+    assert all(s["state"] == "not-reported" for s in seen["sites"].values()), seen["sites"]
+    assert "stopped" not in seen["where"], seen["where"]
+    shots(page, artefacts, "page-up-plan-after-down")
+    assert_clean(page, "plan")
+
+
+def test_a_plan_on_a_running_van_calls_nothing_stopped(page: Page) -> None:
+    _wide(page)
+    _open_page(page, up_plan_running())
+    seen = page.evaluate(SITES_JS)
+    assert "would change nothing" in seen["plan"], seen["plan"]
+    assert "stopped" not in seen["where"] and "unknown" not in seen["where"], seen["where"]
+    assert {s["state"] for s in seen["sites"].values()} == {"not-reported"}
+    assert_clean(page, "plan on a running VAN")
+
+
+def test_a_van_never_set_up_is_drawn_not_set_up(page: Page) -> None:
+    _wide(page)
+    _open_page(page, not_set_up())
+    seen = page.evaluate(SITES_JS)
+    assert seen["where"] == "Now: not set up.", seen["where"]
+    assert {s["state"] for s in seen["sites"].values()} == {"not-set-up"}
+    assert all("not set up" in s["text"] for s in seen["sites"].values())
+    assert seen["now"] is None, f"marked as {seen['now']}, it never was"
+    assert_clean(page, "not set up")
+
+
+# --- The cluster's link to local: a line a person sees -----------------------------------
+
+#: The drawn length of a link, in CSS px, that a person can see as that link: the points
+#: along its path where the topmost element is the link itself (not a box over it) and no
+#: other link's line runs through (a shared stretch cannot be told apart).
+VISIBLE_JS = """((selector) => {
+  const g = document.querySelector(selector);
+  if (!g) return null;
+  const path = g.querySelector("path"), total = path.getTotalLength();
+  const m = path.getScreenCTM(), svg = path.ownerSVGElement;
+  const others = Array.from(document.querySelectorAll("[data-link] path"))
+    .filter((o) => !g.contains(o));
+  const at = (d) => { const p = path.getPointAtLength(d), q = svg.createSVGPoint();
+    q.x = p.x; q.y = p.y; return q.matrixTransform(m); };
+  let visible = 0; const step = 1;
+  for (let d = 0; d < total; d += step) {
+    const p = path.getPointAtLength(d), c = at(d), hit = document.elementFromPoint(c.x, c.y);
+    const shared = others.some((o) => o.isPointInStroke({x: p.x, y: p.y}));
+    if (hit && g.contains(hit) && !shared) visible += Math.min(step, total - d);
+  }
+  const box = (host) => document.querySelector('[data-site="' + host + '"]:not([data-listener])')
+    .querySelector("rect.box").getBoundingClientRect();
+  const near = (p, r) => p.x >= r.left - 2 && p.x <= r.right + 2 && p.y >= r.top - 2 &&
+    p.y <= r.bottom + 2;
+  const from = box(g.getAttribute("data-from-host")), to = box(g.getAttribute("data-to-host"));
+  return {total: total * m.a, visible: visible * m.a, starts: near(at(0), from),
+    ends: near(at(total), to), gap: Math.abs(from.top - to.bottom)};
+})"""
+
+CONSUMER_LINK = '[data-link="crc-sandbox->local-sandbox"]'
+
+#: The least visible length the consumers' link must have. Its two boxes sit 16 px apart
+#: (the diagram's GAP). The drawing before issue 30 ran it under the boxes at 1280 px and
+#: in the lane of local's link to a provider at 400 px: measured this way it showed 32 px and
+#: 10 px, a stub a person takes for a box's edge. 60 px is more than three times the gap
+#: and about three text lines: a line a person follows from one box to the other.
+VISIBLE_AT_LEAST = 60.0
+
+
+@pytest.mark.parametrize("size", [WIDE, NARROW], ids=["1280", "400"])
+def test_the_consumers_link_is_a_line_a_person_sees(
+    size: tuple[int, int], page: Page, artefacts: Path
+) -> None:
+    scenario = cluster_skipped()  # the recorded world with the cluster site
+    _wide(page)
+    _open_page(page, scenario)
+    layout = "narrow" if size[0] < 640 else "wide"
+    page.screenshot(
+        artefacts / f"page-consumer-link-{size[0]}x{size[1]}.png",
+        *size,
+        ready=f"document.querySelector('#diagram svg[data-layout=\"{layout}\"]') !== null",
+    )
+    seen = page.evaluate(f"({VISIBLE_JS})({json.dumps(CONSUMER_LINK)})")
+    assert seen is not None, "the cluster's link to local is not drawn"
+    assert seen["starts"] and seen["ends"], f"the link does not join the two boxes: {seen}"
+    assert seen["visible"] >= VISIBLE_AT_LEAST, (
+        f"at {size[0]} px only {seen['visible']:.0f} px of the link shows (of "
+        f"{seen['total']:.0f} px drawn)"
+    )
+    assert_clean(page, f"consumer link at {size[0]} px")

@@ -183,3 +183,81 @@ def test_other_verbs_do_not_take_html() -> None:
 
     with pytest.raises(SystemExit):
         build_parser().parse_args(["logs", "local", "--html", "van.html"])
+
+
+# --- The view reads the typed fields (issue 30) ------------------------------------------
+
+
+def _script() -> str:
+    return app_html().split("<script>", 1)[1]
+
+
+def _array(name: str) -> list[str]:
+    found = re.search(rf"var {name} = \[([^\]]*)\]", _script())
+    assert found is not None, f"van.html lost its {name} list"
+    return re.findall(r'"([^"]+)"', found.group(1))
+
+
+def test_the_view_compares_no_host_text() -> None:
+    """What is drawn comes from the typed fields, never from a host's words: no read of the
+    unit, container or controller text, no lower-casing or matching of a link's status."""
+    script = _script()
+    assert "toLowerCase" not in script
+    assert not re.search(r"\.(container|router|controller)\b", script)
+    assert not re.search(r"\.test\(\s*str\(l\.status\)", script)
+    assert not re.search(r"\.status\)\s*===", script)
+    for field in ("x.state", "l.connected", "x.state_reason"):
+        assert field in script, f"the view does not read {field}"
+
+
+def test_the_view_draws_every_site_condition() -> None:
+    from typing import get_args
+
+    from skupper_mcp.models import SiteCondition
+
+    conditions = list(get_args(SiteCondition))
+    assert _array("STATES")[: len(conditions)] == conditions
+    assert "not-reported" in _array("STATES") and "not-read" in _array("STATES")
+
+
+def _colours(block: str) -> dict[str, str]:
+    return dict(re.findall(r"--([a-z-]+):\s*(#[0-9a-f]{6})", block))
+
+
+def _contrast(a: str, b: str) -> float:
+    def lum(colour: str) -> float:
+        def channel(i: int) -> float:
+            c = int(colour[i : i + 2], 16) / 255
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5)
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_each_state_has_a_colour_of_its_own_that_reads(scheme: str) -> None:
+    """Each coloured site state (all but not-reported, drawn as a dashed outline): its own
+    colour, its name on it at 4.5:1 at least (WCAG AA text), and 3:1 against a box."""
+    style = app_html().split("<style>", 1)[1].split("</style>", 1)[0]
+    light, dark = style.split("@media (prefers-color-scheme: dark)", 1)
+    colours = _colours(light if scheme == "light" else dark)
+    states = [s for s in _array("STATES") if s != "not-reported"]
+    by_state = {s: colours[s] for s in states}
+    assert len(set(by_state.values())) == len(by_state), f"two states share a colour: {by_state}"
+    for state, colour in by_state.items():
+        assert _contrast(colour, colours["on-state"]) >= 4.5, (scheme, state)
+        assert _contrast(colour, colours["box"]) >= 3, (scheme, state)
+
+
+def test_page_html_draws_diagnose_and_plans_as_they_are() -> None:
+    from van_results import diagnose_findings, up_plan_after_down
+
+    diagnose, plan = diagnose_findings(), up_plan_after_down()
+    data = embedded(page_html({"diagnose": diagnose.status, "up": plan.status}))
+    assert isinstance(data, dict)
+    # what the engine said, carried as it said it (router-killed's diagnose, provider-down's plan)
+    assert [s.get("state") for s in data["diagnose"]["sites"]] == ["stale", "up", "up"]
+    assert data["up"]["plan"] is True
+    assert [s["changed"] for s in data["up"]["sites"]] == [True, False, False]

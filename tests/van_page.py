@@ -15,12 +15,13 @@ ELEMENTS_JS = """(() => {
   const all = (attr, not) => Array.from(document.querySelectorAll(
       "[" + attr + "]" + (not ? ":not([" + not + "])" : ""))).map((el) => ({
     key: el.getAttribute(attr), state: el.getAttribute("data-state"), seen: seen(el),
-    text: el.textContent }));
+    plan: el.getAttribute("data-plan"), text: el.textContent }));
   const one = (sel) => { const el = document.querySelector(sel);
     return el ? {seen: seen(el), text: el.textContent} : null; };
   return {sites: all("data-site", "data-listener"), links: all("data-link"),
     listeners: all("data-listener"),
-    legend: one("#legend"), vanText: one("#van-text"),
+    legend: one("#legend"), vanText: one("#van-text"), where: one("#where"),
+    planned: one("#plan"),
     body: document.body ? document.body.innerText : "",
     bodyText: document.body ? document.body.textContent : "",
     images: document.querySelectorAll("img").length,

@@ -150,7 +150,12 @@ def test_status_html_against_the_sandbox_draws_every_site_link_and_listener(
     status = StatusResult.model_validate_json(cli(built, "--json", "status").stdout)
     page_file = tmp_path / "van.html"
     wrote = cli(built, "status", "--html", str(page_file))
-    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    # the status the page shows (that call's own result: a second status call on a loaded
+    # machine may read another moment), named in a failure so it says which site was not read
+    data = page_file.read_text().split('id="van-data">', 1)[1].split("</script>", 1)[0]
+    drawn_status = StatusResult.model_validate(json.loads(data)["status"])
+    states = {s.host: f"{s.state}: {s.state_reason}" for s in drawn_status.sites}
+    assert wrote.returncode == 0, f"{wrote.stdout}{wrote.stderr}{states}"
     assert f"wrote {page_file}" in wrote.stdout
     with chromium() as browser:
         page = browser.new_page()
@@ -166,9 +171,11 @@ def test_status_html_against_the_sandbox_draws_every_site_link_and_listener(
     drawn_sites = {s["key"]: s for s in seen["sites"]}
     assert set(drawn_sites) == {s.host for s in status.sites}
     assert all(s["seen"] for s in drawn_sites.values())
-    running = {s.host for s in status.sites if s.reachable and s.container == "running"}
-    assert running, status.summary
-    assert {host for host, s in drawn_sites.items() if s["state"] == "up"} == running
+    # the view draws each site in the state the status it shows typed for it
+    assert any(s.state == "up" for s in drawn_status.sites), drawn_status.summary
+    assert {host: s["state"] for host, s in drawn_sites.items()} == {
+        s.host: s.state for s in drawn_status.sites
+    }
     drawn_links = {link["key"] for link in seen["links"]}
     assert drawn_links == {f"{link.from_site}->{link.to_site}" for link in status.links}
     drawn_ports = {int(listener["key"]) for listener in seen["listeners"]}
