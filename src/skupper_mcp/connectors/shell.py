@@ -7,13 +7,23 @@ topology value is a configuration error before anything runs) and still quoted w
 
 from __future__ import annotations
 
+import base64
 import re
 import shlex
 from collections.abc import Iterable
 
 from skupper_mcp.errors import ConfigError, cut
 
-__all__ = ["ENV_PRELUDE", "join", "quote", "safe_token", "script", "summary"]
+__all__ = [
+    "ENV_PRELUDE",
+    "LOGIN_NAME",
+    "join",
+    "login_command",
+    "quote",
+    "safe_token",
+    "script",
+    "summary",
+]
 
 _SAFE_TOKEN = re.compile(r"[A-Za-z0-9._:/@=+,-]+")
 
@@ -38,6 +48,26 @@ ENV_PRELUDE = (
     "fi; "
     'export SKUPPER_PLATFORM="${SKUPPER_PLATFORM:-podman}";'
 )
+
+
+#: The name ``sh`` runs a login command under (its ``$0``, which its own messages start with).
+LOGIN_NAME = "skupper-mcp"
+#: What every command sent to a login is: POSIX sh decoding the script from its first argument.
+#: sshd runs an exec request as ``$SHELL -c COMMAND`` (OpenSSH ``session.c`` do_child), and the
+#: login shell may be fish or tcsh: this line holds only plain words and one single-quoted word
+#: without a backslash, a single quote, a ``!`` or a newline, which bash, dash, zsh, fish and
+#: tcsh all pass on unchanged (fish reads ``\\`` and ``\'`` inside single quotes, tcsh refuses a
+#: newline in them), and the script travels as base64, plain too. ``exec`` keeps the session's
+#: process: ``$$`` in the script is the pid the connector may have to kill. Standard input is
+#: left to the script.
+_LOGIN_RUNNER = 'exec sh -c \'eval "$(printf %s "$1" | base64 -d)"\''
+
+
+def login_command(script: str) -> str:
+    """The command line a login shell of any kind runs as ``sh`` running ``script``."""
+    # ``set --``: the script's arguments are its own, not the payload
+    payload = base64.b64encode(f"set --\n{script}".encode()).decode("ascii")
+    return f"{_LOGIN_RUNNER} {LOGIN_NAME} {payload}"
 
 
 def quote(value: str | int) -> str:
