@@ -169,8 +169,15 @@ def test_a_frame_reports_the_commands_own_status_even_through_a_cut() -> None:
     )
     frames = split_frames(output)
     # the cut command dies of SIGPIPE (141): its own status, not head's or sed's 0
-    assert [(f.tag, f.argument) for f in frames] == [("rc", "7"), ("rc", "141"), ("rc", "0")]
-    assert split_frames("@@x\n" + output)[0].lines == ["out", "err"]
+    assert [(f.tag, f.argument) for f in frames] == [
+        ("stderr", ""),
+        ("rc", "7"),
+        ("rc", "141"),
+        ("rc", "0"),
+    ]
+    # the command's stderr is a frame of its own, after its stdout
+    assert frames[0].lines[0] == "err"
+    assert split_frames("@@x\n" + output)[0].lines == ["out"]
 
 
 @pytest.mark.parametrize(

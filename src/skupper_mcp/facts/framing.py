@@ -25,7 +25,9 @@ from dataclasses import dataclass
 __all__ = [
     "BODY",
     "MARK",
+    "MAX_STDERR_FRAME",
     "ONE_LINE",
+    "STDERR",
     "Frame",
     "framed",
     "listed",
@@ -38,6 +40,10 @@ __all__ = [
 
 MARK = "@@"
 BODY = "|"
+#: The tag of the frame that holds a framed command's standard error.
+STDERR = "stderr"
+#: What the host sends of a framed command's standard error: its last so many bytes.
+MAX_STDERR_FRAME = 16 * 1024
 
 #: The shell filter that stuffs every line of its input.
 STUFF = "sed 's/^/|/'"
@@ -68,26 +74,35 @@ def listed(command: str) -> str:
     return f"{command} | {_NAMES}"
 
 
-def framed(command: str, *, first_bytes: int = 0, last_bytes: int = 0) -> str:
-    """Shell: run ``command`` with its stderr joined to its stdout, print that output
-    stuffed, then ``@@rc N`` (``command``'s own exit status) on a line of its own.
-
-    ``first_bytes``/``last_bytes`` bound what the host sends of the output to its first or
-    last so many bytes (an HTTP body or a log line can be any size). The exit status
-    travels on descriptor 3 around the pipe (POSIX sh has no ``pipefail``) while the
-    stuffed output goes out on descriptor 4, the script's own output. The ``echo`` ends a
-    last line that had no newline (curl's JSON), so the marker after it starts a line; an
-    empty line it leaves is neither kind and is dropped by the reader. ``command`` runs in
-    a subshell so that an ``exit`` in it, or a builtin killed by the cut's SIGPIPE, still
-    leaves its status to report."""
+def framed(command: str, *, first_bytes: int = 0, last_bytes: int = 0, joined: bool = False) -> str:
+    """Shell: run ``command``, print its standard output stuffed, then ``@@stderr`` and its
+    standard error stuffed (when it wrote any), then ``@@rc N`` (``command``'s own exit
+    status) on a line of its own. The two streams stay apart so that a tool's warnings
+    (libpod's on many real hosts) never become part of the text a parser reads; the standard
+    error is kept as evidence, its last ``MAX_STDERR_FRAME`` bytes. ``joined`` keeps the two
+    streams as one, in the order they were written, for a command whose standard error is
+    its data (``podman logs`` writes a container's standard error to its own).
+    ``first_bytes``/``last_bytes`` bound what the host sends of the standard output to its
+    first or last so many bytes (an HTTP body or a log line can be any size). The exit
+    status travels on descriptor 3 around the pipe (POSIX sh has no ``pipefail``) and is
+    written after the standard error into the same command substitution (descriptor 5), from
+    which it is taken back as the trailing digits; the stuffed standard output goes out on
+    descriptor 4, the script's own output. The ``echo`` ends a last line that had no newline
+    (curl's JSON), so the marker after it starts a line; an empty line it leaves is neither
+    kind and is dropped by the reader. ``command`` runs in a subshell so that an ``exit`` in
+    it, or a builtin killed by the cut's SIGPIPE, still leaves its status to report."""
     cut = ""
     if first_bytes:
         cut = f" | head -c {int(first_bytes)}"
     elif last_bytes:
         cut = f" | tail -c {int(last_bytes)}"
     return (
-        f"{{ skmcp_rc=$( {{ {{ ( {command} ) 2>&1 3>&- 4>&-; echo $? >&3; }}{cut}"
-        f' | {STUFF} >&4; }} 3>&1 ); }} 4>&1; echo; echo "@@rc $skmcp_rc"'
+        f"{{ skmcp_e=$( {{ skmcp_rc=$( {{ {{ ( {command} ) 2>&{1 if joined else 5} 3>&- 4>&- 5>&-;"
+        f' echo $? >&3; }}{cut} | {STUFF} >&4; }} 3>&1 ); echo; echo "$skmcp_rc"; }} 5>&1'
+        f" | tail -c {MAX_STDERR_FRAME} ); }} 4>&1; skmcp_rc=${{skmcp_e##*[!0-9]}};"
+        ' skmcp_e=${skmcp_e%"$skmcp_rc"}; echo;'
+        f' [ ${{#skmcp_e}} -gt 1 ] && {{ echo "@@{STDERR}"; printf %s "$skmcp_e" | {STUFF}; }};'
+        ' echo "@@rc $skmcp_rc"'
     )
 
 

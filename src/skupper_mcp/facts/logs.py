@@ -2,9 +2,9 @@
 what a caller may be given. Parsers are pure.
 
 ``podman logs`` writes the container's stdout and stderr to its own stdout and stderr
-(libpod ``LogLine.Write``); the script joins them (``2>&1``) so the lines keep their order,
-and bounds what crosses the connection with ``tail -c``. Its exit status comes after the
-log, as a marker of its own, so the bound never cuts it off.
+(libpod ``LogLine.Write``); the script joins them (``framed(joined=True)``) so the lines
+keep their order, and bounds what crosses the connection with ``tail -c``. Its exit status
+comes after the log, as a marker of its own, so the bound never cuts it off.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ def podman_logs_script(lines: int, max_bytes: int, container: str | None = None)
         'echo "@@exists $e"',
         '[ "$e" = 0 ] || exit 0',
         'echo "@@logs"',
-        framed(f'podman logs --tail {int(lines)} "$c"', last_bytes=int(max_bytes) + 64),
+        framed(
+            f'podman logs --tail {int(lines)} "$c"', last_bytes=int(max_bytes) + 64, joined=True
+        ),
     )
 
 
