@@ -2,9 +2,9 @@
 # What the end-to-end suite needs from the machine, installed when missing: OpenSSH's sshd
 # (the sandbox's OpenSSH hosts), iptables (its faults), curl (the hosts' curl shim), a C
 # compiler (the hosts' command client: emulated commands at the cost of real ones), Chromium
-# (the browser tests drive it headless to look at the VAN view), the login shells and
-# shellcheck. A real
-# skupper-router ($SKMCP_SKUPPER_ROUTER) brings its own libraries: its installer's business.
+# (the browser tests drive it headless to look at the VAN view), the login shells the
+# scripts are tested under and the script linter. A real skupper-router
+# ($SKMCP_SKUPPER_ROUTER) brings its own libraries: its installer's business.
 # As root it installs them with apt-get; otherwise it names what to install and fails.
 set -euo pipefail
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skupper_mcp.connectors.shell import quote
+from skupper_mcp.connectors.shell import prelude, quote
 from skupper_mcp.facts.framing import (
     ONE_LINE,
     framed,
@@ -90,7 +90,10 @@ def host(tmp_path: Path) -> dict[str, str]:
 
 
 def run(script: str, env: dict[str, str]) -> str:
-    done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, timeout=60)
+    """``script`` run by sh after the prelude (which defines the framing's functions)."""
+    done = subprocess.run(
+        ["sh", "-c", f"{prelude()}\n{script}"], env=env, capture_output=True, timeout=60
+    )
     return done.stdout.decode(errors="replace")
 
 

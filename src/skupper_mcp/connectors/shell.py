@@ -8,9 +8,11 @@ topology value is a configuration error before anything runs) and still quoted w
 from __future__ import annotations
 
 import base64
+import functools
 import re
 import shlex
 from collections.abc import Iterable
+from importlib.resources import files
 
 from skupper_mcp.errors import ConfigError, cut
 
@@ -19,9 +21,11 @@ __all__ = [
     "LOGIN_NAME",
     "join",
     "login_command",
+    "program",
     "quote",
     "safe_token",
     "script",
+    "shipped",
     "summary",
 ]
 
@@ -94,17 +98,35 @@ def safe_token(value: str, what: str) -> str:
     return value
 
 
+@functools.cache
+def shipped(name: str) -> str:
+    """The text of a shell script shipped with the package (``skupper_mcp/scripts/NAME``)."""
+    return files("skupper_mcp.scripts").joinpath(name).read_text(encoding="utf-8")
+
+
+def prelude() -> str:
+    """What every script starts with: the environment (``ENV_PRELUDE``) and the framing's
+    shell functions (``scripts/framing.sh``)."""
+    return f"{ENV_PRELUDE}\n{shipped('framing.sh').rstrip()}"
+
+
 def script(*lines: str) -> str:
-    """One shell script: the environment prelude followed by ``lines``, newline-joined."""
-    return "\n".join((ENV_PRELUDE, *lines))
+    """One shell script: the prelude followed by ``lines``, newline-joined."""
+    return "\n".join((prelude(), *lines))
+
+
+def program(name: str, *args: str | int) -> str:
+    """The shipped script ``name`` (``scripts/NAME``) after the prelude, with ``args`` as its
+    positional parameters: each value quoted here, once, and nowhere else."""
+    return script(f"# {name}", f"set -- {join(args)}", shipped(name))
 
 
 def summary(command: str, limit: int = 80) -> str:
-    """What a command does, for an error message: its lines after the environment prelude
-    and ``set -e`` (the same in every script, so they say nothing), cut at ``limit``."""
+    """What a command does, for an error message: its lines after the prelude and ``set -e``
+    (the same in every script, so they say nothing), cut at ``limit``."""
     lines = [
         line.strip()
-        for line in command.splitlines()
+        for line in command.removeprefix(prelude()).splitlines()
         if line.strip() and line != ENV_PRELUDE and line.strip() != "set -e"
     ]
     return cut("; ".join(lines), limit)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..connectors.shell import quote, script
+from ..connectors.shell import program
 from . import names
-from .framing import ONE_LINE, framed, split_frames
+from .framing import split_frames
 
 #: What a log read may return: the newest lines that fit.
 MAX_LOG_BYTES = 64 * 1024
@@ -22,21 +22,14 @@ MAX_LOG_BYTES = 64 * 1024
 def podman_logs_script(lines: int, max_bytes: int, container: str | None = None) -> str:
     """The command that prints the last ``lines`` lines of ``container``'s log, at most about
     ``max_bytes`` of them, framed (``framing``: no log line can fake a marker).
-    ``container`` None: the login user's system controller (``<user>-skupper-controller``)."""
-    if container is None:
-        name = f'c="{names.controller_container(f"$(id -un | {ONE_LINE})")}"'
-    else:
-        name = f"c={quote(container)}"
-    return script(
-        name,
-        'echo "@@container $c"',
-        'podman container exists "$c" >/dev/null 2>&1; e=$?',
-        'echo "@@exists $e"',
-        '[ "$e" = 0 ] || exit 0',
-        'echo "@@logs"',
-        framed(
-            f'podman logs --tail {int(lines)} "$c"', last_bytes=int(max_bytes) + 64, joined=True
-        ),
+    ``container`` None: the login user's system controller (``<user>-skupper-controller``).
+    The script is ``scripts/logs.sh``."""
+    return program(
+        "logs.sh",
+        int(lines),
+        int(max_bytes) + 64,
+        container or "",
+        names.controller_container(""),
     )
 
 
