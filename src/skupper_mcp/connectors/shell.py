@@ -98,6 +98,11 @@ def safe_token(value: str, what: str) -> str:
     return value
 
 
+#: The shipped scripts that define the functions every script may use: the framing
+#: (``skmcp_framed``, ``skmcp_one_line``) and the private-key files (``skmcp_open_keys``).
+LIBRARIES = ("framing.sh", "keys.sh")
+
+
 @functools.cache
 def shipped(name: str) -> str:
     """The text of a shell script shipped with the package (``skupper_mcp/scripts/NAME``)."""
@@ -105,9 +110,9 @@ def shipped(name: str) -> str:
 
 
 def prelude() -> str:
-    """What every script starts with: the environment (``ENV_PRELUDE``) and the framing's
-    shell functions (``scripts/framing.sh``)."""
-    return f"{ENV_PRELUDE}\n{shipped('framing.sh').rstrip()}"
+    """What every script starts with: the environment (``ENV_PRELUDE``) and the shell
+    functions of ``LIBRARIES``."""
+    return "\n".join((ENV_PRELUDE, *(shipped(name).rstrip() for name in LIBRARIES)))
 
 
 def script(*lines: str) -> str:
