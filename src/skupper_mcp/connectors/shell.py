@@ -70,7 +70,7 @@ _LOGIN_RUNNER = 'exec sh -c \'eval "$(printf %s "$1" | base64 -d)"\''
 def login_command(script: str) -> str:
     """The command line a login shell of any kind runs as ``sh`` running ``script``."""
     # ``set --``: the script's arguments are its own, not the payload
-    payload = base64.b64encode(f"set --\n{script}".encode()).decode("ascii")
+    payload = base64.b64encode("\n".join(("set --", script)).encode()).decode("ascii")
     return f"{_LOGIN_RUNNER} {LOGIN_NAME} {payload}"
 
 
