@@ -23,14 +23,8 @@ _SHELL_LINE = re.compile(
     r"|set -|exit( [0-9$\"]|$)|#!/|[A-Za-z_][A-Za-z0-9_]*=[\"'$(])"
 )
 
-#: Script bodies still assembled in Python (issue 32, item 1, not finished): each is a
-#: ``path:function`` whose multi-line shell literal is known.
-NOT_YET = {
-    # the state read's output held until it ends (three lines around the body)
-    "facts/site_state.py:_written_at_once",
-    # start-watch.sh, written to the host as a file and compared with what is there
-    "sites/units.py:watch_script",
-}
+#: Script bodies still assembled in Python, each a ``path:function`` (none left).
+NOT_YET: set[str] = set()
 
 
 def _text(node: ast.AST) -> str | None:

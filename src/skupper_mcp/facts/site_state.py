@@ -129,12 +129,12 @@ def _of_user(name_for: Callable[[str], str]) -> str:
 
 
 def _written_at_once(body: str) -> str:
-    """``body`` with its output held until it ends, then written in one go. Each ``echo``
-    and each tool writes on its own, and the SSH server sends each write as a packet: about
-    forty for a site, each one a decryption and a wake-up for the client (a third of a warm
-    status's CPU at 32 providers). Held, the output is one packet per 32 KiB. The trailing
-    ``.`` keeps the newlines a command substitution would strip."""
-    return f'skmcp_out=$(\n{body}\necho .\n)\nprintf %s "${{skmcp_out%.}}"'
+    """``body`` with its output held until it ends, then written in one go
+    (``skmcp_at_once``, ``scripts/framing.sh``). Each ``echo`` and each tool writes on its
+    own, and the SSH server sends each write as a packet: about forty for a site, each one a
+    decryption and a wake-up for the client (a third of a warm status's CPU at 32 providers).
+    Held, the output is one packet per 32 KiB."""
+    return f"skmcp_at_once {quote(body)}"
 
 
 #: Each file as ``@@file TAG NAME`` and its lines stuffed, with a ``tls.key:`` value (a

@@ -49,3 +49,11 @@ skmcp_cut() {
 skmcp_one_line() {
     awk 'NR > 1 { printf "?" } { printf "%s", $0 }'
 }
+
+# skmcp_at_once BODY: run BODY (shell text) with its output held until it ends, then
+# written in one go: an SSH server sends each write as a packet of its own. The trailing
+# "." keeps the newlines a command substitution would strip.
+skmcp_at_once() {
+    skmcp_out=$(eval "$1"; echo .)
+    printf %s "${skmcp_out%.}"
+}
