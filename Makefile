@@ -19,6 +19,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src sandbox/src tests bench
 	$(VENV)/bin/ruff format --check src sandbox/src tests bench
 	$(VENV)/bin/lint-imports
+	# the scripts the product sends run as POSIX sh on any host; every other tracked
+	# script (not CI's) is checked as its shebang says
+	shellcheck -s sh src/skupper_mcp/scripts/*.sh
+	git ls-files -z '*.sh' ':!:.ci/' ':!:src/skupper_mcp/scripts/' | xargs -0 -r shellcheck
 
 types: $(STAMP)
 	$(VENV)/bin/mypy src sandbox/src

@@ -2,9 +2,10 @@
 # What the end-to-end suite needs from the machine, installed when missing: OpenSSH's sshd
 # (the sandbox's OpenSSH hosts), iptables (its faults), curl (the hosts' curl shim), a C
 # compiler (the hosts' command client: emulated commands at the cost of real ones), Chromium
-# (the browser tests drive it headless to look at the VAN view), zsh and fish (the login
-# shells of the sandbox's `--host-quirk HOST=shell=NAME` hosts). A real
-# skupper-router ($SKMCP_SKUPPER_ROUTER) brings its own libraries: its installer's business.
+# (the browser tests drive it headless to look at the VAN view), the login shells the
+# scripts are tested under (also the sandbox's `--host-quirk HOST=shell=NAME` hosts) and the
+# script linter. A real skupper-router
+# ($SKMCP_SKUPPER_ROUTER) brings its own libraries: its installer's business.
 # As root it installs them with apt-get; otherwise it names what to install and fails.
 set -euo pipefail
 
@@ -14,8 +15,12 @@ command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || need+=(iptab
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
-[ -x /bin/zsh ] || need+=(zsh)
-[ -x /usr/bin/fish ] || need+=(fish)
+# the login shells the scripts are tested under (tests/test_login_shells.py), and the linter
+# make lint runs over every shell script
+for login_shell in zsh fish tcsh; do
+    command -v "$login_shell" >/dev/null 2>&1 || need+=("$login_shell")
+done
+command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then

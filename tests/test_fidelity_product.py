@@ -67,8 +67,8 @@ def test_b3_a_failure_reports_the_cause_on_stdout_not_the_warnings_on_stderr() -
 
 def test_b5_the_precheck_reads_the_podman_socket() -> None:
     script = site_facts_script("models", with_ports=False)
-    assert "is-active podman.socket" in script
-    facts = parse_site_facts("@@systemd-ok\n@@podman-socket inactive\n@@end\n")
+    assert "is-active" in script and "\nset -- models 0 " in script and " podman.socket " in script
+    facts = parse_site_facts("@@section systemd\n@@rc 0\n@@podman-socket inactive\n@@end\n")
     assert facts.podman_socket == "inactive"
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skupper_mcp.connectors.shell import quote
+from skupper_mcp.connectors.shell import prelude, quote
 from skupper_mcp.facts.framing import (
     ONE_LINE,
     framed,
@@ -90,7 +90,10 @@ def host(tmp_path: Path) -> dict[str, str]:
 
 
 def run(script: str, env: dict[str, str]) -> str:
-    done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, timeout=60)
+    """``script`` run by sh after the prelude (which defines the framing's functions)."""
+    done = subprocess.run(
+        ["sh", "-c", f"{prelude()}\n{script}"], env=env, capture_output=True, timeout=60
+    )
     return done.stdout.decode(errors="replace")
 
 
@@ -169,8 +172,15 @@ def test_a_frame_reports_the_commands_own_status_even_through_a_cut() -> None:
     )
     frames = split_frames(output)
     # the cut command dies of SIGPIPE (141): its own status, not head's or sed's 0
-    assert [(f.tag, f.argument) for f in frames] == [("rc", "7"), ("rc", "141"), ("rc", "0")]
-    assert split_frames("@@x\n" + output)[0].lines == ["out", "err"]
+    assert [(f.tag, f.argument) for f in frames] == [
+        ("stderr", ""),
+        ("rc", "7"),
+        ("rc", "141"),
+        ("rc", "0"),
+    ]
+    # the command's stderr is a frame of its own, after its stdout
+    assert frames[0].lines[0] == "err"
+    assert split_frames("@@x\n" + output)[0].lines == ["out"]
 
 
 @pytest.mark.parametrize(

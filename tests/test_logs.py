@@ -11,10 +11,10 @@ import pytest
 from fake_connector import Call, FakeConnector, FakeHosts, Reply
 from skupper_mcp.connectors.base import SSHOptions
 from skupper_mcp.connectors.pool import ConnectorPool
+from skupper_mcp.connectors.shell import shipped
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.operations.logs import check_arguments, one_site
 from skupper_mcp.errors import CommandError, ConfigError, ConnectError
-from skupper_mcp.facts.framing import ONE_LINE
 from skupper_mcp.facts.logs import (
     MAX_LOG_BYTES,
     parse_podman_logs,
@@ -42,12 +42,12 @@ def script_output(container: str, text: str | None, exists: int = 0, rc: int = 0
 
 
 def test_the_script_names_the_container_and_bounds_what_it_reads() -> None:
+    # scripts/logs.sh, its values as positional parameters: bound to the last 1064 bytes
     router = podman_logs_script(25, 1000, "models-skupper-router")
-    assert "c=models-skupper-router" in router
-    assert '( podman logs --tail 25 "$c" ) 2>&1' in router
-    assert "| tail -c 1064 |" in router
+    assert "\nset -- 25 1064 models-skupper-router -skupper-controller\n" in router
+    assert router.endswith(shipped("logs.sh"))
     controller = podman_logs_script(5, 1000)
-    assert f'c="$(id -un | {ONE_LINE})-skupper-controller"' in controller
+    assert "\nset -- 5 1064 '' -skupper-controller\n" in controller
 
 
 def test_parse_keeps_the_log_and_podmans_status() -> None:
@@ -123,7 +123,7 @@ async def test_a_router_log_comes_back_newest_last_with_its_secrets_gone(topolog
     text = "\n".join([*lines[:-3], *KEY.splitlines(), "token=abc123def", *lines[-3:]])
 
     def answer(call: Call) -> Reply | None:
-        if "podman logs --tail 6" in call.command:
+        if "# logs.sh\nset -- 6 " in call.command:
             return Reply(script_output("default-skupper-router", text))
         return None
 

@@ -41,12 +41,15 @@ def test_parse_proc_net_address() -> None:
     assert parse_proc_net_address("zz:1") is None
 
 
-def test_parse_site_facts_reads_tagged_lines_only() -> None:
+def test_parse_site_facts_reads_framed_text_only() -> None:
     facts = parse_site_facts(
-        "motd noise\n@@podman podman version 4.9.3\n@@skupper cli 2.1.1\n@@skupper-rc 0\n"
-        "@@systemd-ok\n"
-        "@@linger Linger=yes\n@@listen 0100CF7F:2328\n@@router-port 9000\n@@end\n"
+        "motd noise\n@@section podman\n|podman version 4.9.3\n@@stderr\n|WARN[0000] cgroups-v1\n"
+        "@@rc 0\n@@section skupper\n|cli 2.1.1\n@@rc 0\n"
+        "@@section systemd\n|LoadState=loaded\n@@rc 0\n@@section linger\n|Linger=yes\n@@rc 0\n"
+        "@@section open-keys\n@@section listen\n|0100CF7F:2328\n"
+        "@@section router-ports\n|9000\n@@end\n"
     )
+    # podman's warning on stderr is not its version
     assert facts.complete and facts.podman == "podman version 4.9.3"
     assert str(facts.skupper.cli) == "2.1.1" and facts.skupper_exit == 0
     assert facts.systemd_ok and facts.linger == "Linger=yes"
@@ -359,8 +362,8 @@ async def test_unknown_host_key_is_a_failed_ssh_check(
 def test_a_key_others_may_read_is_a_warning_that_setup_repairs() -> None:
     """Setup stops at a failed check, and it is setup that makes the keys private: a warn."""
     open_key = parse_site_facts(
-        "@@open-key 640 runtime/certs/skupper-site-server/tls.key\n"
-        "@@open-key 644 input/resources/Secret-link-rhel-ai.yaml\n@@end\n"
+        "@@section open-keys\n|640 runtime/certs/skupper-site-server/tls.key\n"
+        "|644 input/resources/Secret-link-rhel-ai.yaml\n@@end\n"
     )
     [check] = [
         c
@@ -437,9 +440,9 @@ def test_the_precheck_lists_the_open_keys_of_a_real_namespace_and_no_name_forges
             "mode 644 (a file whose name has unusual characters)",
         ]
     )
-    # the hostile name stayed on its one @@open-key line
+    # the hostile name stayed on its one stuffed line
     assert [line for line in out.split("\n") if "tls.key" in line and "@@podman" in line] == [
-        "@@open-key 644 runtime/certs/x?@@podman-missing/tls.key"
+        "|644 runtime/certs/x?@@podman-missing/tls.key"
     ]
 
 

@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skupper_mcp.connectors.shell import ENV_PRELUDE, join, quote, safe_token, script
+from skupper_mcp.connectors.shell import (
+    ENV_PRELUDE,
+    join,
+    prelude,
+    quote,
+    safe_token,
+    script,
+)
 from skupper_mcp.errors import ConfigError
 
 
@@ -90,4 +97,5 @@ def test_prelude_keeps_values_the_login_already_set(tmp_path: Path) -> None:
 
 
 def test_script_starts_with_the_prelude() -> None:
-    assert script("a", "b").splitlines() == [ENV_PRELUDE, "a", "b"]
+    assert script("a", "b").splitlines() == [*prelude().splitlines(), "a", "b"]
+    assert script("a").splitlines()[0] == ENV_PRELUDE

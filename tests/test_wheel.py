@@ -27,6 +27,7 @@ from skupper_mcp import data
 pytestmark = [pytest.mark.packaging, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
+PRODUCT_SCRIPTS = ROOT / "src" / "skupper_mcp" / "scripts"
 BUILD_TIMEOUT = 600.0
 STEP_TIMEOUT = 60.0
 
@@ -176,6 +177,11 @@ def test_the_wheel_holds_the_product_its_starter_and_skill_and_nothing_of_the_sa
         assert packaged.decode() == data.read(name)
     assert "skupper_mcp/py.typed" in names
     assert "skupper_mcp/view/van.html" in names  # the VAN view: the MCP App and --html
+    # every shell script the product sends to a host, byte for byte
+    for script in sorted(PRODUCT_SCRIPTS.glob("*.sh")):
+        packaged = zipfile.ZipFile(installed.wheel).read(f"skupper_mcp/scripts/{script.name}")
+        assert packaged.decode() == script.read_text(), script.name
+    assert (PRODUCT_SCRIPTS / "framing.sh").exists()
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     metadata = zipfile.ZipFile(installed.wheel).read(
         next(n for n in names if n.endswith(".dist-info/METADATA"))
@@ -192,6 +198,8 @@ def test_the_sdist_holds_the_product_and_no_tests(installed: Installed) -> None:
     top = names[0].split("/")[0]
     for name in ("LICENSE", "README.md", "pyproject.toml"):
         assert f"{top}/{name}" in names
+    for script in PRODUCT_SCRIPTS.glob("*.sh"):
+        assert f"{top}/src/skupper_mcp/scripts/{script.name}" in names
 
 
 @pytest.mark.parametrize("step", STEPS, ids=[s.title for s in STEPS])

@@ -172,6 +172,11 @@ class SiteStateError(SkupperMcpError):
         super().__init__(redact(message)[0])
 
 
+class Unparsed(SkupperMcpError):
+    """A parser was given text that is not what its command prints; ``str`` says why. The
+    reader that ran the command keeps it as a ``facts.unparsed.ParseError`` of that fact."""
+
+
 class NotReadyError(SkupperMcpError):
     """What an operation waited for (links, a router) was not ready by its deadline."""
 

@@ -47,7 +47,7 @@ def test_setup_makes_open_keys_private_and_renders_a_router_not_run_as_their_own
     built.open_keys = [OpenKey(0o640, "runtime/certs/skupper-site-server/tls.key")]
     todo = podman_setup_actions(podman, built, [], tmpfs=False, restore_ca=None)
     assert [a.name for a in todo] == ["make private keys 0600"]
-    assert "chmod go-rwx" in scripts(todo)[0] and "o+r" not in scripts(todo)[0]
+    assert "skmcp_close_keys" in scripts(todo)[0] and "o+r" not in scripts(todo)[0]
     built.open_keys = []
     by_hand = copy.deepcopy(as_skupper_makes_it)
     del by_hand["Config"]["User"]

@@ -13,6 +13,8 @@ Every process really runs as this machine's user; what a host *reports* is its o
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import re
@@ -34,6 +36,12 @@ SYSTEM_PATHS = ("/var/lib/skupper", "/etc/systemd/system", "/run/podman", "/run/
 _SYSTEM_PATH_RE = re.compile(
     r"(?<![\w./-])(" + "|".join(re.escape(p) for p in SYSTEM_PATHS) + r")(?![\w.-])"
 )
+
+#: A command that carries its script as base64, the way the product sends every script so
+#: that any login shell passes it to sh (``sh -c '...' NAME PAYLOAD``): a mount namespace
+#: would show the host's paths to whatever the script opens, so the translation reads the
+#: script inside.
+_CARRIED_SCRIPT_RE = re.compile(r"^(exec sh -c '[^']*' [\w.-]+ )([A-Za-z0-9+/]+={0,2})$")
 
 _LOCAL_NAMES = {"", "0.0.0.0", "::", "localhost", "127.0.0.1", "::1", "ip6-localhost"}
 
@@ -108,6 +116,14 @@ def map_system_paths(text: str, info: HostInfo) -> str:
     ``/var/lib/skupper`` and ``/etc/systemd/system``: only paths written out in the command
     are translated (the emulated tools translate the paths they use themselves).
     """
+    carried = _CARRIED_SCRIPT_RE.match(text)
+    if carried:
+        try:
+            script = base64.b64decode(carried[2], validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            return text
+        mapped = map_system_paths(script, info).encode()
+        return carried[1] + base64.b64encode(mapped).decode("ascii")
     return _SYSTEM_PATH_RE.sub(lambda m: str(system_path(info, m.group(1))), text)
 
 

@@ -7,13 +7,27 @@ topology value is a configuration error before anything runs) and still quoted w
 
 from __future__ import annotations
 
+import base64
+import functools
 import re
 import shlex
 from collections.abc import Iterable
+from importlib.resources import files
 
 from skupper_mcp.errors import ConfigError, cut
 
-__all__ = ["ENV_PRELUDE", "join", "quote", "safe_token", "script", "summary"]
+__all__ = [
+    "ENV_PRELUDE",
+    "LOGIN_NAME",
+    "join",
+    "login_command",
+    "program",
+    "quote",
+    "safe_token",
+    "script",
+    "shipped",
+    "summary",
+]
 
 _SAFE_TOKEN = re.compile(r"[A-Za-z0-9._:/@=+,-]+")
 
@@ -40,6 +54,26 @@ ENV_PRELUDE = (
 )
 
 
+#: The name ``sh`` runs a login command under (its ``$0``, which its own messages start with).
+LOGIN_NAME = "skupper-mcp"
+#: What every command sent to a login is: POSIX sh decoding the script from its first argument.
+#: sshd runs an exec request as ``$SHELL -c COMMAND`` (OpenSSH ``session.c`` do_child), and the
+#: login shell may be fish or tcsh: this line holds only plain words and one single-quoted word
+#: without a backslash, a single quote, a ``!`` or a newline, which bash, dash, zsh, fish and
+#: tcsh all pass on unchanged (fish reads ``\\`` and ``\'`` inside single quotes, tcsh refuses a
+#: newline in them), and the script travels as base64, plain too. ``exec`` keeps the session's
+#: process: ``$$`` in the script is the pid the connector may have to kill. Standard input is
+#: left to the script.
+_LOGIN_RUNNER = 'exec sh -c \'eval "$(printf %s "$1" | base64 -d)"\''
+
+
+def login_command(script: str) -> str:
+    """The command line a login shell of any kind runs as ``sh`` running ``script``."""
+    # ``set --``: the script's arguments are its own, not the payload
+    payload = base64.b64encode("\n".join(("set --", script)).encode()).decode("ascii")
+    return f"{_LOGIN_RUNNER} {LOGIN_NAME} {payload}"
+
+
 def quote(value: str | int) -> str:
     """Quote one value for a POSIX shell (``shlex.quote``); ints are stringified."""
     return shlex.quote(str(value))
@@ -64,17 +98,40 @@ def safe_token(value: str, what: str) -> str:
     return value
 
 
+#: The shipped scripts that define the functions every script may use: the framing
+#: (``skmcp_framed``, ``skmcp_one_line``) and the private-key files (``skmcp_open_keys``).
+LIBRARIES = ("framing.sh", "keys.sh")
+
+
+@functools.cache
+def shipped(name: str) -> str:
+    """The text of a shell script shipped with the package (``skupper_mcp/scripts/NAME``)."""
+    return files("skupper_mcp.scripts").joinpath(name).read_text(encoding="utf-8")
+
+
+def prelude() -> str:
+    """What every script starts with: the environment (``ENV_PRELUDE``) and the shell
+    functions of ``LIBRARIES``."""
+    return "\n".join((ENV_PRELUDE, *(shipped(name).rstrip() for name in LIBRARIES)))
+
+
 def script(*lines: str) -> str:
-    """One shell script: the environment prelude followed by ``lines``, newline-joined."""
-    return "\n".join((ENV_PRELUDE, *lines))
+    """One shell script: the prelude followed by ``lines``, newline-joined."""
+    return "\n".join((prelude(), *lines))
+
+
+def program(name: str, *args: str | int) -> str:
+    """The shipped script ``name`` (``scripts/NAME``) after the prelude, with ``args`` as its
+    positional parameters: each value quoted here, once, and nowhere else."""
+    return script(f"# {name}", f"set -- {join(args)}", shipped(name))
 
 
 def summary(command: str, limit: int = 80) -> str:
-    """What a command does, for an error message: its lines after the environment prelude
-    and ``set -e`` (the same in every script, so they say nothing), cut at ``limit``."""
+    """What a command does, for an error message: its lines after the prelude and ``set -e``
+    (the same in every script, so they say nothing), cut at ``limit``."""
     lines = [
         line.strip()
-        for line in command.splitlines()
+        for line in command.removeprefix(prelude()).splitlines()
         if line.strip() and line != ENV_PRELUDE and line.strip() != "set -e"
     ]
     return cut("; ".join(lines), limit)

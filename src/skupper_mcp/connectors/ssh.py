@@ -37,8 +37,9 @@ __all__ = ["SSHConnector"]
 log = logging.getLogger(__name__)
 
 _PID_PREFIX = "skupper-mcp-pid="
-#: Prefixed to every command: the remote shell reports its pid (which is its session's
-#: process group) on stderr, so a command given up on can be killed with its children.
+#: Prefixed to every command: the remote sh reports its pid (which is its session's process
+#: group: the login shell exec'd it, ``shell.login_command``) on stderr, so a command given up
+#: on can be killed with its children.
 PID_MARKER_COMMAND = f'printf "{_PID_PREFIX}%s\\n" "$$" >&2; '
 
 
@@ -174,7 +175,9 @@ class SSHConnector:
         with contextlib.suppress(Exception):
             async with asyncio.timeout(2):
                 # ``kill -9 -- -PID`` is "Illegal number" to dash; ``-s KILL`` works in every sh.
-                await conn.run(f"kill -s KILL -- -{pid} 2>/dev/null || kill -s KILL {pid}")
+                await conn.run(
+                    shell.login_command(f"kill -s KILL -- -{pid} 2>/dev/null || kill -s KILL {pid}")
+                )
         log.debug("ended remote process group %s on %s", pid, self._name)
 
     async def close(self) -> None:
@@ -195,7 +198,9 @@ class SSHConnector:
             # channel request at once, so the connect timeout bounds it too.
             async with asyncio.timeout(seconds):
                 return await conn.create_process(
-                    PID_MARKER_COMMAND + command, encoding="utf-8", errors="replace"
+                    shell.login_command(PID_MARKER_COMMAND + command),
+                    encoding="utf-8",
+                    errors="replace",
                 )
         except TimeoutError as exc:
             await self._drop_connection()

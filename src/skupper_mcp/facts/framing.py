@@ -22,10 +22,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..connectors.shell import quote
+
 __all__ = [
     "BODY",
     "MARK",
+    "MAX_STDERR_FRAME",
     "ONE_LINE",
+    "STDERR",
     "Frame",
     "framed",
     "listed",
@@ -38,6 +42,11 @@ __all__ = [
 
 MARK = "@@"
 BODY = "|"
+#: The tag of the frame that holds a framed command's standard error.
+STDERR = "stderr"
+#: What the host sends of a framed command's standard error: its last so many bytes
+#: (``SKMCP_MAX_STDERR`` in ``scripts/framing.sh``).
+MAX_STDERR_FRAME = 16 * 1024
 
 #: The shell filter that stuffs every line of its input.
 STUFF = "sed 's/^/|/'"
@@ -68,27 +77,22 @@ def listed(command: str) -> str:
     return f"{command} | {_NAMES}"
 
 
-def framed(command: str, *, first_bytes: int = 0, last_bytes: int = 0) -> str:
-    """Shell: run ``command`` with its stderr joined to its stdout, print that output
-    stuffed, then ``@@rc N`` (``command``'s own exit status) on a line of its own.
-
-    ``first_bytes``/``last_bytes`` bound what the host sends of the output to its first or
-    last so many bytes (an HTTP body or a log line can be any size). The exit status
-    travels on descriptor 3 around the pipe (POSIX sh has no ``pipefail``) while the
-    stuffed output goes out on descriptor 4, the script's own output. The ``echo`` ends a
-    last line that had no newline (curl's JSON), so the marker after it starts a line; an
-    empty line it leaves is neither kind and is dropped by the reader. ``command`` runs in
-    a subshell so that an ``exit`` in it, or a builtin killed by the cut's SIGPIPE, still
-    leaves its status to report."""
-    cut = ""
+def framed(command: str, *, first_bytes: int = 0, last_bytes: int = 0, joined: bool = False) -> str:
+    """Shell: run ``command`` framed by ``skmcp_framed`` (``scripts/framing.sh``, defined
+    before every script): its standard output stuffed, then ``@@stderr`` and its standard
+    error stuffed (when it wrote any: its last ``MAX_STDERR_FRAME`` bytes), then ``@@rc N``,
+    its own exit status. The two streams stay apart so that a tool's warnings (libpod's on
+    many real hosts) never become part of the text a parser reads; the standard error is kept
+    as evidence. ``joined`` keeps them as one, in the order written, for a command whose
+    standard error is its data (``podman logs`` writes a container's standard error to its
+    own). ``first_bytes``/``last_bytes`` bound what the host sends of the standard output to
+    its first or last so many bytes (an HTTP body or a log line can be any size)."""
+    options = ["-j"] if joined else []
     if first_bytes:
-        cut = f" | head -c {int(first_bytes)}"
+        options += ["-f", str(int(first_bytes))]
     elif last_bytes:
-        cut = f" | tail -c {int(last_bytes)}"
-    return (
-        f"{{ skmcp_rc=$( {{ {{ ( {command} ) 2>&1 3>&- 4>&-; echo $? >&3; }}{cut}"
-        f' | {STUFF} >&4; }} 3>&1 ); }} 4>&1; echo; echo "@@rc $skmcp_rc"'
-    )
+        options += ["-l", str(int(last_bytes))]
+    return " ".join(("skmcp_framed", *options, quote(command)))
 
 
 @dataclass

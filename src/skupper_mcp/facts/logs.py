@@ -2,18 +2,18 @@
 what a caller may be given. Parsers are pure.
 
 ``podman logs`` writes the container's stdout and stderr to its own stdout and stderr
-(libpod ``LogLine.Write``); the script joins them (``2>&1``) so the lines keep their order,
-and bounds what crosses the connection with ``tail -c``. Its exit status comes after the
-log, as a marker of its own, so the bound never cuts it off.
+(libpod ``LogLine.Write``); the script joins them (``framed(joined=True)``) so the lines
+keep their order, and bounds what crosses the connection with ``tail -c``. Its exit status
+comes after the log, as a marker of its own, so the bound never cuts it off.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..connectors.shell import quote, script
+from ..connectors.shell import program
 from . import names
-from .framing import ONE_LINE, framed, split_frames
+from .framing import split_frames
 
 #: What a log read may return: the newest lines that fit.
 MAX_LOG_BYTES = 64 * 1024
@@ -22,19 +22,14 @@ MAX_LOG_BYTES = 64 * 1024
 def podman_logs_script(lines: int, max_bytes: int, container: str | None = None) -> str:
     """The command that prints the last ``lines`` lines of ``container``'s log, at most about
     ``max_bytes`` of them, framed (``framing``: no log line can fake a marker).
-    ``container`` None: the login user's system controller (``<user>-skupper-controller``)."""
-    if container is None:
-        name = f'c="{names.controller_container(f"$(id -un | {ONE_LINE})")}"'
-    else:
-        name = f"c={quote(container)}"
-    return script(
-        name,
-        'echo "@@container $c"',
-        'podman container exists "$c" >/dev/null 2>&1; e=$?',
-        'echo "@@exists $e"',
-        '[ "$e" = 0 ] || exit 0',
-        'echo "@@logs"',
-        framed(f'podman logs --tail {int(lines)} "$c"', last_bytes=int(max_bytes) + 64),
+    ``container`` None: the login user's system controller (``<user>-skupper-controller``).
+    The script is ``scripts/logs.sh``."""
+    return program(
+        "logs.sh",
+        int(lines),
+        int(max_bytes) + 64,
+        container or "",
+        names.controller_container(""),
     )
 
 

@@ -1,66 +1,37 @@
 """The precheck's remote script for a podman site and the pure parsers of its output.
 
-The script prints one tagged line per fact (``@@podman podman version 4.9.3``), so the
-whole site is read with one command and parsing never depends on the remote locale.
+The script (``scripts/precheck.sh``) prints each fact's text framed (``framing``: a marker of
+ours, then the host's lines stuffed), so the whole site is read with one command, no host
+text can fake a fact, and a tool's warnings on stderr stay out of its answer.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from skupper_mcp.connectors.shell import quote, script
-from skupper_mcp.facts.framing import ONE_LINE
+from skupper_mcp.connectors.shell import program
+from skupper_mcp.facts.framing import split_frames
 from skupper_mcp.facts.names import PODMAN_SOCKET_UNIT, VERSION_COMMAND
-from skupper_mcp.facts.private_keys import MAX_LISTED, OpenKey, open_keys_listing, parse_open_key
+from skupper_mcp.facts.private_keys import MAX_LISTED, OpenKey, open_keys
 from skupper_mcp.facts.skupper_version import SkupperVersion, parse_skupper_version
 
-_TAG = re.compile(r"@@([a-z-]+)(?: (.*))?")
 _WILDCARDS = {"0.0.0.0", "::"}
 
 
 def site_facts_script(namespace: str, *, with_ports: bool) -> str:
-    """The script that prints a podman site's facts. ``with_ports`` adds the listening TCP
-    sockets and the ports our router is configured for (needed on the local site)."""
-    lines = [
-        "if command -v podman >/dev/null 2>&1; then",
-        '  echo "@@podman $(podman --version 2>&1 | head -n 1)"',
-        "else echo @@podman-missing; fi",
-        "if command -v skupper >/dev/null 2>&1; then",
-        f"  out=$({VERSION_COMMAND} 2>&1); rc=$?",
-        "  printf '%s\\n' \"$out\" | sed 's/^/@@skupper /'",
-        '  echo "@@skupper-rc $rc"',
-        "else echo @@skupper-missing; fi",
-        "if out=$($SKMCP_CTL show --property=LoadState podman.socket 2>&1); then",
-        "  echo @@systemd-ok",
-        "else printf '%s\\n' \"$out\" | head -n 3 | sed 's/^/@@systemd-error /'; fi",
-        f'echo "@@podman-socket $($SKMCP_CTL is-active {PODMAN_SOCKET_UNIT} 2>/dev/null'
-        f' | {ONE_LINE})"',
-        # root runs Skupper under the system manager: lingering does not apply
-        'if [ "$(id -u)" = 0 ]; then echo @@root;',
-        "elif command -v loginctl >/dev/null 2>&1; then",
-        '  loginctl show-user "$(id -un)" --property=Linger 2>&1 | head -n 1'
-        " | sed 's/^/@@linger /'",
-        "else echo @@linger-missing; fi",
-    ]
-    namespace_dir = f'"$SKMCP_DATA"/namespaces/{quote(namespace)}'
-    # one line per key file others may read: a name cannot start a line (open_keys_listing)
-    lines.append(f"{open_keys_listing(namespace_dir)} | sed 's/^/@@open-key /'")
-    if with_ports:
-        config = f"{namespace_dir}/runtime/router/skrouterd.json"
-        lines += [
-            "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"
-            ' | awk \'$4 == "0A" {print "@@listen " $2}\'',
-            f"cfg={config}",
-            'if [ -f "$cfg" ]; then',
-            '  grep -oE \'"port": *"?[0-9]+\' "$cfg" | grep -oE \'[0-9]+$\''
-            " | sed 's/^/@@router-port /'",
-            "fi",
-        ]
-    lines.append("echo @@end")
-    return script(*lines)
+    """The script that prints a podman site's facts (``scripts/precheck.sh``). ``with_ports``
+    adds the listening TCP sockets and the ports our router is configured for (needed on the
+    local site)."""
+    return program(
+        "precheck.sh",
+        namespace,
+        int(with_ports),
+        VERSION_COMMAND,
+        PODMAN_SOCKET_UNIT,
+        MAX_LISTED,
+    )
 
 
 @dataclass
@@ -88,44 +59,45 @@ class SiteFacts:
 
 
 def parse_site_facts(stdout: str) -> SiteFacts:
-    """Parse the tagged lines of ``site_facts_script``; unknown lines are ignored."""
+    """Parse the frames of ``site_facts_script``; a line outside a frame is ignored."""
     facts = SiteFacts()
-    # only newlines end a line: a carriage return inside a host's text must not start one
-    for line in stdout.split("\n"):
-        match = _TAG.fullmatch(line.rstrip("\r"))
-        if not match:
-            continue
-        tag, value = match.group(1), match.group(2) or ""
-        if tag == "podman":
-            facts.podman = value.strip() or None
-        elif tag == "skupper":
-            facts.skupper_lines.append(value)
-        elif tag == "skupper-rc" and value.strip().isascii() and value.strip().isdigit():
-            facts.skupper_exit = int(value.strip())
+    section, rc = "", {}
+    bodies: dict[str, list[str]] = {}
+    for frame in split_frames(stdout):
+        tag, value = frame.tag, frame.argument
+        if tag == "section":
+            section = value
+            bodies[section] = [line.removesuffix("\r") for line in frame.lines]
+        elif tag == "rc" and value.isascii() and value.isdigit():
+            rc[section] = int(value)
+        elif tag == "podman-socket":
+            facts.podman_socket = value or None
         elif tag == "skupper-missing":
             facts.skupper_missing = True
-        elif tag == "systemd-ok":
-            facts.systemd_ok = True
-        elif tag == "systemd-error":
-            facts.systemd_error.append(value.strip())
-        elif tag == "podman-socket":
-            facts.podman_socket = value.strip() or None
-        elif tag == "linger":
-            facts.linger = value.strip()
         elif tag == "root":
             facts.root = True
-        elif tag == "listen":
-            socket_address = parse_proc_net_address(value.strip())
-            if socket_address:
-                facts.listening.add(socket_address)
-        elif tag == "router-port" and value.strip().isascii() and value.strip().isdigit():
-            facts.router_ports.add(int(value.strip()))
-        elif tag == "open-key":
-            key = parse_open_key(value)
-            if key is not None and len(facts.open_keys) < MAX_LISTED:
-                facts.open_keys.append(key)
         elif tag == "end":
             facts.complete = True
+    written = {name: [line for line in lines if line.strip()] for name, lines in bodies.items()}
+    if "podman" in written:
+        facts.podman = next(iter(written["podman"]), "").strip() or None
+    if "skupper" in bodies:
+        facts.skupper_lines = written["skupper"]
+        facts.skupper_exit = rc.get("skupper")
+    if rc.get("systemd") == 0:
+        facts.systemd_ok = True
+    elif "systemd" in bodies:
+        facts.systemd_error = [line.strip() for line in written["systemd"][:3]]
+    if "linger" in bodies:
+        facts.linger = next(iter(written["linger"]), "").strip()
+    for line in written.get("listen", []):
+        socket_address = parse_proc_net_address(line.strip())
+        if socket_address:
+            facts.listening.add(socket_address)
+    for line in written.get("router-ports", []):
+        if line.strip().isascii() and line.strip().isdigit():
+            facts.router_ports.add(int(line.strip()))
+    facts.open_keys = open_keys(written.get("open-keys", []))
     return facts
 
 

@@ -35,17 +35,8 @@ __all__ = [
 
 #: At most this many open keys are listed (a site has about four per peer).
 MAX_LISTED = 64
-# The files that hold a private key, relative to the namespace's directory.
-_KEY_FILES = (
-    '"$@" -type f'
-    " \\( -name tls.key -o -path '*/resources/Secret-*' -o -path 'runtime/links/*' \\)"
-)
-# ``set --`` to the namespace's input and runtime directories that exist, from inside it.
-_TOPS = (
-    'set --; for d in input runtime; do if [ -d "$d" ]; then set -- "$@" "$d"; fi; done;'
-    " [ $# -gt 0 ]"
-)
-
+# Which files hold a private key, relative to the namespace's directory, is said once, in
+# ``scripts/keys.sh`` (tls.key, resources/Secret-*, runtime/links/*).
 _MODE = re.compile(r"[0-7]{3,4}")
 _PATH = re.compile(r"(?:input|runtime)/[A-Za-z0-9._/?+-]{1,1000}")
 #: How a key whose name holds other characters is shown (its mode still counts).
@@ -84,14 +75,10 @@ def summary(keys: list[OpenKey], shown: int = 3) -> str:
 
 def open_keys_listing(nsdir: str) -> str:
     """Shell: one ``MODE PATH`` line for each key file under ``nsdir`` (a shell word) that
-    group or others may read, write or run. Each name is cut at a NUL and its newlines
-    printed as ``?``, so one file is always one line and no name can start a line of its
-    own; a caller still stuffs or prefixes each line."""
-    return (
-        f"( cd {nsdir} 2>/dev/null || exit 0; {_TOPS} || exit 0;"
-        f" find {_KEY_FILES} -perm /077 -printf '%m %p\\0' 2>/dev/null )"
-        f" | tr '\\n\\0' '?\\n' | head -n {MAX_LISTED}"
-    )
+    group or others may read, write or run (``skmcp_open_keys``, ``scripts/keys.sh``). Each
+    name is cut at a NUL and its newlines printed as ``?``, so one file is always one line
+    and no name can start a line of its own; a caller still stuffs or prefixes each line."""
+    return f"skmcp_open_keys {nsdir} {MAX_LISTED}"
 
 
 def parse_open_key(line: str) -> OpenKey | None:
@@ -110,10 +97,9 @@ def open_keys(lines: list[str]) -> list[OpenKey]:
 
 
 def close_keys_command(nsdir: str) -> str:
-    """Shell: take group's and others' access from every key file under ``nsdir``."""
-    return (
-        f"( cd {nsdir} || exit 1; {_TOPS} || exit 0; find {_KEY_FILES} -exec chmod go-rwx {{}} + )"
-    )
+    """Shell: take group's and others' access from every key file under ``nsdir``
+    (``skmcp_close_keys``, ``scripts/keys.sh``)."""
+    return f"skmcp_close_keys {nsdir}"
 
 
 def reads_as_owner(inspect: dict[str, Any], login_uid: int) -> bool:

@@ -19,11 +19,21 @@ from typing import Any
 
 from ..connectors.shell import quote, script
 from . import names
-from .framing import ONE_LINE, STUFF, framed, listed, safe_path, safe_user, split_frames
+from .framing import (
+    ONE_LINE,
+    STDERR,
+    STUFF,
+    framed,
+    listed,
+    safe_path,
+    safe_user,
+    split_frames,
+)
 from .model_endpoint import parse_model_ids
 from .private_keys import OpenKey, open_keys, open_keys_listing
 from .resource_yaml import MAX_RESOURCE_CHARS, Parsed, load_resource
 from .skupper_version import SkupperVersion, parse_skupper_version
+from .unparsed import ParseError, Unparsed, first_line
 
 #: What the host may send of the model endpoint's body, and of each log it is asked for.
 MAX_MODELS_BODY = 256 * 1024
@@ -54,7 +64,8 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         'echo "@@user $user"',
         f'echo "@@now $(date +%s | {ONE_LINE})"',
         f'echo "@@podman $({{ command -v podman || true; }} | {ONE_LINE})"',
-        f'echo "@@section version"; {framed(names.VERSION_COMMAND)}',
+        # skupper says a missing namespace on stderr: its version reads both streams
+        f'echo "@@section version"; {framed(names.VERSION_COMMAND, joined=True)}',
         'echo "@@section units"',
         framed(
             "$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
@@ -93,9 +104,12 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
     ]
     if log_lines > 0:
         tail = f"podman logs --tail {int(log_lines)}"
-        router = framed(f"{tail} {router_container}", last_bytes=MAX_LOG_READ)
+        # a container's stderr is its log too (``logs.podman_logs_script``)
+        router = framed(f"{tail} {router_container}", last_bytes=MAX_LOG_READ, joined=True)
         controller = framed(
-            f"{tail} {_of_user(names.controller_container)}", last_bytes=MAX_LOG_READ
+            f"{tail} {_of_user(names.controller_container)}",
+            last_bytes=MAX_LOG_READ,
+            joined=True,
         )
         lines += [
             f'echo "@@section log-router"; {router}',
@@ -115,12 +129,12 @@ def _of_user(name_for: Callable[[str], str]) -> str:
 
 
 def _written_at_once(body: str) -> str:
-    """``body`` with its output held until it ends, then written in one go. Each ``echo``
-    and each tool writes on its own, and the SSH server sends each write as a packet: about
-    forty for a site, each one a decryption and a wake-up for the client (a third of a warm
-    status's CPU at 32 providers). Held, the output is one packet per 32 KiB. The trailing
-    ``.`` keeps the newlines a command substitution would strip."""
-    return f'skmcp_out=$(\n{body}\necho .\n)\nprintf %s "${{skmcp_out%.}}"'
+    """``body`` with its output held until it ends, then written in one go
+    (``skmcp_at_once``, ``scripts/framing.sh``). Each ``echo`` and each tool writes on its
+    own, and the SSH server sends each write as a packet: about forty for a site, each one a
+    decryption and a wake-up for the client (a third of a warm status's CPU at 32 providers).
+    Held, the output is one packet per 32 KiB."""
+    return f"skmcp_at_once {quote(body)}"
 
 
 #: Each file as ``@@file TAG NAME`` and its lines stuffed, with a ``tls.key:`` value (a
@@ -230,8 +244,17 @@ class SiteState:
     served_models: list[str] | None = None
     models_error: str | None = None
     logs: dict[str, list[str]] = field(default_factory=dict)
+    #: What each framed command wrote on its standard error, by section (evidence only:
+    #: no parser reads it), e.g. libpod's warnings under ``containers``.
+    stderr: dict[str, str] = field(default_factory=dict)
+    #: The facts whose output could not be parsed: each is unknown, not empty.
+    parse_errors: list[ParseError] = field(default_factory=list)
     complete: bool = False
     refused: list[str] = field(default_factory=list)  # values the host sent that are not ones
+
+    def unparsed(self, fact: str) -> ParseError | None:
+        """Why ``fact`` (``units``, ``containers``, ``router``) is unknown, if it is."""
+        return next((e for e in self.parse_errors if e.fact == fact), None)
 
     def unit(self, name: str) -> UnitState:
         return self.units.get(name) or UnitState(name)
@@ -259,7 +282,8 @@ class SiteState:
 
 
 def parse_systemctl_show(text: str) -> dict[str, UnitState]:
-    """``systemctl show -p ... A B`` prints one block of Key=value lines per unit."""
+    """``systemctl show -p ... A B`` prints one block of Key=value lines per unit; text with
+    no block that names its unit is ``Unparsed``."""
     result: dict[str, UnitState] = {}
     for block in re.split(r"\n\s*\n", text.strip()):
         props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
@@ -278,6 +302,8 @@ def parse_systemctl_show(text: str) -> dict[str, UnitState]:
             exec_main_code=props.get("ExecMainCode", ""),
             exec_main_status=_int(props.get("ExecMainStatus")),
         )
+    if text.strip() and not result:
+        raise Unparsed("no block of Key=value lines with an Id")
     return result
 
 
@@ -287,12 +313,16 @@ def podman_ps_script() -> str:
 
 
 def parse_podman_ps(text: str) -> dict[str, ContainerState]:
+    """Containers by name from ``podman ps -a --format json`` (no output: none); text that is
+    not a JSON list of objects is ``Unparsed``."""
     try:
         rows = json.loads(text or "[]")
-    except json.JSONDecodeError:
-        return {}
+    except json.JSONDecodeError as exc:
+        raise Unparsed(f"not JSON: {exc.msg} at line {exc.lineno}") from exc
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise Unparsed("not a JSON list of containers")
     result: dict[str, ContainerState] = {}
-    for row in rows if isinstance(rows, list) else []:
+    for row in rows:
         names = row.get("Names") or []
         name = names[0] if isinstance(names, list) and names else str(names or "")
         if not name:
@@ -312,11 +342,15 @@ def parse_podman_ps(text: str) -> dict[str, ContainerState]:
 
 
 def parse_router_inspect(text: str) -> RouterContainer | None:
+    """The router container from ``podman inspect`` (an empty list: none); text that is not
+    a JSON list of objects is ``Unparsed``."""
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(data, list) or not data:
+    except json.JSONDecodeError as exc:
+        raise Unparsed(f"not JSON: {exc.msg} at line {exc.lineno}") from exc
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise Unparsed("not a JSON list of containers")
+    if not data:
         return None
     info = data[0]
     tmpfs = (info.get("HostConfig") or {}).get("Tmpfs") or {}
@@ -429,6 +463,9 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
             bodies[section] = body
         elif tag == "rc":
             bodies[f"{section}:rc"] = arg
+        elif tag == STDERR:
+            if section and body.strip():
+                state.stderr[section] = body.rstrip("\n")
         elif tag == "file":
             kind, _, name = arg.partition(" ")
             if kind in ("input", "runtime"):
@@ -459,22 +496,46 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
         bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else 127
     )
     if bodies.get("units:rc") == "0":
-        state.units = parse_systemctl_show(bodies.get("units", ""))
+        state.units = _parsed(state, bodies, "units", parse_systemctl_show) or {}
     if bodies.get("containers:rc") == "0":
-        state.containers = parse_podman_ps(bodies.get("containers", ""))
+        state.containers = _parsed(state, bodies, "containers", parse_podman_ps) or {}
     if bodies.get("router:rc") == "0":
-        state.router = parse_router_inspect(bodies.get("router", ""))
+        state.router = _parsed(state, bodies, "router", parse_router_inspect)
     if "models" in bodies:
         if bodies.get("models:rc") == "0":
             state.served_models = parse_model_ids(bodies["models"])
         else:
-            state.models_error = bodies["models"].strip()[-300:] or f"exit {bodies['models:rc']}"
+            said = state.stderr.get("models") or bodies["models"]
+            state.models_error = said.strip()[-300:] or f"exit {bodies['models:rc']}"
     for component in ("router", "controller"):
         if bodies.get(f"log-{component}:rc") == "0":
             state.logs[component] = [
                 line for line in bodies[f"log-{component}"].split("\n") if line.strip()
             ]
     return state
+
+
+#: The command each parsed section ran, for a parse error's message.
+_SECTION_COMMANDS = {
+    "units": "systemctl show",
+    "containers": "podman ps -a --format json",
+    "router": "podman inspect",
+}
+
+
+def _parsed(
+    state: SiteState, bodies: dict[str, str], section: str, parse: Callable[[str], Any]
+) -> Any:
+    """``parse`` of a section's output; when it is ``Unparsed``, None and a ``ParseError``
+    that names the command and the first line it printed."""
+    text = bodies.get(section, "")
+    try:
+        return parse(text)
+    except Unparsed as exc:
+        state.parse_errors.append(
+            ParseError(section, _SECTION_COMMANDS[section], first_line(text), str(exc))
+        )
+        return None
 
 
 def _checked(state: SiteState, what: str, value: str, check: Callable[[str], str | None]) -> str:

@@ -46,6 +46,7 @@ from ..facts.site_state import (
     podman_ps_script,
     site_state_script,
 )
+from ..facts.unparsed import ParseError, Unparsed, first_line
 from . import units
 from .resources import ClientCert, Resource
 from .work import RETRY_PAUSE, RUNS, Script
@@ -191,7 +192,15 @@ class PodmanSite:
     async def containers(self, timeout: float) -> dict[str, ContainerState]:
         """Every container of the login user's podman, by name (``podman ps -a``)."""
         result = await self.connector.run(podman_ps_script(), timeout=timeout, check=True)
-        return parse_podman_ps(result.stdout)
+        try:
+            return parse_podman_ps(result.stdout)
+        except Unparsed as exc:
+            error = ParseError(
+                "containers", "podman ps -a --format json", first_line(result.stdout), str(exc)
+            )
+            raise SiteStateError(
+                self.host, f"{self.host}: {error}", command=result.command, stderr=result.stderr
+            ) from exc
 
     def install_controller(self) -> Script:
         return Script(

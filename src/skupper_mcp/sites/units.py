@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..connectors.shell import quote
+from ..connectors.shell import quote, shipped
 from ..facts.names import (
     WATCH_SCRIPT_PATH,
     controller_container,
@@ -31,14 +31,9 @@ RESTART_SEC = 2
 
 
 def watch_script(podman: str) -> str:
-    """start-watch.sh: start a container, wait for it, exit with its exit code."""
-    return (
-        "#!/bin/bash\n"
-        "# skupper-mcp: run a container under systemd so that its exit ends the unit.\n"
-        f'{quote(podman)} start "$1" || exit $?\n'
-        f'RC=$({quote(podman)} wait "$1")\n'
-        'exit "${RC:-1}"\n'
-    )
+    """start-watch.sh: start a container, wait for it, exit with its exit code. The script
+    is ``scripts/start-watch.sh`` with the host's podman (quoted) for ``@podman@``."""
+    return shipped("start-watch.sh").replace("@podman@", quote(podman))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,15 @@
+# The last lines of a podman container's log, framed (facts/logs.py parses it).
+# $1: how many lines; $2: how many bytes to send at most; $3: the container, or empty for
+# the login user's system controller, whose name is the user's followed by $4.
+lines=$1 max_bytes=$2 c=$3
+if [ -z "$c" ]; then
+    c="$(id -un | skmcp_one_line)$4"
+fi
+echo "@@container $c"
+podman container exists "$c" >/dev/null 2>&1
+e=$?
+echo "@@exists $e"
+[ "$e" = 0 ] || exit 0
+echo "@@logs"
+# a container's stderr is its log too (libpod LogLine.Write): the streams stay joined
+skmcp_framed -j -l "$max_bytes" "podman logs --tail $lines \"\$c\""
