@@ -102,8 +102,21 @@ def router_running(reading: Reading | None) -> bool | None:
 
 
 def link_connected(resource: Any) -> bool:
-    """Whether a link is connected: its dialling site reports the Link Ready."""
+    """Whether the dialling site reports the Link Ready (what a write waits for, with the
+    routers it just started running)."""
     return claims_ready(resource)
+
+
+def link_up(resource: Any, dialling: Reading | None, dialled: Reading | None) -> bool | None:
+    """Whether a link carries traffic now: both its routers run and its dialling site
+    reports it Ready (None: the dialling site was not read). A stopped router's rendered
+    status keeps saying Ready, so a Ready with either router stopped is no link."""
+    runs = router_running(dialling)
+    if runs is None:
+        return None
+    if not runs or router_running(dialled) is False:
+        return False
+    return link_connected(resource)
 
 
 def site_condition(reading: Reading, cluster_links: tuple[str, ...] = ()) -> Condition:

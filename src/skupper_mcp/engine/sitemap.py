@@ -20,7 +20,7 @@ from ..sites.podman import PodmanSite
 from ..sites.resources import ClientCert, LinkTarget
 from ..topology import ProviderHost, Topology
 from ..vocabulary import KUBE_HOST, LOCAL_HOST
-from .condition import link_connected
+from .condition import link_up
 from .desired.cluster import link_targets
 from .readings import Asked, ClusterReading, PodmanReading, Reading, Unread
 from .runner import SITE_ERRORS, SiteRun
@@ -169,7 +169,7 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
             res = local.state.runtime_resources.get(("Link", name))
             if res is None:
                 res = local.state.input_resources.get(("Link", name))
-            status, connected = status_of(res), link_connected(res)
+            status, connected = status_of(res), link_up(res, local, readings.get(p.name))
         else:
             status, connected = "unknown (local site unreadable)", None
         rows.append(
@@ -191,7 +191,7 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
             name = cr.link_name(target.site)
             if isinstance(cluster, ClusterReading):
                 link = cluster.state.links.get(name)
-                status, connected = status_of(link), link_connected(link)
+                status, connected = status_of(link), link_up(link, cluster, readings.get(host))
             else:
                 status, connected = "unknown (API unreachable)", None
             rows.append(
