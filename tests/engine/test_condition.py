@@ -126,3 +126,22 @@ def test_a_listener_is_serving_only_with_its_providers_router_running() -> None:
     assert listener_condition(False, podman(state("up"))) == "closed"
     assert listener_condition(True, Unread(HUB, ConnectError("rhel-ai", "refused"))) == "unknown"
     assert listener_condition(None, podman(state("up"))) == "unknown"
+
+
+def test_a_podman_listing_that_cannot_be_read_decides_nothing() -> None:
+    """A podman that printed something other than its JSON (a warning on stdout, a cut
+    answer) leaves the containers unknown: the site is unknown, not stopped or stale, and
+    setup-needed is not known either (never a router container called missing)."""
+    from skupper_mcp.engine.desired.needs import setup_needed
+    from skupper_mcp.topology import load_topology
+
+    text = (STATES / "up" / "rhel-ai.txt").read_text()
+    head, _, rest = text.partition("@@section containers\n")
+    mangled = f"{head}@@section containers\n|WARN[0000] not what podman ps prints\n{rest}"
+    found = parse_site_state(mangled)
+    assert found.unparsed("containers") is not None
+    condition, reason = site_condition(podman(found, "up"))
+    assert condition == "unknown", reason
+    assert "could not be read" in reason and "WARN" not in reason  # our words only
+    topology = load_topology(STATES / "topology.env")
+    assert setup_needed(topology, podman(found)) is None

@@ -141,11 +141,32 @@ def _stopped_as_asked(asked: Asked | None) -> str:
     return "stopped by teardown" if asked == "teardown" else "stopped by down, as asked"
 
 
+#: The facts a podman site's condition is decided from: when one of them could not be
+#: parsed (a podman that printed something else than its JSON, say), nothing is decided.
+DECIDING_FACTS = ("containers", "units")
+
+
+def unparsed_reason(reading: PodmanReading) -> str | None:
+    """Why the site's condition cannot be decided from its reading, in our own words (the
+    command and the parser's reason; the host's line stays in the reading), or None."""
+    for fact in DECIDING_FACTS:
+        failed = reading.state.unparsed(fact)
+        if failed is not None:
+            return (
+                f"the output of `{failed.command}` could not be read ({failed.reason}): "
+                f"whether the router runs is not known"
+            )
+    return None
+
+
 def podman_condition(reading: PodmanReading) -> Condition:
     state, asked = reading.state, reading.asked
     if not state.rendered:
         why = "removed by teardown" if asked == "teardown" else "setup has not been run here"
         return "not-set-up", why
+    unparsed = unparsed_reason(reading)
+    if unparsed is not None:
+        return "unknown", unparsed
     if podman_router_running(reading):
         if not router_unit_active(reading):
             return "degraded", (

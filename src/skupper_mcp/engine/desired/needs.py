@@ -30,6 +30,7 @@ from ...sites.kube import KubeState
 from ...sites.resources import Resource
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST
+from ..condition import unparsed_reason
 from ..readings import Asked, ClusterReading, PodmanReading, Reading
 from .cluster import Certs, base_resources, link_resources, link_targets
 from .podman import hub_resources, local_resources, local_resources_without_secrets
@@ -213,6 +214,8 @@ def setup_needed(topology: Topology, reading: Reading) -> list[str] | None:
     """What setup would change at the site, one line each (empty: nothing; None: the site
     was not read). Status's drift and up's refusal."""
     match reading:
+        case PodmanReading() if unparsed_reason(reading) is not None:
+            return None  # its containers or units could not be read: nothing is known
         case PodmanReading():
             return reading_needs(topology, reading).lines
         case ClusterReading():
