@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+import apps_protocol as P
 from record_results import HOSTILE
 from recorded_results import recorded_operation, recorded_status
 from skupper_mcp.server import build_server
@@ -87,23 +88,55 @@ def test_page_html_takes_models_and_keeps_link_aliases() -> None:
     assert data["down"]["plan"] is True
 
 
-async def test_the_app_resource_and_the_tools_that_name_it(example_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("declared", [True, False], ids=["apps-client", "plain-client"])
+async def test_the_app_resource_and_the_tools_that_name_it(
+    example_path: Path, mode: str, declared: bool
+) -> None:
+    """The ui:// resource with its _meta.ui (prefersBorder, a CSP that allows no domain);
+    _meta.ui on the drawn tools and the app-only refresh only for a client that declared
+    the extension; the extension advertised where the protocol has the field."""
+    extensions = [P.apps_client_extension()] if declared else []
     async with Client(
-        build_server(example_path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+        build_server(example_path),
+        mode=mode,
+        extensions=extensions,
+        read_timeout_seconds=CLIENT_TIMEOUT,
     ) as client:
         resources = {str(r.uri): r for r in (await client.list_resources()).resources}
         tools = (await client.list_tools()).tools
         app = await client.read_resource(APP_URI)
         svg = await client.read_resource("skupper://topology.svg")
+        advertised = client.server_capabilities.extensions
+        refreshed = await client.call_tool(P.REFRESH_TOOL, {})
+        negotiated = client.protocol_version
+    ui = {
+        "prefersBorder": True,
+        "csp": {"connectDomains": [], "resourceDomains": [], "frameDomains": []},
+    }
     assert resources[APP_URI].mime_type == APP_MIME_TYPE == "text/html;profile=mcp-app"
+    assert resources[APP_URI].meta == {"ui": ui}
     assert resources["skupper://topology.svg"].mime_type == "image/svg+xml"
     assert app.contents[0].text == app_html()  # type: ignore[union-attr]
     assert app.contents[0].mime_type == APP_MIME_TYPE
+    assert app.contents[0].meta == {"ui": ui}
     ET.fromstring(svg.contents[0].text.encode())  # type: ignore[union-attr]
+    if negotiated == "2026-07-28":  # 2025-11-25's ServerCapabilities has no extensions field
+        assert advertised == {P.EXTENSION_ID: {}}
     meta = {t.name: t.meta for t in tools}
-    for name in DRAWN:
-        assert meta[name] == {"ui": {"resourceUri": APP_URI}}, name
-    assert all(not meta[name] for name in set(meta) - DRAWN)
+    if declared:
+        for name in DRAWN:
+            assert meta[name] == {"ui": {"resourceUri": APP_URI}}, name
+        assert meta[P.REFRESH_TOOL] == {"ui": {"resourceUri": APP_URI, "visibility": ["app"]}}
+        assert all(not meta[name] for name in set(meta) - DRAWN - {P.REFRESH_TOOL})
+        assert not refreshed.is_error
+        assert refreshed.structured_content is not None
+        assert {"sites", "links", "listeners"} <= set(refreshed.structured_content)
+    else:
+        assert P.REFRESH_TOOL not in meta, "an app-only tool offered to a client without apps"
+        assert all(not m for m in meta.values()), meta
+        assert refreshed.is_error  # not theirs to call
+        assert "call status instead" in refreshed.content[0].text  # type: ignore[union-attr]
 
 
 def test_status_html_writes_the_page(
