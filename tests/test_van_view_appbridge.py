@@ -268,4 +268,25 @@ def test_dark_screenshots_through_the_appbridge(
     assert found["scrollWidth"] <= size[0] + 1, f"scrolls sideways at {size[0]} px"
     assert {s["key"] for s in found["sites"]} >= set(scenario.sites)
     assert seen(page, frame)["background"] == BACKGROUND["dark"]
+    cut = page.evaluate(
+        "Array.from(document.querySelectorAll('#diagram text'))"
+        ".map((t) => t.textContent).filter((t) => t.endsWith('\u2026'))",
+        frame,
+    )
+    assert cut == [] or all(not t.startswith(":") for t in cut), f"cut off: {cut}"
+    listeners = page.evaluate(
+        "Array.from(document.querySelectorAll('[data-listener]')).map((g) => g.textContent)",
+        frame,
+    )
+    for port in scenario.listeners:
+        line = next(t for t in listeners if t.startswith(f":{port}"))
+        assert line.rstrip().endswith("serving"), f"the listener line is cut: {line!r}"
+    if layout == "narrow":  # each link written in its dialling box, naming where it goes
+        rows = page.evaluate(
+            "Array.from(document.querySelectorAll('[data-link-row]')).map((g) =>"
+            " [g.getAttribute('data-link-row'), g.getAttribute('data-state'), g.textContent])",
+            frame,
+        )
+        assert {r[0] for r in rows} == set(scenario.links), rows
+        assert all(r[1] == "connected" and r[2].endswith(": connected") for r in rows), rows
     assert_clean(page, f"appbridge dark {size[0]}")

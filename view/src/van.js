@@ -262,7 +262,36 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     return head + (p.changed ? "would change \u2192 " + p.outcome : "no change (" + p.outcome + ")");
   }
 
-  function boxLines(s) {
+  // Text in rows of at most `chars` characters, broken at spaces, else after punctuation
+  // (an address or a path), a word cut only when nothing else can: nothing is cut off.
+  function wrap(content, chars) {
+    var rows = [], row = "";
+    var max = Math.max(8, chars);
+    str(content).split(/(\s+)/).forEach(function (piece) {
+      if (!piece) return;
+      if (/^\s+$/.test(piece)) { if (row) row += " "; return; }
+      while (piece.length) {
+        if ((row + piece).length <= max) { row += piece; piece = ""; break; }
+        if (row.trim()) { rows.push(row.trimEnd()); row = ""; continue; }
+        var cut = -1;
+        for (var i = max - 1; i > 0; i--) { if (/[\/:.,;\-_=&?)\]]/.test(piece.charAt(i - 1))) { cut = i; break; } }
+        if (cut < 0) cut = max;
+        rows.push(piece.slice(0, cut));
+        piece = piece.slice(cut);
+      }
+    });
+    if (row.trim() || !rows.length) rows.push(row.trimEnd());
+    return rows;
+  }
+
+  function linkWord(l) {
+    return l.state === "connected" ? "connected" : l.state === "unknown" ? "not read" :
+      "not connected" + (l.probe === false ? " (no TCP)" : "");
+  }
+
+  // links: those that leave this box, written in it where the diagram cannot run them
+  // side by side (narrow): each names where it goes, in its own line style
+  function boxLines(s, links) {
     var lines = [];
     lines.push({ t: [s.site, s.platform].filter(Boolean).join(" \u00b7 "), cls: "small" });
     if (s.reason) lines.push({ t: s.reason, cls: "small" });
@@ -279,6 +308,9 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
       lines.push({ t: str(f.severity) + ": " + str(f.id) + " \u2014 " + str(f.symptom), dot: "f-" + str(f.severity), finding: f });
     });
     if (s.diagnosed && !s.findings.length) lines.push({ t: "diagnose: no finding", cls: "small" });
+    (links || []).forEach(function (l) {
+      if (l.fromHost === s.host) lines.push({ t: "link \u2192 " + l.toHost + ": " + linkWord(l), swatch: l });
+    });
     return lines;
   }
 
@@ -314,7 +346,12 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     var boxW = narrow ? W - leftGutter - rightGutter : Math.min(440, Math.floor((W - 160 - leftGutter) / 2));
     var chars = Math.floor((boxW - 2 * PAD - 14) / 7);
     var pos = {};
-    function height(h) { return 2 * PAD + 20 + boxLines(model.sites[h]).length * LH; }
+    var inBox = narrow ? drawn : null;
+    function rows(line) { return wrap(line.t, chars - (line.dot ? 2 : line.swatch ? 3 : 0)); }
+    function height(h) {
+      return 2 * PAD + 20 + boxLines(model.sites[h], inBox).reduce(function (n, line) {
+        return n + rows(line).length; }, 0) * LH;
+    }
     var x0 = narrow ? leftGutter : 8 + leftGutter;
     var y = 28, yc, yp;
     if (narrow) {
@@ -383,8 +420,9 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
       var pw = pillWidth(s.state);
       text(g, PAD, PAD + 15, h, "title", Math.max(4, Math.floor((p.w - pw - 3 * PAD) / 8)));
       pill(g, p.w - PAD - pw, PAD, s.state);
-      boxLines(s).forEach(function (line, i) {
-        var ly = PAD + 20 + (i + 1) * LH - 4;
+      var at = 0;
+      boxLines(s, inBox).forEach(function (line) {
+        var ly = PAD + 20 + (at + 1) * LH - 4;
         var row = g;
         if (line.listener) {
           row = el("g", { "data-listener": line.listener.port, "data-state": line.listener.state,
@@ -397,8 +435,18 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
           el("title", {}, row).textContent = str(line.finding.symptom) + "\ncause: " + str(line.finding.cause) +
             "\nfix: " + str(line.finding.fix);
         }
+        if (line.swatch) {
+          row = el("g", { "data-link-row": line.swatch.from + "->" + line.swatch.to,
+            "data-state": line.swatch.state }, g);
+          el("path", { d: "M" + PAD + "," + (ly - 4) + " L" + (PAD + 16) + "," + (ly - 4),
+            "class": "link " + line.swatch.state }, row);
+        }
         if (line.dot) el("circle", { cx: PAD + 5, cy: ly - 4, r: 4, "class": line.dot }, row);
-        text(row, PAD + (line.dot ? 14 : 0), ly, line.t, line.cls || "", chars);
+        var indent = line.dot ? 14 : line.swatch ? 22 : 0;
+        rows(line).forEach(function (segment, k) {
+          text(row, PAD + indent, ly + k * LH, segment, line.cls || "");
+        });
+        at += rows(line).length;
       });
     });
     return svg;
