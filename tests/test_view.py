@@ -308,3 +308,28 @@ def test_page_html_draws_diagnose_and_plans_as_they_are() -> None:
     assert [s.get("state") for s in data["diagnose"]["sites"]] == ["stale", "up", "up"]
     assert data["up"]["plan"] is True
     assert [s["changed"] for s in data["up"]["sites"]] == [True, False, False]
+
+
+def _bundle_check():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "scripts" / "check_view_bundle.py"
+    spec = importlib.util.spec_from_file_location("check_view_bundle", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_committed_view_is_the_build_of_view_and_its_csp_names_its_code() -> None:
+    """What make lint checks, and that the check can fail: an edited script, a CSP with
+    'unsafe-inline', an input changed since the build."""
+    check = _bundle_check()
+    document = app_html()
+    assert check.problems(document) == []
+    edited = document.replace("<script>", "<script>window.x=1;", 1)
+    assert any("hash of the inline script" in p for p in check.problems(edited))
+    loose = document.replace("script-src ", "script-src 'unsafe-inline' ", 1)
+    assert any("'unsafe-inline'" in p for p in check.problems(loose))
+    stale = re.sub(r"inputs sha256:[0-9a-f]{64}", "inputs sha256:" + "0" * 64, document)
+    assert any("other inputs" in p for p in check.problems(stale))
