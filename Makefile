@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint types unit e2e demo bench clean venv hostdeps
+.PHONY: test lint types unit e2e demo bench clean venv hostdeps view view-packages
 
 # Both distributions of the repository, editable: the product with what the tests need, and
 # the sandbox (sandbox/: the simulator the tests and the demo run against).
@@ -23,6 +23,20 @@ lint: $(STAMP)
 	# repository's own under the machine's sh
 	shellcheck -s sh src/skupper_mcp/scripts/*.sh
 	git ls-files -z '*.sh' ':!:.ci/' ':!:src/skupper_mcp/scripts/' | xargs -0 -r shellcheck -s sh
+	# the VAN view (src/skupper_mcp/view/van.html) is the build of view/: its recorded inputs
+	# digest and its CSP hashes, without node or the network; rebuilt and compared byte for
+	# byte too where view/'s packages are installed (make view-packages: npm ci, as CI does)
+	$(PY) scripts/check_view_bundle.py
+	if [ -d view/node_modules ]; then cd view && node build.mjs --check; fi
+
+# view/'s pinned packages (@modelcontextprotocol/ext-apps, esbuild) from its lock file: to
+# rebuild the view (make view), and for the browser tests' AppBridge host
+view-packages:
+	cd view && npm ci --no-audit --no-fund
+
+# Rebuild src/skupper_mcp/view/van.html from view/src (commit the result)
+view: view-packages
+	cd view && node build.mjs
 
 types: $(STAMP)
 	$(VENV)/bin/mypy src sandbox/src

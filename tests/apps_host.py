@@ -5,8 +5,13 @@ host would (tests/apps_protocol.py names the methods and cites the spec).
 browser it puts the app in ``<iframe sandbox="allow-scripts" srcdoc=...>``, answers its
 ``ui/initialize``, waits for ``ui/notifications/initialized``, then sends
 ``ui/notifications/tool-input`` and ``ui/notifications/tool-result`` (the first recorded
-status); a ``tools/call`` for ``status`` is answered with the refresh result. Every message
-the app sent is in ``window.__appMessages``; what the host sent in ``window.__hostSent``.
+status); a ``tools/call`` for the app-only ``view_refresh`` is answered with the refresh
+result, ``ui/request-display-mode`` with the mode asked for when the context offers it. Every
+message the app sent is in ``window.__appMessages``; what the host sent in
+``window.__hostSent``; ``window.__hostContextChanged(params)`` sends
+``ui/notifications/host-context-changed``.
+
+The page is served at ``HOST_URL`` (``Page.serve``): a real origin, the one the view posts to.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ import json
 from typing import Any
 
 import apps_protocol as P
+
+#: Where the test hosts are served from (answered by the page itself, never fetched).
+HOST_URL = "http://127.0.0.1:9/apps-host.html"
 
 HOST_INFO = {"name": "skupper-mcp-test-host", "version": "0.1.0"}
 HOST_CAPABILITIES = {"serverTools": {}, "logging": {}}
@@ -54,6 +62,8 @@ def host_page(
     tool_result: dict[str, Any],
     refresh_result: dict[str, Any] | None = None,
     tool_arguments: dict[str, Any] | None = None,
+    host_capabilities: dict[str, Any] | None = None,
+    host_context: dict[str, Any] | None = None,
 ) -> str:
     config = {
         "app": app_html,
@@ -67,15 +77,18 @@ def host_page(
         "initializeResult": {
             "protocolVersion": P.PROTOCOL_VERSION,
             "hostInfo": HOST_INFO,
-            "hostCapabilities": HOST_CAPABILITIES,
-            "hostContext": HOST_CONTEXT,
+            "hostCapabilities": HOST_CAPABILITIES
+            if host_capabilities is None
+            else host_capabilities,
+            "hostContext": HOST_CONTEXT | (host_context or {}),
         },
         "toolArguments": tool_arguments or {},
         "toolResult": tool_result,
-        "tools": {P.STATUS_TOOL: refresh_result or tool_result},
+        "tools": {P.REFRESH_TOOL: refresh_result or tool_result},
     }
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>MCP Apps test host</title>
+<link rel="icon" href="data:,">
 <style>body{{margin:0}} iframe{{border:0;width:100%;height:100vh;display:block}}</style>
 </head><body>
 <iframe id="app" sandbox="allow-scripts" title="app"></iframe>
@@ -108,12 +121,20 @@ window.addEventListener("message", (event) => {{
     const name = m.params && m.params.name;
     if (name in CONFIG.tools) answer(m.id, CONFIG.tools[name]);
     else refuse(m.id, -32602, "unknown tool " + name);
+  }} else if (m.method === "ui/request-display-mode" && request) {{
+    const context = CONFIG.initializeResult.hostContext;
+    const mode = (context.availableDisplayModes || []).includes(m.params.mode)
+      ? m.params.mode : context.displayMode;
+    context.displayMode = mode;
+    answer(m.id, {{mode}});
   }} else if (m.method === "ping" && request) {{
     answer(m.id, {{}});
   }} else if (request) {{
     refuse(m.id, -32601, "method not found: " + m.method);
   }}
 }});
+window.__hostContextChanged = (params) => send(
+  {{jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params}});
 frame.srcdoc = CONFIG.app;
 </script>
 </body></html>

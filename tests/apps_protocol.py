@@ -39,3 +39,14 @@ RESOURCE_TEARDOWN = "ui/resource-teardown"  # request: {reason}
 
 #: The tool the view's Refresh button calls.
 STATUS_TOOL = "status"
+
+#: The app-only tool the view's Refresh calls (``_meta.ui.visibility: ["app"]``).
+REFRESH_TOOL = "view_refresh"
+
+
+def apps_client_extension():  # type: ignore[no-untyped-def]
+    """What an MCP Apps host declares in its client capabilities (spec "Client<>Server
+    Capability Negotiation"): the extension, with the app MIME type it renders."""
+    from mcp.client.extension import advertise
+
+    return advertise(EXTENSION_ID, {"mimeTypes": [MIME_TYPE]})

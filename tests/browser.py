@@ -168,6 +168,8 @@ class Page:
         self.main_frame: str | None = None
         self.target_id = ""
         self._loaded = 0
+        #: documents this page answers itself (serve): URL -> HTML; nothing else is fetched
+        self.served: dict[str, str] = {}
         for method in ("Page.enable", "Runtime.enable", "Log.enable", "Network.enable"):
             self.call(method)
         self.call(
@@ -241,6 +243,28 @@ class Page:
                     }
                 )
             )
+        elif method == "Fetch.requestPaused":
+            url = p.get("request", {}).get("url", "")
+            self._next += 1  # answered at once; its answer is read and dropped
+            if url in self.served:
+                body = base64.b64encode(self.served[url].encode()).decode("ascii")
+                command = {
+                    "method": "Fetch.fulfillRequest",
+                    "params": {
+                        "requestId": p["requestId"],
+                        "responseCode": 200,
+                        "responseHeaders": [
+                            {"name": "Content-Type", "value": "text/html; charset=utf-8"}
+                        ],
+                        "body": body,
+                    },
+                }
+            else:
+                command = {
+                    "method": "Fetch.failRequest",
+                    "params": {"requestId": p["requestId"], "errorReason": "InternetDisconnected"},
+                }
+            self.ws.send(json.dumps({"id": self._next, **command}))
         elif method == "Page.loadEventFired":
             self._loaded += 1
         elif method == "Runtime.executionContextCreated":
@@ -266,6 +290,12 @@ class Page:
         if result.get("errorText"):
             raise BrowserError(f"navigation failed: {result['errorText']}")
         self.until(lambda: self._loaded > loaded, timeout, "the page's load event")
+
+    def serve(self, url: str, html: str) -> None:
+        """Answer ``url`` with ``html`` from here (CDP Fetch), so that a page has a real origin
+        (a data: URL's is opaque) while nothing is fetched: every other request fails."""
+        self.served[url] = html
+        self.call("Fetch.enable", patterns=[{"urlPattern": "*"}])
 
     def until(self, done: Callable[[], bool], timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
@@ -344,7 +374,9 @@ class Page:
     def left_the_page(self) -> list[str]:
         """Requests for anything but data:/about:/blob: (a self-contained page makes none)."""
         self.pump()
-        return [u for u in self.requests if not u.startswith(LOCAL_SCHEMES)]
+        return [
+            u for u in self.requests if not u.startswith(LOCAL_SCHEMES) and u not in self.served
+        ]
 
     def close(self) -> None:
         self.ws.close()

@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
+from apps_protocol import apps_client_extension
 from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
 from skupper_mcp.server import build_server
 from topology_samples import ALL_TOOLS, GPU_TOPOLOGY, LAB_NAMES, READ_ONLY_TOOLS
@@ -35,7 +36,7 @@ def tools_snapshot(tools: list[Any]) -> list[dict[str, Any]]:
             "input_schema": t.input_schema,
             "output_schema": t.output_schema,
             "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True),
-            # the MCP App that draws the result (hosts without the extension ignore it)
+            # the MCP App that draws the result (only for a client that declared apps)
             **({"_meta": t.meta} if t.meta else {}),
         }
         for t in sorted(tools, key=lambda t: t.name)
@@ -211,7 +212,13 @@ async def test_bad_topology_makes_every_tool_say_what_to_fix(write_topology) -> 
 
 
 async def test_tools_list_matches_the_golden_snapshot(server: MCPServer) -> None:
-    async with Client(server, mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT) as client:
+    # as an MCP Apps host sees it: with _meta.ui and the view's app-only tool
+    async with Client(
+        server,
+        mode="legacy",
+        extensions=[apps_client_extension()],
+        read_timeout_seconds=CLIENT_TIMEOUT,
+    ) as client:
         current = tools_snapshot((await client.list_tools()).tools)
     if os.environ.get("UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")

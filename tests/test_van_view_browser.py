@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 import apps_protocol as P
-from apps_host import call_tool_result, host_page
+from apps_host import HOST_URL, call_tool_result, host_page
 from browser import Browser, Page, chromium
 from van_page import ELEMENTS_JS, assert_clean
 from van_results import (
@@ -205,7 +205,7 @@ def _messages(page: Page) -> list[dict[str, Any]]:
     return page.evaluate("window.__appMessages") or []
 
 
-def _open_app(page: Page, first: Scenario, refresh: Scenario | None = None) -> int:
+def _open_app(page: Page, first: Scenario, refresh: Scenario | None = None, **host: Any) -> int:
     """Load the app in the test host; once it drew the first result, its frame's context."""
     view = _view()
     _wide(page)  # drawn first at the width it is shot at (a resize redraws only later)
@@ -213,8 +213,10 @@ def _open_app(page: Page, first: Scenario, refresh: Scenario | None = None) -> i
         view.app_html(),
         call_tool_result(first.as_dict()),
         call_tool_result(refresh.as_dict()) if refresh else None,
+        **host,
     )
-    page.open(html)
+    page.serve(HOST_URL, html)
+    page.open(HOST_URL)
     page.wait_for(
         f"(window.__appMessages || []).some(m => m && m.method === {json.dumps(P.INITIALIZED)})",
         what="the app's ui/notifications/initialized",
@@ -262,7 +264,9 @@ def test_app_draws_what_a_diagnose_or_a_plan_says(make, page: Page, artefacts: P
     assert_clean(page, f"app {scenario.name}")
 
 
-def test_app_refresh_calls_status_and_renders_its_answer(page: Page, artefacts: Path) -> None:
+def test_app_refresh_calls_the_app_only_tool_and_renders_its_answer(
+    page: Page, artefacts: Path
+) -> None:
     first, second = provider_down(), SCENARIOS[0]()  # rhel-ai stopped, then all up
     frame = _open_app(page, first, second)
     clicked = page.evaluate(
@@ -284,7 +288,7 @@ def test_app_refresh_calls_status_and_renders_its_answer(page: Page, artefacts: 
     calls = [m for m in _messages(page) if m.get("method") == P.TOOLS_CALL]
     assert len(calls) == 1, calls
     assert "id" in calls[0], "tools/call must be a request (with an id)"
-    assert calls[0]["params"]["name"] == P.STATUS_TOOL, calls[0]
+    assert calls[0]["params"]["name"] == P.REFRESH_TOOL, calls[0]
     page.wait_for(
         "document.querySelector('[data-site=\"rhel-ai\"]:not([data-listener])')"
         "?.getAttribute('data-state') === 'up'",

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+import apps_protocol as P
 from record_results import HOSTILE
 from recorded_results import recorded_operation, recorded_status
 from skupper_mcp.server import build_server
@@ -23,6 +24,8 @@ pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
 CLIENT_TIMEOUT = 30.0
 DRAWN = {"setup", "up", "down", "status", "diagnose"}
+#: The view's script, from which view/build.mjs bundles van.html.
+VIEW_SOURCE = Path(__file__).parents[1] / "view" / "src" / "van.js"
 
 
 def embedded(document: str) -> object:
@@ -49,6 +52,7 @@ def test_host_text_cannot_close_the_data_element() -> None:
 
 
 def test_the_page_renders_host_text_as_text_only() -> None:
+    # the bundle as a whole: none of the SDK's code parses markup either
     script = app_html().split("<script>", 1)[1]
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
         assert sink not in script
@@ -59,10 +63,16 @@ def test_the_page_loads_nothing_from_the_network() -> None:
     # the status is data (a host's error may quote a URL, as the recorded cluster's does)
     document = re.sub(r'(id="van-data">).*?(</script>)', r"\1\2", page, flags=re.S)
     assert document != page
-    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", document, re.I)
-    assert not re.search(r"@import|url\(", document)
-    # the only URL is the SVG namespace, a name, not something loaded
-    assert set(re.findall(r"https?://[^\s\"'<>]+", document)) <= {"http://www.w3.org/2000/svg"}
+    # the bundled SDK names URLs (JSON Schema dialects, its docs) that it never loads: what
+    # it may load is the CSP's to say (nothing), and the browser tests see that nothing is
+    markup = re.sub(r"<script>.*?</script>", "<script></script>", document, flags=re.S)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", markup, re.I)
+    assert not re.search(r"@import|url\(", markup)
+    assert re.findall(r"https?://[^\s\"'<>]+", markup) == []
+    # the view's own script: the only URL is the SVG namespace, a name, not something loaded
+    assert set(re.findall(r"https?://[^\s\"'<>]+", VIEW_SOURCE.read_text())) == {
+        "http://www.w3.org/2000/svg"
+    }
 
 
 def test_the_app_has_a_strict_csp_and_the_hooks_the_tests_use() -> None:
@@ -87,23 +97,55 @@ def test_page_html_takes_models_and_keeps_link_aliases() -> None:
     assert data["down"]["plan"] is True
 
 
-async def test_the_app_resource_and_the_tools_that_name_it(example_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("declared", [True, False], ids=["apps-client", "plain-client"])
+async def test_the_app_resource_and_the_tools_that_name_it(
+    example_path: Path, mode: str, declared: bool
+) -> None:
+    """The ui:// resource with its _meta.ui (prefersBorder, a CSP that allows no domain);
+    _meta.ui on the drawn tools and the app-only refresh only for a client that declared
+    the extension; the extension advertised where the protocol has the field."""
+    extensions = [P.apps_client_extension()] if declared else []
     async with Client(
-        build_server(example_path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
+        build_server(example_path),
+        mode=mode,
+        extensions=extensions,
+        read_timeout_seconds=CLIENT_TIMEOUT,
     ) as client:
         resources = {str(r.uri): r for r in (await client.list_resources()).resources}
         tools = (await client.list_tools()).tools
         app = await client.read_resource(APP_URI)
         svg = await client.read_resource("skupper://topology.svg")
+        advertised = client.server_capabilities.extensions
+        refreshed = await client.call_tool(P.REFRESH_TOOL, {})
+        negotiated = client.protocol_version
+    ui = {
+        "prefersBorder": True,
+        "csp": {"connectDomains": [], "resourceDomains": [], "frameDomains": []},
+    }
     assert resources[APP_URI].mime_type == APP_MIME_TYPE == "text/html;profile=mcp-app"
+    assert resources[APP_URI].meta == {"ui": ui}
     assert resources["skupper://topology.svg"].mime_type == "image/svg+xml"
     assert app.contents[0].text == app_html()  # type: ignore[union-attr]
     assert app.contents[0].mime_type == APP_MIME_TYPE
+    assert app.contents[0].meta == {"ui": ui}
     ET.fromstring(svg.contents[0].text.encode())  # type: ignore[union-attr]
+    if negotiated == "2026-07-28":  # 2025-11-25's ServerCapabilities has no extensions field
+        assert advertised == {P.EXTENSION_ID: {}}
     meta = {t.name: t.meta for t in tools}
-    for name in DRAWN:
-        assert meta[name] == {"ui": {"resourceUri": APP_URI}}, name
-    assert all(not meta[name] for name in set(meta) - DRAWN)
+    if declared:
+        for name in DRAWN:
+            assert meta[name] == {"ui": {"resourceUri": APP_URI}}, name
+        assert meta[P.REFRESH_TOOL] == {"ui": {"resourceUri": APP_URI, "visibility": ["app"]}}
+        assert all(not meta[name] for name in set(meta) - DRAWN - {P.REFRESH_TOOL})
+        assert not refreshed.is_error
+        assert refreshed.structured_content is not None
+        assert {"sites", "links", "listeners"} <= set(refreshed.structured_content)
+    else:
+        assert P.REFRESH_TOOL not in meta, "an app-only tool offered to a client without apps"
+        assert all(not m for m in meta.values()), meta
+        assert refreshed.is_error  # not theirs to call
+        assert "call status instead" in refreshed.content[0].text  # type: ignore[union-attr]
 
 
 def test_status_html_writes_the_page(
@@ -189,7 +231,9 @@ def test_other_verbs_do_not_take_html() -> None:
 
 
 def _script() -> str:
-    return app_html().split("<script>", 1)[1]
+    """The view's own script, as written (the bundle minifies it; that the bundle is built
+    from it is scripts/check_view_bundle.py's to say)."""
+    return VIEW_SOURCE.read_text()
 
 
 def _array(name: str) -> list[str]:
@@ -242,6 +286,9 @@ def test_each_state_has_a_colour_of_its_own_that_reads(scheme: str) -> None:
     colour, its name on it at 4.5:1 at least (WCAG AA text), and 3:1 against a box."""
     style = app_html().split("<style>", 1)[1].split("</style>", 1)[0]
     light, dark = style.split("@media (prefers-color-scheme: dark)", 1)
+    dark, host_dark = dark.split(':root[data-theme="dark"]', 1)
+    # the host's dark theme and the system's are the same colours
+    assert _colours(dark) == _colours(host_dark.split("}", 1)[0])
     colours = _colours(light if scheme == "light" else dark)
     states = [s for s in _array("STATES") if s != "not-reported"]
     by_state = {s: colours[s] for s in states}
@@ -261,3 +308,28 @@ def test_page_html_draws_diagnose_and_plans_as_they_are() -> None:
     assert [s.get("state") for s in data["diagnose"]["sites"]] == ["stale", "up", "up"]
     assert data["up"]["plan"] is True
     assert [s["changed"] for s in data["up"]["sites"]] == [True, False, False]
+
+
+def _bundle_check():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "scripts" / "check_view_bundle.py"
+    spec = importlib.util.spec_from_file_location("check_view_bundle", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_committed_view_is_the_build_of_view_and_its_csp_names_its_code() -> None:
+    """What make lint checks, and that the check can fail: an edited script, a CSP with
+    'unsafe-inline', an input changed since the build."""
+    check = _bundle_check()
+    document = app_html()
+    assert check.problems(document) == []
+    edited = document.replace("<script>", "<script>window.x=1;", 1)
+    assert any("hash of the inline script" in p for p in check.problems(edited))
+    loose = document.replace("script-src ", "script-src 'unsafe-inline' ", 1)
+    assert any("'unsafe-inline'" in p for p in check.problems(loose))
+    stale = re.sub(r"inputs sha256:[0-9a-f]{64}", "inputs sha256:" + "0" * 64, document)
+    assert any("other inputs" in p for p in check.problems(stale))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
+from mcp.server.apps import client_supports_apps
 from mcp.server.mcpserver import (
     CancelledElicitation,
     Context,
@@ -34,6 +35,7 @@ from skupper_mcp.engine.store.statedir import check_state_dir
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
 from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
 from skupper_mcp.http_sessions import session_limits
+from skupper_mcp.mcp_apps import VIEW_REFRESH, apps_only_for_declared_clients, van_apps
 from skupper_mcp.models import StatusResult
 from skupper_mcp.naming import EXAMPLES, Names
 from skupper_mcp.prompts import register_prompts
@@ -46,16 +48,12 @@ from skupper_mcp.topology import (
     find_topology_path,
     load_topology,
 )
-from skupper_mcp.view import APP_MIME_TYPE, APP_URI, app_html, topology_error_svg, topology_svg
+from skupper_mcp.view import topology_error_svg, topology_svg
 
 log = logging.getLogger(__name__)
 
 Transport = Literal["stdio", "streamable-http"]
 T = TypeVar("T")
-
-#: The tool meta that names the MCP App drawing a tool's result (MCP Apps extension
-#: io.modelcontextprotocol/ui); a host without the extension ignores it.
-APP_META: dict[str, Any] = {"ui": {"resourceUri": APP_URI}}
 
 
 def instructions(names: Names) -> str:
@@ -222,6 +220,25 @@ def tool_function(tool: Tool, names: Names = EXAMPLES) -> Callable[..., Awaitabl
     call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": result_type}
     call.__name__ = call.__qualname__ = tool.name
     return call
+
+
+async def view_refresh(ctx: Context) -> StatusResult:
+    """The VAN view's Refresh: the status, for the app only (the model calls status)."""
+    if not client_supports_apps(ctx):
+        raise ToolError(f"{VIEW_REFRESH} is the VAN view's own tool; call status instead.")
+    async with state(ctx).engine_in_use() as engine:
+        return await run(engine.status)
+
+
+VIEW_REFRESH_ARGUMENTS: dict[str, Any] = {
+    "name": VIEW_REFRESH,
+    "title": "Refresh the VAN view",
+    "description": "The VAN view's Refresh button: the live status of every site, link and "
+    "listener, as status answers (for the view only; a model calls status). " + models.HOST_TEXT,
+    "annotations": ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
+    ),
+}
 
 
 def state(ctx: Context) -> ServerState:
@@ -391,27 +408,35 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     # The instructions and the descriptions are made once, here: they name the hosts of the
     # topology as it is now (neutral examples when it cannot be read; the lifespan says why).
     names = Names.of(_load(topology_path, quiet=True)[0])
-    server = MCPServer(
-        "skupper-mcp", version=__version__, instructions=instructions(names), lifespan=lifespan
-    )
 
-    def add(tool: Tool) -> None:
-        server.add_tool(
-            tool_function(tool, names),
-            title=tool.title,
-            description=tool.description,
-            annotations=ToolAnnotations(
+    def arguments(tool: Tool) -> dict[str, Any]:
+        return {
+            "name": tool.name,
+            "title": tool.title,
+            "description": tool.description,
+            "annotations": ToolAnnotations(
                 read_only_hint=tool.hints.read_only,
                 destructive_hint=tool.hints.destructive,
                 idempotent_hint=tool.hints.idempotent,
                 open_world_hint=tool.hints.open_world,
             ),
-            meta=APP_META if tool.drawn else None,
-        )
+        }
 
-    for tool in TOOLS:
-        if tool.read_only or not read_only:
-            add(tool)
+    offered = [tool for tool in TOOLS if tool.read_only or not read_only]
+    # the tools the VAN view draws are bound to it through the SDK's Apps extension
+    drawn = [(tool_function(t, names), arguments(t)) for t in offered if t.drawn]
+    drawn.append((view_refresh, VIEW_REFRESH_ARGUMENTS))
+    server = MCPServer(
+        "skupper-mcp",
+        version=__version__,
+        instructions=instructions(names),
+        lifespan=lifespan,
+        extensions=[van_apps(drawn)],
+        middleware=[apps_only_for_declared_clients],
+    )
+    for tool in offered:
+        if not tool.drawn:
+            server.add_tool(tool_function(tool, names), **arguments(tool))
 
     def topology_resource(
         render: Callable[[Topology], str], render_error: Callable[[ConfigError], str]
@@ -429,17 +454,6 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         server.resource(uri, name=name, description=description, mime_type=mime_type)(
             topology_resource(render, render_error)
         )
-
-    @server.resource(
-        APP_URI,
-        name="van",
-        title="See the VAN",
-        description="MCP App: draws the result of status, up, down, setup and diagnose "
-        "(sites, links, listeners, model actions, findings)",
-        mime_type=APP_MIME_TYPE,
-    )
-    def van_app() -> str:
-        return app_html()
 
     async def live_status() -> StatusResult | str:
         if live:
