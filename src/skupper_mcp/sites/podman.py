@@ -23,6 +23,7 @@ import yaml
 
 from ..connectors.base import Connector
 from ..connectors.shell import quote
+from ..connectors.ssh import SSHConnector
 from ..errors import CommandError, SiteStateError
 from ..facts import names
 from ..facts.framing import safe_label, split_frames
@@ -47,6 +48,7 @@ from ..facts.site_state import (
     site_state_script,
 )
 from ..facts.unparsed import ParseError, Unparsed, first_line
+from ..models import SSHSetting
 from . import units
 from .resources import ClientCert, Resource
 from .work import RETRY_PAUSE, RUNS, Script
@@ -85,6 +87,14 @@ class PodmanSite:
     @property
     def host(self) -> str:
         return self.connector.host
+
+    @property
+    def ssh_settings(self) -> list[SSHSetting]:
+        """What the last SSH connect dialled, each value with the file that gave it; empty
+        for a site driven by local commands or not connected yet."""
+        if isinstance(self.connector, SSHConnector) and self.connector.resolved is not None:
+            return list(self.connector.resolved.settings)
+        return []
 
     def _nsdir(self) -> str:
         return f'"$SKMCP_DATA/namespaces/"{quote(self.namespace)}'
