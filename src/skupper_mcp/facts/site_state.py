@@ -195,6 +195,12 @@ class UnitState:
     def active(self) -> bool:
         return is_active(self.active_state)
 
+    @property
+    def start_limit_hit(self) -> bool:
+        """Whether systemd refuses to start the unit until its start interval passes (more
+        than StartLimitBurst starts in StartLimitIntervalSec: 5 in 10 s by default)."""
+        return self.result == "start-limit-hit"
+
 
 @dataclass
 class ContainerState:

@@ -311,22 +311,29 @@ class PodmanSite:
             command,
         )
 
-    def start(self, unit_names: list[str]) -> Script:
+    def start(self, unit_names: list[str], *, limit_hit: bool = False) -> Script:
         """``systemctl start`` after ``reset-failed``. Starting is the user's own request
         (up, setup), and a unit whose start limit was hit (five starts in ten seconds: a
         quick down/up cycle, or a crash loop the watch script gave up on) refuses a plain
         start until the interval passes. ``reset-failed`` flushes that counter (systemd
         ``src/core/unit.c``, ``unit_reset_failed``), the use systemd.unit(5) gives it; on a
-        unit that is not loaded it fails, which changes nothing here."""
+        unit that is not loaded it fails, which changes nothing here. ``limit_hit``: the
+        state read saw the limit hit, and the step says it was reset."""
         listed = " ".join(unit_names)
         quoted = " ".join(quote(u) for u in unit_names)
+        done = f"systemctl start {listed}"
+        if limit_hit:
+            done = (
+                f"{listed} had hit systemd's start limit (start-limit-hit): "
+                f"systemctl reset-failed, then {done}"
+            )
         return Script(
             f"systemctl reset-failed {listed}; systemctl start {listed}",
             (
                 f"$SKMCP_CTL reset-failed {quoted} 2>/dev/null || true",
                 f"$SKMCP_CTL start {quoted}",
             ),
-            f"systemctl start {listed}",
+            done,
         )
 
     def remove_container(self, container: str) -> Script:
