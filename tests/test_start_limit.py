@@ -43,8 +43,7 @@ def test_a_unit_at_its_start_limit_is_reset_and_the_step_says_so() -> None:
     assert name == "start router (start limit hit: reset-failed first)"
     assert "start-limit-hit" in script.done and "reset-failed" in script.done
     assert script.body == (
-        f"$SKMCP_CTL reset-failed {ROUTER} 2>/dev/null || true",
-        f"$SKMCP_CTL start {ROUTER}",
+        f"$SKMCP_CTL reset-failed {ROUTER} 2>/dev/null || true; $SKMCP_CTL start {ROUTER}",
     )
 
 

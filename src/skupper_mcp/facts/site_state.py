@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connectors.shell import program, quote, script
+from ..connectors.shell import program, script
 from . import names
 from .framing import (
     STDERR,
@@ -66,17 +66,9 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
 
 
 def client_cert_script(namespace: str, cert_dir: str) -> str:
-    """Print a site's link client certificate files (base64), for building links."""
-    ns = quote(namespace)
-    d = quote(cert_dir)
-    return script(
-        # The quoted values stand outside the double quotes: inside them a quote
-        # would be a literal character of the path.
-        f'dir="$SKMCP_DATA/namespaces/"{ns}"/runtime/certs/"{d}',
-        'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k"; printf "|";'
-        ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
-        'echo "@@end"',
-    )
+    """Print a site's link client certificate files (base64), for building links
+    (``scripts/client-cert.sh``)."""
+    return program("client-cert.sh", namespace, cert_dir)
 
 
 #: The ActiveState values (``systemctl show``, ``systemctl is-active``) of a unit that runs.
