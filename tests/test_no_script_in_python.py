@@ -135,7 +135,7 @@ def test_the_rule_finds_a_script_assembled_from_lines(tmp_path: Path) -> None:
     assert assembled_scripts(sample, tmp_path) == ["sample.py:s"]
     sample.write_text('def s(x):\n    return Script("sum", ("a=1", "echo $a"), "done")\n')
     assert assembled_scripts(sample, tmp_path) == ["sample.py:s"]
-    sample.write_text('def s(x):\n    return script(*lines)\n')
+    sample.write_text("def s(x):\n    return script(*lines)\n")
     assert assembled_scripts(sample, tmp_path) == ["sample.py:s"]
     sample.write_text(
         'def s(x):\n    return Script("sum", (f"podman rm -f {x}",), "done")\n'
