@@ -155,9 +155,11 @@ def test_the_client_cert_path_is_the_namespace_s_whatever_its_characters() -> No
     from skupper_mcp.facts.site_state import client_cert_script
 
     script = client_cert_script("my ns", "client-x y")
-    line = next(x for x in script.splitlines() if x.startswith("dir="))
+    # the values are the script's positional parameters (``set --``), then ``dir=`` joins them
+    lines = [x for x in script.splitlines() if x.startswith(("set -- ", "dir="))]
+    assert len(lines) == 2
     shown = subprocess.run(
-        ["sh", "-c", f'{line}; printf %s "$dir"'],
+        ["sh", "-c", f'{lines[0]}; {lines[1]}; printf %s "$dir"'],
         capture_output=True,
         text=True,
         env={"SKMCP_DATA": "/h/.local/share/skupper"},  # what the prelude sets
