@@ -99,7 +99,7 @@ def bash_way(topology: Topology) -> float:
                 "-o",
                 "BatchMode=yes",
                 "-p",
-                str(site.ssh.port),
+                str(site.ssh.port or 22),
                 f"{site.ssh.user}@{site.ssh.host}" if site.ssh.user else site.ssh.host,
                 "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
                 + fact.format(ns=site.namespace, port=port),

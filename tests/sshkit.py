@@ -140,11 +140,13 @@ async def asyncssh_server(
     *,
     known: bool = True,
     tools: Path | None = None,
+    forwarding: bool = False,
 ) -> AsyncIterator[AsyncSSHServer]:
     """Run the sandbox's asyncssh server on ``address:port`` (0: any free port).
 
     ``known`` writes the host key into the known_hosts file (else the file is empty).
     ``tools``: a directory of (fake) commands the host's commands find first on their PATH.
+    ``forwarding``: the server opens the TCP connections clients ask for (a ProxyJump host).
     """
     layout = _one_host_world(directory, address, tools)
     server = AsyncSSHServer(
@@ -154,6 +156,7 @@ async def asyncssh_server(
         known_hosts=layout.known_hosts,
         user="tester",
         layout=layout,
+        forwarding=forwarding,
     )
     await server.start()
     if known:
@@ -169,6 +172,9 @@ class AsyncSSHServer(SSHServer):
     """The sandbox's asyncssh server; ``kill`` and ``start`` simulate a host going down."""
 
     layout: WorldLayout | None = None
+    forwarding: bool = False
+    forwarded: int = 0
+    """How many TCP connections the server opened for clients (as a jump host)."""
     _acceptor: asyncssh.SSHAcceptor | None = None
 
     async def start(self) -> None:
@@ -179,6 +185,13 @@ class AsyncSSHServer(SSHServer):
             def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
                 kit._accepted += 1
                 kit._connections.append(conn)
+
+            def connection_requested(
+                self, dest_host: str, dest_port: int, orig_host: str, orig_port: int
+            ) -> bool:
+                if kit.forwarding:
+                    kit.forwarded += 1
+                return kit.forwarding
 
         assert self.layout is not None
         self._acceptor = await sandbox_ssh.start_asyncssh_server(

@@ -56,6 +56,10 @@ HOST_TEXT_FIELDS = {
 
 #: The str fields that hold only our own words, the topology's values or the caller's query.
 OWN_WORDS_FIELDS = {
+    # the user's own topology.env and SSH config, never a host's
+    ("SSHSetting", "option"),
+    ("SSHSetting", "value"),
+    ("SSHSetting", "source"),
     ("Step", "name"),
     ("SiteResult", "host"),
     ("SiteResult", "site"),

@@ -359,6 +359,31 @@ async def test_unknown_host_key_is_a_failed_ssh_check(
     assert "host key" in (ssh.hint or "")
 
 
+async def test_the_ssh_check_says_which_file_gave_each_setting(
+    tmp_path: Path, fake_tools: Path, write_topology
+) -> None:
+    """The topology names an alias; its address and port are in the SSH config alone."""
+    async with asyncssh_server(tmp_path / "s1", "127.207.0.2", tools=fake_tools) as server:
+        config = tmp_path / "ssh_config"
+        config.write_text(f"Host gpu-alias\n  HostName 127.207.0.2\n  Port {server.port}\n")
+        text = ssh_topology(
+            [("aliased", "gpu-alias", 22)],
+            identities=[str(server.keys.client_key)],
+            known_hosts=str(server.known_hosts),
+        ).replace("ALIASED_SSH_PORT=22\n", "")
+        text += f"SSH_CONFIG={config}\n"
+        async with Engine(parse_topology(text, write_topology(text))) as engine:
+            result = await engine.check()
+    ssh = next(c for c in result.checks if (c.site, c.name) == ("aliased", "ssh"))
+    assert ssh.status == "pass", ssh.detail
+    by_option = {s.option: (s.value, s.source) for s in ssh.ssh}
+    assert by_option["HostName"] == ("127.207.0.2", str(config))
+    assert by_option["Port"] == (str(server.port), str(config))
+    assert by_option["User"] == ("tester", "topology.env")
+    assert by_option["IdentityFile"] == (str(server.keys.client_key), "topology.env")
+    assert f"Port {server.port} from {config}" in ssh.detail
+
+
 def test_a_key_others_may_read_is_a_warning_that_setup_repairs() -> None:
     """Setup stops at a failed check, and it is setup that makes the keys private: a warn."""
     open_key = parse_site_facts(

@@ -289,5 +289,16 @@ class MissingExtraError(SkupperMcpError):
         self.extra = extra
         super().__init__(
             f"{needed_by} needs the Python package {package}, which is not installed: "
-            f"pip install 'skupper-mcp[{extra}]'"
+            f"{install_hint(package, extra)}"
         )
+
+
+def install_hint(package: str, extra: str) -> str:
+    """How to add an extra to skupper-mcp, for each way it may have been installed: the
+    pip form does nothing for a pipx or uv tool install, whose own environments only their
+    own commands change."""
+    return (
+        f"add it where skupper-mcp runs: pip install 'skupper-mcp[{extra}]' (pip), "
+        f"pipx inject skupper-mcp {package} (pipx), or "
+        f"uv tool install --with {package} skupper-mcp (uv tool)"
+    )

@@ -317,6 +317,16 @@ class LogsResult(Result):
     summary: str = Field(description="One line for the user")
 
 
+class SSHSetting(Result):
+    """One value an SSH connection was made with, and where it came from."""
+
+    option: str = Field(description="HostName, Port, User, IdentityFile or ProxyJump")
+    value: str
+    source: str = Field(
+        description="topology.env, the OpenSSH client config file that gave it, or default"
+    )
+
+
 class Check(Result):
     """One precheck result."""
 
@@ -328,6 +338,10 @@ class Check(Result):
     detail: str = Field(description=f"What the check saw, with remote output. {HOST_TEXT}")
     hint: str | None = Field(default=None, description="What to do about a warn or fail")
     seconds: float | None = None
+    ssh: list[SSHSetting] = Field(
+        default_factory=list,
+        description="For an ssh check that connected: each setting and the file that gave it",
+    )
 
 
 class CheckResult(Result):

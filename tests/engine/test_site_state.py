@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fake_connector import framed
-from skupper_mcp.connectors.shell import prelude
+from skupper_mcp.connectors.shell import prelude, shipped
 from skupper_mcp.facts.site_state import parse_site_state, site_state_script
 from skupper_mcp.sites import resources as cr
 from skupper_mcp.sites import units
@@ -97,10 +97,13 @@ def test_a_read_cut_short_is_incomplete_and_failed_commands_are_reported() -> No
 
 def test_the_script_quotes_its_values() -> None:
     script = site_state_script("ns; rm -rf /", "http://127.0.0.1:9000/v1/models")
-    # the body is one word for skmcp_at_once, and inside it the value is one word again
-    command, body = shlex.split(script.removeprefix(prelude() + "\n"))
-    assert command == "skmcp_at_once"
-    assert "ns='ns; rm -rf /'" in body
+    # the values are the shipped script's positional parameters, each one word
+    body = script.removeprefix(prelude() + "\n")
+    arguments = next(line for line in body.splitlines() if line.startswith("set -- "))
+    words = shlex.split(arguments)[2:]
+    assert words[:2] == ["ns; rm -rf /", "ns; rm -rf /-skupper-router"]
+    assert words[12] == "http://127.0.0.1:9000/v1/models"
+    assert body.endswith(shipped("state.sh"))
     assert "XDG_RUNTIME_DIR" in script.splitlines()[0]
 
 
@@ -152,9 +155,11 @@ def test_the_client_cert_path_is_the_namespace_s_whatever_its_characters() -> No
     from skupper_mcp.facts.site_state import client_cert_script
 
     script = client_cert_script("my ns", "client-x y")
-    line = next(x for x in script.splitlines() if x.startswith("dir="))
+    # the values are the script's positional parameters (``set --``), then ``dir=`` joins them
+    lines = [x for x in script.splitlines() if x.startswith(("set -- ", "dir="))]
+    assert len(lines) == 2
     shown = subprocess.run(
-        ["sh", "-c", f'{line}; printf %s "$dir"'],
+        ["sh", "-c", f'{lines[0]}; {lines[1]}; printf %s "$dir"'],
         capture_output=True,
         text=True,
         env={"SKMCP_DATA": "/h/.local/share/skupper"},  # what the prelude sets

@@ -7,8 +7,9 @@ from pathlib import Path
 #: reading it (status to logs), then its front ends and its end (front ends to faults).
 #: Parts run on workers of their own at once: the longest (up/down's waits on skrouterd's
 #: remoteLsMaxAgeSeconds) sets the half's time, so none is much longer. The scenario matrix
-#: (97) runs on a world of its own, from fresh to torn down.
-PARTS = (5, 30, 60, 70, 97)
+#: (97) runs on a world of its own, from fresh to torn down; so does the noisy world (98),
+#: whose hosts carry real hosts' quirks.
+PARTS = (5, 30, 60, 70, 97, 98)
 
 
 def part_of(path: str | Path) -> int:

@@ -80,12 +80,13 @@ class SSHTarget:
     """Where a host's SSH server is."""
 
     host: str
-    port: int = 22
+    port: int | None = None
+    """None: not set in the topology (the SSH config's Port, else 22)."""
     user: str | None = None
 
     def __str__(self) -> str:
         user = f"{self.user}@" if self.user else ""
-        port = f":{self.port}" if self.port != 22 else ""
+        port = f":{self.port}" if self.port not in (None, 22) else ""
         return f"{user}{self.host}{port}"
 
 
@@ -99,6 +100,8 @@ class SSHOptions:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     keepalive_interval: float = 5.0
     keepalive_count_max: int = 3
+    ssh_config: Path | None = None
+    """The OpenSSH client config to read; None: ``~/.ssh/config`` when it exists."""
     extra: dict[str, str] = field(default_factory=dict)
 
 

@@ -123,7 +123,12 @@ def script(*lines: str) -> str:
 def program(name: str, *args: str | int) -> str:
     """The shipped script ``name`` (``scripts/NAME``) after the prelude, with ``args`` as its
     positional parameters: each value quoted here, once, and nowhere else."""
-    return script(f"# {name}", f"set -- {join(args)}", shipped(name))
+    return script(program_body(name, *args))
+
+
+def program_body(name: str, *args: str | int) -> str:
+    """``program`` without the prelude: for a caller that adds it (``sites.work.Script``)."""
+    return "\n".join((f"# {name}", f"set -- {join(args)}", shipped(name)))
 
 
 def summary(command: str, limit: int = 80) -> str:

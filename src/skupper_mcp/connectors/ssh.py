@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skupper_mcp.connectors import shell
+from skupper_mcp.connectors import shell, ssh_config
 from skupper_mcp.connectors.base import (
     DEFAULT_COMMAND_TIMEOUT,
     CommandResult,
@@ -57,6 +57,8 @@ class SSHConnector:
         self._options = options
         self._conn: asyncssh.SSHClientConnection | None = None
         self._opening: SharedAttempt[asyncssh.SSHClientConnection] = SharedAttempt()
+        self.resolved: ssh_config.ResolvedSSH | None = None
+        """Where the last connect dialled, and where each value came from."""
         self.connect_count = 0
         """How many connections this connector has opened (for tests and diagnostics)."""
 
@@ -187,7 +189,10 @@ class SSHConnector:
 
     @property
     def _address(self) -> str:
-        return f"{self._target.host}:{self._target.port}"
+        resolved = self.resolved
+        if resolved is not None:
+            return resolved.address
+        return f"{self._target.host}:{self._target.port or ssh_config.DEFAULT_PORT}"
 
     async def _open_process(self, command: str) -> asyncssh.SSHClientProcess[str]:
         conn = await self._connection()
@@ -232,10 +237,56 @@ class SSHConnector:
                 await conn.wait_closed()
 
     async def _open_connection(self) -> asyncssh.SSHClientConnection:
+        resolved = ssh_config.resolve(self._name, self._target, self._options)
+        self.resolved = resolved
+        jump = None
+        if resolved.proxy_jump is not None:
+            jump = await self._open_jumps(resolved)
+        try:
+            return await self._dial(resolved, jump, via=resolved.proxy_jump)
+        except BaseException:
+            if jump is not None:
+                jump.close()
+            raise
+
+    async def _open_jumps(self, resolved: ssh_config.ResolvedSSH) -> asyncssh.SSHClientConnection:
+        """The ProxyJump hops, each dialled through the one before, each read through the
+        SSH config and held to the same host-key policy as the host itself (ssh does the
+        same; asyncssh's own ProxyJump would trust ``~/.ssh/known_hosts`` whatever
+        SSH_KNOWN_HOSTS says)."""
+        assert resolved.proxy_jump is not None
+        conn: asyncssh.SSHClientConnection | None = None
+        try:
+            for hop in ssh_config.jump_hops(self._name, resolved.proxy_jump):
+                hop_resolved = ssh_config.resolve(self._name, hop, self._options)
+                try:
+                    conn = await self._dial(hop_resolved, conn, via=resolved.proxy_jump)
+                except SiteConfigError:
+                    raise
+                except ConnectError as exc:  # a HostKeyError stays one
+                    raise type(exc)(
+                        self._name,
+                        f"cannot reach the ProxyJump host {hop.host} "
+                        f"({hop_resolved.address}, from {resolved.config_file}): {exc.reason}",
+                    ) from exc
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        assert conn is not None
+        return conn
+
+    async def _dial(
+        self,
+        resolved: ssh_config.ResolvedSSH,
+        tunnel: asyncssh.SSHClientConnection | None,
+        via: str | None = None,
+    ) -> asyncssh.SSHClientConnection:
         import asyncssh
 
         options = self._options
         seconds = options.connect_timeout
+        address = resolved.address
         try:
             known_hosts_path = _known_hosts_path(options)
         except RuntimeError as exc:  # no home directory to expand ~ to
@@ -249,7 +300,7 @@ class SSHConnector:
                 self._name, f"cannot read the known hosts file {known_hosts_path}: {exc}"
             ) from exc
         kwargs: dict[str, Any] = {
-            "port": self._target.port,
+            "port": resolved.port,
             "known_hosts": verifier.known,
             "client_factory": verifier.client_factory,
             "connect_timeout": seconds,
@@ -257,45 +308,54 @@ class SSHConnector:
             "keepalive_count_max": options.keepalive_count_max,
             # A GPU host is not trusted with the user's agent, whatever ~/.ssh/config says.
             "agent_forwarding": False,
+            # The config's other options (ciphers, agent...) still apply; its ProxyJump is
+            # dialled by ``_open_jumps`` (None here: asyncssh must not dial it again).
+            "config": [str(resolved.config_file)] if resolved.config_file else [],
+            "tunnel": tunnel,
         }
-        if self._target.user:
+        if resolved.user:
             # asyncssh takes an absent username as "the local user"; None is not that.
-            kwargs["username"] = self._target.user
-        if options.identity_files:
-            for path in options.identity_files:
-                self._check_identity(path)
-            kwargs["client_keys"] = [str(path) for path in options.identity_files]
-        log.debug("connecting to %s (%s)", self._name, self._target)
+            kwargs["username"] = resolved.user
+        if resolved.identity_files:
+            if options.identity_files:
+                for path in options.identity_files:
+                    self._check_identity(path)
+            kwargs["client_keys"] = [str(path) for path in resolved.identity_files]
+        log.debug("connecting to %s (%s, %s)", self._name, resolved.alias, address)
         try:
             # asyncssh's connect_timeout covers TCP + handshake + auth; the outer
             # deadline is a backstop with the same budget.
             async with asyncio.timeout(seconds + 0.5):
-                conn = await asyncssh.connect(self._target.host, **kwargs)
+                conn = await asyncssh.connect(resolved.alias, **kwargs)
         except asyncssh.HostKeyNotVerifiable as exc:
             raise HostKeyError(self._name, verifier.refusal or verifier.why(exc)) from exc
         except asyncssh.PermissionDenied as exc:
-            user = self._target.user or "(local user)"
+            user = resolved.user or "(local user)"
             raise ConnectError(
                 self._name,
-                f"authentication failed for user {user} at {self._address}: check that "
+                f"authentication failed for user {user} at {address}: check that "
                 "the identity file's public key is in the remote authorized_keys",
             ) from exc
         except asyncssh.DisconnectError as exc:
+            raise ConnectError(self._name, f"connection lost to {address}: {exc.reason}") from exc
+        except asyncssh.ChannelOpenError as exc:  # the jump host refused to forward
             raise ConnectError(
-                self._name, f"connection lost to {self._address}: {exc.reason}"
+                self._name, f"the ProxyJump host {via} cannot open {address}: {exc.reason}"
             ) from exc
         except ConnectionRefusedError as exc:
             raise ConnectError(
-                self._name, f"connection refused (is sshd running on {self._address}?)"
+                self._name, f"connection refused (is sshd running on {address}?)"
             ) from exc
         except TimeoutError as exc:
             raise ConnectError(
-                self._name, f"timed out after {seconds:g}s connecting to {self._address}"
+                self._name, f"timed out after {seconds:g}s connecting to {address}"
             ) from exc
         except OSError as exc:
             reason = exc.strerror or str(exc)
-            raise ConnectError(self._name, f"{reason} ({self._address})") from exc
-        verifier.record_accepted_key(self._target)
+            raise ConnectError(self._name, f"{reason} ({address})") from exc
+        if tunnel is not None:
+            conn.set_tunnel(tunnel)  # closed with the connection it carries
+        verifier.record_accepted_key(resolved.host, resolved.port)
         return conn
 
     def _check_identity(self, path: Path) -> None:
@@ -371,12 +431,12 @@ class _HostKeyVerifier:
             )
         return str(exc)
 
-    def record_accepted_key(self, target: SSHTarget) -> None:
+    def record_accepted_key(self, host: str, port: int) -> None:
         """Append a newly accepted key to known_hosts (after the connection succeeded)."""
         key = self._accepted
         if key is None:
             return
-        entry = _known_hosts_name(target.host, target.port)
+        entry = _known_hosts_name(host, port)
         algorithm, blob = key.export_public_key("openssh").decode().split()[:2]
         line = f"{entry} {algorithm} {blob}"
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import ConnectError, KubeError, SiteConfigError
+from ..errors import ConnectError, KubeError, MissingExtraError, SiteConfigError
 from ..facts.site_state import SiteState
 from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
@@ -65,7 +65,15 @@ class Unread:
             return False
         return not (isinstance(self.error, KubeError) and self.error.status in (401, 403))
 
+    @property
+    def missing_extra(self) -> bool:
+        """The site needs an optional part of skupper-mcp that is not installed: nothing was
+        asked of it, and every tool skips it (the others go on)."""
+        return isinstance(self.error, MissingExtraError)
+
     def problem(self) -> str:
+        if isinstance(self.error, MissingExtraError):
+            return f"{self.ref.host} skipped: {self.error}"
         if isinstance(self.error, SiteConfigError):
             return f"{self.ref.host} cannot be used as configured: {self.error.reason}"
         if isinstance(self.error, ConnectError):

@@ -32,8 +32,10 @@ KubeFactory = Callable[[], ClusterSite]
 
 def skip_or_fail(run: SiteRun, reading: Unread) -> None:
     """An operation cannot act on a site it could not read: skipped when the site cannot be
-    reached (or refuses our credentials), failed otherwise; the run says why."""
-    (run.fail if reading.reachable else run.skip)(reading.problem())
+    reached (or refuses our credentials) or needs an extra that is not installed, failed
+    otherwise; the run says why."""
+    skipped = not reading.reachable or reading.missing_extra
+    (run.skip if skipped else run.fail)(reading.problem())
 
 
 class SiteMap:

@@ -17,20 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connectors.shell import quote, script
+from ..connectors.shell import program, script
 from . import names
 from .framing import (
-    ONE_LINE,
     STDERR,
-    STUFF,
-    framed,
-    listed,
     safe_path,
     safe_user,
     split_frames,
 )
 from .model_endpoint import parse_model_ids
-from .private_keys import OpenKey, open_keys, open_keys_listing
+from .private_keys import MAX_LISTED, OpenKey, open_keys
 from .resource_yaml import MAX_RESOURCE_CHARS, Parsed, load_resource
 from .skupper_version import SkupperVersion, parse_skupper_version
 from .unparsed import ParseError, Unparsed, first_line
@@ -38,135 +34,41 @@ from .unparsed import ParseError, Unparsed, first_line
 #: What the host may send of the model endpoint's body, and of each log it is asked for.
 MAX_MODELS_BODY = 256 * 1024
 MAX_LOG_READ = 256 * 1024
-# The resource kinds the product reads; runtime/resources also holds Secret-*.yaml (private
-# keys) and Certificate-*.yaml, which never leave the host (site_state.go MarshalSiteState).
-_KINDS = ("Site", "RouterAccess", "Listener", "Connector", "Link")
-_NSDIR = '"$nsdir"'
 
 
 def site_state_script(namespace: str, model_url: str | None = None, log_lines: int = 0) -> str:
-    """The one command that reads everything about a podman site; with ``log_lines``, also
-    the last lines of the router's and the controller's container logs (for diagnose).
+    """The one command that reads everything about a podman site (``scripts/state.sh``);
+    with ``log_lines``, also the last lines of the router's and the controller's container
+    logs (for diagnose).
 
     Everything the host says is framed (``framing``): a command's output, a file, the model
-    endpoint's body and the logs are stuffed, so none of it can fake a marker."""
-    ns = quote(namespace)
-    router_container = quote(names.router_container(namespace))
-    router_unit = quote(names.router_unit(namespace))
-    legacy_unit = _of_user(names.legacy_controller_unit)
-    lines = [
-        f"ns={ns}",
-        'data="$SKMCP_DATA"',
-        'nsdir="$data/namespaces/$ns"',
-        # values the host chooses go on one line each: a newline in one would start a
-        # marker line of its own (``framing.ONE_LINE``); the parser checks what is left
-        f'user="$(id -un | {ONE_LINE})"',
-        'echo "@@user $user"',
-        f'echo "@@now $(date +%s | {ONE_LINE})"',
-        f'echo "@@podman $({{ command -v podman || true; }} | {ONE_LINE})"',
-        # skupper says a missing namespace on stderr: its version reads both streams
-        f'echo "@@section version"; {framed(names.VERSION_COMMAND, joined=True)}',
-        'echo "@@section units"',
-        framed(
-            "$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,"
-            "UnitFileState,MainPID,ExecMainCode,ExecMainStatus"
-            f" {router_unit} {quote(names.controller_unit())} {quote(names.PODMAN_SOCKET_UNIT)}"
-            f" {legacy_unit}"
-        ),
-        f'echo "@@section containers"; {framed("podman ps -a --format json")}',
-        f'echo "@@section router"; {framed(f"podman inspect {router_container} 2>/dev/null")}',
-        # only the kinds read here; Secrets (link client keys) lose their private key first.
-        # One awk for each group of files: a hub with N providers has ~3N of them.
-        f'show() {{ tag=$1; shift; [ $# -gt 0 ] && awk -v tag="$tag" {quote(_SHOW_FILES)} "$@"; }}',
-        _files_of('"$nsdir"/input/resources', (*_KINDS, "Secret")),
-        'show input "$@"',
-        _files_of('"$nsdir"/runtime/resources', _KINDS),
-        'show runtime "$@"',
-        'ud="$SKMCP_UNITS"',
-        f"for u in {router_unit} {quote(names.controller_unit())} {legacy_unit}; do"
-        f' [ -f "$ud/$u" ] && {{ echo "@@file unit $u"; {STUFF} "$ud/$u"; echo; }};'
-        ' [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
-        f'f="$HOME"/{quote(names.WATCH_SCRIPT_PATH)};'
-        f' [ -f "$f" ] && {{ echo "@@file watch start-watch.sh"; {STUFF} "$f"; echo; }}',
-        # the login's uid (whom the router must run as) and the keys others may read
-        f'echo "@@keys $(id -u)"; {open_keys_listing(_NSDIR)} | {STUFF}',
-        '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
-        'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',
-        '[ -f "$ca" ] && echo "@@issuer $(sha256sum < "$ca" | cut -c1-16)"',
-        # the first certificate files the router's uid cannot read, with their modes; the
-        # names NUL-terminated and each printed on one stuffed line (a name may hold a newline)
-        'p=""; [ -d "$nsdir/runtime/certs" ] && p="$('
-        + listed(
-            'find "$nsdir/runtime/certs" -type f ! -perm -o+r'
-            " -printf '%m runtime/certs/%P\\0' 2>/dev/null"
-        )
-        + ' | head -n 3)"; [ -n "$p" ] && { echo "@@certs-private"; echo "$p"; }',
-    ]
-    if log_lines > 0:
-        tail = f"podman logs --tail {int(log_lines)}"
-        # a container's stderr is its log too (``logs.podman_logs_script``)
-        router = framed(f"{tail} {router_container}", last_bytes=MAX_LOG_READ, joined=True)
-        controller = framed(
-            f"{tail} {_of_user(names.controller_container)}",
-            last_bytes=MAX_LOG_READ,
-            joined=True,
-        )
-        lines += [
-            f'echo "@@section log-router"; {router}',
-            f'echo "@@section log-controller"; {controller}',
-        ]
-    if model_url:
-        probe = f"curl -fsS --max-time 2 {quote(model_url)}"
-        lines.append(f'echo "@@section models"; {framed(probe, first_bytes=MAX_MODELS_BODY)}')
-    lines.append('echo "@@end"')
-    return script(_written_at_once("\n".join(lines)))
-
-
-def _of_user(name_for: Callable[[str], str]) -> str:
-    """The shell word for a name made from the login's user name, which the script reads
-    on the host into ``$user``."""
-    return f'"{name_for("$user")}"'
-
-
-def _written_at_once(body: str) -> str:
-    """``body`` with its output held until it ends, then written in one go
-    (``skmcp_at_once``, ``scripts/framing.sh``). Each ``echo`` and each tool writes on its
-    own, and the SSH server sends each write as a packet: about forty for a site, each one a
-    decryption and a wake-up for the client (a third of a warm status's CPU at 32 providers).
-    Held, the output is one packet per 32 KiB."""
-    return f"skmcp_at_once {quote(body)}"
-
-
-#: Each file as ``@@file TAG NAME`` and its lines stuffed, with a ``tls.key:`` value (a
-#: Secret's private key) as ``redacted``. A name keeps only plain characters: a file name
-#: is the host's text too, and a newline in it would start a line of its own.
-_SHOW_FILES = (
-    'FNR == 1 { name = FILENAME; sub(/.*\\//, "", name); gsub(/[^A-Za-z0-9._-]/, "?", name);'
-    ' print "@@file " tag " " name }'
-    ' /^ *tls\\.key:/ { sub(/tls\\.key:.*/, "tls.key: redacted") } { print "|" $0 }'
-)
-
-
-def _files_of(directory: str, kinds: tuple[str, ...]) -> str:
-    """``set --`` to the files of these kinds in ``directory`` that exist, in kind order."""
-    return (
-        f'set --; for k in {" ".join(kinds)}; do for f in {directory}/"$k"-*.yaml; do'
-        ' [ -f "$f" ] && set -- "$@" "$f"; done; done'
+    endpoint's body and the logs are stuffed, so none of it can fake a marker. The output is
+    held until the read ends and written in one go (``skmcp_at_once``): one SSH packet per
+    32 KiB rather than one per ``echo``."""
+    user = "$user"
+    return program(
+        "state.sh",
+        namespace,
+        names.router_container(namespace),
+        names.router_unit(namespace),
+        names.controller_unit(),
+        names.PODMAN_SOCKET_UNIT,
+        names.legacy_controller_unit(user).removeprefix(user),
+        names.controller_container(user).removeprefix(user),
+        names.WATCH_SCRIPT_PATH,
+        names.VERSION_COMMAND,
+        MAX_LISTED,
+        max(int(log_lines), 0),
+        MAX_LOG_READ,
+        model_url or "",
+        MAX_MODELS_BODY,
     )
 
 
 def client_cert_script(namespace: str, cert_dir: str) -> str:
-    """Print a site's link client certificate files (base64), for building links."""
-    ns = quote(namespace)
-    d = quote(cert_dir)
-    return script(
-        # The quoted values stand outside the double quotes: inside them a quote
-        # would be a literal character of the path.
-        f'dir="$SKMCP_DATA/namespaces/"{ns}"/runtime/certs/"{d}',
-        'for k in ca.crt tls.crt tls.key; do echo "@@file cert $k"; printf "|";'
-        ' base64 -w0 < "$dir/$k" || exit 1; echo; done',
-        'echo "@@end"',
-    )
+    """Print a site's link client certificate files (base64), for building links
+    (``scripts/client-cert.sh``)."""
+    return program("client-cert.sh", namespace, cert_dir)
 
 
 #: The ActiveState values (``systemctl show``, ``systemctl is-active``) of a unit that runs.
@@ -194,6 +96,12 @@ class UnitState:
     @property
     def active(self) -> bool:
         return is_active(self.active_state)
+
+    @property
+    def start_limit_hit(self) -> bool:
+        """Whether systemd refuses to start the unit until its start interval passes (more
+        than StartLimitBurst starts in StartLimitIntervalSec: 5 in 10 s by default)."""
+        return self.result == "start-limit-hit"
 
 
 @dataclass

@@ -23,6 +23,7 @@ import yaml
 
 from ..connectors.base import Connector
 from ..connectors.shell import quote
+from ..connectors.ssh import SSHConnector
 from ..errors import CommandError, SiteStateError
 from ..facts import names
 from ..facts.framing import safe_label, split_frames
@@ -47,6 +48,7 @@ from ..facts.site_state import (
     site_state_script,
 )
 from ..facts.unparsed import ParseError, Unparsed, first_line
+from ..models import SSHSetting
 from . import units
 from .resources import ClientCert, Resource
 from .work import RETRY_PAUSE, RUNS, Script
@@ -85,6 +87,14 @@ class PodmanSite:
     @property
     def host(self) -> str:
         return self.connector.host
+
+    @property
+    def ssh_settings(self) -> list[SSHSetting]:
+        """What the last SSH connect dialled, each value with the file that gave it; empty
+        for a site driven by local commands or not connected yet."""
+        if isinstance(self.connector, SSHConnector) and self.connector.resolved is not None:
+            return list(self.connector.resolved.settings)
+        return []
 
     def _nsdir(self) -> str:
         return f'"$SKMCP_DATA/namespaces/"{quote(self.namespace)}'
@@ -243,7 +253,7 @@ class PodmanSite:
         )
         return Script(
             f"podman rm -f {name}; podman create --name {name} ... --tmpfs {TMPFS_SPEC}",
-            (f"podman rm -f {quote(name)} >/dev/null", create + " >/dev/null"),
+            (f"podman rm -f {quote(name)} >/dev/null; {create} >/dev/null",),
             "router re-created with --tmpfs /tmp and SSL_PROFILE_BASE_PATH",
         )
 
@@ -264,24 +274,18 @@ class PodmanSite:
         earlier skupper-mcp wrote under ``<user>-skupper-controller.service`` goes."""
         podman = state.podman_path or "podman"
         wanted = units.site_units(self.namespace, state.user, podman)
-        legacy = _user_name_word(state, names.legacy_controller_unit)
-        lines = [
-            'u="$SKMCP_UNITS"',
-            'mkdir -p "$u" "$HOME/.local/share/skupper-mcp"',
-            "$SKMCP_CTL disable "
-            + " ".join(quote(w.name) for w in wanted)
-            + " >/dev/null 2>&1 || true",
-            f"$SKMCP_CTL disable --now {legacy} >/dev/null 2>&1 || true",
-            f'rm -f "$u"/{legacy}',
-        ]
-        for w in wanted:
-            lines.append(_write_file(f'"$u"/{quote(w.name)}', w.content))
-        lines.append(_write_file(f'"$HOME"/{names.WATCH_SCRIPT_PATH}', units.watch_script(podman)))
-        lines.append("$SKMCP_CTL daemon-reload")
         written = ", ".join(w.name for w in wanted)
-        return Script(
+        texts = [(w.name, _base64(w.content)) for w in wanted]
+        return Script.shipped(
             f"write {written}, {names.WATCH_SCRIPT_PATH}; systemctl daemon-reload",
-            tuple(lines),
+            "install-units.sh",
+            (
+                state.user,
+                *_after_user(names.legacy_controller_unit),
+                names.WATCH_SCRIPT_PATH,
+                _base64(units.watch_script(podman)),
+                *(word for pair in texts for word in pair),
+            ),
             "auto-restart units installed (disabled at boot)",
         )
 
@@ -301,22 +305,26 @@ class PodmanSite:
             command,
         )
 
-    def start(self, unit_names: list[str]) -> Script:
+    def start(self, unit_names: list[str], *, limit_hit: bool = False) -> Script:
         """``systemctl start`` after ``reset-failed``. Starting is the user's own request
         (up, setup), and a unit whose start limit was hit (five starts in ten seconds: a
         quick down/up cycle, or a crash loop the watch script gave up on) refuses a plain
         start until the interval passes. ``reset-failed`` flushes that counter (systemd
         ``src/core/unit.c``, ``unit_reset_failed``), the use systemd.unit(5) gives it; on a
-        unit that is not loaded it fails, which changes nothing here."""
+        unit that is not loaded it fails, which changes nothing here. ``limit_hit``: the
+        state read saw the limit hit, and the step says it was reset."""
         listed = " ".join(unit_names)
         quoted = " ".join(quote(u) for u in unit_names)
+        done = f"systemctl start {listed}"
+        if limit_hit:
+            done = (
+                f"{listed} had hit systemd's start limit (start-limit-hit): "
+                f"systemctl reset-failed, then {done}"
+            )
         return Script(
             f"systemctl reset-failed {listed}; systemctl start {listed}",
-            (
-                f"$SKMCP_CTL reset-failed {quoted} 2>/dev/null || true",
-                f"$SKMCP_CTL start {quoted}",
-            ),
-            f"systemctl start {listed}",
+            (f"$SKMCP_CTL reset-failed {quoted} 2>/dev/null || true; $SKMCP_CTL start {quoted}",),
+            done,
         )
 
     def remove_container(self, container: str) -> Script:
@@ -375,21 +383,12 @@ class PodmanSite:
         return SiteArchive(archive=archive, files=files)
 
     def backup_script(self) -> Script:
-        """The read behind ``backup_archive``: it changes nothing on the host."""
-        return Script(
+        """The read behind ``backup_archive`` (``scripts/backup.sh``): it changes nothing on
+        the host."""
+        return Script.shipped(
             "tar -cz input runtime/issuers (kept in the local backup folder)",
-            (
-                f"d={self._nsdir()}",
-                '[ -d "$d" ] || exit 0',
-                'cd "$d"; set --',
-                'for p in input runtime/issuers; do [ -e "$p" ] && set -- "$@" "$p"; done',
-                "[ $# -gt 0 ] || exit 0",
-                # the names NUL-terminated and in base64: a name may hold a newline
-                'echo @@files; printf "|"; find "$@" -type f -print0 | base64 -w0; echo',
-                "t=$(mktemp); trap 'rm -f \"$t\"' EXIT",
-                'tar -czf "$t" "$@"',
-                'echo @@archive; printf "|"; base64 -w0 < "$t"; echo',
-            ),
+            "backup.sh",
+            (self.namespace,),
             "backed up",
             timeout=READ_TIMEOUT,
         )
@@ -401,15 +400,10 @@ class PodmanSite:
         """
         names = [name for name in files if name in ("ca.crt", "tls.crt", "tls.key")]
         stdin = "".join(f"{name} {base64.b64encode(files[name]).decode()}\n" for name in names)
-        return Script(
+        return Script.shipped(
             f"write input/issuers/skupper-site-ca ({', '.join(names)}, from stdin)",
-            (
-                f"d={self._nsdir()}/input/issuers/skupper-site-ca",
-                'mkdir -p "$d"',
-                'chmod 700 "$d"',
-                "umask 077",
-                'while read -r name data; do printf %s "$data" | base64 -d > "$d/$name"; done',
-            ),
+            "restore-issuer.sh",
+            (self.namespace,),
             "restored the site CA from the last backup",
             stdin=stdin,
         )
@@ -428,38 +422,20 @@ class PodmanSite:
         namespace of the user: it is removed only when no other namespace holds a site (a
         ``runtime`` directory); otherwise it is kept and ``removed`` says so.
         """
-        ns = quote(self.namespace)
         ours = [names.router_unit(self.namespace), names.controller_unit()]
-        legacy = _user_name_word(state, names.legacy_controller_unit)
-        controller = _user_name_word(state, names.controller_container)
         router = names.router_container(self.namespace)
-        return Script(
+        return Script.shipped(
             f"systemctl stop {ours[0]}; skupper system stop; rm {router}, its unit, the"
             f" namespace; if no other namespace holds a site: skupper system uninstall, rm"
             f" {ours[1]}",
+            "remove.sh",
             (
-                'u="$SKMCP_UNITS"',
-                'data="$SKMCP_DATA"',
-                f"$SKMCP_CTL stop {quote(ours[0])} >/dev/null 2>&1 || true",
-                f"skupper system stop -n {ns} >/dev/null 2>&1 || true",
-                f"podman rm -f {quote(router)} >/dev/null 2>&1 || true",
-                f"$SKMCP_CTL disable {quote(ours[0])} >/dev/null 2>&1 || true",
-                f'rm -f "$u"/{quote(ours[0])}',
-                f"rm -rf {self._nsdir()} || rm -rf {self._nsdir()}",
-                "others=''",
-                'for d in "$data"/namespaces/*/; do [ -d "${d}runtime" ] || continue;'
-                f' d="${{d%/}}"; [ "${{d##*/}}" = {ns} ] && continue; others="$others ${{d##*/}}";'
-                " done",
-                'if [ -n "$others" ]; then for o in $others; do echo "@@kept $o"; done; else',
-                f"  $SKMCP_CTL stop {quote(ours[1])} {legacy} >/dev/null 2>&1 || true",
-                "  skupper system uninstall >/dev/null 2>&1 || true",
-                f"  $SKMCP_CTL disable {quote(ours[1])} {legacy} >/dev/null 2>&1 || true",
-                f'  rm -f "$u"/{quote(ours[1])} "$u"/{legacy}',
-                f"  podman rm -f {controller} >/dev/null 2>&1 || true",
-                f'  rm -f "$HOME"/{names.WATCH_SCRIPT_PATH}',
-                "fi",
-                f"rm -rf {self._nsdir()}",
-                "$SKMCP_CTL daemon-reload",
+                self.namespace,
+                *ours,
+                router,
+                state.user,
+                *_after_user(names.legacy_controller_unit, names.controller_container),
+                names.WATCH_SCRIPT_PATH,
             ),
             "units, containers, controller and namespace removed",
         )
@@ -490,19 +466,15 @@ def _listed_names(host: str, body: str) -> list[str]:
     return [os.fsdecode(name) for name in raw.split(b"\0") if name]
 
 
-def _user_name_word(state: SiteState, name_for: Callable[[str], str]) -> str:
-    """The shell word for a name made from the login's user name: quoted from the state
-    read (which checked it), or made by the host's shell when the read did not say."""
-    if state.user:
-        return quote(name_for(state.user))
-    return f'"{name_for("$(id -un)")}"'
+def _after_user(*name_for: Callable[[str], str]) -> tuple[str, ...]:
+    """What follows the login's user name in each of these names (the script puts the
+    name, from the state read or asked of the host, in front)."""
+    return tuple(make("") for make in name_for)
 
 
-def _write_file(path_expr: str, content: str) -> str:
-    """A shell line that writes ``content`` (nothing secret) to a file; base64 keeps quoting
-    out of it."""
-    b64 = base64.b64encode(content.encode()).decode()
-    return f"printf %s {b64} | base64 -d > {path_expr}"
+def _base64(content: str) -> str:
+    """A file's text (nothing secret) as one plain word: base64 keeps quoting out of it."""
+    return base64.b64encode(content.encode()).decode()
 
 
 def _recreate_args(name: str, inspect: dict[str, object]) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connectors.shell import script
+from ..connectors.shell import program_body, script
 from ..errors import cut
 
 SKUPPER_TIMEOUT = 120.0
@@ -38,6 +38,14 @@ class Script:
     def text(self) -> str:
         """The whole script as the host's shell receives it."""
         return script("set -e", *self.body)
+
+    @classmethod
+    def shipped(
+        cls, summary: str, name: str, args: tuple[str | int, ...], done: str, **more: Any
+    ) -> Script:
+        """The shipped script ``name`` (``scripts/NAME``) with ``args`` as its positional
+        parameters (``shell.program``), after ``set -e``."""
+        return cls(summary, (program_body(name, *args),), done, **more)
 
 
 @dataclass(frozen=True)

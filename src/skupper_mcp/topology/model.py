@@ -91,6 +91,9 @@ class SSHSettings(_Model):
 
     identity_files: list[Path] = Field(default_factory=list)
     known_hosts: Path | None = None
+    ssh_config: Path | None = Field(
+        default=None, description="The OpenSSH client config read; None: ~/.ssh/config"
+    )
     accept_new_host_keys: bool = False
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
 
@@ -99,6 +102,7 @@ class SSHSettings(_Model):
         return SSHOptions(
             identity_files=tuple(self.identity_files),
             known_hosts=self.known_hosts,
+            ssh_config=self.ssh_config,
             accept_new_host_keys=self.accept_new_host_keys,
             connect_timeout=self.connect_timeout,
         )

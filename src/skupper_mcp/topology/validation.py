@@ -50,6 +50,7 @@ _GLOBAL_KEYS = {
     "PROVIDER_HOSTS",
     "SSH_IDENTITY",
     "SSH_KNOWN_HOSTS",
+    "SSH_CONFIG",
     "SSH_ACCEPT_NEW_HOST_KEYS",
     "SSH_CONNECT_TIMEOUT",
     "SKUPPER_MIN_VERSION",
@@ -196,9 +197,10 @@ def _ssh_target(reader: Reader, prefix: str, host_value: str) -> SSHTarget:
     user, host = _split_user(reader, f"{prefix}_SSH_HOST", host_value)
     reader.check_host(f"{prefix}_SSH_HOST", host)
     explicit_user = reader.text(f"{prefix}_SSH_USER", "", _USER, "a user name")
-    return SSHTarget(
-        host=host, port=reader.port(f"{prefix}_SSH_PORT", 22), user=explicit_user or user
-    )
+    # unset, the port is the SSH config's for this host (else 22), as for ssh itself
+    port_key = f"{prefix}_SSH_PORT"
+    port = reader.port(port_key, 22) if reader.raw(port_key) else None
+    return SSHTarget(host=host, port=port, user=explicit_user or user)
 
 
 def _provider(reader: Reader, name: str) -> ProviderHost | None:
@@ -443,6 +445,7 @@ def _ssh_settings(reader: Reader, base: Path) -> SSHSettings:
     return SSHSettings(
         identity_files=identities,
         known_hosts=reader.path_value("SSH_KNOWN_HOSTS", base),
+        ssh_config=reader.path_value("SSH_CONFIG", base),
         accept_new_host_keys=reader.boolean("SSH_ACCEPT_NEW_HOST_KEYS", False),
         connect_timeout=timeout,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...errors import SiteConfigError
+from ...errors import MissingExtraError, SiteConfigError, install_hint
 from ...facts.skupper_version import SkupperVersion
 from ...models import Finding
 from ..desired.needs import drift_lines
@@ -20,6 +20,9 @@ def unreadable(network: Network) -> Iterator[Finding]:
             continue
         if isinstance(view.error, SiteConfigError):
             yield misconfigured(network, view.ref, view.error)
+            continue
+        if isinstance(view.error, MissingExtraError):
+            yield extra_missing(view.ref, view.error)
             continue
         reach = "cannot be reached" if not view.reachable else "could not be read"
         if view.ref.platform == "kubernetes":
@@ -53,6 +56,22 @@ def unreadable(network: Network) -> Iterator[Finding]:
             fix=fix,
             next=[step],
         )
+
+
+def extra_missing(ref: SiteRef, error: MissingExtraError) -> Finding:
+    """The site needs an optional part of skupper-mcp: the site is not at fault, and every
+    tool skips it until the part is added where skupper-mcp runs."""
+    return finding(
+        "extra-missing",
+        ref,
+        "warning",
+        symptom=f"{ref.host} is skipped by every tool: skupper-mcp lacks its {error.extra} extra",
+        evidence=[str(error)],
+        cause=f"the Python package {error.package} is not installed beside skupper-mcp; "
+        "nothing was asked of the site",
+        fix=install_hint(error.package, error.extra) + "; then run setup with check=true",
+        next=[call("setup", check=True)],
+    )
 
 
 def misconfigured(network: Network, ref: SiteRef, error: SiteConfigError) -> Finding:

@@ -26,6 +26,7 @@ from skupper_mcp.errors import (
     MissingExtraError,
     SiteConfigError,
     SkupperMcpError,
+    install_hint,
 )
 from skupper_mcp.facts.precheck import SiteFacts, ports_bound
 from skupper_mcp.facts.private_keys import KEYS_CAUSE, KEYS_FIX, summary
@@ -350,18 +351,26 @@ async def check_podman_site(sites: SiteMap, host: str, target: SSHTarget | None)
             sites.podman(site_ref(topology, host)), topology.ssh.connect_timeout + 2
         )
     except SiteConfigError as error:
-        return [_ssh_fail(host, target, error, start, f"fix {error.variable} in topology.env")]
+        hint = f"fix {error.variable} in topology.env"
+        if error.variable == "SSH_CONFIG":
+            hint = "fix the SSH config file, or name another with SSH_CONFIG in topology.env"
+        return [_ssh_fail(host, target, error, start, hint)]
     except HostKeyError as error:
         return [_ssh_fail(host, target, error, start, _host_key_hint(topology, target))]
     except (ConnectError, TimeoutError) as error:
         hint = (
-            f"check that {target} is up and its SSH server answers on port "
-            f"{target.port if target else 22}, and that your key is authorized"
+            f"check that {target} is up and its SSH server answers (on the port "
+            "topology.env or the SSH config gives it), and that your key is authorized"
         )
         return [_ssh_fail(host, target, error, start, hint)]
     seconds = round(time.monotonic() - start, 3)
     how = f"connected to {target} in {seconds:.2f}s" if target else "local commands"
-    checks = [Check(name="ssh", site=host, status="pass", detail=how, seconds=seconds)]
+    settings = site.ssh_settings
+    if settings:
+        how += " (" + ", ".join(f"{s.option} {s.value} from {s.source}" for s in settings) + ")"
+    checks = [
+        Check(name="ssh", site=host, status="pass", detail=how, seconds=seconds, ssh=settings)
+    ]
     try:
         facts = await site.facts(with_ports=is_local, timeout=FACTS_TIMEOUT)
     except (ConnectError, CommandTimeout) as error:
@@ -442,8 +451,15 @@ async def check_kubernetes(
             start,
         )
     except MissingExtraError as error:
-        hint = f"install it where skupper-mcp runs: pip install 'skupper-mcp[{error.extra}]'"
-        return _kube_fail(kube, str(error), hint, start)
+        # The cluster is optional: setup goes on with the other sites and skips this one.
+        return Check(
+            name="kubernetes",
+            site=kube.name,
+            status="warn",
+            detail=f"{kube.name} is skipped: {error}",
+            hint=install_hint(error.package, error.extra),
+            seconds=round(time.monotonic() - start, 3),
+        )
     except (ConfigError, SkupperMcpError, ImportError) as error:
         return _kube_fail(kube, str(error), "check CRC_KUBECONFIG and CRC_CONTEXT", start)
     return Check(

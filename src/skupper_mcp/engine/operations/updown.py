@@ -62,10 +62,19 @@ def podman_up_actions(reading: PodmanReading) -> list[Action]:
     site = reading.site
     todo: list[Action] = []
     if not controller_unit_active(reading):
-        todo.append(on_host("start controller", site, site.start([names.controller_unit()])))
+        todo.append(_start(reading, "controller", names.controller_unit()))
     if not router_unit_active(reading):
-        todo.append(on_host("start router", site, site.start([names.router_unit(site.namespace)])))
+        todo.append(_start(reading, "router", names.router_unit(site.namespace)))
     return todo
+
+
+def _start(reading: PodmanReading, what: str, unit: str) -> Action:
+    """Start one unit; one that hit its start limit (a quick down/up cycle, a crash loop)
+    is reset first, and the step's name says so."""
+    site = reading.site
+    limit_hit = reading.state.unit(unit).start_limit_hit
+    name = f"start {what}" + (" (start limit hit: reset-failed first)" if limit_hit else "")
+    return on_host(name, site, site.start([unit], limit_hit=limit_hit))
 
 
 def podman_down_actions(reading: PodmanReading, tmpfs: bool) -> list[Action]:
