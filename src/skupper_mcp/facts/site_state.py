@@ -40,7 +40,7 @@ MAX_MODELS_BODY = 256 * 1024
 MAX_LOG_READ = 256 * 1024
 # The resource kinds the product reads; runtime/resources also holds Secret-*.yaml (private
 # keys) and Certificate-*.yaml, which never leave the host (site_state.go MarshalSiteState).
-_KINDS = ("Site", "RouterAccess", "Listener", "Connector", "Link")
+_KINDS = ("Site", "RouterAccess", "Listener", "MultiKeyListener", "Connector", "Link")
 _NSDIR = '"$nsdir"'
 
 
