@@ -1,0 +1,136 @@
+"""A model pool over the world's two providers: one local port that keeps answering while
+either provider is down (strategy any: one routing key carried by a Connector on each hub).
+
+A world of its own, every site on Skupper 2.2.1 (the release with MultiKeyListener), since
+the pool's setup changes what each hub holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from polling import eventually
+from skupper_mcp.engine.core import Engine
+from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
+from skupper_sandbox.testing import World, running_world
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+POOL_PORT = 9100
+VERSIONS = {"rhel-ai": "2.2.1", "rhtevan-work": "2.2.1", "local": "2.2.1"}
+
+
+@pytest.fixture(scope="module")
+def pool_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    with running_world(
+        tmp_path_factory.mktemp("pool"),
+        WorldSpec(providers=2, kubernetes=False, skupper_versions=VERSIONS),
+    ) as w:
+        yield w
+
+
+def pool_topology(world: World, strategy: str = "any", extra: str = "") -> Path:
+    text = world.topology.read_text() + (
+        f'\nPOOLS="granite"\nPOOL_GRANITE_PROVIDERS="rhel-ai rhtevan-work"\n'
+        f"POOL_GRANITE_LOCAL_PORT={POOL_PORT}\nPOOL_GRANITE_STRATEGY={strategy}\n{extra}"
+    )
+    path = world.dir / f"topology-pool-{strategy}.env"
+    path.write_text(text)
+    return path
+
+
+async def served_model(world: World) -> str | None:
+    """The model id the pool's port answers with, or None when nothing answers."""
+    try:
+        async with httpx.AsyncClient(timeout=2) as client:
+            reply = await client.get(f"http://{world.addresses['local']}:{POOL_PORT}/v1/models")
+    except httpx.HTTPError:
+        return None
+    if reply.status_code != 200:
+        return None
+    data = reply.json().get("data") or [{}]
+    return str(data[0].get("id"))
+
+
+@dataclass
+class Probe:
+    """The pool's port asked every 0.1 s: when it did not answer, and who did."""
+
+    world: World
+    misses: list[float] = field(default_factory=list)
+    answers: list[tuple[float, str]] = field(default_factory=list)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            at = time.monotonic()
+            model = await served_model(self.world)
+            if model is None:
+                self.misses.append(at)
+            else:
+                self.answers.append((at, model))
+            await asyncio.sleep(0.1)
+
+    def gap(self) -> float:
+        """The longest the port went without an answer (0 when it always answered)."""
+        if not self.misses:
+            return 0.0
+        longest, start, last = 0.0, self.misses[0], self.misses[0]
+        for at in self.misses[1:] + [float("inf")]:
+            if at - last > 0.5:  # an answer came between them
+                longest = max(longest, last - start + 0.1)
+                start = at
+            last = at
+        return longest
+
+
+async def take_down(engine: Engine, world: World, host: str) -> Probe:
+    """Take ``host`` down while the pool's port is probed; the probe's record."""
+    probe = Probe(world)
+    stop = asyncio.Event()
+    task = asyncio.create_task(probe.run(stop))
+    result = await engine.down(host)
+    assert result.ok, result.model_dump_json(indent=1)
+    await asyncio.sleep(3)  # answers after the down, from the other member
+    stop.set()
+    await task
+    return probe
+
+
+def model_of(world: World, host: str) -> str:
+    model = world.info.host(host).default_model_id
+    assert model is not None
+    return model
+
+
+async def test_an_any_pool_keeps_answering_on_its_port_while_either_provider_is_down(
+    pool_world: World,
+) -> None:
+    async with Engine(load_topology(pool_topology(pool_world))) as engine:
+        result = await engine.setup()
+        assert result.ok, result.model_dump_json(indent=1)
+        assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
+
+        gaps = {}
+        for down, other in (("rhel-ai", "rhtevan-work"), ("rhtevan-work", "rhel-ai")):
+            probe = await take_down(engine, pool_world, down)
+            after = [model for _, model in probe.answers[-10:]]
+            assert after and set(after) == {model_of(pool_world, other)}, probe
+            gaps[down] = probe.gap()
+            result = await engine.up(down)
+            assert result.ok, result.model_dump_json(indent=1)
+
+            async def both() -> bool:
+                return await served_model(pool_world) is not None
+
+            assert await eventually(both, timeout=60, what=f"the pool after up {down}")
+        print(f"pool failover gaps (s): {gaps}")
+        for gap in gaps.values():
+            assert gap < 10, gaps
