@@ -13,6 +13,7 @@ from skupper_mcp.models import (
     LinkStatus,
     ModelAction,
     OperationResult,
+    PoolBackend,
     ResolveResult,
     StatusResult,
     TestModelResult,
@@ -363,7 +364,30 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
             for li in status.listeners
         ],
     )
-    return {"sites": sites, "links": links, "listeners": listeners}
+    tables = {"sites": sites, "links": links, "listeners": listeners}
+    if status.pools:
+        tables["pools"] = table(
+            ["Pool", "Port", "Strategy", "Bound", "State", "Backends", "Preferred", "Detail"],
+            [
+                [
+                    p.name,
+                    p.port,
+                    p.strategy,
+                    p.bound,
+                    p.state,
+                    ", ".join(_backend_text(b) for b in p.backends),
+                    p.preferred,
+                    p.detail,
+                ]
+                for p in status.pools
+            ],
+        )
+    return tables
+
+
+def _backend_text(backend: PoolBackend) -> str:
+    mark = {True: "live", False: "down", None: "unknown"}[backend.live]
+    return f"{backend.provider} ({mark})"
 
 
 def status_markdown(status: StatusResult) -> str:
@@ -388,6 +412,8 @@ def status_markdown(status: StatusResult) -> str:
         tables["listeners"],
         "",
     ]
+    if "pools" in tables:
+        parts += ["## Model pools", "", tables["pools"], ""]
     if actions:
         parts += ["## hosted-model-ctl", "", *actions, ""]
     return "\n".join(parts)
@@ -464,6 +490,8 @@ def status_text(status: StatusResult, width: int | None = None) -> str:
     """``status`` for a terminal: sites, links, listeners."""
     tables = status_tables(status, partial(text_table, width=width))
     parts = [tables["sites"], "", tables["links"], "", tables["listeners"]]
+    if "pools" in tables:
+        parts += ["", tables["pools"]]
     return "\n".join([*parts, *_actions_text(status.model_actions, width), "", status.summary])
 
 

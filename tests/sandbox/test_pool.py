@@ -83,7 +83,7 @@ class Probe:
         if not self.misses:
             return 0.0
         longest, start, last = 0.0, self.misses[0], self.misses[0]
-        for at in self.misses[1:] + [float("inf")]:
+        for at in [*self.misses[1:], float("inf")]:
             if at - last > 0.5:  # an answer came between them
                 longest = max(longest, last - start + 0.1)
                 start = at
@@ -118,12 +118,27 @@ async def test_an_any_pool_keeps_answering_on_its_port_while_either_provider_is_
         assert result.ok, result.model_dump_json(indent=1)
         assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
 
+        status = await engine.status()
+        [pool] = status.pools
+        assert (pool.state, pool.bound, pool.strategy) == ("serving", True, "any"), pool
+        assert [(b.provider, b.live) for b in pool.backends] == [
+            ("rhel-ai", True),
+            ("rhtevan-work", True),
+        ]
+        assert "pool granite :9100 serving (2/2 live" in status.summary
+
         gaps = {}
         for down, other in (("rhel-ai", "rhtevan-work"), ("rhtevan-work", "rhel-ai")):
+            planned = await engine.down(down, plan=True)
+            assert f"pool granite (:{POOL_PORT}) keeps serving from {other}" in planned.summary
             probe = await take_down(engine, pool_world, down)
             after = [model for _, model in probe.answers[-10:]]
             assert after and set(after) == {model_of(pool_world, other)}, probe
             gaps[down] = probe.gap()
+            status = await engine.status()
+            [pool] = status.pools
+            assert pool.state == "degraded", pool
+            assert {b.provider: b.live for b in pool.backends} == {down: False, other: True}
             result = await engine.up(down)
             assert result.ok, result.model_dump_json(indent=1)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import cast
 
 from .envfile import DNS_LABEL, LABEL_RULE, Reader, excerpt
 from .model import MULTI_KEY_LISTENER_SINCE, ModelPool, PoolMember, PoolStrategy, ProviderHost
@@ -45,13 +44,14 @@ def pool_names(reader: Reader) -> list[str]:
     for name in reader.words(POOLS_KEY):
         if name in names:
             reader.problems.append(reader.error(POOLS_KEY, f"lists pool {name!r} twice"))
-        elif reader.attempt(
-            lambda n=name: reader.check(
-                POOLS_KEY, n, DNS_LABEL, f"pool names that are {LABEL_RULE}"
-            ),
-            None,
-        ):
+        elif DNS_LABEL.fullmatch(name):
             names.append(name)
+        else:
+            reader.problems.append(
+                reader.error(
+                    POOLS_KEY, f"{excerpt(name)} is not valid: expected a pool name, {LABEL_RULE}"
+                )
+            )
     return names
 
 
@@ -77,7 +77,7 @@ def _pool(
                 f"{excerpt(strategy_text)} is not a strategy: any, priority or weighted",
             )
         )
-    strategy = cast(PoolStrategy, strategy_text if strategy_text in STRATEGIES else "any")
+    strategy: PoolStrategy = next((s for s in STRATEGIES if s == strategy_text), "any")
     if strategy != "any" and min_version < _version(MULTI_KEY_LISTENER_SINCE):
         reader.problems.append(
             reader.error(
@@ -87,8 +87,10 @@ def _pool(
                 f"{MULTI_KEY_LISTENER_SINCE} once every site runs it, or use strategy any",
             )
         )
-    members = reader.attempt(lambda: _members(reader, prefix, providers), [])
-    weights = reader.attempt(lambda: _weights(reader, prefix, strategy, members), {})
+    no_members: list[PoolMember] = []
+    members = reader.attempt(lambda: _members(reader, prefix, providers), no_members)
+    no_weights: dict[str, int] = {}
+    weights = reader.attempt(lambda: _weights(reader, prefix, strategy, members), no_weights)
     local_port = reader.attempt(
         lambda: reader.port(prefix + "LOCAL_PORT", required=f"the local port of pool {name}"),
         None,
