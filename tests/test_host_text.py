@@ -84,6 +84,7 @@ OWN_WORDS_FIELDS = {
     ("PoolStatus", "site"),
     ("PoolStatus", "routing_key"),
     ("PoolStatus", "detail"),
+    ("PoolStatus", "preferred"),
     ("ModelCheck", "name"),
     ("TestModelResult", "target"),
     ("TestModelResult", "host"),

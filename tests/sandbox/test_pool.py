@@ -15,14 +15,17 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp import Client
 
 from polling import eventually
 from skupper_mcp.engine.core import Engine
+from skupper_mcp.models import TestModelResult
+from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.usefixtures("bounded_mcp_clients")]
 
 POOL_PORT = 9100
 VERSIONS = {"rhel-ai": "2.2.1", "rhtevan-work": "2.2.1", "local": "2.2.1"}
@@ -149,3 +152,36 @@ async def test_an_any_pool_keeps_answering_on_its_port_while_either_provider_is_
         print(f"pool failover gaps (s): {gaps}")
         for gap in gaps.values():
             assert gap < 10, gaps
+
+
+async def test_model_on_a_pool_checks_its_port_and_each_backend_through_the_mcp_server(
+    pool_world: World,
+) -> None:
+    path = pool_topology(pool_world)
+    async with Engine(load_topology(path)) as engine:
+        assert (await engine.up("all")).ok
+    async with Client(build_server(path), read_timeout_seconds=120) as client:
+        reply = await client.call_tool("test_model", {"target": "granite"})
+    assert not reply.is_error, reply.content
+    result = TestModelResult.model_validate(reply.structured_content)
+    assert result.target == "granite"
+    names = [c.name for c in result.checks]
+    assert names == [
+        "listener port",
+        "API health",
+        "model id",
+        "chat completion",
+        "backend rhel-ai",
+        "backend rhtevan-work",
+    ]
+    assert (result.passed, result.total) == (6, 6), result.model_dump_json(indent=1)
+    assert result.host in ("rhel-ai", "rhtevan-work")
+
+    async with Engine(load_topology(path)) as engine:
+        assert (await engine.down("rhtevan-work")).ok
+    async with Client(build_server(path), read_timeout_seconds=120) as client:
+        reply = await client.call_tool("test_model", {"target": "granite"})
+    result = TestModelResult.model_validate(reply.structured_content)
+    failed = [c.name for c in result.checks if not c.passed]
+    assert failed == ["backend rhtevan-work"], result.model_dump_json(indent=1)
+    assert result.host == "rhel-ai"  # the pool answered from the member still up
