@@ -28,6 +28,7 @@ from skupper_sandbox.testing import World, running_world
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.usefixtures("bounded_mcp_clients")]
 
 POOL_PORT = 9100
+RANKED_PORT = 9101
 VERSIONS = {"rhel-ai": "2.2.1", "rhtevan-work": "2.2.1", "local": "2.2.1"}
 
 
@@ -41,20 +42,24 @@ def pool_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def pool_topology(world: World, strategy: str = "any", extra: str = "") -> Path:
+    """The world's topology with the pool: ``granite`` on POOL_PORT (any), else ``ranked``
+    on the port after it (a pool's strategy is fixed at setup: a new one, a new pool)."""
+    name, port = ("granite", POOL_PORT) if strategy == "any" else ("ranked", RANKED_PORT)
+    prefix = f"POOL_{name.upper()}_"
     text = world.topology.read_text() + (
-        f'\nPOOLS="granite"\nPOOL_GRANITE_PROVIDERS="rhel-ai rhtevan-work"\n'
-        f"POOL_GRANITE_LOCAL_PORT={POOL_PORT}\nPOOL_GRANITE_STRATEGY={strategy}\n{extra}"
+        f'\nPOOLS="{name}"\n{prefix}PROVIDERS="rhel-ai rhtevan-work"\n'
+        f"{prefix}LOCAL_PORT={port}\n{prefix}STRATEGY={strategy}\n{extra}"
     )
     path = world.dir / f"topology-pool-{strategy}.env"
     path.write_text(text)
     return path
 
 
-async def served_model(world: World) -> str | None:
+async def served_model(world: World, port: int = POOL_PORT) -> str | None:
     """The model id the pool's port answers with, or None when nothing answers."""
     try:
         async with httpx.AsyncClient(timeout=2) as client:
-            reply = await client.get(f"http://{world.addresses['local']}:{POOL_PORT}/v1/models")
+            reply = await client.get(f"http://{world.addresses['local']}:{port}/v1/models")
     except httpx.HTTPError:
         return None
     if reply.status_code != 200:
@@ -185,3 +190,42 @@ async def test_model_on_a_pool_checks_its_port_and_each_backend_through_the_mcp_
     failed = [c.name for c in result.checks if not c.passed]
     assert failed == ["backend rhtevan-work"], result.model_dump_json(indent=1)
     assert result.host == "rhel-ai"  # the pool answered from the member still up
+
+
+async def test_a_priority_pool_is_a_multikeylistener_that_prefers_its_first_provider_and_fails_over(
+    pool_world: World,
+) -> None:
+    path = pool_topology(pool_world, "priority", "SKUPPER_MIN_VERSION=2.2.0\n")
+    async with Engine(load_topology(path)) as engine:
+        result = await engine.setup()
+        assert result.ok, result.model_dump_json(indent=1)
+        first, second = model_of(pool_world, "rhel-ai"), model_of(pool_world, "rhtevan-work")
+
+        async def preferred() -> bool:
+            return await served_model(pool_world, RANKED_PORT) == first
+
+        assert await eventually(preferred, timeout=60, what="the pool from rhel-ai")
+        # every new connection goes to the first key while it is reachable
+        answers = [await served_model(pool_world, RANKED_PORT) for _ in range(10)]
+        assert set(answers) == {first}, answers
+        status = await engine.status()
+        [pool] = status.pools
+        assert (pool.strategy, pool.state, pool.preferred) == ("priority", "serving", "rhel-ai")
+
+        started = time.monotonic()
+        assert (await engine.down("rhel-ai")).ok
+
+        async def failed_over() -> bool:
+            return await served_model(pool_world, RANKED_PORT) == second
+
+        assert await eventually(failed_over, timeout=30, what="the pool from rhtevan-work")
+        print(
+            f"priority pool: answering from rhtevan-work {time.monotonic() - started:.2f} s "
+            "after down rhel-ai began"
+        )
+        status = await engine.status()
+        [pool] = status.pools
+        assert (pool.state, pool.preferred) == ("degraded", "rhtevan-work"), pool
+
+        assert (await engine.up("rhel-ai")).ok
+        assert await eventually(preferred, timeout=60, what="the pool back on rhel-ai")
