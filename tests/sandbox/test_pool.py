@@ -164,7 +164,7 @@ async def test_model_on_a_pool_checks_its_port_and_each_backend_through_the_mcp_
 ) -> None:
     path = pool_topology(pool_world)
     async with Engine(load_topology(path)) as engine:
-        assert (await engine.up("all")).ok
+        assert (await engine.setup()).ok  # also brings every site up
     async with Client(build_server(path), read_timeout_seconds=120) as client:
         reply = await client.call_tool("test_model", {"target": "granite"})
     assert not reply.is_error, reply.content
@@ -229,3 +229,40 @@ async def test_a_priority_pool_is_a_multikeylistener_that_prefers_its_first_prov
 
         assert (await engine.up("rhel-ai")).ok
         assert await eventually(preferred, timeout=60, what="the pool back on rhel-ai")
+
+
+async def seconds_until_served_by(world: World, model: str, timeout: float = 60) -> float:
+    """From now until the pool's port answers from ``model``, asking every 0.1 s."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if await served_model(world) == model:
+            return time.monotonic() - started
+        await asyncio.sleep(0.1)
+    pytest.fail(f"the pool did not answer from {model} within {timeout:g}s")
+
+
+async def test_an_any_pool_fails_over_when_a_providers_router_dies_or_its_network_goes(
+    pool_world: World,
+) -> None:
+    """Not a clean down: the router killed (its link closes at once) and the host's packets
+    dropped (the link goes silent until the local router gives it up)."""
+    path = pool_topology(pool_world)
+    async with Engine(load_topology(path)) as engine:
+        assert (await engine.setup()).ok  # also brings every site up
+        assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
+        measured = {}
+        first, other = model_of(pool_world, "rhel-ai"), model_of(pool_world, "rhtevan-work")
+        for fault in ("kill-router", "blackhole"):
+
+            async def from_first() -> bool:
+                # the idle router balances to the first peer: the member about to fail
+                return await served_model(pool_world) == first
+
+            assert await eventually(from_first, timeout=60, what=f"rhel-ai before {fault}")
+            pool_world.fault("rhel-ai", fault)
+            measured[fault] = await seconds_until_served_by(pool_world, other)
+            pool_world.restore_all()
+            assert (await engine.up("all")).ok
+        print(f"pool failover (s, fault to first answer from the other member): {measured}")
+        assert measured["kill-router"] < 5, measured
+        assert measured["blackhole"] < 30, measured
