@@ -209,3 +209,12 @@ def test_the_sandbox_router_refuses_a_listener_with_both_or_neither_address_and_
     both = MULTI.replace('"port": "9100",', '"port": "9100", "address": "x",')
     with pytest.raises(Exception, match="Exactly one of the 'address' or 'multiAddressStrategy'"):
         parse_router_config(both)
+
+
+def test_the_diagram_lists_each_pool_with_its_members() -> None:
+    from skupper_mcp.render import topology_diagram
+
+    diagram = topology_diagram(topology(ANY_POOL))
+    assert diagram.endswith(
+        "POOLS:\n  chat :9100 (any, key pool-chat) over alpha/a-big, beta/b-fast"
+    )

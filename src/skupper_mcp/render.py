@@ -18,7 +18,7 @@ from skupper_mcp.models import (
     StatusResult,
     TestModelResult,
 )
-from skupper_mcp.topology import KubeSite, ProviderHost, Topology
+from skupper_mcp.topology import KubeSite, ModelPool, ProviderHost, Topology
 
 Cell = str | int | float | bool | None
 
@@ -248,7 +248,23 @@ def topology_diagram(topology: Topology) -> str:
     lines += ["", "PROVIDERS:"]
     for p in topology.providers:
         lines += _provider_line(p)
+    if topology.pools:
+        lines += ["", "POOLS:"]
+        lines += [_pool_line(pool) for pool in topology.pools]
     return "\n".join(lines)
+
+
+def _pool_line(pool: ModelPool) -> str:
+    """``granite :9100 (any, key pool-granite) over rhel-ai/g8b, ...`` (weights when weighted)."""
+    if pool.strategy == "any":
+        how = f"any, key {pool.routing_key}"
+    else:
+        how = f"{pool.strategy}, MultiKeyListener {pool.routing_key}"
+    members = ", ".join(
+        f"{m.provider}/{m.profile}" + (f" weight {m.weight}" if pool.strategy == "weighted" else "")
+        for m in pool.members
+    )
+    return f"  {pool.name} :{pool.local_port} ({how}) over {members}"
 
 
 def site_rows(topology: Topology) -> list[list[Cell]]:
