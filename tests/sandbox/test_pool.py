@@ -8,6 +8,9 @@ the pool's setup changes what each hub holds.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -266,3 +269,43 @@ async def test_an_any_pool_fails_over_when_a_providers_router_dies_or_its_networ
         print(f"pool failover (s, fault to first answer from the other member): {measured}")
         assert measured["kill-router"] < 5, measured
         assert measured["blackhole"] < 30, measured
+
+
+def run_cli(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skupper_mcp", "--topology", str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+@pytest.mark.spawns
+async def test_through_the_cli_the_pool_answers_on_its_port_while_either_provider_is_down(
+    pool_world: World,
+) -> None:
+    """What a user runs: ``down`` of each member in turn from the CLI, the port asked every
+    0.1 s meanwhile, ``status --json`` after each."""
+    path = pool_topology(pool_world)
+    async with Engine(load_topology(path)) as engine:
+        assert (await engine.setup()).ok  # also brings every site up
+    assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
+    for down, other in (("rhel-ai", "rhtevan-work"), ("rhtevan-work", "rhel-ai")):
+        probe = Probe(pool_world)
+        stop = asyncio.Event()
+        task = asyncio.create_task(probe.run(stop))
+        done = await asyncio.to_thread(run_cli, path, "down", down)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"pool granite (:{POOL_PORT}) keeps serving from {other}" in done.stdout
+        await asyncio.sleep(2)
+        stop.set()
+        await task
+        assert probe.gap() == 0.0, probe.misses
+        assert {m for _, m in probe.answers[-5:]} == {model_of(pool_world, other)}
+        shown = await asyncio.to_thread(run_cli, path, "--json", "status")
+        [pool] = json.loads(shown.stdout)["pools"]
+        assert pool["state"] == "degraded"
+        assert {b["provider"]: b["live"] for b in pool["backends"]} == {down: False, other: True}
+        again = await asyncio.to_thread(run_cli, path, "up", down)
+        assert again.returncode == 0, again.stdout + again.stderr
