@@ -18,9 +18,9 @@ from .model_checks import route_checks
 async def run(topology: Topology, pool: ModelPool) -> TestModelResult:
     host = topology.local.listener_host
     wanted = [_model_id(topology, m) for m in pool.members]
-    route, *members = await asyncio.gather(
+    route, members = await asyncio.gather(
         route_checks(host, pool.local_port, wanted),
-        *(_member_check(topology, m) for m in pool.members),
+        asyncio.gather(*(_member_check(topology, m) for m in pool.members)),
     )
     checks = [*route, *members]
     served = next(
