@@ -218,3 +218,16 @@ def test_the_diagram_lists_each_pool_with_its_members() -> None:
     assert diagram.endswith(
         "POOLS:\n  chat :9100 (any, key pool-chat) over alpha/a-big, beta/b-fast"
     )
+
+
+def test_an_any_pool_with_a_cluster_port_gets_a_listener_on_the_cluster_too() -> None:
+    from skupper_mcp.engine.desired.cluster import base_resources
+
+    cluster = "CRC_SITE_NAME=crc-test\nCRC_MODEL_PORT=8000\n"
+    topo = topology(cluster + ANY_POOL + "POOL_CHAT_CRC_PORT=8100\n")
+    [listener] = [r for r in base_resources(topo) if r["spec"].get("host") == "model-pool-chat"]
+    assert listener["spec"] == {"routingKey": "pool-chat", "host": "model-pool-chat", "port": 8100}
+    [taken] = problems(cluster + ANY_POOL + "POOL_CHAT_CRC_PORT=8000\n")
+    assert "Kubernetes listener port 8000 is already used for alpha" in taken
+    [no_cluster] = problems(ANY_POOL + "POOL_CHAT_CRC_PORT=8100\n")
+    assert "needs the Kubernetes site" in no_cluster
