@@ -222,12 +222,53 @@ class ListenerStatus(Result):
     )
 
 
+PoolState = Literal["serving", "degraded", "down", "unknown"]
+
+
+class PoolBackend(Result):
+    """One provider of a model pool, and whether the pool can reach it now."""
+
+    provider: str = Field(description="Provider host in the topology")
+    profile: str = Field(description="The profile it serves the pool with")
+    routing_key: str = Field(description="The key the pool's listener reaches it by")
+    weight: int = Field(default=1, description="Its weight (weighted pools)")
+    live: bool | None = Field(
+        default=None,
+        description="Its router runs and the local site's link to it is up (null: its "
+        "state could not be read)",
+    )
+    why: str = Field(default="", description="Why it is not live, when it is not")
+
+
+class PoolStatus(Result):
+    """A model pool: one local port in front of several providers."""
+
+    name: str
+    strategy: Literal["any", "priority", "weighted"]
+    site: str = Field(description="Site of the pool's listener")
+    port: int
+    routing_key: str = Field(description="Shared routing key (any) or the listener's name")
+    bound: bool | None = Field(default=None, description="Whether the port accepts connections")
+    state: PoolState = Field(
+        description="serving: every backend is live. degraded: some are down, the pool "
+        "answers from the others. down: none is live. unknown: a backend could not be read"
+    )
+    backends: list[PoolBackend]
+    preferred: str | None = Field(
+        default=None,
+        description="The provider new connections go to: priority, the first live one in "
+        "order; weighted, the live one of highest weight; any, none (the router balances)",
+    )
+    detail: str = Field(default="", description="One line on how connections are shared now")
+
+
 class StatusResult(Result):
     """Live state of every site, link and listener."""
 
     sites: list[SiteStatus]
     links: list[LinkStatus]
     listeners: list[ListenerStatus]
+    pools: list[PoolStatus] = Field(default_factory=list)
     model_actions: list[ModelAction] = Field(default_factory=list)
     summary: str
 

@@ -13,11 +13,12 @@ from skupper_mcp.models import (
     LinkStatus,
     ModelAction,
     OperationResult,
+    PoolBackend,
     ResolveResult,
     StatusResult,
     TestModelResult,
 )
-from skupper_mcp.topology import KubeSite, ProviderHost, Topology
+from skupper_mcp.topology import KubeSite, ModelPool, ProviderHost, Topology
 
 Cell = str | int | float | bool | None
 
@@ -247,7 +248,23 @@ def topology_diagram(topology: Topology) -> str:
     lines += ["", "PROVIDERS:"]
     for p in topology.providers:
         lines += _provider_line(p)
+    if topology.pools:
+        lines += ["", "POOLS:"]
+        lines += [_pool_line(pool) for pool in topology.pools]
     return "\n".join(lines)
+
+
+def _pool_line(pool: ModelPool) -> str:
+    """``granite :9100 (any, key pool-granite) over rhel-ai/g8b, ...`` (weights when weighted)."""
+    if pool.strategy == "any":
+        how = f"any, key {pool.routing_key}"
+    else:
+        how = f"{pool.strategy}, MultiKeyListener {pool.routing_key}"
+    members = ", ".join(
+        f"{m.provider}/{m.profile}" + (f" weight {m.weight}" if pool.strategy == "weighted" else "")
+        for m in pool.members
+    )
+    return f"  {pool.name} :{pool.local_port} ({how}) over {members}"
 
 
 def site_rows(topology: Topology) -> list[list[Cell]]:
@@ -363,7 +380,30 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
             for li in status.listeners
         ],
     )
-    return {"sites": sites, "links": links, "listeners": listeners}
+    tables = {"sites": sites, "links": links, "listeners": listeners}
+    if status.pools:
+        tables["pools"] = table(
+            ["Pool", "Port", "Strategy", "Bound", "State", "Backends", "Preferred", "Detail"],
+            [
+                [
+                    p.name,
+                    p.port,
+                    p.strategy,
+                    p.bound,
+                    p.state,
+                    ", ".join(_backend_text(b) for b in p.backends),
+                    p.preferred,
+                    p.detail,
+                ]
+                for p in status.pools
+            ],
+        )
+    return tables
+
+
+def _backend_text(backend: PoolBackend) -> str:
+    mark = {True: "live", False: "down", None: "unknown"}[backend.live]
+    return f"{backend.provider} ({mark})"
 
 
 def status_markdown(status: StatusResult) -> str:
@@ -388,6 +428,8 @@ def status_markdown(status: StatusResult) -> str:
         tables["listeners"],
         "",
     ]
+    if "pools" in tables:
+        parts += ["## Model pools", "", tables["pools"], ""]
     if actions:
         parts += ["## hosted-model-ctl", "", *actions, ""]
     return "\n".join(parts)
@@ -464,6 +506,8 @@ def status_text(status: StatusResult, width: int | None = None) -> str:
     """``status`` for a terminal: sites, links, listeners."""
     tables = status_tables(status, partial(text_table, width=width))
     parts = [tables["sites"], "", tables["links"], "", tables["listeners"]]
+    if "pools" in tables:
+        parts += ["", tables["pools"]]
     return "\n".join([*parts, *_actions_text(status.model_actions, width), "", status.summary])
 
 

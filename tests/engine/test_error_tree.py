@@ -61,7 +61,7 @@ def set_up_site_state(host: str, namespace: str = "default", user: str = "tester
     topology = parse_topology(SMALL_TOPOLOGY, Path("topology.env"))
     provider = topology.provider(host)
     desired = (
-        hub_resources(provider)
+        hub_resources(provider, topology.pools)
         if provider is not None
         else local_resources_without_secrets(topology)
     )

@@ -164,7 +164,7 @@ def build_steps(topology: Topology, reading: PodmanReading, phase: str) -> list[
     host, found = reading.ref.host, reading.state
     p = topology.provider(host)
     if p is not None:
-        desired, tmpfs = hub_resources(p), p.tmpfs_workaround
+        desired, tmpfs = hub_resources(p, topology.pools), p.tmpfs_workaround
     else:
         desired, _ = local_resources(topology, found, certs(topology, phase))
         tmpfs = False

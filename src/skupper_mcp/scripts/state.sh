@@ -61,8 +61,8 @@ UnitFileState,MainPID,ExecMainCode,ExecMainStatus \"\$router_unit\" \"\$controll
     echo "@@section router"
     skmcp_framed "podman inspect \"\$router_container\" 2>/dev/null"
     # Secrets (link client keys) lose their private key first (show)
-    show_kinds input "$nsdir/input/resources" Site RouterAccess Listener Connector Link Secret
-    show_kinds runtime "$nsdir/runtime/resources" Site RouterAccess Listener Connector Link
+    show_kinds input "$nsdir/input/resources" Site RouterAccess Listener MultiKeyListener Connector Link Secret
+    show_kinds runtime "$nsdir/runtime/resources" Site RouterAccess Listener MultiKeyListener Connector Link
     ud="$SKMCP_UNITS"
     for u in "$router_unit" "$controller_unit" "$user$legacy_suffix"; do
         [ -f "$ud/$u" ] && { echo "@@file unit $u"; sed 's/^/|/' "$ud/$u"; echo; }

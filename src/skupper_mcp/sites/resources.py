@@ -128,6 +128,22 @@ def listener(name: str, routing_key: str, host: str, port: int) -> Resource:
     return _cr("Listener", name, {"routingKey": routing_key, "host": host, "port": port})
 
 
+def multi_key_listener(
+    name: str, host: str, port: int, strategy: str, keys: list[tuple[str, int]]
+) -> Resource:
+    """A MultiKeyListener (Skupper 2.2+, config/samples/skupper_v2alpha1_multikeylistener.yaml
+    @2.2.0): ``priority`` lists the keys, the first preferred; ``weighted`` maps each to its
+    weight."""
+    routing: list[str] | dict[str, int] = (
+        [k for k, _ in keys] if strategy == "priority" else dict(keys)
+    )
+    return _cr(
+        "MultiKeyListener",
+        name,
+        {"host": host, "port": port, "strategy": {strategy: {"routingKeys": routing}}},
+    )
+
+
 def link_secret(target: LinkTarget, cert: ClientCert) -> Resource:
     """The Secret a Link presents: type kubernetes.io/tls, the three keys in ``data``
     (the podman loader reads only ``data``; the kube-adaptor mounts only TLS secrets)."""

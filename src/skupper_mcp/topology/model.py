@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -86,6 +87,43 @@ class KubeSite(_Model):
     )
 
 
+PoolStrategy = Literal["any", "priority", "weighted"]
+
+#: The Skupper release that brings MultiKeyListener (priority and weighted pools):
+#: pkg/apis/skupper/v2alpha1/multikeylistener_types.go@2.2.0, absent from 2.1.x.
+MULTI_KEY_LISTENER_SINCE = "2.2.0"
+
+
+class PoolMember(_Model):
+    """One provider of a pool, and the profile (model) it serves the pool with."""
+
+    provider: str = Field(description="The provider host's name")
+    profile: str = Field(description="The provider's profile the pool serves")
+    weight: int = Field(default=1, description="Its weight (weighted pools); 1 otherwise")
+
+
+class ModelPool(_Model):
+    """One local port for a model served by several providers, with failover.
+
+    ``any``: every member's hub has a Connector with the pool's routing key, and the local
+    site one Listener on it: the router sends each connection to a reachable connector.
+    ``priority`` / ``weighted``: a MultiKeyListener over the members' own routing keys
+    (Skupper 2.2+), in member order for priority (the first preferred)."""
+
+    name: str = Field(description="The pool's name, a DNS label (a TARGET of test_model)")
+    local_port: int = Field(description="Listener port on the local site")
+    routing_key: str = Field(description="The shared routing key (any) or the listener's name")
+    strategy: PoolStrategy
+    members: list[PoolMember] = Field(description="In preference order")
+    kube_port: int | None = Field(default=None, description="Listener port on the cluster")
+
+    def member_names(self) -> list[str]:
+        return [m.provider for m in self.members]
+
+    def has(self, provider: str) -> bool:
+        return provider in self.member_names()
+
+
 class SSHSettings(_Model):
     """How every SSH connection is made."""
 
@@ -115,6 +153,7 @@ class Topology(_Model):
     providers: list[ProviderHost]
     local: LocalSite
     kubernetes: KubeSite | None = None
+    pools: list[ModelPool] = Field(default_factory=list)
     ssh: SSHSettings = Field(default_factory=SSHSettings)
     min_skupper_version: str = DEFAULT_MIN_SKUPPER_VERSION
     state_dir: Path = Field(
@@ -162,6 +201,13 @@ class Topology(_Model):
             return self.kubernetes.name
         provider = self.provider(name)
         return provider.name if provider else None
+
+    def pool(self, name: str) -> ModelPool | None:
+        return next((pool for pool in self.pools if pool.name == name), None)
+
+    def pools_of(self, provider: str) -> list[ModelPool]:
+        """The pools ``provider`` serves."""
+        return [pool for pool in self.pools if pool.has(provider)]
 
     def profile_names(self) -> list[str]:
         return [name for p in self.providers for name in p.profiles]

@@ -23,11 +23,13 @@ from .model import (
     DEFAULT_MIN_SKUPPER_VERSION,
     KubeSite,
     LocalSite,
+    ModelPool,
     ProviderHost,
     SSHSettings,
     Topology,
     default_state_dir,
 )
+from .pools import check_pool_ports, parse_pools, pool_keys, pool_prefix
 
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}", re.ASCII)
 # A routing key is also the name of its Listener and Connector, which Skupper's non-kube
@@ -138,8 +140,28 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
         "SKUPPER_MIN_VERSION", DEFAULT_MIN_SKUPPER_VERSION, _VERSION, "a version like 2.1.0"
     )
     state_dir = reader.path_value("STATE_DIR", base) or default_state_dir()
+    pools: list[ModelPool] = []
+    if len(providers) == len(provider_names):
+        pools = parse_pools(reader, providers, _version_tuple(min_version))
+        for pool in pools:
+            if pool.kube_port is None:
+                continue
+            if kube is None:
+                problems.append(
+                    reader.error(
+                        pool_prefix(pool.name) + "CRC_PORT", "needs the Kubernetes site (CRC_...)"
+                    )
+                )
+            elif pool.strategy != "any":
+                problems.append(
+                    reader.error(
+                        pool_prefix(pool.name) + "CRC_PORT",
+                        "a cluster listener is made for strategy any pools only (setup "
+                        "does not build a MultiKeyListener on Kubernetes)",
+                    )
+                )
     if local is not None and len(providers) == len(provider_names):
-        reader.attempt(lambda: _check_unique(reader, providers, local, kube), None)
+        reader.attempt(lambda: _check_unique(reader, providers, local, kube, pools), None)
     if problems:
         problems.sort(key=lambda p: (p.line is None, p.line or 0))
         raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
@@ -156,6 +178,7 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
             providers=providers,
             local=local,
             kubernetes=kube,
+            pools=pools,
             ssh=ssh,
             min_skupper_version=min_version,
             state_dir=state_dir,
@@ -451,8 +474,12 @@ def _ssh_settings(reader: Reader, base: Path) -> SSHSettings:
     )
 
 
-def _known_keys(provider_names: Iterable[str]) -> set[str]:
-    known = set(_GLOBAL_KEYS)
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def _known_keys(provider_names: Iterable[str], pools: list[str]) -> set[str]:
+    known = set(_GLOBAL_KEYS) | pool_keys(pools)
     known |= {f"LOCAL_{s}" for s in _LOCAL_SUFFIXES}
     known |= {f"CRC_{s}" for s in _KUBE_SUFFIXES}
     for name in provider_names:
@@ -462,7 +489,8 @@ def _known_keys(provider_names: Iterable[str]) -> set[str]:
 
 
 def _reject_unknown(reader: Reader, provider_names: list[str]) -> None:
-    known = _known_keys(provider_names)
+    pools = [w for w in reader.words("POOLS") if DNS_LABEL.fullmatch(w)]  # parse_pools checks
+    known = _known_keys(provider_names, pools)
     prefixes = [prefix_of(name) for name in provider_names]
     for key in reader.assignments:
         if key in known:
@@ -483,7 +511,11 @@ def _reject_unknown(reader: Reader, provider_names: list[str]) -> None:
 
 
 def _check_unique(
-    reader: Reader, providers: list[ProviderHost], local: LocalSite, kube: KubeSite | None
+    reader: Reader,
+    providers: list[ProviderHost],
+    local: LocalSite,
+    kube: KubeSite | None,
+    pools: list[ModelPool],
 ) -> None:
     local_ports: dict[int, str] = {}
     for p in providers:
@@ -499,6 +531,8 @@ def _check_unique(
                 "; each provider needs its own local port",
             )
         local_ports[p.local_port] = p.name
+    kube_ports = {port: name for name, port in (kube.listeners.items() if kube else ())}
+    check_pool_ports(reader, pools, local_ports, kube_ports)
     for key, port in (
         ("LOCAL_INTER_ROUTER_PORT", local.inter_router_port),
         ("LOCAL_EDGE_PORT", local.edge_port),

@@ -79,6 +79,25 @@ def tcp_connector(
     return ["tcpConnector", _tcp(name, host, port, address, site_id)]
 
 
+def multi_address_listener(
+    name: str, host: str, port: str, strategy: str, site_id: str | None = None
+) -> Entity:
+    """A ``tcpListener`` with ``multiAddressStrategy`` and no ``address``: its addresses are
+    ``listenerAddress`` entities (internal/site/multikeylistener.go@2.2.0)."""
+    attributes = {"name": name, "host": host, "port": port}
+    if site_id is not None:
+        attributes["siteId"] = site_id
+    attributes["multiAddressStrategy"] = strategy
+    return ["tcpListener", attributes]
+
+
+def listener_address(name: str, address: str, value: int, listener: str) -> Entity:
+    return [
+        "listenerAddress",
+        {"name": name, "address": address, "value": value, "listener": listener},
+    ]
+
+
 def _tcp(name: str, host: str, port: str, address: str, site_id: str | None) -> dict[str, str]:
     attributes = {"name": name, "host": host, "port": port, "address": address}
     if site_id is not None:

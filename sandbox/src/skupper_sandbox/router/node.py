@@ -17,6 +17,7 @@ from skupper_sandbox.hostenv import HostInfo, container_path, translate
 from skupper_sandbox.router import management
 from skupper_sandbox.router.config import Connector, Listener, RouterConfig, TcpEndpoint
 from skupper_sandbox.router.link import LinkSession, PeerHello
+from skupper_sandbox.router.multiaddress import choose_address
 from skupper_sandbox.router.protocol import (
     Frame,
     FrameType,
@@ -25,7 +26,7 @@ from skupper_sandbox.router.protocol import (
     read_frame,
 )
 from skupper_sandbox.router.release import release_tag, unreachable_holdoff
-from skupper_sandbox.router.routing import MAX_COST, RouteTable
+from skupper_sandbox.router.routing import MAX_COST, Route, RouteTable
 from skupper_sandbox.router.streams import Relay, StreamHandler, StreamKey, TcpBridge, pipe
 from skupper_sandbox.router.tls import (
     HostnameMismatch,
@@ -499,7 +500,7 @@ class Router:
     async def _bind_or_unbind_tcp_listeners(self) -> None:
         for endpoint in self.config.tcp_listeners:
             key = f"tcp/{endpoint.name}"
-            reachable = self.keys.best(endpoint.address) is not None
+            reachable = any(self.keys.best(k) is not None for k in endpoint.routing_keys())
             server = self._servers.get(key)
             if reachable and server is None:
 
@@ -525,13 +526,14 @@ class Router:
     async def _accept_tcp(
         self, endpoint: TcpEndpoint, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        route = self.keys.best(endpoint.address, alive=self.links)
-        if route is None:
+        address = choose_address(endpoint, self._reachable_now)
+        route = self._balanced(address) if address is not None else None
+        if address is None or route is None:
             writer.transport.abort()
             return
         if route.via is None:
             try:
-                target = await self._dial_target(endpoint.address)
+                target = await self._dial_target(address)
             except OSError:
                 writer.transport.abort()
                 return
@@ -543,7 +545,7 @@ class Router:
             return
         bridge = TcpBridge(link, link.new_stream_id(), self._forget_stream)
         self._streams[bridge.key] = bridge
-        opening = {"address": endpoint.address, "ttl": MAX_COST}
+        opening = {"address": address, "ttl": MAX_COST}
         try:
             await link.send(json_frame(FrameType.OPEN, opening, bridge.stream_id))
         except OSError:
@@ -551,6 +553,28 @@ class Router:
             writer.transport.abort()
             return
         bridge.attach(reader, writer)
+
+    def _reachable_now(self, key: str) -> bool:
+        """Whether a live route to ``key`` is known: a MultiKeyListener's address counts as
+        reachable only then (adaptor_listener.c@3.5.1:160-190)."""
+        return self.keys.best(key, alive=self.links) is not None
+
+    def _balanced(self, key: str) -> Route | None:
+        """Where a new connection to ``key`` goes: a local connector, else the live peer of
+        least cost plus connections open through it (``qdr_forward_balanced_CT``,
+        src/router_core/forwarder.c@3.5.1:894-1030: outstanding deliveries plus the node's
+        cost; a router with no data link is skipped)."""
+        best = self.keys.best(key, alive=self.links)
+        if best is None or best.via is None:
+            return best
+        candidates = self.keys.routes(key, alive=self.links)
+        if not candidates:
+            return best  # only a lost peer's route: it fails as before
+        open_via: dict[str, int] = {}
+        for stream in self._streams.values():
+            if isinstance(stream, TcpBridge):
+                open_via[stream.link.name] = open_via.get(stream.link.name, 0) + 1
+        return min(candidates, key=lambda r: (r.cost + open_via.get(r.via or "", 0), r.via or ""))
 
     # --- management ----------------------------------------------------------------------
 

@@ -78,6 +78,14 @@ class RouteTable:
                 found = Route(peer, cost)
         return found
 
+    def routes(self, key: str, *, alive: Collection[str]) -> list[Route]:
+        """Every route to ``key`` through a live peer (none for a local key)."""
+        return [
+            Route(peer, cost)
+            for peer in sorted(self._learned)
+            if peer in alive and (cost := self._learned[peer].get(key)) is not None
+        ]
+
     def keys(self) -> set[str]:
         known = set(self._local)
         for routes in self._learned.values():

@@ -18,7 +18,7 @@ from ...sites.kube import KubeState
 from ...sites.resources import ClientCert, LinkTarget, Resource
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST
-from .podman import hub_target
+from .podman import hub_target, pool_listener
 
 Certs = dict[str, ClientCert | None]
 
@@ -53,6 +53,10 @@ def base_resources(topology: Topology) -> list[Resource]:
     for host, port in kube.listeners.items():
         name = f"model-listener-{host}"
         found.append(cr.listener(name, keys[host], name, port))
+    for pool in topology.pools:
+        if pool.kube_port is not None:
+            name = f"model-pool-{pool.name}"
+            found.append(pool_listener(topology, pool, name, pool.kube_port))
     return found
 
 

@@ -206,7 +206,10 @@ def reading_needs(
     p = topology.provider(host)
     assert p is not None  # a podman reading other than the local site's is a provider's
     return podman_needs(
-        reading.state, hub_resources(p), namespace=reading.namespace, tmpfs=p.tmpfs_workaround
+        reading.state,
+        hub_resources(p, topology.pools),
+        namespace=reading.namespace,
+        tmpfs=p.tmpfs_workaround,
     )
 
 

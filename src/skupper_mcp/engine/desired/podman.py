@@ -8,17 +8,36 @@ from __future__ import annotations
 from ...facts.site_state import SiteState
 from ...sites import resources as cr
 from ...sites.resources import ClientCert, LinkTarget, Resource
-from ...topology import ProviderHost, Topology
+from ...topology import ModelPool, ProviderHost, Topology
 
 
-def hub_resources(p: ProviderHost) -> list[Resource]:
-    """What a provider's hub holds: its Site, RouterAccess (SANs, explicit ports) and the
-    Connector to its model."""
+def hub_resources(p: ProviderHost, pools: list[ModelPool]) -> list[Resource]:
+    """What a provider's hub holds: its Site, RouterAccess (SANs, explicit ports), the
+    Connector to its model, and one more on the same model for each ``any`` pool it serves
+    (the pool's shared key: the router sends each connection to a reachable connector of
+    it). Priority and weighted pools reach it by its own key."""
     return [
         cr.site(p.site_name),
         cr.router_access(p.site_name, p.inter_router_port, p.edge_port, p.sans),
         cr.connector(p.routing_key, p.model_host, p.model_port),
+    ] + [
+        cr.connector(pool.routing_key, p.model_host, p.model_port)
+        for pool in pools
+        if pool.strategy == "any" and pool.has(p.name)
     ]
+
+
+def pool_listener(topology: Topology, pool: ModelPool, host: str, port: int) -> Resource:
+    """The one listener of a pool: a Listener on its shared key (any), else a
+    MultiKeyListener over its members' own keys, in preference order."""
+    if pool.strategy == "any":
+        return cr.listener(pool.routing_key, pool.routing_key, host, port)
+    keys = []
+    for member in pool.members:
+        provider = topology.provider(member.provider)
+        assert provider is not None  # the topology's parse checked every member
+        keys.append((provider.routing_key, member.weight))
+    return cr.multi_key_listener(pool.routing_key, host, port, pool.strategy, keys)
 
 
 def hub_target(p: ProviderHost) -> LinkTarget:
@@ -33,10 +52,14 @@ def local_base_resources(topology: Topology) -> list[Resource]:
         cr.site(local.site_name),
         cr.router_access(local.site_name, local.inter_router_port, local.edge_port, local.sans),
     ]
-    return found + [
-        cr.listener(p.routing_key, p.routing_key, "0.0.0.0", p.local_port)
-        for p in topology.providers
-    ]
+    return (
+        found
+        + [
+            cr.listener(p.routing_key, p.routing_key, "0.0.0.0", p.local_port)
+            for p in topology.providers
+        ]
+        + [pool_listener(topology, pool, "0.0.0.0", pool.local_port) for pool in topology.pools]
+    )
 
 
 def local_resources_without_secrets(topology: Topology) -> list[Resource]:

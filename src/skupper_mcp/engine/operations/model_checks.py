@@ -180,13 +180,18 @@ async def route_checks(
 
 
 async def run(sites: SiteMap, target_query: str) -> TestModelResult:
-    """The six checks of one provider's model route."""
+    """The six checks of one provider's model route (a pool's: ``pool_checks``)."""
+    pool = sites.topology.pool(target_query.strip())
+    if pool is not None:
+        from . import pool_checks  # it builds on this module's route checks
+
+        return await pool_checks.run(sites.topology, pool)
     target = resolve_target(sites.topology, target_query)
     if target.host is None or target.host not in {p.name for p in sites.topology.providers}:
         names = [p.name for p in sites.topology.providers]
         raise ConfigError(
             f"test_model needs a provider host or profile, not {target_query!r}: "
-            f"use one of {', '.join(names)} or a profile name"
+            f"use one of {', '.join(names)}, a profile or a pool name"
         )
     p = sites.provider(target.host)
     profile = target.profile

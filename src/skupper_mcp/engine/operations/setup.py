@@ -263,7 +263,7 @@ async def _podman(
 
 async def _hub(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) -> None:
     p = sites.provider(view.ref.host)
-    await _podman(backups, run, view, hub_resources(p), p.tmpfs_workaround)
+    await _podman(backups, run, view, hub_resources(p, sites.topology.pools), p.tmpfs_workaround)
 
 
 async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) -> None:

@@ -9,10 +9,11 @@ Links get a TCP probe to the remote inter-router port from here; listeners a con
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from ...facts import names
-from ...models import LinkStatus, ListenerStatus, SiteStatus, StatusResult
+from ...models import LinkStatus, ListenerStatus, PoolStatus, SiteStatus, StatusResult
 from ...sites.kube import status_of
 from ...topology import Topology
 from .. import model_actions as actions_for
@@ -20,6 +21,7 @@ from ..condition import claims_ready, podman_site_resource, site_condition
 from ..desired.cluster import cluster_link_names
 from ..desired.needs import setup_needed
 from ..listeners import listener_row, listener_state
+from ..pools import pool_rows
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, link_rows, served_models
@@ -82,7 +84,9 @@ def _phase(pod: dict[str, Any]) -> str:
     return str(status.get("phase", "?")) if isinstance(status, dict) else "?"
 
 
-def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str:
+def summary(
+    site_rows: list[SiteStatus], listeners: list[ListenerStatus], pools: Sequence[PoolStatus] = ()
+) -> str:
     """One line: which sites run, are stopped, not set up, unreachable or unknown; the
     listeners bound; the stale and degraded sites and where setup is needed."""
 
@@ -103,6 +107,12 @@ def summary(site_rows: list[SiteStatus], listeners: list[ListenerStatus]) -> str
     parts.append(f"{bound}/{len(listeners)} listeners bound")
     if closing:
         parts.append(f"closing (bound, no route): {', '.join(closing)}")
+    for pool in pools:
+        live = [b.provider for b in pool.backends if b.live]
+        parts.append(
+            f"pool {pool.name} :{pool.port} {pool.state} "
+            f"({len(live)}/{len(pool.backends)} live: {', '.join(live) or 'none'})"
+        )
     if hosts("stale"):
         parts.append(f"stale status on {', '.join(hosts('stale'))}")
     degraded = [f"{s.host} ({s.state_reason})" for s in site_rows if s.state == "degraded"]
@@ -122,7 +132,10 @@ async def run(sites: SiteMap) -> StatusResult:
     site_rows = [site_status(views[r.host], links_of_cluster) for r in refs]
     for row in site_rows:
         row.drift = setup_needed(topo, views[row.host])
-    links, listeners = await asyncio.gather(_links(sites.topology, views), _listeners(sites, views))
+    links, listeners, pool_bound = await asyncio.gather(
+        _links(sites.topology, views), _listeners(sites, views), _pool_probes(topo)
+    )
+    pools = pool_rows(topo, site_rows, links, pool_bound)
     reachable = {r.host: not isinstance(views[r.host], Unread) for r in refs}
     served = served_models(views)
     actions = actions_for.status_actions(topo, reachable, served)
@@ -130,9 +143,16 @@ async def run(sites: SiteMap) -> StatusResult:
         sites=site_rows,
         links=links,
         listeners=listeners,
+        pools=pools,
         model_actions=actions,
-        summary=summary(site_rows, listeners),
+        summary=summary(site_rows, listeners, pools),
     )
+
+
+async def _pool_probes(topology: Topology) -> dict[str, bool | None]:
+    host = topology.local.listener_host
+    probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in topology.pools))
+    return {p.name: ok for p, ok in zip(topology.pools, probes, strict=True)}
 
 
 async def _links(topology: Topology, views: dict[str, Reading]) -> list[LinkStatus]:

@@ -29,6 +29,7 @@ from ..condition import (
 from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
 from ..desired.needs import setup_needed
 from ..listeners import ROUTE_MAX_AGE, closing, listener_row, listener_state, stopped_since
+from ..pools import serving_after_down
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
 from ..scope import SiteRef, local_stops, resolve_target, scope
@@ -329,6 +330,11 @@ async def down(
         actions_for.model_actions("down", topology, results, served),
         plan,
     )
+    stopping = {r.host for r in refs if r.role == "provider"}
+    running = {p.host for p in providers if router_running(views[p.host])}
+    pool_lines = serving_after_down(topology, stopping, running)
+    if pool_lines:
+        result.summary += "; " + "; ".join(pool_lines)
     if not plan:
         result.listeners = await _listeners_after_down(sites, results, views)
         lingering = [li for li in result.listeners if li.state == "closing"]

@@ -23,6 +23,7 @@ from .failure import CliFailure
 from .paths import NamespacePaths
 from .removal import remove_all
 from .site_state import SiteState, has_explicit_ports, link_roles, role_port
+from .version import is_v22
 
 SSL_BASE = f"{entities.SSL_BASE}/runtime/certs"
 LOCAL_ROUTER_ACCESS = "skupper-local"
@@ -214,6 +215,8 @@ def router_config(state: SiteState, site_id: str, cli_version: str) -> list[Enti
                 site_id,
             )
         )
+    if is_v22(cli_version):  # 2.1's loader ignores the kind: nothing is rendered for it
+        config += _multi_key_listeners(state, site_id)
     for connector in state.connectors:
         spec = res.spec(connector)
         config.append(
@@ -226,6 +229,34 @@ def router_config(state: SiteState, site_id: str, cli_version: str) -> list[Enti
             )
         )
     return config
+
+
+def _multi_key_listeners(state: SiteState, site_id: str) -> list[Entity]:
+    """Each MultiKeyListener as a multi-address tcpListener ``multiAddress/<name>`` and a
+    listenerAddress ``<name>/<key>`` per key: priority values count down from the first key
+    (the highest, the preferred), weighted ones are the weights
+    (internal/site/multikeylistener.go@2.2.0:27-67)."""
+    found: list[Entity] = []
+    for mkl in (r for r in state.others if r["kind"] == "MultiKeyListener"):
+        name, spec = res.name_of(mkl), res.spec(mkl)
+        strategy = spec.get("strategy") or {}
+        listener = f"multiAddress/{name}"
+        kind = "priority" if "priority" in strategy else "weighted"
+        keys = (strategy.get(kind) or {}).get("routingKeys") or []
+        found.append(
+            entities.multi_address_listener(
+                listener, str(spec.get("host")), str(spec.get("port")), kind, site_id
+            )
+        )
+        if kind == "priority":
+            values = {str(k): len(keys) - 1 - i for i, k in enumerate(keys)}
+        else:
+            values = {str(k): int(v) for k, v in dict(keys).items()}
+        found += [
+            entities.listener_address(f"{name}/{key}", key, value, listener)
+            for key, value in values.items()
+        ]
+    return found
 
 
 def _ssl_profile(name: str) -> Entity:

@@ -1,0 +1,314 @@
+"""A model pool over the world's two providers: one local port that keeps answering while
+either provider is down (strategy any: one routing key carried by a Connector on each hub).
+
+A world of its own, every site on Skupper 2.2.1 (the release with MultiKeyListener), since
+the pool's setup changes what each hub holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import Client
+
+from polling import eventually
+from skupper_mcp.engine.core import Engine
+from skupper_mcp.models import TestModelResult
+from skupper_mcp.server import build_server
+from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
+from skupper_sandbox.testing import World, running_world
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.usefixtures("bounded_mcp_clients")]
+
+POOL_PORT = 9100
+RANKED_PORT = 9101
+VERSIONS = {"rhel-ai": "2.2.1", "rhtevan-work": "2.2.1", "local": "2.2.1"}
+
+
+@pytest.fixture(scope="module")
+def pool_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    with running_world(
+        tmp_path_factory.mktemp("pool"),
+        WorldSpec(providers=2, kubernetes=False, skupper_versions=VERSIONS),
+    ) as w:
+        yield w
+
+
+def pool_topology(world: World, strategy: str = "any", extra: str = "") -> Path:
+    """The world's topology with the pool: ``granite`` on POOL_PORT (any), else ``ranked``
+    on the port after it (a pool's strategy is fixed at setup: a new one, a new pool)."""
+    name, port = ("granite", POOL_PORT) if strategy == "any" else ("ranked", RANKED_PORT)
+    prefix = f"POOL_{name.upper()}_"
+    text = world.topology.read_text() + (
+        f'\nPOOLS="{name}"\n{prefix}PROVIDERS="rhel-ai rhtevan-work"\n'
+        f"{prefix}LOCAL_PORT={port}\n{prefix}STRATEGY={strategy}\n{extra}"
+    )
+    path = world.dir / f"topology-pool-{strategy}.env"
+    path.write_text(text)
+    return path
+
+
+async def served_model(world: World, port: int = POOL_PORT) -> str | None:
+    """The model id the pool's port answers with, or None when nothing answers."""
+    try:
+        async with httpx.AsyncClient(timeout=2) as client:
+            reply = await client.get(f"http://{world.addresses['local']}:{port}/v1/models")
+    except httpx.HTTPError:
+        return None
+    if reply.status_code != 200:
+        return None
+    data = reply.json().get("data") or [{}]
+    return str(data[0].get("id"))
+
+
+@dataclass
+class Probe:
+    """The pool's port asked every 0.1 s: when it did not answer, and who did."""
+
+    world: World
+    misses: list[float] = field(default_factory=list)
+    answers: list[tuple[float, str]] = field(default_factory=list)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            at = time.monotonic()
+            model = await served_model(self.world)
+            if model is None:
+                self.misses.append(at)
+            else:
+                self.answers.append((at, model))
+            await asyncio.sleep(0.1)
+
+    def gap(self) -> float:
+        """The longest the port went without an answer (0 when it always answered)."""
+        if not self.misses:
+            return 0.0
+        longest, start, last = 0.0, self.misses[0], self.misses[0]
+        for at in [*self.misses[1:], float("inf")]:
+            if at - last > 0.5:  # an answer came between them
+                longest = max(longest, last - start + 0.1)
+                start = at
+            last = at
+        return longest
+
+
+async def take_down(engine: Engine, world: World, host: str) -> Probe:
+    """Take ``host`` down while the pool's port is probed; the probe's record."""
+    probe = Probe(world)
+    stop = asyncio.Event()
+    task = asyncio.create_task(probe.run(stop))
+    result = await engine.down(host)
+    assert result.ok, result.model_dump_json(indent=1)
+    await asyncio.sleep(3)  # answers after the down, from the other member
+    stop.set()
+    await task
+    return probe
+
+
+def model_of(world: World, host: str) -> str:
+    model = world.info.host(host).default_model_id
+    assert model is not None
+    return model
+
+
+async def test_an_any_pool_keeps_answering_on_its_port_while_either_provider_is_down(
+    pool_world: World,
+) -> None:
+    async with Engine(load_topology(pool_topology(pool_world))) as engine:
+        result = await engine.setup()
+        assert result.ok, result.model_dump_json(indent=1)
+        assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
+
+        status = await engine.status()
+        [pool] = status.pools
+        assert (pool.state, pool.bound, pool.strategy) == ("serving", True, "any"), pool
+        assert [(b.provider, b.live) for b in pool.backends] == [
+            ("rhel-ai", True),
+            ("rhtevan-work", True),
+        ]
+        assert "pool granite :9100 serving (2/2 live" in status.summary
+        assert [(s.host, s.drift) for s in status.sites if s.drift] == []
+
+        gaps = {}
+        for down, other in (("rhel-ai", "rhtevan-work"), ("rhtevan-work", "rhel-ai")):
+            planned = await engine.down(down, plan=True)
+            assert f"pool granite (:{POOL_PORT}) keeps serving from {other}" in planned.summary
+            probe = await take_down(engine, pool_world, down)
+            after = [model for _, model in probe.answers[-10:]]
+            assert after and set(after) == {model_of(pool_world, other)}, probe
+            gaps[down] = probe.gap()
+            status = await engine.status()
+            [pool] = status.pools
+            assert pool.state == "degraded", pool
+            assert {b.provider: b.live for b in pool.backends} == {down: False, other: True}
+            result = await engine.up(down)
+            assert result.ok, result.model_dump_json(indent=1)
+
+            async def both() -> bool:
+                return await served_model(pool_world) is not None
+
+            assert await eventually(both, timeout=60, what=f"the pool after up {down}")
+        print(f"pool failover gaps (s): {gaps}")
+        for gap in gaps.values():
+            assert gap < 10, gaps
+
+
+async def test_model_on_a_pool_checks_its_port_and_each_backend_through_the_mcp_server(
+    pool_world: World,
+) -> None:
+    path = pool_topology(pool_world)
+    async with Engine(load_topology(path)) as engine:
+        assert (await engine.setup()).ok  # also brings every site up
+    async with Client(build_server(path), read_timeout_seconds=120) as client:
+        reply = await client.call_tool("test_model", {"target": "granite"})
+    assert not reply.is_error, reply.content
+    result = TestModelResult.model_validate(reply.structured_content)
+    assert result.target == "granite"
+    names = [c.name for c in result.checks]
+    assert names == [
+        "listener port",
+        "API health",
+        "model id",
+        "chat completion",
+        "backend rhel-ai",
+        "backend rhtevan-work",
+    ]
+    assert (result.passed, result.total) == (6, 6), result.model_dump_json(indent=1)
+    assert result.host in ("rhel-ai", "rhtevan-work")
+
+    async with Engine(load_topology(path)) as engine:
+        assert (await engine.down("rhtevan-work")).ok
+    async with Client(build_server(path), read_timeout_seconds=120) as client:
+        reply = await client.call_tool("test_model", {"target": "granite"})
+    result = TestModelResult.model_validate(reply.structured_content)
+    failed = [c.name for c in result.checks if not c.passed]
+    assert failed == ["backend rhtevan-work"], result.model_dump_json(indent=1)
+    assert result.host == "rhel-ai"  # the pool answered from the member still up
+
+
+async def test_a_priority_pool_is_a_multikeylistener_that_prefers_its_first_provider_and_fails_over(
+    pool_world: World,
+) -> None:
+    path = pool_topology(pool_world, "priority", "SKUPPER_MIN_VERSION=2.2.0\n")
+    async with Engine(load_topology(path)) as engine:
+        result = await engine.setup()
+        assert result.ok, result.model_dump_json(indent=1)
+        first, second = model_of(pool_world, "rhel-ai"), model_of(pool_world, "rhtevan-work")
+
+        async def preferred() -> bool:
+            return await served_model(pool_world, RANKED_PORT) == first
+
+        assert await eventually(preferred, timeout=60, what="the pool from rhel-ai")
+        # every new connection goes to the first key while it is reachable
+        answers = [await served_model(pool_world, RANKED_PORT) for _ in range(10)]
+        assert set(answers) == {first}, answers
+        status = await engine.status()
+        [pool] = status.pools
+        assert (pool.strategy, pool.state, pool.preferred) == ("priority", "serving", "rhel-ai")
+        # the MultiKeyListener is read back as setup wrote it: nothing left to set up
+        assert [(s.host, s.drift) for s in status.sites if s.drift] == []
+
+        started = time.monotonic()
+        assert (await engine.down("rhel-ai")).ok
+
+        async def failed_over() -> bool:
+            return await served_model(pool_world, RANKED_PORT) == second
+
+        assert await eventually(failed_over, timeout=30, what="the pool from rhtevan-work")
+        print(
+            f"priority pool: answering from rhtevan-work {time.monotonic() - started:.2f} s "
+            "after down rhel-ai began"
+        )
+        status = await engine.status()
+        [pool] = status.pools
+        assert (pool.state, pool.preferred) == ("degraded", "rhtevan-work"), pool
+
+        assert (await engine.up("rhel-ai")).ok
+        assert await eventually(preferred, timeout=60, what="the pool back on rhel-ai")
+
+
+async def seconds_until_served_by(world: World, model: str, timeout: float = 60) -> float:
+    """From now until the pool's port answers from ``model``, asking every 0.1 s."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if await served_model(world) == model:
+            return time.monotonic() - started
+        await asyncio.sleep(0.1)
+    pytest.fail(f"the pool did not answer from {model} within {timeout:g}s")
+
+
+async def test_an_any_pool_fails_over_when_a_providers_router_dies_or_its_network_goes(
+    pool_world: World,
+) -> None:
+    """Not a clean down: the router killed (its link closes at once) and the host's packets
+    dropped (the link goes silent until the local router gives it up)."""
+    path = pool_topology(pool_world)
+    async with Engine(load_topology(path)) as engine:
+        assert (await engine.setup()).ok  # also brings every site up
+        assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
+        measured = {}
+        first, other = model_of(pool_world, "rhel-ai"), model_of(pool_world, "rhtevan-work")
+        for fault in ("kill-router", "blackhole"):
+
+            async def from_first() -> bool:
+                # the idle router balances to the first peer: the member about to fail
+                return await served_model(pool_world) == first
+
+            assert await eventually(from_first, timeout=60, what=f"rhel-ai before {fault}")
+            pool_world.fault("rhel-ai", fault)
+            measured[fault] = await seconds_until_served_by(pool_world, other)
+            pool_world.restore_all()
+            assert (await engine.up("all")).ok
+        print(f"pool failover (s, fault to first answer from the other member): {measured}")
+        assert measured["kill-router"] < 5, measured
+        assert measured["blackhole"] < 30, measured
+
+
+def run_cli(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skupper_mcp", "--topology", str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+@pytest.mark.spawns
+async def test_through_the_cli_the_pool_answers_on_its_port_while_either_provider_is_down(
+    pool_world: World,
+) -> None:
+    """What a user runs: ``down`` of each member in turn from the CLI, the port asked every
+    0.1 s meanwhile, ``status --json`` after each."""
+    path = pool_topology(pool_world)
+    async with Engine(load_topology(path)) as engine:
+        assert (await engine.setup()).ok  # also brings every site up
+    assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
+    for down, other in (("rhel-ai", "rhtevan-work"), ("rhtevan-work", "rhel-ai")):
+        probe = Probe(pool_world)
+        stop = asyncio.Event()
+        task = asyncio.create_task(probe.run(stop))
+        done = await asyncio.to_thread(run_cli, path, "down", down)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"pool granite (:{POOL_PORT}) keeps serving from {other}" in done.stdout
+        await asyncio.sleep(2)
+        stop.set()
+        await task
+        assert probe.gap() == 0.0, probe.misses
+        assert {m for _, m in probe.answers[-5:]} == {model_of(pool_world, other)}
+        shown = await asyncio.to_thread(run_cli, path, "--json", "status")
+        [pool] = json.loads(shown.stdout)["pools"]
+        assert pool["state"] == "degraded"
+        assert {b["provider"]: b["live"] for b in pool["backends"]} == {down: False, other: True}
+        again = await asyncio.to_thread(run_cli, path, "up", down)
+        assert again.returncode == 0, again.stdout + again.stderr

@@ -1,0 +1,233 @@
+"""Model pools: parsed from topology.env with every problem at once, turned into the
+resources each site holds, read back into status rows, and chosen among by the sandbox's
+router as the real one does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.engine.desired.podman import hub_resources, local_base_resources
+from skupper_mcp.engine.pools import pool_rows, serving_after_down
+from skupper_mcp.errors import ConfigError, ConfigErrors
+from skupper_mcp.models import LinkStatus, SiteStatus
+from skupper_mcp.topology import Topology, parse_topology
+from skupper_sandbox.router.config import TcpEndpoint
+from skupper_sandbox.router.config import parse as parse_router_config
+from skupper_sandbox.router.multiaddress import choose_address
+from topology_samples import SMALL_TOPOLOGY
+
+ANY_POOL = 'POOLS="chat"\nPOOL_CHAT_PROVIDERS="alpha b-fast"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+
+
+def topology(extra: str) -> Topology:
+    return parse_topology(SMALL_TOPOLOGY + extra, Path("topology.env"))
+
+
+def problems(extra: str) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        topology(extra)
+    error = caught.value
+    found = error.problems if isinstance(error, ConfigErrors) else [error]
+    return [str(e) for e in found]
+
+
+def test_an_any_pool_names_its_members_by_host_or_profile_in_order() -> None:
+    [pool] = topology(ANY_POOL).pools
+    assert (pool.name, pool.local_port, pool.routing_key, pool.strategy) == (
+        "chat",
+        9100,
+        "pool-chat",
+        "any",
+    )
+    assert [(m.provider, m.profile) for m in pool.members] == [
+        ("alpha", "a-big"),
+        ("beta", "b-fast"),
+    ]
+
+
+def test_every_problem_of_a_pool_is_reported_at_once() -> None:
+    found = problems(
+        'POOLS="chat bad_ chat"\n'
+        'POOL_CHAT_PROVIDERS="alpha nope"\n'
+        "POOL_CHAT_STRATEGY=fastest\n"
+        "POOL_CHAT_WEIGHTS=alpha=2\n"
+        "POOL_CHAT_PORT=9100\n"
+    )
+    text = "\n".join(found)
+    assert "POOLS: lists pool 'chat' twice" in text
+    assert "'bad_' is not valid" in text
+    assert "'nope' is no provider host or profile: alpha, beta" in text
+    assert "'fastest' is not a strategy" in text
+    assert "weights are for strategy weighted, not any" in text
+    assert "required: the local port of pool chat" in text
+    assert "POOL_CHAT_PORT: unknown variable; did you mean POOL_CHAT_CRC_PORT?" in text
+
+
+def test_priority_and_weighted_are_refused_below_skupper_2_2() -> None:
+    [problem] = problems(ANY_POOL + "POOL_CHAT_STRATEGY=priority\n")
+    assert "POOL_CHAT_STRATEGY: strategy priority needs a MultiKeyListener" in problem
+    assert "SKUPPER_MIN_VERSION=2.2.0" in problem
+    [pool] = topology(ANY_POOL + "POOL_CHAT_STRATEGY=priority\nSKUPPER_MIN_VERSION=2.2.0\n").pools
+    assert pool.strategy == "priority"
+
+
+def test_a_pool_port_key_or_name_that_is_taken_is_refused() -> None:
+    [port] = problems(ANY_POOL.replace("9100", "9000"))
+    assert "local port 9000 is already used by alpha" in port
+    [key] = problems(ANY_POOL + "POOL_CHAT_ROUTING_KEY=model-api-alpha\n")
+    assert "is alpha's own routing key" in key
+    [name] = problems(ANY_POOL.replace("chat", "a-big").replace("CHAT", "A_BIG"))
+    assert "has the name of a host or profile" in name
+    [single] = problems(ANY_POOL.replace('"alpha b-fast"', "alpha"))
+    assert "at least two providers" in single
+
+
+def test_an_any_pool_puts_its_key_on_every_member_hub_and_one_listener_locally() -> None:
+    topo = topology(ANY_POOL)
+    alpha = topo.provider("alpha")
+    assert alpha is not None
+    connectors = [r for r in hub_resources(alpha, topo.pools) if r["kind"] == "Connector"]
+    assert [(c["metadata"]["name"], c["spec"]["port"]) for c in connectors] == [
+        ("model-api-alpha", 9000),
+        ("pool-chat", 9000),
+    ]
+    [listener] = [r for r in local_base_resources(topo) if r["metadata"]["name"] == "pool-chat"]
+    assert listener["kind"] == "Listener"
+    assert listener["spec"] == {"routingKey": "pool-chat", "host": "0.0.0.0", "port": 9100}
+
+
+def test_priority_and_weighted_pools_are_a_multikeylistener_over_the_members_own_keys() -> None:
+    for strategy, keys in (
+        ("priority", ["model-api-beta", "model-api-alpha"]),
+        ("weighted", {"model-api-beta": 3, "model-api-alpha": 1}),
+    ):
+        weights = "POOL_CHAT_WEIGHTS=beta=3\n" if strategy == "weighted" else ""
+        topo = topology(
+            'POOLS="chat"\nPOOL_CHAT_PROVIDERS="beta alpha"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+            f"POOL_CHAT_STRATEGY={strategy}\nSKUPPER_MIN_VERSION=2.2.0\n{weights}"
+        )
+        beta = topo.provider("beta")
+        assert beta is not None
+        assert [r["kind"] for r in hub_resources(beta, topo.pools)].count("Connector") == 1
+        [mkl] = [r for r in local_base_resources(topo) if r["kind"] == "MultiKeyListener"]
+        assert mkl["metadata"]["name"] == "pool-chat"
+        assert mkl["spec"] == {
+            "host": "0.0.0.0",
+            "port": 9100,
+            "strategy": {strategy: {"routingKeys": keys}},
+        }
+
+
+def _site(host: str, state: str) -> SiteStatus:
+    return SiteStatus(
+        host=host,
+        site=f"hub-{host}",
+        role="provider",
+        platform="podman",
+        state=state,
+        reachable=True,
+    )
+
+
+def _link(to: str, connected: bool) -> LinkStatus:
+    return LinkStatus(
+        from_site="local-test",
+        to_site=f"hub-{to}",
+        endpoint="x:1",
+        tcp_probe=connected,
+        status="Ready",
+        connected=connected,
+    )
+
+
+def test_status_says_which_backends_are_live_and_which_one_is_preferred() -> None:
+    topo = topology(
+        'POOLS="chat"\nPOOL_CHAT_PROVIDERS="alpha beta"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+        "POOL_CHAT_STRATEGY=priority\nSKUPPER_MIN_VERSION=2.2.0\n"
+    )
+    both = pool_rows(
+        topo,
+        [_site("alpha", "up"), _site("beta", "up")],
+        [_link("alpha", True), _link("beta", True)],
+        {"chat": True},
+    )
+    assert (both[0].state, both[0].preferred) == ("serving", "alpha")
+    [pool] = pool_rows(
+        topo,
+        [_site("alpha", "stopped"), _site("beta", "up")],
+        [_link("alpha", False), _link("beta", True)],
+        {"chat": True},
+    )
+    assert (pool.state, pool.preferred) == ("degraded", "beta")
+    assert [(b.provider, b.live, b.why) for b in pool.backends] == [
+        ("alpha", False, "alpha is stopped"),
+        ("beta", True, ""),
+    ]
+    [none] = pool_rows(topo, [_site("alpha", "stopped"), _site("beta", "stopped")], [], {})
+    assert (none.state, none.preferred) == ("down", None)
+
+
+def test_down_says_whether_a_pool_keeps_serving() -> None:
+    topo = topology(ANY_POOL)
+    assert serving_after_down(topo, {"alpha"}, {"alpha", "beta"}) == [
+        "pool chat (:9100) keeps serving from beta"
+    ]
+    [line] = serving_after_down(topo, {"alpha"}, {"alpha"})
+    assert line.startswith("pool chat (:9100) stops serving")
+    assert serving_after_down(topo, set(), {"alpha", "beta"}) == []
+
+
+MULTI = """[
+  ["router", {"id": "r", "mode": "interior"}],
+  ["tcpListener", {"name": "multiAddress/p", "host": "0.0.0.0", "port": "9100",
+                   "multiAddressStrategy": "priority"}],
+  ["listenerAddress", {"name": "p/a", "address": "a", "value": 1,
+                       "listener": "multiAddress/p"}],
+  ["listenerAddress", {"name": "p/b", "address": "b", "value": 0,
+                       "listener": "multiAddress/p"}]
+]"""
+
+
+def test_the_sandbox_router_reads_a_multi_address_listener_and_prefers_by_priority() -> None:
+    [listener] = parse_router_config(MULTI).tcp_listeners
+    assert (listener.strategy, listener.addresses) == ("priority", (("a", 1), ("b", 0)))
+    assert choose_address(listener, lambda key: True) == "a"
+    assert choose_address(listener, lambda key: key == "b") == "b"
+    assert choose_address(listener, lambda key: False) is None
+
+
+def test_the_sandbox_router_shares_a_weighted_listener_by_weight_among_reachable_keys() -> None:
+    weighted = TcpEndpoint("w", "0.0.0.0", 1, "", "weighted", (("a", 1), ("b", 3)))
+    picks = [choose_address(weighted, lambda key: True, lambda total, n=n: n) for n in range(4)]
+    assert picks == ["b", "b", "b", "a"]  # decreasing weight: b takes 3 of the 4 draws
+    assert choose_address(weighted, lambda key: key == "a", lambda total: 0) == "a"
+
+
+def test_the_sandbox_router_refuses_a_listener_with_both_or_neither_address_and_strategy() -> None:
+    both = MULTI.replace('"port": "9100",', '"port": "9100", "address": "x",')
+    with pytest.raises(Exception, match="Exactly one of the 'address' or 'multiAddressStrategy'"):
+        parse_router_config(both)
+
+
+def test_the_diagram_lists_each_pool_with_its_members() -> None:
+    from skupper_mcp.render import topology_diagram
+
+    diagram = topology_diagram(topology(ANY_POOL))
+    assert diagram.endswith(
+        "POOLS:\n  chat :9100 (any, key pool-chat) over alpha/a-big, beta/b-fast"
+    )
+
+
+def test_an_any_pool_with_a_cluster_port_gets_a_listener_on_the_cluster_too() -> None:
+    from skupper_mcp.engine.desired.cluster import base_resources
+
+    cluster = "CRC_SITE_NAME=crc-test\nCRC_MODEL_PORT=8000\n"
+    topo = topology(cluster + ANY_POOL + "POOL_CHAT_CRC_PORT=8100\n")
+    [listener] = [r for r in base_resources(topo) if r["spec"].get("host") == "model-pool-chat"]
+    assert listener["spec"] == {"routingKey": "pool-chat", "host": "model-pool-chat", "port": 8100}
+    [taken] = problems(cluster + ANY_POOL + "POOL_CHAT_CRC_PORT=8000\n")
+    assert "Kubernetes listener port 8000 is already used for alpha" in taken
+    [no_cluster] = problems(ANY_POOL + "POOL_CHAT_CRC_PORT=8100\n")
+    assert "needs the Kubernetes site" in no_cluster
