@@ -41,6 +41,10 @@ def _router_listening(network: Network, host: str) -> bool:
     # a router that has just (re)started may not listen yet: not a firewall's doing
     if running_for is None or running_for < SETTLE_SECONDS:
         return False
+    # a log that could not be read says nothing: a standalone router's (no listener) line
+    # may be the one missing
+    if not view.state.log_known("router"):
+        return False
     return not any(STANDALONE in line for line in view.state.logs.get("router", []))
 
 
