@@ -33,6 +33,9 @@ TLS_REFUSED = (
     "'/etc/skupper-router/runtime/certs/skupper-site-server/ca.crt' from sslProfile "
     "'skupper-site-server'"
 )
+ROUTER_STARTED = (
+    "2026-12-01 05:52:15.101010 +0000 ROUTER (info) Router started in Interior mode, area=0"
+)
 #: The local router's log line when the hub's certificate lacks the name it dialled.
 VERIFY_REFUSED = (
     "2026-12-01 05:52:17.401857 +0000 SERVER (error) [C4] Connection to "
@@ -266,14 +269,64 @@ def test_drift_lists_each_difference(topology: Topology) -> None:
 def test_a_firewalled_port_and_a_router_that_just_started(topology: Topology) -> None:
     hub_address = next(p for p in topology.providers if p.name == "rhtevan-work").public_host
     link = LinkProbe("local", "rhtevan-work", hub_address, 55671, False, "Pending")
-    net = network(topology, links=[link])
+    hub = states()["rhtevan-work"]
+    hub.logs["router"] = [ROUTER_STARTED]
+    net = network(topology, {"rhtevan-work": hub}, links=[link])
     found = one(net, "link-port-unreachable")
     assert found.host == "rhtevan-work"
     assert found.next[0].variable == "RHTEVAN_WORK_INTER_ROUTER_PORT"
-    hub = states()["rhtevan-work"]
     assert hub.now is not None
     hub.containers["default-skupper-router"].started_at = hub.now - 3
     assert problems(network(topology, {"rhtevan-work": hub}, links=[link])) == {}
+
+
+def test_an_unread_router_log_is_no_evidence_of_a_firewall(topology: Topology) -> None:
+    """A router whose log could not be read (a journald host whose journal the user cannot
+    read) may be a standalone one (tmp-not-writable): its silence shows no listener."""
+    hub_address = next(p for p in topology.providers if p.name == "rhtevan-work").public_host
+    link = LinkProbe("local", "rhtevan-work", hub_address, 55671, False, "Pending")
+    for log in ([], None):
+        hub = states()["rhtevan-work"]
+        if log is None:
+            hub.logs.pop("router", None)  # podman logs failed: not read at all
+        else:
+            hub.logs["router"] = log
+            hub.logs_unavailable["router"] = "container x logs to the journal; ..."
+        found = problems(network(topology, {"rhtevan-work": hub}, links=[link]))
+        assert "link-port-unreachable" not in found.get("rhtevan-work", [])
+        assert "tmp-not-writable" not in found.get("rhtevan-work", [])
+
+
+def test_an_unavailable_log_is_said_not_taken_for_a_clean_one(topology: Topology) -> None:
+    hub = states()["rhtevan-work"]
+    hub.logs["router"] = []
+    hub.logs_unavailable["router"] = "container default-skupper-router logs to the journal"
+    found = one(network(topology, {"rhtevan-work": hub}), "log-unavailable")
+    assert (found.host, found.severity) == ("rhtevan-work", "info")
+    assert found.evidence == ["container default-skupper-router logs to the journal"]
+    assert "CONTAINER_NAME=default-skupper-router" in found.next[0].text
+
+
+def test_a_read_that_could_not_be_parsed_names_the_command_and_its_first_line(
+    topology: Topology,
+) -> None:
+    text = (STATES / "up" / "rhel-ai.txt").read_text()
+    warned = text.replace(
+        "@@section containers\n", "@@section containers\n|WARN[0000] cgroupv1 is deprecated\n", 1
+    )
+    assert warned != text
+    rhel = parse_site_state(warned)
+    rhel.now = 2_000_000_000
+    found = one(network(topology, {"rhel-ai": rhel}), "read-unparsed")
+    assert found.host == "rhel-ai" and found.severity == "warning"
+    (unparsed,) = found.unparsed
+    assert (unparsed.fact, unparsed.command) == ("containers", "podman ps -a --format json")
+    assert unparsed.first_line == "WARN[0000] cgroupv1 is deprecated"
+    assert found.next[0].command == "podman ps -a --format json"
+    # the site is unknown, not guessed stopped: no finding about its router's state
+    assert set(problems(network(topology, {"rhel-ai": rhel})).get("rhel-ai", [])) <= {
+        "read-unparsed"
+    }
 
 
 def test_a_name_missing_from_the_hubs_certificate(topology: Topology) -> None:
