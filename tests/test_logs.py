@@ -229,7 +229,12 @@ def test_the_journal_script_matches_the_container_by_name_and_full_id() -> None:
 
 def test_parse_journal_keeps_the_driver_the_lines_and_journalctls_stderr() -> None:
     read = parse_journal_logs(journal_output("one\ntwo", stderr="Hint: not all"), 1000)
-    assert (read.container_id, read.driver, read.rc, read.text) == (ROUTER_ID, "journald", 0, "one\ntwo")
+    assert (read.container_id, read.driver, read.rc, read.text) == (
+        ROUTER_ID,
+        "journald",
+        0,
+        "one\ntwo",
+    )
     assert read.stderr == "Hint: not all" and read.has_lines
     # an id that is not one, or a driver that is not a name, is not believed
     odd = parse_journal_logs("@@inspect\n|xyz journald\n@@journal\n\n@@rc 0\n", 1000)

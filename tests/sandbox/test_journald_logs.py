@@ -32,9 +32,9 @@ def journald(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def logs(world: World, *args: str) -> LogsResult:
+    command = [sys.executable, "-m", "skupper_mcp", "--topology", str(world.topology)]
     done = subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(world.topology), "--json"]
-        + ["logs", *args],
+        [*command, "--json", "logs", *args],
         capture_output=True,
         text=True,
         timeout=180,
@@ -53,8 +53,10 @@ def test_logs_on_a_journald_host_come_from_the_journal(journald: World) -> None:
     )
     assert code == 0, err
     wait_for(
-        lambda: "router-line-two"
-        in journald.ssh("local", f"journalctl --user -q -o cat CONTAINER_NAME={router}")[1],
+        lambda: (
+            "router-line-two"
+            in journald.ssh("local", f"journalctl --user -q -o cat CONTAINER_NAME={router}")[1]
+        ),
         timeout=60,
         what="the router container's lines in the journal",
     )

@@ -3,10 +3,10 @@
 One site per call (it is a single-target read): a host, site, profile, ``local`` or the
 Kubernetes site. Podman sites answer with ``podman logs --tail`` over their connector (and,
 when it prints nothing, with ``journalctl``: podman's journald log driver keeps a container's
-lines in the journal), the Kubernetes site with the router pod's log through the API. Whatever is read is bounded
-(``MAX_LINES`` lines, ``MAX_LOG_BYTES`` bytes, newest kept) and redacted before it is
-returned. An unreachable host is an error naming it; a container or pod that does not exist
-is a result that says so.
+lines in the journal), the Kubernetes site with the router pod's log through the API.
+Whatever is read is bounded (``MAX_LINES`` lines, ``MAX_LOG_BYTES`` bytes, newest kept) and
+redacted before it is returned. An unreachable host is an error naming it; a container or
+pod that does not exist is a result that says so.
 """
 
 from __future__ import annotations
