@@ -412,3 +412,109 @@ def test_a_router_stopped_by_down_is_no_stale_status_and_nothing_starts_it_again
     assert [s.tool for s in respecting_asked(one(other, "no-auto-restart"), other).next] == [
         "setup"
     ]
+
+
+# -- known issues of some releases: each fires on the releases it affects, and only there -----
+
+
+def on_release(state: SiteState, version: str) -> SiteState:
+    state.skupper = parse_skupper_version(version)  # 2.2's bare answer: the version
+    return state
+
+
+def ids_on(net: Network, host: str) -> set[str]:
+    return {f.id for f in findings(net) if f.host == host}
+
+
+def with_cluster(topology: Topology, direct: str) -> Topology:
+    """The recorded topology with a cluster site that links to ``direct``."""
+    assert isinstance(topology.path, Path)
+    text = topology.path.read_text() + (
+        f"\nCRC_SITE_NAME=crc-test\nCRC_RHEL_AI_PORT=8100\nCRC_RHTEVAN_WORK_PORT=8101\n"
+        f"CRC_DIRECT_LINKS={direct}\n"
+    )
+    path = topology.path.with_name("with-cluster.env")
+    try:
+        path.write_text(text)
+        return load_topology(path)
+    finally:
+        path.unlink()
+
+
+def test_2331_multicast_unaccepted_on_2_1_0_to_2_1_2_hubs_a_cluster_links_to(
+    topology: Topology,
+) -> None:
+    """router_state_handler.go@2.1.2:205 receives mc/sfe.all without accepting it;
+    @2.1.3:207-209 accepts: 2.1.3 and later hubs, or hubs the cluster does not link to,
+    have nothing to fear."""
+    clustered = with_cluster(topology, "rhtevan-work")
+    for version, fires in (("2.1.0", True), ("2.1.2", True), ("2.1.3", False), ("2.2.1", False)):
+        hub = on_release(states()["rhtevan-work"], version)
+        found = ids_on(network(clustered, {"rhtevan-work": hub}), "rhtevan-work")
+        assert ("controller-multicast-unaccepted" in found) is fires, version
+    # no cluster link to this hub: nothing
+    rhel = on_release(states()["rhel-ai"], "2.1.2")
+    assert "controller-multicast-unaccepted" not in ids_on(
+        network(clustered, {"rhel-ai": rhel}), "rhel-ai"
+    )
+    assert "controller-multicast-unaccepted" not in ids_on(
+        network(topology, {"rhel-ai": rhel}), "rhel-ai"
+    )
+
+
+def test_2193_a_2_1_0_site_ready_with_its_router_gone(topology: Topology) -> None:
+    """network_status_handler.go@2.1.1:83-85 sets the Site's Running condition; 2.1.0 has
+    no such call: its Site stays Ready with the router removed and the controller running."""
+    for version, fires in (("2.1.0", True), ("2.1.1", False), ("2.2.1", False)):
+        hub = on_release(states()["rhtevan-work"], version)
+        del hub.containers["default-skupper-router"]
+        hub.units["skupper-default.service"] = UnitState("skupper-default.service")
+        found = ids_on(network(topology, {"rhtevan-work": hub}), "rhtevan-work")
+        assert ("site-ready-without-router" in found) is fires, version
+    # a running router: nothing wrong on any release
+    hub = on_release(states()["rhtevan-work"], "2.1.0")
+    assert "site-ready-without-router" not in ids_on(
+        network(topology, {"rhtevan-work": hub}), "rhtevan-work"
+    )
+
+
+def _socket_off(state: SiteState, *, controller_installed: bool) -> SiteState:
+    state.units["podman.socket"] = UnitState(
+        "podman.socket", load_state="loaded", unit_file_state="disabled"
+    )
+    if not controller_installed:
+        state.units["skupper-controller.service"] = UnitState("skupper-controller.service")
+    return state
+
+
+def test_2430_a_2_1_uninstall_leaves_podman_socket_off(topology: Topology) -> None:
+    """uninstall.go@2.1.4:78 calls systemdGlobal.Disable (systemd.go@2.1.2:338-351: disable
+    and stop podman.socket); 2.2.0 no longer does (#2434)."""
+    for version, fires in (("2.1.0", True), ("2.1.4", True), ("2.2.0", False)):
+        hub = on_release(states()["rhtevan-work"], version)
+        net = network(topology, {"rhtevan-work": _socket_off(hub, controller_installed=False)})
+        assert ("uninstall-stopped-podman-socket" in ids_on(net, "rhtevan-work")) is fires
+        if fires:
+            found = one(net, "uninstall-stopped-podman-socket")
+            assert "podman.socket: inactive (disabled)" in found.evidence
+            assert [s.tool for s in found.next] == ["setup"]
+
+
+def test_2281_a_teardown_without_podman_socket_would_fail_on_every_2_x(
+    topology: Topology,
+) -> None:
+    """uninstall.go@2.1.2:45-48 and @2.2.1:45-48: no container client, no uninstall (open)."""
+    for version in ("2.1.0", "2.1.3", "2.2.1"):
+        hub = on_release(states()["rhtevan-work"], version)
+        net = network(topology, {"rhtevan-work": _socket_off(hub, controller_installed=True)})
+        found = one(net, "uninstall-needs-podman-socket")
+        assert found.next[0].command == "systemctl --user enable --now podman.socket"
+    # 1.x has no system uninstall; an active socket needs nothing
+    old = _socket_off(on_release(states()["rhtevan-work"], "1.8.1"), controller_installed=True)
+    assert "uninstall-needs-podman-socket" not in ids_on(
+        network(topology, {"rhtevan-work": old}), "rhtevan-work"
+    )
+    quiet = on_release(states()["rhtevan-work"], "2.2.1")
+    assert "uninstall-needs-podman-socket" not in ids_on(
+        network(topology, {"rhtevan-work": quiet}), "rhtevan-work"
+    )
