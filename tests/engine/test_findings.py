@@ -491,13 +491,16 @@ def test_2430_a_2_1_uninstall_leaves_podman_socket_off(topology: Topology) -> No
     """uninstall.go@2.1.4:78 calls systemdGlobal.Disable (systemd.go@2.1.2:338-351: disable
     and stop podman.socket); 2.2.0 no longer does (#2434)."""
     for version, fires in (("2.1.0", True), ("2.1.4", True), ("2.2.0", False)):
-        hub = on_release(states()["rhtevan-work"], version)
-        net = network(topology, {"rhtevan-work": _socket_off(hub, controller_installed=False)})
+        hub = _socket_off(on_release(states()["rhtevan-work"], version), controller_installed=False)
+        net = network(topology, {"rhtevan-work": hub}, asked={"rhtevan-work": "teardown"})
         assert ("uninstall-stopped-podman-socket" in ids_on(net, "rhtevan-work")) is fires
         if fires:
             found = one(net, "uninstall-stopped-podman-socket")
             assert "podman.socket: inactive (disabled)" in found.evidence
-            assert [s.tool for s in found.next] == ["setup"]
+            assert found.next[0].command == "systemctl --user enable --now podman.socket"
+        # a host never set up (no teardown asked) has its socket off as podman leaves it
+        fresh = network(topology, {"rhtevan-work": hub})
+        assert "uninstall-stopped-podman-socket" not in ids_on(fresh, "rhtevan-work")
 
 
 def test_2281_a_teardown_without_podman_socket_would_fail_on_every_2_x(

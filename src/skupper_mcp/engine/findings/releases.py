@@ -98,6 +98,8 @@ def ready_without_router(network: Network) -> Iterator[Finding]:
         ref = view.ref
         if not affected(version, READY_WITHOUT_ROUTER) or not view.state.rendered:
             continue
+        if view.asked in ("down", "teardown"):
+            continue  # stopped as asked
         if podman_router_running(view) or not podman_controller_running(view):
             continue  # a stopped controller's stale status is stale-status's
         if not claims_ready(podman_site_resource(view)):
@@ -139,12 +141,14 @@ def uninstall_stopped_socket(network: Network) -> Iterator[Finding]:
             continue
         active, said = _socket(view)
         installed = view.state.unit(names.controller_unit()).load_state == "loaded"
-        if active or installed:
+        # only after our teardown's uninstall: a host never set up has its socket off too
+        if active or installed or view.asked != "teardown":
             continue
+        command = f"systemctl --user enable --now {names.PODMAN_SOCKET_UNIT}"
         yield finding(
             "uninstall-stopped-podman-socket",
             ref,
-            "warning",
+            "info",  # torn down as asked: worth knowing, not a problem of the site
             symptom=f"podman's API socket on {ref.host} is off, as Skupper {version}'s "
             "system uninstall leaves it: every skupper system command needs it "
             "(skupper #2430)",
@@ -152,12 +156,14 @@ def uninstall_stopped_socket(network: Network) -> Iterator[Finding]:
                 f"skupper version on {ref.host}: {version} (#2430 affects 2.1.x)",
                 said,
                 f"{names.controller_unit()}: not installed",
+                f"last asked of {ref.host}: teardown",
             ],
             cause="Skupper 2.1.x's system uninstall disables and stops podman.socket "
             "(uninstall.go and systemd.go's Disable, removed in 2.2.0), also for the other "
             "users of podman's API on the host",
-            fix=f"run setup: it enables podman.socket on {ref.host} before installing Skupper",
-            next=[call("setup")],
+            fix=f"turn it on again if anything else on {ref.host} uses podman's API "
+            f"({command}); setup turns it on before it installs Skupper",
+            next=[on_host(ref.host, command)],
         )
 
 
