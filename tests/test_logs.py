@@ -4,6 +4,7 @@ byte bounds, target and argument checks) and the engine over scripted hosts."""
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from skupper_mcp.errors import CommandError, ConfigError, ConnectError
 from skupper_mcp.facts.logs import (
     MAX_LOG_BYTES,
     journal_logs_script,
+    log_search_script,
     parse_journal_logs,
+    parse_log_search,
     parse_podman_logs,
     podman_logs_script,
     tail_lines,
@@ -268,3 +271,30 @@ async def test_an_empty_file_log_is_an_empty_log_not_an_unavailable_one(topology
     async with engine_with(topology, alpha) as engine:
         result = await engine.logs("alpha")
     assert (result.lines, result.unavailable, result.via) == ([], None, "podman-logs")
+
+
+def test_the_log_search_reads_the_whole_log_and_sends_only_the_matches(tmp_path: Path) -> None:
+    """scripts/log-search.sh on a POSIX sh with a podman and a journalctl of its own: the
+    matching lines of both, the newest last, bounded; nothing else crosses."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    old = "SERVER (error) Connection to hub:8000 failed: certificate verify failed"
+    (bin_dir / "podman").write_text(
+        "#!/bin/sh\n"
+        f"echo '{old}'\n"
+        "for i in 1 2 3 4 5; do echo newer line $i; done\n"
+        "echo 'a warning' >&2\n"
+    )
+    (bin_dir / "journalctl").write_text("#!/bin/sh\necho 'journal: certificate verify failed'\n")
+    for tool in ("podman", "journalctl"):
+        (bin_dir / tool).chmod(0o755)
+    script = log_search_script("r", "certificate verify failed", 10, 4000)
+    done = subprocess.run(
+        ["sh", "-c", script],
+        env={"HOME": str(tmp_path), "PATH": f"{bin_dir}:/usr/bin:/bin"},
+        capture_output=True,
+        timeout=60,
+    )
+    found = parse_log_search(done.stdout.decode(), 4000)
+    assert found == [old, "journal: certificate verify failed"]
+    assert parse_log_search("@@matches\n|x\n", 4000) is None  # cut short: not searched

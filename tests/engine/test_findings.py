@@ -521,3 +521,20 @@ def test_2281_a_teardown_without_podman_socket_would_fail_on_every_2_x(
     assert "uninstall-needs-podman-socket" not in ids_on(
         network(topology, {"rhtevan-work": quiet}), "rhtevan-work"
     )
+
+
+def test_a_refusal_logged_once_and_gone_from_the_tail_is_found_by_the_search(
+    topology: Topology,
+) -> None:
+    """skrouterd logs a connector's failure only when its message changes
+    (qd_connector.c@3.4.2:416-431): after 100 newer lines the tail has none, and the search
+    of the whole log (``SiteState.log_matches``) is the evidence."""
+    link = LinkProbe("local", "rhel-ai", "rhel-ai.example", 8000, True, "Pending")
+    local = states()["local"]
+    local.logs["router"] = [ROUTER_STARTED] * 3  # the tail: newer lines only
+    assert "link-cert-verify-failed" not in ids_on(
+        network(topology, {"local": local}, links=[link]), "rhel-ai"
+    )
+    local.log_matches["certificate verify failed"] = [VERIFY_REFUSED]
+    found = one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
+    assert found.evidence[0] == f"local router log: {VERIFY_REFUSED}"

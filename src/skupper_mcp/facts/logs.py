@@ -182,3 +182,24 @@ def log_unavailable(container: str, journal: JournalLogRead) -> str | None:
         "may not be able to read the journal podman writes to (podman issues #26910, #24088), "
         "or the container has printed nothing yet"
     )
+
+
+def log_search_script(container: str, needle: str, lines: int, max_bytes: int) -> str:
+    """The command that prints the last ``lines`` lines of ``container``'s whole log (podman
+    logs and the journal) that hold ``needle``, at most about ``max_bytes`` of them. The
+    script is ``scripts/log-search.sh``."""
+    return program("log-search.sh", container, needle, int(lines), int(max_bytes) + 64)
+
+
+def parse_log_search(output: str, max_bytes: int) -> list[str] | None:
+    """The matching lines, oldest first; None when the search did not run to its end."""
+    text, rc, searched = "", None, False
+    for frame in split_frames(output):
+        if frame.tag == "matches":
+            searched, text = True, frame.body
+        elif frame.tag == "rc" and searched and frame.argument.isascii():
+            rc = int(frame.argument) if frame.argument.isdigit() else None
+    if rc != 0:
+        return None
+    tail = tail_lines(text, len(text.split("\n")), max_bytes, cut=len(text.encode()) > max_bytes)
+    return [line for line in tail.lines if line.strip()]

@@ -247,6 +247,9 @@ class SiteState:
     #: Why a component's log could not be read although its container exists (podman logs
     #: printed nothing and the journal had no line of it): no line there is no evidence.
     logs_unavailable: dict[str, str] = field(default_factory=dict)
+    #: The router log's lines that hold a string diagnose searched the whole log for (a line
+    #: skrouterd writes once, a tail may have lost), by that string, oldest first.
+    log_matches: dict[str, list[str]] = field(default_factory=dict)
     #: What each framed command wrote on its standard error, by section (evidence only:
     #: no parser reads it), e.g. libpod's warnings under ``containers``.
     stderr: dict[str, str] = field(default_factory=dict)

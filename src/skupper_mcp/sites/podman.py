@@ -30,7 +30,9 @@ from ..facts.logs import (
     JournalLogRead,
     PodmanLogRead,
     journal_logs_script,
+    log_search_script,
     parse_journal_logs,
+    parse_log_search,
     parse_podman_logs,
     podman_logs_script,
 )
@@ -180,6 +182,15 @@ class PodmanSite:
         command = journal_logs_script(lines, max_bytes, container)
         result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
         return parse_journal_logs(result.stdout, max_bytes)
+
+    async def log_search(
+        self, container: str, needle: str, lines: int, max_bytes: int
+    ) -> list[str] | None:
+        """The last ``lines`` lines of ``container``'s whole log that hold ``needle`` (None:
+        the search did not finish)."""
+        command = log_search_script(container, needle, lines, max_bytes)
+        result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
+        return parse_log_search(result.stdout, max_bytes)
 
     async def facts(self, *, with_ports: bool, timeout: float) -> SiteFacts:
         """What the precheck reads of the host (tools, versions, and bound ports when asked)."""
