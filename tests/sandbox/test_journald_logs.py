@@ -79,3 +79,23 @@ def test_a_container_with_no_line_anywhere_is_an_unavailable_log(journald: World
     assert result.found and result.lines == [] and result.via == "podman-logs"
     assert f"container {controller} logs to the journal" in (result.unavailable or "")
     assert "unavailable" in result.summary
+
+
+def test_diagnose_reads_the_journal_and_says_which_log_it_could_not_read(
+    journald: World,
+) -> None:
+    """After the two tests above: the router's lines are in the journal only, the
+    controller has none anywhere. diagnose says the controller's log is unavailable (info),
+    not the router's."""
+    command = [sys.executable, "-m", "skupper_mcp", "--topology", str(journald.topology)]
+    done = subprocess.run(
+        [*command, "--json", "diagnose", "local"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    result = json.loads(done.stdout)
+    unavailable = [f for f in result["findings"] if f["id"] == "log-unavailable"]
+    assert [(f["host"], f["severity"]) for f in unavailable] == [("local", "info")], done.stdout
+    assert "skupper-controller logs to the journal" in unavailable[0]["evidence"][0]
