@@ -20,6 +20,7 @@ from skupper_mcp.facts.logs import (
     MAX_LOG_BYTES,
     journal_logs_script,
     log_search_script,
+    merged_pod_logs,
     parse_journal_logs,
     parse_log_search,
     parse_podman_logs,
@@ -298,3 +299,16 @@ def test_the_log_search_reads_the_whole_log_and_sends_only_the_matches(tmp_path:
     found = parse_log_search(done.stdout.decode(), 4000)
     assert found == [old, "journal: certificate verify failed"]
     assert parse_log_search("@@matches\n|x\n", 4000) is None  # cut short: not searched
+
+
+def test_an_ha_sites_two_router_logs_merge_in_time_order_with_kubectls_prefix() -> None:
+    first = (
+        "2026-12-01 03:24:25.000001 +0000 ROUTER (info) one\n2026-12-01 03:24:27.0 +0000 three\n"
+    )
+    second = "partial\n2026-12-01 03:24:26.000001 +0000 ROUTER (info) two\n"
+    merged = merged_pod_logs("router", [("r-a", first, False), ("r-b", second, True)])
+    assert merged.split("\n") == [
+        "[pod/r-a/router] 2026-12-01 03:24:25.000001 +0000 ROUTER (info) one",
+        "[pod/r-b/router] 2026-12-01 03:24:26.000001 +0000 ROUTER (info) two",
+        "[pod/r-a/router] 2026-12-01 03:24:27.0 +0000 three",
+    ]

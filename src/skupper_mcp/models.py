@@ -301,7 +301,9 @@ class LogsResult(Result):
     source: str | None = Field(
         default=None,
         description="The podman container or Kubernetes pod the lines come from, as the "
-        f"host names it; null when there is none. {HOST_TEXT}",
+        "host names it (an HA site's two router pods: both, comma-separated, each line "
+        f"prefixed [pod/<pod>/router] as kubectl logs --prefix does); null when there is "
+        f"none. {HOST_TEXT}",
     )
     found: bool = Field(description="Whether that container or pod exists (false: no lines)")
     lines: list[str] = Field(

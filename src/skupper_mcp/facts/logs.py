@@ -203,3 +203,17 @@ def parse_log_search(output: str, max_bytes: int) -> list[str] | None:
         return None
     tail = tail_lines(text, len(text.split("\n")), max_bytes, cut=len(text.encode()) > max_bytes)
     return [line for line in tail.lines if line.strip()]
+
+
+def merged_pod_logs(container: str, logs: list[tuple[str, str, bool]]) -> str:
+    """The logs of several pods (an HA site's two routers) as one: each line prefixed as
+    ``kubectl logs --prefix`` does (``[pod/<pod>/<container>] ``), and in the order of the
+    lines' own text, which skrouterd starts with its timestamp. ``logs`` are (pod, text,
+    cut); a cut text's first line is partial and goes."""
+    tagged: list[tuple[str, str]] = []
+    for pod, text, cut in logs:
+        lines = [line for line in text.split("\n") if line.strip()]
+        for line in lines[1:] if cut else lines:
+            tagged.append((line, f"[pod/{pod}/{container}] {line}"))
+    tagged.sort(key=lambda pair: pair[0])
+    return "\n".join(shown for _, shown in tagged)

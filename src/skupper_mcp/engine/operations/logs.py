@@ -17,10 +17,15 @@ from dataclasses import dataclass
 
 from ...errors import ConfigError, ConnectError
 from ...facts import names
-from ...facts.logs import MAX_LOG_BYTES, log_unavailable, tail_lines
+from ...facts.logs import MAX_LOG_BYTES, log_unavailable, merged_pod_logs, tail_lines
 from ...facts.redact import redact
 from ...models import LogComponent, LogsResult, LogVia
-from ...sites.kube import CONTROLLER_DEPLOYMENT, ROUTER_CONTAINER, ROUTER_DEPLOYMENT
+from ...sites.kube import (
+    CONTROLLER_DEPLOYMENT,
+    ROUTER_CONTAINER,
+    ROUTER_DEPLOYMENT,
+    ROUTER_DEPLOYMENTS,
+)
 from ...topology import Topology
 from ..scope import SiteRef, resolve_target, site_ref, valid_targets
 from ..sitemap import SiteMap
@@ -122,14 +127,22 @@ async def _podman(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: 
 async def _cluster(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
     cluster = sites.kube()
     ns = cluster.namespace
-    deployment = ROUTER_DEPLOYMENT if component == "router" else CONTROLLER_DEPLOYMENT
+    # an HA site runs a second router Deployment: both routers' logs, merged
+    deployments = ROUTER_DEPLOYMENTS if component == "router" else (CONTROLLER_DEPLOYMENT,)
     container = ROUTER_CONTAINER if component == "router" else None
     try:
-        pod, text, cut = await cluster.pod_log(deployment, container, lines, MAX_LOG_BYTES)
+        read = await asyncio.gather(
+            *(cluster.pod_log(d, container, lines, MAX_LOG_BYTES) for d in deployments)
+        )
     except ConnectError as exc:
         raise ConnectError(ref.host, exc.reason) from exc
-    if pod is not None:
+    found = [(pod, text, cut) for pod, text, cut in read if pod is not None]
+    if len(found) == 1:
+        pod, text, cut = found[0]
         return _Read(pod, True, text, cut, via="pod-log")
+    if found:
+        text = merged_pod_logs(ROUTER_CONTAINER, found)
+        return _Read(",".join(pod for pod, _, _ in found), True, text, via="pod-log")
     if component == "router":
         detail = (
             f"no router pod (of Deployment {ROUTER_DEPLOYMENT}) in namespace {ns}: the site "
