@@ -281,8 +281,18 @@ class ClusterSite:
 
     async def router_pods(self) -> list[dict[str, Any]]:
         """The pods of every router Deployment the site has (two on an HA site), by owner."""
-        found = await asyncio.gather(*(self.owned_pods(d) for d in ROUTER_DEPLOYMENTS))
-        return [pod for pods in found for pod in pods]
+        ns = self.namespace
+        replica_sets, pods, deployments = await asyncio.gather(
+            self.api.list_replica_sets(namespace=ns),
+            self.api.list_pods(namespace=ns),
+            asyncio.gather(*(self.api.get_deployment(d, namespace=ns) for d in ROUTER_DEPLOYMENTS)),
+        )
+        return [
+            pod
+            for found in deployments
+            if found is not None
+            for pod in deployment_pods(found, replica_sets, pods)
+        ]
 
     async def owned_pods(self, deployment: str) -> list[dict[str, Any]]:
         """The pods of ``deployment`` by owner (``deployment_pods``); [] without it."""
