@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,6 +48,7 @@ HOSTS = ("rhel-ai", "rhtevan-work", "local")
 PHASES = ("fresh", "up", "rhel-ai-down", "down", "rhel-ai-up")
 READ = "@@section version"  # only the site-state script prints this
 CERT = "@@file cert"  # only the client-certificate script prints this
+SEARCH = "# log-search.sh\n"  # the search of a whole router log (diagnose)
 
 #: A change to one host's recorded reading, made before an operation reads it.
 Edit = Callable[[str], str]
@@ -126,6 +128,8 @@ class ReplayedHost:
     def _answer(self, call: Call) -> Reply | None:
         if READ in call.command:
             return Reply(self.reading())
+        if SEARCH in call.command:
+            return Reply(self.log_search(call.command))
         if CERT in call.command:
             if self.phase == "fresh":  # no namespace yet: the script's base64 fails
                 return Reply("@@file cert ca.crt\n", 1, "base64: No such file or directory")
@@ -135,9 +139,20 @@ class ReplayedHost:
             return Reply()
         return None  # not a read: Unscripted
 
+    def log_search(self, command: str) -> str:
+        """What ``scripts/log-search.sh`` prints: the recorded router log's lines that hold
+        the string it was given (the recording's log is the whole log here)."""
+        line = next(li for li in command.split("\n") if li.startswith("set -- "))
+        _, _, _, needle, lines, _ = shlex.split(line)
+        logs = parse_site_state(self.reading()).logs.get("router", [])
+        found = [li for li in logs if needle in li][-int(lines) :]
+        return "@@matches\n" + "".join(f"|{li}\n" for li in found) + "\n@@rc 0\n"
+
     @property
     def writes(self) -> list[str]:
-        return [c for c in self.fake.commands if READ not in c and CERT not in c]
+        return [
+            c for c in self.fake.commands if READ not in c and CERT not in c and SEARCH not in c
+        ]
 
 
 class UnreachableCluster:

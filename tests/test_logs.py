@@ -4,6 +4,7 @@ byte bounds, target and argument checks) and the engine over scripted hosts."""
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,11 @@ from skupper_mcp.engine.operations.logs import check_arguments, one_site
 from skupper_mcp.errors import CommandError, ConfigError, ConnectError
 from skupper_mcp.facts.logs import (
     MAX_LOG_BYTES,
+    journal_logs_script,
+    log_search_script,
+    merged_pod_logs,
+    parse_journal_logs,
+    parse_log_search,
     parse_podman_logs,
     podman_logs_script,
     tail_lines,
@@ -188,3 +194,121 @@ async def test_podman_failing_is_an_error_not_an_empty_log(topology) -> None:  #
         with pytest.raises(CommandError) as failed:
             await engine.logs("alpha")
     assert "Error: read failed" in str(failed.value) and "MIIE" not in str(failed.value)
+
+
+# -- a container on podman's journald log driver ---------------------------------------------
+
+ROUTER_ID = "a" * 64
+
+
+def journal_output(text: str, driver: str = "journald", rc: int = 0, stderr: str = "") -> str:
+    """What ``journal_logs_script`` prints on a host."""
+    out = f"@@inspect\n|{ROUTER_ID} {driver}\n@@journal\n"
+    out += "".join(f"|{line}\n" for line in text.split("\n")) if text else ""
+    out += "\n"
+    if stderr:
+        out += "@@stderr\n" + "".join(f"|{line}\n" for line in stderr.split("\n"))
+    return out + f"@@rc {rc}\n"
+
+
+def journald_host(journal: str) -> FakeConnector:
+    def answer(call: Call) -> Reply | None:
+        if "# journal.sh\n" in call.command:
+            return Reply(journal)
+        if "# logs.sh\n" in call.command:
+            return Reply(script_output("default-skupper-router", ""))
+        return None
+
+    return FakeConnector("alpha", answer)
+
+
+def test_the_journal_script_matches_the_container_by_name_and_full_id() -> None:
+    script = journal_logs_script(25, 1000, "default-skupper-router")
+    assert "\nset -- 25 1064 default-skupper-router\n" in script
+    body = shipped("journal.sh")
+    assert script.endswith(body)
+    assert 'CONTAINER_NAME=\\"\\$c\\" CONTAINER_ID_FULL=$id' in body
+    assert "-q -o cat -n $lines" in body and 'skmcp_framed -l "$max_bytes"' in body
+
+
+def test_parse_journal_keeps_the_driver_the_lines_and_journalctls_stderr() -> None:
+    read = parse_journal_logs(journal_output("one\ntwo", stderr="Hint: not all"), 1000)
+    assert (read.container_id, read.driver, read.rc, read.text) == (
+        ROUTER_ID,
+        "journald",
+        0,
+        "one\ntwo",
+    )
+    assert read.stderr == "Hint: not all" and read.has_lines
+    # an id that is not one, or a driver that is not a name, is not believed
+    odd = parse_journal_logs("@@inspect\n|xyz journald\n@@journal\n\n@@rc 0\n", 1000)
+    assert (odd.container_id, odd.driver, odd.has_lines) == (None, None, False)
+
+
+async def test_an_empty_podman_log_is_read_from_the_journal(topology) -> None:  # type: ignore[no-untyped-def]
+    alpha = journald_host(journal_output("router started\nlink up"))
+    async with engine_with(topology, alpha) as engine:
+        result = await engine.logs("alpha", lines=5)
+    assert result.lines == ["router started", "link up"]
+    assert (result.via, result.unavailable, result.found) == ("journal", None, True)
+    assert "from the journal" in result.summary
+    assert all(c.timeout <= 15 for c in alpha.calls)
+
+
+async def test_neither_podman_nor_the_journal_having_lines_says_the_log_is_unavailable(
+    topology,  # type: ignore[no-untyped-def]
+) -> None:
+    said = "No journal files were opened due to insufficient permissions."
+    alpha = journald_host(journal_output("", stderr=said))
+    async with engine_with(topology, alpha) as engine:
+        result = await engine.logs("alpha")
+    assert result.lines == [] and result.found
+    assert "logs to the journal" in (result.unavailable or "")
+    assert said in (result.unavailable or "") and "unavailable" in result.summary
+
+
+async def test_an_empty_file_log_is_an_empty_log_not_an_unavailable_one(topology) -> None:  # type: ignore[no-untyped-def]
+    alpha = journald_host(journal_output("", driver="k8s-file"))
+    async with engine_with(topology, alpha) as engine:
+        result = await engine.logs("alpha")
+    assert (result.lines, result.unavailable, result.via) == ([], None, "podman-logs")
+
+
+def test_the_log_search_reads_the_whole_log_and_sends_only_the_matches(tmp_path: Path) -> None:
+    """scripts/log-search.sh on a POSIX sh with a podman and a journalctl of its own: the
+    matching lines of both, the newest last, bounded; nothing else crosses."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    old = "SERVER (error) Connection to hub:8000 failed: certificate verify failed"
+    (bin_dir / "podman").write_text(
+        "#!/bin/sh\n"
+        f"echo '{old}'\n"
+        "for i in 1 2 3 4 5; do echo newer line $i; done\n"
+        "echo 'a warning' >&2\n"
+    )
+    (bin_dir / "journalctl").write_text("#!/bin/sh\necho 'journal: certificate verify failed'\n")
+    for tool in ("podman", "journalctl"):
+        (bin_dir / tool).chmod(0o755)
+    script = log_search_script("r", "certificate verify failed", 10, 4000)
+    done = subprocess.run(
+        ["sh", "-c", script],
+        env={"HOME": str(tmp_path), "PATH": f"{bin_dir}:/usr/bin:/bin"},
+        capture_output=True,
+        timeout=60,
+    )
+    found = parse_log_search(done.stdout.decode(), 4000)
+    assert found == [old, "journal: certificate verify failed"]
+    assert parse_log_search("@@matches\n|x\n", 4000) is None  # cut short: not searched
+
+
+def test_an_ha_sites_two_router_logs_merge_in_time_order_with_kubectls_prefix() -> None:
+    first = (
+        "2026-12-01 03:24:25.000001 +0000 ROUTER (info) one\n2026-12-01 03:24:27.0 +0000 three\n"
+    )
+    second = "partial\n2026-12-01 03:24:26.000001 +0000 ROUTER (info) two\n"
+    merged = merged_pod_logs("router", [("r-a", first, False), ("r-b", second, True)])
+    assert merged.split("\n") == [
+        "[pod/r-a/router] 2026-12-01 03:24:25.000001 +0000 ROUTER (info) one",
+        "[pod/r-b/router] 2026-12-01 03:24:26.000001 +0000 ROUTER (info) two",
+        "[pod/r-a/router] 2026-12-01 03:24:27.0 +0000 three",
+    ]

@@ -294,6 +294,7 @@ class _LogRead:
     exists: int
     text: str
     cut: bool = False
+    rc: int = 0  # podman logs' exit status (facts.logs.PodmanLogRead)
 
 
 class _OneSite:

@@ -165,10 +165,12 @@ def test_diagnose_text_wraps_each_line_under_its_label() -> None:
 
 def test_a_closing_listener_is_told_apart_from_a_serving_one() -> None:
     from skupper_mcp.engine.listeners import closing, listener_row
+    from skupper_mcp.facts.router_release import route_hold
     from skupper_mcp.models import OperationResult
     from skupper_mcp.render import operation_text, status_text
 
-    lingering = listener_row("local", 9000, "k-a", True, "rhel-ai", closing("rhel-ai", "local", 5))
+    state = closing("rhel-ai", "local", 5, route_hold(None, None))
+    lingering = listener_row("local", 9000, "k-a", True, "rhel-ai", state)
     serving = ListenerStatus(
         site="local", port=10000, routing_key="k-b", bound=True, provider="b", state="serving"
     )

@@ -171,3 +171,49 @@ async def test_a_running_decoy_does_not_make_a_stopped_router_look_running() -> 
     pods = await site.owned_pods("skupper-router")
     assert [p["metadata"]["name"] for p in pods] == ["skupper-router-7c9f-x2k4q"]
     assert not KubeState(version="v1", site=None, router_pods=pods).router_running()
+
+
+# -- an HA site (spec.ha): a second router Deployment, skupper-router-2 --------------------
+
+#: internal/kube/site/site.go@2.2.1:329-335: an HA site's groups, each a Deployment
+SECOND = obj("Deployment", "skupper-router-2", "d-2", [owner("Site", "crc-t", "site-1")])
+SECOND_SET = obj(
+    "ReplicaSet", "skupper-router-2-5d4c", "rs-3", [owner("Deployment", "skupper-router-2", "d-2")]
+)
+SECOND_POD = pod(
+    "skupper-router-2-5d4c-q8w2e",
+    "p-7",
+    [owner("ReplicaSet", "skupper-router-2-5d4c", "rs-3")],
+    "2026-01-01T00:00:05Z",
+)
+
+
+class HaApi(RecordedApi):
+    """An HA site's namespace: both router Deployments, their ReplicaSets and pods."""
+
+    async def get_deployment(self, name: str, *, namespace: str | None = None) -> Any:
+        return {"skupper-router": DEPLOYMENT, "skupper-router-2": SECOND}.get(name)
+
+    async def list_replica_sets(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        return [REPLICA_SET, FOREIGN_SET, SECOND_SET]
+
+
+async def test_an_ha_site_is_read_and_restarted_with_both_routers() -> None:
+    api = HaApi(DEPLOYMENT, [*DECOYS, ROUTER_POD, SECOND_POD])
+    site = ClusterSite(api, "default")  # type: ignore[arg-type]
+    pods = await site.router_pods()
+    assert [p["metadata"]["name"] for p in pods] == [
+        "skupper-router-7c9f-x2k4q",
+        "skupper-router-2-5d4c-q8w2e",
+    ]
+    # one of the two routers running is a router running
+    first_down = {**ROUTER_POD, "status": {"phase": "Pending"}}
+    assert KubeState(version="v1", site=None, router_pods=[first_down, SECOND_POD]).router_running()
+    detail = await site.restart_router()
+    assert api.deleted == ["skupper-router-7c9f-x2k4q", "skupper-router-2-5d4c-q8w2e"]
+    assert "q8w2e" in detail and "x2k4q" in detail
+    # a site without HA has no second Deployment: its one router, as before
+    plain = ClusterSite(RecordedApi(DEPLOYMENT, [ROUTER_POD, SECOND_POD]), "default")  # type: ignore[arg-type]
+    assert [p["metadata"]["name"] for p in await plain.router_pods()] == [
+        "skupper-router-7c9f-x2k4q"
+    ]

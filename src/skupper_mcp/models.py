@@ -19,6 +19,9 @@ ActionName = Literal["setup", "start", "stop", "status"]
 CheckStatus = Literal["pass", "warn", "fail"]
 ProfileSource = Literal["given", "active", "default"]
 LogComponent = Literal["router", "controller"]
+#: Where a log's lines were read: ``podman logs``, the host's journal (``journalctl``, for a
+#: container on podman's journald log driver), or the Kubernetes API's pod log.
+LogVia = Literal["podman-logs", "journal", "pod-log"]
 ListenerState = Literal["serving", "closing", "closed", "unknown"]
 #: A site's condition, decided in one place (engine/condition.py, which documents each value).
 SiteCondition = Literal[
@@ -339,7 +342,9 @@ class LogsResult(Result):
     source: str | None = Field(
         default=None,
         description="The podman container or Kubernetes pod the lines come from, as the "
-        f"host names it; null when there is none. {HOST_TEXT}",
+        "host names it (an HA site's two router pods: both, comma-separated, each line "
+        f"prefixed [pod/<pod>/router] as kubectl logs --prefix does); null when there is "
+        f"none. {HOST_TEXT}",
     )
     found: bool = Field(description="Whether that container or pod exists (false: no lines)")
     lines: list[str] = Field(
@@ -354,6 +359,17 @@ class LogsResult(Result):
     )
     detail: str | None = Field(
         default=None, description=f"Why there are no lines, when found is false. {HOST_TEXT}"
+    )
+    via: LogVia | None = Field(
+        default=None,
+        description="Where the lines were read: podman-logs, journal (journalctl, when podman "
+        "logs printed nothing: podman's journald log driver), pod-log; null when none was read",
+    )
+    unavailable: str | None = Field(
+        default=None,
+        description="Why the log of an existing container could not be read (neither podman "
+        "logs nor the journal had a line of it); null when lines were read or the log is "
+        f"simply empty. No line is then no evidence of anything. {HOST_TEXT}",
     )
     summary: str = Field(description="One line for the user")
 
@@ -431,6 +447,15 @@ class NextStep(Result):
     command: str | None = Field(default=None, description="Command to run (kind host)")
 
 
+class UnparsedOutput(Result):
+    """One fact of a site's read whose output could not be parsed: the fact is unknown."""
+
+    fact: str = Field(description="What was being read: containers, units, router")
+    command: str = Field(description="The command that printed it, e.g. podman ps -a")
+    first_line: str = Field(description=f"The first line it printed, cut. {HOST_TEXT}")
+    reason: str = Field(description=f"Why the parser refused it. {HOST_TEXT}")
+
+
 class Finding(Result):
     """Something wrong (or worth knowing) at one site, with what shows it and what fixes it."""
 
@@ -451,6 +476,11 @@ class Finding(Result):
     fix: str = Field(description="The next step in words")
     next: list[NextStep] = Field(
         default_factory=list, description="The concrete steps, in order, that clear it"
+    )
+    unparsed: list[UnparsedOutput] = Field(
+        default_factory=list,
+        description="For read-unparsed: each command whose output could not be read, and the "
+        "first line it printed",
     )
 
 

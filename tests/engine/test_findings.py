@@ -33,6 +33,9 @@ TLS_REFUSED = (
     "'/etc/skupper-router/runtime/certs/skupper-site-server/ca.crt' from sslProfile "
     "'skupper-site-server'"
 )
+ROUTER_STARTED = (
+    "2026-12-01 05:52:15.101010 +0000 ROUTER (info) Router started in Interior mode, area=0"
+)
 #: The local router's log line when the hub's certificate lacks the name it dialled.
 VERIFY_REFUSED = (
     "2026-12-01 05:52:17.401857 +0000 SERVER (error) [C4] Connection to "
@@ -266,14 +269,64 @@ def test_drift_lists_each_difference(topology: Topology) -> None:
 def test_a_firewalled_port_and_a_router_that_just_started(topology: Topology) -> None:
     hub_address = next(p for p in topology.providers if p.name == "rhtevan-work").public_host
     link = LinkProbe("local", "rhtevan-work", hub_address, 55671, False, "Pending")
-    net = network(topology, links=[link])
+    hub = states()["rhtevan-work"]
+    hub.logs["router"] = [ROUTER_STARTED]
+    net = network(topology, {"rhtevan-work": hub}, links=[link])
     found = one(net, "link-port-unreachable")
     assert found.host == "rhtevan-work"
     assert found.next[0].variable == "RHTEVAN_WORK_INTER_ROUTER_PORT"
-    hub = states()["rhtevan-work"]
     assert hub.now is not None
     hub.containers["default-skupper-router"].started_at = hub.now - 3
     assert problems(network(topology, {"rhtevan-work": hub}, links=[link])) == {}
+
+
+def test_an_unread_router_log_is_no_evidence_of_a_firewall(topology: Topology) -> None:
+    """A router whose log could not be read (a journald host whose journal the user cannot
+    read) may be a standalone one (tmp-not-writable): its silence shows no listener."""
+    hub_address = next(p for p in topology.providers if p.name == "rhtevan-work").public_host
+    link = LinkProbe("local", "rhtevan-work", hub_address, 55671, False, "Pending")
+    for log in ([], None):
+        hub = states()["rhtevan-work"]
+        if log is None:
+            hub.logs.pop("router", None)  # podman logs failed: not read at all
+        else:
+            hub.logs["router"] = log
+            hub.logs_unavailable["router"] = "container x logs to the journal; ..."
+        found = problems(network(topology, {"rhtevan-work": hub}, links=[link]))
+        assert "link-port-unreachable" not in found.get("rhtevan-work", [])
+        assert "tmp-not-writable" not in found.get("rhtevan-work", [])
+
+
+def test_an_unavailable_log_is_said_not_taken_for_a_clean_one(topology: Topology) -> None:
+    hub = states()["rhtevan-work"]
+    hub.logs["router"] = []
+    hub.logs_unavailable["router"] = "container default-skupper-router logs to the journal"
+    found = one(network(topology, {"rhtevan-work": hub}), "log-unavailable")
+    assert (found.host, found.severity) == ("rhtevan-work", "info")
+    assert found.evidence == ["container default-skupper-router logs to the journal"]
+    assert "CONTAINER_NAME=default-skupper-router" in found.next[0].text
+
+
+def test_a_read_that_could_not_be_parsed_names_the_command_and_its_first_line(
+    topology: Topology,
+) -> None:
+    text = (STATES / "up" / "rhel-ai.txt").read_text()
+    warned = text.replace(
+        "@@section containers\n", "@@section containers\n|WARN[0000] cgroupv1 is deprecated\n", 1
+    )
+    assert warned != text
+    rhel = parse_site_state(warned)
+    rhel.now = 2_000_000_000
+    found = one(network(topology, {"rhel-ai": rhel}), "read-unparsed")
+    assert found.host == "rhel-ai" and found.severity == "warning"
+    (unparsed,) = found.unparsed
+    assert (unparsed.fact, unparsed.command) == ("containers", "podman ps -a --format json")
+    assert unparsed.first_line == "WARN[0000] cgroupv1 is deprecated"
+    assert found.next[0].command == "podman ps -a --format json"
+    # the site is unknown, not guessed stopped: no finding about its router's state
+    assert set(problems(network(topology, {"rhel-ai": rhel})).get("rhel-ai", [])) <= {
+        "read-unparsed"
+    }
 
 
 def test_a_name_missing_from_the_hubs_certificate(topology: Topology) -> None:
@@ -359,3 +412,129 @@ def test_a_router_stopped_by_down_is_no_stale_status_and_nothing_starts_it_again
     assert [s.tool for s in respecting_asked(one(other, "no-auto-restart"), other).next] == [
         "setup"
     ]
+
+
+# -- known issues of some releases: each fires on the releases it affects, and only there -----
+
+
+def on_release(state: SiteState, version: str) -> SiteState:
+    state.skupper = parse_skupper_version(version)  # 2.2's bare answer: the version
+    return state
+
+
+def ids_on(net: Network, host: str) -> set[str]:
+    return {f.id for f in findings(net) if f.host == host}
+
+
+def with_cluster(topology: Topology, direct: str) -> Topology:
+    """The recorded topology with a cluster site that links to ``direct``."""
+    assert isinstance(topology.path, Path)
+    text = topology.path.read_text() + (
+        f"\nCRC_SITE_NAME=crc-test\nCRC_RHEL_AI_PORT=8100\nCRC_RHTEVAN_WORK_PORT=8101\n"
+        f"CRC_DIRECT_LINKS={direct}\n"
+    )
+    path = topology.path.with_name("with-cluster.env")
+    try:
+        path.write_text(text)
+        return load_topology(path)
+    finally:
+        path.unlink()
+
+
+def test_2331_multicast_unaccepted_on_2_1_0_to_2_1_2_hubs_a_cluster_links_to(
+    topology: Topology,
+) -> None:
+    """router_state_handler.go@2.1.2:205 receives mc/sfe.all without accepting it;
+    @2.1.3:207-209 accepts: 2.1.3 and later hubs, or hubs the cluster does not link to,
+    have nothing to fear."""
+    clustered = with_cluster(topology, "rhtevan-work")
+    for version, fires in (("2.1.0", True), ("2.1.2", True), ("2.1.3", False), ("2.2.1", False)):
+        hub = on_release(states()["rhtevan-work"], version)
+        found = ids_on(network(clustered, {"rhtevan-work": hub}), "rhtevan-work")
+        assert ("controller-multicast-unaccepted" in found) is fires, version
+    # no cluster link to this hub: nothing
+    rhel = on_release(states()["rhel-ai"], "2.1.2")
+    assert "controller-multicast-unaccepted" not in ids_on(
+        network(clustered, {"rhel-ai": rhel}), "rhel-ai"
+    )
+    assert "controller-multicast-unaccepted" not in ids_on(
+        network(topology, {"rhel-ai": rhel}), "rhel-ai"
+    )
+
+
+def test_2193_a_2_1_0_site_ready_with_its_router_gone(topology: Topology) -> None:
+    """network_status_handler.go@2.1.1:83-85 sets the Site's Running condition; 2.1.0 has
+    no such call: its Site stays Ready with the router removed and the controller running."""
+    for version, fires in (("2.1.0", True), ("2.1.1", False), ("2.2.1", False)):
+        hub = on_release(states()["rhtevan-work"], version)
+        del hub.containers["default-skupper-router"]
+        hub.units["skupper-default.service"] = UnitState("skupper-default.service")
+        found = ids_on(network(topology, {"rhtevan-work": hub}), "rhtevan-work")
+        assert ("site-ready-without-router" in found) is fires, version
+    # a running router: nothing wrong on any release
+    hub = on_release(states()["rhtevan-work"], "2.1.0")
+    assert "site-ready-without-router" not in ids_on(
+        network(topology, {"rhtevan-work": hub}), "rhtevan-work"
+    )
+
+
+def _socket_off(state: SiteState, *, controller_installed: bool) -> SiteState:
+    state.units["podman.socket"] = UnitState(
+        "podman.socket", load_state="loaded", unit_file_state="disabled"
+    )
+    if not controller_installed:
+        state.units["skupper-controller.service"] = UnitState("skupper-controller.service")
+    return state
+
+
+def test_2430_a_2_1_uninstall_leaves_podman_socket_off(topology: Topology) -> None:
+    """uninstall.go@2.1.4:78 calls systemdGlobal.Disable (systemd.go@2.1.2:338-351: disable
+    and stop podman.socket); 2.2.0 no longer does (#2434)."""
+    for version, fires in (("2.1.0", True), ("2.1.4", True), ("2.2.0", False)):
+        hub = _socket_off(on_release(states()["rhtevan-work"], version), controller_installed=False)
+        net = network(topology, {"rhtevan-work": hub}, asked={"rhtevan-work": "teardown"})
+        assert ("uninstall-stopped-podman-socket" in ids_on(net, "rhtevan-work")) is fires
+        if fires:
+            found = one(net, "uninstall-stopped-podman-socket")
+            assert "podman.socket: inactive (disabled)" in found.evidence
+            assert found.next[0].command == "systemctl --user enable --now podman.socket"
+        # a host never set up (no teardown asked) has its socket off as podman leaves it
+        fresh = network(topology, {"rhtevan-work": hub})
+        assert "uninstall-stopped-podman-socket" not in ids_on(fresh, "rhtevan-work")
+
+
+def test_2281_a_teardown_without_podman_socket_would_fail_on_every_2_x(
+    topology: Topology,
+) -> None:
+    """uninstall.go@2.1.2:45-48 and @2.2.1:45-48: no container client, no uninstall (open)."""
+    for version in ("2.1.0", "2.1.3", "2.2.1"):
+        hub = on_release(states()["rhtevan-work"], version)
+        net = network(topology, {"rhtevan-work": _socket_off(hub, controller_installed=True)})
+        found = one(net, "uninstall-needs-podman-socket")
+        assert found.next[0].command == "systemctl --user enable --now podman.socket"
+    # 1.x has no system uninstall; an active socket needs nothing
+    old = _socket_off(on_release(states()["rhtevan-work"], "1.8.1"), controller_installed=True)
+    assert "uninstall-needs-podman-socket" not in ids_on(
+        network(topology, {"rhtevan-work": old}), "rhtevan-work"
+    )
+    quiet = on_release(states()["rhtevan-work"], "2.2.1")
+    assert "uninstall-needs-podman-socket" not in ids_on(
+        network(topology, {"rhtevan-work": quiet}), "rhtevan-work"
+    )
+
+
+def test_a_refusal_logged_once_and_gone_from_the_tail_is_found_by_the_search(
+    topology: Topology,
+) -> None:
+    """skrouterd logs a connector's failure only when its message changes
+    (qd_connector.c@3.4.2:416-431): after 100 newer lines the tail has none, and the search
+    of the whole log (``SiteState.log_matches``) is the evidence."""
+    link = LinkProbe("local", "rhel-ai", "rhel-ai.example", 8000, True, "Pending")
+    local = states()["local"]
+    local.logs["router"] = [ROUTER_STARTED] * 3  # the tail: newer lines only
+    assert "link-cert-verify-failed" not in ids_on(
+        network(topology, {"local": local}, links=[link]), "rhel-ai"
+    )
+    local.log_matches["certificate verify failed"] = [VERIFY_REFUSED]
+    found = one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
+    assert found.evidence[0] == f"local router log: {VERIFY_REFUSED}"

@@ -128,6 +128,7 @@ def test_an_opaque_link_secret_is_crc_secret_type_cleared_by_setup(topology: Top
         f"Secret {name}: type Opaque, created {LATER}",
         f'Link {name}: Error: TLS credentials secret "{name}" is of type Opaque',
         f"router pod skupper-router-bcdfg: created {POD_STARTED}, 42 s before the Secret {name}",
+        "the cluster's Skupper release is not known (no kube-adaptor image tag)",
     ]
     assert [(s.kind, s.tool, s.arguments) for s in found.next] == [("tool", "setup", {})]
     assert "kubernetes.io/tls" in found.cause and "setup" in found.fix
@@ -140,7 +141,39 @@ def test_a_secret_without_a_type_is_opaque_as_the_api_defaults_it(topology: Topo
     state.secrets[name] = secret(name, EARLIER, type_=None)
     [found] = secret_type(network(topology, state))
     assert found.evidence[0] == f"Secret {name}: type Opaque, created {EARLIER}"
-    assert found.evidence[-1].endswith(f"60 s after the Secret {name}")
+    assert found.evidence[-2].endswith(f"60 s after the Secret {name}")
+
+
+def with_adaptor(state: KubeState, image: str) -> KubeState:
+    """The router pods with the kube-adaptor container Skupper runs beside the router
+    (``internal/kube/site/resources/skupper-router-deployment.yaml@2.2.1:134-137``)."""
+    for p in state.router_pods:
+        p["spec"] = {
+            "containers": [
+                {"name": "router", "image": "quay.io/skupper/skupper-router:3.5.1"},
+                {"name": "kube-adaptor", "image": image},
+            ]
+        }
+    return state
+
+
+def test_crc_secret_type_only_where_the_release_ignores_opaque_secrets(topology: Topology) -> None:
+    """skupper #2518: every release to 2.2.1 takes only kubernetes.io/tls Secrets
+    (internal/kube/secrets/sync.go@2.2.1:158-159); main after 2.2.1 also takes an Opaque one
+    with ca.crt (#2524), so a later release must not be told its Secret is the fault."""
+    name = kube_secret_names(topology)[0]
+    for image, fires in (
+        ("quay.io/skupper/kube-adaptor:2.2.1", True),
+        ("quay.io/skupper/kube-adaptor:2.1.3", True),
+        ("quay.io/skupper/kube-adaptor:2.3.0", False),
+        ("quay.io/skupper/kube-adaptor@sha256:0123", True),  # by digest: release unknown
+    ):
+        state = with_adaptor(healthy(topology), image)
+        state.secrets[name] = secret(name, LATER, "Opaque")
+        found = list(secret_type(network(topology, state)))
+        assert bool(found) is fires, image
+        if found and "@" not in image:
+            assert found[0].evidence[-1].startswith(f"kube-adaptor {image.rpartition(':')[2]}")
 
 
 def test_a_secret_newer_than_the_router_pod_with_its_link_down_is_crc_router_pod_stale(

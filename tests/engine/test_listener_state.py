@@ -12,7 +12,14 @@ from skupper_mcp.engine.readings import PodmanReading, Unread
 from skupper_mcp.engine.scope import SiteRef
 from skupper_mcp.errors import ConnectError
 from skupper_mcp.facts import names
-from skupper_mcp.facts.site_state import ContainerState, SiteState, parse_podman_ps
+from skupper_mcp.facts.router_release import image_release, route_hold
+from skupper_mcp.facts.site_state import (
+    ContainerState,
+    RouterContainer,
+    SiteState,
+    parse_podman_ps,
+)
+from skupper_mcp.facts.skupper_version import SkupperVersion, Version
 from skupper_mcp.models import ListenerStatus
 from skupper_mcp.sites.podman import PodmanSite
 
@@ -52,10 +59,51 @@ def test_closing_without_a_stop_time_says_up_to_a_minute() -> None:
     state, detail, left = listener_state(True, "rhel-ai", provider(False), "local")
     assert (state, left) == ("closing", 60.0)
     assert "up to 60 s after the provider stopped" in (detail or "")
-    state, detail, left = closing("rhel-ai", "local", 0.2)
+    state, detail, left = closing("rhel-ai", "local", 0.2, route_hold(None, None))
     assert left == 59.8 and "it stopped just now" in (detail or "")
-    state, detail, left = closing("rhel-ai", "local", 90)
+    state, detail, left = closing("rhel-ai", "local", 90, route_hold(None, None))
     assert left == 0.0 and "any moment now" in (detail or "")
+
+
+def consumer(skupper: str, image: str | None) -> PodmanReading:
+    """The local site's reading: its Skupper version and its router container's image."""
+    ref = SiteRef(host="local", site="local", role="local", platform="podman")
+    state = SiteState(now=1_000_000, skupper=SkupperVersion(Version.parse(skupper)))
+    if image is not None:
+        state.router = RouterContainer(False, False, {"ImageName": image, "Config": {}})
+    return PodmanReading(ref, PodmanSite(FakeConnector("local"), NS), state)
+
+
+def test_a_3_5_consumer_drops_a_stopped_providers_route_within_a_second() -> None:
+    """skupper-router 3.5.x (Skupper 2.2.x) unmaps a lost router's addresses after
+    unreachableHoldoffSeconds, 1 s by default (skrouter.json@3.5.1): no 60 s countdown."""
+    for local in (
+        consumer("2.2.1", "quay.io/skupper/skupper-router:3.5.1"),
+        consumer("2.2.1", None),  # no router container read: its Skupper's router
+        consumer("2.1.3", "quay.io/skupper/skupper-router:3.5.0"),  # the image wins
+    ):
+        state, detail, left = listener_state(True, "rhel-ai", provider(False, 0), "local", local)
+        assert (state, left) == ("closing", 1.0)
+        assert "60" not in (detail or "") and "unreachableHoldoffSeconds" in (detail or "")
+        state, detail, left = listener_state(True, "rhel-ai", provider(False, 5), "local", local)
+        assert left == 0.0 and "any moment now" in (detail or "")
+        state, detail, left = listener_state(True, "rhel-ai", provider(False), "local", local)
+        assert left == 1.0 and "up to 1 s" in (detail or "")
+
+
+def test_a_3_4_consumer_keeps_the_route_for_a_minute() -> None:
+    for local in (
+        consumer("2.1.3", "quay.io/skupper/skupper-router:3.4.2"),
+        consumer("2.1.0", None),
+        consumer("2.2.1", "quay.io/skupper/skupper-router:3.4.2"),
+    ):
+        state, detail, left = listener_state(True, "rhel-ai", provider(False, 15), "local", local)
+        assert (state, left) == ("closing", 45.0)
+        assert "remoteLsMaxAgeSeconds" in (detail or "")
+    # an image by digest or of another name says nothing; nor does an unknown Skupper
+    assert image_release({"ImageName": "quay.io/skupper/skupper-router@sha256:ab"}) is None
+    assert image_release({"ImageName": "example/router:3.5.1"}) is None
+    assert route_hold(None, Version.parse("2.3.0")).seconds == 60.0
 
 
 def test_not_bound_is_closed_and_an_unread_provider_is_unknown() -> None:

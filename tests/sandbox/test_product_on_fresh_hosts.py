@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from polling import wait_for
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.facts.site_state import site_state_script
+from skupper_mcp.models import ListenerStatus
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
@@ -95,6 +98,30 @@ def test_the_state_read_never_carries_a_private_key(fresh: World) -> None:
         assert "@@end" in out
         assert "PRIVATE KEY" not in out and "@@file runtime Secret-" not in out
         assert "@@file runtime Certificate-" not in out
+
+
+def test_a_2_2_1_consumer_closes_a_stopped_providers_listener_within_seconds(
+    fresh: World,
+) -> None:
+    """The local site is 2.2.1: its router (3.5.1) unmaps the lost provider's addresses 1 s
+    after it loses it (unreachableHoldoffSeconds), so status never counts 60 s down there."""
+
+    def listener() -> ListenerStatus:
+        status = run(fresh, lambda e: e.status())
+        (row,) = [li for li in status.listeners if li.provider == "rhel-ai"]
+        return row
+
+    wait_for(lambda: listener().state == "serving", timeout=120, every=1, what="the listener")
+    ssh(fresh, "rhel-ai", "systemctl --user stop skupper-default.service; echo stopped")
+    stopped = time.monotonic()
+    seen = []
+    while (row := listener()).state != "closed":
+        seen.append(row)
+        assert time.monotonic() - stopped < 15, [r.detail for r in seen]
+        time.sleep(0.5)
+    assert all(r.state == "closing" and (r.closes_within or 0) <= 1.0 for r in seen), seen
+    assert not any("60 s" in (r.detail or "") for r in seen)
+    ssh(fresh, "rhel-ai", "systemctl --user start skupper-default.service; echo started")
 
 
 def test_down_stops_skuppers_controller_unit(fresh: World) -> None:

@@ -1,23 +1,34 @@
 """What a consumer's listener for a provider is doing: serving, closing, closed or unknown.
 
 A bound port alone does not mean a route. When a provider's router stops, the consumer's
-router keeps the provider's addresses until its link state ages out (skrouterd's
-``remoteLsMaxAgeSeconds``, 60 s by default, which Skupper does not set:
-``python/skupper_router/management/skrouter.json`` in skupper-router), so the local
-listener stays bound for up to a minute with nothing behind it. The state is derived from
-facts the caller has read, never guessed: whether the port accepts, and whether the
-provider's router runs (and since when it is stopped, when the host says).
+router keeps the provider's addresses for a while, by its release (``facts.router_release``):
+skupper-router 3.4.x (Skupper 2.1.x) until its link state ages out, 60 s; 3.5.x (Skupper
+2.2.x) 1 s after it lost the router (``unreachableHoldoffSeconds``). Until then the local
+listener stays bound with nothing behind it. The state is derived from facts the caller has
+read, never guessed: whether the port accepts, whether the provider's router runs (and
+since when it is stopped, when the host says), and the consumer's router release.
 """
 
 from __future__ import annotations
 
+from ..facts.router_release import REMOTE_LS_MAX_AGE, RouteHold, image_release, route_hold
 from ..models import ListenerState, ListenerStatus
 from .condition import listener_condition, stopped_for
-from .readings import Reading
+from .readings import PodmanReading, Reading
 
-#: skrouterd's default ``remoteLsMaxAgeSeconds``: how long a router keeps the addresses of a
-#: router it no longer hears from.
-ROUTE_MAX_AGE = 60.0
+#: The longest a router keeps the addresses of a router it no longer hears from (3.4.x's
+#: ``remoteLsMaxAgeSeconds``); a consumer of an unknown release is taken to keep them that long.
+ROUTE_MAX_AGE = REMOTE_LS_MAX_AGE
+
+
+def consumer_hold(consumer: Reading | None) -> RouteHold:
+    """How long the consumer site's router keeps a stopped provider's routes: by its router
+    image's release, else by its Skupper version (``router_release.route_hold``)."""
+    if isinstance(consumer, PodmanReading):
+        state = consumer.state
+        image = image_release(state.router.inspect if state.router is not None else None)
+        return route_hold(image, state.skupper.cli)
+    return route_hold(None, None)
 
 
 State = tuple[ListenerState, str | None, float | None]
@@ -40,10 +51,17 @@ def listener_row(
     )
 
 
-def listener_state(bound: bool | None, provider: str, reading: Reading | None, site: str) -> State:
+def listener_state(
+    bound: bool | None,
+    provider: str,
+    reading: Reading | None,
+    site: str,
+    consumer: Reading | None = None,
+) -> State:
     """(state, detail, closes_within) of ``site``'s listener for ``provider``, from whether
-    its port accepts (``bound``) and the provider's reading (None if not read); the state
-    is ``condition.listener_condition``'s."""
+    its port accepts (``bound``), the provider's reading (None if not read) and the consumer
+    site's (its router's release: how long it keeps the route); the state is
+    ``condition.listener_condition``'s."""
     match listener_condition(bound, reading):
         case "unknown" if bound is None:
             return "unknown", "not probed", None
@@ -59,23 +77,22 @@ def listener_state(bound: bool | None, provider: str, reading: Reading | None, s
         case "serving":
             return "serving", None, None
         case _:
-            return closing(provider, site, stopped_for(reading))
+            return closing(provider, site, stopped_for(reading), consumer_hold(consumer))
 
 
-def closing(provider: str, site: str, stopped_for: float | None) -> State:
+def closing(provider: str, site: str, stopped_for: float | None, hold: RouteHold) -> State:
     """A listener still bound while ``provider``'s router is stopped (for ``stopped_for``
-    seconds, when known)."""
+    seconds, when known), on a consumer whose router keeps a lost route for ``hold``."""
     if stopped_for is None:
-        left = ROUTE_MAX_AGE
-        when = f"up to {ROUTE_MAX_AGE:g} s after the provider stopped"
+        left = hold.seconds
+        when = f"up to {hold.seconds:g} s after the provider stopped ({hold.why})"
     else:
-        left = max(0.0, ROUTE_MAX_AGE - stopped_for)
+        left = max(0.0, hold.seconds - stopped_for)
         ago = "just now" if stopped_for < 1 else f"{stopped_for:.0f} s ago"
         when = (
-            f"within ~{left:.0f} s (it stopped {ago}; a router forgets a stopped router "
-            f"{ROUTE_MAX_AGE:g} s after it last heard from it)"
-            if left > 0
-            else f"any moment now (it stopped {ago})"
+            f"within ~{left:.0f} s (it stopped {ago}; {hold.why})"
+            if left >= 1
+            else f"any moment now (it stopped {ago}; {hold.why})"
         )
     detail = (
         f"bound, but {provider}'s router is stopped: no route behind it, connections fail; "

@@ -9,11 +9,13 @@ comes after the log, as a marker of its own, so the bound never cuts it off.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..connectors.shell import program
 from . import names
-from .framing import split_frames
+from .framing import STDERR, split_frames
+from .unparsed import first_line
 
 #: What a log read may return: the newest lines that fit.
 MAX_LOG_BYTES = 64 * 1024
@@ -96,3 +98,122 @@ def tail_lines(text: str, lines: int, max_bytes: int, *, cut: bool = False) -> L
         size += need
     kept.reverse()
     return LogTail(kept, truncated)
+
+
+#: The log drivers whose lines ``podman logs`` reads from a file of its own: an empty answer
+#: from one of them is a log with no lines, not a log that could not be read.
+FILE_LOG_DRIVERS = ("k8s-file", "json-file")
+_CONTAINER_ID = re.compile(r"[0-9a-f]{64}")
+_DRIVER = re.compile(r"[a-z0-9-]{1,32}")
+
+
+def journal_logs_script(lines: int, max_bytes: int, container: str) -> str:
+    """The command that prints the last ``lines`` journal entries of ``container`` (podman's
+    journald log driver writes each line as one, ``CONTAINER_NAME``/``CONTAINER_ID_FULL``),
+    at most about ``max_bytes`` of them, with its log driver: for a container whose ``podman
+    logs`` printed nothing. The script is ``scripts/journal.sh``."""
+    return program("journal.sh", int(lines), int(max_bytes) + 64, container)
+
+
+@dataclass(frozen=True)
+class JournalLogRead:
+    """What ``journal_logs_script`` found: the container's full id and log driver as
+    ``podman container inspect`` gave them (None: not read), and journalctl's exit status,
+    output (its newest bytes when ``cut``) and standard error."""
+
+    container_id: str | None
+    driver: str | None
+    rc: int | None
+    text: str = ""
+    cut: bool = False
+    stderr: str = ""
+
+    @property
+    def has_lines(self) -> bool:
+        return self.rc == 0 and bool(self.text.strip())
+
+
+def parse_journal_logs(output: str, max_bytes: int) -> JournalLogRead:
+    container_id = driver = None
+    rc: int | None = None
+    text = stderr = ""
+    section = ""
+    for frame in split_frames(output):
+        value = frame.argument
+        if frame.tag == "inspect":
+            words = frame.body.split()
+            if len(words) == 2 and _CONTAINER_ID.fullmatch(words[0]):
+                container_id = words[0]
+                driver = words[1] if _DRIVER.fullmatch(words[1]) else None
+        elif frame.tag == "journal":
+            section, text = "journal", frame.body
+        elif frame.tag == STDERR and section == "journal":
+            stderr = frame.body
+        elif frame.tag == "rc" and section == "journal" and value.isascii() and value.isdigit():
+            rc = int(value)
+    cut = len(text.encode(errors="replace")) > max_bytes
+    return JournalLogRead(container_id, driver, rc, text, cut, stderr)
+
+
+def log_unavailable(container: str, journal: JournalLogRead) -> str | None:
+    """Why a container whose ``podman logs`` printed nothing (exit 0) has no log to show,
+    when neither podman nor the journal gave a line; None when its log is simply empty (a
+    file log driver: the container has printed nothing yet)."""
+    if journal.has_lines or journal.driver in FILE_LOG_DRIVERS:
+        return None
+    if journal.driver == "none":
+        return f"container {container} has log driver none: podman keeps no log of it"
+    driver = (
+        f"container {container} logs to the journal (podman's journald log driver)"
+        if journal.driver == "journald"
+        else f"the log driver of container {container} could not be read"
+        if journal.driver is None
+        else f"container {container} has log driver {journal.driver}"
+    )
+    said = first_line(journal.stderr)
+    if journal.rc is None:
+        journal_said = "journalctl was not run to the end"
+    elif journal.rc != 0:
+        journal_said = f"journalctl failed (exit {journal.rc}{': ' + said if said else ''})"
+    else:
+        journal_said = f"journalctl shows no line of it{' (' + said + ')' if said else ''}"
+    return (
+        f"{driver}; podman logs printed nothing (exit 0) and {journal_said}: the login user "
+        "may not be able to read the journal podman writes to (podman issues #26910, #24088), "
+        "or the container has printed nothing yet"
+    )
+
+
+def log_search_script(container: str, needle: str, lines: int, max_bytes: int) -> str:
+    """The command that prints the last ``lines`` lines of ``container``'s whole log (podman
+    logs and the journal) that hold ``needle``, at most about ``max_bytes`` of them. The
+    script is ``scripts/log-search.sh``."""
+    return program("log-search.sh", container, needle, int(lines), int(max_bytes) + 64)
+
+
+def parse_log_search(output: str, max_bytes: int) -> list[str] | None:
+    """The matching lines, oldest first; None when the search did not run to its end."""
+    text, rc, searched = "", None, False
+    for frame in split_frames(output):
+        if frame.tag == "matches":
+            searched, text = True, frame.body
+        elif frame.tag == "rc" and searched and frame.argument.isascii():
+            rc = int(frame.argument) if frame.argument.isdigit() else None
+    if rc != 0:
+        return None
+    tail = tail_lines(text, len(text.split("\n")), max_bytes, cut=len(text.encode()) > max_bytes)
+    return [line for line in tail.lines if line.strip()]
+
+
+def merged_pod_logs(container: str, logs: list[tuple[str, str, bool]]) -> str:
+    """The logs of several pods (an HA site's two routers) as one: each line prefixed as
+    ``kubectl logs --prefix`` does (``[pod/<pod>/<container>] ``), and in the order of the
+    lines' own text, which skrouterd starts with its timestamp. ``logs`` are (pod, text,
+    cut); a cut text's first line is partial and goes."""
+    tagged: list[tuple[str, str]] = []
+    for pod, text, cut in logs:
+        lines = [line for line in text.split("\n") if line.strip()]
+        for line in lines[1:] if cut else lines:
+            tagged.append((line, f"[pod/{pod}/{container}] {line}"))
+    tagged.sort(key=lambda pair: pair[0])
+    return "\n".join(shown for _, shown in tagged)

@@ -152,6 +152,12 @@ class SiteState:
     served_models: list[str] | None = None
     models_error: str | None = None
     logs: dict[str, list[str]] = field(default_factory=dict)
+    #: Why a component's log could not be read although its container exists (podman logs
+    #: printed nothing and the journal had no line of it): no line there is no evidence.
+    logs_unavailable: dict[str, str] = field(default_factory=dict)
+    #: The router log's lines that hold a string diagnose searched the whole log for (a line
+    #: skrouterd writes once, a tail may have lost), by that string, oldest first.
+    log_matches: dict[str, list[str]] = field(default_factory=dict)
     #: What each framed command wrote on its standard error, by section (evidence only:
     #: no parser reads it), e.g. libpod's warnings under ``containers``.
     stderr: dict[str, str] = field(default_factory=dict)
@@ -163,6 +169,11 @@ class SiteState:
     def unparsed(self, fact: str) -> ParseError | None:
         """Why ``fact`` (``units``, ``containers``, ``router``) is unknown, if it is."""
         return next((e for e in self.parse_errors if e.fact == fact), None)
+
+    def log_known(self, component: str) -> bool:
+        """Whether ``component``'s log was read and has lines: only then can a line's
+        absence say anything."""
+        return bool(self.logs.get(component)) and component not in self.logs_unavailable
 
     def unit(self, name: str) -> UnitState:
         return self.units.get(name) or UnitState(name)

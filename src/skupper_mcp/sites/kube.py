@@ -30,6 +30,10 @@ from .work import ApiCall
 #: chosen by owner, never by label, since anyone who may create a pod in the namespace can
 #: copy the labels.
 ROUTER_DEPLOYMENT = "skupper-router"
+#: Every router Deployment a site may have: an HA site (``spec.ha``) runs a second one
+#: (``internal/kube/site/site.go@2.2.1:329-335``, ``groups``: each group is a Deployment of
+#: that name, ``skupper-router-deployment.yaml@2.2.1:36``).
+ROUTER_DEPLOYMENTS = (ROUTER_DEPLOYMENT, "skupper-router-2")
 #: The controller's Deployment, when it runs in the site's own namespace (a
 #: namespace-scoped install); a cluster-wide install runs it elsewhere.
 CONTROLLER_DEPLOYMENT = "skupper-controller"
@@ -163,7 +167,7 @@ class ClusterSite:
             self.api.list("links", namespace=ns),
             self.api.list("listeners", namespace=ns),
             self.api.list_services(namespace=ns),
-            self.owned_pods(ROUTER_DEPLOYMENT),
+            self.router_pods(),
             reads,
         )
         return KubeState(
@@ -275,6 +279,21 @@ class ClusterSite:
         )
         return name, text, cut
 
+    async def router_pods(self) -> list[dict[str, Any]]:
+        """The pods of every router Deployment the site has (two on an HA site), by owner."""
+        ns = self.namespace
+        replica_sets, pods, deployments = await asyncio.gather(
+            self.api.list_replica_sets(namespace=ns),
+            self.api.list_pods(namespace=ns),
+            asyncio.gather(*(self.api.get_deployment(d, namespace=ns) for d in ROUTER_DEPLOYMENTS)),
+        )
+        return [
+            pod
+            for found in deployments
+            if found is not None
+            for pod in deployment_pods(found, replica_sets, pods)
+        ]
+
     async def owned_pods(self, deployment: str) -> list[dict[str, Any]]:
         """The pods of ``deployment`` by owner (``deployment_pods``); [] without it."""
         found, replica_sets, pods = await asyncio.gather(
@@ -287,7 +306,7 @@ class ClusterSite:
     async def restart_router(self) -> str:
         """Delete the router pod so its Deployment recreates it with the Secrets mounted;
         a pod that only wears the router's labels is not the router's and is left alone."""
-        pods = await self.owned_pods(ROUTER_DEPLOYMENT)
+        pods = await self.router_pods()
         for pod in pods:
             await self.api.delete_pod(pod["metadata"]["name"], namespace=self.namespace)
         return f"deleted router pod {', '.join(p['metadata']['name'] for p in pods) or '(none)'}"

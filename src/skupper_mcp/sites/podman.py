@@ -27,7 +27,16 @@ from ..connectors.ssh import SSHConnector
 from ..errors import CommandError, SiteStateError
 from ..facts import names
 from ..facts.framing import safe_label, split_frames
-from ..facts.logs import PodmanLogRead, parse_podman_logs, podman_logs_script
+from ..facts.logs import (
+    JournalLogRead,
+    PodmanLogRead,
+    journal_logs_script,
+    log_search_script,
+    parse_journal_logs,
+    parse_log_search,
+    parse_podman_logs,
+    podman_logs_script,
+)
 from ..facts.model_endpoint import (
     MODELS_MAX_BYTES,
     answer_cut,
@@ -175,6 +184,23 @@ class PodmanSite:
             # podman's own error, after whatever log lines came first (CommandError redacts)
             raise CommandError(self.host, command, read.rc, read.text, summary=what)
         return read
+
+    async def journal_logs(self, lines: int, max_bytes: int, container: str) -> JournalLogRead:
+        """The journal's last ``lines`` lines of ``container`` (podman's journald log driver),
+        with its log driver: the fallback for a ``podman logs`` that printed nothing. What
+        the journal cannot say is in the read (``rc``, ``stderr``), not an error."""
+        command = journal_logs_script(lines, max_bytes, container)
+        result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
+        return parse_journal_logs(result.stdout, max_bytes)
+
+    async def log_search(
+        self, container: str, needle: str, lines: int, max_bytes: int
+    ) -> list[str] | None:
+        """The last ``lines`` lines of ``container``'s whole log that hold ``needle`` (None:
+        the search did not finish)."""
+        command = log_search_script(container, needle, lines, max_bytes)
+        result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
+        return parse_log_search(result.stdout, max_bytes)
 
     async def facts(self, *, with_ports: bool, timeout: float) -> SiteFacts:
         """What the precheck reads of the host (tools, versions, and bound ports when asked)."""

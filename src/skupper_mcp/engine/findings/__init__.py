@@ -11,8 +11,9 @@ from .context import Network, Rule
 from .kube import KUBE_RULES
 from .links import LINK_RULES
 from .podman import PODMAN_RULES
+from .releases import RELEASE_RULES
 from .sites import SITE_RULES
 
-RULES: tuple[Rule, ...] = SITE_RULES + PODMAN_RULES + LINK_RULES + KUBE_RULES
+RULES: tuple[Rule, ...] = SITE_RULES + PODMAN_RULES + RELEASE_RULES + LINK_RULES + KUBE_RULES
 
 __all__ = ["RULES", "Network", "Rule"]

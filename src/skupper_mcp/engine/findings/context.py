@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...facts.site_state import SiteState
-from ...models import Finding, NextStep, Severity
+from ...models import Finding, NextStep, Severity, UnparsedOutput
 from ...sites.kube import KubeState
 from ...topology import ProviderHost, Topology
 from ...vocabulary import LOCAL_HOST
@@ -92,6 +92,7 @@ def finding(
     cause: str,
     fix: str,
     next: Iterable[NextStep] = (),
+    unparsed: Iterable[UnparsedOutput] = (),
 ) -> Finding:
     return Finding(
         id=id,
@@ -103,6 +104,7 @@ def finding(
         cause=cause,
         fix=fix,
         next=list(next),
+        unparsed=list(unparsed),
     )
 
 

@@ -18,6 +18,7 @@ from ...models import Finding
 from ...sites.kube import KubeState, ready, status_of
 from ..desired.cluster import kube_secret_names
 from .context import Network, call, finding
+from .releases import secret_type_affects
 
 TLS = "kubernetes.io/tls"
 
@@ -94,6 +95,10 @@ def secret_type(network: Network) -> Iterator[Finding]:
         return
     ref, state = found
     pod = _router_pod(state)
+    # a release after 2.2.1 takes an Opaque Secret with ca.crt (skupper #2518, #2524)
+    buggy, release = secret_type_affects(state)
+    if not buggy:
+        return
     for name in kube_secret_names(network.topology):
         secret = state.secrets.get(name)
         if secret is None or _type(secret) == TLS:
@@ -108,6 +113,7 @@ def secret_type(network: Network) -> Iterator[Finding]:
                 f"Secret {name}: type {_type(secret)}, created {_shown(secret)}",
                 *_link_lines(state, name),
                 _pod_vs_secret(pod, name, secret),
+                release,
             ],
             cause="the kube-adaptor mounts only kubernetes.io/tls Secrets into the router pod "
             "and ignores the others; a link Secret made with 'oc create secret generic' (or a "

@@ -22,10 +22,13 @@ def _dialler_log(network: Network, link: LinkProbe, *needles: str) -> list[str]:
     if view is None:
         return []
     endpoint = f"Connection to {link.host}:{link.port} failed"
+    # the log's tail, after what a search of the whole log found (a failure is logged once)
+    searched = [line for n in needles for line in view.state.log_matches.get(n, [])]
+    lines = list(dict.fromkeys([*searched, *view.state.logs.get("router", [])]))
     # skrouterd logs each failure twice: as SERVER (error) and again inside a FLOW_LOG record
     return [
         f"{link.from_host} router log: {line.strip()}"
-        for line in view.state.logs.get("router", [])
+        for line in lines
         if endpoint in line and " FLOW_LOG " not in line and all(n in line for n in needles)
     ][-2:]
 
@@ -40,6 +43,10 @@ def _router_listening(network: Network, host: str) -> bool:
     running_for = view.state.running_for(router)
     # a router that has just (re)started may not listen yet: not a firewall's doing
     if running_for is None or running_for < SETTLE_SECONDS:
+        return False
+    # a log that could not be read says nothing: a standalone router's (no listener) line
+    # may be the one missing
+    if not view.state.log_known("router"):
         return False
     return not any(STANDALONE in line for line in view.state.logs.get("router", []))
 

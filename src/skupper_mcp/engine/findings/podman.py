@@ -7,13 +7,13 @@ from collections.abc import Iterator
 
 from ...facts import names
 from ...facts.private_keys import KEYS_CAUSE, KEYS_FIX
-from ...models import Finding
+from ...models import Finding, UnparsedOutput
 from ...sites import units
 from ...vocabulary import LOCAL_HOST
 from ..condition import podman_condition, podman_router_running, router_unit_active
 from ..model_actions import active_or_default
 from ..scope import SiteRef
-from .context import Network, call, finding, log_lines, model_ctl, set_variable
+from .context import Network, call, finding, log_lines, model_ctl, on_host, set_variable
 
 # What the router image's launch.sh and skrouterd print (skupper-router 3.4.x: the shell's
 # redirection error, then the default config's standalone start; a sslProfile file that
@@ -285,7 +285,63 @@ def model_not_serving(network: Network) -> Iterator[Finding]:
         )
 
 
+def read_unparsed(network: Network) -> Iterator[Finding]:
+    """A site whose read printed what its parser could not read: those facts are unknown,
+    and so is the site; nothing about them is guessed (no rule reads an unparsed fact)."""
+    for ref, state in network.podman_sites():
+        if not state.parse_errors:
+            continue
+        failed = state.parse_errors
+        yield finding(
+            "read-unparsed",
+            ref,
+            "warning",
+            symptom=f"what {ref.host} printed for {', '.join(e.fact for e in failed)} could not "
+            "be read: the site's state is unknown",
+            evidence=[f"`{e.command}`: {e.reason}; first line: {e.first_line}" for e in failed],
+            cause="the command printed something other than what it prints on a quiet host "
+            "(a tool's warning or a login script's text on its output, or another version's "
+            "format)",
+            fix=f"run the command on {ref.host} by hand to see what it prints, and remove "
+            "what the login adds to it",
+            next=[on_host(ref.host, failed[0].command)],
+            unparsed=[
+                UnparsedOutput(
+                    fact=e.fact, command=e.command, first_line=e.first_line, reason=e.reason
+                )
+                for e in failed
+            ],
+        )
+
+
+def unreadable_log(network: Network) -> Iterator[Finding]:
+    """A container whose log could not be read: said, so that no finding's silence about it
+    is taken for a clean log."""
+    for ref, state in network.podman_sites():
+        for component, why in sorted(state.logs_unavailable.items()):
+            container = (
+                _router(network, ref)
+                if component == "router"
+                else names.controller_container(state.user)
+            )
+            yield finding(
+                "log-unavailable",
+                ref,
+                "info",
+                symptom=f"the {component} log on {ref.host} could not be read: findings that "
+                "need its lines cannot be made there",
+                evidence=[why],
+                cause="the container logs to the journal (podman's journald log driver), "
+                "which neither podman logs nor journalctl shows to the login user",
+                fix=f"let the login user read its journal on {ref.host} (add it to the "
+                "systemd-journal group), or read the log there as a user who can",
+                next=[on_host(ref.host, f"journalctl --user -n 100 CONTAINER_NAME={container}")],
+            )
+
+
 PODMAN_RULES = (
+    read_unparsed,
+    unreadable_log,
     tmp_not_writable,
     certs_not_readable,
     private_key_readable,

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ...errors import MissingExtraError, SiteConfigError, install_hint
 from ...facts.skupper_version import SkupperVersion
 from ...models import Finding
+from ..condition import unparsed_reason
 from ..desired.needs import drift_lines
 from ..readings import ClusterReading, PodmanReading, Unread
 from ..scope import SiteRef
@@ -113,6 +114,8 @@ def drift(network: Network) -> Iterator[Finding]:
         match view:
             case PodmanReading() if not view.state.rendered:
                 continue  # not-set-up says it better
+            case PodmanReading() if unparsed_reason(view) is not None:
+                continue  # read-unparsed: what runs there is unknown, not missing
             case ClusterReading() if view.state.site is None:
                 continue
         lines = drift_lines(network.topology, view)

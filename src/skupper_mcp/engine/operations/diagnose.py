@@ -10,32 +10,85 @@ from __future__ import annotations
 
 import asyncio
 
+from ...facts import names
+from ...facts.logs import MAX_LOG_BYTES, log_unavailable
 from ...facts.redact import redact_lines
 from ...models import DiagnosedSite, DiagnoseResult, Finding, NextStep
 from ..condition import site_condition
 from ..desired.cluster import cluster_link_names
 from ..findings import RULES, Network
 from ..findings.context import LinkProbe
-from ..readings import Asked, Unread
+from ..findings.links import VERIFY_FAILED
+from ..readings import Asked, PodmanReading, Unread
 from ..scope import resolve_target
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, link_rows
 from ..verify import tcp_probe
 
 LOG_LINES = 100
+#: What a search of a whole router log returns at most (the newest matches).
+SEARCH_LINES = 10
+SEARCH_BYTES = 8 * 1024
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 async def read(sites: SiteMap) -> Network:
     topo = sites.topology
     views = await sites.read_all(all_sites(topo), log_lines=LOG_LINES)
+    await asyncio.gather(
+        *(journal_fallback(v) for v in views.values() if isinstance(v, PodmanReading))
+    )
     rows = link_rows(topo, views)
+    failing = {r.from_host for r in rows if r.status != "Ready"}
+    await asyncio.gather(
+        *(
+            refusals_searched(v)
+            for host, v in views.items()
+            if host in failing and isinstance(v, PodmanReading)
+        )
+    )
     probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
     links = [
         LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status)
         for r, probe in zip(rows, probes, strict=True)
     ]
     return Network(topo, views, links)
+
+
+async def journal_fallback(view: PodmanReading) -> None:
+    """For each container whose ``podman logs`` printed nothing (exit 0), its lines from the
+    journal (podman's journald log driver), or why its log is unavailable (``SiteState.
+    logs_unavailable``), so that no rule reads an unread log's silence as evidence."""
+    state = view.state
+    containers = {
+        "router": names.router_container(view.namespace),
+        "controller": names.controller_container(state.user),
+    }
+    for component, container in containers.items():
+        if state.logs.get(component) != [] or state.container(container) is None:
+            continue
+        journal = await view.site.journal_logs(LOG_LINES, MAX_LOG_BYTES, container)
+        if journal.has_lines:
+            lines = journal.text.split("\n")[1 if journal.cut else 0 :]  # a cut first line goes
+            state.logs[component] = [line for line in lines if line.strip()]
+            continue
+        why = log_unavailable(container, journal)
+        if why is not None:
+            state.logs_unavailable[component] = why
+
+
+async def refusals_searched(view: PodmanReading) -> None:
+    """The dialling router's refusals of a server certificate from its whole log: skrouterd
+    logs a connector's failure only when its message changes (``src/adaptors/amqp/
+    qd_connector.c@3.4.2:416-431``, "logged only once"), so the tail read with the state may
+    have lost it. The router's own connector status would be the better witness; the product
+    has no management read of the router yet."""
+    container = names.router_container(view.namespace)
+    if view.state.container(container) is None:
+        return
+    found = await view.site.log_search(container, VERIFY_FAILED, SEARCH_LINES, SEARCH_BYTES)
+    if found is not None:
+        view.state.log_matches[VERIFY_FAILED] = found
 
 
 async def run(sites: SiteMap, target: str) -> DiagnoseResult:

@@ -1,11 +1,12 @@
 """``logs``: the newest lines of one site's router or controller log, secrets taken out.
 
 One site per call (it is a single-target read): a host, site, profile, ``local`` or the
-Kubernetes site. Podman sites answer with ``podman logs --tail`` over their connector, the
-Kubernetes site with the router pod's log through the API. Whatever is read is bounded
-(``MAX_LINES`` lines, ``MAX_LOG_BYTES`` bytes, newest kept) and redacted before it is
-returned. An unreachable host is an error naming it; a container or pod that does not exist
-is a result that says so.
+Kubernetes site. Podman sites answer with ``podman logs --tail`` over their connector (and,
+when it prints nothing, with ``journalctl``: podman's journald log driver keeps a container's
+lines in the journal), the Kubernetes site with the router pod's log through the API.
+Whatever is read is bounded (``MAX_LINES`` lines, ``MAX_LOG_BYTES`` bytes, newest kept) and
+redacted before it is returned. An unreachable host is an error naming it; a container or
+pod that does not exist is a result that says so.
 """
 
 from __future__ import annotations
@@ -16,10 +17,15 @@ from dataclasses import dataclass
 
 from ...errors import ConfigError, ConnectError
 from ...facts import names
-from ...facts.logs import MAX_LOG_BYTES, tail_lines
+from ...facts.logs import MAX_LOG_BYTES, log_unavailable, merged_pod_logs, tail_lines
 from ...facts.redact import redact
-from ...models import LogComponent, LogsResult
-from ...sites.kube import CONTROLLER_DEPLOYMENT, ROUTER_CONTAINER, ROUTER_DEPLOYMENT
+from ...models import LogComponent, LogsResult, LogVia
+from ...sites.kube import (
+    CONTROLLER_DEPLOYMENT,
+    ROUTER_CONTAINER,
+    ROUTER_DEPLOYMENT,
+    ROUTER_DEPLOYMENTS,
+)
 from ...topology import Topology
 from ..scope import SiteRef, resolve_target, site_ref, valid_targets
 from ..sitemap import SiteMap
@@ -37,6 +43,8 @@ class _Read:
     text: str = ""
     cut: bool = False
     detail: str | None = None
+    via: LogVia | None = None
+    unavailable: str | None = None
 
 
 def check_arguments(component: str, lines: int) -> None:
@@ -87,6 +95,8 @@ async def run(sites: SiteMap, target: str, component: str, lines: int) -> LogsRe
         truncated=tail.truncated,
         redactions=count,
         detail=read.detail,
+        via=read.via,
+        unavailable=read.unavailable,
         summary=_summary(ref, chosen, read, len(tail.lines), tail.truncated, count),
     )
 
@@ -104,20 +114,35 @@ async def _podman(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: 
         )
         detail = f"container {name} does not exist on {ref.host}: {why}"
         return _Read(name, False, detail=detail)
-    return _Read(name, True, read.text, read.cut)
+    if read.rc != 0 or read.text.strip() or not name:
+        return _Read(name, True, read.text, read.cut, via="podman-logs")
+    # nothing, successfully: on podman's journald log driver the lines are in the journal,
+    # which journalctl may show where podman cannot (podman #26910, #24088)
+    journal = await site.journal_logs(lines, MAX_LOG_BYTES, name)
+    if journal.has_lines:
+        return _Read(name, True, journal.text, journal.cut, via="journal")
+    return _Read(name, True, via="podman-logs", unavailable=log_unavailable(name, journal))
 
 
 async def _cluster(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: int) -> _Read:
     cluster = sites.kube()
     ns = cluster.namespace
-    deployment = ROUTER_DEPLOYMENT if component == "router" else CONTROLLER_DEPLOYMENT
+    # an HA site runs a second router Deployment: both routers' logs, merged
+    deployments = ROUTER_DEPLOYMENTS if component == "router" else (CONTROLLER_DEPLOYMENT,)
     container = ROUTER_CONTAINER if component == "router" else None
     try:
-        pod, text, cut = await cluster.pod_log(deployment, container, lines, MAX_LOG_BYTES)
+        read = await asyncio.gather(
+            *(cluster.pod_log(d, container, lines, MAX_LOG_BYTES) for d in deployments)
+        )
     except ConnectError as exc:
         raise ConnectError(ref.host, exc.reason) from exc
-    if pod is not None:
-        return _Read(pod, True, text, cut)
+    found = [(pod, text, cut) for pod, text, cut in read if pod is not None]
+    if len(found) == 1:
+        pod, text, cut = found[0]
+        return _Read(pod, True, text, cut, via="pod-log")
+    if found:
+        text = merged_pod_logs(ROUTER_CONTAINER, found)
+        return _Read(",".join(pod for pod, _, _ in found), True, text, via="pod-log")
     if component == "router":
         detail = (
             f"no router pod (of Deployment {ROUTER_DEPLOYMENT}) in namespace {ns}: the site "
@@ -144,7 +169,10 @@ def _summary(
     if not read.found:
         return f"{ref.host} {component}: no log (no {where} {source or ''}".rstrip() + ")"
     said = source or f"its {component} {where}"
-    parts = [f"{ref.host} {component}: {count} line{'s' * (count != 1)} from {said}"]
+    if read.unavailable is not None:
+        return f"{ref.host} {component}: the log of {said} is unavailable (see unavailable)"
+    via = " (from the journal: podman logs printed nothing)" if read.via == "journal" else ""
+    parts = [f"{ref.host} {component}: {count} line{'s' * (count != 1)} from {said}{via}"]
     if truncated:
         parts.append(f"older lines left out (over {MAX_LOG_BYTES // 1024} KiB)")
     if redactions:

@@ -200,5 +200,6 @@ def _listener(
     site: str, port: int, key: str, bound: bool | None, provider: str, views: dict[str, Reading]
 ) -> ListenerStatus:
     """A listener's row, its state from the probe and the provider's reading."""
-    state = listener_state(bound, provider, views.get(provider), site)
+    consumer = next((v for v in views.values() if v.ref.site == site), None)
+    state = listener_state(bound, provider, views.get(provider), site, consumer)
     return listener_row(site, port, key, bound, provider, state)

@@ -28,7 +28,7 @@ from ..condition import (
 )
 from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
 from ..desired.needs import setup_needed
-from ..listeners import ROUTE_MAX_AGE, closing, listener_row, listener_state, stopped_since
+from ..listeners import closing, consumer_hold, listener_row, listener_state, stopped_since
 from ..pools import serving_after_down
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
@@ -340,9 +340,10 @@ async def down(
         lingering = [li for li in result.listeners if li.state == "closing"]
         if lingering:
             ports = ", ".join(f":{li.port} ({li.provider})" for li in lingering)
+            longest = max(li.closes_within or 0.0 for li in lingering)
             result.summary += (
                 f"; local listener {ports} still bound but closing: no route behind it until "
-                f"the local router drops it (up to {ROUTE_MAX_AGE:g} s)"
+                f"the local router drops it (within ~{max(1.0, longest):.0f} s)"
             )
     return result
 
@@ -352,7 +353,8 @@ async def _listeners_after_down(
 ) -> list[ListenerStatus]:
     """The local listeners of the providers now down, probed: one still bound is closing,
     since its provider's router is stopped (just now by this call, or since its container
-    exited), and the local router keeps the route for up to ``ROUTE_MAX_AGE`` after."""
+    exited), and the local router keeps the route for a while after, by its release
+    (``listeners.consumer_hold``)."""
     topo = sites.topology
     down = [r for r in results if r.role == "provider" and r.outcome == "down"]
     providers = [sites.provider(r.host) for r in down]
@@ -366,6 +368,6 @@ async def _listeners_after_down(
         else:
             view = views.get(p.name)
             stopped_for = 0.0 if r.changed else stopped_since(view)
-            state = closing(p.name, site, stopped_for)
+            state = closing(p.name, site, stopped_for, consumer_hold(views.get(LOCAL_HOST)))
         rows.append(listener_row(site, p.local_port, p.routing_key, bound, p.name, state))
     return rows

@@ -167,6 +167,20 @@ def inspect_json(host: Host, c: Container) -> dict[str, Any]:
             "UsernsMode": c.userns,
             "AutoRemove": c.auto_remove,
             "Binds": [f"{outside}:{inside}" for inside, outside in c.mounts],
+            # libpod/container_inspect.go@v5.8.2:490-496: the container's log driver and path
+            # (a journald container has no log file of its own to name)
+            "LogConfig": _log_config(host, c),
         },
         "NetworkSettings": {"Ports": {}},
+    }
+
+
+def _log_config(host: Host, c: Container) -> dict[str, Any]:
+    journald = host.info.quirks.journald
+    return {
+        "Type": "journald" if journald else "k8s-file",
+        "Config": None,
+        "Path": "" if journald else str(c.log_path),
+        "Tag": "",
+        "Size": "0B",
     }

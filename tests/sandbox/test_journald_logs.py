@@ -1,0 +1,101 @@
+"""``logs`` on a host whose containers log to the journal (``--host-quirk local=journald``):
+``podman logs`` prints nothing there and the product reads the container's lines from
+``journalctl``, through the CLI as a person runs it; where the journal has none either, the
+result says the log is unavailable, and why."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from polling import wait_for
+from skupper_mcp.models import LogsResult
+from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
+from skupper_sandbox.testing import World, running_world
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.spawns]
+
+LINES = ("router-line-one", "router-line-two")
+
+
+@pytest.fixture(scope="module")
+def journald(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    spec = WorldSpec(providers=1, kubernetes=False, host_quirks={"local": ("journald",)})
+    with running_world(tmp_path_factory.mktemp("journald"), spec) as world:
+        yield world
+
+
+def logs(world: World, *args: str) -> LogsResult:
+    command = [sys.executable, "-m", "skupper_mcp", "--topology", str(world.topology)]
+    done = subprocess.run(
+        [*command, "--json", "logs", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return LogsResult.model_validate(json.loads(done.stdout))
+
+
+def test_logs_on_a_journald_host_come_from_the_journal(journald: World) -> None:
+    ns = load_topology(Path(journald.topology)).local.namespace
+    router = f"{ns}-skupper-router"
+    said = "; ".join(f"echo {line}" for line in LINES)
+    code, _, err = journald.ssh(
+        "local", f"podman run -d --name {router} busybox sh -c '{said}; sleep 600'"
+    )
+    assert code == 0, err
+    wait_for(
+        lambda: (
+            "router-line-two"
+            in journald.ssh("local", f"journalctl --user -q -o cat CONTAINER_NAME={router}")[1]
+        ),
+        timeout=60,
+        what="the router container's lines in the journal",
+    )
+    # podman itself shows nothing: the quirk's point
+    assert journald.ssh("local", f"podman logs {router}")[1:] == ("", "")
+
+    result = logs(journald, "local", "--lines", "5")
+    assert result.lines == list(LINES)
+    assert (result.source, result.via, result.unavailable) == (router, "journal", None)
+    assert "from the journal" in result.summary
+
+
+def test_a_container_with_no_line_anywhere_is_an_unavailable_log(journald: World) -> None:
+    code, user, _ = journald.ssh("local", "id -un")
+    controller = f"{user.strip()}-skupper-controller"
+    code, _, err = journald.ssh("local", f"podman run -d --name {controller} busybox sleep 600")
+    assert code == 0, err
+
+    result = logs(journald, "local", "--component", "controller")
+    assert result.found and result.lines == [] and result.via == "podman-logs"
+    assert f"container {controller} logs to the journal" in (result.unavailable or "")
+    assert "unavailable" in result.summary
+
+
+def test_diagnose_reads_the_journal_and_says_which_log_it_could_not_read(
+    journald: World,
+) -> None:
+    """After the two tests above: the router's lines are in the journal only, the
+    controller has none anywhere. diagnose says the controller's log is unavailable (info),
+    not the router's."""
+    command = [sys.executable, "-m", "skupper_mcp", "--topology", str(journald.topology)]
+    done = subprocess.run(
+        [*command, "--json", "diagnose", "local"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    result = json.loads(done.stdout)
+    unavailable = [f for f in result["findings"] if f["id"] == "log-unavailable"]
+    assert [(f["host"], f["severity"]) for f in unavailable] == [("local", "info")], done.stdout
+    assert "skupper-controller logs to the journal" in unavailable[0]["evidence"][0]
