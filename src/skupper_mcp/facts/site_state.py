@@ -20,7 +20,6 @@ from typing import Any
 from ..connectors.shell import quote, script
 from . import names
 from .framing import (
-    ONE_LINE,
     STDERR,
     STUFF,
     framed,
@@ -59,11 +58,11 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         'data="$SKMCP_DATA"',
         'nsdir="$data/namespaces/$ns"',
         # values the host chooses go on one line each: a newline in one would start a
-        # marker line of its own (``framing.ONE_LINE``); the parser checks what is left
-        f'user="$(id -un | {ONE_LINE})"',
-        'echo "@@user $user"',
-        f'echo "@@now $(date +%s | {ONE_LINE})"',
-        f'echo "@@podman $({{ command -v podman || true; }} | {ONE_LINE})"',
+        # marker line of its own (``skmcp_mark``); the parser checks what is left
+        'user="$(id -un)"',
+        'skmcp_mark user "$user"',
+        'skmcp_mark now "$(date +%s)"',
+        'skmcp_mark podman "$(command -v podman)"',
         # skupper says a missing namespace on stderr: its version reads both streams
         f'echo "@@section version"; {framed(names.VERSION_COMMAND, joined=True)}',
         'echo "@@section units"',
@@ -89,7 +88,7 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         f'f="$HOME"/{quote(names.WATCH_SCRIPT_PATH)};'
         f' [ -f "$f" ] && {{ echo "@@file watch start-watch.sh"; {STUFF} "$f"; echo; }}',
         # the login's uid (whom the router must run as) and the keys others may read
-        f'echo "@@keys $(id -u)"; {open_keys_listing(_NSDIR)} | {STUFF}',
+        f'echo "@@keys $SKMCP_UID"; {open_keys_listing(_NSDIR)} | {STUFF}',
         '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
         'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',
         '[ -f "$ca" ] && echo "@@issuer $(sha256sum < "$ca" | cut -c1-16)"',
