@@ -53,6 +53,7 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
     router_container = quote(names.router_container(namespace))
     router_unit = quote(names.router_unit(namespace))
     legacy_unit = _of_user(names.legacy_controller_unit)
+    units = f"{router_unit} {quote(names.controller_unit())} {legacy_unit}"
     lines = [
         f"ns={ns}",
         'data="$SKMCP_DATA"',
@@ -75,31 +76,34 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         f'echo "@@section containers"; {framed("podman ps -a --format json")}',
         f'echo "@@section router"; {framed(f"podman inspect {router_container} 2>/dev/null")}',
         # only the kinds read here; Secrets (link client keys) lose their private key first.
-        # One awk for each group of files: a hub with N providers has ~3N of them.
-        f'show() {{ tag=$1; shift; [ $# -gt 0 ] && awk -v tag="$tag" {quote(_SHOW_FILES)} "$@"; }}',
+        # One awk for every file (a hub with N providers has ~3N of them, and each process
+        # a read starts is host CPU a warm status spends): each group after its tag.
         _files_of('"$nsdir"/input/resources', (*_KINDS, "Secret")),
-        'show input "$@"',
-        _files_of('"$nsdir"/runtime/resources', _KINDS),
-        'show runtime "$@"',
-        'ud="$SKMCP_UNITS"',
-        f"for u in {router_unit} {quote(names.controller_unit())} {legacy_unit}; do"
-        f' [ -f "$ud/$u" ] && {{ echo "@@file unit $u"; {STUFF} "$ud/$u"; echo; }};'
-        ' [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
-        f'f="$HOME"/{quote(names.WATCH_SCRIPT_PATH)};'
-        f' [ -f "$f" ] && {{ echo "@@file watch start-watch.sh"; {STUFF} "$f"; echo; }}',
+        'set -- tag=input "$@"',
+        _files_of('"$nsdir"/runtime/resources', _KINDS, keep=True),
+        'set -- "$@" tag=unit; ud="$SKMCP_UNITS"',
+        # an empty file would give awk no line to name it by: its marker is printed here
+        f'for u in {units}; do [ -s "$ud/$u" ] && set -- "$@" "$ud/$u";'
+        ' [ -f "$ud/$u" ] && [ ! -s "$ud/$u" ] && echo "@@file unit $u"; done',
+        f'f="$HOME"/{quote(names.WATCH_SCRIPT_PATH)}; [ -s "$f" ] && set -- "$@" tag=watch "$f"',
+        '[ -f "$f" ] && [ ! -s "$f" ] && echo "@@file watch start-watch.sh"',
+        f'awk {quote(_SHOW_FILES)} "$@" </dev/null',
+        f'for u in {units}; do [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"; done',
         # the login's uid (whom the router must run as) and the keys others may read
         f'echo "@@keys $SKMCP_UID"; {open_keys_listing(_NSDIR)} | {STUFF}',
         '[ -d "$nsdir/runtime/resources" ] && echo "@@rendered"',
         'ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"',
-        '[ -f "$ca" ] && echo "@@issuer $(sha256sum < "$ca" | cut -c1-16)"',
+        # the digest's first 16 characters, cut by the shell rather than by one more process
+        '[ -f "$ca" ] && h="$(sha256sum < "$ca")" && echo "@@issuer ${h%"${h#????????????????}"}"',
         # the first certificate files the router's uid cannot read, with their modes; the
         # names NUL-terminated and each printed on one stuffed line (a name may hold a newline)
         'p=""; [ -d "$nsdir/runtime/certs" ] && p="$('
         + listed(
             'find "$nsdir/runtime/certs" -type f ! -perm -o+r'
-            " -printf '%m runtime/certs/%P\\0' 2>/dev/null"
+            " -printf '%m runtime/certs/%P\\0' 2>/dev/null",
+            most=3,
         )
-        + ' | head -n 3)"; [ -n "$p" ] && { echo "@@certs-private"; echo "$p"; }',
+        + ')"; [ -n "$p" ] && { echo "@@certs-private"; echo "$p"; }',
     ]
     if log_lines > 0:
         tail = f"podman logs --tail {int(log_lines)}"
@@ -136,20 +140,25 @@ def _written_at_once(body: str) -> str:
     return f"skmcp_at_once {quote(body)}"
 
 
-#: Each file as ``@@file TAG NAME`` and its lines stuffed, with a ``tls.key:`` value (a
-#: Secret's private key) as ``redacted``. A name keeps only plain characters: a file name
-#: is the host's text too, and a newline in it would start a line of its own.
+#: Each file as ``@@file TAG NAME`` and its lines stuffed, with a resource's ``tls.key:``
+#: value (a Secret's private key) as ``redacted``; the files come after ``tag=TAG`` operands
+#: (awk sets ``tag`` before it reads the files after one). A name keeps only plain
+#: characters: a file name is the host's text too, and a newline in it would start a line
+#: of its own.
 _SHOW_FILES = (
     'FNR == 1 { name = FILENAME; sub(/.*\\//, "", name); gsub(/[^A-Za-z0-9._-]/, "?", name);'
     ' print "@@file " tag " " name }'
-    ' /^ *tls\\.key:/ { sub(/tls\\.key:.*/, "tls.key: redacted") } { print "|" $0 }'
+    ' tag ~ /^(input|runtime)$/ && /^ *tls\\.key:/ { sub(/tls\\.key:.*/, "tls.key: redacted") }'
+    ' { print "|" $0 }'
 )
 
 
-def _files_of(directory: str, kinds: tuple[str, ...]) -> str:
-    """``set --`` to the files of these kinds in ``directory`` that exist, in kind order."""
+def _files_of(directory: str, kinds: tuple[str, ...], *, keep: bool = False) -> str:
+    """``set --`` to the files of these kinds in ``directory`` that exist, in kind order
+    (with ``keep``, after ``tag=runtime``, added to the positional parameters)."""
+    start = 'set -- "$@" tag=runtime' if keep else "set --"
     return (
-        f'set --; for k in {" ".join(kinds)}; do for f in {directory}/"$k"-*.yaml; do'
+        f'{start}; for k in {" ".join(kinds)}; do for f in {directory}/"$k"-*.yaml; do'
         ' [ -f "$f" ] && set -- "$@" "$f"; done; done'
     )
 
