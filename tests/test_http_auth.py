@@ -351,6 +351,7 @@ def open_session(served: Served, token: str) -> httpx.Response:
     return post(served, {"authorization": f"Bearer {token}"})
 
 
+@pytest.mark.spawns
 def test_sessions_past_the_cap_get_503_until_one_is_closed_or_idles_out(tmp_path: Path) -> None:
     """Authenticated clients could open sessions without end; past ``--max-sessions`` a new
     one is refused as the SDK's session manager refuses it, and a place frees up when a
