@@ -17,7 +17,7 @@ from typing import Any
 import apps_protocol as P
 
 HOST_INFO = {"name": "skupper-mcp-test-host", "version": "0.1.0"}
-HOST_CAPABILITIES = {"serverTools": {}, "logging": {}}
+HOST_CAPABILITIES: dict[str, dict[str, Any]] = {"serverTools": {}, "logging": {}}
 HOST_CONTEXT = {
     "theme": "light",
     "displayMode": "inline",
