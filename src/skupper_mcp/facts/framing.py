@@ -10,11 +10,12 @@ U+2028 inside a body, and make a marker of what follows), and drops any line tha
 neither a marker nor stuffed.
 
 Marker arguments are the script's own values (a tag, a fixed file name, a number); a value
-the host chooses (a user name, a path) is made one line on the host (``ONE_LINE``) and still
-checked by the parser against what it must look like before anything uses it (``safe_user``,
-``safe_path``). A name the host lists (``find``, a glob) is host text too: a file name may hold
-a newline and anything after it, so names travel NUL-terminated from the tool and each one is
-printed on one stuffed line (``listed``), never as ``find -printf`` or ``ls`` print them.
+the host chooses (a user name, a path) is made one line on the host (``skmcp_mark``,
+``ONE_LINE``) and still checked by the parser against what it must look like before anything
+uses it (``safe_user``, ``safe_path``). A name the host lists (``find``, a glob) is host
+text too: a file name may hold a newline and anything after it, so names travel
+NUL-terminated from the tool and each one is printed on one stuffed line (``listed``), never
+as ``find -printf`` or ``ls`` print them.
 """
 
 from __future__ import annotations
