@@ -40,6 +40,7 @@ view: view-packages
 
 types: $(STAMP)
 	$(VENV)/bin/mypy src sandbox/src
+	$(VENV)/bin/mypy tests
 
 # Both halves run on pytest-xdist processes (WORKERS, E2E_WORKERS): most of an e2e test's
 # time is waiting on routers and hosts, not CPU. On 2 cores the e2e half left them 32 % idle

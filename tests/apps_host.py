@@ -25,7 +25,7 @@ import apps_protocol as P
 HOST_URL = "http://127.0.0.1:9/apps-host.html"
 
 HOST_INFO = {"name": "skupper-mcp-test-host", "version": "0.1.0"}
-HOST_CAPABILITIES = {"serverTools": {}, "logging": {}}
+HOST_CAPABILITIES: dict[str, dict[str, Any]] = {"serverTools": {}, "logging": {}}
 HOST_CONTEXT = {
     "theme": "light",
     "displayMode": "inline",

@@ -39,7 +39,7 @@ def wait_for(
             last = exc
         else:
             if last:
-                return last  # type: ignore[no-any-return]
+                return last
         if time.monotonic() >= deadline:
             _give_up(what, timeout, last)
         time.sleep(every)
@@ -62,7 +62,7 @@ async def eventually(
             last = exc
         else:
             if last:
-                return last  # type: ignore[no-any-return]
+                return last
         if time.monotonic() >= deadline:
             _give_up(what, timeout, last)
         await asyncio.sleep(every)

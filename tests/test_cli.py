@@ -129,7 +129,7 @@ def hostile_logs(monkeypatch: pytest.MonkeyPatch) -> None:
     from skupper_mcp.engine import Engine
     from skupper_mcp.models import LogsResult
 
-    async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):  # type: ignore[no-untyped-def]
+    async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):
         return LogsResult(
             target=target,
             host=target,
@@ -189,7 +189,7 @@ def bidi_logs(monkeypatch: pytest.MonkeyPatch) -> None:
     from skupper_mcp.engine import Engine
     from skupper_mcp.models import LogsResult
 
-    async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):  # type: ignore[no-untyped-def]
+    async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):
         line = f"user\u202eexe.txt\u202c ok{BIDI} \ud800end"
         return LogsResult(
             target=target,
@@ -311,7 +311,7 @@ def recorded_status(monkeypatch: pytest.MonkeyPatch) -> None:
     from recorded_results import recorded_status as recorded
     from skupper_mcp.engine import Engine
 
-    async def status(self: Engine):  # type: ignore[no-untyped-def]
+    async def status(self: Engine):
         return recorded()
 
     monkeypatch.setattr(Engine, "status", status)

@@ -75,6 +75,7 @@ def _printed_launch(name: str, topology: Path, capsys: pytest.CaptureFixture[str
     return argv
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize("name", sorted(CLIENTS))
 async def test_printed_configuration_starts_this_server(
     name: str, example_path: Path, capsys: pytest.CaptureFixture[str]

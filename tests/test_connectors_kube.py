@@ -190,7 +190,7 @@ async def test_custom_objects_round_trip(api: RecordingApi, kubeconfig: Path) ->
 
 
 async def test_secrets_apply_only_when_the_data_changes(kubeconfig: Path) -> None:
-    secret = {
+    secret: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "kubernetes.io/tls",

@@ -247,3 +247,21 @@ def test_a_value_made_one_line_stays_one_markers_argument(value: str) -> None:
     assert [f.tag for f in frames] == ["podman", "end"]
     if "\n" in value.rstrip("\n"):
         assert safe_path(frames[0].argument) is None  # joined with ?, so refused
+
+
+@settings(max_examples=40, deadline=None)
+@given(value=HOSTILE.filter(lambda v: "\0" not in v))
+def test_a_value_marked_without_a_process_stays_one_markers_argument(value: str) -> None:
+    """``skmcp_mark``, which the state read uses for its values (no awk per value), keeps
+    ONE_LINE's promise: one marker line, and a value of many lines refused."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "V": value.encode("utf-8", "surrogatepass").decode(errors="replace"),
+    }
+    output = run('skmcp_mark podman "$V"; echo @@end', env)
+    frames = split_frames(output)
+    assert [f.tag for f in frames] == ["podman", "end"]
+    if "\n" in env["V"]:
+        assert safe_path(frames[0].argument) is None
+    else:
+        assert frames[0].argument == env["V"].strip()

@@ -210,8 +210,8 @@ def _schema_node(schema: dict[str, Any], model: str, field: str) -> dict[str, An
 
 
 @pytest.fixture
-def cluster_topology_path(write_topology) -> Path:  # type: ignore[no-untyped-def]
-    return write_topology(TOPOLOGY)  # type: ignore[no-any-return]
+def cluster_topology_path(write_topology) -> Path:
+    return write_topology(TOPOLOGY)
 
 
 async def test_the_tools_output_schemas_carry_the_mark(cluster_topology_path: Path) -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from topology_samples import SMALL_TOPOLOGY
@@ -73,6 +74,7 @@ def status(folder: Path, home: Path, **extra: str) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.spawns
 def test_a_folders_topology_is_not_read_and_its_kubeconfig_runs_nothing(tmp_path: Path) -> None:
     folder, home = tmp_path / "cloned", tmp_path / "home"
     home.mkdir()
@@ -83,6 +85,7 @@ def test_a_folders_topology_is_not_read_and_its_kubeconfig_runs_nothing(tmp_path
     assert "read only when named: pass --topology ./topology.env" in result.stderr
 
 
+@pytest.mark.spawns
 def test_the_users_own_topology_wins_over_the_folders(tmp_path: Path) -> None:
     folder, home = tmp_path / "cloned", tmp_path / "home"
     mark = hostile_folder(folder)

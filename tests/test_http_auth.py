@@ -351,6 +351,7 @@ def open_session(served: Served, token: str) -> httpx.Response:
     return post(served, {"authorization": f"Bearer {token}"})
 
 
+@pytest.mark.spawns
 def test_sessions_past_the_cap_get_503_until_one_is_closed_or_idles_out(tmp_path: Path) -> None:
     """Authenticated clients could open sessions without end; past ``--max-sessions`` a new
     one is refused as the SDK's session manager refuses it, and a place frees up when a
@@ -383,8 +384,12 @@ def test_sessions_past_the_cap_get_503_until_one_is_closed_or_idles_out(tmp_path
         assert closed.status_code == 200
         assert open_session(served, GOOD_TOKEN).status_code == 200  # the deleted one's place
         assert open_session(served, GOOD_TOKEN).status_code == 503
+
+        def freed(served: Served = served) -> bool:
+            return open_session(served, GOOD_TOKEN).status_code == 200
+
         wait_for(
-            lambda served=served: open_session(served, GOOD_TOKEN).status_code == 200,
+            freed,
             timeout=idle * 4,
             what="an idle session to be closed",
         )

@@ -86,7 +86,7 @@ def test_tail_keeps_the_newest_lines_within_the_bounds() -> None:
 
 
 @pytest.fixture
-def topology(write_topology):  # type: ignore[no-untyped-def]
+def topology(write_topology):
     return load_topology(write_topology(SMALL_TOPOLOGY))
 
 
@@ -94,12 +94,12 @@ def topology(write_topology):  # type: ignore[no-untyped-def]
     ("query", "host"),
     [("alpha", "alpha"), ("hub-beta", "beta"), ("b-fast", "beta"), ("local", "local")],
 )
-def test_a_target_names_one_site(topology, query: str, host: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_target_names_one_site(topology, query: str, host: str) -> None:
     assert one_site(topology, query).host == host
 
 
 @pytest.mark.parametrize("query", ["all", " ", "nowhere"])
-def test_all_or_an_unknown_target_is_refused_naming_the_sites(topology, query: str) -> None:  # type: ignore[no-untyped-def]
+def test_all_or_an_unknown_target_is_refused_naming_the_sites(topology, query: str) -> None:
     with pytest.raises(ConfigError) as error:
         one_site(topology, query)
     message = str(error.value)
@@ -119,12 +119,12 @@ def test_arguments_out_of_bounds_are_refused(component: str, lines: int) -> None
 # -- the engine over scripted hosts ----------------------------------------------------------
 
 
-def engine_with(topology, alpha: FakeConnector) -> Engine:  # type: ignore[no-untyped-def]
+def engine_with(topology, alpha: FakeConnector) -> Engine:
     pool = ConnectorPool(SSHOptions(), factory=FakeHosts({"alpha": alpha}))
     return Engine(topology, pool)
 
 
-async def test_a_router_log_comes_back_newest_last_with_its_secrets_gone(topology) -> None:  # type: ignore[no-untyped-def]
+async def test_a_router_log_comes_back_newest_last_with_its_secrets_gone(topology) -> None:
     lines = ROUTER_LOG.splitlines()
     text = "\n".join([*lines[:-3], *KEY.splitlines(), "token=abc123def", *lines[-3:]])
 
@@ -150,7 +150,7 @@ async def test_a_router_log_comes_back_newest_last_with_its_secrets_gone(topolog
     assert all(c.timeout <= 15 for c in alpha.calls)
 
 
-async def test_a_huge_log_is_cut_to_its_newest_64_kib(topology) -> None:  # type: ignore[no-untyped-def]
+async def test_a_huge_log_is_cut_to_its_newest_64_kib(topology) -> None:
     body = "\n".join(f"line {n} " + "x" * 300 for n in range(400))
     alpha = FakeConnector("alpha")
     alpha.on("podman logs", script_output("default-skupper-router", body))
@@ -161,7 +161,7 @@ async def test_a_huge_log_is_cut_to_its_newest_64_kib(topology) -> None:  # type
     assert len(result.lines) < 400
 
 
-async def test_a_missing_container_is_a_result_that_says_so(topology) -> None:  # type: ignore[no-untyped-def]
+async def test_a_missing_container_is_a_result_that_says_so(topology) -> None:
     alpha = FakeConnector("alpha")
     alpha.on("skupper-controller", script_output("cloud-user-skupper-controller", None, exists=1))
     async with engine_with(topology, alpha) as engine:
@@ -171,7 +171,7 @@ async def test_a_missing_container_is_a_result_that_says_so(topology) -> None:  
     assert "cloud-user-skupper-controller does not exist on alpha" in (result.detail or "")
 
 
-async def test_an_unreachable_host_is_an_error_naming_it(topology) -> None:  # type: ignore[no-untyped-def]
+async def test_an_unreachable_host_is_an_error_naming_it(topology) -> None:
     alpha = FakeConnector("alpha", unreachable="connection refused")
     async with engine_with(topology, alpha) as engine:
         with pytest.raises(ConnectError) as error:
@@ -179,7 +179,7 @@ async def test_an_unreachable_host_is_an_error_naming_it(topology) -> None:  # t
     assert str(error.value) == "cannot connect to alpha: connection refused"
 
 
-async def test_podman_failing_is_an_error_not_an_empty_log(topology) -> None:  # type: ignore[no-untyped-def]
+async def test_podman_failing_is_an_error_not_an_empty_log(topology) -> None:
     alpha = FakeConnector("alpha")
     alpha.on("podman", script_output("default-skupper-router", None, exists=125), stderr="boom")
     async with engine_with(topology, alpha) as engine:

@@ -272,11 +272,11 @@ class _Ticker:
             await asyncio.sleep(0.001)
 
 
-def _gated(real, ticker: _Ticker, opened: threading.Event):  # type: ignore[no-untyped-def]
+def _gated(real, ticker: _Ticker, opened: threading.Event):
     """``real``, run only once the ticker has ticked while it waits: on the event loop
     the wait blocks the loop, the ticker stops, and the gate never opens."""
 
-    def gated(*args):  # type: ignore[no-untyped-def]
+    def gated(*args):
         start = ticker.ticks
         deadline = time.monotonic() + 3
         while ticker.ticks < start + 5 and time.monotonic() < deadline:
@@ -307,18 +307,18 @@ class _OneSite:
 
 
 class _Sites:
-    def __init__(self, topology, text: str) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, topology, text: str) -> None:
         self.topology = topology
         self.site = _OneSite(text)
 
-    async def podman(self, ref):  # type: ignore[no-untyped-def]
+    async def podman(self, ref):
         return self.site
 
 
 HOSTILE_LOG = _hostile("password", MIB) + f"\ntoken={PASSWORD}\n"
 
 
-async def _while_ticking(ticker: _Ticker, work):  # type: ignore[no-untyped-def]
+async def _while_ticking(ticker: _Ticker, work):
     ticking = asyncio.create_task(ticker.run())
     try:
         return await work
@@ -326,7 +326,7 @@ async def _while_ticking(ticker: _Ticker, work):  # type: ignore[no-untyped-def]
         ticking.cancel()
 
 
-async def test_logs_redacts_off_the_event_loop(write_topology, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_logs_redacts_off_the_event_loop(write_topology, monkeypatch) -> None:
     ticker, opened = _Ticker(), threading.Event()
     monkeypatch.setattr(logs_engine, "redact", _gated(redact, ticker, opened))
     topology = load_topology(write_topology(SMALL_TOPOLOGY))
@@ -337,7 +337,7 @@ async def test_logs_redacts_off_the_event_loop(write_topology, monkeypatch) -> N
     assert PASSWORD not in "\n".join(result.lines)
 
 
-async def test_diagnose_redacts_evidence_off_the_event_loop(write_topology, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_diagnose_redacts_evidence_off_the_event_loop(write_topology, monkeypatch) -> None:
     ticker, opened = _Ticker(), threading.Event()
     monkeypatch.setattr(diagnose, "redact_lines", _gated(redact_lines, ticker, opened))
     finding = Finding(
@@ -352,7 +352,7 @@ async def test_diagnose_redacts_evidence_off_the_event_loop(write_topology, monk
     )
     monkeypatch.setattr(diagnose, "RULES", [lambda network: [finding]])
 
-    async def read(sites):  # type: ignore[no-untyped-def]
+    async def read(sites):
         return SimpleNamespace(views={})
 
     monkeypatch.setattr(diagnose, "read", read)

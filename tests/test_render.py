@@ -139,7 +139,7 @@ def test_a_table_too_wide_for_its_columns_becomes_blocks() -> None:
 
 
 def test_a_table_that_fits_is_unchanged_by_a_width() -> None:
-    rows = [["value", 1], [None, True]]
+    rows: list[list[str | int | bool | None]] = [["value", 1], [None, True]]
     assert text_table(["A", "Long header"], rows, 80) == text_table(["A", "Long header"], rows)
 
 

@@ -73,7 +73,7 @@ def _fake_curl(directory: Path, body: str) -> Path:
     return bin_dir
 
 
-async def _resolve_alpha(tmp_path: Path, write_topology, tools: Path) -> ResolveResult:  # type: ignore[no-untyped-def]
+async def _resolve_alpha(tmp_path: Path, write_topology, tools: Path) -> ResolveResult:
     async with asyncssh_server(tmp_path / "ssh", "127.207.0.2", tools=tools) as server:
         text = ssh_topology(
             [("alpha", "127.207.0.2", server.port)],

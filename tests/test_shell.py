@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from hypothesis import given
@@ -19,6 +20,9 @@ from skupper_mcp.connectors.shell import (
 )
 from skupper_mcp.errors import ConfigError
 
+#: The category of lone surrogates, which no shell argument can hold.
+SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
+
 
 def sh(command: str, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(["sh", "-c", command], capture_output=True, check=True, env=env)
@@ -27,7 +31,7 @@ def sh(command: str, env: dict[str, str] | None = None) -> str:
 
 @given(
     st.text(
-        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+        alphabet=st.characters(blacklist_categories=SURROGATES, blacklist_characters="\x00"),
         max_size=40,
     )
 )
@@ -36,7 +40,7 @@ def test_quoted_value_reaches_the_shell_unchanged(value: str) -> None:
 
 
 def test_join_keeps_each_argument_whole() -> None:
-    argv = ["a b", "$(id)", "it's", ";rm -rf /", 9000]
+    argv: list[str | int] = ["a b", "$(id)", "it's", ";rm -rf /", 9000]
     assert sh(f"for a in {join(argv)}; do printf '<%s>' \"$a\"; done") == (
         "<a b><$(id)><it's><;rm -rf /><9000>"
     )

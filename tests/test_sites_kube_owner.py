@@ -29,7 +29,12 @@ def owner(kind: str, name: str, uid: str, *, controller: bool = True) -> dict[st
 def obj(
     kind: str, name: str, uid: str, owners: list[dict[str, Any]], **extra: Any
 ) -> dict[str, Any]:
-    metadata = {"name": name, "namespace": "default", "uid": uid, "labels": dict(ROUTER_LABELS)}
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": "default",
+        "uid": uid,
+        "labels": dict(ROUTER_LABELS),
+    }
     if owners:
         metadata["ownerReferences"] = owners
     return {"kind": kind, "metadata": {**metadata, **extra.pop("metadata", {})}, **extra}

@@ -34,6 +34,7 @@ def test_a_cli_verb_says_it_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFi
     assert list((tmp_path / "real-state").iterdir()) == []
 
 
+@pytest.mark.spawns
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
 def test_the_server_says_it_and_exits_1_in_either_transport(tmp_path: Path, transport: str) -> None:
     env = {k: v for k, v in os.environ.items() if k != "SKUPPER_MCP_HTTP_TOKEN"}

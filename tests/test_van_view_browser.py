@@ -164,7 +164,7 @@ def _open_page(page: Page, scenario: Scenario) -> None:
 
 
 @pytest.mark.parametrize("make", SCENARIOS + MORE_SCENARIOS, ids=lambda f: f.__name__)
-def test_page_shows_the_van(make, page: Page, artefacts: Path) -> None:  # type: ignore[no-untyped-def]
+def test_page_shows_the_van(make, page: Page, artefacts: Path) -> None:
     view = _view()
     scenario = make()
     page.call(
@@ -251,7 +251,7 @@ def test_app_initializes_and_renders_the_tool_result(page: Page, artefacts: Path
 
 
 @pytest.mark.parametrize("make", [diagnose_healthy, up_plan_running], ids=lambda f: f.__name__)
-def test_app_draws_what_a_diagnose_or_a_plan_says(make, page: Page, artefacts: Path) -> None:  # type: ignore[no-untyped-def]
+def test_app_draws_what_a_diagnose_or_a_plan_says(make, page: Page, artefacts: Path) -> None:
     """The issue's pictures: a healthy VAN's diagnose and up(plan=true) on a running VAN
     were drawn every site "unknown" and "Now: stopped (no site up)"."""
     scenario = make()

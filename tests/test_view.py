@@ -157,7 +157,7 @@ def test_status_html_writes_the_page(
     from skupper_mcp.cli import main
     from skupper_mcp.engine import Engine
 
-    async def status(self: Engine):  # type: ignore[no-untyped-def]
+    async def status(self: Engine):
         return recorded_status()
 
     monkeypatch.setattr(Engine, "status", status)
@@ -184,7 +184,7 @@ def test_html_into_a_missing_directory_says_so(
     from skupper_mcp.cli import main
     from skupper_mcp.engine import Engine
 
-    async def status(self: Engine):  # type: ignore[no-untyped-def]
+    async def status(self: Engine):
         return recorded_status()
 
     monkeypatch.setattr(Engine, "status", status)

@@ -102,12 +102,13 @@ async def test_a_file_past_the_whole_bound_is_named_and_so_are_the_files_after_i
         "Listener-bomb.yaml": BOMB,
         "Listener-plain.yaml": "kind: Listener\nmetadata: {name: plain}\nspec: {port: 9000}\n",
     }
+    output = with_files(files)  # 14 MiB stuffed: made once for both reads
     with pytest.raises(SiteStateError) as refused:
-        await site("gpu-1", with_files(files)).read()
+        await site("gpu-1", output).read()
     message = str(refused.value)
     assert "Listener-big.yaml that is not read: it holds" in message, message
     assert "Listener-bomb.yaml that is not read: it uses YAML anchors" in message, message
-    state = parse_site_state(with_files(files))
+    state = parse_site_state(output)
     assert ("Listener", "plain") in state.input_resources  # the files after it were read
 
 

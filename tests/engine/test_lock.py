@@ -48,6 +48,7 @@ async def test_a_second_operation_waits_for_the_first(tmp_path: Path) -> None:
     assert order == ["up in", "up out", "down in", "down out"]
 
 
+@pytest.mark.spawns
 def test_another_process_holding_the_lock_makes_us_give_up_with_a_clear_message(
     tmp_path: Path,
 ) -> None:

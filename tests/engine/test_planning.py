@@ -416,7 +416,7 @@ def read_as(podman: PodmanSite, state: SiteState) -> PodmanReading:
     return PodmanReading(SiteRef("rhel-ai", "hub-rhel-ai", "provider", "podman"), podman, state)
 
 
-def scripts(actions: list) -> list[str]:  # type: ignore[type-arg]
+def scripts(actions: list) -> list[str]:
     return [w.text for a in actions for w in a.does if isinstance(w, Script)]
 
 
@@ -493,7 +493,7 @@ def cluster() -> ClusterSite:
     return ClusterSite(None, "skupper-models")  # type: ignore[arg-type]  # planning calls nothing
 
 
-def ready_link(name: str) -> dict:  # type: ignore[type-arg]
+def ready_link(name: str) -> dict:
     return {"metadata": {"name": name}, "status": {"status": "Ready"}}
 
 

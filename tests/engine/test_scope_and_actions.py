@@ -23,7 +23,7 @@ def topo() -> Topology:
 def site(host: str, outcome: str, role: str = "provider") -> SiteResult:
     return SiteResult(
         host=host, site=f"s-{host}", role=role, platform="podman", outcome=outcome, changed=True
-    )  # type: ignore[arg-type]
+    )
 
 
 def test_targets_resolve_hosts_sites_profiles_and_consumers(topo: Topology) -> None:

@@ -27,7 +27,7 @@ def site(host: str) -> tuple[PodmanSite, FakeConnector]:
     return PodmanSite(fake, "default"), fake
 
 
-def scripts(actions: list) -> list[str]:  # type: ignore[type-arg]
+def scripts(actions: list) -> list[str]:
     return [w.text for a in actions for w in a.does if isinstance(w, Script)]
 
 

@@ -31,10 +31,10 @@ def namespaces_left(world: World) -> list[str]:
     return [h for h in HOSTS if namespace_dir(world, h).exists()]
 
 
-def answer(action: str):  # type: ignore[no-untyped-def]
+def answer(action: str):
     """An elicitation callback that gives the user's answer."""
 
-    async def callback(_ctx, _params) -> ElicitResult:  # type: ignore[no-untyped-def]
+    async def callback(_ctx, _params) -> ElicitResult:
         content = {"confirm": True} if action == "accept" else None
         return ElicitResult(action=action, content=content)
 

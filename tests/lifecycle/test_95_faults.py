@@ -33,7 +33,7 @@ def _server(world: World) -> StdioServerParameters:
     )
 
 
-async def _call(client: Client, tool: str, arguments: dict[str, object]):  # type: ignore[no-untyped-def]
+async def _call(client: Client, tool: str, arguments: dict[str, object]):
     started = time.monotonic()
     result = await client.call_tool(tool, arguments, read_timeout_seconds=120)
     assert not result.is_error, result.content

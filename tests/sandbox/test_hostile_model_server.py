@@ -62,7 +62,8 @@ def test_the_injection_changes_nothing_in_any_operation(hostile: World, marks: P
     state = results["state"]
     assert state.user == host_user(hostile, PROVIDER)  # type: ignore[attr-defined]
     assert state.podman_path.endswith("/podman")  # type: ignore[attr-defined]
-    assert state.served_models is None  # not an OpenAI answer: a model list of nothing  # type: ignore[attr-defined]
+    # not an OpenAI answer: a model list of nothing
+    assert state.served_models is None  # type: ignore[attr-defined]
     for name in ("setup", "up", "down", "teardown"):
         result = results[name]
         assert result.ok, result.model_dump_json(indent=1)  # type: ignore[attr-defined]

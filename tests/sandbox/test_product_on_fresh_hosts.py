@@ -56,8 +56,8 @@ def controller(world: World, host: str) -> str:
     return f"{user}-skupper-controller"
 
 
-def run(world: World, coro_factory):  # type: ignore[no-untyped-def]
-    async def go():  # type: ignore[no-untyped-def]
+def run(world: World, coro_factory):
+    async def go():
         async with Engine(load_topology(world.topology)) as engine:
             return await coro_factory(engine)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ spec: {routingKey: model-api, host: 127.0.0.1, port: 9000}
 
 
 @pytest.fixture
-def host(tmp_path: Path) -> HostKit:
+def host(tmp_path: Path) -> Iterator[HostKit]:
     with running_host(tmp_path, "hub", ADDRESS, skupper_version="2.1.3") as kit:
         yield kit
 

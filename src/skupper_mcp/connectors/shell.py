@@ -38,12 +38,14 @@ _SAFE_TOKEN = re.compile(r"[A-Za-z0-9._:/@=+,-]+")
 #: ``${XDG_DATA_HOME:-~/.local/share}/skupper``, ``${XDG_CONFIG_HOME:-~/.config}/systemd/
 #: user`` and ``systemctl --user``, which needs XDG_RUNTIME_DIR and the session bus address
 #: (a non-PAM SSH login sets neither; values the login set win). The scripts use
-#: ``$SKMCP_DATA``, ``$SKMCP_UNITS`` and ``$SKMCP_CTL`` (unquoted: it may be two words).
+#: ``$SKMCP_DATA``, ``$SKMCP_UNITS`` and ``$SKMCP_CTL`` (unquoted: it may be two words), and
+#: ``$SKMCP_UID``, the login's uid (asked once: each ``id`` is a process on the host).
 ENV_PRELUDE = (
-    'if [ "$(id -u)" = 0 ]; then '
+    "SKMCP_UID=$(id -u); "
+    'if [ "$SKMCP_UID" = 0 ]; then '
     "SKMCP_DATA=/var/lib/skupper SKMCP_UNITS=/etc/systemd/system SKMCP_CTL=systemctl; "
     "else "
-    'export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"; '
+    'export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/run/user/$SKMCP_UID}"; '
     "export DBUS_SESSION_BUS_ADDRESS="
     '"${DBUS_SESSION_BUS_ADDRESS:-unix:path=$XDG_RUNTIME_DIR/bus}"; '
     'SKMCP_DATA="${XDG_DATA_HOME:-$HOME/.local/share}/skupper" '

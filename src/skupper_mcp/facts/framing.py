@@ -10,11 +10,12 @@ U+2028 inside a body, and make a marker of what follows), and drops any line tha
 neither a marker nor stuffed.
 
 Marker arguments are the script's own values (a tag, a fixed file name, a number); a value
-the host chooses (a user name, a path) is made one line on the host (``ONE_LINE``) and still
-checked by the parser against what it must look like before anything uses it (``safe_user``,
-``safe_path``). A name the host lists (``find``, a glob) is host text too: a file name may hold
-a newline and anything after it, so names travel NUL-terminated from the tool and each one is
-printed on one stuffed line (``listed``), never as ``find -printf`` or ``ls`` print them.
+the host chooses (a user name, a path) is made one line on the host (``skmcp_mark``,
+``ONE_LINE``) and still checked by the parser against what it must look like before anything
+uses it (``safe_user``, ``safe_path``). A name the host lists (``find``, a glob) is host
+text too: a file name may hold a newline and anything after it, so names travel
+NUL-terminated from the tool and each one is printed on one stuffed line (``listed``), never
+as ``find -printf`` or ``ls`` print them.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ ONE_LINE = 'awk \'NR > 1 { printf "?" } { printf "%s", $0 }\''
 
 #: The shell filter for NUL-terminated names: one stuffed line per name, a newline in a name
 #: or any byte outside the plain set shown as ``?`` (bytewise: ``LC_ALL=C``).
-_NAMES = "tr '\\n\\000' '?\\n' | LC_ALL=C sed 's,[^A-Za-z0-9._/ +-],?,g; s/^/|/'"
+_NAMES = "tr '\\n\\000' '?\\n' | LC_ALL=C sed 's,[^A-Za-z0-9._/ +-],?,g; s/^/|/{quit}'"
 
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 _PATH = re.compile(r"/[A-Za-z0-9_.+/-]{1,4095}")
@@ -70,11 +71,12 @@ def stuff(command: str) -> str:
     return f"{command} | {STUFF}"
 
 
-def listed(command: str) -> str:
+def listed(command: str, *, most: int = 0) -> str:
     """Shell: ``command``, which prints NUL-terminated names (``find -print0``, ``-printf
-    '...\\0'``), with each name printed as one stuffed line. A name can hold any byte but NUL
-    and ``/``: split on newlines it could print a line that starts with ``@@``."""
-    return f"{command} | {_NAMES}"
+    '...\\0'``), with each name printed as one stuffed line (with ``most``, only the first so
+    many, cut by the same sed). A name can hold any byte but NUL and ``/``: split on newlines
+    it could print a line that starts with ``@@``."""
+    return f"{command} | {_NAMES.format(quit=f'; {int(most)}q' if most else '')}"
 
 
 def framed(command: str, *, first_bytes: int = 0, last_bytes: int = 0, joined: bool = False) -> str:

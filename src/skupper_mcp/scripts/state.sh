@@ -1,5 +1,5 @@
 # Everything about a podman site in one round trip (facts/site_state.py parses it): each
-# value the host chooses on one line (skmcp_one_line: a newline in it would start a marker
+# value the host chooses on one line (skmcp_mark: a newline in it would start a marker
 # line of its own), every text the host prints framed, so none of it can fake a marker.
 # $1 the namespace; $2 its router container; $3 its router unit; $4 the controller unit;
 # $5 the podman socket unit; $6 and $7 what the login's user name is followed by in the
@@ -17,38 +17,23 @@ max_listed=${10} log_lines=${11} max_log_bytes=${12} model_url=${13} max_model_b
 data="$SKMCP_DATA"
 nsdir="$data/namespaces/$ns"
 
-# Each file as "@@file TAG NAME" and its lines stuffed, with a tls.key: value (a Secret's
-# private key) as "redacted". A name keeps only plain characters: a file name is the
-# host's text too, and a newline in it would start a line of its own.
-show() {
-    tag=$1
-    shift
-    [ $# -gt 0 ] && awk -v tag="$tag" 'FNR == 1 { name = FILENAME; sub(/.*\//, "", name);
+# Each file after a "tag=TAG" operand as "@@file TAG NAME" and its lines stuffed, with a
+# resource's tls.key: value (a Secret's private key) as "redacted". A name keeps only plain
+# characters: a file name is the host's text too, and a newline in it would start a line of
+# its own. One awk reads every file the read sends (awk sets tag before the files after
+# it): each process a read starts is host CPU a warm status spends.
+skmcp_show_files() {
+    awk 'FNR == 1 { name = FILENAME; sub(/.*\//, "", name);
         gsub(/[^A-Za-z0-9._-]/, "?", name); print "@@file " tag " " name }
-        /^ *tls\.key:/ { sub(/tls\.key:.*/, "tls.key: redacted") } { print "|" $0 }' "$@"
-}
-
-# The resources of these kinds in a directory, in kind order; only the kinds the product
-# reads: runtime/resources also holds the site's Secrets (private keys) and Certificates,
-# which never leave the host (site_state.go MarshalSiteState). One awk for each group of
-# files: a hub with N providers has about 3N of them.
-show_kinds() {
-    tag=$1 dir=$2
-    shift 2
-    for k in "$@"; do
-        for f in "$dir/$k"-*.yaml; do
-            [ -f "$f" ] && set -- "$@" "$f"
-        done
-        shift
-    done
-    show "$tag" "$@"
+        tag ~ /^(input|runtime)$/ && /^ *tls\.key:/ { sub(/tls\.key:.*/, "tls.key: redacted") }
+        { print "|" $0 }' "$@" </dev/null
 }
 
 skmcp_read_state() {
-    user="$(id -un | skmcp_one_line)"
-    echo "@@user $user"
-    echo "@@now $(date +%s | skmcp_one_line)"
-    echo "@@podman $({ command -v podman || true; } | skmcp_one_line)"
+    user="$(id -un)"
+    skmcp_mark user "$user"
+    skmcp_mark now "$(date +%s)"
+    skmcp_mark podman "$(command -v podman)"
     # skupper says a missing namespace on stderr: its version reads both streams
     echo "@@section version"
     skmcp_framed -j "$version_command"
@@ -60,28 +45,46 @@ UnitFileState,MainPID,ExecMainCode,ExecMainStatus \"\$router_unit\" \"\$controll
     skmcp_framed "podman ps -a --format json"
     echo "@@section router"
     skmcp_framed "podman inspect \"\$router_container\" 2>/dev/null"
-    # Secrets (link client keys) lose their private key first (show)
-    show_kinds input "$nsdir/input/resources" Site RouterAccess Listener MultiKeyListener Connector Link Secret
-    show_kinds runtime "$nsdir/runtime/resources" Site RouterAccess Listener MultiKeyListener Connector Link
+    # every file in one awk (skmcp_show_files), after its tag; Secrets lose their private
+    # key there. Only the kinds the product reads: runtime/resources also holds the site's
+    # Secrets (private keys) and Certificates, which never leave the host (site_state.go
+    # MarshalSiteState). The paths are absolute, so awk never takes one for an assignment.
+    set -- tag=input
+    for k in Site RouterAccess Listener MultiKeyListener Connector Link Secret; do
+        for f in "$nsdir/input/resources/$k"-*.yaml; do [ -f "$f" ] && set -- "$@" "$f"; done
+    done
+    set -- "$@" tag=runtime
+    for k in Site RouterAccess Listener MultiKeyListener Connector Link; do
+        for f in "$nsdir/runtime/resources/$k"-*.yaml; do [ -f "$f" ] && set -- "$@" "$f"; done
+    done
+    set -- "$@" tag=unit
     ud="$SKMCP_UNITS"
+    # an empty file gives awk no line to name it by: its marker is printed here
     for u in "$router_unit" "$controller_unit" "$user$legacy_suffix"; do
-        [ -f "$ud/$u" ] && { echo "@@file unit $u"; sed 's/^/|/' "$ud/$u"; echo; }
-        [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"
+        [ -s "$ud/$u" ] && set -- "$@" "$ud/$u"
+        [ -f "$ud/$u" ] && [ ! -s "$ud/$u" ] && echo "@@file unit $u"
     done
     f="$HOME/$watch_script"
-    [ -f "$f" ] && { echo "@@file watch start-watch.sh"; sed 's/^/|/' "$f"; echo; }
-    # the login's uid (whom the router must run as) and the keys others may read
-    echo "@@keys $(id -u)"
+    [ -s "$f" ] && set -- "$@" tag=watch "$f"
+    [ -f "$f" ] && [ ! -s "$f" ] && echo "@@file watch start-watch.sh"
+    skmcp_show_files "$@"
+    for u in "$router_unit" "$controller_unit" "$user$legacy_suffix"; do
+        [ -e "$ud/default.target.wants/$u" ] && echo "@@boot $u"
+    done
+    # the login's uid (whom the router must run as: asked once, in the prelude) and the
+    # keys others may read
+    echo "@@keys $SKMCP_UID"
     skmcp_open_keys "$nsdir" "$max_listed" | sed 's/^/|/'
     [ -d "$nsdir/runtime/resources" ] && echo "@@rendered"
     ca="$nsdir/runtime/issuers/skupper-site-ca/ca.crt"
-    [ -f "$ca" ] && echo "@@issuer $(sha256sum < "$ca" | cut -c1-16)"
+    # the digest's first 16 characters, cut by the shell rather than by one more process
+    [ -f "$ca" ] && h="$(sha256sum < "$ca")" && echo "@@issuer ${h%"${h#????????????????}"}"
     # the first certificate files the router's uid cannot read, with their modes; the
     # names NUL-terminated and each printed on one stuffed line (a name may hold a newline)
     p=""
     [ -d "$nsdir/runtime/certs" ] && p="$(find "$nsdir/runtime/certs" -type f ! -perm -o+r \
         -printf '%m runtime/certs/%P\0' 2>/dev/null | tr '\n\000' '?\n' |
-        LC_ALL=C sed 's,[^A-Za-z0-9._/ +-],?,g; s/^/|/' | head -n 3)"
+        LC_ALL=C sed 's,[^A-Za-z0-9._/ +-],?,g; s/^/|/; 3q')"
     [ -n "$p" ] && { echo "@@certs-private"; echo "$p"; }
     if [ "$log_lines" -gt 0 ]; then
         # a container's stderr is its log too (logs.sh)
