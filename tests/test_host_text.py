@@ -209,9 +209,8 @@ async def test_the_tools_output_schemas_carry_the_mark(cluster_topology_path: Pa
             if node is not None:
                 assert HOST_TEXT in node.get("description", ""), (tool.name, model, field)
                 seen.add((model, field))
-    # every one reaches the agent through some tool; the models catalog's rows have no tool
-    # of their own yet (issue 33: the models tool), only the exporters
-    assert seen == {key for key in HOST_TEXT_FIELDS if key[0] != "ModelRow"}
+    # every one reaches the agent through some tool
+    assert seen == set(HOST_TEXT_FIELDS)
     for uri in ("skupper://status", "skupper://status.json"):
         assert HOST_TEXT in (resources[uri].description or ""), uri
 

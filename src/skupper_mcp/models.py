@@ -424,7 +424,10 @@ class DiagnoseResult(Result):
 
 # -- the models catalog (issue 33) ---------------------------------------------------------
 
-ModelState = Literal["serving", "no-model", "route-down", "provider-stopped", "skipped"]
+#: A model row's state, decided from the typed site and listener state (engine/model_state.py).
+ModelState = Literal[
+    "serving", "route-up-no-model", "route-down", "provider-stopped", "provider-skipped"
+]
 
 
 class ModelRow(Result):
@@ -452,10 +455,11 @@ class ModelRow(Result):
     )
     routing_key: str = Field(description="Skupper routing key of the listener and connector")
     state: ModelState = Field(
-        description="serving: the route is up and /v1/models answers with a model. "
-        "no-model: the route is up but no model is listed (or the server refuses). "
-        "route-down: nothing answers on the listener. provider-stopped: the provider's "
-        "router is stopped. skipped: not probed (the provider could not be read)"
+        description="serving: the route is up and /v1/models, read through the local "
+        "listener, lists a model. route-up-no-model: the route is up but the model server "
+        "lists no model, refuses the key or does not answer. route-down: the local listener "
+        "does not accept. provider-stopped: the provider's router is stopped or not set up. "
+        "provider-skipped: not probed, the provider could not be read (reason says why)"
     )
     reason: str | None = Field(
         default=None, description=f"Why the state is what it is. {HOST_TEXT}"
