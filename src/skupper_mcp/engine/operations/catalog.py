@@ -1,6 +1,6 @@
 """``models``: one row per model the VAN brings to this machine, read through its listener.
 
-Every provider's site is read (one round trip each, as for status) while its local
+Every provider's site is read (one round trip each, as for status), then its local
 listener port gets a connect; where the route is up (``model_state.needs_probe``) one
 ``GET /v1/models`` goes through the listener with the provider's key, all probes at once
 over one HTTP client, each bounded in time and bytes. The row's state is
@@ -48,10 +48,10 @@ async def run(sites: SiteMap) -> ModelsResult:
     topo = sites.topology
     providers = list(topo.providers)
     host = topo.local.listener_host
-    views, bound = await asyncio.gather(
-        sites.read_all(site_ref(topo, p.name) for p in providers),
-        asyncio.gather(*(tcp_probe(host, p.local_port) for p in providers)),
-    )
+    views = await sites.read_all(site_ref(topo, p.name) for p in providers)
+    # after the reads, as status does: SSH handshakes on the loop would make a connect to
+    # a bound port miss its second
+    bound = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in providers))
     keys = {p.name: api_key(p) for p in providers}
     limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=0)
     async with httpx.AsyncClient(limits=limits, trust_env=False) as http:
