@@ -101,9 +101,25 @@ def test_without_the_key_test_model_fails_naming_the_key_file_variable(keyed: Ke
     assert "HTTP 401" in rows["rhel-ai"]["reason"]
 
 
+def test_diagnose_tells_a_refused_key_and_resolve_reads_through_the_key(keyed: Keyed) -> None:
+    plain = cli(keyed.plain, "--json", "diagnose", "rhel-ai")
+    found = {f["id"]: f for f in json.loads(plain.stdout)["findings"]}
+    assert "model-key-refused" in found, found
+    assert not {"model-container-stopped", "model-not-serving"} & set(found)
+    refused = found["model-key-refused"]
+    assert "RHEL_AI_MODEL_API_KEY_FILE" in refused["fix"]
+    assert any(s.get("variable") == "RHEL_AI_MODEL_API_KEY_FILE" for s in refused["next"])
+    with_key = cli(keyed.keyed, "--json", "--log-level", "DEBUG", "diagnose", "rhel-ai")
+    assert KEY not in with_key.stdout + with_key.stderr
+    ids = {f["id"] for f in json.loads(with_key.stdout)["findings"]}
+    assert not {i for i in ids if i.startswith("model-")}, ids
+    resolved = json.loads(cli(keyed.keyed, "--json", "resolve", "rhel-ai").stdout)
+    assert resolved["profile_source"] == "active", resolved
+
+
 def test_with_the_key_test_model_passes_six_of_six(keyed: Keyed) -> None:
     for provider in PROVIDERS:
-        done = cli(keyed.keyed, "--json", "test-model", provider)
+        done = cli(keyed.keyed, "--json", "--log-level", "DEBUG", "test-model", provider)
         assert KEY not in done.stdout + done.stderr
         result = json.loads(done.stdout)
         assert (result["passed"], result["total"]) == (6, 6), result["checks"]
