@@ -51,6 +51,7 @@ HOST_TEXT_FIELDS = {
     ("Finding", "symptom"): "unit names, skupper versions, a Secret's type",
     ("Finding", "evidence"): "log lines, unit fields, API fields",
     ("ModelRow", "model_ids"): "the model ids the endpoint lists",
+    ("ListenerStatus", "model_ids"): "the model ids the endpoint lists",
     ("ModelRow", "reason"): "the model endpoint's error text",
 }
 
@@ -113,6 +114,7 @@ OWN_WORDS_FIELDS = {
     ("DiagnosedSite", "site"),
     ("DiagnoseResult", "target"),
     ("DiagnoseResult", "summary"),
+    ("ListenerStatus", "base_url"),
     ("ModelRow", "host"),
     ("ModelRow", "profile"),
     ("ModelRow", "site"),

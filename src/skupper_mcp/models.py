@@ -220,6 +220,17 @@ class ListenerStatus(Result):
         "router drops it (60 s after the provider's router stopped, skrouterd's "
         "remoteLsMaxAgeSeconds)",
     )
+    base_url: str | None = Field(
+        default=None,
+        description="The model's OpenAI base URL through this listener (what OPENAI_BASE_URL "
+        "takes): http://HOST:PORT/v1 here, the Service's DNS name in the cluster",
+    )
+    model_ids: list[str] = Field(
+        default_factory=list,
+        description="The model ids the provider's endpoint listed when its site was read "
+        "(on the host, without a key: empty for a server that needs one; the models tool "
+        f"reads them through the listener, with the key). {HOST_TEXT}",
+    )
 
 
 class StatusResult(Result):

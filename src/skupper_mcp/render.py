@@ -358,9 +358,19 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
         ],
     )
     listeners = table(
-        ["Site", "Port", "Routing key", "Bound", "State", "Service", "Detail"],
+        ["Site", "Port", "Routing key", "Bound", "State", "Model", "URL", "Service", "Detail"],
         [
-            [li.site, li.port, li.routing_key, li.bound, li.state, li.service, li.detail]
+            [
+                li.site,
+                li.port,
+                li.routing_key,
+                li.bound,
+                li.state,
+                ", ".join(li.model_ids) or None,
+                li.base_url,
+                li.service,
+                li.detail,
+            ]
             for li in status.listeners
         ],
     )

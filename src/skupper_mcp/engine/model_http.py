@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import CheckFailed, ConfigError
 from ..facts.model_endpoint import MODELS_MAX_BYTES, model_ids
 from ..model_keys import read_model_api_key
-from ..topology import ProviderHost
+from ..topology import ProviderHost, Topology
 from .runner import describe
 
 #: The most one answer of the model API may hold: a model list or a 32-token completion
@@ -32,6 +32,20 @@ PROBE_TIMEOUT = 5.0
 def base_url(host: str, port: int) -> str:
     """The listener's URL; an IPv6 address goes in brackets."""
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def local_base_url(topology: Topology, p: ProviderHost) -> str:
+    """The OpenAI base URL of ``p``'s model on this machine."""
+    return f"{base_url(topology.local.listener_host, p.local_port)}/v1"
+
+
+def cluster_base_url(topology: Topology, p: ProviderHost) -> str | None:
+    """The OpenAI base URL of ``p``'s model inside the cluster: its listener's Service DNS
+    name (the Listener's host, ``desired.cluster.base_resources``); None without one."""
+    kube = topology.kubernetes
+    if kube is None or p.name not in kube.listeners:
+        return None
+    return f"http://model-listener-{p.name}.{kube.namespace}.svc:{kube.listeners[p.name]}/v1"
 
 
 def key_variable(p: ProviderHost) -> str:

@@ -16,7 +16,16 @@ from ...topology import ProviderHost, Topology
 from ..condition import site_condition
 from ..listeners import listener_state
 from ..model_actions import active_or_default
-from ..model_http import ApiKey, ModelsProbe, api_key, base_url, key_env, probe_models
+from ..model_http import (
+    ApiKey,
+    ModelsProbe,
+    api_key,
+    base_url,
+    cluster_base_url,
+    key_env,
+    local_base_url,
+    probe_models,
+)
 from ..model_state import model_condition, needs_probe
 from ..readings import Reading
 from ..scope import site_ref
@@ -25,20 +34,6 @@ from ..verify import tcp_probe
 
 #: How many probes share the HTTP client's connections at once.
 MAX_CONNECTIONS = 16
-
-
-def local_base_url(topology: Topology, p: ProviderHost) -> str:
-    """The OpenAI base URL of ``p``'s model on this machine."""
-    return f"{base_url(topology.local.listener_host, p.local_port)}/v1"
-
-
-def cluster_base_url(topology: Topology, p: ProviderHost) -> str | None:
-    """The OpenAI base URL of ``p``'s model inside the cluster: its listener's Service DNS
-    name (the Listener's host, ``desired.cluster.base_resources``); None without one."""
-    kube = topology.kubernetes
-    if kube is None or p.name not in kube.listeners:
-        return None
-    return f"http://model-listener-{p.name}.{kube.namespace}.svc:{kube.listeners[p.name]}/v1"
 
 
 async def run(sites: SiteMap) -> ModelsResult:
