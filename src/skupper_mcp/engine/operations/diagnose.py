@@ -34,9 +34,10 @@ async def read(sites: SiteMap) -> Network:
     topo = sites.topology
     views = await sites.read_all(all_sites(topo), log_lines=LOG_LINES)
     rows = link_rows(topo, views)
-    probes, models = await asyncio.gather(
-        asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows)), model_probes(topo, views)
-    )
+    probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
+    # after the link probes, never beside them: a connect has its second, and the HTTP
+    # client's import and set-up on the loop would make it miss a port that accepts
+    models = await model_probes(topo, views)
     links = [
         LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status)
         for r, probe in zip(rows, probes, strict=True)
