@@ -49,7 +49,7 @@ ROWS = [
     _row("gpu1", 9000, ["ibm-granite/granite-3.3-8b-instruct"], api_key_env=KEY_VARIABLE),
     _row("gpu-two", 10000, ["qwen2.5:7b", "qwen2.5:7b-lora"]),
     _row("gpu3", 10001, ["org/stopped-model"], state="provider-stopped", reason="router stopped"),
-    _row("gpu4", 10002, [], state="no-model", reason="/v1/models listed no model"),
+    _row("gpu4", 10002, [], state="route-up-no-model", reason="/v1/models listed no model"),
 ]
 SERVING_IDS = ["ibm-granite/granite-3.3-8b-instruct", "qwen2.5:7b", "qwen2.5:7b-lora"]
 

@@ -54,6 +54,7 @@ HOST_TEXT_FIELDS = {
     ("UnparsedOutput", "first_line"): "the first line a command printed",
     ("UnparsedOutput", "reason"): "the parser's message, which may quote the output",
     ("ModelRow", "model_ids"): "the model ids the endpoint lists",
+    ("ListenerStatus", "model_ids"): "the model ids the endpoint lists",
     ("ModelRow", "reason"): "the model endpoint's error text",
 }
 
@@ -131,6 +132,7 @@ OWN_WORDS_FIELDS = {
     ("DiagnosedSite", "site"),
     ("DiagnoseResult", "target"),
     ("DiagnoseResult", "summary"),
+    ("ListenerStatus", "base_url"),
     ("ModelRow", "host"),
     ("ModelRow", "profile"),
     ("ModelRow", "site"),
@@ -227,9 +229,8 @@ async def test_the_tools_output_schemas_carry_the_mark(cluster_topology_path: Pa
             if node is not None:
                 assert HOST_TEXT in node.get("description", ""), (tool.name, model, field)
                 seen.add((model, field))
-    # every one reaches the agent through some tool; the models catalog's rows have no tool
-    # of their own yet (issue 33: the models tool), only the exporters
-    assert seen == {key for key in HOST_TEXT_FIELDS if key[0] != "ModelRow"}
+    # every one reaches the agent through some tool
+    assert seen == set(HOST_TEXT_FIELDS)
     for uri in ("skupper://status", "skupper://status.json"):
         assert HOST_TEXT in (resources[uri].description or ""), uri
 

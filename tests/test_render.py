@@ -184,3 +184,18 @@ def test_a_closing_listener_is_told_apart_from_a_serving_one() -> None:
         StatusResult(sites=[], links=[], listeners=[lingering, serving], summary="s")
     )
     assert "State" in status and "closing" in status and "serving" in status
+
+
+def test_status_shows_each_listeners_model_and_url() -> None:
+    """The model ids the provider's site read listed, and the base URL to call them at."""
+    status = recorded_status("all-up")
+    local = [li for li in status.listeners if li.site == "local-sandbox"]
+    assert local and all(li.model_ids and li.base_url for li in local)
+    markdown = status_markdown(status)
+    text = status_text(status)
+    for li in local:
+        assert li.base_url is not None
+        assert li.base_url.endswith(f":{li.port}/v1")
+        for shown in (markdown, text):
+            assert li.base_url in shown
+        assert li.model_ids[0] in text

@@ -53,6 +53,7 @@ def ssh_topology(
 
 #: Every tool the server registers (the read-only ones are in READ_ONLY_TOOLS).
 ALL_TOOLS = {
+    "models",
     "resolve_profile",
     "setup",
     "up",
@@ -63,7 +64,7 @@ ALL_TOOLS = {
     "diagnose",
     "logs",
 }
-READ_ONLY_TOOLS = ["diagnose", "logs", "resolve_profile", "status", "test_model"]
+READ_ONLY_TOOLS = ["diagnose", "logs", "models", "resolve_profile", "status", "test_model"]
 
 # A stranger's topology: two GPU hosts of their own, none of the makers' lab names, no
 # Kubernetes site. What the agent reads (instructions, descriptions, prompts) names only these.

@@ -214,6 +214,22 @@ def _add_verb(verbs: Any, tool: Tool, shared: argparse.ArgumentParser) -> None:
         _add_argument(parser, argument)
     if tool.consent:
         parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    if tool.exported:
+        from skupper_mcp.vocabulary import EXPORT_FORMATS
+
+        parser.add_argument(
+            "--export",
+            choices=EXPORT_FORMATS,
+            metavar="FORMAT",
+            help=f"print configuration for a client instead: {', '.join(EXPORT_FORMATS)} "
+            "(serving models only; keys only as references to their variables)",
+        )
+        parser.add_argument(
+            "--output", type=Path, metavar="FILE", help="with --export: write it to FILE"
+        )
+        parser.add_argument(
+            "--all", action="store_true", help="with --export: every model, not only serving"
+        )
     if tool.drawn:
         parser.add_argument(
             "--html",
@@ -309,6 +325,11 @@ async def _run_verb(args: argparse.Namespace) -> int:
     from skupper_mcp.topology import load_topology
 
     tool = VERBS[args.verb]
+    export = getattr(args, "export", None)
+    if export is None and (getattr(args, "output", None) or getattr(args, "all", False)):
+        raise ConfigError("--output and --all go with --export FORMAT")
+    if export is not None and args.json:
+        raise ConfigError("--export prints a client's configuration: it does not take --json")
     topology = load_topology(args.topology)
     check_state_dir(topology.state_dir)  # as serve does, in either transport
     async with Engine(topology) as engine:
@@ -321,13 +342,47 @@ async def _run_verb(args: argparse.Namespace) -> int:
         if tool.notice is not None and not args.json:
             show(tool.notice(result), stream=sys.stderr)
         code, text = tool.exit_code(result), tool.render(result, output_width())
-    if getattr(args, "html", None) is not None:
+    if export is not None:
+        write_export(result, export, include_all=args.all, path=args.output)
+    elif getattr(args, "html", None) is not None:
         write_html(args.html, tool.name, result)
     elif args.json:
         show(json_safe(result.model_dump_json(indent=2, by_alias=True)))
     else:
         show(text)
     return code
+
+
+def write_export(result: Any, fmt: str, *, include_all: bool, path: Path | None) -> None:
+    """``models --export``: the configuration on stdout, or in ``path`` (0600 when it
+    names a key's variable: whoever reads it learns where the key is expected). The
+    variables a client must set are said on stderr."""
+    from skupper_mcp.exports import exported_rows, render_export
+
+    rows = exported_rows(result.rows, include_all)
+    text = render_export(result.rows, fmt, include_all)
+    keys = sorted({r.api_key_env for r in rows if r.api_key_env})
+    if path is None:
+        show(text, end="")
+    else:
+        _write_private(path, text, private=bool(keys))
+        show(f"wrote {path} ({len(rows)} model row(s))", stream=sys.stderr)
+    if not rows:
+        show("no model is serving: nothing exported (see `skupper-mcp models`)", stream=sys.stderr)
+    for name in keys:
+        show(f"the configuration reads a model API key from ${name}: set it", stream=sys.stderr)
+
+
+def _write_private(path: Path, text: str, *, private: bool) -> None:
+    """``text`` into ``path``; with ``private`` the file is (and stays) 0600."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            if private:
+                os.fchmod(fd, 0o600)
+            file.write(text)
+    except OSError as error:
+        raise ConfigError(f"cannot write {path}: {error.strerror or error}") from error
 
 
 def write_html(path: Path, name: str, result: Any) -> None:

@@ -21,14 +21,14 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, get_args
+from typing import Any
 
 import yaml
 
 from skupper_mcp.models import ModelRow
+from skupper_mcp.vocabulary import EXPORT_FORMATS
 
-ExportFormat = Literal["env", "litellm", "opencode", "continue", "goose"]
-FORMATS: tuple[str, ...] = get_args(ExportFormat)
+FORMATS: tuple[str, ...] = EXPORT_FORMATS
 
 #: What an OpenAI client is given as its key when the server needs none: the OpenAI SDKs
 #: refuse to start without one, and vLLM's own examples pass this word

@@ -223,6 +223,17 @@ class ListenerStatus(Result):
         "router drops it (60 s after the provider's router stopped, skrouterd's "
         "remoteLsMaxAgeSeconds)",
     )
+    base_url: str | None = Field(
+        default=None,
+        description="The model's OpenAI base URL through this listener (what OPENAI_BASE_URL "
+        "takes): http://HOST:PORT/v1 here, the Service's DNS name in the cluster",
+    )
+    model_ids: list[str] = Field(
+        default_factory=list,
+        description="The model ids the provider's endpoint listed when its site was read "
+        "(on the host, without a key: empty for a server that needs one; the models tool "
+        f"reads them through the listener, with the key). {HOST_TEXT}",
+    )
 
 
 PoolState = Literal["serving", "degraded", "down", "unknown"]
@@ -509,7 +520,10 @@ class DiagnoseResult(Result):
 
 # -- the models catalog (issue 33) ---------------------------------------------------------
 
-ModelState = Literal["serving", "no-model", "route-down", "provider-stopped", "skipped"]
+#: A model row's state, decided from the typed site and listener state (engine/model_state.py).
+ModelState = Literal[
+    "serving", "route-up-no-model", "route-down", "provider-stopped", "provider-skipped"
+]
 
 
 class ModelRow(Result):
@@ -537,10 +551,11 @@ class ModelRow(Result):
     )
     routing_key: str = Field(description="Skupper routing key of the listener and connector")
     state: ModelState = Field(
-        description="serving: the route is up and /v1/models answers with a model. "
-        "no-model: the route is up but no model is listed (or the server refuses). "
-        "route-down: nothing answers on the listener. provider-stopped: the provider's "
-        "router is stopped. skipped: not probed (the provider could not be read)"
+        description="serving: the route is up and /v1/models, read through the local "
+        "listener, lists a model. route-up-no-model: the route is up but the model server "
+        "lists no model, refuses the key or does not answer. route-down: the local listener "
+        "does not accept. provider-stopped: the provider's router is stopped or not set up. "
+        "provider-skipped: not probed, the provider could not be read (reason says why)"
     )
     reason: str | None = Field(
         default=None, description=f"Why the state is what it is. {HOST_TEXT}"

@@ -12,6 +12,7 @@ from skupper_mcp.models import (
     DiagnoseResult,
     LinkStatus,
     ModelAction,
+    ModelsResult,
     OperationResult,
     PoolBackend,
     ResolveResult,
@@ -374,9 +375,19 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
         ],
     )
     listeners = table(
-        ["Site", "Port", "Routing key", "Bound", "State", "Service", "Detail"],
+        ["Site", "Port", "Routing key", "Bound", "State", "Model", "URL", "Service", "Detail"],
         [
-            [li.site, li.port, li.routing_key, li.bound, li.state, li.service, li.detail]
+            [
+                li.site,
+                li.port,
+                li.routing_key,
+                li.bound,
+                li.state,
+                ", ".join(li.model_ids) or None,
+                li.base_url,
+                li.service,
+                li.detail,
+            ]
             for li in status.listeners
         ],
     )
@@ -509,6 +520,37 @@ def status_text(status: StatusResult, width: int | None = None) -> str:
     if "pools" in tables:
         parts += ["", tables["pools"]]
     return "\n".join([*parts, *_actions_text(status.model_actions, width), "", status.summary])
+
+
+MODEL_HEADERS = ("Model", "Host", "Profile", "State", "Local URL", "Cluster URL", "ms", "Reason")
+
+
+def model_rows(result: ModelsResult) -> list[list[Cell]]:
+    """One row per model row of the catalog, as both the CLI and the resource show it."""
+    return [
+        [
+            ", ".join(r.model_ids) or None,
+            r.host,
+            r.profile,
+            r.state,
+            r.local_base_url,
+            r.cluster_base_url,
+            round(r.latency_ms) if r.latency_ms is not None else None,
+            r.reason,
+        ]
+        for r in result.rows
+    ]
+
+
+def models_text(result: ModelsResult, width: int | None = None) -> str:
+    """``models`` for a terminal: one row per model, then the summary."""
+    return "\n".join([text_table(MODEL_HEADERS, model_rows(result), width), "", result.summary])
+
+
+def models_markdown(result: ModelsResult) -> str:
+    """The ``skupper://models`` resource."""
+    table = markdown_table(MODEL_HEADERS, model_rows(result))
+    return "\n".join(["# Models on this machine", "", result.summary, "", table, ""])
 
 
 def test_model_text(result: TestModelResult, width: int | None = None) -> str:

@@ -39,7 +39,7 @@ from skupper_mcp.mcp_apps import VIEW_REFRESH, apps_only_for_declared_clients, v
 from skupper_mcp.models import StatusResult
 from skupper_mcp.naming import EXAMPLES, Names
 from skupper_mcp.prompts import register_prompts
-from skupper_mcp.render import status_markdown, topology_markdown
+from skupper_mcp.render import models_markdown, status_markdown, topology_markdown
 from skupper_mcp.safe_text import safe_text
 from skupper_mcp.tools import TOOLS, Argument, Tool
 from skupper_mcp.topology import (
@@ -485,6 +485,40 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     )
     async def status_json() -> str:
         found = await live_status()
+        if isinstance(found, str):
+            return json.dumps({"error": found})
+        return found.model_dump_json(indent=2, by_alias=True)
+
+    async def live_models() -> models.ModelsResult | str:
+        if live:
+            live[-1].refresh()
+        if not live or live[-1].engine is None:
+            error = live[-1].config_error if live else "the server is not running"
+            return f"The topology is not usable: {error}"
+        async with live[-1].engine_in_use() as engine:
+            return await engine.models()
+
+    @server.resource(
+        "skupper://models",
+        name="models",
+        description="The models the VAN brings to this machine as a Markdown table: ids, "
+        "local and cluster base URLs, host, profile, state and probe latency; the ids and "
+        f"reasons come from the model servers. {models.HOST_TEXT}",
+        mime_type="text/markdown",
+    )
+    async def models_resource() -> str:
+        found = await live_models()
+        return found if isinstance(found, str) else models_markdown(found)
+
+    @server.resource(
+        "skupper://models.json",
+        name="models.json",
+        description="The models the VAN brings to this machine as JSON (a ModelsResult); "
+        f"the ids and reasons come from the model servers. {models.HOST_TEXT}",
+        mime_type="application/json",
+    )
+    async def models_json() -> str:
+        found = await live_models()
         if isinstance(found, str):
             return json.dumps({"error": found})
         return found.model_dump_json(indent=2, by_alias=True)

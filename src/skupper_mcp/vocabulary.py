@@ -1,10 +1,11 @@
 """The words every layer shares, defined once: a site's role and platform, the host names of
-the two consumer sites, and the callback operations report their progress through."""
+the two consumer sites, the client configurations the models catalog exports, and the
+callback operations report their progress through."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Literal, get_args
 
 Role = Literal["provider", "consumer"]
 """A provider serves a model from its own site; a consumer only reaches the providers'."""
@@ -19,3 +20,7 @@ KUBE_HOST = "crc"
 
 Progress = Callable[[str], Awaitable[None]]
 """Receives one line per step as an operation runs (CLI: stderr; MCP: progress)."""
+
+ExportFormat = Literal["env", "litellm", "opencode", "continue", "goose"]
+"""The client configurations ``models --export`` writes (``exports``: one renderer each)."""
+EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)

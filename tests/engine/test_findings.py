@@ -15,6 +15,7 @@ import pytest
 from fake_connector import FakeConnector
 from skupper_mcp.engine.findings import RULES, Network
 from skupper_mcp.engine.findings.context import LinkProbe
+from skupper_mcp.engine.model_http import ModelsProbe
 from skupper_mcp.engine.readings import Asked, PodmanReading, Reading, Unread
 from skupper_mcp.engine.scope import sites as all_sites
 from skupper_mcp.errors import ConnectError
@@ -222,14 +223,14 @@ def test_a_model_that_does_not_answer_behind_a_running_router(topology: Topology
     hub.served_models = None
     hub.models_error = "curl: (7) Failed to connect to 127.0.0.1 port 10000"
     hub.containers["hosted-model"].state = "exited"
-    found = one(network(topology, {"rhtevan-work": hub}), "model-not-serving")
+    found = one(network(topology, {"rhtevan-work": hub}), "model-container-stopped")
     assert next((s.kind, s.action, s.profile) for s in found.next) == (
         "hosted-model-ctl",
         "start",
         "g3b-16k",
     )
     del hub.containers["hosted-model"]
-    found = one(network(topology, {"rhtevan-work": hub}), "model-not-serving")
+    found = one(network(topology, {"rhtevan-work": hub}), "model-container-stopped")
     assert [s.action for s in found.next[:2]] == ["setup", "start"]
 
 
@@ -244,11 +245,55 @@ def test_a_model_served_by_no_container_blames_no_container(topology: Topology) 
     hub = states()["rhtevan-work"]
     hub.served_models = None
     hub.models_error = "curl: (7) Failed to connect to 127.0.0.1 port 10000"
+    hub.models_exit = 7
     del hub.containers["hosted-model"]
-    found = one(network(no_container, {"rhtevan-work": hub}), "model-not-serving")
+    found = one(network(no_container, {"rhtevan-work": hub}), "model-port-closed")
     assert "rhtevan-work declares no model container (MODEL_CONTAINER empty)" in found.evidence
     assert "container" not in found.cause
-    assert [s.action for s in found.next if s.kind == "hosted-model-ctl"] == ["start"]
+    assert not [s for s in found.next if s.kind == "hosted-model-ctl"]
+    assert [s.variable for s in found.next if s.kind == "topology"] == ["RHTEVAN_WORK_MODEL_PORT"]
+
+
+def test_nothing_listening_behind_a_running_container_is_the_port_not_the_container(
+    topology: Topology,
+) -> None:
+    hub = states()["rhtevan-work"]
+    hub.served_models = None
+    hub.models_error = "curl: (7) Failed to connect to 127.0.0.1 port 10000"
+    hub.models_exit = 7
+    assert hub.containers["hosted-model"].running
+    assert problems(network(topology, {"rhtevan-work": hub})) == {
+        "rhtevan-work": {"model-port-closed"}
+    }
+
+
+def test_a_server_that_refuses_the_request_names_the_key_file_variable(
+    topology: Topology,
+) -> None:
+    """vLLM --api-key: the host's probe (no key) gets 401, and so does the listener's."""
+    hub = states()["rhtevan-work"]
+    hub.served_models = None
+    hub.models_error = "curl: (22) The requested URL returned error: 401"
+    hub.models_exit = 22
+    net = network(topology, {"rhtevan-work": hub})
+    net.model_probes["rhtevan-work"] = ModelsProbe(401, None, "/v1/models answered HTTP 401", 2)
+    assert problems(net) == {"rhtevan-work": {"model-key-refused"}}
+    found = one(net, "model-key-refused")
+    assert "RHTEVAN_WORK_MODEL_API_KEY_FILE" in found.fix
+    assert [s.variable for s in found.next if s.kind == "topology"] == [
+        "RHTEVAN_WORK_MODEL_API_KEY_FILE"
+    ]
+    assert "container" not in found.cause + found.symptom
+
+
+def test_a_server_that_lists_its_models_with_the_key_is_no_finding(topology: Topology) -> None:
+    """The host's own probe carries no key: the listener's, with it, decides."""
+    hub = states()["rhtevan-work"]
+    hub.served_models = None
+    hub.models_exit = 22
+    net = network(topology, {"rhtevan-work": hub})
+    net.model_probes["rhtevan-work"] = ModelsProbe(200, ["granite-3b"], None, 2)
+    assert problems(net) == {}
 
 
 def test_drift_lists_each_difference(topology: Topology) -> None:

@@ -216,3 +216,15 @@ def test_a_file_read_again_is_an_equal_document_of_its_own() -> None:
     for state in (first, second):
         condition = state.runtime_resources[("Site", "s1")]["status"]["conditions"][0]
         assert isinstance(condition["lastTransitionTime"], datetime.datetime)
+
+
+@pytest.mark.parametrize(("rc", "exit"), [("7", 7), ("22", 22), ("x", None)])
+def test_the_model_probe_s_exit_status_is_kept_for_diagnose(rc: str, exit: int | None) -> None:
+    """curl's status tells nothing listening (7) from an HTTP refusal (22): diagnose's
+    model-port-closed and model-key-refused read it."""
+    failed = OUTPUT.replace(
+        '{"object": "list", "data": [{"id": "granite"}]}\n@@rc 0', f"curl: failed\n@@rc {rc}"
+    )
+    state = parse_site_state(failed)
+    assert state.served_models is None and state.models_exit == exit
+    assert state.models_error

@@ -160,15 +160,15 @@ async def test_a_healthy_network_has_nothing_wrong(everything_up: World) -> None
     assert mixed.severity == "info" and "2.1" in mixed.symptom and "2.2" in mixed.symptom
 
 
-async def test_a_stopped_model_is_model_not_serving_until_hosted_model_ctl_starts_it(
+async def test_a_stopped_model_is_model_container_stopped_until_hosted_model_ctl_starts_it(
     everything_up: World,
 ) -> None:
     world = everything_up
     await clean(world.topology)
     ssh(world, "rhtevan-work", "podman stop hosted-model")
     found = await diagnose(world.topology)
-    assert problems(found) == {"rhtevan-work": {"model-not-serving"}}
-    finding = the(found, "model-not-serving", "rhtevan-work")
+    assert problems(found) == {"rhtevan-work": {"model-container-stopped"}}
+    finding = the(found, "model-container-stopped", "rhtevan-work")
     start = finding.next[0]
     assert (start.kind, start.action, start.profile) == ("hosted-model-ctl", "start", "g3b-16k")
     assert any("hosted-model: exited" in e for e in finding.evidence)

@@ -159,7 +159,8 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
       var state = LISTENER_STATES.indexOf(x.state) >= 0 ? x.state : "unknown";
       s.listeners.push({ port: str(x.port), key: str(x.routing_key), provider: str(x.provider),
         state: state, stated: LISTENER_STATES.indexOf(x.state) >= 0, detail: str(x.detail),
-        service: str(x.service), closes: x.closes_within });
+        service: str(x.service), closes: x.closes_within,
+        models: arr(x.model_ids).map(str).join(", "), url: str(x.base_url) });
     });
     model.findings.forEach(function (f) {
       var host = sites[str(f.host)] ? str(f.host) : (bySite[str(f.site)] || str(f.host));
@@ -253,6 +254,8 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     var to = l.provider || l.key;
     var line = ":" + l.port + " \u2192 " + to + "  " + (l.stated ? l.state : "state not given");
     if (l.state === "closing" && typeof l.closes === "number") line += " (closes within ~" + Math.round(l.closes) + " s)";
+    if (l.models) line += "  " + l.models;
+    if (l.url) line += " at " + l.url;
     return line;
   }
 

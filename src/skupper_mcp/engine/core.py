@@ -28,6 +28,7 @@ from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
     LogsResult,
+    ModelsResult,
     OperationResult,
     ResolveResult,
     StatusResult,
@@ -141,6 +142,10 @@ class Engine:
     async def status(self) -> StatusResult:
         """status: the live state of every site, link and listener."""
         return await op.status.run(self.sites)
+
+    async def models(self) -> ModelsResult:
+        """models: every model the VAN brings here, read through its local listener."""
+        return await op.catalog.run(self.sites)
 
     async def test_model(self, target: str) -> TestModelResult:
         """test_model: the six end-to-end checks of one provider's model route."""

@@ -151,6 +151,9 @@ class SiteState:
     private_certs: list[str] = field(default_factory=list)
     served_models: list[str] | None = None
     models_error: str | None = None
+    #: curl's exit status asking the model endpoint (None: not asked, or not a number):
+    #: 7 nothing accepted the connection, 22 an HTTP error answer (curl -f), 28 no answer.
+    models_exit: int | None = None
     logs: dict[str, list[str]] = field(default_factory=dict)
     #: Why a component's log could not be read although its container exists (podman logs
     #: printed nothing and the journal had no line of it): no line there is no evidence.
@@ -424,6 +427,8 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
         if bodies.get("models:rc") == "0":
             state.served_models = parse_model_ids(bodies["models"])
         else:
+            rc = bodies.get("models:rc", "")
+            state.models_exit = int(rc) if rc.isascii() and rc.isdigit() else None
             said = state.stderr.get("models") or bodies["models"]
             state.models_error = said.strip()[-300:] or f"exit {bodies['models:rc']}"
     for component in ("router", "controller"):

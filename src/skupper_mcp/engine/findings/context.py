@@ -12,6 +12,7 @@ from ...models import Finding, NextStep, Severity, UnparsedOutput
 from ...sites.kube import KubeState
 from ...topology import ProviderHost, Topology
 from ...vocabulary import LOCAL_HOST
+from ..model_http import ModelsProbe
 from ..readings import ClusterReading, PodmanReading, Reading
 from ..scope import SiteRef
 
@@ -36,6 +37,9 @@ class Network:
     topology: Topology
     views: dict[str, Reading]
     links: list[LinkProbe] = field(default_factory=list)
+    #: ``GET /v1/models`` through the local listener with the provider's key, for each
+    #: provider whose own endpoint did not answer a list (what tells a refused key)
+    model_probes: dict[str, ModelsProbe] = field(default_factory=dict)
 
     @property
     def topology_file(self) -> str:

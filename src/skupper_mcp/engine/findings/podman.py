@@ -9,6 +9,7 @@ from ...facts import names
 from ...facts.private_keys import KEYS_CAUSE, KEYS_FIX
 from ...models import Finding, UnparsedOutput
 from ...sites import units
+from ...topology import ProviderHost
 from ...vocabulary import LOCAL_HOST
 from ..condition import podman_condition, podman_router_running, router_unit_active
 from ..model_actions import active_or_default
@@ -248,7 +249,17 @@ def stale_status(network: Network) -> Iterator[Finding]:
         )
 
 
+#: curl's exit status when nothing accepted its connection (CURLE_COULDNT_CONNECT).
+CURL_COULDNT_CONNECT = 7
+
+
 def model_not_serving(network: Network) -> Iterator[Finding]:
+    """A provider whose router runs but whose model endpoint, asked on the host, answered
+    no model list. Told apart, each with its own id and next step: the server answers but
+    refuses the key (``model-key-refused``), its container is stopped
+    (``model-container-stopped``), nothing listens on the model port
+    (``model-port-closed``); anything else is ``model-not-serving``. A server that lists
+    its models through the listener with the key serves: the host's probe has no key."""
     for ref, state in network.podman_sites():
         p = network.provider(ref.host)
         if p is None or ref.host == LOCAL_HOST or state.served_models is not None:
@@ -256,32 +267,79 @@ def model_not_serving(network: Network) -> Iterator[Finding]:
         view = network.podman_reading(ref.host)
         if view is None or not podman_router_running(view):
             continue
+        probe = network.model_probes.get(p.name)
+        if probe is not None and probe.ids is not None:
+            continue
+        asked = (
+            f"GET http://{p.model_host}:{p.model_port}/v1/models on {p.name}: "
+            f"{state.models_error or 'no model list'}"
+        )
+        through = (
+            [f"GET /v1/models through the local listener :{p.local_port}: {probe.error}"]
+            if probe is not None and probe.error
+            else []
+        )
+        if probe is not None and probe.refused:
+            yield _key_refused(network, ref, p, [*through, asked])
+            continue
         container = state.container(p.model_container) if p.model_container else None
         profile, _ = active_or_default(network.topology, p.name, None)
-        steps = [model_ctl("start", profile, p.name)]
-        if container is None and p.model_container:
-            steps.insert(0, model_ctl("setup", profile, p.name))
+        if p.model_container and (container is None or not container.running):
+            steps = [model_ctl("start", profile, p.name)]
+            if container is None:
+                steps.insert(0, model_ctl("setup", profile, p.name))
+            yield finding(
+                "model-container-stopped",
+                ref,
+                "error",
+                symptom=f"the route to {p.name} ends at its router: its model container "
+                f"{p.model_container} is {container.state if container else 'absent'}",
+                evidence=[
+                    asked,
+                    f"{p.model_container}: {container.state if container else 'absent'}",
+                ],
+                cause="the model container is stopped (or never started) on the provider",
+                fix=f"start profile {profile} with hosted-model-ctl, then test_model",
+                next=[*steps, call("test_model", target=profile)],
+            )
+            continue
         seen = (
-            f"{p.model_container}: {container.state if container else 'absent'}"
-            if p.model_container
+            f"{p.model_container}: {container.state}"
+            if p.model_container and container is not None
             else f"{p.name} declares no model container (MODEL_CONTAINER empty)"
         )
+        if state.models_exit == CURL_COULDNT_CONNECT:
+            yield finding(
+                "model-port-closed",
+                ref,
+                "error",
+                symptom=f"nothing listens on {p.model_host}:{p.model_port} on {p.name}, where "
+                "its connector sends the model's traffic",
+                evidence=[asked, seen, *through],
+                cause="the model server is not running, or listens on another address or "
+                f"port than {p.prefix}_MODEL_HOST:{p.prefix}_MODEL_PORT say",
+                fix=f"start the model server on {p.name}, or set {p.prefix}_MODEL_PORT (and "
+                f"{p.prefix}_MODEL_HOST) to where it listens and run setup; then test_model",
+                next=[
+                    on_host(p.name, f"ss -ltnp | grep -w {p.model_port}"),
+                    set_variable(
+                        network, f"{p.prefix}_MODEL_PORT", None, "the port the server listens on"
+                    ),
+                    call("test_model", target=profile),
+                ],
+            )
+            continue
         yield finding(
             "model-not-serving",
             ref,
             "error",
-            symptom=f"the route to {p.name} ends at its router: nothing answers on "
-            f"{p.model_host}:{p.model_port}",
-            evidence=[
-                f"GET http://{p.model_host}:{p.model_port}/v1/models on {p.name}: "
-                f"{state.models_error or 'no model list'}",
-                seen,
-            ],
-            cause="the model container is stopped (or never started) on the provider"
-            if p.model_container
-            else "the model server is stopped (or never started) on the provider",
+            symptom=f"the route to {p.name} ends at its router: {p.model_host}:"
+            f"{p.model_port} answers no model list",
+            evidence=[asked, seen, *through],
+            cause="the model server is stopped, still loading, or answers something else "
+            "than an OpenAI model list",
             fix=f"start profile {profile} with hosted-model-ctl, then test_model",
-            next=[*steps, call("test_model", target=profile)],
+            next=[model_ctl("start", profile, p.name), call("test_model", target=profile)],
         )
 
 
@@ -337,6 +395,31 @@ def unreadable_log(network: Network) -> Iterator[Finding]:
                 "systemd-journal group), or read the log there as a user who can",
                 next=[on_host(ref.host, f"journalctl --user -n 100 CONTAINER_NAME={container}")],
             )
+
+
+def _key_refused(network: Network, ref: SiteRef, p: ProviderHost, evidence: list[str]) -> Finding:
+    variable = f"{p.prefix}_MODEL_API_KEY_FILE"
+    declared = p.model_api_key_file is not None
+    cause = (
+        f"the key in the file {variable} names is not one the server takes (or could not be read)"
+        if declared
+        else f"the model server requires an API key and {variable} names no key file"
+    )
+    return finding(
+        "model-key-refused",
+        ref,
+        "error",
+        symptom=f"the model server on {p.name} answers but refuses the request (401/403): "
+        "it needs its API key",
+        evidence=[*evidence, f"{variable}: {'set' if declared else 'not set'}"],
+        cause=cause,
+        fix=f"write the server's key into a file only you can read (chmod 600) and name it "
+        f"in {variable}; then test_model",
+        next=[
+            set_variable(network, variable, None, "a file holding the model server's API key"),
+            call("test_model", target=p.name),
+        ],
+    )
 
 
 PODMAN_RULES = (

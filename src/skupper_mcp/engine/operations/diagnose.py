@@ -1,7 +1,9 @@
 """``diagnose``: what is wrong on each site, why, and the next step. Read-only.
 
 One read per site (its state plus the last lines of the router's and the controller's logs),
-every site at once and bounded like ``status``, plus a TCP probe of every link; then the pure
+every site at once and bounded like ``status``, plus a TCP probe of every link and, for a
+provider whose model did not answer on its host, ``GET /v1/models`` through the local
+listener with its key (what tells a refused key from a stopped server); then the pure
 rules of ``findings`` turn what was read into findings. A site that cannot be read is one
 finding; the others are still diagnosed.
 """
@@ -14,12 +16,14 @@ from ...facts import names
 from ...facts.logs import MAX_LOG_BYTES, log_unavailable
 from ...facts.redact import redact_lines
 from ...models import DiagnosedSite, DiagnoseResult, Finding, NextStep
-from ..condition import site_condition
+from ...topology import ProviderHost, Topology
+from ..condition import podman_router_running, site_condition
 from ..desired.cluster import cluster_link_names
 from ..findings import RULES, Network
 from ..findings.context import LinkProbe
 from ..findings.links import VERIFY_FAILED
-from ..readings import Asked, PodmanReading, Unread
+from ..model_http import ModelsProbe, api_key, base_url, probe_models
+from ..readings import Asked, PodmanReading, Reading, Unread
 from ..scope import resolve_target
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, link_rows
@@ -48,11 +52,48 @@ async def read(sites: SiteMap) -> Network:
         )
     )
     probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
+    # after the link probes, never beside them: a connect has its second, and the HTTP
+    # client's import and set-up on the loop would make it miss a port that accepts
+    models = await model_probes(topo, views)
     links = [
         LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status)
         for r, probe in zip(rows, probes, strict=True)
     ]
-    return Network(topo, views, links)
+    return Network(topo, views, links, models)
+
+
+def unanswered(topology: Topology, views: dict[str, Reading]) -> list[ProviderHost]:
+    """The providers whose router runs but whose endpoint, asked on the host (without a
+    key), answered no model list: the ones a probe through the listener explains."""
+    found = []
+    for p in topology.providers:
+        view = views.get(p.name)
+        if (
+            isinstance(view, PodmanReading)
+            and view.state.served_models is None
+            and podman_router_running(view)
+        ):
+            found.append(p)
+    return found
+
+
+async def model_probes(topology: Topology, views: dict[str, Reading]) -> dict[str, ModelsProbe]:
+    """``GET /v1/models`` through the local listener, with the provider's key, of every
+    provider ``unanswered`` names, at once over one client (none when all answered)."""
+    import httpx
+
+    wanted = unanswered(topology, views)
+    if not wanted:
+        return {}
+    host = topology.local.listener_host
+    async with httpx.AsyncClient(trust_env=False) as http:
+        found = await asyncio.gather(
+            *(
+                probe_models(http, api_key(p), f"{base_url(host, p.local_port)}/v1/models")
+                for p in wanted
+            )
+        )
+    return {p.name: probe for p, probe in zip(wanted, found, strict=True)}
 
 
 async def journal_fallback(view: PodmanReading) -> None:

@@ -1,8 +1,11 @@
 """``test_model``: six end-to-end checks of one provider's model route.
 
-Through the local listener: the port accepts, ``/health`` answers, ``/v1/models`` reports
-a model id of the host's profiles, a chat completion comes back. On the provider: the host
-answers over SSH and its model container runs. The two groups run concurrently.
+Through the local listener: the port accepts, the API is healthy (``/health`` answers 200,
+else ``/v1/models`` decides: many servers have no ``/health``), ``/v1/models`` reports a
+model id of the host's profiles, a chat completion comes back; every request carries the
+provider's API key (``<PREFIX>_MODEL_API_KEY_FILE``) when it has one. On the provider: the
+host answers over SSH and its model container runs (not checked for a provider that
+declares none). The two groups run concurrently.
 """
 
 from __future__ import annotations
@@ -18,15 +21,18 @@ from ...facts.model_endpoint import listed_ids, model_ids
 from ...models import ModelCheck, TestModelResult
 from ...sites.podman import PodmanSite
 from ...topology import ProviderHost, Topology
+from ..model_http import HTTP_MAX_BYTES, ApiKey, api_key, base_url, exchange, key_variable
 from ..runner import SITE_ERRORS, describe
 from ..scope import resolve_target, site_ref
 from ..sitemap import SiteMap
 from ..verify import tcp_probe
 
+# base_url, exchange and HTTP_MAX_BYTES moved to model_http; they are still named here
+__all__ = ["HTTP_MAX_BYTES", "HTTP_TIMEOUT", "base_url", "exchange", "route_checks", "run"]
+
 HTTP_TIMEOUT = 20.0
-#: The most one answer of the model API may hold: a model list or a 32-token completion
-#: is a few KiB; an answer that never ends must not grow the process.
-HTTP_MAX_BYTES = 1024 * 1024
+#: What a server without a ``/health`` route answers there: not found, or not allowed.
+NO_ROUTE = frozenset({404, 405, 501})
 PROMPT = "Reply with one short sentence: is the network up?"
 ROUTE_CHECKS = ("listener port", "API health", "model id", "chat completion")
 
@@ -54,39 +60,10 @@ def _reason(exc: BaseException) -> str:
     return describe(exc)
 
 
-def base_url(host: str, port: int) -> str:
-    """The listener's URL; an IPv6 address goes in brackets."""
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
-async def exchange(
-    http: Any,
-    method: str,
-    path: str,
-    timeout: float,
-    max_bytes: int = HTTP_MAX_BYTES,
-    **kwargs: Any,
-) -> tuple[int, bytes]:
-    """One request and its whole answer: (status, body). httpx's timeouts are per phase
-    (a body sent a byte a second never trips them), so the whole exchange has ``timeout``;
-    the body is read as it comes and given up past ``max_bytes``. Either is ``CheckFailed``."""
-    try:
-        async with asyncio.timeout(timeout):
-            async with http.stream(method, path, **kwargs) as response:
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > max_bytes:
-                        raise CheckFailed(
-                            f"{path} answered more than {max_bytes // 1024} KiB: cut off there"
-                        )
-                return response.status_code, bytes(body)
-    except TimeoutError:
-        raise CheckFailed(f"{path} did not answer in full within {timeout:g}s") from None
-
-
-def _json(answer: tuple[int, bytes], what: str) -> Any:
+def _json(answer: tuple[int, bytes], what: str, key: KeyUse | None = None) -> Any:
     status, body = answer
+    if status in (401, 403) and key is not None:
+        raise CheckFailed(key.refused(what, status))
     if status != 200:
         raise CheckFailed(f"{what} answered HTTP {status}")
     try:
@@ -117,14 +94,44 @@ def completion_text(payload: Any) -> str:
     return content.strip()
 
 
+class KeyUse:
+    """The key a route's requests carry, and what to say when the server refuses it."""
+
+    def __init__(self, key: ApiKey, variable: str | None) -> None:
+        self.key, self.variable = key, variable
+
+    def refused(self, what: str, status: int) -> str:
+        """Why ``what`` answered 401/403, naming the variable that gives the key."""
+        variable = self.variable or "<PREFIX>_MODEL_API_KEY_FILE"
+        if self.key.problem:
+            return (
+                f"{what} refused the request (HTTP {status}); the key was not read: "
+                f"{self.key.problem}"
+            )
+        if self.key.value is None:
+            return (
+                f"{what} refused the request (HTTP {status}): the model server needs an API "
+                f"key; name the file that holds it in {variable}"
+            )
+        return f"{what} refused the key from {variable} (HTTP {status}): not this server's key"
+
+
 async def route_checks(
-    host: str, port: int, wanted: list[str], timeout: float = HTTP_TIMEOUT
+    host: str,
+    port: int,
+    wanted: list[str],
+    timeout: float = HTTP_TIMEOUT,
+    key: ApiKey | None = None,
+    key_variable: str | None = None,
 ) -> list[ModelCheck]:
     """The four checks through a local listener: port, health, model id, chat completion.
 
-    ``wanted`` are the model ids that count. Every failure is that check's result, with
-    the ones after it marked as skipped, never an exception.
+    ``wanted`` are the model ids that count; ``key`` goes as the bearer of every request
+    (``key_variable`` names where it comes from, for a refusal). Every failure is that
+    check's result, with the ones after it marked as skipped, never an exception.
     """
+    use = KeyUse(key or ApiKey(), key_variable)
+    headers = use.key.headers()
     import httpx
 
     async def accepts() -> str:
@@ -139,18 +146,25 @@ async def route_checks(
             for n in ROUTE_CHECKS[1:]
         ]
     model_id = ""
-    async with httpx.AsyncClient(base_url=base_url(host, port), timeout=timeout) as http:
+    async with httpx.AsyncClient(
+        base_url=base_url(host, port), timeout=timeout, headers=headers, trust_env=False
+    ) as http:
 
         async def health() -> str:
             status, _ = await exchange(http, "GET", "/health", timeout)
-            if status != 200:
+            if status == 200:
+                return "/health answered 200"
+            if status not in NO_ROUTE:  # a /health that says no (503: still loading)
                 raise CheckFailed(f"/health answered HTTP {status}")
-            return f"/health answered {status}"
+            # no /health at all (Ollama, LM Studio): the OpenAI route decides
+            answer = await exchange(http, "GET", "/v1/models", timeout)
+            served_model_ids(_json(answer, "/v1/models", use))
+            return f"/health answered HTTP {status}; /v1/models answers a model list"
 
         async def models() -> str:
             nonlocal model_id
             answer = await exchange(http, "GET", "/v1/models", timeout)
-            ids = served_model_ids(_json(answer, "/v1/models"))
+            ids = served_model_ids(_json(answer, "/v1/models", use))
             found = [i for i in ids if i in wanted]
             if not found:
                 raise CheckFailed(f"served {listed_ids(ids)}, expected one of {wanted}")
@@ -165,7 +179,7 @@ async def route_checks(
                 "temperature": 0,
             }
             reply = await exchange(http, "POST", "/v1/chat/completions", timeout, json=body)
-            answer = _json(reply, "the chat API")
+            answer = _json(reply, "the chat API", use)
             return f"answered: {completion_text(answer)[:80]}"
 
         checks.append(await _timed("API health", health))
@@ -216,7 +230,13 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
 
 async def _route(topology: Topology, p: ProviderHost, profile: str | None) -> list[ModelCheck]:
     wanted = [p.profiles[profile]] if profile else list(p.profiles.values())
-    return await route_checks(topology.local.listener_host, p.local_port, wanted)
+    return await route_checks(
+        topology.local.listener_host,
+        p.local_port,
+        wanted,
+        key=api_key(p),
+        key_variable=key_variable(p),
+    )
 
 
 async def _remote(sites: SiteMap, p: ProviderHost) -> list[ModelCheck]:

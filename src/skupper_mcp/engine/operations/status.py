@@ -21,6 +21,7 @@ from ..condition import claims_ready, podman_site_resource, site_condition
 from ..desired.cluster import cluster_link_names
 from ..desired.needs import setup_needed
 from ..listeners import listener_row, listener_state
+from ..model_http import cluster_base_url, local_base_url
 from ..pools import pool_rows
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..scope import sites as all_sites
@@ -179,6 +180,8 @@ async def _listeners(sites: SiteMap, views: dict[str, Reading]) -> list[Listener
         _listener(topo.local.site_name, p.local_port, p.routing_key, ok, p.name, views)
         for p, ok in zip(topo.providers, probes, strict=True)
     ]
+    for row, p in zip(rows, topo.providers, strict=True):
+        row.base_url = local_base_url(topo, p)
     kube = topo.kubernetes
     if kube is not None:
         cluster = views.get(kube.name)
@@ -192,6 +195,7 @@ async def _listeners(sites: SiteMap, views: dict[str, Reading]) -> list[Listener
             )
             row = _listener(kube.site_name, port, key, bound, provider, views)
             row.service = f"{name}.{kube.namespace}:{port}"
+            row.base_url = cluster_base_url(topo, sites.provider(provider))
             rows.append(row)
     return rows
 
@@ -201,5 +205,9 @@ def _listener(
 ) -> ListenerStatus:
     """A listener's row, its state from the probe and the provider's reading."""
     consumer = next((v for v in views.values() if v.ref.site == site), None)
-    state = listener_state(bound, provider, views.get(provider), site, consumer)
-    return listener_row(site, port, key, bound, provider, state)
+    view = views.get(provider)
+    state = listener_state(bound, provider, view, site, consumer)
+    row = listener_row(site, port, key, bound, provider, state)
+    if isinstance(view, PodmanReading) and view.state.served_models:
+        row.model_ids = list(view.state.served_models)
+    return row

@@ -1,0 +1,158 @@
+"""HTTP to a model API through this machine's listener for it: one bounded exchange, the
+provider's API key as a bearer header, and the ``/v1/models`` probe that the models
+catalog, test_model, resolve_profile and diagnose share.
+
+Every exchange has a whole-exchange deadline and a bound on the bytes it reads. The key is
+read from ``<PREFIX>_MODEL_API_KEY_FILE`` (``model_keys``, which registers it with the
+redactor) and goes only into the ``Authorization`` header of a request to the listener:
+never into a result, a message or a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CheckFailed, ConfigError
+from ..facts.model_endpoint import MODELS_MAX_BYTES, model_ids
+from ..model_keys import read_model_api_key
+from ..topology import ProviderHost, Topology
+from .runner import describe
+
+#: The most one answer of the model API may hold: a model list or a 32-token completion
+#: is a few KiB; an answer that never ends must not grow the process.
+HTTP_MAX_BYTES = 1024 * 1024
+#: How long the catalog's probe of one listener may take in all.
+PROBE_TIMEOUT = 5.0
+
+
+def base_url(host: str, port: int) -> str:
+    """The listener's URL; an IPv6 address goes in brackets."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def local_base_url(topology: Topology, p: ProviderHost) -> str:
+    """The OpenAI base URL of ``p``'s model on this machine."""
+    return f"{base_url(topology.local.listener_host, p.local_port)}/v1"
+
+
+def cluster_base_url(topology: Topology, p: ProviderHost) -> str | None:
+    """The OpenAI base URL of ``p``'s model inside the cluster: its listener's Service DNS
+    name (the Listener's host, ``desired.cluster.base_resources``); None without one."""
+    kube = topology.kubernetes
+    if kube is None or p.name not in kube.listeners:
+        return None
+    return f"http://model-listener-{p.name}.{kube.namespace}.svc:{kube.listeners[p.name]}/v1"
+
+
+def key_variable(p: ProviderHost) -> str:
+    """The topology variable that names the provider's key file (what a finding names)."""
+    return f"{p.prefix}_MODEL_API_KEY_FILE"
+
+
+def key_env(p: ProviderHost) -> str | None:
+    """The environment variable an exported client configuration reads the key from
+    (``<PREFIX>_MODEL_API_KEY``); None when the provider declares no key."""
+    return f"{p.prefix}_MODEL_API_KEY" if p.model_api_key_file is not None else None
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """The provider's key (None: none declared, or it could not be read) and, when it
+    could not be read, why (our words and the file's path, never the key)."""
+
+    value: str | None = None
+    problem: str | None = None
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.value}"} if self.value else {}
+
+
+def api_key(p: ProviderHost) -> ApiKey:
+    """The key of ``p`` as its topology declares it."""
+    if p.model_api_key_file is None:
+        return ApiKey()
+    try:
+        return ApiKey(read_model_api_key(p.model_api_key_file, key_variable(p)))
+    except ConfigError as error:
+        return ApiKey(problem=f"{key_variable(p)}: {error}")
+
+
+async def exchange(
+    http: Any,
+    method: str,
+    path: str,
+    timeout: float,
+    max_bytes: int = HTTP_MAX_BYTES,
+    **kwargs: Any,
+) -> tuple[int, bytes]:
+    """One request and its whole answer: (status, body). httpx's timeouts are per phase
+    (a body sent a byte a second never trips them), so the whole exchange has ``timeout``;
+    the body is read as it comes and given up past ``max_bytes``. Either is ``CheckFailed``."""
+    try:
+        async with asyncio.timeout(timeout):
+            async with http.stream(method, path, **kwargs) as response:
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > max_bytes:
+                        raise CheckFailed(
+                            f"{path} answered more than {max_bytes // 1024} KiB: cut off there"
+                        )
+                return response.status_code, bytes(body)
+    except TimeoutError:
+        raise CheckFailed(f"{path} did not answer in full within {timeout:g}s") from None
+
+
+@dataclass(frozen=True)
+class ModelsProbe:
+    """What ``GET /v1/models`` through a listener answered: the HTTP status (None: no HTTP
+    answer), the ids of its model list (None: no list), why there is no list, and how long
+    the probe took."""
+
+    status: int | None
+    ids: list[str] | None
+    error: str | None
+    latency_ms: float
+
+    @property
+    def refused(self) -> bool:
+        """The server answered and refused the request's credentials (401/403)."""
+        return self.status in (401, 403)
+
+
+async def probe_models(
+    http: Any, key: ApiKey, url: str = "/v1/models", timeout: float = PROBE_TIMEOUT
+) -> ModelsProbe:
+    """``GET url`` (``/v1/models`` of the listener: a full URL, or a path of ``http``'s
+    base URL) with the key, bounded by ``timeout`` and ``MODELS_MAX_BYTES``; never raises
+    for what the far side does."""
+    import httpx
+
+    started = time.monotonic()
+
+    def done(status: int | None, ids: list[str] | None, error: str | None) -> ModelsProbe:
+        return ModelsProbe(status, ids, error, round((time.monotonic() - started) * 1000, 1))
+
+    try:
+        status, body = await exchange(
+            http, "GET", url, timeout, MODELS_MAX_BYTES, headers=key.headers()
+        )
+    except (CheckFailed, httpx.HTTPError, OSError) as error:
+        if isinstance(error, httpx.TransportError) and not str(error):
+            return done(
+                None, None, f"no answer: the connection was closed ({type(error).__name__})"
+            )
+        return done(None, None, describe(error))
+    if status != 200:
+        return done(status, None, f"/v1/models answered HTTP {status}")
+    try:
+        ids = model_ids(json.loads(body))
+    except ValueError:
+        ids = None
+    if ids is None:
+        return done(status, None, "/v1/models did not answer an OpenAI model list")
+    return done(status, ids, None)

@@ -1,0 +1,59 @@
+"""A model row's state, from the typed state of its provider's site and of the local
+listener (``condition``), and from what ``/v1/models`` answered through that listener.
+Pure: no I/O. No unit, container or port is judged here: the site's condition and the
+listener's are ``condition``'s; this only says which of them stops the model, and reads
+the probe only where the route is up.
+"""
+
+from __future__ import annotations
+
+from ..models import ListenerState, ModelState, SiteCondition
+from .model_http import ModelsProbe
+
+ModelCondition = tuple[ModelState, str]
+
+#: Site conditions whose router does not run: nothing can route to the model.
+STOPPED_SITES: tuple[SiteCondition, ...] = ("stopped", "not-set-up", "stale")
+#: Site conditions that could not be read or decided: the row is not probed.
+UNREAD_SITES: tuple[SiteCondition, ...] = ("unreachable", "unknown")
+
+
+def needs_probe(site: SiteCondition, listener: ListenerState) -> bool:
+    """Whether the listener is worth a ``/v1/models`` probe: its route is up."""
+    return site not in STOPPED_SITES + UNREAD_SITES and listener == "serving"
+
+
+def model_condition(
+    site: SiteCondition,
+    site_reason: str,
+    listener: ListenerState,
+    listener_detail: str | None,
+    address: str,
+    probe: ModelsProbe | None,
+    key_problem: str | None = None,
+) -> ModelCondition:
+    """The row's state and why. ``site`` and ``listener`` are the provider site's and the
+    local listener's conditions; ``probe`` is None when it was not probed."""
+    if site in UNREAD_SITES:
+        return "provider-skipped", f"the provider could not be read ({site}): {site_reason}"
+    if site in STOPPED_SITES:
+        return "provider-stopped", f"the provider's router is not running ({site}): {site_reason}"
+    if listener == "closed":
+        return "route-down", f"nothing accepts on {address}: the local listener is not bound"
+    if listener == "closing":
+        return "provider-stopped", listener_detail or "the provider's router is stopped"
+    if listener == "unknown" or probe is None:
+        why = listener_detail or "the listener was not probed"
+        return "provider-skipped", f"the route's state is not known: {why}"
+    if probe.ids:
+        return "serving", f"{address}/v1/models lists {len(probe.ids)} model(s)"
+    if probe.refused:
+        key = f"; {key_problem}" if key_problem else ""
+        return (
+            "route-up-no-model",
+            f"the route is up, but the model server refuses the request (HTTP {probe.status}): "
+            f"it needs an API key, or another one{key}",
+        )
+    if probe.ids is not None:
+        return "route-up-no-model", "the route is up, but the model server lists no model"
+    return "route-up-no-model", f"the route is up, but the model server: {probe.error}"

@@ -1,0 +1,55 @@
+"""A model row's state from the typed site and listener conditions and the probe."""
+
+from __future__ import annotations
+
+import pytest
+
+from skupper_mcp.engine.model_http import ModelsProbe
+from skupper_mcp.engine.model_state import model_condition, needs_probe
+
+ADDRESS = "http://127.0.0.1:9000"
+LISTED = ModelsProbe(200, ["granite-3b"], None, 3.0)
+
+
+def state(site: str, listener: str, probe: ModelsProbe | None, key: str | None = None) -> str:
+    found, _ = model_condition(site, "why", listener, "detail", ADDRESS, probe, key)  # type: ignore[arg-type]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("site", "listener", "probe", "expected"),
+    [
+        ("up", "serving", LISTED, "serving"),
+        ("degraded", "serving", LISTED, "serving"),
+        ("up", "serving", ModelsProbe(200, [], None, 1.0), "route-up-no-model"),
+        ("up", "serving", ModelsProbe(401, None, "HTTP 401", 1.0), "route-up-no-model"),
+        ("up", "serving", ModelsProbe(None, None, "reset", 1.0), "route-up-no-model"),
+        ("up", "closed", None, "route-down"),
+        ("stopped", "closing", None, "provider-stopped"),
+        ("stopped", "closed", None, "provider-stopped"),
+        ("stale", "closing", None, "provider-stopped"),
+        ("not-set-up", "closed", None, "provider-stopped"),
+        ("unreachable", "unknown", None, "provider-skipped"),
+        ("unknown", "serving", None, "provider-skipped"),
+        ("up", "unknown", None, "provider-skipped"),
+    ],
+)
+def test_each_condition_gives_its_state(
+    site: str, listener: str, probe: ModelsProbe | None, expected: str
+) -> None:
+    assert state(site, listener, probe) == expected
+
+
+def test_only_an_up_route_is_probed() -> None:
+    assert needs_probe("up", "serving") and needs_probe("degraded", "serving")
+    for site, listener in [("up", "closed"), ("stopped", "closing"), ("unknown", "serving")]:
+        assert not needs_probe(site, listener)  # type: ignore[arg-type]
+
+
+def test_a_refusal_says_a_key_is_needed_and_why_ours_was_not_read() -> None:
+    refused = ModelsProbe(401, None, "/v1/models answered HTTP 401", 2.0)
+    _, reason = model_condition(
+        "up", "", "serving", None, ADDRESS, refused, "GPU_MODEL_API_KEY_FILE: no such file"
+    )
+    assert "HTTP 401" in reason and "API key" in reason
+    assert "GPU_MODEL_API_KEY_FILE" in reason

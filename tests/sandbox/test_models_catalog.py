@@ -1,0 +1,188 @@
+"""Issue 33's done-when on a sandbox world whose providers run the model server as vLLM
+--api-key does (a bearer key on every /v1 route) and without /health, as Ollama and LM
+Studio serve: after up, ``skupper-mcp models --json`` lists every served id at a URL whose
+GET /models answers it; test_model passes 6/6 once ``<PREFIX>_MODEL_API_KEY_FILE`` names
+the key and without it fails naming that variable; after ``down`` of one provider its row
+says the provider is stopped; the key is in no result, log or export."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import Client
+
+from skupper_mcp.engine.core import Engine
+from skupper_mcp.server import build_server
+from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec, env_prefix
+from skupper_sandbox.testing import World, running_world
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.spawns,
+    pytest.mark.usefixtures("bounded_mcp_clients"),
+]
+
+KEY = "sk-i33-world-key-7d2e91"
+PROVIDERS = ("rhel-ai", "rhtevan-work")
+CLIENT_TIMEOUT = 120.0
+
+
+@dataclass
+class Keyed:
+    world: World
+    key_file: Path
+    plain: Path  # the topology without the key files
+    keyed: Path  # the topology with them
+
+
+def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
+    root = tmp_path_factory.mktemp("keyed-models")
+    key_file = root / "model.key"
+    key_file.write_text(KEY + "\n")
+    os.chmod(key_file, 0o600)
+    server = [sys.executable, "-m", "skupper_sandbox.model_server"]
+    command = shlex.join([*server, "--api-key-file", str(key_file), "--no-health"])
+    spec = WorldSpec(providers=2, kubernetes=False, model_server_command=command)
+    with running_world(root / "world", spec) as world:
+        plain = world.topology
+        keyed_path = root / "keyed.env"
+        lines = [f"{env_prefix(p)}MODEL_API_KEY_FILE={key_file}" for p in PROVIDERS]
+        keyed_path.write_text(plain.read_text() + "\n" + "\n".join(lines) + "\n")
+
+        async def build() -> None:
+            async with Engine(load_topology(plain)) as engine:
+                assert (await engine.setup()).ok
+                assert (await engine.up()).ok
+
+        asyncio.run(build())
+        yield Keyed(world, key_file, plain, keyed_path)
+
+
+def models_json(topology: Path) -> dict[str, dict]:  # type: ignore[type-arg]
+    done = cli(topology, "models", "--json")
+    assert KEY not in done.stdout + done.stderr
+    assert done.returncode in (0, 3), done.stderr
+    return {row["host"]: row for row in json.loads(done.stdout)["rows"]}
+
+
+def test_without_the_key_test_model_fails_naming_the_key_file_variable(keyed: Keyed) -> None:
+    done = cli(keyed.plain, "--json", "test-model", "rhel-ai")
+    assert done.returncode == 1, done.stdout + done.stderr
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["listener port"]["passed"]
+    for name in ("API health", "model id"):
+        assert not checks[name]["passed"]
+        assert "RHEL_AI_MODEL_API_KEY_FILE" in checks[name]["detail"], checks[name]
+    assert checks["remote container running"]["passed"]  # not "the container is stopped"
+    rows = models_json(keyed.plain)
+    assert rows["rhel-ai"]["state"] == "route-up-no-model", rows
+    assert "HTTP 401" in rows["rhel-ai"]["reason"]
+
+
+def test_diagnose_tells_a_refused_key_and_resolve_reads_through_the_key(keyed: Keyed) -> None:
+    plain = cli(keyed.plain, "--json", "diagnose", "rhel-ai")
+    found = {f["id"]: f for f in json.loads(plain.stdout)["findings"]}
+    assert "model-key-refused" in found, found
+    assert not {"model-container-stopped", "model-not-serving"} & set(found)
+    refused = found["model-key-refused"]
+    assert "RHEL_AI_MODEL_API_KEY_FILE" in refused["fix"]
+    assert any(s.get("variable") == "RHEL_AI_MODEL_API_KEY_FILE" for s in refused["next"])
+    with_key = cli(keyed.keyed, "--json", "--log-level", "DEBUG", "diagnose", "rhel-ai")
+    assert KEY not in with_key.stdout + with_key.stderr
+    ids = {f["id"] for f in json.loads(with_key.stdout)["findings"]}
+    assert not {i for i in ids if i.startswith("model-")}, ids
+    resolved = json.loads(cli(keyed.keyed, "--json", "resolve", "rhel-ai").stdout)
+    assert resolved["profile_source"] == "active", resolved
+
+
+def test_with_the_key_test_model_passes_six_of_six(keyed: Keyed) -> None:
+    for provider in PROVIDERS:
+        done = cli(keyed.keyed, "--json", "--log-level", "DEBUG", "test-model", provider)
+        assert KEY not in done.stdout + done.stderr
+        result = json.loads(done.stdout)
+        assert (result["passed"], result["total"]) == (6, 6), result["checks"]
+        health = next(c for c in result["checks"] if c["name"] == "API health")
+        assert "/health answered HTTP 404" in health["detail"]
+
+
+def test_models_lists_every_served_id_at_a_url_that_answers_it(keyed: Keyed) -> None:
+    rows = models_json(keyed.keyed)
+    assert set(rows) == set(PROVIDERS)
+    listener_host = load_topology(keyed.keyed).local.listener_host
+    for provider, row in rows.items():
+        entry = keyed.world.hosts[provider]
+        assert row["state"] == "serving", row
+        assert row["model_ids"] == [entry.default_model_id]
+        assert row["local_base_url"] == f"http://{listener_host}:{row['listener_port']}/v1"
+        assert row["api_key_env"] == f"{env_prefix(provider)}MODEL_API_KEY"
+        assert row["latency_ms"] is not None and row["latency_ms"] >= 0
+        answer = httpx.get(
+            f"{row['local_base_url']}/models",
+            headers={"Authorization": f"Bearer {KEY}"},
+            timeout=10,
+        )
+        assert [m["id"] for m in answer.json()["data"]] == row["model_ids"]
+
+
+def test_the_exports_reference_the_key_and_never_hold_it(keyed: Keyed, tmp_path: Path) -> None:
+    env = cli(keyed.keyed, "models", "--export", "env")
+    assert env.returncode == 0, env.stderr
+    assert 'export OPENAI_API_KEY="${RHEL_AI_MODEL_API_KEY}"' in env.stdout
+    assert "$RHEL_AI_MODEL_API_KEY" in env.stderr  # told to set it
+    out = tmp_path / "litellm.yaml"
+    written = cli(keyed.keyed, "models", "--export", "litellm", "--output", str(out))
+    assert written.returncode == 0, written.stderr
+    text = out.read_text()
+    assert (out.stat().st_mode & 0o777) == 0o600
+    assert "os.environ/RHEL_AI_MODEL_API_KEY" in text and "os.environ/RHTEVAN_WORK" in text
+    for fmt in ("env", "litellm", "opencode", "continue", "goose"):
+        done = cli(keyed.keyed, "models", "--export", fmt, "--all")
+        assert done.returncode == 0 and KEY not in done.stdout + done.stderr, fmt
+
+
+async def test_the_mcp_tool_and_resource_give_the_same_rows(keyed: Keyed) -> None:
+    server = build_server(keyed.keyed)
+    async with Client(server, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+        called = await client.call_tool("models", {})
+        markdown = await client.read_resource("skupper://models")
+        as_json = await client.read_resource("skupper://models.json")
+    rows = called.structured_content["rows"]  # type: ignore[index]
+    assert {r["host"]: r["state"] for r in rows} == dict.fromkeys(PROVIDERS, "serving")
+    text = markdown.contents[0].text  # type: ignore[union-attr]
+    assert "| Model |" in text and "serving" in text
+    document = json.loads(as_json.contents[0].text)  # type: ignore[union-attr]
+    assert {r["host"] for r in document["rows"]} == set(PROVIDERS)
+    assert KEY not in json.dumps(called.structured_content) + text
+
+
+def test_after_down_of_a_provider_its_row_says_it_is_stopped(keyed: Keyed) -> None:
+    down = cli(keyed.keyed, "down", "rhtevan-work")
+    assert down.returncode == 0, down.stdout + down.stderr
+    rows = models_json(keyed.keyed)
+    assert rows["rhtevan-work"]["state"] == "provider-stopped", rows["rhtevan-work"]
+    assert rows["rhtevan-work"]["model_ids"] == []
+    assert rows["rhel-ai"]["state"] == "serving"
+    serving_only = cli(keyed.keyed, "models", "--export", "env")
+    assert "rhtevan-work" not in serving_only.stdout

@@ -1,0 +1,82 @@
+"""``skupper-mcp models --export``: the CLI side of the catalog's export (no host)."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skupper_mcp.cli import main, write_export
+from skupper_mcp.models import ModelRow, ModelsResult
+from skupper_mcp.tools import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, TOOLS
+
+
+def _row(host: str, port: int, state: str, key_env: str | None = None) -> ModelRow:
+    values: dict[str, Any] = {
+        "model_ids": [f"{host}-model"],
+        "host": host,
+        "profile": "p",
+        "site": f"hub-{host}",
+        "listener_port": port,
+        "local_base_url": f"http://127.0.0.1:{port}/v1",
+        "routing_key": f"model-api-{host}",
+        "state": state,
+        "api_key_env": key_env,
+    }
+    return ModelRow(**values)
+
+
+RESULT = ModelsResult(
+    rows=[
+        _row("gpu1", 9000, "serving", "GPU1_MODEL_API_KEY"),
+        _row("gpu2", 9001, "provider-stopped"),
+    ],
+    summary="1/2 serving",
+)
+
+
+def test_a_file_that_names_a_key_variable_is_private(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "litellm.yaml"
+    out.write_text("old")
+    out.chmod(0o644)
+    write_export(RESULT, "litellm", include_all=False, path=out)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    text = out.read_text()
+    assert "os.environ/GPU1_MODEL_API_KEY" in text and "gpu2" not in text
+    assert "$GPU1_MODEL_API_KEY" in capsys.readouterr().err
+
+
+def test_all_exports_the_stopped_rows_too(capsys: pytest.CaptureFixture[str]) -> None:
+    write_export(RESULT, "env", include_all=True, path=None)
+    out = capsys.readouterr().out
+    assert "127.0.0.1:9000" in out and "127.0.0.1:9001" in out
+
+
+def test_nothing_serving_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    stopped = ModelsResult(rows=[_row("gpu2", 9001, "route-down")], summary="0/1 serving")
+    write_export(stopped, "env", include_all=False, path=None)
+    assert "nothing exported" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["models", "--output", "x.yaml"],
+        ["models", "--all"],
+        ["--json", "models", "--export", "env"],
+    ],
+)
+def test_export_options_go_together(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == EXIT_USAGE
+    assert "--export" in capsys.readouterr().err
+
+
+def test_models_exits_3_unless_every_row_serves() -> None:
+    tool = next(t for t in TOOLS if t.name == "models")
+    assert tool.read_only and tool.exported
+    assert tool.exit_code(RESULT) == EXIT_SKIPPED
+    assert tool.exit_code(ModelsResult(rows=RESULT.rows[:1], summary="s")) == EXIT_OK
