@@ -29,6 +29,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, Strict, WithJsonSchema
 
 from skupper_mcp import __version__, models
+from skupper_mcp.capabilities import server_options
 from skupper_mcp.engine import Engine
 from skupper_mcp.engine.store.statedir import check_state_dir
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
@@ -392,7 +393,11 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     # topology as it is now (neutral examples when it cannot be read; the lifespan says why).
     names = Names.of(_load(topology_path, quiet=True)[0])
     server = MCPServer(
-        "skupper-mcp", version=__version__, instructions=instructions(names), lifespan=lifespan
+        "skupper-mcp",
+        version=__version__,
+        instructions=instructions(names),
+        lifespan=lifespan,
+        **server_options(),
     )
 
     def add(tool: Tool) -> None:
