@@ -14,7 +14,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel, fiel
 from skupper_mcp.safe_text import safe_text
 from skupper_mcp.vocabulary import Platform, Role
 
-Outcome = Literal["up", "down", "skipped", "failed"]
+Outcome = Literal["up", "down", "removed", "skipped", "failed"]
 ActionName = Literal["setup", "start", "stop", "status"]
 CheckStatus = Literal["pass", "warn", "fail"]
 ProfileSource = Literal["given", "active", "default"]

@@ -143,9 +143,14 @@ def _setup_exit_code(result: CheckResult | OperationResult) -> int:
 
 def _setup_text(result: CheckResult | OperationResult, width: int | None) -> str:
     from skupper_mcp.models import CheckResult
-    from skupper_mcp.render import check_text
+    from skupper_mcp.render import check_text, operation_text
 
-    return check_text(result, width) if isinstance(result, CheckResult) else result.summary
+    # setup's plan and result print as up's, down's and teardown's do: the table on stdout
+    return (
+        check_text(result, width)
+        if isinstance(result, CheckResult)
+        else operation_text(result, width)
+    )
 
 
 def _operation_text(result: OperationResult, width: int | None) -> str:

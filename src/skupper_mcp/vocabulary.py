@@ -19,3 +19,8 @@ KUBE_HOST = "crc"
 
 Progress = Callable[[str], Awaitable[None]]
 """Receives one line per step as an operation runs (CLI: stderr; MCP: progress)."""
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 site``, ``2 sites``: a count and its noun as a sentence says them."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

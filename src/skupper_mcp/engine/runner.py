@@ -20,7 +20,7 @@ from ..models import ModelAction, OperationResult, Outcome, SiteResult, Step
 from ..sites.kube import ClusterSite
 from ..sites.podman import PodmanSite
 from ..sites.work import ApiCall, Script, Work, summary
-from ..vocabulary import Progress
+from ..vocabulary import Progress, plural
 from .scope import SiteRef
 
 log = logging.getLogger(__name__)
@@ -140,15 +140,24 @@ def operation_result(
     )
 
 
+#: The outcome each operation brings its sites to: its summary names those sites first,
+#: without repeating the word ("down: rhel-ai; up: local", not "down: down: rhel-ai; ...").
+AIMED: dict[str, Outcome] = {"setup": "up", "up": "up", "down": "down", "teardown": "removed"}
+
+
 def summarize(operation: str, results: list[SiteResult], plan: bool) -> str:
     groups: dict[str, list[str]] = {}
-    for r in results:
+    aimed = AIMED.get(operation)
+    for r in sorted(results, key=lambda r: r.outcome != aimed):  # stable: the aimed first
         groups.setdefault(r.outcome, []).append(r.host)
-    parts = [f"{outcome}: {', '.join(hosts)}" for outcome, hosts in groups.items()]
+    parts = [
+        ", ".join(hosts) if outcome == aimed else f"{outcome}: {', '.join(hosts)}"
+        for outcome, hosts in groups.items()
+    ]
     changed = sum(r.changed for r in results)
     verb = "would change" if plan else "changed"
     head = f"{operation} (plan)" if plan else operation
-    return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {len(results)} sites)"
+    return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {plural(len(results), 'site')})"
 
 
 def describe(exc: BaseException) -> str:
