@@ -52,11 +52,22 @@ HOST_TEXT_FIELDS = {
     ("Finding", "evidence"): "log lines, unit fields, API fields",
     ("ModelRow", "model_ids"): "the model ids the endpoint lists",
     ("ModelRow", "reason"): "the model endpoint's error text",
+    ("JournalSite", "reason"): "a failed command's output, a connector's error (redacted)",
+    ("JournalEntry", "error"): "an error's message, which may quote a host (redacted)",
 }
 
 #: The str fields that hold only our own words, the topology's values or the caller's query.
 OWN_WORDS_FIELDS = {
     ("Step", "name"),
+    ("JournalSite", "host"),
+    ("JournalSite", "changed_steps"),
+    ("JournalEntry", "time"),
+    ("JournalEntry", "client"),  # the caller's own words, as a query is
+    ("JournalEntry", "client_version"),
+    ("JournalEntry", "tool"),
+    ("JournalEntry", "arguments"),  # the caller's target (a topology name), as a query
+    ("JournalEntry", "summary"),
+    ("HistoryResult", "path"),
     ("SiteResult", "host"),
     ("SiteResult", "site"),
     ("ModelAction", "host"),

@@ -239,6 +239,8 @@ def _add_argument(parser: argparse.ArgumentParser, argument: Argument) -> None:
     elif argument.choices:
         choices = list(argument.choices)
         parser.add_argument(flag, choices=choices, default=argument.default, help=argument.help)
+    elif argument.option:
+        parser.add_argument(flag, default=argument.default, help=argument.help)
     elif argument.kind is int:
         parser.add_argument(flag, type=int, default=argument.default, help=argument.help)
     elif argument.required:

@@ -10,6 +10,8 @@ from functools import partial
 from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
+    HistoryResult,
+    JournalEntry,
     LinkStatus,
     ModelAction,
     OperationResult,
@@ -18,6 +20,7 @@ from skupper_mcp.models import (
     TestModelResult,
 )
 from skupper_mcp.topology import KubeSite, ProviderHost, Topology
+from skupper_mcp.vocabulary import plural
 
 Cell = str | int | float | bool | None
 
@@ -533,4 +536,41 @@ def diagnose_text(result: DiagnoseResult, width: int | None = None) -> str:
     unread = [s.host for s in result.sites if not s.read]
     if unread:
         lines += ["", f"not read: {', '.join(unread)}"]
+    return "\n".join(lines)
+
+
+def _journal_outcome(entry: JournalEntry) -> str:
+    """What a write did, site by site (``rhel-ai up (start router)``), or its error."""
+    if entry.error is not None:
+        return f"error: {entry.error}"
+    return "; ".join(
+        f"{s.host} {s.outcome}" + (f" ({', '.join(s.changed_steps)})" if s.changed_steps else "")
+        for s in entry.sites
+    )
+
+
+def history_text(result: HistoryResult, width: int | None = None) -> str:
+    """``history`` for a terminal: one row per write, oldest first."""
+    rows = [
+        [
+            e.time,
+            e.client + (f" {e.client_version}" if e.client_version else ""),
+            " ".join([e.tool, *(str(v) for v in e.arguments.values())]),
+            _journal_outcome(e),
+            f"{e.seconds:.1f}s",
+        ]
+        for e in result.entries
+    ]
+    lines = [f"no write recorded in {result.path}"]
+    if rows:
+        headers = ["Time", "Client", "Call", "Sites (steps that changed them)", "Took"]
+        lines = [text_table(headers, rows, width)]
+    if result.unreadable:
+        lines.append(
+            wrap_text(
+                f"{plural(result.unreadable, 'line')} of {result.path} "
+                "could not be read as an entry (left out)",
+                width,
+            )
+        )
     return "\n".join(lines)

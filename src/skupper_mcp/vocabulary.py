@@ -4,6 +4,7 @@ the two consumer sites, and the callback operations report their progress throug
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Literal
 
 Role = Literal["provider", "consumer"]
@@ -19,6 +20,27 @@ KUBE_HOST = "crc"
 
 Progress = Callable[[str], Awaitable[None]]
 """Receives one line per step as an operation runs (CLI: stderr; MCP: progress)."""
+
+
+@dataclass
+class CountedProgress:
+    """A ``Progress`` that counts: each line is one step done, of ``total`` the steps
+    planned so far. A site plans its steps when its reading is in (``SiteRun.perform``
+    calls ``expect``), so the total grows as the sites are read, and a step that no plan
+    listed (a reading, a check, a wait for the lock) counts as it happens: the count never
+    passes the total."""
+
+    send: Callable[[int, int, str], Awaitable[None]]  # (done, total, line)
+    done: int = 0
+    planned: int = 0
+
+    def expect(self, steps: int) -> None:
+        self.planned += steps
+
+    async def __call__(self, line: str) -> None:
+        self.done += 1
+        self.planned = max(self.planned, self.done)
+        await self.send(self.done, self.planned, line)
 
 
 def plural(count: int, noun: str) -> str:
