@@ -61,3 +61,19 @@ def test_a_plan_prints_as_every_operation_prints() -> None:
 )
 def test_the_install_hint_is_the_hosts_own(os_release: list[str], command: str | None) -> None:
     assert install_command(distribution_ids(os_release), "podman") == command
+
+
+def test_history_is_a_table_that_fits_the_terminal() -> None:
+    from datetime import UTC, datetime
+
+    from skupper_mcp.engine.store.journal import entry
+    from skupper_mcp.models import HistoryResult
+    from skupper_mcp.render import history_text
+
+    done = recorded_operation("router-killed", "up-plan")
+    line = entry("up", {"target": "all"}, datetime(2026, 12, 3, 18, tzinfo=UTC), 12.5, done)
+    text = history_text(HistoryResult(entries=[line], path="journal.jsonl"), 80)
+    assert text.startswith("Time ") and max(map(len, text.splitlines())) <= 80
+    assert "2026-12-03T18:00:00+00:00" in text and "up all" in text and "12.5s" in text
+    empty = history_text(HistoryResult(entries=[], path="j"), 80)
+    assert empty == "no write recorded in j"

@@ -563,7 +563,8 @@ def history_text(result: HistoryResult, width: int | None = None) -> str:
     ]
     lines = [f"no write recorded in {result.path}"]
     if rows:
-        headers = ["Time", "Client", "Call", "Sites (steps that changed them)", "Took"]
+        # a site's outcome, with the steps that changed it: rhel-ai up (start router)
+        headers = ["Time", "Client", "Call", "Sites", "Took"]
         lines = [text_table(headers, rows, width)]
     if result.unreadable:
         lines.append(
