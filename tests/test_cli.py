@@ -317,11 +317,6 @@ def recorded_status(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Engine, "status", status)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="status_text prints the summary line unwrapped (render.py): a real status's summary "
-    "(the recorded stranger network's, 154 characters) is wider than the terminal",
-)
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_status_fits_the_terminals_width(
     example_path: Path,

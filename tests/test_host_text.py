@@ -19,7 +19,7 @@ from skupper_mcp.engine.scope import sites as all_sites
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConnectError
 from skupper_mcp.models import HOST_TEXT, StatusResult
-from skupper_mcp.render import status_markdown, status_text
+from skupper_mcp.render import status_markdown, status_text, wrap_text
 from skupper_mcp.server import build_server
 from skupper_mcp.sites.kube import KubeState
 from skupper_mcp.topology import Topology
@@ -56,6 +56,8 @@ HOST_TEXT_FIELDS = {
     ("ModelRow", "model_ids"): "the model ids the endpoint lists",
     ("ListenerStatus", "model_ids"): "the model ids the endpoint lists",
     ("ModelRow", "reason"): "the model endpoint's error text",
+    ("JournalSite", "reason"): "a failed command's output, a connector's error (redacted)",
+    ("JournalEntry", "error"): "an error's message, which may quote a host (redacted)",
 }
 
 #: The str fields that hold only our own words, the topology's values or the caller's query.
@@ -65,6 +67,15 @@ OWN_WORDS_FIELDS = {
     ("SSHSetting", "value"),
     ("SSHSetting", "source"),
     ("Step", "name"),
+    ("JournalSite", "host"),
+    ("JournalSite", "changed_steps"),
+    ("JournalEntry", "time"),
+    ("JournalEntry", "client"),  # the caller's own words, as a query is
+    ("JournalEntry", "client_version"),
+    ("JournalEntry", "tool"),
+    ("JournalEntry", "arguments"),  # the caller's target (a topology name), as a query
+    ("JournalEntry", "summary"),
+    ("HistoryResult", "path"),
     ("SiteResult", "host"),
     ("SiteResult", "site"),
     ("ModelAction", "host"),
@@ -420,7 +431,7 @@ async def test_a_newline_in_a_cell_stays_on_its_row_in_the_cli_table() -> None:
     found = await _status_of(_cluster_state("OK", phase=INJECTED_PHASE))
     for width in (None, 80):
         text = status_text(found, width)
-        assert text.splitlines()[-1] == found.summary
+        assert text.endswith(wrap_text(found.summary, width))  # wrapped at the width
         starts = [line.split()[0] for line in text.splitlines() if line.strip()]
         assert starts.count("running:") == 1 and "#" not in starts, text
 

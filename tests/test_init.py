@@ -97,3 +97,16 @@ def test_init_never_writes_into_a_linked_directory(
     assert "is a symbolic link" in capsys.readouterr().err
     assert main(["init", str(linked)]) == 2  # the directory named itself: a link too
     assert list(elsewhere.iterdir()) == []
+
+
+def test_init_names_no_topology_for_the_file_every_verb_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SKUPPER_MCP_TOPOLOGY", raising=False)
+    assert main(["init"]) == 0
+    said = capsys.readouterr().out
+    assert "`skupper-mcp setup --check`" in said and "--topology" not in said
+    elsewhere = tmp_path / "elsewhere.env"
+    assert main(["init", str(elsewhere)]) == 0
+    assert f"`skupper-mcp --topology {elsewhere} setup --check`" in capsys.readouterr().out

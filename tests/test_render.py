@@ -25,6 +25,7 @@ from skupper_mcp.render import (
     text_table,
     topology_diagram,
     topology_markdown,
+    wrap_text,
 )
 from skupper_mcp.topology import load_topology
 
@@ -99,11 +100,6 @@ def test_check_text_shows_failures_and_hints() -> None:
     assert text.endswith("precheck FAILED: 1 failed")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="status_text prints the summary line unwrapped (render.py): a real status's summary "
-    "(the recorded stranger network's, 154 characters) is wider than the terminal",
-)
 @pytest.mark.parametrize("width", [80, 120])
 def test_status_text_fits_the_terminal(width: int) -> None:
     status = recorded_status()
@@ -199,3 +195,33 @@ def test_status_shows_each_listeners_model_and_url() -> None:
         for shown in (markdown, text):
             assert li.base_url in shown
         assert li.model_ids[0] in text
+
+
+def test_a_table_never_cuts_a_word_or_an_address() -> None:
+    rows = [["local", "127.231.238.3:55671", "connect timed out after 5.0s"]]
+    table = text_table(["Host", "Endpoint", "Detail"], rows, 40)
+    assert "127.231.238.3:55671" in table and "timed" in table
+    assert max(map(len, table.splitlines())) <= 40
+    for line in table.splitlines():
+        assert line == line.rstrip()
+
+
+def test_a_table_whose_words_cannot_fit_becomes_blocks_before_it_would_cut_one() -> None:
+    rows = [["hub-rhtevan-work", "127.231.238.3:55671", "connected"]]
+    table = text_table(["Site", "Endpoint", "Status"], rows, 30)
+    assert table.splitlines()[0].startswith("Site:")  # the "Header: value" layout
+    assert "127.231.238.3:55671" in table and "hub-rhtevan-work" in table
+
+
+def test_a_word_wider_than_the_terminal_stands_whole_under_its_header() -> None:
+    path = "/home/someone/.local/share/skupper/namespaces/default/runtime"
+    table = text_table(["Host", "Path"], [["gpu1", path]], 30)
+    assert table.splitlines() == ["Host: gpu1", "Path:", path]
+
+
+def test_a_summary_wraps_at_spaces_to_the_width() -> None:
+    text = "down: rhel-ai; up: local (changed 1 of 2 sites); local listener :9000 closing"
+    wrapped = wrap_text(text, 30)
+    assert max(map(len, wrapped.splitlines())) <= 30
+    assert wrapped.split() == text.split()
+    assert wrap_text(text, None) == text

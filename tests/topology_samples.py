@@ -63,8 +63,17 @@ ALL_TOOLS = {
     "teardown",
     "diagnose",
     "logs",
+    "history",
 }
-READ_ONLY_TOOLS = ["diagnose", "logs", "models", "resolve_profile", "status", "test_model"]
+READ_ONLY_TOOLS = [
+    "diagnose",
+    "history",
+    "logs",
+    "models",
+    "resolve_profile",
+    "status",
+    "test_model",
+]
 
 # A stranger's topology: two GPU hosts of their own, none of the makers' lab names, no
 # Kubernetes site. What the agent reads (instructions, descriptions, prompts) names only these.

@@ -190,13 +190,20 @@ def _add_init(verbs: Any) -> None:
 
 
 def _init(args: argparse.Namespace) -> int:
+    from skupper_mcp.topology import find_topology_path
     from skupper_mcp.topology.starter import default_init_path, write_starter
 
     written = write_starter(Path(args.path) if args.path else default_init_path(), force=args.force)
     show(f"wrote {written}")
+    try:
+        found = find_topology_path().resolve() == written.resolve()
+    except ConfigError:
+        found = False
+    # the file every verb finds by itself needs no --topology; any other does
+    where = "" if found else f" --topology {written}"
     show(
         "next: replace its placeholders (*.example.com, 203.0.113.x), then run "
-        f"`skupper-mcp --topology {written} setup --check`"
+        f"`skupper-mcp{where} setup --check`"
     )
     return EXIT_OK
 
@@ -248,6 +255,8 @@ def _add_argument(parser: argparse.ArgumentParser, argument: Argument) -> None:
     elif argument.choices:
         choices = list(argument.choices)
         parser.add_argument(flag, choices=choices, default=argument.default, help=argument.help)
+    elif argument.option:
+        parser.add_argument(flag, default=argument.default, help=argument.help)
     elif argument.kind is int:
         parser.add_argument(flag, type=int, default=argument.default, help=argument.help)
     elif argument.required:

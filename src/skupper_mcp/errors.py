@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 
 from .redaction import redact
+from .vocabulary import plural
 
 #: How much of a failed command's output an error keeps: its end, where the reason is.
 KEPT_OUTPUT = 64 * 1024
@@ -71,7 +72,7 @@ class ConfigErrors(ConfigError):
         self.path, self.line, self.variable = first.path, first.line, first.variable
         listed = "\n".join(str(p) for p in problems)
         where = f" in {first.path}" if first.path else ""
-        SkupperMcpError.__init__(self, f"{listed}\n({len(problems)} problems{where})")
+        SkupperMcpError.__init__(self, f"{listed}\n({plural(len(problems), 'problem')}{where})")
 
 
 class ConnectError(SkupperMcpError):

@@ -14,7 +14,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel, fiel
 from skupper_mcp.safe_text import safe_text
 from skupper_mcp.vocabulary import Platform, Role
 
-Outcome = Literal["up", "down", "skipped", "failed"]
+Outcome = Literal["up", "down", "removed", "skipped", "failed"]
 ActionName = Literal["setup", "start", "stop", "status"]
 CheckStatus = Literal["pass", "warn", "fail"]
 ProfileSource = Literal["given", "active", "default"]
@@ -75,6 +75,10 @@ class Step(Result):
         description=f"Command output summary or the reason it failed. {HOST_TEXT}",
     )
     seconds: float = Field(default=0.0, description="Wall time the step took")
+    changes: bool = Field(
+        default=False,
+        description="Whether the step changes the site (false for a read, a check or a wait)",
+    )
 
 
 class SiteResult(Result):
@@ -576,3 +580,48 @@ class ModelsResult(Result):
 
     rows: list[ModelRow]
     summary: str = Field(description="One line for the user")
+
+
+class JournalSite(Result):
+    """How one site ended in a write the journal recorded."""
+
+    host: str = Field(description="The site's host name in the topology")
+    outcome: Outcome = Field(description="State of the site after the call")
+    changed: bool = Field(description="Whether anything on the site was changed")
+    changed_steps: list[str] = Field(
+        default_factory=list, description="The steps that ran and changed the site, in order"
+    )
+    reason: str | None = Field(
+        default=None, description=f"Why it was skipped or failed, redacted. {HOST_TEXT}"
+    )
+
+
+class JournalEntry(Result):
+    """One write (setup, up, down, teardown) as the operations journal recorded it."""
+
+    time: str = Field(description="When the call started (UTC, ISO 8601)")
+    client: str = Field(description="The MCP client's name from its initialize, or 'cli'")
+    client_version: str | None = Field(default=None, description="The MCP client's version")
+    tool: str = Field(description="The tool (or CLI verb) that wrote")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Its arguments")
+    ok: bool = Field(description="Whether no targeted site failed (false on an error)")
+    summary: str = Field(default="", description="The operation's own one-line summary")
+    sites: list[JournalSite] = Field(default_factory=list, description="Each site's outcome")
+    model_actions: list[ModelAction] = Field(
+        default_factory=list, description="The hosted-model-ctl actions the result listed"
+    )
+    error: str | None = Field(
+        default=None,
+        description=f"The error that ended the call before a result, redacted. {HOST_TEXT}",
+    )
+    seconds: float = Field(description="How long the call took")
+
+
+class HistoryResult(Result):
+    """What the journal holds (``skupper-mcp history``, ``skupper://history``), oldest first."""
+
+    entries: list[JournalEntry] = Field(description="The writes recorded, oldest first")
+    unreadable: int = Field(
+        default=0, description="Lines of the journal that are not an entry (left out)"
+    )
+    path: str = Field(description="The journal file")

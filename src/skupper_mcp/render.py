@@ -10,6 +10,8 @@ from functools import partial
 from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
+    HistoryResult,
+    JournalEntry,
     LinkStatus,
     ModelAction,
     ModelsResult,
@@ -20,6 +22,7 @@ from skupper_mcp.models import (
     TestModelResult,
 )
 from skupper_mcp.topology import KubeSite, ModelPool, ProviderHost, Topology
+from skupper_mcp.vocabulary import plural
 
 Cell = str | int | float | bool | None
 
@@ -50,10 +53,23 @@ MIN_COLUMN = 6
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    """A cell's lines at most ``width`` wide (long words are cut); one line when it fits."""
+    """A cell's lines at most ``width`` wide, broken at spaces only: a word, a name or an
+    address is never cut (a word wider than ``width`` stands on a line of its own)."""
     if len(text) <= width:
         return [text]
-    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+
+
+def longest_word(text: str) -> int:
+    """The widest part of ``text`` that a wrap may not break (what lies between spaces)."""
+    return max((len(word) for word in text.split()), default=0)
+
+
+def wrap_text(text: str, width: int | None) -> str:
+    """Prose (a summary) wrapped at spaces to ``width``; unchanged without one (a pipe)."""
+    if width is None:
+        return text
+    return "\n".join("\n".join(_wrap(line, width)) if line else line for line in text.splitlines())
 
 
 def _capped(natural: list[int], floors: list[int], budget: int) -> list[int] | None:
@@ -70,9 +86,9 @@ def _capped(natural: list[int], floors: list[int], budget: int) -> list[int] | N
 def _fitted(
     natural: list[int], floors: list[int], prose: list[bool], budget: int
 ) -> list[int] | None:
-    """Column widths that fit ``budget``. Prose (cells with spaces: details, reasons) wraps
-    first, at its words; names and endpoints, which wrap only by being cut, keep their
-    width unless the prose alone cannot make room."""
+    """Column widths that fit ``budget``, each at least its floor (its widest word). Prose
+    (cells with spaces: details, reasons) wraps first, at its words; the other columns
+    give up room only when the prose alone cannot make it."""
     if sum(natural) <= budget:
         return natural
     names_kept = [f if p else n for n, f, p in zip(natural, floors, prose, strict=True)]
@@ -86,6 +102,11 @@ def _records(headers: Sequence[str], cells: list[list[str]], width: int) -> str:
     for row in cells:
         lines = []
         for header, cell in zip(headers, row, strict=True):
+            if longest_word(cell) > width - pad:
+                # a word too wide for beside its header goes under it, whole
+                lines.append(f"{header}:")
+                lines += _wrap(cell, width)
+                continue
             wrapped = _wrap(cell, max(width - pad, MIN_COLUMN))
             lines.append(f"{header + ':':<{pad}}{wrapped[0]}".rstrip())
             lines += [" " * pad + more for more in wrapped[1:]]
@@ -109,7 +130,14 @@ def text_table(
             natural[i] = max(natural[i], len(cell))
     widths = natural
     if width is not None:
-        floors = [min(n, max(len(h), MIN_COLUMN)) for n, h in zip(natural, headers, strict=True)]
+        # a column is never narrower than its widest word: narrower, a word would be cut
+        words = [
+            max((longest_word(row[i]) for row in cells), default=0) for i in range(len(natural))
+        ]
+        floors = [
+            min(n, max(len(h), MIN_COLUMN, w))
+            for n, h, w in zip(natural, headers, words, strict=True)
+        ]
         prose = [any(" " in row[i] for row in cells) for i in range(len(headers))]
         fitted = _fitted(natural, floors, prose, width - len(GAP) * (len(headers) - 1))
         if fitted is None:
@@ -459,7 +487,7 @@ def check_text(result: CheckResult, width: int | None = None) -> str:
             "",
             text_table(["Site", "Check", "Status", "Detail", "Hint"], rows, width),
             "",
-            f"{verdict}: {result.summary}",
+            wrap_text(f"{verdict}: {result.summary}", width),
         ]
     )
 
@@ -509,7 +537,13 @@ def operation_text(result: OperationResult, width: int | None = None) -> str:
     if listeners:
         listeners.insert(0, "")
     return "\n".join(
-        [table, *listeners, *_actions_text(result.model_actions, width), "", result.summary]
+        [
+            table,
+            *listeners,
+            *_actions_text(result.model_actions, width),
+            "",
+            wrap_text(result.summary, width),
+        ]
     )
 
 
@@ -519,7 +553,8 @@ def status_text(status: StatusResult, width: int | None = None) -> str:
     parts = [tables["sites"], "", tables["links"], "", tables["listeners"]]
     if "pools" in tables:
         parts += ["", tables["pools"]]
-    return "\n".join([*parts, *_actions_text(status.model_actions, width), "", status.summary])
+    summary = wrap_text(status.summary, width)
+    return "\n".join([*parts, *_actions_text(status.model_actions, width), "", summary])
 
 
 MODEL_HEADERS = ("Model", "Host", "Profile", "State", "Local URL", "Cluster URL", "ms", "Reason")
@@ -561,7 +596,7 @@ def test_model_text(result: TestModelResult, width: int | None = None) -> str:
     ]
     table = text_table(["Result", "Check", "Detail", "Time"], rows, width)
     head = f"{result.host} (profile {result.profile}): {result.passed}/{result.total} passed"
-    return "\n".join([table, "", head])
+    return "\n".join([table, "", wrap_text(head, width)])
 
 
 def _indented(label: str, text: str, width: int | None) -> list[str]:
@@ -577,7 +612,7 @@ def _indented(label: str, text: str, width: int | None) -> list[str]:
 
 def diagnose_text(result: DiagnoseResult, width: int | None = None) -> str:
     """Each finding with its evidence and next steps, the most serious first."""
-    lines = [result.summary]
+    lines = [wrap_text(result.summary, width)]
     for f in result.findings:
         # a symptom or evidence line that held a line break could write a finding of its own
         lines += ["", f"[{f.severity}] {f.id} on {f.host} ({f.site}): {one_line(f.symptom)}"]
@@ -587,4 +622,42 @@ def diagnose_text(result: DiagnoseResult, width: int | None = None) -> str:
     unread = [s.host for s in result.sites if not s.read]
     if unread:
         lines += ["", f"not read: {', '.join(unread)}"]
+    return "\n".join(lines)
+
+
+def _journal_outcome(entry: JournalEntry) -> str:
+    """What a write did, site by site (``rhel-ai up (start router)``), or its error."""
+    if entry.error is not None:
+        return f"error: {entry.error}"
+    return "; ".join(
+        f"{s.host} {s.outcome}" + (f" ({', '.join(s.changed_steps)})" if s.changed_steps else "")
+        for s in entry.sites
+    )
+
+
+def history_text(result: HistoryResult, width: int | None = None) -> str:
+    """``history`` for a terminal: one row per write, oldest first."""
+    rows = [
+        [
+            e.time,
+            e.client + (f" {e.client_version}" if e.client_version else ""),
+            " ".join([e.tool, *(str(v) for v in e.arguments.values())]),
+            _journal_outcome(e),
+            f"{e.seconds:.1f}s",
+        ]
+        for e in result.entries
+    ]
+    lines = [f"no write recorded in {result.path}"]
+    if rows:
+        # a site's outcome, with the steps that changed it: rhel-ai up (start router)
+        headers = ["Time", "Client", "Call", "Sites", "Took"]
+        lines = [text_table(headers, rows, width)]
+    if result.unreadable:
+        lines.append(
+            wrap_text(
+                f"{plural(result.unreadable, 'line')} of {result.path} "
+                "could not be read as an entry (left out)",
+                width,
+            )
+        )
     return "\n".join(lines)

@@ -30,7 +30,9 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, Strict, WithJsonSchema
 
 from skupper_mcp import __version__, models
+from skupper_mcp.capabilities import server_options
 from skupper_mcp.engine import Engine
+from skupper_mcp.engine.store import journal
 from skupper_mcp.engine.store.statedir import check_state_dir
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
 from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
@@ -49,6 +51,7 @@ from skupper_mcp.topology import (
     load_topology,
 )
 from skupper_mcp.view import topology_error_svg, topology_svg
+from skupper_mcp.vocabulary import CountedProgress
 
 log = logging.getLogger(__name__)
 
@@ -207,8 +210,12 @@ def tool_function(tool: Tool, names: Names = EXAMPLES) -> Callable[..., Awaitabl
             require_consent(arguments.pop("consent"))
             del arguments["confirm"]  # teardown_consent's to read, not the Engine's
         report = progress(ctx)
-        async with state(ctx).engine_in_use() as engine:
-            result = await run(lambda: tool.call(engine, arguments, report))
+        caller = journal.CALLER.set(client_identity(ctx))  # this call's, for the journal
+        try:
+            async with state(ctx).engine_in_use() as engine:
+                result = await run(lambda: tool.call(engine, arguments, report))
+        finally:
+            journal.CALLER.reset(caller)
         # setup's result model is the union of the two the Engine answers with
         return result if isinstance(result, result_type) else result_type(result)
 
@@ -241,22 +248,29 @@ VIEW_REFRESH_ARGUMENTS: dict[str, Any] = {
 }
 
 
+def client_identity(ctx: Context) -> tuple[str, str | None]:
+    """The client's name and version from its initialize (or the 2026-07-28 request
+    envelope); ``unknown`` for a client that gave none."""
+    params = ctx.session.client_params
+    if params is None:
+        return "unknown", None
+    return params.client_info.name, params.client_info.version
+
+
 def state(ctx: Context) -> ServerState:
     value = ctx.request_context.lifespan_context
     assert isinstance(value, ServerState)
     return value
 
 
-def progress(ctx: Context) -> Callable[[str], Awaitable[None]]:
-    """One progress notification per step (sent only when the client asked for them)."""
-    done = 0
+def progress(ctx: Context) -> CountedProgress:
+    """One progress notification per step, with the steps planned so far as its ``total``
+    (sent only when the client asked for them)."""
 
-    async def report(message: str) -> None:
-        nonlocal done
-        done += 1
-        await ctx.report_progress(done, None, message)
+    async def send(done: int, total: int, message: str) -> None:
+        await ctx.report_progress(done, total, message)
 
-    return report
+    return CountedProgress(send)
 
 
 async def run(call: Callable[[], Awaitable[T]]) -> T:
@@ -431,8 +445,8 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         version=__version__,
         instructions=instructions(names),
         lifespan=lifespan,
-        extensions=[van_apps(drawn)],
         middleware=[apps_only_for_declared_clients],
+        **server_options(extensions=[van_apps(drawn)]),
     )
     for tool in offered:
         if not tool.drawn:
@@ -522,6 +536,24 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         if isinstance(found, str):
             return json.dumps({"error": found})
         return found.model_dump_json(indent=2, by_alias=True)
+
+    @server.resource(
+        "skupper://history",
+        name="history",
+        description="The operations journal as JSON (a HistoryResult): every setup, up, down "
+        "and teardown, oldest first, with its client, arguments, outcomes and model actions; "
+        f"a site's reason and an error come from the hosts. {models.HOST_TEXT}",
+        mime_type="application/json",
+    )
+    async def history_resource() -> str:
+        if live:
+            live[-1].refresh()
+        if not live or live[-1].engine is None:
+            error = live[-1].config_error if live else "the server is not running"
+            return json.dumps({"error": f"The topology is not usable: {error}"})
+        async with live[-1].engine_in_use() as engine:
+            found = await engine.history()
+        return found.model_dump_json(indent=2)
 
     register_prompts(server, topology_path, read_only=read_only, names=names)
     return server

@@ -5,6 +5,7 @@ callback operations report their progress through."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 Role = Literal["provider", "consumer"]
@@ -24,3 +25,29 @@ Progress = Callable[[str], Awaitable[None]]
 ExportFormat = Literal["env", "litellm", "opencode", "continue", "goose"]
 """The client configurations ``models --export`` writes (``exports``: one renderer each)."""
 EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
+
+
+@dataclass
+class CountedProgress:
+    """A ``Progress`` that counts: each line is one step done, of ``total`` the steps
+    planned so far. A site plans its steps when its reading is in (``SiteRun.perform``
+    calls ``expect``), so the total grows as the sites are read, and a step that no plan
+    listed (a reading, a check, a wait for the lock) counts as it happens: the count never
+    passes the total."""
+
+    send: Callable[[int, int, str], Awaitable[None]]  # (done, total, line)
+    done: int = 0
+    planned: int = 0
+
+    def expect(self, steps: int) -> None:
+        self.planned += steps
+
+    async def __call__(self, line: str) -> None:
+        self.done += 1
+        self.planned = max(self.planned, self.done)
+        await self.send(self.done, self.planned, line)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 site``, ``2 sites``: a count and its noun as a sentence says them."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -386,7 +386,7 @@ async def test_teardown_plan_backs_up_then_removes_every_site(
     world = hosts(topology, ONLY_RHEL_AI)
     result = await teardown.run(world.sites, Backups(tmp_path), plan=True)
     assert steps(result) == {h: ["back up inputs and CA", "remove site"] for h in HOSTS}
-    assert outcomes(result) == dict.fromkeys(HOSTS, "down")
+    assert outcomes(result) == dict.fromkeys(HOSTS, "removed")
     assert models(result) == [(*FP8, "stop"), (*G3B, "stop")]
     remove = next(st for st in result.sites[0].steps if st.name == "remove site")
     assert remove.detail == (

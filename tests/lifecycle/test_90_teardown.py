@@ -73,7 +73,7 @@ async def test_accepted_teardown_backs_up_removes_and_setup_restores_the_ca(buil
         result = await client.call_tool("teardown", {})
     assert not result.is_error, result.content
     removed = OperationResult.model_validate(result.structured_content)
-    assert removed.ok and all(s.outcome == "down" for s in removed.sites), removed.summary
+    assert removed.ok and all(s.outcome == "removed" for s in removed.sites), removed.summary
     assert namespaces_left(built) == []
     for host in HOSTS:
         units = unit_dir(built, host)

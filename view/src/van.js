@@ -69,6 +69,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
   // An operation that ran says, per site, the state it left it in.
   function outcomeState(kind, outcome) {
     if (outcome === "up") return "up";
+    if (outcome === "removed") return "not-set-up";
     if (outcome === "down") return kind === "teardown" ? "not-set-up" : "stopped";
     if (outcome === "skipped" || outcome === "failed") return outcome;
     return null;

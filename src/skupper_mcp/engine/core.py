@@ -16,17 +16,23 @@ meanwhile may make it stale (run the plan again after it).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from skupper_mcp.engine import operations as op
 from skupper_mcp.engine.desired.cluster import kube_secret_names
 from skupper_mcp.engine.sitemap import SiteMap
+from skupper_mcp.engine.store import journal
 from skupper_mcp.engine.store.backups import Backups
 from skupper_mcp.engine.store.lock import operation_lock
+from skupper_mcp.errors import SkupperMcpError
 from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
+    HistoryResult,
     LogsResult,
     ModelsResult,
     OperationResult,
@@ -59,6 +65,7 @@ class Engine:
         self._sites: SiteMap | None = None
         self._cluster: ClusterSite | None = None
         self.backups = Backups(topology.state_dir)
+        self.journal = journal.Journal(topology.state_dir)
 
     @property
     def pool(self) -> ConnectorPool:
@@ -103,13 +110,43 @@ class Engine:
         """The precheck of every site, with the topology diagram."""
         return await op.precheck.run(self.sites, kube_access=self.kube_access, progress=progress)
 
+    async def _recorded(
+        self,
+        tool: str,
+        arguments: dict[str, object],
+        write: Callable[[], Awaitable[OperationResult]],
+    ) -> OperationResult:
+        """Run a write and append it to the journal (inside the operation lock, which the
+        caller holds), with its result or the error that ended it."""
+        started, clock = journal.now(), time.monotonic()
+        try:
+            result = await write()
+        except SkupperMcpError as error:
+            self._append(tool, arguments, started, clock, error=str(error))
+            raise
+        self._append(tool, arguments, started, clock, result=result)
+        return result
+
+    def _append(
+        self,
+        tool: str,
+        arguments: dict[str, object],
+        started: datetime,
+        clock: float,
+        result: OperationResult | None = None,
+        error: str | None = None,
+    ) -> None:
+        seconds = time.monotonic() - clock
+        self.journal.append(journal.entry(tool, arguments, started, seconds, result, error))
+
     async def setup(
         self, *, check: bool = False, plan: bool = False, progress: Progress | None = None
     ) -> CheckResult | OperationResult:
         """setup: with ``check`` only the precheck; else the one-time build (or its plan)."""
         if check:
             return await self.check(progress)
-        async with self._lock("setup", progress, plan=plan):
+
+        async def build() -> OperationResult:
             return await op.setup.run(
                 self.sites,
                 self.backups,
@@ -118,26 +155,45 @@ class Engine:
                 progress=progress,
             )
 
+        async with self._lock("setup", progress, plan=plan):
+            return await build() if plan else await self._recorded("setup", {}, build)
+
     async def up(
         self, target: str = "all", *, plan: bool = False, progress: Progress | None = None
     ) -> OperationResult:
         """up: start controllers and routers on the targeted sites."""
-        async with self._lock("up", progress, plan=plan):
+
+        async def start() -> OperationResult:
             return await op.updown.up(self.sites, target, plan=plan, progress=progress)
+
+        async with self._lock("up", progress, plan=plan):
+            return await start() if plan else await self._recorded("up", {"target": target}, start)
 
     async def down(
         self, target: str = "all", *, plan: bool = False, progress: Progress | None = None
     ) -> OperationResult:
         """down: stop the targeted sites (the local site only with the last provider)."""
-        async with self._lock("down", progress, plan=plan):
+
+        async def stop() -> OperationResult:
             return await op.updown.down(self.sites, target, plan=plan, progress=progress)
+
+        async with self._lock("down", progress, plan=plan):
+            return await stop() if plan else await self._recorded("down", {"target": target}, stop)
 
     async def teardown(
         self, *, plan: bool = False, progress: Progress | None = None
     ) -> OperationResult:
         """teardown: back up, then remove the Skupper infrastructure on every site."""
-        async with self._lock("teardown", progress, plan=plan):
+
+        async def remove() -> OperationResult:
             return await op.teardown.run(self.sites, self.backups, plan=plan, progress=progress)
+
+        async with self._lock("teardown", progress, plan=plan):
+            return await remove() if plan else await self._recorded("teardown", {}, remove)
+
+    async def history(self, since: str = "") -> HistoryResult:
+        """history: the writes the journal recorded, from ``since`` on (a duration or a time)."""
+        return self.journal.history(journal.parse_since(since))
 
     async def status(self) -> StatusResult:
         """status: the live state of every site, link and listener."""

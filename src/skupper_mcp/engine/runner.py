@@ -20,7 +20,7 @@ from ..models import ModelAction, OperationResult, Outcome, SiteResult, Step
 from ..sites.kube import ClusterSite
 from ..sites.podman import PodmanSite
 from ..sites.work import ApiCall, Script, Work, summary
-from ..vocabulary import Progress
+from ..vocabulary import CountedProgress, Progress, plural
 from .scope import SiteRef
 
 log = logging.getLogger(__name__)
@@ -74,17 +74,39 @@ class SiteRun:
         if self.progress is not None:
             await self.progress(line)
 
-    async def note(self, name: str, detail: str, ok: bool = True, seconds: float = 0.0) -> None:
-        """Record a step that ran outside an Action (a read, a check)."""
-        self.steps.append(Step(name=name, ok=ok, detail=detail, seconds=round(seconds, 3)))
+    def _expect(self, steps: int) -> None:
+        """Tell a counting progress how many steps this site has planned."""
+        if isinstance(self.progress, CountedProgress):
+            self.progress.expect(steps)
+
+    async def note(
+        self,
+        name: str,
+        detail: str,
+        ok: bool = True,
+        seconds: float = 0.0,
+        *,
+        planned: bool = False,
+        changes: bool = False,
+    ) -> None:
+        """Record a step: one that ran outside an Action (a read, a check) unless ``planned``
+        (an Action of ``perform``, counted when it was planned)."""
+        if not planned:
+            self._expect(1)
+        step = Step(name=name, ok=ok, detail=detail, seconds=round(seconds, 3), changes=changes)
+        self.steps.append(step)
         mark = "ok" if ok else "FAILED"
         await self._say(f"{self.ref.host}: {name}: {mark}" + (f" ({detail})" if detail else ""))
 
     async def perform(self, actions: list[Action]) -> bool:
         """Run (or, in a plan, list) actions in order; stop at the first failure."""
+        self._expect(len(actions))
         for action in actions:
             if self.plan:
-                self.steps.append(Step(name=action.name, ok=True, detail=action.plan_detail))
+                step = Step(
+                    name=action.name, ok=True, detail=action.plan_detail, changes=action.changes
+                )
+                self.steps.append(step)
                 self.changed = self.changed or action.changes
                 await self._say(f"{self.ref.host}: {action.name}: planned")
                 continue
@@ -93,12 +115,20 @@ class SiteRun:
                 detail = await action.run()
             except SITE_ERRORS as exc:
                 await self.note(
-                    action.name, describe(exc), ok=False, seconds=time.monotonic() - started
+                    action.name,
+                    describe(exc),
+                    ok=False,
+                    seconds=time.monotonic() - started,
+                    planned=True,
+                    changes=action.changes,
                 )
                 self.fail(f"{action.name} failed: {describe(exc)}")
                 return False
             self.changed = self.changed or action.changes
-            await self.note(action.name, detail, seconds=time.monotonic() - started)
+            seconds = time.monotonic() - started
+            await self.note(
+                action.name, detail, seconds=seconds, planned=True, changes=action.changes
+            )
         return True
 
     def fail(self, reason: str) -> None:
@@ -140,15 +170,24 @@ def operation_result(
     )
 
 
+#: The outcome each operation brings its sites to: its summary names those sites first,
+#: without repeating the word ("down: rhel-ai; up: local", not "down: down: rhel-ai; ...").
+AIMED: dict[str, Outcome] = {"setup": "up", "up": "up", "down": "down", "teardown": "removed"}
+
+
 def summarize(operation: str, results: list[SiteResult], plan: bool) -> str:
     groups: dict[str, list[str]] = {}
-    for r in results:
+    aimed = AIMED.get(operation)
+    for r in sorted(results, key=lambda r: r.outcome != aimed):  # stable: the aimed first
         groups.setdefault(r.outcome, []).append(r.host)
-    parts = [f"{outcome}: {', '.join(hosts)}" for outcome, hosts in groups.items()]
+    parts = [
+        ", ".join(hosts) if outcome == aimed else f"{outcome}: {', '.join(hosts)}"
+        for outcome, hosts in groups.items()
+    ]
     changed = sum(r.changed for r in results)
     verb = "would change" if plan else "changed"
     head = f"{operation} (plan)" if plan else operation
-    return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {len(results)} sites)"
+    return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {plural(len(results), 'site')})"
 
 
 def describe(exc: BaseException) -> str:

@@ -8,7 +8,7 @@ text can fake a fact, and a tool's warnings on stderr stay out of its answer.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from skupper_mcp.connectors.shell import program
@@ -51,6 +51,7 @@ class SiteFacts:
     listening: set[tuple[str, int]] = field(default_factory=set)
     router_ports: set[int] = field(default_factory=set)
     open_keys: list[OpenKey] = field(default_factory=list)  # private keys others may read
+    distribution: list[str] = field(default_factory=list)  # /etc/os-release ID, then ID_LIKE
 
     @property
     def skupper(self) -> SkupperVersion:
@@ -98,7 +99,38 @@ def parse_site_facts(stdout: str) -> SiteFacts:
         if line.strip().isascii() and line.strip().isdigit():
             facts.router_ports.add(int(line.strip()))
     facts.open_keys = open_keys(written.get("open-keys", []))
+    facts.distribution = distribution_ids(written.get("os-release", []))
     return facts
+
+
+def distribution_ids(lines: Iterable[str]) -> list[str]:
+    """The distribution ids of ``/etc/os-release`` lines: ID, then each of ID_LIKE (a
+    value may be quoted); what is not ``ID=`` or ``ID_LIKE=`` is left out."""
+    values: dict[str, str] = {}
+    for line in lines:
+        key, sep, value = line.strip().partition("=")
+        if sep and key in ("ID", "ID_LIKE"):
+            values[key] = value.strip().strip("\"'").lower()
+    return [word for key in ("ID", "ID_LIKE") for word in values.get(key, "").split()]
+
+
+#: The install command of each family's package manager, by the ids os-release names.
+INSTALLERS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"debian", "ubuntu"}), "sudo apt-get install"),
+    (frozenset({"fedora", "rhel", "centos"}), "sudo dnf install"),
+    (frozenset({"suse", "opensuse", "sles"}), "sudo zypper install"),
+    (frozenset({"arch"}), "sudo pacman -S"),
+)
+
+
+def install_command(distribution: Sequence[str], package: str) -> str | None:
+    """How this distribution installs ``package`` (its ID first, then what it is like);
+    None for one we do not know."""
+    for name in distribution:
+        for ids, command in INSTALLERS:
+            if name in ids:
+                return f"{command} {package}"
+    return None
 
 
 def parse_proc_net_address(text: str) -> tuple[str, int] | None:

@@ -30,6 +30,9 @@ elif command -v loginctl >/dev/null 2>&1; then
 else
     echo "@@linger-missing"
 fi
+# the distribution, for an install hint in the host's own package manager
+echo "@@section os-release"
+grep -E '^(ID|ID_LIKE)=' /etc/os-release 2>/dev/null | sed 's/^/|/'
 nsdir="$SKMCP_DATA/namespaces/$ns"
 echo "@@section open-keys"
 skmcp_open_keys "$nsdir" "$max_keys" | sed 's/^/|/'

@@ -17,6 +17,7 @@ from ...facts.logs import MAX_LOG_BYTES, log_unavailable
 from ...facts.redact import redact_lines
 from ...models import DiagnosedSite, DiagnoseResult, Finding, NextStep
 from ...topology import ProviderHost, Topology
+from ...vocabulary import plural
 from ..condition import podman_router_running, site_condition
 from ..desired.cluster import cluster_link_names
 from ..findings import RULES, Network
@@ -214,9 +215,9 @@ def redacted(finding: Finding) -> Finding:
 def summary(findings: list[Finding], site_count: int) -> str:
     serious = [f for f in findings if f.severity != "info"]
     if not serious:
-        return f"{site_count} sites diagnosed: nothing wrong"
+        return f"{plural(site_count, 'site')} diagnosed: nothing wrong"
     per_site: dict[str, list[str]] = {}
     for f in serious:
         per_site.setdefault(f.host, []).append(f.id)
     listed = "; ".join(f"{host}: {', '.join(ids)}" for host, ids in per_site.items())
-    return f"{site_count} sites diagnosed, {len(serious)} problems: {listed}"
+    return f"{plural(site_count, 'site')} diagnosed, {plural(len(serious), 'problem')}: {listed}"

@@ -28,14 +28,14 @@ from skupper_mcp.errors import (
     SkupperMcpError,
     install_hint,
 )
-from skupper_mcp.facts.precheck import SiteFacts, ports_bound
+from skupper_mcp.facts.precheck import SiteFacts, install_command, ports_bound
 from skupper_mcp.facts.private_keys import KEYS_CAUSE, KEYS_FIX, summary
 from skupper_mcp.facts.site_state import is_active
 from skupper_mcp.models import Check, CheckResult
 from skupper_mcp.render import topology_diagram
 from skupper_mcp.sites.kube import ClusterSite, credential_plugin, site_kubeconfigs
 from skupper_mcp.topology import KubeSite, SSHTarget, Topology
-from skupper_mcp.vocabulary import Progress
+from skupper_mcp.vocabulary import Progress, plural
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +148,14 @@ def _podman_socket_check(host: str, facts: SiteFacts) -> Check:
     )
 
 
+def podman_hint(facts: SiteFacts) -> str:
+    """Install podman with the package manager of the host whose facts these are."""
+    command = install_command(facts.distribution, "podman")
+    if command is None:
+        return "install podman on the host with its package manager"
+    return f"install podman on the host ({command})"
+
+
 def _podman_check(host: str, facts: SiteFacts) -> Check:
     if facts.podman:
         return Check(name="podman", site=host, status="pass", detail=facts.podman)
@@ -156,7 +164,7 @@ def _podman_check(host: str, facts: SiteFacts) -> Check:
         site=host,
         status="fail",
         detail="podman is not installed",
-        hint="install podman (dnf install podman) on the host",
+        hint=podman_hint(facts),
     )
 
 
@@ -586,8 +594,8 @@ async def run(
     checks = await run_precheck(sites, kube_access=kube_access, progress=progress)
     failed = [c for c in checks if c.status == "fail"]
     warned = [c for c in checks if c.status == "warn"]
-    summary = f"{len(checks)} checks: {len(checks) - len(failed) - len(warned)} passed"
-    summary += f", {len(warned)} warnings, {len(failed)} failed"
+    summary = f"{plural(len(checks), 'check')}: {len(checks) - len(failed) - len(warned)} passed"
+    summary += f", {plural(len(warned), 'warning')}, {len(failed)} failed"
     if failed:
         names = sorted({c.site for c in failed})
         summary += f" (on {', '.join(names)})"

@@ -81,7 +81,7 @@ async def run(
             await run.note("teardown", "nothing to remove", seconds=view.seconds)
         work.append(run.perform(todo))
     await asyncio.gather(*work)
-    results = [runs[r.host].result("down") for r in refs]
+    results = [runs[r.host].result("removed") for r in refs]
     if not plan:
         sites.remember(results, "teardown")
     served = served_models(views)
