@@ -1,0 +1,167 @@
+"""This machine's real podman, one storage per sandbox host.
+
+A host's podman keeps everything under ``HOST/podman/``: its ``containers.conf`` and
+``storage.conf`` (``CONTAINERS_CONF``, ``CONTAINERS_STORAGE_CONF``), its image and container
+storage, run directory, libpod tmp dir and event log. ``podman ps`` on one host therefore
+lists that host's containers only, and the machine's own podman setup is never read or
+written (``CONTAINERS_CONF`` replaces ``/etc/containers/containers.conf`` as a whole).
+
+What this machine needs, measured on Debian 12 with podman 4.3.1 (tests/podman_real/):
+``runc`` (``crun`` refuses hybrid cgroups), ``cgroupfs`` (no systemd), an empty
+``default_ulimits`` (otherwise "setrlimit RLIMIT_NOFILE: Operation not permitted"), and the
+real ``conmon`` named outright (the world's PATH has the emulated one first).
+
+There is no registry: the images are one local skeleton (``podman import`` of a tarball of
+empty directories and the merged-/usr links) tagged with each name the sandbox uses, the
+machine's ``/usr`` and the sandbox's Python tree mounted into every container read-only
+(``[containers] volumes``). ``--rootfs /:O`` works rootful only (rootless: the overlay mount
+is refused), so the imported image is the one way for both.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PODMAN = "/usr/bin/podman"
+CONMON_PATHS = ("/usr/bin/conmon", "/usr/libexec/podman/conmon")
+BASE_IMAGE = "localhost/skupper-mcp-sandbox/base:1"
+STORE_DIR = "podman"
+TIMEOUT = 120.0
+
+#: The skeleton's directories, and its links onto /usr (Debian 12 has a merged /usr).
+_SKELETON_DIRS = ("usr", "etc", "tmp", "run", "proc", "sys", "dev", "home", "root", "var/tmp")
+_SKELETON_LINKS = {"bin": "usr/bin", "lib": "usr/lib", "lib64": "usr/lib64", "sbin": "usr/sbin"}
+_SKELETON_FILES = ("etc/passwd", "etc/group", "etc/hosts", "etc/resolv.conf")
+
+
+class RealPodmanError(RuntimeError):
+    """A podman command of the sandbox's own set-up failed."""
+
+
+def _toml_list(items: Sequence[str]) -> str:
+    return "[" + ", ".join(json.dumps(item) for item in items) + "]"
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """One host's podman configuration and storage, under ``root``."""
+
+    root: Path
+    volumes: tuple[str, ...] = ()  # host:container:options, mounted into every container
+    env: Mapping[str, str] = field(default_factory=dict)  # set in every container
+
+    @property
+    def containers_conf(self) -> Path:
+        return self.root / "containers.conf"
+
+    @property
+    def storage_conf(self) -> Path:
+        return self.root / "storage.conf"
+
+    def write(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        env = [f"{key}={value}" for key, value in self.env.items()]
+        self.containers_conf.write_text(
+            "[containers]\n"
+            "default_ulimits = []\n"
+            'log_driver = "k8s-file"\n'
+            f"volumes = {_toml_list(self.volumes)}\n"
+            f"env = {_toml_list(env)}\n"
+            "[engine]\n"
+            'runtime = "runc"\n'
+            'cgroup_manager = "cgroupfs"\n'
+            'events_logger = "file"\n'
+            f"conmon_path = {_toml_list(CONMON_PATHS)}\n"
+            f"events_logfile_path = {json.dumps(str(self.root / 'events.log'))}\n"
+            f"tmp_dir = {json.dumps(str(self.root / 'tmp'))}\n"
+            f"volume_path = {json.dumps(str(self.root / 'volumes'))}\n"
+        )
+        self.storage_conf.write_text(
+            "[storage]\n"
+            'driver = "overlay"\n'
+            f"graphroot = {json.dumps(str(self.root / 'storage'))}\n"
+            f"runroot = {json.dumps(str(self.root / 'runroot'))}\n"
+        )
+
+    def env_vars(self) -> dict[str, str]:
+        """What makes ``podman`` use this store."""
+        return {
+            "CONTAINERS_CONF": str(self.containers_conf),
+            "CONTAINERS_STORAGE_CONF": str(self.storage_conf),
+        }
+
+
+def available() -> bool:
+    return os.access(PODMAN, os.X_OK) and shutil.which("runc") is not None
+
+
+def podman(env: Mapping[str, str], *args: str, timeout: float = TIMEOUT) -> str:
+    """Run the real podman with ``env``; its stdout, or RealPodmanError with its stderr."""
+    done = subprocess.run(
+        [PODMAN, *args], env=dict(env), capture_output=True, text=True, timeout=timeout
+    )
+    if done.returncode != 0:
+        raise RealPodmanError(
+            f"podman {' '.join(args[:2])} exited {done.returncode}: {done.stderr.strip()[-400:]}"
+        )
+    return done.stdout
+
+
+def skeleton_tar() -> bytes:
+    """A root filesystem of empty directories whose programs come from a mounted /usr."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name in _SKELETON_DIRS:
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o1777 if name.endswith("tmp") else 0o755
+            tar.addfile(info)
+        for name, target in _SKELETON_LINKS.items():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.SYMTYPE
+            info.linkname = target
+            tar.addfile(info)
+        for name in _SKELETON_FILES:
+            info = tarfile.TarInfo(name)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(b""))
+    return buffer.getvalue()
+
+
+def import_base_image(env: Mapping[str, str], store: Path, tags: Sequence[str] = ()) -> None:
+    """Import the skeleton as BASE_IMAGE into the store, and tag it with each of ``tags``."""
+    tarball = store / "skeleton.tar"
+    tarball.write_bytes(skeleton_tar())
+    tarball.chmod(0o644)
+    podman(env, "import", "--quiet", str(tarball), BASE_IMAGE)
+    tarball.unlink()
+    for tag in tags:
+        podman(env, "tag", BASE_IMAGE, tag)
+
+
+def remove_store(env: Mapping[str, str], store: Path) -> None:
+    """Remove every container and image of the store, then the store itself."""
+    for args in (("rm", "--all", "--force", "--time", "0"), ("rmi", "--all", "--force")):
+        done = subprocess.run(
+            [PODMAN, *args], env=dict(env), capture_output=True, text=True, timeout=TIMEOUT
+        )
+        if done.returncode != 0 and store.exists():
+            print(f"podman {args[0]} in {store}: {done.stderr.strip()[-300:]}", file=sys.stderr)
+    shutil.rmtree(store, ignore_errors=True)
+
+
+def store_containers(env: Mapping[str, str]) -> list[dict[str, object]]:
+    """``podman ps -a --format json`` of the store (a parse that fails raises)."""
+    rows = json.loads(podman(env, "ps", "-a", "--format", "json") or "[]")
+    if not isinstance(rows, list):
+        raise RealPodmanError("podman ps -a --format json did not print a list")
+    return rows
