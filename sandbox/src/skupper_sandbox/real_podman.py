@@ -84,6 +84,8 @@ class StoreConfig:
             f"events_logfile_path = {json.dumps(str(self.root / 'events.log'))}\n"
             f"tmp_dir = {json.dumps(str(self.root / 'tmp'))}\n"
             f"volume_path = {json.dumps(str(self.root / 'volumes'))}\n"
+            "[network]\n"
+            f"network_config_dir = {json.dumps(str(self.root / 'networks'))}\n"
         )
         self.storage_conf.write_text(
             "[storage]\n"
@@ -165,3 +167,160 @@ def store_containers(env: Mapping[str, str]) -> list[dict[str, object]]:
     if not isinstance(rows, list):
         raise RealPodmanError("podman ps -a --format json did not print a list")
     return rows
+
+
+# --- a sandbox host's real podman ------------------------------------------------------
+
+#: The world's modes (``skupper-sandbox up --podman``).
+MODES = ("real", "emulated", "auto")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The podman a world's hosts use, and why."""
+
+    kind: str  # real | emulated
+    reason: str
+
+
+def probe() -> str | None:
+    """Why this machine's podman cannot run a sandbox container (None: it can): one
+    container from the skeleton image, in a store of its own, removed after."""
+    if not available():
+        return f"no {PODMAN} with runc (scripts/host-deps.sh installs them)"
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="skmcp-podman-probe-") as tmp:
+        store = StoreConfig(Path(tmp), volumes=("/usr:/usr:ro",))
+        store.write()
+        env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
+        try:
+            import_base_image(env, store.root)
+            podman(env, "run", "--rm", "--network", "host", BASE_IMAGE, "/bin/true")
+        except (RealPodmanError, OSError, subprocess.TimeoutExpired) as exc:
+            return f"a probe container did not run: {exc}"
+        finally:
+            remove_store(env, store.root)
+    return None
+
+
+def choose(mode: str | None) -> Choice:
+    """``real`` fails (ValueError) when the probe container does not run; ``auto`` takes
+    real when it does; None or ``emulated``: the emulation."""
+    if mode in (None, "emulated"):
+        return Choice("emulated", "asked for" if mode else "the default")
+    if mode not in MODES:
+        raise ValueError(f"--podman {mode}: one of {', '.join(MODES)}")
+    why_not = probe()
+    if why_not is None:
+        return Choice("real", f"{PODMAN} ran a probe container")
+    if mode == "real":
+        raise ValueError(f"--podman real: {why_not}")
+    return Choice("emulated", why_not)
+
+
+def host_store(host_dir: Path) -> StoreConfig:
+    return StoreConfig(Path(host_dir) / STORE_DIR)
+
+
+def is_real(host_dir: Path) -> bool:
+    """Whether the host uses the real podman (its store's configuration exists)."""
+    return host_store(host_dir).containers_conf.is_file()
+
+
+def host_env(host_dir: Path, base: Mapping[str, str]) -> dict[str, str]:
+    return {**base, **host_store(host_dir).env_vars()}
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    """A local image: its name, and the command and variables the skeleton gets."""
+
+    name: str
+    argv: Sequence[str]
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def _sandbox_trees(python: str) -> list[str]:
+    """The directories the sandbox's Python runs from: the interpreter's prefix (a venv)
+    and the source trees of the sandbox and the product (editable installs)."""
+    import skupper_sandbox
+
+    trees = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    trees.add(Path(python).resolve().parent.parent)
+    trees.add(Path(skupper_sandbox.__file__).resolve().parent.parent)
+    kept = sorted(t for t in trees if not str(t).startswith("/usr"))
+    return [str(t) for t in kept if not any(str(t).startswith(str(o) + "/") for o in kept)]
+
+
+def prepare_host(
+    host_dir: Path,
+    world_dir: Path,
+    env: Mapping[str, str],
+    images: Sequence[ImageSpec],
+    python: str = sys.executable,
+    extra_volumes: Sequence[str] = (),
+) -> StoreConfig:
+    """Write the host's store configuration and import ``images`` into it. Every container
+    sees the machine's /usr and the sandbox's Python read-only, the world directory (its
+    hosts' files, as the emulated host paths are) read-write, and ``env``."""
+    volumes = ["/usr:/usr:ro", *(f"{t}:{t}:ro" for t in _sandbox_trees(python))]
+    volumes += [f"{world_dir}:{world_dir}", *extra_volumes]
+    store = StoreConfig(Path(host_dir) / STORE_DIR, volumes=tuple(volumes), env=dict(env))
+    store.write()
+    run_env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
+    import_base_image(run_env, store.root)
+    tarball = store.root / "skeleton.tar"
+    tarball.write_bytes(skeleton_tar())
+    try:
+        for image in images:
+            changes = [f"CMD {json.dumps(list(image.argv))}"]
+            changes += [f"ENV {key}={value}" for key, value in image.env.items()]
+            args = [arg for change in changes for arg in ("--change", change)]
+            podman(run_env, "import", "--quiet", *args, str(tarball), image.name)
+    finally:
+        tarball.unlink(missing_ok=True)
+    return store
+
+
+def remove_host(host_dir: Path) -> None:
+    """Remove the host's containers, images and store (nothing when it has none)."""
+    store = host_store(host_dir)
+    if not store.containers_conf.is_file():
+        return
+    remove_store({"PATH": "/usr/bin:/bin", **store.env_vars()}, store.root)
+
+
+def host_containers(host_dir: Path) -> list[dict[str, object]]:
+    return store_containers({"PATH": "/usr/bin:/bin", **host_store(host_dir).env_vars()})
+
+
+#: The world's ``bin/podman`` when some host uses the real podman: the host's own store
+#: (its configuration named by the two variables) on a real-podman host, the emulation
+#: (the command client, as ``.emulated/podman``) on the others.
+WRAPPER = """#!/bin/sh
+store="${SKMCP_SANDBOX_HOST:-/nonexistent}/podman"
+if [ -r "$store/containers.conf" ]; then
+    CONTAINERS_CONF="$store/containers.conf"
+    CONTAINERS_STORAGE_CONF="$store/storage.conf"
+    export CONTAINERS_CONF CONTAINERS_STORAGE_CONF
+    exec /usr/bin/podman "$@"
+fi
+exec "${0%/*}/.emulated/podman" "$@"
+"""
+
+
+def write_wrapper(bin_dir: Path) -> None:
+    """Put the wrapper in place of the emulated ``podman``, which moves to .emulated/."""
+    shim = Path(bin_dir) / "podman"
+    emulated = Path(bin_dir) / ".emulated"
+    emulated.mkdir(exist_ok=True)
+    moved = emulated / "podman"
+    moved.unlink(missing_ok=True)
+    if shim.is_symlink():
+        moved.symlink_to(Path("..") / os.readlink(shim))
+    else:
+        shutil.copy2(shim, moved)
+    shim.unlink()
+    shim.write_text(WRAPPER)
+    shim.chmod(0o755)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import asyncssh
 
-from skupper_sandbox import hostenv, ssh
+from skupper_sandbox import hostenv, real_podman, ssh
 from skupper_sandbox.commands.server import socket_name
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
@@ -118,6 +118,14 @@ def _raise_if_exited(home: Path, host: str) -> None:
     """Fail fast when the model container died instead of waiting out the deadline."""
     from skupper_sandbox.emulated.podman import containers
 
+    if real_podman.is_real(home.parent):
+        rows = real_podman.host_containers(home.parent)
+        mine = [r for r in rows if MODEL_CONTAINER in (r.get("Names") or [])]  # type: ignore[operator]
+        if mine and mine[0].get("State") == "exited":
+            raise RuntimeError(
+                f"the model container on {host} exited with {mine[0].get('ExitCode')}"
+            )
+        return
     container = containers.get(home, MODEL_CONTAINER)
     if container is None or container.status != "exited":
         return
@@ -303,8 +311,11 @@ class WorldDaemon:
         env = hostenv.host_env(host_dir)
         port = host.ports["model"]
         image = CUSTOM_MODEL_IMAGE if self.info.model_server_command else BUILTIN_MODEL_IMAGE
+        podman = [sys.executable, "-m", PODMAN_MODULE]
+        if real_podman.is_real(host_dir):  # the wrapper: this host's own real podman
+            podman = [str(self.layout.bin_dir / "podman")]
         argv = [
-            sys.executable, "-m", PODMAN_MODULE, "run", "-d",
+            *podman, "run", "-d",
             "--name", MODEL_CONTAINER,
             "-e", "HOST=0.0.0.0",
             "-e", f"PORT={port}",
