@@ -87,6 +87,5 @@ def container_names(host_dir: Path) -> tuple[list[str], int] | None:
     for an emulated host."""
     if not real_podman.is_real(host_dir):
         return None
-    rows = real_podman.host_containers(host_dir)
-    running = [str((r.get("Names") or [""])[0]) for r in rows if r.get("State") == "running"]  # type: ignore[index]
-    return running, len(rows)
+    listed = real_podman.host_containers(host_dir)
+    return [c.name for c in listed if c.state == "running"], len(listed)

@@ -161,18 +161,41 @@ def remove_store(env: Mapping[str, str], store: Path) -> None:
     shutil.rmtree(store, ignore_errors=True)
 
 
-def store_containers(env: Mapping[str, str]) -> list[dict[str, object]]:
-    """``podman ps -a --format json`` of the store (a parse that fails raises)."""
-    rows = json.loads(podman(env, "ps", "-a", "--format", "json") or "[]")
-    if not isinstance(rows, list):
-        raise RealPodmanError("podman ps -a --format json did not print a list")
-    return rows
+@dataclass(frozen=True)
+class Listed:
+    """A container as ``podman ps -a --format json`` lists it (what the sandbox reads)."""
+
+    name: str
+    state: str
+    pid: int
+    exit_code: int
+    labels: dict[str, str]
+
+
+def store_containers(env: Mapping[str, str]) -> list[Listed]:
+    """``podman ps -a --format json`` of the store; RealPodmanError when it is not the list
+    of containers podman prints."""
+    try:
+        rows = json.loads(podman(env, "ps", "-a", "--format", "json") or "[]")
+        return [
+            Listed(
+                name=str(row["Names"][0]),
+                state=str(row["State"]),
+                pid=int(row.get("Pid") or 0),
+                exit_code=int(row.get("ExitCode") or 0),
+                labels={str(k): str(v) for k, v in (row.get("Labels") or {}).items()},
+            )
+            for row in rows
+        ]
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise RealPodmanError(f"podman ps -a --format json: not a container list: {exc}") from exc
 
 
 # --- a sandbox host's real podman ------------------------------------------------------
 
 #: The world's modes (``skupper-sandbox up --podman``).
 MODES = ("real", "emulated", "auto")
+MODE_VAR = "SKMCP_SANDBOX_PODMAN"
 
 
 @dataclass(frozen=True)
@@ -204,9 +227,12 @@ def probe() -> str | None:
     return None
 
 
-def choose(mode: str | None) -> Choice:
+def choose(mode: str | None, env: Mapping[str, str] | None = None) -> Choice:
     """``real`` fails (ValueError) when the probe container does not run; ``auto`` takes
-    real when it does; None or ``emulated``: the emulation."""
+    real when it does; ``emulated``: the emulation. None: ``$SKMCP_SANDBOX_PODMAN``, else
+    the emulation (how a whole test run picks real podman)."""
+    if mode is None:
+        mode = (os.environ if env is None else env).get(MODE_VAR) or None
     if mode in (None, "emulated"):
         return Choice("emulated", "asked for" if mode else "the default")
     if mode not in MODES:
@@ -291,7 +317,7 @@ def remove_host(host_dir: Path) -> None:
     remove_store({"PATH": "/usr/bin:/bin", **store.env_vars()}, store.root)
 
 
-def host_containers(host_dir: Path) -> list[dict[str, object]]:
+def host_containers(host_dir: Path) -> list[Listed]:
     return store_containers({"PATH": "/usr/bin:/bin", **host_store(host_dir).env_vars()})
 
 

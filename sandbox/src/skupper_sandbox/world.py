@@ -119,12 +119,9 @@ def _raise_if_exited(home: Path, host: str) -> None:
     from skupper_sandbox.emulated.podman import containers
 
     if real_podman.is_real(home.parent):
-        rows = real_podman.host_containers(home.parent)
-        mine = [r for r in rows if MODEL_CONTAINER in (r.get("Names") or [])]  # type: ignore[operator]
-        if mine and mine[0].get("State") == "exited":
-            raise RuntimeError(
-                f"the model container on {host} exited with {mine[0].get('ExitCode')}"
-            )
+        for listed in real_podman.host_containers(home.parent):
+            if listed.name == MODEL_CONTAINER and listed.state == "exited":
+                raise RuntimeError(f"the model container on {host} exited with {listed.exit_code}")
         return
     container = containers.get(home, MODEL_CONTAINER)
     if container is None or container.status != "exited":
@@ -317,6 +314,9 @@ class WorldDaemon:
         argv = [
             *podman, "run", "-d",
             "--name", MODEL_CONTAINER,
+            # the host's network: a real podman's default is a network namespace of the
+            # container's own, where the server's port is nobody else's
+            "--network", "host",
             "-e", "HOST=0.0.0.0",
             "-e", f"PORT={port}",
             "-e", f"MODEL_ID={host.default_model_id}",

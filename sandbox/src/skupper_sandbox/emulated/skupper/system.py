@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -216,9 +215,13 @@ class System:
         """The host's containers as its podman lists them: a real-podman host's through
         ``podman ps -a --format json`` (real_podman), an emulated one's from the store."""
         host_dir = Path(hostenv.current_host(self.env).host_dir)
-        if real_podman.is_real(host_dir):
-            rows = json.loads(podman("ps", "-a", "--format", "json") or "[]")
-            return [Listed(str(r["Names"][0]), dict(r.get("Labels") or {})) for r in rows]
+        if real_podman.is_real(host_dir):  # the real CLI asks podman's API the same
+            env = {"PATH": "/usr/bin:/bin", **real_podman.host_store(host_dir).env_vars()}
+            try:
+                listed = real_podman.store_containers(env)
+            except real_podman.RealPodmanError as exc:
+                raise CliFailure(f"failed to list containers: {exc}") from exc
+            return [Listed(c.name, c.labels) for c in listed]
         return [Listed(c.name, dict(c.labels)) for c in containers.list_all(self.home)]
 
     def _exists(self, name: str) -> bool:
