@@ -6,7 +6,8 @@ store, mount or process. Skipped where real podman cannot run a container (no po
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -35,10 +36,46 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def _assert_nothing_left(world: World) -> None:
-    assert not (world.host_dir("local") / real_podman.STORE_DIR).exists()
+    store = real_podman.host_store(world.host_dir("local"))
+    assert not store.root.exists() and not store.runroot.exists()
     assert world_processes(world.info.id) == []
     mounts = Path("/proc/self/mountinfo").read_text()
     assert str(world.dir) not in mounts
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` is gone or a zombie (its monitor has not reaped it yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _within(seconds: float, check: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def _router_pid(world: World) -> int:
+    out = _ok(world, "local", "podman ps -a --format json")
+    rows = [r for r in json.loads(out) if r["Names"] == ["default-skupper-router"]]
+    return int(rows[0]["Pid"]) if rows and rows[0]["State"] == "running" else 0
+
+
+def _conmons(container_id: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[0].endswith(b"conmon") and container_id.encode() in b" ".join(argv):
+            found.append(int(proc.name))
+    return found
 
 
 def _ok(world: World, host: str, command: str) -> str:
@@ -71,6 +108,19 @@ def test_a_site_router_is_a_real_container_listed_by_its_own_host_only(world: Wo
         assert row["Pid"] > 0 and Path(f"/proc/{row['Pid']}").exists()
         listed = json.loads(_ok(world, "rhel-ai", "podman ps -a --format json") or "[]")
         assert "default-skupper-router" not in [n for r in listed for n in r["Names"]]
+        status = json.loads(world.sandbox("status", "--json").stdout)
+        [local] = [h for h in status["hosts"] if h["name"] == "local"]
+        assert local["running"] == ["default-skupper-router"]
+        # a router crash, as `fault kill-router` makes one: the real process dies by SIGKILL
+        conmons = _conmons(row["Id"])
+        assert conmons, "no conmon monitors the router"
+        world.fault("local", "kill-router")
+        assert _within(10.0, lambda: _exited(row["Pid"]))
+        # Skupper's --restart always: conmon's exit command (podman container cleanup)
+        # starts it again, with no systemd
+        restarted = _within(20.0, lambda: _router_pid(world) not in (0, row["Pid"]))
+        events = (world.host_dir("local") / "podman/events.log").read_text()[-3000:]
+        assert restarted, (conmons, _conmons(row["Id"]), events)
         code, _, err = world.ssh("local", "podman logs nosuch")
         assert code == 125 and "no such container" in err
     finally:

@@ -20,6 +20,7 @@ is refused), so the imported image is the one way for both.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -35,6 +36,7 @@ PODMAN = "/usr/bin/podman"
 CONMON_PATHS = ("/usr/bin/conmon", "/usr/libexec/podman/conmon")
 BASE_IMAGE = "localhost/skupper-mcp-sandbox/base:1"
 STORE_DIR = "podman"
+RUNROOT_PARENT = "/run"
 TIMEOUT = 120.0
 
 #: The skeleton's directories, and its links onto /usr (Debian 12 has a merged /usr).
@@ -58,6 +60,15 @@ class StoreConfig:
     root: Path
     volumes: tuple[str, ...] = ()  # host:container:options, mounted into every container
     env: Mapping[str, str] = field(default_factory=dict)  # set in every container
+
+    @property
+    def runroot(self) -> Path:
+        """The store's run directory, at a short path of its own: under a world's deep
+        directory, conmon's exit command never restarted a container (``--restart always``
+        left it ``stopped``, silently: measured with a 60-character store path, fine at
+        16), so the path depends on the store's only through a digest."""
+        digest = hashlib.sha256(str(self.root.resolve()).encode()).hexdigest()[:12]
+        return Path(RUNROOT_PARENT) / f"skmcp-{digest}"
 
     @property
     def containers_conf(self) -> Path:
@@ -91,7 +102,7 @@ class StoreConfig:
             "[storage]\n"
             'driver = "overlay"\n'
             f"graphroot = {json.dumps(str(self.root / 'storage'))}\n"
-            f"runroot = {json.dumps(str(self.root / 'runroot'))}\n"
+            f"runroot = {json.dumps(str(self.runroot))}\n"
         )
 
     def env_vars(self) -> dict[str, str]:
@@ -151,13 +162,15 @@ def import_base_image(env: Mapping[str, str], store: Path, tags: Sequence[str] =
 
 
 def remove_store(env: Mapping[str, str], store: Path) -> None:
-    """Remove every container and image of the store, then the store itself."""
+    """Remove every container and image of the store, then the store and its run
+    directory."""
     for args in (("rm", "--all", "--force", "--time", "0"), ("rmi", "--all", "--force")):
         done = subprocess.run(
             [PODMAN, *args], env=dict(env), capture_output=True, text=True, timeout=TIMEOUT
         )
         if done.returncode != 0 and store.exists():
             print(f"podman {args[0]} in {store}: {done.stderr.strip()[-300:]}", file=sys.stderr)
+    shutil.rmtree(StoreConfig(store).runroot, ignore_errors=True)
     shutil.rmtree(store, ignore_errors=True)
 
 
