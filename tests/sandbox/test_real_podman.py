@@ -71,3 +71,11 @@ def test_without_podman_real_fails_and_auto_says_why_it_chose_the_emulation(
         real_podman.choose("real")
     chosen = real_podman.choose("auto")
     assert chosen.kind == "emulated" and "scripts/host-deps.sh" in chosen.reason
+
+
+@pytest.mark.spawns
+def test_auto_takes_real_podman_where_a_probe_container_runs() -> None:
+    if not real_podman.available():
+        pytest.skip("no podman with runc here")
+    chosen = real_podman.choose("auto", env={})
+    assert (chosen.kind, chosen.reason) == ("real", "/usr/bin/podman ran a probe container")
