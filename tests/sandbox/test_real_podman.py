@@ -79,3 +79,12 @@ def test_auto_takes_real_podman_where_a_probe_container_runs() -> None:
         pytest.skip("no podman with runc here")
     chosen = real_podman.choose("auto", env={})
     assert (chosen.kind, chosen.reason) == ("real", "/usr/bin/podman ran a probe container")
+
+
+def test_the_podman_option_round_trips_through_up_options() -> None:
+    from skupper_sandbox.cli import _parser, _world_spec, up_options
+
+    spec = _world_spec(_parser().parse_args(["up", "--podman", "auto", "--root-host", "local"]))
+    assert (spec.podman, spec.root_hosts) == ("auto", frozenset({"local"}))
+    assert _world_spec(_parser().parse_args(["up", *up_options(spec)])) == spec
+    assert _world_spec(_parser().parse_args(["up"])).podman is None
