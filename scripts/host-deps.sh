@@ -2,7 +2,8 @@
 # What the end-to-end suite needs from the machine, installed when missing: OpenSSH's sshd
 # (the sandbox's OpenSSH hosts), iptables (its faults), curl (the hosts' curl shim), a C
 # compiler (the hosts' command client: emulated commands at the cost of real ones), Chromium
-# (the browser tests drive it headless to look at the VAN view), the login shells the
+# (the browser tests drive it headless to look at the VAN view), podman with runc and uidmap
+# (the sandbox's real-podman hosts), the login shells the
 # scripts are tested under (also the sandbox's `--host-quirk HOST=shell=NAME` hosts) and the
 # script linter. A real skupper-router ($SKMCP_SKUPPER_ROUTER) brings its own libraries:
 # its installer's business.
@@ -23,6 +24,13 @@ for login_shell in zsh fish tcsh; do
     command -v "$login_shell" >/dev/null 2>&1 || want "$login_shell"
 done
 command -v shellcheck >/dev/null 2>&1 || want shellcheck
+# real podman for the sandbox's hosts (`skupper-sandbox up --podman real`): runc, as crun
+# refuses hybrid cgroups; uidmap for rootless users' /etc/subuid ranges. The sandbox writes
+# each host's podman configuration itself (skupper_sandbox.real_podman) and never touches
+# the machine's /etc/containers.
+[ -x /usr/bin/podman ] || want podman
+command -v runc >/dev/null 2>&1 || want runc
+command -v newuidmap >/dev/null 2>&1 || want uidmap
 need=${need# }
 
 if [ -n "$need" ]; then

@@ -18,6 +18,7 @@ from skupper_mcp.engine.core import Engine
 from skupper_mcp.facts.redact import PRIVATE_KEY_MARK
 from skupper_mcp.models import LogsResult
 from skupper_mcp.server import build_server
+from skupper_sandbox import real_podman
 from skupper_sandbox.testing import World
 
 from .conftest import NS, host_file, namespace_dir
@@ -53,8 +54,19 @@ async def logs_over_mcp(world: World, **arguments: Any) -> LogsResult:
 
 
 def container_log(world: World, host: str, container: str) -> Path:
+    """The emulated podman's log file of a container (``ctr.log``)."""
     home = json.loads(host_file(world, host).read_text())["host_dir"]
     return Path(home) / "home/.local/share/containers/sandbox" / container / "ctr.log"
+
+
+def container_lines(world: World, host: str, container: str) -> list[str]:
+    """The lines the container wrote: its ``ctr.log``, or on a real-podman host
+    (``--podman real``) what its podman keeps, read with ``podman logs``."""
+    if real_podman.is_real(world.host_dir(host)):
+        code, out, err = world.ssh(host, f"podman logs {shlex.quote(container)} 2>&1")
+        assert code == 0, out + err
+        return out.splitlines()
+    return container_log(world, host, container).read_text().splitlines()
 
 
 def contiguous_in(lines: list[str], whole: list[str]) -> bool:
@@ -77,7 +89,7 @@ async def test_a_providers_router_log_over_mcp_is_the_routers_own_output(
     assert result.lines and all(ROUTER_LINE.match(line) for line in result.lines), result.lines
     assert any(STARTED.search(line) for line in result.lines), result.lines[:40]
     assert result.redactions == 0
-    written = container_log(built, "rhtevan-work", ROUTER).read_text().splitlines()
+    written = container_lines(built, "rhtevan-work", ROUTER)
     assert contiguous_in(result.lines, written)
 
 
@@ -91,7 +103,7 @@ def test_lines_5_on_the_cli_gives_the_newest_five(built: World) -> None:
     assert as_json.returncode == 0, as_json.stderr
     result = LogsResult.model_validate_json(as_json.stdout)
     assert (result.requested, len(result.lines), result.source) == (5, 5, ROUTER)
-    written = container_log(built, "rhtevan-work", ROUTER).read_text().splitlines()
+    written = container_lines(built, "rhtevan-work", ROUTER)
     assert contiguous_in(result.lines, written)
 
 
@@ -105,7 +117,7 @@ def test_the_controllers_log_is_its_containers(built: World) -> None:
         f"{user}-skupper-controller",
         True,
     )
-    written = container_log(built, "rhel-ai", result.source or "").read_text().splitlines()
+    written = container_lines(built, "rhel-ai", result.source or "")
     assert result.lines == written[-3:]
 
 

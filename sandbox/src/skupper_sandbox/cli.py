@@ -130,11 +130,12 @@ def _clear_generated(layout: WorldLayout) -> None:
 def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
     """Lay out a fresh world in ``root`` as ``spec`` asks: world.json, host.json files,
     keys, shims."""
-    from skupper_sandbox import ssh
+    from skupper_sandbox import real_podman, ssh
     from skupper_sandbox.router import choice
 
     try:
         chosen = choice.choose(spec.router)
+        podman = real_podman.choose(spec.podman)
     except (ValueError, FileNotFoundError) as exc:
         raise SandboxError(str(exc)) from exc
 
@@ -143,6 +144,7 @@ def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
     _clear_generated(layout)
     info = plan_world(layout.root, allocate_block(layout.root), spec)
     info.router, info.router_home = chosen.kind, chosen.home
+    info.podman = podman.kind
     for path in (layout.ssh_dir, layout.logs_dir, layout.bin_dir, layout.kube_dir):
         path.mkdir(parents=True, exist_ok=True)
     for host in info.hosts:
@@ -168,6 +170,17 @@ def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
     from skupper_sandbox.shims import write_shims
 
     write_shims(layout.root, sys.executable, compiled=True)
+    from skupper_sandbox import real_hosts
+
+    try:
+        real = real_hosts.prepare(layout, info)
+    except (real_podman.RealPodmanError, OSError) as exc:
+        real_hosts.remove(layout, info)
+        raise SandboxError(f"real podman: {exc}") from exc
+    print(
+        f"podman: {podman.kind} ({podman.reason}); real on: {', '.join(real) or 'no host'}",
+        file=sys.stderr,
+    )
     layout.save(info)
     return info
 
@@ -245,6 +258,11 @@ def stop_world(layout: WorldLayout) -> list[int]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             _wait_gone([pid], 2.0)
+    from skupper_sandbox import real_hosts
+
+    # the real podman's containers and stores, by podman itself (its sweep below: any
+    # process left, conmon's too, carries the world's id)
+    real_hosts.remove(layout, info)
     # Monitors may start processes while we kill, so sweep until nothing carries the id.
     deadline = time.monotonic() + SWEEP_TIMEOUT
     left = world_processes(info.id)
@@ -266,8 +284,12 @@ def stop_world(layout: WorldLayout) -> list[int]:
 
 def _containers(home: Path) -> tuple[list[str], int]:
     """The names of the host's running containers, and how many it has in all."""
+    from skupper_sandbox import real_hosts
     from skupper_sandbox.emulated.podman import containers
 
+    real = real_hosts.container_names(home.parent)
+    if real is not None:
+        return real
     every = containers.list_all(home)
     return [c.name for c in every if containers.running(c)], len(every)
 
@@ -497,6 +519,13 @@ def _parser() -> argparse.ArgumentParser:
         help="a real skrouterd (the one installed where $SKMCP_SKUPPER_ROUTER points) or the "
         "Python imitation; auto: the real one when it is set and runs",
     )
+    up_p.add_argument(
+        "--podman",
+        choices=("real", "emulated", "auto"),
+        default=None,
+        help="this machine's podman (one store per host) on the root hosts, or the emulated "
+        "one everywhere (the default); auto: real when a probe container runs here",
+    )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")
     fault_p = verb("fault", "inject or undo a fault on a host")
@@ -520,6 +549,7 @@ def _world_spec(args: argparse.Namespace) -> WorldSpec:
         namespace=_namespace(args.namespace),
         root_hosts=frozenset(args.root_host),
         router=args.router,
+        podman=args.podman,
         host_quirks=_host_quirks(args.host_quirk),
     )
 
@@ -546,6 +576,8 @@ def up_options(spec: WorldSpec) -> list[str]:
         options += ["--root-host", name]
     if spec.router:
         options += ["--router", spec.router]
+    if spec.podman:
+        options += ["--podman", spec.podman]
     options += quirks.options(spec.host_quirks)
     return options
 

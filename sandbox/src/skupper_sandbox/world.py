@@ -25,7 +25,7 @@ from pathlib import Path
 
 import asyncssh
 
-from skupper_sandbox import hostenv, ssh
+from skupper_sandbox import hostenv, real_podman, ssh
 from skupper_sandbox.commands.server import socket_name
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
@@ -118,6 +118,11 @@ def _raise_if_exited(home: Path, host: str) -> None:
     """Fail fast when the model container died instead of waiting out the deadline."""
     from skupper_sandbox.emulated.podman import containers
 
+    if real_podman.is_real(home.parent):
+        for listed in real_podman.host_containers(home.parent):
+            if listed.name == MODEL_CONTAINER and listed.state == "exited":
+                raise RuntimeError(f"the model container on {host} exited with {listed.exit_code}")
+        return
     container = containers.get(home, MODEL_CONTAINER)
     if container is None or container.status != "exited":
         return
@@ -303,9 +308,15 @@ class WorldDaemon:
         env = hostenv.host_env(host_dir)
         port = host.ports["model"]
         image = CUSTOM_MODEL_IMAGE if self.info.model_server_command else BUILTIN_MODEL_IMAGE
+        podman = [sys.executable, "-m", PODMAN_MODULE]
+        if real_podman.is_real(host_dir):  # the wrapper: this host's own real podman
+            podman = [str(self.layout.bin_dir / "podman")]
         argv = [
-            sys.executable, "-m", PODMAN_MODULE, "run", "-d",
+            *podman, "run", "-d",
             "--name", MODEL_CONTAINER,
+            # the host's network: a real podman's default is a network namespace of the
+            # container's own, where the server's port is nobody else's
+            "--network", "host",
             "-e", "HOST=0.0.0.0",
             "-e", f"PORT={port}",
             "-e", f"MODEL_ID={host.default_model_id}",

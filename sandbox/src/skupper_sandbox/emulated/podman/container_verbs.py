@@ -189,7 +189,9 @@ def verb_rm(host: Host, args: list[str]) -> int:
             Opt(("--depend",), "depend"),
         ),
     )
-    ignore = parsed.flag("ignore")
+    # --force implies --ignore (cmd/podman/containers/rm.go@v5.2.0 rm; v4.3.1 drops the
+    # no-such-container errors of a forced removal the same way)
+    ignore = parsed.flag("ignore") or parsed.flag("force")
     for name in parsed.positional:
         if containers.get(host.home, name) is None and not ignore:
             raise PodmanError(f'no container with name or ID "{name}" found: no such container', 1)

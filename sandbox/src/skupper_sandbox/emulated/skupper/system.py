@@ -7,9 +7,10 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from ... import hostenv
+from ... import hostenv, real_podman
 from ..podman import containers
 from . import render, units
 from . import resources as res
@@ -33,6 +34,14 @@ CONTROLLER_UNIT = "skupper-controller.service"  # bootstrap/controller/systemd.g
 
 ROUTER_CONFIG_MOUNT = "/etc/skupper-router/config"
 ROUTER_CERTS_MOUNT = "/etc/skupper-router/runtime/certs"
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A container as ``podman ps`` lists it: what the CLI reads of one."""
+
+    name: str
+    labels: dict[str, str]
 
 
 class System:
@@ -202,12 +211,28 @@ class System:
             print(f"Static links have been defined at: {paths.links}")
         print(f"Definition is available at: {paths.input_resources}")
 
-    def _site_containers(self, site_id: str | None) -> list[containers.Container]:
+    def _listed(self) -> list[Listed]:
+        """The host's containers as its podman lists them: a real-podman host's through
+        ``podman ps -a --format json`` (real_podman), an emulated one's from the store."""
+        host_dir = Path(hostenv.current_host(self.env).host_dir)
+        if real_podman.is_real(host_dir):  # the real CLI asks podman's API the same
+            env = {"PATH": "/usr/bin:/bin", **real_podman.host_store(host_dir).env_vars()}
+            try:
+                listed = real_podman.store_containers(env)
+            except real_podman.RealPodmanError as exc:
+                raise CliFailure(f"failed to list containers: {exc}") from exc
+            return [Listed(c.name, c.labels) for c in listed]
+        return [Listed(c.name, dict(c.labels)) for c in containers.list_all(self.home)]
+
+    def _exists(self, name: str) -> bool:
+        return any(c.name == name for c in self._listed())
+
+    def _site_containers(self, site_id: str | None) -> list[Listed]:
         if not site_id:
             return []
         return [
             c
-            for c in containers.list_all(self.home)
+            for c in self._listed()
             if c.labels.get("application") == "skupper-v2"
             and c.labels.get("skupper.io/site-id") == site_id
         ]
@@ -227,7 +252,7 @@ class System:
         return renamed
 
     def _create_router(self, paths: NamespacePaths, site_id: str) -> None:
-        if containers.get(self.home, paths.router_container) is not None:
+        if self._exists(paths.router_container):
             raise CliFailure(f'container "{paths.router_container}" already exists')
         podman(
             "create",
@@ -318,7 +343,7 @@ class System:
         except _CommandFailure as exc:
             raise CliFailure(f"failed to configure the environment : {exc}") from exc
         (self.data_home / "namespaces").mkdir(parents=True, exist_ok=True)
-        if containers.get(self.home, self.controller_name) is not None:
+        if self._exists(self.controller_name):
             print(
                 f'Warning: The system controller container "{self.controller_name}" '
                 "is already running in Podman."
@@ -440,7 +465,7 @@ class System:
                 "failed to uninstall : failed to create container client: Container engine is "
                 f"not available on provided endpoint - stat {sock}: no such file or directory"
             )
-        if containers.get(self.home, self.controller_name) is None:
+        if not self._exists(self.controller_name):
             return
         try:
             podman("stop", "-t", "10", self.controller_name)

@@ -1,0 +1,365 @@
+"""This machine's real podman, one storage per sandbox host.
+
+A host's podman keeps everything under ``HOST/podman/``: its ``containers.conf`` and
+``storage.conf`` (``CONTAINERS_CONF``, ``CONTAINERS_STORAGE_CONF``), its image and container
+storage, run directory, libpod tmp dir and event log. ``podman ps`` on one host therefore
+lists that host's containers only, and the machine's own podman setup is never read or
+written (``CONTAINERS_CONF`` replaces ``/etc/containers/containers.conf`` as a whole).
+
+What this machine needs, measured on Debian 12 with podman 4.3.1 (tests/podman_real/):
+``runc`` (``crun`` refuses hybrid cgroups), ``cgroupfs`` (no systemd), an empty
+``default_ulimits`` (otherwise "setrlimit RLIMIT_NOFILE: Operation not permitted"), and the
+real ``conmon`` named outright (the world's PATH has the emulated one first).
+
+There is no registry: the images are one local skeleton (``podman import`` of a tarball of
+empty directories and the merged-/usr links) tagged with each name the sandbox uses, the
+machine's ``/usr`` and the sandbox's Python tree mounted into every container read-only
+(``[containers] volumes``). ``--rootfs /:O`` works rootful only (rootless: the overlay mount
+is refused), so the imported image is the one way for both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PODMAN = "/usr/bin/podman"
+CONMON_PATHS = ("/usr/bin/conmon", "/usr/libexec/podman/conmon")
+BASE_IMAGE = "localhost/skupper-mcp-sandbox/base:1"
+STORE_DIR = "podman"
+RUNROOT_PARENT = "/run"
+TIMEOUT = 120.0
+
+#: The skeleton's directories, and its links onto /usr (Debian 12 has a merged /usr).
+_SKELETON_DIRS = ("usr", "etc", "tmp", "run", "proc", "sys", "dev", "home", "root", "var/tmp")
+_SKELETON_LINKS = {"bin": "usr/bin", "lib": "usr/lib", "lib64": "usr/lib64", "sbin": "usr/sbin"}
+_SKELETON_FILES = ("etc/passwd", "etc/group", "etc/hosts", "etc/resolv.conf")
+
+
+class RealPodmanError(RuntimeError):
+    """A podman command of the sandbox's own set-up failed."""
+
+
+def _toml_list(items: Sequence[str]) -> str:
+    return "[" + ", ".join(json.dumps(item) for item in items) + "]"
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """One host's podman configuration and storage, under ``root``."""
+
+    root: Path
+    volumes: tuple[str, ...] = ()  # host:container:options, mounted into every container
+    env: Mapping[str, str] = field(default_factory=dict)  # set in every container
+
+    @property
+    def runroot(self) -> Path:
+        """The store's run directory, at a short path of its own: under a world's deep
+        directory, conmon's exit command never restarted a container (``--restart always``
+        left it ``stopped``, silently: measured with a 60-character store path, fine at
+        16), so the path depends on the store's only through a digest."""
+        digest = hashlib.sha256(str(self.root.resolve()).encode()).hexdigest()[:12]
+        return Path(RUNROOT_PARENT) / f"skmcp-{digest}"
+
+    @property
+    def containers_conf(self) -> Path:
+        return self.root / "containers.conf"
+
+    @property
+    def storage_conf(self) -> Path:
+        return self.root / "storage.conf"
+
+    def write(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        env = [f"{key}={value}" for key, value in self.env.items()]
+        self.containers_conf.write_text(
+            "[containers]\n"
+            "default_ulimits = []\n"
+            'log_driver = "k8s-file"\n'
+            f"volumes = {_toml_list(self.volumes)}\n"
+            f"env = {_toml_list(env)}\n"
+            "[engine]\n"
+            'runtime = "runc"\n'
+            'cgroup_manager = "cgroupfs"\n'
+            'events_logger = "file"\n'
+            f"conmon_path = {_toml_list(CONMON_PATHS)}\n"
+            f"events_logfile_path = {json.dumps(str(self.root / 'events.log'))}\n"
+            f"tmp_dir = {json.dumps(str(self.root / 'tmp'))}\n"
+            f"volume_path = {json.dumps(str(self.root / 'volumes'))}\n"
+            "[network]\n"
+            f"network_config_dir = {json.dumps(str(self.root / 'networks'))}\n"
+        )
+        self.storage_conf.write_text(
+            "[storage]\n"
+            'driver = "overlay"\n'
+            f"graphroot = {json.dumps(str(self.root / 'storage'))}\n"
+            f"runroot = {json.dumps(str(self.runroot))}\n"
+        )
+
+    def env_vars(self) -> dict[str, str]:
+        """What makes ``podman`` use this store."""
+        return {
+            "CONTAINERS_CONF": str(self.containers_conf),
+            "CONTAINERS_STORAGE_CONF": str(self.storage_conf),
+        }
+
+
+def available() -> bool:
+    return os.access(PODMAN, os.X_OK) and shutil.which("runc") is not None
+
+
+def podman(env: Mapping[str, str], *args: str, timeout: float = TIMEOUT) -> str:
+    """Run the real podman with ``env``; its stdout, or RealPodmanError with its stderr."""
+    done = subprocess.run(
+        [PODMAN, *args], env=dict(env), capture_output=True, text=True, timeout=timeout
+    )
+    if done.returncode != 0:
+        raise RealPodmanError(
+            f"podman {' '.join(args[:2])} exited {done.returncode}: {done.stderr.strip()[-400:]}"
+        )
+    return done.stdout
+
+
+def skeleton_tar() -> bytes:
+    """A root filesystem of empty directories whose programs come from a mounted /usr."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name in _SKELETON_DIRS:
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o1777 if name.endswith("tmp") else 0o755
+            tar.addfile(info)
+        for name, target in _SKELETON_LINKS.items():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.SYMTYPE
+            info.linkname = target
+            tar.addfile(info)
+        for name in _SKELETON_FILES:
+            info = tarfile.TarInfo(name)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(b""))
+    return buffer.getvalue()
+
+
+def import_base_image(env: Mapping[str, str], store: Path, tags: Sequence[str] = ()) -> None:
+    """Import the skeleton as BASE_IMAGE into the store, and tag it with each of ``tags``."""
+    tarball = store / "skeleton.tar"
+    tarball.write_bytes(skeleton_tar())
+    tarball.chmod(0o644)
+    podman(env, "import", "--quiet", str(tarball), BASE_IMAGE)
+    tarball.unlink()
+    for tag in tags:
+        podman(env, "tag", BASE_IMAGE, tag)
+
+
+def remove_store(env: Mapping[str, str], store: Path) -> None:
+    """Remove every container and image of the store, then the store and its run
+    directory."""
+    for args in (("rm", "--all", "--force", "--time", "0"), ("rmi", "--all", "--force")):
+        done = subprocess.run(
+            [PODMAN, *args], env=dict(env), capture_output=True, text=True, timeout=TIMEOUT
+        )
+        if done.returncode != 0 and store.exists():
+            print(f"podman {args[0]} in {store}: {done.stderr.strip()[-300:]}", file=sys.stderr)
+    shutil.rmtree(StoreConfig(store).runroot, ignore_errors=True)
+    shutil.rmtree(store, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A container as ``podman ps -a --format json`` lists it (what the sandbox reads)."""
+
+    name: str
+    state: str
+    pid: int
+    exit_code: int
+    labels: dict[str, str]
+
+
+def store_containers(env: Mapping[str, str]) -> list[Listed]:
+    """``podman ps -a --format json`` of the store; RealPodmanError when it is not the list
+    of containers podman prints."""
+    try:
+        rows = json.loads(podman(env, "ps", "-a", "--format", "json") or "[]")
+        return [
+            Listed(
+                name=str(row["Names"][0]),
+                state=str(row["State"]),
+                pid=int(row.get("Pid") or 0),
+                exit_code=int(row.get("ExitCode") or 0),
+                labels={str(k): str(v) for k, v in (row.get("Labels") or {}).items()},
+            )
+            for row in rows
+        ]
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise RealPodmanError(f"podman ps -a --format json: not a container list: {exc}") from exc
+
+
+# --- a sandbox host's real podman ------------------------------------------------------
+
+#: The world's modes (``skupper-sandbox up --podman``).
+MODES = ("real", "emulated", "auto")
+MODE_VAR = "SKMCP_SANDBOX_PODMAN"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The podman a world's hosts use, and why."""
+
+    kind: str  # real | emulated
+    reason: str
+
+
+def probe() -> str | None:
+    """Why this machine's podman cannot run a sandbox container (None: it can): one
+    container from the skeleton image, in a store of its own, removed after."""
+    if not available():
+        return f"no {PODMAN} with runc (scripts/host-deps.sh installs them)"
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="skmcp-podman-probe-") as tmp:
+        store = StoreConfig(Path(tmp), volumes=("/usr:/usr:ro",))
+        store.write()
+        env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
+        try:
+            import_base_image(env, store.root)
+            podman(env, "run", "--rm", "--network", "host", BASE_IMAGE, "/bin/true")
+        except (RealPodmanError, OSError, subprocess.TimeoutExpired) as exc:
+            return f"a probe container did not run: {exc}"
+        finally:
+            remove_store(env, store.root)
+    return None
+
+
+def choose(mode: str | None, env: Mapping[str, str] | None = None) -> Choice:
+    """``real`` fails (ValueError) when the probe container does not run; ``auto`` takes
+    real when it does; ``emulated``: the emulation. None: ``$SKMCP_SANDBOX_PODMAN``, else
+    the emulation (how a whole test run picks real podman)."""
+    if mode is None:
+        mode = (os.environ if env is None else env).get(MODE_VAR) or None
+    if mode in (None, "emulated"):
+        return Choice("emulated", "asked for" if mode else "the default")
+    if mode not in MODES:
+        raise ValueError(f"--podman {mode}: one of {', '.join(MODES)}")
+    why_not = probe()
+    if why_not is None:
+        return Choice("real", f"{PODMAN} ran a probe container")
+    if mode == "real":
+        raise ValueError(f"--podman real: {why_not}")
+    return Choice("emulated", why_not)
+
+
+def host_store(host_dir: Path) -> StoreConfig:
+    return StoreConfig(Path(host_dir) / STORE_DIR)
+
+
+def is_real(host_dir: Path) -> bool:
+    """Whether the host uses the real podman (its store's configuration exists)."""
+    return host_store(host_dir).containers_conf.is_file()
+
+
+def host_env(host_dir: Path, base: Mapping[str, str]) -> dict[str, str]:
+    return {**base, **host_store(host_dir).env_vars()}
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    """A local image: its name, and the command and variables the skeleton gets."""
+
+    name: str
+    argv: Sequence[str]
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def _sandbox_trees(python: str) -> list[str]:
+    """The directories the sandbox's Python runs from: the interpreter's prefix (a venv)
+    and the source trees of the sandbox and the product (editable installs)."""
+    import skupper_sandbox
+
+    trees = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    trees.add(Path(python).resolve().parent.parent)
+    trees.add(Path(skupper_sandbox.__file__).resolve().parent.parent)
+    kept = sorted(t for t in trees if not str(t).startswith("/usr"))
+    return [str(t) for t in kept if not any(str(t).startswith(str(o) + "/") for o in kept)]
+
+
+def prepare_host(
+    host_dir: Path,
+    world_dir: Path,
+    env: Mapping[str, str],
+    images: Sequence[ImageSpec],
+    python: str = sys.executable,
+    extra_volumes: Sequence[str] = (),
+) -> StoreConfig:
+    """Write the host's store configuration and import ``images`` into it. Every container
+    sees the machine's /usr and the sandbox's Python read-only, the world directory (its
+    hosts' files, as the emulated host paths are) read-write, and ``env``."""
+    volumes = ["/usr:/usr:ro", *(f"{t}:{t}:ro" for t in _sandbox_trees(python))]
+    volumes += [f"{world_dir}:{world_dir}", *extra_volumes]
+    store = StoreConfig(Path(host_dir) / STORE_DIR, volumes=tuple(volumes), env=dict(env))
+    store.write()
+    run_env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
+    import_base_image(run_env, store.root)
+    tarball = store.root / "skeleton.tar"
+    tarball.write_bytes(skeleton_tar())
+    try:
+        for image in images:
+            changes = [f"CMD {json.dumps(list(image.argv))}"]
+            changes += [f"ENV {key}={value}" for key, value in image.env.items()]
+            args = [arg for change in changes for arg in ("--change", change)]
+            podman(run_env, "import", "--quiet", *args, str(tarball), image.name)
+    finally:
+        tarball.unlink(missing_ok=True)
+    return store
+
+
+def remove_host(host_dir: Path) -> None:
+    """Remove the host's containers, images and store (nothing when it has none)."""
+    store = host_store(host_dir)
+    if not store.containers_conf.is_file():
+        return
+    remove_store({"PATH": "/usr/bin:/bin", **store.env_vars()}, store.root)
+
+
+def host_containers(host_dir: Path) -> list[Listed]:
+    return store_containers({"PATH": "/usr/bin:/bin", **host_store(host_dir).env_vars()})
+
+
+#: The world's ``bin/podman`` when some host uses the real podman: the host's own store
+#: (its configuration named by the two variables) on a real-podman host, the emulation
+#: (the command client, as ``.emulated/podman``) on the others.
+WRAPPER = """#!/bin/sh
+store="${SKMCP_SANDBOX_HOST:-/nonexistent}/podman"
+if [ -r "$store/containers.conf" ]; then
+    CONTAINERS_CONF="$store/containers.conf"
+    CONTAINERS_STORAGE_CONF="$store/storage.conf"
+    export CONTAINERS_CONF CONTAINERS_STORAGE_CONF
+    exec /usr/bin/podman "$@"
+fi
+exec "${0%/*}/.emulated/podman" "$@"
+"""
+
+
+def write_wrapper(bin_dir: Path) -> None:
+    """Put the wrapper in place of the emulated ``podman``, which moves to .emulated/."""
+    shim = Path(bin_dir) / "podman"
+    emulated = Path(bin_dir) / ".emulated"
+    emulated.mkdir(exist_ok=True)
+    moved = emulated / "podman"
+    moved.unlink(missing_ok=True)
+    if shim.is_symlink():
+        moved.symlink_to(Path("..") / os.readlink(shim))
+    else:
+        shutil.copy2(shim, moved)
+    shim.unlink()
+    shim.write_text(WRAPPER)
+    shim.chmod(0o755)
