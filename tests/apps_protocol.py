@@ -44,7 +44,7 @@ STATUS_TOOL = "status"
 REFRESH_TOOL = "view_refresh"
 
 
-def apps_client_extension():  # type: ignore[no-untyped-def]
+def apps_client_extension():
     """What an MCP Apps host declares in its client capabilities (spec "Client<>Server
     Capability Negotiation"): the extension, with the app MIME type it renders."""
     from mcp.client.extension import advertise

@@ -245,7 +245,7 @@ def test_parse_journal_keeps_the_driver_the_lines_and_journalctls_stderr() -> No
     assert (odd.container_id, odd.driver, odd.has_lines) == (None, None, False)
 
 
-async def test_an_empty_podman_log_is_read_from_the_journal(topology) -> None:  # type: ignore[no-untyped-def]
+async def test_an_empty_podman_log_is_read_from_the_journal(topology) -> None:
     alpha = journald_host(journal_output("router started\nlink up"))
     async with engine_with(topology, alpha) as engine:
         result = await engine.logs("alpha", lines=5)
@@ -256,7 +256,7 @@ async def test_an_empty_podman_log_is_read_from_the_journal(topology) -> None:  
 
 
 async def test_neither_podman_nor_the_journal_having_lines_says_the_log_is_unavailable(
-    topology,  # type: ignore[no-untyped-def]
+    topology,
 ) -> None:
     said = "No journal files were opened due to insufficient permissions."
     alpha = journald_host(journal_output("", stderr=said))
@@ -267,7 +267,7 @@ async def test_neither_podman_nor_the_journal_having_lines_says_the_log_is_unava
     assert said in (result.unavailable or "") and "unavailable" in result.summary
 
 
-async def test_an_empty_file_log_is_an_empty_log_not_an_unavailable_one(topology) -> None:  # type: ignore[no-untyped-def]
+async def test_an_empty_file_log_is_an_empty_log_not_an_unavailable_one(topology) -> None:
     alpha = journald_host(journal_output("", driver="k8s-file"))
     async with engine_with(topology, alpha) as engine:
         result = await engine.logs("alpha")

@@ -4,6 +4,7 @@ router as the real one does."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from skupper_mcp.engine.desired.podman import hub_resources, local_base_resources
 from skupper_mcp.engine.pools import pool_rows, serving_after_down
 from skupper_mcp.errors import ConfigError, ConfigErrors
-from skupper_mcp.models import LinkStatus, SiteStatus
+from skupper_mcp.models import LinkStatus, SiteCondition, SiteStatus
 from skupper_mcp.topology import Topology, parse_topology
 from skupper_sandbox.router.config import TcpEndpoint
 from skupper_sandbox.router.config import parse as parse_router_config
@@ -120,7 +121,7 @@ def test_priority_and_weighted_pools_are_a_multikeylistener_over_the_members_own
         }
 
 
-def _site(host: str, state: str) -> SiteStatus:
+def _site(host: str, state: SiteCondition) -> SiteStatus:
     return SiteStatus(
         host=host,
         site=f"hub-{host}",
@@ -200,7 +201,11 @@ def test_the_sandbox_router_reads_a_multi_address_listener_and_prefers_by_priori
 
 def test_the_sandbox_router_shares_a_weighted_listener_by_weight_among_reachable_keys() -> None:
     weighted = TcpEndpoint("w", "0.0.0.0", 1, "", "weighted", (("a", 1), ("b", 3)))
-    picks = [choose_address(weighted, lambda key: True, lambda total, n=n: n) for n in range(4)]
+
+    def fixed(n: int) -> Callable[[int], int]:
+        return lambda total: n
+
+    picks = [choose_address(weighted, lambda key: True, fixed(n)) for n in range(4)]
     assert picks == ["b", "b", "b", "a"]  # decreasing weight: b takes 3 of the 4 draws
     assert choose_address(weighted, lambda key: key == "a", lambda total: 0) == "a"
 

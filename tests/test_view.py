@@ -310,7 +310,7 @@ def test_page_html_draws_diagnose_and_plans_as_they_are() -> None:
     assert [s["changed"] for s in data["up"]["sites"]] == [True, False, False]
 
 
-def _bundle_check():  # type: ignore[no-untyped-def]
+def _bundle_check():
     import importlib.util
 
     path = Path(__file__).parents[1] / "scripts" / "check_view_bundle.py"

@@ -330,6 +330,7 @@ def test_an_unread_router_log_is_no_evidence_of_a_firewall(topology: Topology) -
     read) may be a standalone one (tmp-not-writable): its silence shows no listener."""
     hub_address = next(p for p in topology.providers if p.name == "rhtevan-work").public_host
     link = LinkProbe("local", "rhtevan-work", hub_address, 55671, False, "Pending")
+    log: list[str] | None
     for log in ([], None):
         hub = states()["rhtevan-work"]
         if log is None:

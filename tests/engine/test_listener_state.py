@@ -67,7 +67,7 @@ def test_closing_without_a_stop_time_says_up_to_a_minute() -> None:
 
 def consumer(skupper: str, image: str | None) -> PodmanReading:
     """The local site's reading: its Skupper version and its router container's image."""
-    ref = SiteRef(host="local", site="local", role="local", platform="podman")
+    ref = SiteRef(host="local", site="local", role="consumer", platform="podman")
     state = SiteState(now=1_000_000, skupper=SkupperVersion(Version.parse(skupper)))
     if image is not None:
         state.router = RouterContainer(False, False, {"ImageName": image, "Config": {}})

@@ -39,11 +39,11 @@ async def test_setup_up_and_down_are_in_the_journal_with_their_client(built: Wor
     ups: list[tuple[float, float | None]] = []
     downs: list[tuple[float, float | None]] = []
 
-    async def on_up(done: float, total: float | None, _message: str | None) -> None:
-        ups.append((done, total))
+    async def on_up(progress: float, total: float | None, message: str | None) -> None:
+        ups.append((progress, total))
 
-    async def on_down(done: float, total: float | None, _message: str | None) -> None:
-        downs.append((done, total))
+    async def on_down(progress: float, total: float | None, message: str | None) -> None:
+        downs.append((progress, total))
 
     async with Client(
         build_server(built.topology),

@@ -80,7 +80,7 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
         yield Keyed(world, key_file, plain, keyed_path)
 
 
-def models_json(topology: Path) -> dict[str, dict]:  # type: ignore[type-arg]
+def models_json(topology: Path) -> dict[str, dict]:
     done = cli(topology, "models", "--json")
     assert KEY not in done.stdout + done.stderr
     assert done.returncode in (0, 3), done.stderr
@@ -168,7 +168,7 @@ async def test_the_mcp_tool_and_resource_give_the_same_rows(keyed: Keyed) -> Non
         called = await client.call_tool("models", {})
         markdown = await client.read_resource("skupper://models")
         as_json = await client.read_resource("skupper://models.json")
-    rows = called.structured_content["rows"]  # type: ignore[index]
+    rows = called.structured_content["rows"]
     assert {r["host"]: r["state"] for r in rows} == dict.fromkeys(PROVIDERS, "serving")
     text = markdown.contents[0].text  # type: ignore[union-attr]
     assert "| Model |" in text and "serving" in text
