@@ -58,7 +58,9 @@ def parse_connector_status(output: str, max_bytes: int) -> list[ConnectorStatus]
         elif frame.tag == STDERR and asked:
             stderr = frame.body
         elif frame.tag == "rc" and asked:
-            rc = int(frame.argument) if frame.argument.isascii() and frame.argument.isdigit() else -1
+            rc = (
+                int(frame.argument) if frame.argument.isascii() and frame.argument.isdigit() else -1
+            )
     if not asked or rc is None:
         raise Unparsed("the management query did not run to its end")
     if rc != 0:

@@ -63,8 +63,10 @@ def connector_entities(answer: dict[str, object]) -> list[dict[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.type not in CONNECTOR_TYPES:
-        print(f"NotImplementedStatus: the sandbox's skmanage queries connector only, not {args.type}",
-              file=sys.stderr)
+        print(
+            f"NotImplementedStatus: the sandbox's skmanage queries connector only, not {args.type}",
+            file=sys.stderr,
+        )
         return 1
     url = urlsplit(args.bus if "//" in args.bus else f"amqp://{args.bus}")
     host = hostenv.current_host()
@@ -74,8 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     router = router_choice.for_world(host.world_dir)
     answer = router.query(address, url.port or DEFAULT_PORT, cert_dir, args.timeout)
     if answer is None:
-        print(f"ConnectionException: Connection {args.bus} disconnected: "
-              "Condition('proton:io', 'Connection refused')", file=sys.stderr)
+        print(
+            f"ConnectionException: Connection {args.bus} disconnected: "
+            "Condition('proton:io', 'Connection refused')",
+            file=sys.stderr,
+        )
         return 1
     print(json.dumps(connector_entities(answer), indent=2))
     return 0
