@@ -458,6 +458,11 @@ def test_a_refused_certificate_is_evidenced_by_the_routers_own_connector_status_
     local.log_matches["certificate verify failed"] = [f"2026-12-03 SERVER (error) [C4] {refused}"]
     found = one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
     assert "router management" in found.evidence[0] and "router log" in found.evidence[1]
+    # a management answer that could not be read is said, and is no evidence of a refusal
+    local.connectors, local.connectors_error = None, "skmanage exited 127: Error: crun: ..."
+    found = one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
+    assert found.evidence[0].startswith("local router log: ")
+    assert "local router management not read: skmanage exited 127" in found.evidence[1]
     local.connectors, local.log_matches = [], {}
     assert "link-cert-verify-failed" not in problems(
         network(topology, {"local": local}, links=[link])

@@ -165,6 +165,9 @@ class SiteState:
     #: The router's connectors as its own management reports them (diagnose asks the
     #: dialling router of a failing link): None when not asked or there is no listener.
     connectors: list[ConnectorStatus] | None = None
+    #: Why the router's connector status could not be read when asked (skmanage failed or
+    #: printed what is not its answer): unknown, never an empty list.
+    connectors_error: str | None = None
     #: What each framed command wrote on its standard error, by section (evidence only:
     #: no parser reads it), e.g. libpod's warnings under ``containers``.
     stderr: dict[str, str] = field(default_factory=dict)

@@ -48,6 +48,15 @@ def _dialler_management(network: Network, link: LinkProbe, needle: str) -> list[
     ][:1]
 
 
+def _management_unread(network: Network, link: LinkProbe) -> list[str]:
+    """Why the dialling router's connector status is not among the evidence, if it was
+    asked and could not be read."""
+    view = network.podman_reading(link.from_host)
+    if view is None or view.state.connectors_error is None:
+        return []
+    return [f"{link.from_host} router management not read: {view.state.connectors_error}"]
+
+
 def _router_listening(network: Network, host: str) -> bool:
     """Whether the dialled site's router runs with its site's configuration (so a port that
     does not answer is the network's doing, not the router's)."""
@@ -113,6 +122,7 @@ def link_cert_verify_failed(network: Network) -> Iterator[Finding]:
         named = link.host in sans
         evidence = [
             *lines,
+            *_management_unread(network, link),
             f"link {link.from_host} -> {ref.site}: {link.status}",
             f"{variable} in topology.env: {' '.join(sans) or '(none)'}",
         ]

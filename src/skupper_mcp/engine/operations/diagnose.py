@@ -16,7 +16,6 @@ from ...errors import Unparsed
 from ...facts import names
 from ...facts.logs import MAX_LOG_BYTES, log_unavailable
 from ...facts.redact import redact_lines
-from ...facts.unparsed import ParseError
 from ...models import DiagnosedSite, DiagnoseResult, Finding, NextStep
 from ...topology import ProviderHost, Topology
 from ...vocabulary import plural
@@ -132,10 +131,8 @@ async def refusals_searched(view: PodmanReading) -> None:
         return
     try:
         view.state.connectors = await view.site.connector_status(container)
-    except Unparsed as exc:
-        view.state.parse_errors.append(
-            ParseError("connectors", "skmanage query --type=connector", "", str(exc))
-        )
+    except Unparsed as exc:  # the connector status is unknown; the log is still searched
+        view.state.connectors_error = str(exc)
     found = await view.site.log_search(container, VERIFY_FAILED, SEARCH_LINES, SEARCH_BYTES)
     if found is not None:
         view.state.log_matches[VERIFY_FAILED] = found
