@@ -49,6 +49,14 @@ PHASES = ("fresh", "up", "rhel-ai-down", "down", "rhel-ai-up")
 READ = "@@section version"  # only the site-state script prints this
 CERT = "@@file cert"  # only the client-certificate script prints this
 SEARCH = "# log-search.sh\n"  # the search of a whole router log (diagnose)
+CONNECTORS = "# connector-status.sh\n"  # the router's connector status (diagnose)
+#: The recordings hold no management answer: the replayed router's image answers as one
+#: without skmanage does (crun's words, exit 127), so its connector status is unknown.
+NO_SKMANAGE = (
+    "@@connectors\n\n@@stderr\n|Error: crun: executable file `skmanage` not found in $PATH: "
+    "No such file or directory: OCI runtime attempted to invoke a command that was not "
+    "found\n@@rc 127\n"
+)
 
 #: A change to one host's recorded reading, made before an operation reads it.
 Edit = Callable[[str], str]
@@ -130,6 +138,8 @@ class ReplayedHost:
             return Reply(self.reading())
         if SEARCH in call.command:
             return Reply(self.log_search(call.command))
+        if CONNECTORS in call.command:
+            return Reply(NO_SKMANAGE)
         if CERT in call.command:
             if self.phase == "fresh":  # no namespace yet: the script's base64 fails
                 return Reply("@@file cert ca.crt\n", 1, "base64: No such file or directory")
@@ -151,7 +161,9 @@ class ReplayedHost:
     @property
     def writes(self) -> list[str]:
         return [
-            c for c in self.fake.commands if READ not in c and CERT not in c and SEARCH not in c
+            c
+            for c in self.fake.commands
+            if READ not in c and CERT not in c and SEARCH not in c and CONNECTORS not in c
         ]
 
 

@@ -19,6 +19,7 @@ from skupper_mcp.engine.model_http import ModelsProbe
 from skupper_mcp.engine.readings import Asked, PodmanReading, Reading, Unread
 from skupper_mcp.engine.scope import sites as all_sites
 from skupper_mcp.errors import ConnectError
+from skupper_mcp.facts.connector_status import ConnectorStatus
 from skupper_mcp.facts.private_keys import OpenKey
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
 from skupper_mcp.facts.skupper_version import parse_skupper_version
@@ -431,6 +432,41 @@ def test_evidence_never_carries_a_key_a_log_line_quoted(topology: Topology) -> N
     )
     assert not any("abcdef0123456789abcdef" in e for e in found.evidence)
     assert any("[REDACTED]" in e for e in found.evidence)
+
+
+def test_a_refused_certificate_is_evidenced_by_the_routers_own_connector_status_first(
+    topology: Topology,
+) -> None:
+    """skrouterd logs a connector's failure once; its management keeps it while it retries:
+    with no log line left, the connector status alone is the evidence, and it comes first."""
+    local = states()["local"]
+    refused = (
+        "Connection to 127.0.0.9:8000 failed: amqp:connection:framing-error SSL Failure: "
+        "error:0A000086:SSL routines::certificate verify failed"
+    )
+    local.logs["router"] = []
+    local.connectors = [
+        ConnectorStatus("link-hub", "inter-router", "127.0.0.9", "8000", "CONNECTING", refused),
+        ConnectorStatus("link-other", "inter-router", "127.0.0.8", "8000", "CONNECTING", refused),
+    ]
+    link = LinkProbe("local", "rhel-ai", "127.0.0.9", 8000, True, "Pending")
+    found = one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
+    assert found.evidence[0] == (
+        f"local router management: connector link-hub to 127.0.0.9:8000 CONNECTING: {refused}"
+    )
+    assert sum("router management" in e for e in found.evidence) == 1  # this link's only
+    local.log_matches["certificate verify failed"] = [f"2026-12-03 SERVER (error) [C4] {refused}"]
+    found = one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
+    assert "router management" in found.evidence[0] and "router log" in found.evidence[1]
+    # a management answer that could not be read is said, and is no evidence of a refusal
+    local.connectors, local.connectors_error = None, "skmanage exited 127: Error: crun: ..."
+    found = one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
+    assert found.evidence[0].startswith("local router log: ")
+    assert "local router management not read: skmanage exited 127" in found.evidence[1]
+    local.connectors, local.log_matches = [], {}
+    assert "link-cert-verify-failed" not in problems(
+        network(topology, {"local": local}, links=[link])
+    ).get("rhel-ai", set())
 
 
 def test_a_router_stopped_by_down_is_no_stale_status_and_nothing_starts_it_again(

@@ -151,6 +151,17 @@ def current_host(env: Mapping[str, str] | None = None) -> HostInfo:
     return load_host_info(host_dir)
 
 
+#: The tools the router image ships beside skrouterd (skmanage), under a world's dir: first
+#: on its containers' PATH, as the image's /usr/local/bin, and on no host's.
+ROUTER_IMAGE_TOOLS = "image-bin/skupper-router"
+
+
+def router_image_path(world_dir: str) -> str:
+    """The PATH a router container's processes (and ``podman exec`` in it) see."""
+    tools = Path(world_dir) / ROUTER_IMAGE_TOOLS
+    return f"{tools}:{Path(world_dir) / 'bin'}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+
 def translate(address: str, host: HostInfo | None = None) -> str:
     """The address a host-local name means on this host (its own loopback address)."""
     if address.strip("[]") in _LOCAL_NAMES:

@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from skupper_sandbox.commands.server import TOOLS
+from skupper_sandbox.hostenv import ROUTER_IMAGE_TOOLS
 
 log = logging.getLogger("skupper_sandbox.shims")
 
@@ -72,6 +73,13 @@ def write_shims(world_dir: Path, python: str, *, compiled: bool = False) -> Path
         module = fallback_module(tool)
         shim.write_text(f'#!/bin/sh\nexec {shlex.quote(python)} -m {module} "$@"\n')
         shim.chmod(0o755)
+    image_tools = Path(world_dir) / ROUTER_IMAGE_TOOLS
+    image_tools.mkdir(parents=True, exist_ok=True)
+    skmanage = image_tools / "skmanage"
+    skmanage.write_text(
+        f'#!/bin/sh\nexec {shlex.quote(python)} -m skupper_sandbox.router.skmanage "$@"\n'
+    )
+    skmanage.chmod(0o755)
     for tool, text in (("id", _ID_SHIM), ("whoami", _WHOAMI_SHIM)):
         (bin_dir / tool).write_text(text)
         (bin_dir / tool).chmod(0o755)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..connectors.shell import program, script
 from . import names
+from .connector_status import ConnectorStatus
 from .framing import (
     STDERR,
     safe_path,
@@ -161,6 +162,12 @@ class SiteState:
     #: The router log's lines that hold a string diagnose searched the whole log for (a line
     #: skrouterd writes once, a tail may have lost), by that string, oldest first.
     log_matches: dict[str, list[str]] = field(default_factory=dict)
+    #: The router's connectors as its own management reports them (diagnose asks the
+    #: dialling router of a failing link): None when not asked or there is no listener.
+    connectors: list[ConnectorStatus] | None = None
+    #: Why the router's connector status could not be read when asked (skmanage failed or
+    #: printed what is not its answer): unknown, never an empty list.
+    connectors_error: str | None = None
     #: What each framed command wrote on its standard error, by section (evidence only:
     #: no parser reads it), e.g. libpod's warnings under ``containers``.
     stderr: dict[str, str] = field(default_factory=dict)

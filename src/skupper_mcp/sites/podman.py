@@ -26,6 +26,12 @@ from ..connectors.shell import quote
 from ..connectors.ssh import SSHConnector
 from ..errors import CommandError, SiteStateError
 from ..facts import names
+from ..facts.connector_status import (
+    MAX_CONNECTORS_BYTES,
+    ConnectorStatus,
+    connector_status_script,
+    parse_connector_status,
+)
 from ..facts.framing import safe_label, split_frames
 from ..facts.logs import (
     JournalLogRead,
@@ -201,6 +207,13 @@ class PodmanSite:
         command = log_search_script(container, needle, lines, max_bytes)
         result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
         return parse_log_search(result.stdout, max_bytes)
+
+    async def connector_status(self, container: str) -> list[ConnectorStatus] | None:
+        """The router's connectors as its management reports them (None: the site has no
+        management listener); raises ``Unparsed`` when the answer cannot be read."""
+        command = connector_status_script(self.namespace, container, MAX_CONNECTORS_BYTES)
+        result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
+        return parse_connector_status(result.stdout, MAX_CONNECTORS_BYTES)
 
     async def facts(self, *, with_ports: bool, timeout: float) -> SiteFacts:
         """What the precheck reads of the host (tools, versions, and bound ports when asked)."""

@@ -14,7 +14,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from types import ModuleType
 
-from skupper_sandbox.hostenv import HostInfo, translate
+from skupper_sandbox.hostenv import HostInfo, router_image_path, translate
 from skupper_sandbox.router import choice as router_choice
 from skupper_sandbox.router import imitation, skrouterd
 from skupper_sandbox.router.release import RELEASE_VAR
@@ -137,7 +137,8 @@ def process_for(
         # config when /tmp cannot be written).
         release = full.rsplit(":", 1)[-1]
         return ImageProcess(
-            router_choice.for_world(host.world_dir).start(python), {RELEASE_VAR: release}
+            router_choice.for_world(host.world_dir).start(python),
+            {RELEASE_VAR: release, "PATH": router_image_path(host.world_dir)},
         )
     if fnmatchcase(full, CONTROLLER):
         return ImageProcess([python, "-m", CONTROLLER_PROGRAM], {})

@@ -207,9 +207,12 @@ class Router:
             try:
                 link = await self._dial(connector)
             except Exception as exc:  # any failure is a failed attempt; never stop dialling
-                # skrouterd: the connector stays CONNECTING, its connectionMsg the last failure
+                # skrouterd: the connector stays CONNECTING, its connectionMsg the last failure,
+                # logged only when that message changes (qd_connector.c@3.4.2:416-431; an
+                # open connection sets it to "Connection Opened", amqp_adaptor.c:1631)
                 reason = _dial_failure(exc, connector)
-                log.error("[%s] %s", self._connection_id(), reason, extra=SERVER)
+                if reason != status.error:
+                    log.error("[%s] %s", self._connection_id(), reason, extra=SERVER)
                 status.status, status.error = "connecting", reason
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)

@@ -33,6 +33,30 @@ def _dialler_log(network: Network, link: LinkProbe, *needles: str) -> list[str]:
     ][-2:]
 
 
+def _dialler_management(network: Network, link: LinkProbe, needle: str) -> list[str]:
+    """What the dialling router's own connector status says of this link's endpoint, when
+    its last failure holds ``needle``: the management answer keeps it while the router
+    retries, where the log has it once."""
+    view = network.podman_reading(link.from_host)
+    if view is None or view.state.connectors is None:
+        return []
+    return [
+        f"{link.from_host} router management: connector {c.name} to {c.endpoint} "
+        f"{c.status}: {c.message.strip()}"
+        for c in view.state.connectors
+        if c.endpoint == f"{link.host}:{link.port}" and needle in c.message
+    ][:1]
+
+
+def _management_unread(network: Network, link: LinkProbe) -> list[str]:
+    """Why the dialling router's connector status is not among the evidence, if it was
+    asked and could not be read."""
+    view = network.podman_reading(link.from_host)
+    if view is None or view.state.connectors_error is None:
+        return []
+    return [f"{link.from_host} router management not read: {view.state.connectors_error}"]
+
+
 def _router_listening(network: Network, host: str) -> bool:
     """Whether the dialled site's router runs with its site's configuration (so a port that
     does not answer is the network's doing, not the router's)."""
@@ -85,7 +109,10 @@ def link_cert_verify_failed(network: Network) -> Iterator[Finding]:
     for link in network.links:
         if link.status == "Ready":  # up again: failures still in the log's tail are history
             continue
-        lines = _dialler_log(network, link, VERIFY_FAILED)
+        lines = [
+            *_dialler_management(network, link, VERIFY_FAILED),
+            *_dialler_log(network, link, VERIFY_FAILED),
+        ]
         if not lines and VERIFY_FAILED not in link.status:
             continue
         ref = site_ref(network.topology, link.to_host)
@@ -95,6 +122,7 @@ def link_cert_verify_failed(network: Network) -> Iterator[Finding]:
         named = link.host in sans
         evidence = [
             *lines,
+            *_management_unread(network, link),
             f"link {link.from_host} -> {ref.site}: {link.status}",
             f"{variable} in topology.env: {' '.join(sans) or '(none)'}",
         ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ...errors import Unparsed
 from ...facts import names
 from ...facts.logs import MAX_LOG_BYTES, log_unavailable
 from ...facts.redact import redact_lines
@@ -120,14 +121,18 @@ async def journal_fallback(view: PodmanReading) -> None:
 
 
 async def refusals_searched(view: PodmanReading) -> None:
-    """The dialling router's refusals of a server certificate from its whole log: skrouterd
-    logs a connector's failure only when its message changes (``src/adaptors/amqp/
-    qd_connector.c@3.4.2:416-431``, "logged only once"), so the tail read with the state may
-    have lost it. The router's own connector status would be the better witness; the product
-    has no management read of the router yet."""
+    """The dialling router's refusals of a server certificate: first its own connector
+    status (management's ``connectionMsg`` keeps a connector's last failure while it
+    retries), then its whole log, since skrouterd logs a connector's failure only when its
+    message changes (``src/adaptors/amqp/qd_connector.c@3.4.2:416-431``, "logged only
+    once") and the tail read with the state may have lost it."""
     container = names.router_container(view.namespace)
     if view.state.container(container) is None:
         return
+    try:
+        view.state.connectors = await view.site.connector_status(container)
+    except Unparsed as exc:  # the connector status is unknown; the log is still searched
+        view.state.connectors_error = str(exc)
     found = await view.site.log_search(container, VERIFY_FAILED, SEARCH_LINES, SEARCH_BYTES)
     if found is not None:
         view.state.log_matches[VERIFY_FAILED] = found

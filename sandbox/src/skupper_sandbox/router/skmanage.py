@@ -1,0 +1,90 @@
+"""The router image's ``skmanage``, for ``podman exec <router> skmanage ... query
+--type=connector``: the one query the product makes of it.
+
+The skupper-router image ships skmanage (``CMakeLists.txt@3.4.2:339-349``, installed beside
+skrouterd; ``Containerfile@3.4.2`` adds python3 for it). Its connection options are
+``-b/--bus``, ``-t/--timeout`` and ``--ssl-certificate``/``--ssl-key``/``--ssl-trustfile``
+(``python/skupper_router_internal/tools/command.py@3.4.2:96-122``); ``query`` prints the
+entities of a type as a JSON list of objects. The ``connector`` entity's
+``connectionStatus`` is the connector's state (``connection_manager.c@3.4.2:193-219``:
+CONNECTING while it retries, SUCCESS once open) and ``connectionMsg`` its last failure as
+skrouterd words it (``qd_connector.c@3.4.2:403-426``), which the router's management
+answer here carries as a link's ``error``. Only the link connectors are answered (the
+ones the management answer has), with those attributes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from skupper_sandbox import hostenv
+from skupper_sandbox.router import choice as router_choice
+
+CONNECTOR_TYPES = ("connector", "io.skupper.router.connector")
+DEFAULT_PORT = 5672  # amqp
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="skmanage")
+    p.add_argument("-b", "--bus", default="0.0.0.0")
+    p.add_argument("-t", "--timeout", type=float, default=5.0)
+    p.add_argument("--ssl-certificate")
+    p.add_argument("--ssl-key")
+    p.add_argument("--ssl-trustfile")
+    p.add_argument("operation", choices=["query"])
+    p.add_argument("--type", required=True)
+    return p
+
+
+def connector_entities(answer: dict[str, object]) -> list[dict[str, str]]:
+    """The link connectors of the router's management answer as skmanage prints them."""
+    links = answer.get("links")
+    entities = []
+    for link in links if isinstance(links, list) else []:
+        if not isinstance(link, dict):
+            continue
+        entities.append(
+            {
+                "type": "io.skupper.router.connector",
+                "name": str(link.get("name") or ""),
+                "host": str(link.get("host") or ""),
+                "port": str(link.get("port") or ""),
+                "connectionStatus": "SUCCESS" if link.get("status") == "up" else "CONNECTING",
+                "connectionMsg": str(link.get("error") or ""),
+            }
+        )
+    return entities
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.type not in CONNECTOR_TYPES:
+        print(
+            f"NotImplementedStatus: the sandbox's skmanage queries connector only, not {args.type}",
+            file=sys.stderr,
+        )
+        return 1
+    url = urlsplit(args.bus if "//" in args.bus else f"amqp://{args.bus}")
+    host = hostenv.current_host()
+    address = hostenv.translate(url.hostname or "0.0.0.0", host)
+    cert = Path(args.ssl_certificate) if args.ssl_certificate else None
+    cert_dir = hostenv.container_path(str(cert.parent)) if cert else None
+    router = router_choice.for_world(host.world_dir)
+    answer = router.query(address, url.port or DEFAULT_PORT, cert_dir, args.timeout)
+    if answer is None:
+        print(
+            f"ConnectionException: Connection {args.bus} disconnected: "
+            "Condition('proton:io', 'Connection refused')",
+            file=sys.stderr,
+        )
+        return 1
+    print(json.dumps(connector_entities(answer), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
