@@ -23,7 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skupper_mcp.exports import FORMATS, exported_rows, render_export
-from skupper_mcp.models import ModelRow
+from skupper_mcp.models import ModelRow, PoolBackend, PoolStatus
 
 KEY_VARIABLE = "GPU1_MODEL_API_KEY"
 KEY_VALUE = "sk-test-never-in-an-export-4c1d"
@@ -376,3 +376,36 @@ def test_an_id_a_server_lists_twice_is_exported_once(fmt: str) -> None:
     text = render_export([_row("gpu1", 9000, ["twice", "other", "twice"])], fmt)
     strings = _strings(_parsed(fmt, text))
     assert strings.count("twice") == 1  # the model name (LiteLLM), model (Continue), name (Goose)
+
+
+def _pool_row(state: str) -> ModelRow:
+    backends = [
+        PoolBackend(provider="gpu1", profile="granite", routing_key="model-pool-chat", live=True),
+        PoolBackend(provider="gpu2", profile="granite", routing_key="model-pool-chat", live=False),
+    ]
+    pool = PoolStatus(
+        name="chat",
+        strategy="any",
+        site="local-test",
+        port=9100,
+        routing_key="model-pool-chat",
+        bound=True,
+        state="degraded",
+        backends=backends,
+    )
+    return _row("chat", 9100, ["pooled/granite"], state=state, site="local-test", pool=pool)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_serving_pool_is_one_entry_with_the_pools_one_url(fmt: str) -> None:
+    text = render_export([*ROWS, _pool_row("serving")], fmt)
+    # env names the one URL twice, as OPENAI_BASE_URL and OPENAI_API_BASE
+    assert text.count("127.0.0.1:9100") == (2 if fmt == "env" else 1)
+    assert "pooled/granite" in text
+    assert "127.0.0.1:9100" not in render_export([*ROWS, _pool_row("provider-stopped")], fmt)
+
+
+def test_env_says_a_pool_is_served_by_its_members() -> None:
+    text = render_export([_pool_row("serving")], "env")
+    assert "pool chat (any over gpu1, gpu2), serving" in text
+    assert "export OPENAI_BASE_URL=http://127.0.0.1:9100/v1" in text

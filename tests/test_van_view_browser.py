@@ -25,6 +25,7 @@ import pytest
 import apps_protocol as P
 from apps_host import HOST_URL, call_tool_result, host_page
 from browser import Browser, Page, chromium
+from skupper_mcp.models import PoolBackend, PoolStatus
 from van_page import ELEMENTS_JS, assert_clean
 from van_results import (
     MORE_SCENARIOS,
@@ -556,3 +557,85 @@ def test_the_consumers_link_is_a_line_a_person_sees(
         f"{seen['total']:.0f} px drawn)"
     )
     assert_clean(page, f"consumer link at {size[0]} px")
+
+
+# --- Model pools -------------------------------------------------------------------------
+
+
+def _with_pool() -> Scenario:
+    """The recorded provider-down status with a priority pool over both providers, as
+    status's pool_rows decides it with rhel-ai down: degraded, rhtevan-work preferred.
+    No recorded world has a pool (the recorder's topology has none)."""
+    base = provider_down()
+    backends = [
+        PoolBackend(
+            provider="rhel-ai",
+            profile="granite",
+            routing_key="model-api-rhel-ai",
+            live=False,
+            why="rhel-ai is stopped",
+        ),
+        PoolBackend(
+            provider="rhtevan-work",
+            profile="granite",
+            routing_key="model-api-rhtevan-work",
+            live=True,
+        ),
+    ]
+    pool = PoolStatus(
+        name="granite",
+        strategy="priority",
+        site="local-sandbox",
+        port=9100,
+        routing_key="granite",
+        bound=True,
+        state="degraded",
+        backends=backends,
+        preferred="rhtevan-work",
+        detail="new connections go to rhtevan-work (first live in order)",
+    )
+    status = base.status.model_copy(update={"pools": [pool]})
+    return Scenario(base.name + "-pool", status, base.sites, base.links, base.listeners)
+
+
+POOL_JS = """(() => {
+  const shown = (g) => { const r = g.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const pool = document.querySelector('[data-site="local"] [data-pool="granite"]');
+  const backends = Array.from(document.querySelectorAll('[data-pool-backend^="granite/"]'))
+    .map((g) => ({key: g.getAttribute("data-pool-backend"), live: g.getAttribute("data-live"),
+      preferred: g.getAttribute("data-preferred"), text: g.textContent, seen: shown(g)}));
+  return {pool: pool && {port: pool.getAttribute("data-port"),
+      state: pool.getAttribute("data-state"), preferred: pool.getAttribute("data-preferred"),
+      text: pool.textContent, seen: shown(pool)},
+    backends: backends, vanText: document.querySelector("#van-text").textContent};
+})()"""
+
+
+def test_a_pool_is_drawn_with_its_port_its_live_backends_and_the_preferred_one(
+    page: Page, artefacts: Path
+) -> None:
+    scenario = _with_pool()
+    _wide(page)
+    _open_page(page, scenario)
+    page.screenshot(
+        artefacts / "page-pool-1280x900.png",
+        *WIDE,
+        ready="document.querySelector('[data-pool]') !== null",
+    )
+    seen = page.evaluate(POOL_JS)
+    pool = seen["pool"]
+    assert pool is not None, "the pool is not drawn in the local site's box"
+    assert (pool["port"], pool["state"], pool["preferred"]) == ("9100", "degraded", "rhtevan-work")
+    assert pool["seen"] and ":9100" in pool["text"] and "priority" in pool["text"], pool
+    backends = {b["key"]: b for b in seen["backends"]}
+    assert {k: (b["live"], b["preferred"]) for k, b in backends.items()} == {
+        "granite/rhel-ai": ("not-live", "false"),
+        "granite/rhtevan-work": ("live", "true"),
+    }
+    assert all(b["seen"] for b in backends.values()), backends
+    assert "not live" in backends["granite/rhel-ai"]["text"]
+    assert "preferred" in backends["granite/rhtevan-work"]["text"]
+    assert "preferred" not in backends["granite/rhel-ai"]["text"]
+    assert "pool granite :9100 (priority)" in seen["vanText"]
+    assert "rhel-ai is stopped" in seen["vanText"]
+    assert_clean(page, "pool")

@@ -5,6 +5,9 @@ variables (``env``), a LiteLLM proxy ``config.yaml`` (``litellm``), an ``opencod
 provider block (``opencode``), a Continue ``config.yaml`` (``continue``) or Goose custom
 providers (``goose``). Each renderer's docstring cites the document its format follows.
 
+A pool's row (``ModelRow.pool``) is one entry like any other: its URL is the pool's one
+port, which fails over among its providers.
+
 Pure: no I/O. Only serving rows are exported unless ``include_all``; a row without a model
 id (its server listed none) is left out, since every format is keyed by the id. A model
 API key appears only as a reference to the environment variable that holds it
@@ -83,8 +86,7 @@ def render_env(rows: list[ModelRow]) -> str:
         url = shlex.quote(row.local_base_url)
         lines += [
             "",
-            f"# {_comment(', '.join(_ids(row)))}: {row.host} (profile {row.profile}, "
-            f"site {row.site}), {row.state}",
+            f"# {_comment(', '.join(_ids(row)))}: {_served_by(row)}, {row.state}",
             f"{prefix}export OPENAI_BASE_URL={url}",
             f"{prefix}export OPENAI_API_BASE={url}",
             f"{prefix}export OPENAI_API_KEY={key}",
@@ -221,6 +223,14 @@ def render_goose(rows: list[ModelRow]) -> str:
     """``goose_providers`` as one JSON object: each key is a file name, each value that
     file's content."""
     return json.dumps(goose_providers(rows), indent=2) + "\n"
+
+
+def _served_by(row: ModelRow) -> str:
+    """Who answers a row's URL: its provider, or a pool's members (one URL, failover)."""
+    if row.pool is not None:
+        members = ", ".join(b.provider for b in row.pool.backends)
+        return f"pool {row.host} ({row.pool.strategy} over {members})"
+    return f"{row.host} (profile {row.profile}, site {row.site})"
 
 
 def _ids(row: ModelRow) -> list[str]:

@@ -538,12 +538,18 @@ class ModelRow(Result):
         description="The model ids as the server reports them on GET /v1/models, read "
         f"through the local listener (empty when it could not be read). {HOST_TEXT}",
     )
-    host: str = Field(description="Provider host in the topology that serves it")
-    profile: str = Field(
-        description="hosted-model-ctl profile it serves (the active one, else the host's default)"
+    host: str = Field(
+        description="Provider host in the topology that serves it; a pool's row: the pool's name"
     )
-    site: str = Field(description="Skupper site name of the provider")
-    listener_port: int = Field(description="Local listener port of the model API")
+    profile: str = Field(
+        description="hosted-model-ctl profile it serves (the active one, else the host's "
+        "default); a pool's row: the profile of its preferred (else first) backend"
+    )
+    site: str = Field(
+        description="Skupper site name of the provider; a pool's row: the local site, "
+        "where its listener is"
+    )
+    listener_port: int = Field(description="Local listener port of the model API (or pool)")
     local_base_url: str = Field(
         description="Base URL on this machine, e.g. http://127.0.0.1:9000/v1: what "
         "OPENAI_BASE_URL takes"
@@ -572,6 +578,11 @@ class ModelRow(Result):
         pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$",
         description="Name of the environment variable a client reads the model API key "
         "from (never the key itself); null when the server needs no key",
+    )
+    pool: PoolStatus | None = Field(
+        default=None,
+        description="Set on a pool's row (one URL, failover across its providers): its "
+        "backends, which are live and which one is preferred, as status reports them",
     )
 
 

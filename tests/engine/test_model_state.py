@@ -5,10 +5,17 @@ from __future__ import annotations
 import pytest
 
 from skupper_mcp.engine.model_http import ModelsProbe
-from skupper_mcp.engine.model_state import model_condition, needs_probe
+from skupper_mcp.engine.model_state import (
+    model_condition,
+    needs_probe,
+    pool_model_condition,
+    pool_needs_probe,
+)
+from skupper_mcp.models import PoolBackend, PoolStatus
 
 ADDRESS = "http://127.0.0.1:9000"
 LISTED = ModelsProbe(200, ["granite-3b"], None, 3.0)
+NO_MODEL = ModelsProbe(200, [], None, 1.0)
 
 
 def state(site: str, listener: str, probe: ModelsProbe | None, key: str | None = None) -> str:
@@ -53,3 +60,49 @@ def test_a_refusal_says_a_key_is_needed_and_why_ours_was_not_read() -> None:
     )
     assert "HTTP 401" in reason and "API key" in reason
     assert "GPU_MODEL_API_KEY_FILE" in reason
+
+
+def _pool(bound: bool | None, state: str, live: tuple[bool, bool]) -> PoolStatus:
+    backends = [
+        PoolBackend(provider=name, profile="granite", routing_key="model-pool-chat", live=is_live)
+        for name, is_live in zip(("alpha", "beta"), live, strict=True)
+    ]
+    preferred = next((b.provider for b in backends if b.live), None)
+    return PoolStatus(
+        name="chat",
+        strategy="priority",
+        site="local-test",
+        port=9100,
+        routing_key="model-pool-chat",
+        bound=bound,
+        state=state,  # type: ignore[arg-type]
+        backends=backends,
+        preferred=preferred,
+    )
+
+
+@pytest.mark.parametrize(
+    ("pool", "probe", "expected"),
+    [
+        (_pool(True, "serving", (True, True)), LISTED, "serving"),
+        (_pool(True, "degraded", (False, True)), LISTED, "serving"),
+        (_pool(True, "degraded", (False, True)), NO_MODEL, "route-up-no-model"),
+        (_pool(False, "serving", (True, True)), None, "route-down"),
+        (_pool(True, "down", (False, False)), None, "provider-stopped"),
+        (_pool(None, "unknown", (True, True)), None, "provider-skipped"),
+    ],
+)
+def test_a_pool_row_reads_its_port_and_the_pools_own_backend_judgement(
+    pool: PoolStatus, probe: ModelsProbe | None, expected: str
+) -> None:
+    found, _ = pool_model_condition(pool, "http://127.0.0.1:9100", probe)
+    assert found == expected
+
+
+def test_a_pool_is_probed_only_when_its_port_accepts_and_a_backend_may_be_live() -> None:
+    assert pool_needs_probe(_pool(True, "degraded", (False, True)))
+    assert pool_needs_probe(_pool(True, "unknown", (True, True)))
+    assert not pool_needs_probe(_pool(False, "serving", (True, True)))
+    assert not pool_needs_probe(_pool(True, "down", (False, False)))
+    _, why = pool_model_condition(_pool(True, "down", (False, False)), "http://x:1", None)
+    assert "no backend of pool chat is live" in why

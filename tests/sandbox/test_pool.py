@@ -314,3 +314,44 @@ async def test_through_the_cli_the_pool_answers_on_its_port_while_either_provide
         assert {b["provider"]: b["live"] for b in pool["backends"]} == {down: False, other: True}
         again = await asyncio.to_thread(run_cli, path, "up", down)
         assert again.returncode == 0, again.stdout + again.stderr
+
+
+async def test_models_lists_the_pool_as_one_url_that_still_serves_with_a_provider_down(
+    pool_world: World,
+) -> None:
+    async with Engine(load_topology(pool_topology(pool_world))) as engine:
+        result = await engine.setup()
+        assert result.ok, result.model_dump_json(indent=1)
+        assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
+
+        models = await engine.models()
+        [row] = [r for r in models.rows if r.pool is not None]
+        assert (row.host, row.state, row.listener_port) == ("granite", "serving", POOL_PORT), row
+        assert row.local_base_url == f"http://{pool_world.addresses['local']}:{POOL_PORT}/v1"
+        assert row.model_ids and set(row.model_ids) <= {
+            model_of(pool_world, "rhel-ai"),
+            model_of(pool_world, "rhtevan-work"),
+        }
+        assert row.pool is not None
+        assert [(b.provider, b.live) for b in row.pool.backends] == [
+            ("rhel-ai", True),
+            ("rhtevan-work", True),
+        ]
+
+        result = await engine.down("rhel-ai")
+        assert result.ok, result.model_dump_json(indent=1)
+        try:
+            models = await engine.models()
+            by_host = {r.host: r for r in models.rows}
+            assert by_host["rhel-ai"].state == "provider-stopped", by_host["rhel-ai"]
+            row = by_host["granite"]
+            assert row.state == "serving", row
+            assert row.model_ids == [model_of(pool_world, "rhtevan-work")]
+            assert row.pool is not None and row.pool.state == "degraded"
+            assert {b.provider: b.live for b in row.pool.backends} == {
+                "rhel-ai": False,
+                "rhtevan-work": True,
+            }
+        finally:
+            result = await engine.up("rhel-ai")
+            assert result.ok, result.model_dump_json(indent=1)

@@ -35,6 +35,10 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     "not-reported": "this result says nothing of its state (call status)"
   };
   var LISTENER_STATES = ["serving", "closing", "closed", "unknown"];
+  var POOL_STATES = ["serving", "degraded", "down", "unknown"];
+  // a pool's and a backend's state in the listener dots' colours
+  var POOL_DOT = { serving: "f-serving", degraded: "f-closing", down: "f-closed", unknown: "f-listener-unknown",
+    live: "f-serving", "not-live": "f-closed" };
   var LINK_STATES = [["connected", "link connected"], ["not-connected", "link not connected"],
     ["unknown", "link not read (its dialling site was not read)"]];
   var LIFECYCLE = ["setup", "up", "down", "teardown"];
@@ -81,7 +85,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     function site(host, info) {
       if (!sites[host]) {
         sites[host] = { host: host, site: "", role: "", platform: "", state: null, from: "",
-          reason: "", notes: [], findings: [], listeners: [], drift: null, plan: null,
+          reason: "", notes: [], findings: [], listeners: [], pools: [], drift: null, plan: null,
           diagnosed: false };
         order.push(host);
       }
@@ -96,7 +100,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     function said(s, state, from, reason, notes) {
       s.state = state; s.from = from; s.reason = str(reason); s.notes = notes;
     }
-    var model = { sites: sites, order: order, links: [], listeners: [], actions: [],
+    var model = { sites: sites, order: order, links: [], listeners: [], pools: [], actions: [],
       findings: [], plan: null, last: null, summaries: [], checks: null, kinds: [] };
     results.forEach(function (pair) {
       var kind = pair[0], r = pair[1];
@@ -117,6 +121,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
             status: str(l.status), probe: l.tcp_probe, state: state };
         });
         model.listeners = arr(r.listeners).slice();
+        model.pools = arr(r.pools).slice();
         model.actions = arr(r.model_actions);
       } else if (kind === "diagnose") {
         arr(r.sites).forEach(function (x) {
@@ -162,6 +167,21 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
         state: state, stated: LISTENER_STATES.indexOf(x.state) >= 0, detail: str(x.detail),
         service: str(x.service), closes: x.closes_within,
         models: arr(x.model_ids).map(str).join(", "), url: str(x.base_url) });
+    });
+    // a pool as status decided it (pools.pool_rows): its backends' liveness and the
+    // preferred one are drawn as given, never judged here
+    model.pools.forEach(function (x) {
+      var host = bySite[str(x.site)] || str(x.site);
+      var s = site(host, { site: str(x.site) });
+      var state = POOL_STATES.indexOf(x.state) >= 0 ? x.state : "unknown";
+      var preferred = x.preferred ? str(x.preferred) : "";
+      s.pools.push({ name: str(x.name), port: str(x.port), strategy: str(x.strategy),
+        state: state, bound: x.bound, preferred: preferred, detail: str(x.detail),
+        backends: arr(x.backends).map(function (b) {
+          return { provider: str(b.provider), profile: str(b.profile),
+            live: b.live === true ? "live" : b.live === false ? "not-live" : "unknown",
+            why: str(b.why), preferred: preferred !== "" && str(b.provider) === preferred };
+        }) });
     });
     model.findings.forEach(function (f) {
       var host = sites[str(f.host)] ? str(f.host) : (bySite[str(f.site)] || str(f.host));
@@ -260,6 +280,16 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     return line;
   }
 
+  function poolLine(p) {
+    return "pool " + p.name + " :" + p.port + " (" + p.strategy + ")  " + p.state +
+      (p.bound === false ? ", port not bound" : "");
+  }
+
+  function backendLine(b) {
+    var word = b.live === "live" ? "live" : b.live === "not-live" ? "not live" : "not read";
+    return "  \u21b3 " + b.provider + " (" + b.profile + "): " + word + (b.preferred ? "  \u2605 preferred" : "");
+  }
+
   function planLine(p) {
     var head = p.operation + " (plan): ";
     if (p.outcome === "skipped" || p.outcome === "failed") return head + "would be " + p.outcome + (p.reason ? ": " + p.reason : "");
@@ -307,6 +337,12 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     }
     s.listeners.forEach(function (l) {
       lines.push({ t: listenerLine(l), dot: l.state === "unknown" ? "f-listener-unknown" : "f-" + l.state, listener: l });
+    });
+    s.pools.forEach(function (p) {
+      lines.push({ t: poolLine(p), dot: POOL_DOT[p.state], pool: p });
+      p.backends.forEach(function (b) {
+        lines.push({ t: backendLine(b), dot: POOL_DOT[b.live], backend: b, of: p });
+      });
     });
     s.findings.forEach(function (f) {
       lines.push({ t: str(f.severity) + ": " + str(f.id) + " \u2014 " + str(f.symptom), dot: "f-" + str(f.severity), finding: f });
@@ -434,6 +470,15 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
           el("title", {}, row).textContent = listenerLine(line.listener) +
             (line.listener.detail ? ": " + line.listener.detail : "") +
             (line.listener.service ? " (" + line.listener.service + ")" : "");
+        } else if (line.pool) {
+          row = el("g", { "data-pool": line.pool.name, "data-port": line.pool.port,
+            "data-state": line.pool.state, "data-preferred": line.pool.preferred }, g);
+          el("title", {}, row).textContent = poolLine(line.pool) + (line.pool.detail ? ": " + line.pool.detail : "");
+        } else if (line.backend) {
+          row = el("g", { "data-pool-backend": line.of.name + "/" + line.backend.provider,
+            "data-live": line.backend.live, "data-preferred": line.backend.preferred ? "true" : "false" }, g);
+          el("title", {}, row).textContent = backendLine(line.backend).trim() +
+            (line.backend.why ? ": " + line.backend.why : "");
         } else if (line.finding) {
           row = el("g", { "data-finding": str(line.finding.id), "data-severity": str(line.finding.severity) }, g);
           el("title", {}, row).textContent = str(line.finding.symptom) + "\ncause: " + str(line.finding.cause) +
@@ -497,6 +542,13 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
         el("circle", { cx: 6, cy: 10, r: 4, "class": "f-" + pair[0] }, svg);
       });
     });
+    [["serving", "pool serving"], ["degraded", "pool degraded"], ["down", "pool down"],
+      ["live", "pool backend live"], ["not-live", "pool backend not live"]].forEach(function (pair) {
+      item(listeners, "pool-" + pair[0], pair[1], "", function (svg) {
+        el("circle", { cx: 6, cy: 10, r: 4, "class": POOL_DOT[pair[0]] }, svg);
+      });
+    });
+    item(listeners, "pool-preferred", "\u2605 preferred", "the backend new connections go to", function () {});
   }
 
   // ---- the text alternative -------------------------------------------------------------
@@ -539,6 +591,20 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
         var l = pair[1];
         html("li", pair[0] + " " + listenerLine(l) + " (routing key " + l.key + ")" +
           (l.detail ? ": " + l.detail : ""), ul);
+      });
+    }
+    var pools = [];
+    model.order.forEach(function (h) { model.sites[h].pools.forEach(function (p) { pools.push([h, p]); }); });
+    if (pools.length) {
+      html("h2", "Model pools", node);
+      ul = html("ul", null, node);
+      pools.forEach(function (pair) {
+        var p = pair[1];
+        var li = html("li", pair[0] + " " + poolLine(p) + (p.detail ? ": " + p.detail : ""), ul);
+        var sub = html("ul", null, li);
+        p.backends.forEach(function (b) {
+          html("li", backendLine(b).trim() + (b.why ? ": " + b.why : ""), sub);
+        });
       });
     }
     html("h2", "Next model actions", node);

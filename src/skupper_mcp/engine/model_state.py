@@ -7,7 +7,7 @@ the probe only where the route is up.
 
 from __future__ import annotations
 
-from ..models import ListenerState, ModelState, SiteCondition
+from ..models import ListenerState, ModelState, PoolStatus, SiteCondition
 from .model_http import ModelsProbe
 
 ModelCondition = tuple[ModelState, str]
@@ -45,6 +45,30 @@ def model_condition(
     if listener == "unknown" or probe is None:
         why = listener_detail or "the listener was not probed"
         return "provider-skipped", f"the route's state is not known: {why}"
+    return _probed(address, probe, key_problem)
+
+
+def pool_needs_probe(pool: PoolStatus) -> bool:
+    """Whether a pool's port is worth a ``/v1/models`` probe: it accepts and at least
+    one backend may be live (``pools.pool_rows`` decided which)."""
+    return pool.bound is True and pool.state != "down"
+
+
+def pool_model_condition(
+    pool: PoolStatus, address: str, probe: ModelsProbe | None, key_problem: str | None = None
+) -> ModelCondition:
+    """A pool's row state and why, from its ``pools.pool_rows`` row (port and backends,
+    never judged again here) and what ``/v1/models`` answered through its port."""
+    if pool.bound is False:
+        return "route-down", f"nothing accepts on {address}: the pool's listener is not bound"
+    if pool.state == "down":
+        return "provider-stopped", f"no backend of pool {pool.name} is live: {pool.detail}"
+    if probe is None:
+        return "provider-skipped", f"the pool's port could not be probed ({address})"
+    return _probed(address, probe, key_problem)
+
+
+def _probed(address: str, probe: ModelsProbe, key_problem: str | None) -> ModelCondition:
     if probe.ids:
         return "serving", f"{address}/v1/models lists {len(probe.ids)} model(s)"
     if probe.refused:

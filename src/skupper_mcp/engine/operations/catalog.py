@@ -5,13 +5,18 @@ listener port gets a connect; where the route is up (``model_state.needs_probe``
 ``GET /v1/models`` goes through the listener with the provider's key, all probes at once
 over one HTTP client, each bounded in time and bytes. The row's state is
 ``model_state.model_condition`` over the site's and the listener's typed conditions.
+
+A pool is one row more: its port and backends are status's ``pools.pool_rows`` row
+(which backends are live, which one is preferred), carried as ``ModelRow.pool``; its
+``/v1/models`` goes through the pool's own port, so the row proves the one URL that
+fails over.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from ...models import ModelRow, ModelsResult
+from ...models import ModelRow, ModelsResult, PoolStatus
 from ...topology import ProviderHost, Topology
 from ..condition import site_condition
 from ..listeners import listener_state
@@ -26,11 +31,13 @@ from ..model_http import (
     local_base_url,
     probe_models,
 )
-from ..model_state import model_condition, needs_probe
+from ..model_state import model_condition, needs_probe, pool_model_condition, pool_needs_probe
 from ..readings import Reading
 from ..scope import site_ref
+from ..scope import sites as all_sites
 from ..sitemap import SiteMap
 from ..verify import tcp_probe
+from .status import pool_status
 
 #: How many probes share the HTTP client's connections at once.
 MAX_CONNECTIONS = 16
@@ -43,7 +50,10 @@ async def run(sites: SiteMap) -> ModelsResult:
     topo = sites.topology
     providers = list(topo.providers)
     host = topo.local.listener_host
-    views = await sites.read_all(site_ref(topo, p.name) for p in providers)
+    # a pool's backends are judged from the local site's links too: every site is read
+    refs = all_sites(topo) if topo.pools else [site_ref(topo, p.name) for p in providers]
+    views = await sites.read_all(refs)
+    pools = await pool_status(sites, views) if topo.pools else []
     # after the reads, as status does: SSH handshakes on the loop would make a connect to
     # a bound port miss its second
     bound = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in providers))
@@ -59,12 +69,55 @@ async def run(sites: SiteMap) -> ModelsResult:
             url = f"{local_base_url(topo, p)}/models"
             return await probe_models(http, keys[p.name], url)
 
-        probes = await asyncio.gather(*(probe(p, b) for p, b in zip(providers, bound, strict=True)))
+        async def probe_pool(pool: PoolStatus) -> ModelsProbe | None:
+            if not pool_needs_probe(pool):
+                return None
+            url = f"{base_url(host, pool.port)}/v1/models"
+            return await probe_models(http, keys[_key_provider(topo, pool).name], url)
+
+        probes, pool_probes = await asyncio.gather(
+            asyncio.gather(*(probe(p, b) for p, b in zip(providers, bound, strict=True))),
+            asyncio.gather(*(probe_pool(pool) for pool in pools)),
+        )
     rows = [
         _row(topo, p, views[p.name], b, found, keys[p.name])
         for p, b, found in zip(providers, bound, probes, strict=True)
     ]
+    rows += [
+        _pool_row(topo, pool, found, keys[_key_provider(topo, pool).name])
+        for pool, found in zip(pools, pool_probes, strict=True)
+    ]
     return ModelsResult(rows=rows, summary=summary(rows))
+
+
+def _key_provider(topo: Topology, pool: PoolStatus) -> ProviderHost:
+    """The backend whose key a client of the pool sends: the preferred one, else the first
+    (the members of one pool serve one model, behind one key)."""
+    name = pool.preferred or pool.backends[0].provider
+    p = topo.provider(name)
+    assert p is not None  # the topology's parse checked every member
+    return p
+
+
+def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: ApiKey) -> ModelRow:
+    address = base_url(topo.local.listener_host, pool.port)
+    state, why = pool_model_condition(pool, address, probe, key.problem)
+    chosen = _key_provider(topo, pool)
+    profile = next(b.profile for b in pool.backends if b.provider == chosen.name)
+    return ModelRow(
+        model_ids=probe.ids if probe is not None and probe.ids else [],
+        host=pool.name,
+        profile=profile,
+        site=pool.site,
+        listener_port=pool.port,
+        local_base_url=f"{address}/v1",
+        routing_key=pool.routing_key,
+        state=state,
+        reason=why,
+        latency_ms=probe.latency_ms if probe is not None else None,
+        api_key_env=key_env(chosen),
+        pool=pool,
+    )
 
 
 def _row(

@@ -150,6 +150,16 @@ async def run(sites: SiteMap) -> StatusResult:
     )
 
 
+async def pool_status(sites: SiteMap, views: dict[str, Reading]) -> list[PoolStatus]:
+    """The pools' rows from every site's reading (``views``), as ``run`` decides them:
+    for ``models``, which reads the sites itself."""
+    topo = sites.topology
+    links_of_cluster = cluster_link_names(topo)
+    site_rows = [site_status(views[r.host], links_of_cluster) for r in all_sites(topo)]
+    links, bound = await asyncio.gather(_links(topo, views), _pool_probes(topo))
+    return pool_rows(topo, site_rows, links, bound)
+
+
 async def _pool_probes(topology: Topology) -> dict[str, bool | None]:
     host = topology.local.listener_host
     probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in topology.pools))
