@@ -35,7 +35,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -271,7 +271,7 @@ class Page:
             context = p["context"]
             self.contexts[context["id"]] = context
         elif method == "Runtime.executionContextDestroyed":
-            self.contexts.pop(p.get("executionContextId"), None)
+            self.contexts.pop(cast(int, p.get("executionContextId")), None)
         elif method == "Runtime.executionContextsCleared":
             self.contexts.clear()
 

@@ -140,7 +140,7 @@ PPK3, PPK3_PRIVATE = _ppk(3)
 class Case(NamedTuple):
     text: str
     secrets: list[str]  # none of whose bytes may remain
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count, which no caller uses
 
 
 CASES = {

@@ -47,7 +47,7 @@ class User:
         self.content = content
         self.questions: list[ElicitRequestParams] = []
 
-    async def __call__(self, _ctx: Any, params: ElicitRequestParams) -> ElicitResult:
+    async def __call__(self, context: Any, params: ElicitRequestParams) -> ElicitResult:
         self.questions.append(params)
         return ElicitResult(action=self.action, content=self.content)  # type: ignore[arg-type]
 

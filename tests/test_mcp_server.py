@@ -162,10 +162,10 @@ async def test_setup_check_returns_a_check_result(
         known_hosts=str(tmp_path / "known_hosts"),
         connect_timeout=2,
     )
-    progress: list[str] = []
+    lines: list[str] = []
 
-    async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
-        progress.append(message or "")
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        lines.append(message or "")
 
     async with Client(
         build_server(write_topology(text)), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
@@ -177,7 +177,7 @@ async def test_setup_check_returns_a_check_result(
     assert checked.topology.startswith("LOCAL: local-test")
     alpha_ssh = next(c for c in checked.checks if (c.site, c.name) == ("alpha", "ssh"))
     assert alpha_ssh.status == "fail" and alpha_ssh.hint
-    assert any(line.startswith("alpha:") for line in progress)
+    assert any(line.startswith("alpha:") for line in lines)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -471,7 +471,7 @@ def test_the_precheck_lists_the_open_keys_of_a_real_namespace_and_no_name_forges
     ]
 
 
-def plugin_kubeconfig(path: Path, user: dict[str, object]) -> Path:
+def plugin_kubeconfig(path: Path, user: Mapping[str, object]) -> Path:
     """A kubeconfig whose current context's user is ``user``."""
     path.write_text(
         yaml.safe_dump(

@@ -537,7 +537,8 @@ def test_cluster_up_recreates_only_links_to_live_peers() -> None:
         links={"link-hub-rhel-ai": {"metadata": {"name": "link-hub-rhel-ai"}}},  # not Ready
         secrets=secrets,
     )
-    no_certs = {"rhel-ai": None, "local": None}  # the cluster keeps its Secrets
+    # the cluster keeps its Secrets
+    no_certs: dict[str, ClientCert | None] = {"rhel-ai": None, "local": None}
     assert kube_up_actions(example, kube, state, no_certs, live=set()) == []
     todo = kube_up_actions(example, kube, state, no_certs, live={"rhel-ai", "local"})
     assert [(a.name, a.plan_detail) for a in todo] == [

@@ -9,8 +9,9 @@ import pytest
 from skupper_mcp.engine.model_actions import model_actions, status_actions
 from skupper_mcp.engine.scope import local_stops, resolve_target, scope
 from skupper_mcp.errors import ConfigError
-from skupper_mcp.models import SiteResult
+from skupper_mcp.models import Outcome, SiteResult
 from skupper_mcp.topology import Topology, load_topology
+from skupper_mcp.vocabulary import Role
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "topology.env.example"
 
@@ -20,7 +21,7 @@ def topo() -> Topology:
     return load_topology(EXAMPLE)
 
 
-def site(host: str, outcome: str, role: str = "provider") -> SiteResult:
+def site(host: str, outcome: Outcome, role: Role = "provider") -> SiteResult:
     return SiteResult(
         host=host, site=f"s-{host}", role=role, platform="podman", outcome=outcome, changed=True
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from skupper_mcp.models import OperationResult
 from skupper_sandbox.testing import World
 
 from .conftest import host_file, namespace_dir, new_engine
@@ -21,6 +22,7 @@ def namespaces(world: World) -> list[str]:
 async def test_setup_plan_lists_every_step_and_changes_nothing(world: World) -> None:
     async with new_engine(world) as engine:
         result = await engine.setup(plan=True)
+    assert isinstance(result, OperationResult), result.summary
     assert result.plan and result.ok, result.summary
     by_host = {s.host: s for s in result.sites}
     for host in ("rhel-ai", "rhtevan-work", "local"):
@@ -43,6 +45,7 @@ async def test_a_skupper_2_0_host_fails_setup_and_nothing_changes(world: World) 
             result = await engine.setup()
     finally:
         path.write_text(original)
+    assert isinstance(result, OperationResult), result.summary
     by_host = {s.host: s for s in result.sites}
     assert not result.ok
     assert by_host["rhtevan-work"].outcome == "failed"

@@ -6,7 +6,7 @@ import stat
 from pathlib import Path
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import CheckResult
+from skupper_mcp.models import CheckResult, OperationResult
 from skupper_sandbox.testing import World
 
 from .conftest import bound, listener_port, namespace_dir
@@ -49,6 +49,7 @@ async def test_after_setup_every_site_is_ready_and_both_links_connected(
 
 async def test_second_setup_changes_nothing_and_says_so(engine: Engine) -> None:
     result = await engine.setup()
+    assert isinstance(result, OperationResult), result.summary
     assert result.ok, result.summary
     assert not any(site.changed for site in result.sites), [
         (s.host, [st.name for st in s.steps]) for s in result.sites if s.changed

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from kubernetes import client as k8s
@@ -33,6 +33,12 @@ ROUTER = "skupper.io/component=router"
 GROUP, VERSION = "skupper.io", "v2alpha1"
 
 
+def meta(pod: k8s.V1Pod) -> k8s.V1ObjectMeta:
+    """A pod's metadata, which the API server always sets (the client types it optional)."""
+    assert pod.metadata is not None
+    return pod.metadata
+
+
 @dataclass
 class Cluster:
     """The world's cluster as its user reaches it: the topology's kubeconfig and context."""
@@ -47,11 +53,12 @@ class Cluster:
 
     def router_pod(self) -> k8s.V1Pod | None:
         pods = self.core.list_namespaced_pod(self.namespace, label_selector=ROUTER).items
-        return next((p for p in pods if p.metadata.deletion_timestamp is None), None)
+        return next((p for p in pods if meta(p).deletion_timestamp is None), None)
 
-    def recreate_secret(self, type_: str, data: dict[str, str]) -> None:
+    def recreate_secret(self, type_: str | None, data: dict[str, bytes | str] | None) -> None:
         self.core.delete_namespaced_secret(self.link, self.namespace)
-        body = {"metadata": {"name": self.link}, "type": type_, "data": data}
+        # the client takes a plain dict for a body, as kubectl's manifest would be
+        body: Any = {"metadata": {"name": self.link}, "type": type_, "data": data}
         self.core.create_namespaced_secret(self.namespace, body)
 
 
@@ -137,7 +144,8 @@ async def healthy(engine: Engine, cluster: Cluster) -> AsyncIterator[None]:
         await crc_clean(engine.diagnose, "crc clean again after the test")
 
 
-def secret_data_in(found: Finding, data: dict[str, Any]) -> list[str]:
+def secret_data_in(found: Finding, data: dict[str, Any] | None) -> list[str]:
+    assert data is not None, "the link Secret has data"
     return [line for line in found.evidence if any(value in line for value in data.values())]
 
 
@@ -168,7 +176,8 @@ async def test_a_link_remade_by_hand_under_the_router_pod_is_stale_and_up_crc_cl
 ) -> None:
     pod = cluster.router_pod()
     assert pod is not None
-    started = pod.metadata.creation_timestamp
+    started = meta(pod).creation_timestamp
+    assert started is not None
     # creationTimestamps have whole seconds: a Secret of the pod's own second is no evidence
     wait_for(
         lambda: dt.datetime.now(dt.UTC).replace(microsecond=0) > started,
@@ -177,8 +186,11 @@ async def test_a_link_remade_by_hand_under_the_router_pod_is_stale_and_up_crc_cl
     )
     # kubectl delete -f link.yaml; kubectl apply -f link.yaml: the Secret and Link anew
     tls = cluster.secret()
-    link = cluster.custom.get_namespaced_custom_object(
-        GROUP, VERSION, cluster.namespace, "links", cluster.link
+    link = cast(
+        dict[str, Any],
+        cluster.custom.get_namespaced_custom_object(
+            GROUP, VERSION, cluster.namespace, "links", cluster.link
+        ),
     )
     cluster.custom.delete_namespaced_custom_object(
         GROUP, VERSION, cluster.namespace, "links", cluster.link
@@ -203,7 +215,7 @@ async def test_a_link_remade_by_hand_under_the_router_pod_is_stale_and_up_crc_cl
             over_mcp(client), "crc-router-pod-stale", f"Link {cluster.link}: Error"
         )
         assert found.severity == "error"
-        assert found.evidence[0].startswith(f"router pod {pod.metadata.name}: created ")
+        assert found.evidence[0].startswith(f"router pod {meta(pod).name}: created ")
         assert any(line.startswith(f"Secret {cluster.link}: created ") for line in found.evidence)
         assert any(line.startswith(f"Link {cluster.link}: ") for line in found.evidence)
         assert secret_data_in(found, tls.data) == []
@@ -212,4 +224,4 @@ async def test_a_link_remade_by_hand_under_the_router_pod_is_stale_and_up_crc_cl
         await carry_out(client, found)
         await crc_clean(over_mcp(client), "crc clean after up crc")
     replacement = cluster.router_pod()
-    assert replacement is not None and replacement.metadata.name != pod.metadata.name
+    assert replacement is not None and meta(replacement).name != meta(pod).name

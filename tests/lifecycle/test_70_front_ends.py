@@ -32,7 +32,7 @@ async def test_up_over_mcp_reports_progress_step_by_step(built: World, mode: str
         await only_up(engine, ())
     lines: list[str] = []
 
-    async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         lines.append(message or "")
 
     async with Client(
@@ -85,7 +85,7 @@ async def test_a_cancelled_up_releases_the_lock_and_status_tells_the_truth(built
         await only_up(engine, ())
     started = anyio.Event()
 
-    async def on_progress(_done: float, _total: float | None, message: str | None) -> None:
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         if (message or "").startswith("rhel-ai: start controller"):
             started.set()
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import tarfile
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 from mcp import Client
-from mcp.types import ElicitResult
+from mcp.client.session import ElicitationFnT
+from mcp.types import ElicitRequestParams, ElicitResult
 
 from skupper_mcp.models import OperationResult
 from skupper_mcp.server import build_server
@@ -31,11 +33,11 @@ def namespaces_left(world: World) -> list[str]:
     return [h for h in HOSTS if namespace_dir(world, h).exists()]
 
 
-def answer(action: str):
+def answer(action: Literal["accept", "decline"]) -> ElicitationFnT:
     """An elicitation callback that gives the user's answer."""
 
-    async def callback(_ctx, _params) -> ElicitResult:
-        content = {"confirm": True} if action == "accept" else None
+    async def callback(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        content: dict[str, Any] | None = {"confirm": True} if action == "accept" else None
         return ElicitResult(action=action, content=content)
 
     return callback

@@ -246,6 +246,7 @@ def test_an_image_program_is_forked_by_its_monitor_and_lives_and_ends_as_its_own
         timeout=10,
         what="the model server to answer",
     )
+    assert isinstance(answer, str)
     assert "forked-model" in answer
     assert served.sh(f"podman kill -s {signal_name} ms").returncode == 0
 

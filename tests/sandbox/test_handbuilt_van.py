@@ -275,13 +275,14 @@ def test_a_link_to_a_name_missing_from_the_sans_fails_verification(van: Van) -> 
     status, out, err = reload_by_hand(lambda command: van.run(CONSUMER, command), CONSUMER_NS)
     assert status == 0, out + err
 
-    status = settle(
+    link_status = settle(
         lambda: (
             "certificate verify failed" in (s := van.link_status(BAD_LINK)).get("message", "") and s
         ),
         what="the certificate error on the Link",
     )
-    assert status["status"] == "Error"
+    assert isinstance(link_status, dict)
+    assert link_status["status"] == "Error"
     # the good Link comes back after the reload's restart, the bad one stays failed
     settle(lambda: van.link_status(LINK).get("status") == "Ready", what="the good Link Ready")
     assert settle(lambda: get_models(van), what="the route after the reload")["data"]

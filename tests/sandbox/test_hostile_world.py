@@ -271,10 +271,10 @@ async def test_a_hostile_host_in_every_way_at_once(hostile: Hostile) -> None:
         print("hostile calls (s):", {k: round(v, 2) for k, v in hostile_took.items()})
         print("healthy usual (s):", {k: round(v, 3) for k, v in usual.items()})
         print("healthy during (s):", {k: [round(t, 3) for t in v] for k, v in healthy_took.items()})
-        for name, took in healthy_took.items():
-            assert took, f"no {name} ran while the hostile calls did"
+        for name, times in healthy_took.items():
+            assert times, f"no {name} ran while the hostile calls did"
             bound = HEALTHY_FACTOR * usual[name] + HEALTHY_SLACK
-            assert max(took) < bound, (name, usual[name], took)
+            assert max(times) < bound, (name, usual[name], times)
 
         # --- the user removes the files the refusal named; the rest stays hostile --------
         hostility.remove_refused_files()

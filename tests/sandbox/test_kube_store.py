@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,7 +120,10 @@ def test_invalid_names_and_secret_data_are_422() -> None:
 
 def test_a_secrets_type_is_immutable_by_replace_and_by_patch() -> None:
     store = Store()
-    tls = {"type": "kubernetes.io/tls", "data": {"tls.crt": "Yw==", "tls.key": "aw=="}}
+    tls: dict[str, Any] = {
+        "type": "kubernetes.io/tls",
+        "data": {"tls.crt": "Yw==", "tls.key": "aw=="},
+    }
     created = store.create(resources.SECRETS, "default", {"metadata": {"name": "s"}, **tls})
     opaque = {"metadata": {"name": "s"}, "type": "Opaque", "data": created["data"]}
     untyped = {"metadata": {"name": "s"}, "data": created["data"]}  # defaults to Opaque

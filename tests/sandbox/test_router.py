@@ -453,6 +453,7 @@ def test_link_to_a_host_not_in_the_sans_fails_and_the_listener_never_binds(
         ),
         what="the link's certificate error",
     )
+    assert isinstance(link, dict)
 
     # skrouterd 3.4.2's own words, client side then hub side (the router README's facts)
     assert link["status"] != "up"
@@ -580,6 +581,7 @@ def test_client_certificate_from_another_ca_is_refused(routers: Routers) -> None
         ),
         what="the link's TLS alert",
     )
+    assert isinstance(link, dict)
 
     assert link["status"] != "up"
     assert link["error"].endswith(
