@@ -469,14 +469,19 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
             topology_resource(render, render_error)
         )
 
-    async def live_status() -> StatusResult | str:
+    async def answered(ask: Callable[[Engine], Awaitable[T]]) -> T | str:
+        """What the running server's engine answers, or why there is none (a resource
+        says it in place of its content)."""
         if live:
             live[-1].refresh()
         if not live or live[-1].engine is None:
             error = live[-1].config_error if live else "the server is not running"
             return f"The topology is not usable: {error}"
         async with live[-1].engine_in_use() as engine:
-            return await engine.status()
+            return await ask(engine)
+
+    async def live_status() -> StatusResult | str:
+        return await answered(lambda engine: engine.status())
 
     @server.resource(
         "skupper://status",
@@ -504,13 +509,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         return found.model_dump_json(indent=2, by_alias=True)
 
     async def live_models() -> models.ModelsResult | str:
-        if live:
-            live[-1].refresh()
-        if not live or live[-1].engine is None:
-            error = live[-1].config_error if live else "the server is not running"
-            return f"The topology is not usable: {error}"
-        async with live[-1].engine_in_use() as engine:
-            return await engine.models()
+        return await answered(lambda engine: engine.models())
 
     @server.resource(
         "skupper://models",
@@ -546,13 +545,9 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         mime_type="application/json",
     )
     async def history_resource() -> str:
-        if live:
-            live[-1].refresh()
-        if not live or live[-1].engine is None:
-            error = live[-1].config_error if live else "the server is not running"
-            return json.dumps({"error": f"The topology is not usable: {error}"})
-        async with live[-1].engine_in_use() as engine:
-            found = await engine.history()
+        found = await answered(lambda engine: engine.history())
+        if isinstance(found, str):
+            return json.dumps({"error": found})
         return found.model_dump_json(indent=2)
 
     register_prompts(server, topology_path, read_only=read_only, names=names)

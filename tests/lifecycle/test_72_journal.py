@@ -91,5 +91,7 @@ async def test_setup_up_and_down_are_in_the_journal_with_their_client(built: Wor
     assert HistoryResult.model_validate(json.loads(text)).entries[-1] == last_down
 
     recent = cli(built, "history", "--since", "1h")
-    assert recent.returncode == 0 and "journal-test-agent 9.9.1" in recent.stdout
+    # the client's name and version, in one cell (which a table as wide as COLUMNS wraps)
+    assert recent.returncode == 0, recent.stderr
+    assert "journal-test-agent" in recent.stdout and "9.9.1" in recent.stdout
     assert "down" in recent.stdout and Path(history.path) == journal
