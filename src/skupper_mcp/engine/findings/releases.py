@@ -131,7 +131,7 @@ def _socket(view: PodmanReading) -> tuple[bool, str]:
     """Whether podman's API socket is active, and what its unit says."""
     unit = view.state.unit(names.PODMAN_SOCKET_UNIT)
     said = f"{unit.name}: {unit.active_state} ({unit.unit_file_state or unit.load_state})"
-    return unit.active_state == "active", said
+    return unit.active, said
 
 
 def uninstall_stopped_socket(network: Network) -> Iterator[Finding]:
