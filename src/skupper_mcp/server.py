@@ -480,6 +480,12 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         async with live[-1].engine_in_use() as engine:
             return await ask(engine)
 
+    def as_json(found: BaseModel | str) -> str:
+        """A JSON resource's content: the result, or why there is none as ``{"error": ...}``."""
+        if isinstance(found, str):
+            return json.dumps({"error": found})
+        return found.model_dump_json(indent=2, by_alias=True)
+
     async def live_status() -> StatusResult | str:
         return await answered(lambda engine: engine.status())
 
@@ -503,10 +509,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         mime_type="application/json",
     )
     async def status_json() -> str:
-        found = await live_status()
-        if isinstance(found, str):
-            return json.dumps({"error": found})
-        return found.model_dump_json(indent=2, by_alias=True)
+        return as_json(await live_status())
 
     async def live_models() -> models.ModelsResult | str:
         return await answered(lambda engine: engine.models())
@@ -531,10 +534,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         mime_type="application/json",
     )
     async def models_json() -> str:
-        found = await live_models()
-        if isinstance(found, str):
-            return json.dumps({"error": found})
-        return found.model_dump_json(indent=2, by_alias=True)
+        return as_json(await live_models())
 
     @server.resource(
         "skupper://history",
@@ -545,10 +545,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         mime_type="application/json",
     )
     async def history_resource() -> str:
-        found = await answered(lambda engine: engine.history())
-        if isinstance(found, str):
-            return json.dumps({"error": found})
-        return found.model_dump_json(indent=2)
+        return as_json(await answered(lambda engine: engine.history()))
 
     register_prompts(server, topology_path, read_only=read_only, names=names)
     return server
