@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skupper_mcp.engine.condition import cluster_router_running
 from skupper_mcp.sites.kube import ClusterSite, KubeState, controller_uid, deployment_pods
 
 ROUTER_LABELS = {"application": "skupper-router", "skupper.io/component": "router"}
@@ -175,7 +176,7 @@ async def test_a_running_decoy_does_not_make_a_stopped_router_look_running() -> 
     site = ClusterSite(RecordedApi(DEPLOYMENT, [*DECOYS, stopped]), "default")  # type: ignore[arg-type]
     pods = await site.owned_pods("skupper-router")
     assert [p["metadata"]["name"] for p in pods] == ["skupper-router-7c9f-x2k4q"]
-    assert not KubeState(version="v1", site=None, router_pods=pods).router_running()
+    assert not cluster_router_running(KubeState(version="v1", site=None, router_pods=pods))
 
 
 # -- an HA site (spec.ha): a second router Deployment, skupper-router-2 --------------------
@@ -213,7 +214,9 @@ async def test_an_ha_site_is_read_and_restarted_with_both_routers() -> None:
     ]
     # one of the two routers running is a router running
     first_down = {**ROUTER_POD, "status": {"phase": "Pending"}}
-    assert KubeState(version="v1", site=None, router_pods=[first_down, SECOND_POD]).router_running()
+    assert cluster_router_running(
+        KubeState(version="v1", site=None, router_pods=[first_down, SECOND_POD])
+    )
     detail = await site.restart_router()
     assert api.deleted == ["skupper-router-7c9f-x2k4q", "skupper-router-2-5d4c-q8w2e"]
     assert "q8w2e" in detail and "x2k4q" in detail

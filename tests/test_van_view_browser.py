@@ -26,7 +26,7 @@ import apps_protocol as P
 from apps_host import HOST_URL, call_tool_result, host_page
 from browser import Browser, Page, chromium
 from skupper_mcp.models import PoolBackend, PoolStatus
-from van_page import ELEMENTS_JS, assert_clean
+from van_page import ELEMENTS_JS, SITES_JS, assert_clean
 from van_results import (
     MORE_SCENARIOS,
     SCENARIOS,
@@ -418,21 +418,6 @@ def test_each_state_has_its_own_colour_and_its_name(
         assert f": {LABELS[state]}" in site["textAlt"], f"{host}: text says {site['textAlt']!r}"
     page.screenshot(artefacts / f"page-{scenario.name}-{scheme}-1280x900.png", *WIDE)
     assert_clean(page, f"every state, {scheme}")
-
-
-#: Per site: its drawn state, its plan mark and the findings drawn in its box.
-SITES_JS = """(() => {
-  const out = {};
-  document.querySelectorAll("[data-site]:not([data-listener])").forEach((g) => {
-    out[g.getAttribute("data-site")] = {state: g.getAttribute("data-state"),
-      plan: g.getAttribute("data-plan"), text: g.textContent,
-      findings: Array.from(g.querySelectorAll("[data-finding]")).map((f) =>
-        [f.getAttribute("data-finding"), f.getAttribute("data-severity")])};
-  });
-  return {sites: out, where: document.getElementById("where").textContent,
-    plan: document.getElementById("plan").textContent,
-    now: (document.querySelector("#lifecycle li.now") || {}).textContent || null};
-})()"""
 
 
 def test_diagnose_draws_its_findings_and_each_site_in_the_state_it_says(

@@ -28,6 +28,21 @@ ELEMENTS_JS = """(() => {
     scrollWidth: document.documentElement.scrollWidth};
 })()"""
 
+#: Each site's box (its state, its plan, its text and its findings) and the lines above the
+#: diagram: where the VAN is now, what a plan would change, the lifecycle stage marked.
+SITES_JS = """(() => {
+  const out = {};
+  document.querySelectorAll("[data-site]:not([data-listener])").forEach((g) => {
+    out[g.getAttribute("data-site")] = {state: g.getAttribute("data-state"),
+      plan: g.getAttribute("data-plan"), text: g.textContent,
+      findings: Array.from(g.querySelectorAll("[data-finding]")).map((f) =>
+        [f.getAttribute("data-finding"), f.getAttribute("data-severity")])};
+  });
+  return {sites: out, where: document.getElementById("where").textContent,
+    plan: document.getElementById("plan").textContent,
+    now: (document.querySelector("#lifecycle li.now") || {}).textContent || null};
+})()"""
+
 
 def assert_clean(page: Page, where: str) -> None:
     page.pump()

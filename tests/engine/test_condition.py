@@ -14,7 +14,7 @@ from skupper_mcp.engine.operations.status import site_status
 from skupper_mcp.engine.readings import Asked, ClusterReading, PodmanReading, Unread
 from skupper_mcp.engine.scope import SiteRef
 from skupper_mcp.errors import CommandTimeout, ConnectError, KubeError
-from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
+from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state, pod_running
 from skupper_mcp.sites import resources as cr
 from skupper_mcp.sites.kube import ClusterSite, KubeState
 from skupper_mcp.sites.podman import PodmanSite
@@ -118,6 +118,16 @@ def test_an_odd_status_is_no_status_and_fails_nothing(odd: Any) -> None:
     assert (row.state, row.detail) == ("up", "Pending")
     kube = KubeState("v", site_resource(odd), router_pods=[pod("Running"), {"status": odd}])
     assert site_status(cluster(kube), LINKS).state == "up"
+
+
+@pytest.mark.parametrize(
+    "odd_pod",
+    [None, "Running", {"status": "Running"}, {"status": {"phase": None}}, pod("Pending")],
+)
+def test_a_pod_runs_only_in_phase_running_and_an_odd_one_fails_nothing(odd_pod: Any) -> None:
+    assert pod_running(pod("Running")) and not pod_running(odd_pod)
+    kube = KubeState("v", site_resource({"status": "Ready"}), router_pods=[odd_pod])
+    assert site_condition(cluster(kube), LINKS)[0] == "stale"
 
 
 def test_a_listener_is_serving_only_with_its_providers_router_running() -> None:

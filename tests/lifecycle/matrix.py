@@ -55,6 +55,8 @@ class Observed:
     diagnose_exit: int = -1
     diagnose_state: dict[str, str | None] = field(default_factory=dict)
     plans: dict[str, dict[str, tuple[str, list[str], str | None]]] = field(default_factory=dict)
+    #: the results as the consumers returned them, by tool (the view draws these)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def row(self) -> dict[str, Any]:
         return {
@@ -118,6 +120,7 @@ async def write(client: Client, tool: str, arguments: dict[str, Any]) -> None:
 async def observe(world: World, client: Client, name: str) -> Observed:
     seen = Observed(name)
     seen.status_exit, status = cli(world, "status")
+    seen.results["status"] = status
     for s in status.get("sites", []):
         seen.state[s["host"]] = s.get("state")
         seen.stale[s["host"]] = s.get("stale", False)
@@ -128,6 +131,7 @@ async def observe(world: World, client: Client, name: str) -> Observed:
     over_mcp = await call(client, "status", {})
     seen.mcp_state = {s["host"]: s.get("state") for s in over_mcp["sites"]}
     seen.diagnose_exit, diagnose = cli(world, "diagnose")
+    seen.results["diagnose"] = diagnose
     seen.findings = [
         (f["host"], f["id"], [n["text"] for n in f.get("next", [])])
         for f in diagnose.get("findings", [])
@@ -139,6 +143,7 @@ async def observe(world: World, client: Client, name: str) -> Observed:
         if op != "setup":
             args["target"] = "all"
         plan = await call(client, op, args)
+        seen.results[op] = plan
         seen.plans[op] = {
             s["host"]: (s["outcome"], [st["name"] for st in s.get("steps", [])], s.get("reason"))
             for s in plan.get("sites", [])

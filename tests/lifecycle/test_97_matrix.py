@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from typing import Any
 
 import pytest
 
@@ -162,3 +163,70 @@ def test_after_teardown_up_refuses_everywhere_the_cluster_included(
     assert all(not steps for _, steps, _ in up.values()), up  # nothing half-built
     # torn down as asked: no problem, and no next step that would set it up again
     assert seen.diagnose_exit == 0 and not seen.findings, seen.findings
+
+
+#: What the view says where the VAN is, for the scenarios where that is plain.
+WHERE = {
+    "fresh": "Now: not set up.",
+    "set up and up": "Now: all up (4 of 4 sites).",
+    "all down": "Now: stopped (no site up).",
+    "after teardown": "Now: not set up.",
+}
+
+
+@pytest.mark.browser
+def test_the_view_draws_what_each_scenarios_status_diagnose_and_plan_say(
+    matrix: dict[str, Observed],
+) -> None:
+    """The page ``status --html`` writes, in headless Chromium, of each scenario's status,
+    diagnose and up plan: each site drawn in the state status (or diagnose) typed for it; a
+    plan draws what would change and no state; "Now:" never calls a VAN stopped while a site
+    is up."""
+    from browser import chromium
+    from skupper_mcp.view import page_html
+    from van_page import SITES_JS, assert_clean
+
+    drawn: dict[tuple[str, str], dict[str, Any]] = {}
+    with chromium() as browser:
+        page = browser.new_page()
+        try:
+            for name, seen in matrix.items():
+                for tool in ("status", "diagnose", "up"):
+                    page.open(page_html({tool: seen.results[tool]}))
+                    page.wait_for(
+                        "document.querySelector('[data-site]:not([data-listener])') !== null",
+                        what=f"{name}: a site of its {tool} drawn",
+                    )
+                    drawn[(name, tool)] = page.evaluate(SITES_JS)
+                    assert_clean(page, f"{name}: {tool}")
+        finally:
+            browser.close_page(page)
+    views = {}
+    for name in matrix:
+        status, diagnose, plan = (drawn[(name, tool)] for tool in ("status", "diagnose", "up"))
+        views[name] = {
+            "status": {h: s["state"] for h, s in status["sites"].items()},
+            "where": status["where"],
+            "diagnose": {h: s["state"] for h, s in diagnose["sites"].items()},
+            "diagnose where": diagnose["where"],
+            "up plan": {h: s["plan"] for h, s in plan["sites"].items()},
+            "up plan states": sorted({s["state"] for s in plan["sites"].values()}),
+            "up plan where": plan["where"],
+        }
+    rows = os.environ.get("SKMCP_MATRIX_ROWS")
+    if rows:
+        with open(rows, "a") as out:
+            out.writelines(json.dumps({"scenario": n, "view": v}) + "\n" for n, v in views.items())
+    for name, seen in matrix.items():
+        view = views[name]
+        assert view["status"] == seen.state, (name, view)
+        assert view["diagnose"] == seen.diagnose_state, (name, view)
+        assert view["up plan states"] == ["not-reported"], (name, view)
+        assert "stopped" not in view["up plan where"], (name, view)
+        if "up" in seen.state.values():  # some site up: never "stopped (no site up)"
+            assert "no site up" not in view["where"], (name, view)
+            assert view["where"].startswith("Now: all up") or view["where"].startswith(
+                "Now: some up"
+            ), (name, view)
+        if name in WHERE:
+            assert view["where"] == WHERE[name], (name, view)

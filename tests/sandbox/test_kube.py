@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import pytest
@@ -152,14 +152,95 @@ def ns(shared: Cluster) -> str:
     return name
 
 
+# -- what the API answers, narrowed to what the client's types leave optional --------------
+# The client types an object's metadata and status, and most of their fields, as optional
+# (they are in a body a client writes), and a custom object or a Status as a bare object.
+# Each helper hands back the value the test reads or fails the test saying what was missing.
+
+
+def present(value: T | None, what: str) -> T:
+    """``value``, which the API must have answered: the test fails naming it if it did not."""
+    assert value is not None, f"the API answered no {what}"
+    return value
+
+
+def json_object(answer: object) -> dict[str, Any]:
+    """A custom object, list or Status as the client returns it: the decoded JSON object."""
+    assert isinstance(answer, dict), f"the API answered {type(answer).__name__}, not an object"
+    return answer
+
+
+def error_json(error: ApiException) -> Any:
+    """The body of the API's refusal, decoded."""
+    return json.loads(present(error.body, f"body with its HTTP {error.status}"))
+
+
 def status_body(error: ApiException) -> dict[str, Any]:
-    body = json.loads(error.body)
+    body = json_object(error_json(error))
     assert body["kind"] == "Status"
     return body
 
 
+class Described(Protocol):
+    """An object the API returns with its metadata: a pod, a Secret, a ReplicaSet..."""
+
+    @property
+    def metadata(self) -> k8s.V1ObjectMeta | None: ...
+
+
+def meta(obj: Described) -> k8s.V1ObjectMeta:
+    return present(obj.metadata, f"metadata for a {type(obj).__name__}")
+
+
+def name_of(obj: Described) -> str:
+    return present(meta(obj).name, f"name for a {type(obj).__name__}")
+
+
+def labels_of(obj: Described) -> dict[str, str]:
+    return present(meta(obj).labels, f"labels for {type(obj).__name__} {name_of(obj)}")
+
+
+def owners_of(obj: Described) -> list[k8s.V1OwnerReference]:
+    return present(
+        meta(obj).owner_references, f"owner references for {type(obj).__name__} {name_of(obj)}"
+    )
+
+
+def pod_status(pod: k8s.V1Pod) -> k8s.V1PodStatus:
+    return present(pod.status, f"status for pod {name_of(pod)}")
+
+
+def router_container(pod: k8s.V1Pod) -> k8s.V1ContainerStatus:
+    """The status of the router pod's one container."""
+    statuses = present(pod_status(pod).container_statuses, f"containers for pod {name_of(pod)}")
+    return statuses[0]
+
+
+def router_pid(pod: k8s.V1Pod) -> int:
+    """The router's process id: the container id the sandbox writes ends in it."""
+    container_id = present(router_container(pod).container_id, f"container id in {name_of(pod)}")
+    return int(container_id.rsplit("/", 1)[1])
+
+
+def undecoded(response: object) -> urllib3.BaseHTTPResponse:
+    """The HTTP response a call made with ``_preload_content=False`` returns (the client types
+    it as the decoded model), its body unread."""
+    assert isinstance(response, urllib3.BaseHTTPResponse), type(response).__name__
+    return response
+
+
+def as_secret(body: dict[str, Any]) -> k8s.V1Secret:
+    """``body`` as the client's Secret model: the conversion the client's methods make of a
+    dict they are given (by its JSON names), so the API receives the same JSON."""
+    return k8s.V1Secret.model_validate(body)
+
+
 def make_namespace(core: k8s.CoreV1Api, name: str) -> None:
-    core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    core.create_namespace(
+        k8s.V1Namespace.model_validate(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        )
+    )
 
 
 def skupper(kind: str, name: str, spec: dict[str, Any], **meta: Any) -> dict[str, Any]:
@@ -171,17 +252,19 @@ def skupper(kind: str, name: str, spec: dict[str, Any], **meta: Any) -> dict[str
     }
 
 
-def tls_secret(name: str, ca: bytes, cert: bytes, key: bytes) -> dict[str, Any]:
+def tls_secret(name: str, ca: bytes, cert: bytes, key: bytes) -> k8s.V1Secret:
     def b64(data: bytes) -> str:
         return base64.b64encode(data).decode()
 
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": name},
-        "type": "kubernetes.io/tls",
-        "data": {"ca.crt": b64(ca), "tls.crt": b64(cert), "tls.key": b64(key)},
-    }
+    return as_secret(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name},
+            "type": "kubernetes.io/tls",
+            "data": {"ca.crt": b64(ca), "tls.crt": b64(cert), "tls.key": b64(key)},
+        }
+    )
 
 
 def router_pods(core: k8s.CoreV1Api, namespace: str) -> list[k8s.V1Pod]:
@@ -190,14 +273,15 @@ def router_pods(core: k8s.CoreV1Api, namespace: str) -> list[k8s.V1Pod]:
 
 def running_router_pod(core: k8s.CoreV1Api, namespace: str) -> k8s.V1Pod | None:
     for pod in router_pods(core, namespace):
-        statuses = pod.status.container_statuses or []
-        if pod.status.phase == "Running" and statuses and statuses[0].ready:
+        status = pod_status(pod)
+        statuses = status.container_statuses or []
+        if status.phase == "Running" and statuses and statuses[0].ready:
             return pod
     return None
 
 
 def cr_status(custom: k8s.CustomObjectsApi, ns: str, plural: str, name: str) -> dict[str, Any]:
-    obj = custom.get_namespaced_custom_object(GROUP, VERSION, ns, plural, name)
+    obj = json_object(custom.get_namespaced_custom_object(GROUP, VERSION, ns, plural, name))
     return obj.get("status") or {}
 
 
@@ -221,7 +305,7 @@ def test_kubeconfig_names_the_crc_context_and_the_client_reaches_the_api(
 
     version = k8s.VersionApi(shared.api_client()).get_code()
     assert version.major == "1"
-    names = [ns.metadata.name for ns in shared.core().list_namespace().items]
+    names = [name_of(ns) for ns in shared.core().list_namespace().items]
     assert "default" in names
     groups = k8s.ApisApi(shared.api_client()).get_api_versions()
     assert [g.name for g in groups.groups] == ["apps", "skupper.io"]
@@ -240,8 +324,10 @@ def test_namespaced_objects_need_their_namespace(shared: Cluster) -> None:
     with pytest.raises(ApiException) as again:
         make_namespace(shared.core(), "skupper-models")
     assert again.value.status == 409
-    created = custom.create_namespaced_custom_object(
-        GROUP, VERSION, "skupper-models", "listeners", skupper("Listener", "l1", {"port": 1})
+    created = json_object(
+        custom.create_namespaced_custom_object(
+            GROUP, VERSION, "skupper-models", "listeners", skupper("Listener", "l1", {"port": 1})
+        )
     )
     assert created["metadata"]["namespace"] == "skupper-models"
     assert created["metadata"]["uid"] and created["metadata"]["resourceVersion"]
@@ -260,8 +346,17 @@ def test_custom_objects_crud_selectors_and_patches(shared: Cluster, ns: str) -> 
             skupper("Listener", name, {"routingKey": name, "host": name, "port": 1}, labels=labels),
         )
 
-    def names(**selectors: str) -> list[str]:
-        listing = custom.list_namespaced_custom_object(GROUP, VERSION, ns, "listeners", **selectors)
+    def names(label_selector: str | None = None, field_selector: str | None = None) -> list[str]:
+        listing = json_object(
+            custom.list_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                ns,
+                "listeners",
+                label_selector=label_selector,
+                field_selector=field_selector,
+            )
+        )
         assert listing["kind"] == "ListenerList" and listing["metadata"]["resourceVersion"]
         return [item["metadata"]["name"] for item in listing["items"]]
 
@@ -280,14 +375,18 @@ def test_custom_objects_crud_selectors_and_patches(shared: Cluster, ns: str) -> 
     assert exists.value.status == 409
     assert status_body(exists.value)["reason"] == "AlreadyExists"
 
-    patched = custom.patch_namespaced_custom_object(
-        GROUP, VERSION, ns, "listeners", "a", {"spec": {"port": 8000, "host": None}}
+    patched = json_object(
+        custom.patch_namespaced_custom_object(
+            GROUP, VERSION, ns, "listeners", "a", {"spec": {"port": 8000, "host": None}}
+        )
     )
     assert patched["spec"] == {"routingKey": "a", "port": 8000}
     assert patched["metadata"]["generation"] == 2
 
-    replaced = custom.replace_namespaced_custom_object(
-        GROUP, VERSION, ns, "listeners", "b", {**patched, "metadata": {"name": "b"}}
+    replaced = json_object(
+        custom.replace_namespaced_custom_object(
+            GROUP, VERSION, ns, "listeners", "b", {**patched, "metadata": {"name": "b"}}
+        )
     )
     assert replaced["spec"]["port"] == 8000
 
@@ -305,7 +404,9 @@ def test_status_subresource_is_separate_from_spec(shared: Cluster, ns: str) -> N
     custom = shared.custom()
     body = skupper("Connector", "c", {"routingKey": "k", "port": 1})
     body["status"] = {"status": "Ready"}
-    created = custom.create_namespaced_custom_object(GROUP, VERSION, ns, "connectors", body)
+    created = json_object(
+        custom.create_namespaced_custom_object(GROUP, VERSION, ns, "connectors", body)
+    )
     assert "status" not in created
     custom.patch_namespaced_custom_object_status(
         GROUP,
@@ -315,7 +416,7 @@ def test_status_subresource_is_separate_from_spec(shared: Cluster, ns: str) -> N
         "c",
         {"status": {"message": "hi"}, "spec": {"port": 9}},
     )
-    after = custom.get_namespaced_custom_object(GROUP, VERSION, ns, "connectors", "c")
+    after = json_object(custom.get_namespaced_custom_object(GROUP, VERSION, ns, "connectors", "c"))
     assert after["status"]["message"] == "hi"
     assert after["spec"]["port"] == 1
     assert after["metadata"]["generation"] == 1
@@ -326,43 +427,47 @@ def test_secrets_are_validated_and_string_data_is_encoded(shared: Cluster, ns: s
     with pytest.raises(ApiException) as invalid:
         core.create_namespaced_secret(
             ns,
-            {
-                "metadata": {"name": "half"},
-                "type": "kubernetes.io/tls",
-                "data": {"tls.crt": "eA=="},
-            },
+            as_secret(
+                {
+                    "metadata": {"name": "half"},
+                    "type": "kubernetes.io/tls",
+                    "data": {"tls.crt": "eA=="},
+                }
+            ),
         )
     assert invalid.value.status == 422
     assert "tls.key" in status_body(invalid.value)["message"]
 
     secret = core.create_namespaced_secret(
-        ns, {"metadata": {"name": "plain"}, "stringData": {"token": "s3cret"}}
+        ns, as_secret({"metadata": {"name": "plain"}, "stringData": {"token": "s3cret"}})
     )
     assert secret.type == "Opaque"
-    assert base64.b64decode(secret.data["token"]) == b"s3cret"
+    assert base64.b64decode(present(secret.data, "data in the Secret")["token"]) == b"s3cret"
     assert secret.string_data is None
 
     patched = core.patch_namespaced_secret(
         "plain", ns, [{"op": "add", "path": "/metadata/labels", "value": {"x": "y"}}]
     )
-    assert patched.metadata.labels == {"x": "y"}
+    assert meta(patched).labels == {"x": "y"}
     core.patch_namespaced_secret("plain", ns, {"metadata": {"labels": {"z": "1"}}})
-    assert core.read_namespaced_secret("plain", ns).metadata.labels == {"x": "y", "z": "1"}
+    assert meta(core.read_namespaced_secret("plain", ns)).labels == {"x": "y", "z": "1"}
     with pytest.raises(ApiException) as immutable:
         core.replace_namespaced_secret(
             "plain",
             ns,
-            {
-                "metadata": {"name": "plain"},
-                "type": "kubernetes.io/tls",
-                "data": {"tls.crt": "eA==", "tls.key": "eA=="},
-            },
+            as_secret(
+                {
+                    "metadata": {"name": "plain"},
+                    "type": "kubernetes.io/tls",
+                    "data": {"tls.crt": "eA==", "tls.key": "eA=="},
+                }
+            ),
         )
     assert immutable.value.status == 422
     assert status_body(immutable.value)["message"] == (
         'Secret "plain" is invalid: type: Invalid value: "kubernetes.io/tls": field is immutable'
     )
-    deleted = core.delete_namespaced_secret("plain", ns)
+    deleted = json_object(core.delete_namespaced_secret("plain", ns))
     assert deleted["kind"] == "Status" and deleted["status"] == "Success"
 
 
@@ -372,19 +477,19 @@ def test_a_list_of_metadata_only_and_the_secret_type_field_selector(
     core = shared.core()
     tls = {"tls.crt": "eA==", "tls.key": "eA=="}
     core.create_namespaced_secret(
-        ns, {"metadata": {"name": "t"}, "type": "kubernetes.io/tls", "data": tls}
+        ns, as_secret({"metadata": {"name": "t"}, "type": "kubernetes.io/tls", "data": tls})
     )
-    core.create_namespaced_secret(ns, {"metadata": {"name": "o"}, "data": {"k": "eA=="}})
+    core.create_namespaced_secret(ns, as_secret({"metadata": {"name": "o"}, "data": {"k": "eA=="}}))
     accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
     raw = core.list_namespaced_secret(ns, _preload_content=False, _headers={"Accept": accept})
-    found = json.loads(raw.read())
+    found = json.loads(undecoded(raw).read())
     assert (found["kind"], found["apiVersion"]) == ("PartialObjectMetadataList", "meta.k8s.io/v1")
     assert [(i["kind"], sorted(i)) for i in found["items"]] == [
         ("PartialObjectMetadata", ["apiVersion", "kind", "metadata"])
     ] * 2
     assert sorted(i["metadata"]["name"] for i in found["items"]) == ["o", "t"]
     only_tls = core.list_namespaced_secret(ns, field_selector="type=kubernetes.io/tls")
-    assert [s.metadata.name for s in only_tls.items] == ["t"]
+    assert [name_of(s) for s in only_tls.items] == ["t"]
     with pytest.raises(ApiException) as refused:
         core.list_namespaced_secret(
             ns, _headers={"Accept": "application/json;as=Table;g=meta.k8s.io;v=v1"}
@@ -401,7 +506,7 @@ def test_wrong_token_is_401_with_a_status(shared: Cluster, tmp_path: Path) -> No
     with pytest.raises(ApiException) as refused:
         k8s.CoreV1Api(api_client).list_namespace()
     assert refused.value.status == 401
-    assert json.loads(refused.value.body) == {
+    assert error_json(refused.value) == {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
@@ -444,7 +549,7 @@ def test_down_fault_refuses_connections_and_keeps_the_router_pod(cluster: Cluste
     assert port_open(cluster.address, 5671), "the router pod keeps running"
     cluster.fault(None)
     wait_for(lambda: port_open(cluster.address, API_PORT), what="the port to reopen")
-    assert running_router_pod(core, "default").metadata.name == pod.metadata.name
+    assert name_of(present(running_router_pod(core, "default"), "router pod")) == name_of(pod)
 
 
 # -- the controller -----------------------------------------------------------------------
@@ -458,10 +563,10 @@ def test_site_gets_a_router_pod_that_is_recreated_when_deleted(cluster: Cluster)
     )
     pod = wait_for(lambda: running_router_pod(core, "skupper-models"), what="the router pod")
     replica_set = owner_chain(cluster, pod)
-    assert pod.metadata.name.startswith(f"{replica_set.metadata.name}-")
-    assert len(pod.metadata.name) == len("skupper-router-6b8d5f7c9d-x2k4q")
-    assert pod.metadata.labels["application"] == "skupper-router"
-    assert pod.metadata.labels["app.kubernetes.io/name"] == "skupper-router"
+    assert name_of(pod).startswith(f"{name_of(replica_set)}-")
+    assert len(name_of(pod)) == len("skupper-router-6b8d5f7c9d-x2k4q")
+    assert labels_of(pod)["application"] == "skupper-router"
+    assert labels_of(pod)["app.kubernetes.io/name"] == "skupper-router"
 
     def site_ready() -> dict[str, Any] | None:
         status = cr_status(custom, "skupper-models", "sites", "crc-test")
@@ -482,12 +587,12 @@ def test_site_gets_a_router_pod_that_is_recreated_when_deleted(cluster: Cluster)
 
     def replacement() -> k8s.V1Pod | None:
         new = running_router_pod(core, "skupper-models")
-        return new if new and new.metadata.name != pod.metadata.name else None
+        return new if new and name_of(new) != name_of(pod) else None
 
     new = wait_for(replacement, timeout=5, what="a new router pod")
-    assert [p.metadata.name for p in router_pods(core, "skupper-models")] == [new.metadata.name]
-    assert not (cluster.kube_dir / "pods" / pod.metadata.name).exists()
-    assert owner_chain(cluster, new).metadata.uid == replica_set.metadata.uid
+    assert [name_of(p) for p in router_pods(core, "skupper-models")] == [name_of(new)]
+    assert not (cluster.kube_dir / "pods" / name_of(pod)).exists()
+    assert meta(owner_chain(cluster, new)).uid == meta(replica_set).uid
 
     custom.delete_namespaced_custom_object(GROUP, VERSION, "skupper-models", "sites", "crc-test")
     apps = k8s.AppsV1Api(cluster.core().api_client)
@@ -507,20 +612,23 @@ def owner_chain(cluster: Cluster, pod: k8s.V1Pod) -> k8s.V1ReplicaSet:
     internal/kube/site/site.go@2.1.3:655-664), the others controller references, as a real
     cluster's controllers write them."""
     apps = k8s.AppsV1Api(cluster.core().api_client)
-    namespace = pod.metadata.namespace
+    namespace = present(meta(pod).namespace, f"namespace for pod {name_of(pod)}")
     deployment = apps.read_namespaced_deployment("skupper-router", namespace)
-    site = cluster.custom().get_namespaced_custom_object(
-        GROUP, VERSION, namespace, "sites", deployment.metadata.owner_references[0].name
+    site = json_object(
+        cluster.custom().get_namespaced_custom_object(
+            GROUP, VERSION, namespace, "sites", owners_of(deployment)[0].name
+        )
     )
     (replica_set,) = apps.list_namespaced_replica_set(namespace).items
-    assert replica_set.metadata.name.startswith("skupper-router-")
-    assert replica_set.metadata.labels["pod-template-hash"] == replica_set.metadata.name[15:]
-    for owned, owner, kind, controller in (
+    assert name_of(replica_set).startswith("skupper-router-")
+    assert labels_of(replica_set)["pod-template-hash"] == name_of(replica_set)[15:]
+    chain: list[tuple[Described, str | None, str, bool | None]] = [
         (deployment, site["metadata"]["uid"], "Site", None),
-        (replica_set, deployment.metadata.uid, "Deployment", True),
-        (pod, replica_set.metadata.uid, "ReplicaSet", True),
-    ):
-        (ref,) = owned.metadata.owner_references
+        (replica_set, meta(deployment).uid, "Deployment", True),
+        (pod, meta(replica_set).uid, "ReplicaSet", True),
+    ]
+    for owned, owner, kind, controller in chain:
+        (ref,) = owners_of(owned)
         assert (ref.kind, ref.uid, ref.controller, ref.block_owner_deletion) == (
             kind,
             owner,
@@ -536,14 +644,13 @@ def test_crashed_router_is_restarted_in_its_pod(cluster: Cluster) -> None:
         GROUP, VERSION, "default", "sites", skupper("Site", "s", {})
     )
     pod = wait_for(lambda: running_router_pod(core, "default"), what="the router pod")
-    pid = int(pod.status.container_statuses[0].container_id.rsplit("/", 1)[1])
-    os.kill(pid, signal.SIGKILL)
+    os.kill(router_pid(pod), signal.SIGKILL)
 
     def restarted() -> k8s.V1Pod | None:
         again = running_router_pod(core, "default")
-        return again if again and again.status.container_statuses[0].restart_count == 1 else None
+        return again if again and router_container(again).restart_count == 1 else None
 
-    assert wait_for(restarted, what="the router restarted").metadata.name == pod.metadata.name
+    assert name_of(wait_for(restarted, what="the router restarted")) == name_of(pod)
 
 
 def test_pod_log_serves_the_router_containers_output(cluster: Cluster) -> None:
@@ -556,7 +663,7 @@ def test_pod_log_serves_the_router_containers_output(cluster: Cluster) -> None:
         GROUP, VERSION, "default", "sites", skupper("Site", "s", {})
     )
     pod = wait_for(lambda: running_router_pod(core, "default"), what="the router pod")
-    name = pod.metadata.name
+    name = name_of(pod)
     first = wait_for(
         lambda: core.read_namespaced_pod_log(name, "default", container="router"),
         what="the router's first lines",
@@ -590,12 +697,11 @@ def test_pod_log_serves_the_router_containers_output(cluster: Cluster) -> None:
         f'previous terminated container "router" in pod "{name}" not found',
     )
 
-    pid = int(pod.status.container_statuses[0].container_id.rsplit("/", 1)[1])
-    os.kill(pid, signal.SIGKILL)
+    os.kill(router_pid(pod), signal.SIGKILL)
 
     def restarted() -> k8s.V1Pod | None:
         again = running_router_pod(core, "default")
-        return again if again and again.status.container_statuses[0].restart_count == 1 else None
+        return again if again and router_container(again).restart_count == 1 else None
 
     wait_for(restarted, what="the router restarted")
     opening = first.splitlines()[0]
@@ -614,13 +720,13 @@ def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> 
     cert, key = certs.issue(ca, ca_key, "client", server=False)
     core.create_namespaced_secret("default", tls_secret("early-tls", ca, cert, key))
     opaque = tls_secret("early-opaque", ca, cert, key)
-    opaque["type"] = "Opaque"
+    opaque.type = "Opaque"
     core.create_namespaced_secret("default", opaque)
     custom.create_namespaced_custom_object(
         GROUP, VERSION, "default", "sites", skupper("Site", "s", {})
     )
     pod = wait_for(lambda: running_router_pod(core, "default"), what="the router pod")
-    certs_dir = cluster.kube_dir / "pods" / pod.metadata.name / "certs"
+    certs_dir = cluster.kube_dir / "pods" / name_of(pod) / "certs"
     assert sorted(p.name for p in certs_dir.iterdir()) == ["early-tls-profile"]
     assert (certs_dir / "early-tls-profile" / "tls.crt").read_bytes() == cert
 
@@ -645,7 +751,7 @@ def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> 
     )
     assert not (certs_dir / "late-tls-profile").exists()
 
-    core.delete_namespaced_pod(pod.metadata.name, "default")
+    core.delete_namespaced_pod(name_of(pod), "default")
 
     def remounted() -> str | None:
         """The Link's Configured reason once its secret is mounted: the Link is configured
@@ -663,7 +769,7 @@ def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> 
     new = wait_for(
         lambda: running_router_pod(core, "default"), timeout=RESTART, what="the new router pod"
     )
-    new_certs = cluster.kube_dir / "pods" / new.metadata.name / "certs"
+    new_certs = cluster.kube_dir / "pods" / name_of(new) / "certs"
     assert sorted(p.name for p in new_certs.iterdir()) == ["early-tls-profile", "late-tls-profile"]
 
     # Deleted and created again under its name (a link re-made by hand), the Secret is another
@@ -671,7 +777,7 @@ def test_only_tls_secrets_present_at_pod_start_are_mounted(cluster: Cluster) -> 
     core.delete_namespaced_secret("late-tls", "default")
     core.create_namespaced_secret("default", tls_secret("late-tls", ca, cert, key))
     wait_for(lambda: link_error("via-late") == NOT_MOUNTED, what="the Link's Error")
-    core.delete_namespaced_pod(new.metadata.name, "default")
+    core.delete_namespaced_pod(name_of(new), "default")
     assert configured_after_restart() == "Ready"
 
 
@@ -694,8 +800,9 @@ def test_listener_gets_a_service_and_loses_it_with_the_listener(cluster: Cluster
         return None
 
     svc = wait_for(service, what="the listener's Service")
-    assert svc.spec.cluster_ip == cluster.address
-    assert [(p.port, p.protocol) for p in svc.spec.ports] == [(8000, "TCP")]
+    spec = present(svc.spec, "spec for the Service")
+    assert spec.cluster_ip == cluster.address
+    assert [(p.port, p.protocol) for p in present(spec.ports, "ports")] == [(8000, "TCP")]
     status = wait_for(
         lambda: cr_status(custom, "default", "listeners", "model-l") or None, what="status"
     )

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..facts import names
+from ..facts.site_state import pod_running
 from ..models import ListenerState, SiteCondition
 from ..sites import resources as cr
 from ..sites.kube import KubeState
@@ -84,10 +85,7 @@ def claims_ready(resource: Any) -> bool:
 
 def cluster_router_running(state: KubeState) -> bool:
     """Whether a router pod of the router Deployment is Running."""
-    return any(
-        isinstance(p.get("status"), dict) and p["status"].get("phase") == "Running"
-        for p in state.router_pods
-    )
+    return any(pod_running(p) for p in state.router_pods)
 
 
 def router_running(reading: Reading | None) -> bool | None:

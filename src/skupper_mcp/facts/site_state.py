@@ -6,6 +6,10 @@ framed after them (``framing``: every line of it stuffed, so none can fake a mar
 read; an input Secret (a link's client certificate, which setup compares) is read with its
 ``tls.key`` replaced, and runtime Secrets and Certificates are never read. The link client
 certificates are read only by setup (``client_cert_script``).
+
+The state texts a host or the cluster's API answers (a unit's ActiveState, a container's
+state, a pod's phase) are read here once, into booleans the deciding module
+(``engine/condition.py``) and the rest of the product use.
 """
 
 from __future__ import annotations
@@ -81,6 +85,14 @@ def is_active(active_state: str | None) -> bool:
     return active_state in ACTIVE_STATES
 
 
+def pod_running(pod: Any) -> bool:
+    """Whether a pod the Kubernetes API returned is in phase ``Running`` (its
+    ``status.phase``): the one reading of that text, tolerant of a pod or status that is not
+    an object."""
+    status = pod.get("status") if isinstance(pod, dict) else None
+    return isinstance(status, dict) and status.get("phase") == "Running"
+
+
 @dataclass
 class UnitState:
     name: str
@@ -97,6 +109,11 @@ class UnitState:
     @property
     def active(self) -> bool:
         return is_active(self.active_state)
+
+    @property
+    def failed(self) -> bool:
+        """Whether systemd holds the unit failed (until a start or ``reset-failed``)."""
+        return self.active_state == "failed"
 
     @property
     def start_limit_hit(self) -> bool:

@@ -21,6 +21,7 @@ from ..connectors.kubeconfig import (
     read_documents,
 )
 from ..errors import KubeBoundError
+from ..facts.site_state import pod_running
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
 from .resources import Resource, key, resource_status
@@ -99,9 +100,6 @@ class KubeState:
     secrets: dict[str, dict[str, Any]] = field(default_factory=dict)
     services: dict[str, dict[str, Any]] = field(default_factory=dict)
     router_pods: list[dict[str, Any]] = field(default_factory=list)
-
-    def router_running(self) -> bool:
-        return any((p.get("status") or {}).get("phase") == "Running" for p in self.router_pods)
 
     def existing(self, resource: Resource) -> dict[str, Any] | None:
         kind, name = key(resource)
@@ -265,7 +263,7 @@ class ClusterSite:
         newest = max(
             owned,
             key=lambda p: (
-                (p.get("status") or {}).get("phase") == "Running",
+                pod_running(p),
                 str(p["metadata"].get("creationTimestamp") or ""),
             ),
         )

@@ -203,7 +203,7 @@ def unit_failed_on_stop(network: Network) -> Iterator[Finding]:
             stopped_by_sigterm = (
                 unit.exec_main_code == str(CLD_EXITED) and unit.exec_main_status == SIGTERM_EXIT
             )
-            if unit.active_state != "failed" or not stopped_by_sigterm:
+            if not unit.failed or not stopped_by_sigterm:
                 continue
             yield finding(
                 "unit-failed-on-stop",
