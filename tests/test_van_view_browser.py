@@ -40,6 +40,7 @@ from van_results import (
     not_set_up,
     provider_down,
     up_plan_after_down,
+    up_plan_not_set_up,
     up_plan_running,
 )
 
@@ -469,6 +470,21 @@ def test_a_plan_on_a_running_van_calls_nothing_stopped(page: Page) -> None:
     assert "stopped" not in seen["where"] and "unknown" not in seen["where"], seen["where"]
     assert {s["state"] for s in seen["sites"].values()} == {"not-reported"}
     assert_clean(page, "plan on a running VAN")
+
+
+def test_a_plan_that_would_refuse_is_drawn_refusing_not_unchanged(page: Page) -> None:
+    """up(plan=true) before setup fails on every site: the page marks each as refusing, with
+    the reason, and the strip never says the sites would see "no change"."""
+    scenario = up_plan_not_set_up()
+    _wide(page)
+    _open_page(page, scenario)
+    seen = page.evaluate(SITES_JS)
+    for host, mark in scenario.plan.items():
+        assert seen["sites"][host]["plan"] == mark, (host, seen["sites"][host])
+        assert "would be failed: " in seen["sites"][host]["text"], seen["sites"][host]["text"]
+    assert "would refuse at rhel-ai (failed: " in seen["plan"], seen["plan"]
+    assert "no change at" not in seen["plan"], seen["plan"]
+    assert_clean(page, "plan that would refuse")
 
 
 def test_a_van_never_set_up_is_drawn_not_set_up(page: Page) -> None:

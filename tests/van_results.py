@@ -8,10 +8,11 @@ state the page should show for every site, link and listener (the page's DOM con
 one word for a state, the expected value is a set.
 
 The view also draws what is not a status: a diagnose (each site's DiagnosedSite.state), a
-plan (each site carries ``data-plan``: ``would-change`` or ``no-change``, and no state: a plan
-says what would change, not what is) and an operation that ran (each site's outcome as its
-state). Those are the recorded scenarios' ``diagnose``, ``up-plan`` and operation results, as
-the engine answered them. ``now`` is what the page says of where the VAN is ("Now: ...").
+plan (each site carries ``data-plan``: ``would-change``, ``would-refuse`` (failed or
+skipped) or ``no-change``, and no state: a plan says what would change, not what is) and an
+operation that ran (each site's outcome as its state). Those are the recorded scenarios'
+``diagnose``, ``up-plan`` and operation results, as the engine answered them. ``now`` is
+what the page says of where the VAN is ("Now: ...").
 """
 
 from __future__ import annotations
@@ -290,6 +291,21 @@ def up_plan_after_down() -> Scenario:
     )
 
 
+def up_plan_not_set_up() -> Scenario:
+    """``fresh``'s up(plan=true): every site would refuse (not set up: run setup first), so
+    the plan marks each as refusing, never as "no change"."""
+    return Scenario(
+        "up-plan-not-set-up",
+        recorded_operation("fresh", "up-plan"),
+        sites=dict.fromkeys(("rhel-ai", "rhtevan-work", "local"), NOT_REPORTED),
+        links={},
+        listeners={},
+        plan=dict.fromkeys(("rhel-ai", "rhtevan-work", "local"), "would-refuse"),
+        now="not known from this result",
+        tool="up",
+    )
+
+
 def up_with_failures() -> Scenario:
     """``stranger-up``'s up, as it ran: rhel-ai and the local site up, rhtevan-work and the
     cluster skipped (each site's outcome drawn as its state)."""
@@ -312,5 +328,6 @@ MORE_SCENARIOS = [
     diagnose_findings,
     up_plan_running,
     up_plan_after_down,
+    up_plan_not_set_up,
     up_with_failures,
 ]

@@ -222,6 +222,14 @@ def test_the_view_draws_what_each_scenarios_status_diagnose_and_plan_say(
         assert view["status"] == seen.state, (name, view)
         assert view["diagnose"] == seen.diagnose_state, (name, view)
         assert view["up plan states"] == ["not-reported"], (name, view)
+        # each site's plan mark is what its planned outcome says: a refusal is never drawn
+        # as "no change"
+        for planned in seen.results["up"].get("sites", []):
+            refused = planned["outcome"] in ("failed", "skipped")
+            mark = (
+                "would-refuse" if refused else "would-change" if planned["changed"] else "no-change"
+            )
+            assert view["up plan"][planned["host"]] == mark, (name, planned, view)
         assert "stopped" not in view["up plan where"], (name, view)
         if "up" in seen.state.values():  # some site up: never "stopped (no site up)"
             assert "no site up" not in view["where"], (name, view)

@@ -290,10 +290,19 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     return "  \u21b3 " + b.provider + " (" + b.profile + "): " + word + (b.preferred ? "  \u2605 preferred" : "");
   }
 
+  // What a plan says of a site, decided once for its box, its dot, its mark and the strip:
+  // the operation would refuse there (failed or skipped: nothing would be done), would
+  // change it, or would leave it as it is.
+  function planMark(p) {
+    if (p.outcome === "skipped" || p.outcome === "failed") return "would-refuse";
+    return p.changed ? "would-change" : "no-change";
+  }
+
   function planLine(p) {
     var head = p.operation + " (plan): ";
-    if (p.outcome === "skipped" || p.outcome === "failed") return head + "would be " + p.outcome + (p.reason ? ": " + p.reason : "");
-    return head + (p.changed ? "would change \u2192 " + p.outcome : "no change (" + p.outcome + ")");
+    var mark = planMark(p);
+    if (mark === "would-refuse") return head + "would be " + p.outcome + (p.reason ? ": " + p.reason : "");
+    return head + (mark === "would-change" ? "would change \u2192 " + p.outcome : "no change (" + p.outcome + ")");
   }
 
   // Text in rows of at most `chars` characters, broken at spaces, else after punctuation
@@ -332,7 +341,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     s.notes.slice(0, 2).forEach(function (n) { lines.push({ t: n, cls: "small" }); });
     if (s.drift && s.drift.length) lines.push({ t: "drift: " + s.drift.join("; "), cls: "small" });
     if (s.plan) {
-      lines.push({ t: planLine(s.plan), dot: s.plan.changed ? "f-would-change" : "f-no-change" });
+      lines.push({ t: planLine(s.plan), dot: "f-" + planMark(s.plan) });
       s.plan.steps.forEach(function (st) { lines.push({ t: "  step: " + st, cls: "small" }); });
     }
     s.listeners.forEach(function (l) {
@@ -452,7 +461,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
       var attrs = { "data-site": h, "data-state": s.state, "data-role": s.role,
         transform: "translate(" + p.x + "," + p.y + ")", tabindex: 0,
         "aria-label": h + " (" + s.role + "): " + STATE_LABEL[s.state] + (s.plan ? "; " + planLine(s.plan) : "") };
-      if (s.plan) attrs["data-plan"] = s.plan.changed ? "would-change" : "no-change";
+      if (s.plan) attrs["data-plan"] = planMark(s.plan);
       var g = el("g", attrs, svg);
       el("title", {}, g).textContent = h + " \u2014 " + [s.site, s.role, s.platform, STATE_LABEL[s.state]].filter(Boolean).join(", ") +
         (s.reason ? "\n" + s.reason : "") + (s.notes.length ? "\n" + s.notes.join("\n") : "");
@@ -537,7 +546,8 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
         el("circle", { cx: 6, cy: 10, r: 4, "class": "f-" + sev }, svg);
       });
     });
-    [["would-change", "plan: would change"], ["no-change", "plan: no change"]].forEach(function (pair) {
+    [["would-change", "plan: would change"], ["would-refuse", "plan: would refuse"],
+      ["no-change", "plan: no change"]].forEach(function (pair) {
       item(listeners, "plan-" + pair[0], pair[1], "", function (svg) {
         el("circle", { cx: 6, cy: 10, r: 4, "class": "f-" + pair[0] }, svg);
       });
@@ -658,16 +668,23 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     plan.textContent = "";
     plan.removeAttribute("data-plan");
     if (model.plan) {
-      var planned = arr(model.plan.sites);
-      var change = planned.filter(function (s) { return s.changed === true; });
-      var same = planned.filter(function (s) { return s.changed !== true; });
-      var what = change.map(function (s) {
-        var steps = arr(s.steps).length;
-        return str(s.host) + " \u2192 " + str(s.outcome) + (steps ? " (" + steps + (steps === 1 ? " step" : " steps") + ")" : "");
+      var planned = model.order.filter(function (h) { return model.sites[h].plan; });
+      var marked = function (mark) {
+        return planned.filter(function (h) { return planMark(model.sites[h].plan) === mark; });
+      };
+      var what = marked("would-change").map(function (h) {
+        var p = model.sites[h].plan, steps = p.steps.length;
+        return h + " \u2192 " + p.outcome + (steps ? " (" + steps + (steps === 1 ? " step" : " steps") + ")" : "");
       }).join(", ");
+      var refused = marked("would-refuse").map(function (h) {
+        var p = model.sites[h].plan;
+        return h + " (" + p.outcome + (p.reason ? ": " + p.reason : "") + ")";
+      }).join(", ");
+      var same = marked("no-change");
       plan.textContent = next + " (plan) " +
-        (change.length ? "would change " + what : "would change nothing") +
-        (same.length ? "; no change at " + same.map(function (s) { return str(s.host); }).join(", ") : "") + ".";
+        (what ? "would change " + what : "would change nothing") +
+        (refused ? "; would refuse at " + refused : "") +
+        (same.length ? "; no change at " + same.join(", ") : "") + ".";
       plan.setAttribute("data-plan", next);
     }
   }
