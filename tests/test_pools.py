@@ -236,3 +236,30 @@ def test_an_any_pool_with_a_cluster_port_gets_a_listener_on_the_cluster_too() ->
     assert "Kubernetes listener port 8000 is already used for alpha" in taken
     [no_cluster] = problems(ANY_POOL + "POOL_CHAT_CRC_PORT=8100\n")
     assert "needs the Kubernetes site" in no_cluster
+
+
+def test_the_2_2_loader_refuses_a_multikeylistener_on_a_port_a_listener_maps() -> None:
+    """What a strategy change that left the old Listener would meet at reload
+    (site_state_validator.go@2.2.0:197-199); 2.1's loader ignores the kind."""
+    from skupper_sandbox.emulated.skupper import site_state
+    from skupper_sandbox.emulated.skupper.failure import CliFailure
+
+    any_pool = topology(ANY_POOL)
+    priority = topology(
+        ANY_POOL.replace("alpha b-fast", "alpha beta")
+        + "POOL_CHAT_STRATEGY=priority\nSKUPPER_MIN_VERSION=2.2.0\n"
+    )
+    [listener] = [r for r in local_base_resources(any_pool) if r["metadata"]["name"] == "pool-chat"]
+    [mkl] = [r for r in local_base_resources(priority) if r["kind"] == "MultiKeyListener"]
+    state = site_state.SiteState(
+        site={"kind": "Site", "metadata": {"name": "s"}}, listeners=[listener], others=[mkl]
+    )
+    site_state.validate(state)
+    with pytest.raises(CliFailure) as refused:
+        site_state.validate_multi_key_listeners(state)
+    assert str(refused.value) == (
+        'failed to render site state: port 9100 is already mapped for host "0.0.0.0" '
+        '(multikeylistener: "pool-chat")'
+    )
+    state.listeners = []
+    site_state.validate_multi_key_listeners(state)

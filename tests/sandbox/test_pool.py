@@ -22,7 +22,7 @@ from mcp import Client
 
 from polling import eventually
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import TestModelResult
+from skupper_mcp.models import OperationResult, TestModelResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
@@ -355,3 +355,65 @@ async def test_models_lists_the_pool_as_one_url_that_still_serves_with_a_provide
         finally:
             result = await engine.up("rhel-ai")
             assert result.ok, result.model_dump_json(indent=1)
+
+
+def input_resources(world: World, host: str) -> set[str]:
+    """The resource files of ``host``'s namespace (``input/resources``)."""
+    folder = world.host_dir(host) / "home/.local/share/skupper/namespaces/default/input/resources"
+    return {p.name for p in folder.iterdir()}
+
+
+def granite(world: World, strategy: str) -> Path:
+    """The pool ``granite`` on POOL_PORT with ``strategy``."""
+    path = world.dir / f"topology-granite-{strategy}.env"
+    path.write_text(
+        world.topology.read_text()
+        + '\nPOOLS="granite"\nPOOL_GRANITE_PROVIDERS="rhel-ai rhtevan-work"\n'
+        + f"POOL_GRANITE_LOCAL_PORT={POOL_PORT}\nPOOL_GRANITE_STRATEGY={strategy}\n"
+        + "SKUPPER_MIN_VERSION=2.2.0\n"
+    )
+    return path
+
+
+async def test_setup_removes_what_the_pools_earlier_strategy_built_when_it_changes(
+    pool_world: World,
+) -> None:
+    """granite goes any -> priority -> any on one port: status's setup-needed list and
+    setup's plan name what the old strategy built, and after setup nothing of it is left
+    (a stale Listener beside the MultiKeyListener maps the port twice, which the 2.2
+    validator refuses at reload)."""
+    first, second = model_of(pool_world, "rhel-ai"), model_of(pool_world, "rhtevan-work")
+    built = {
+        "any": {
+            "local": "Listener/pool-granite",
+            "rhel-ai": "Connector/pool-granite",
+            "rhtevan-work": "Connector/pool-granite",
+        },
+        "priority": {"local": "MultiKeyListener/pool-granite"},
+    }
+    async with Engine(load_topology(granite(pool_world, "any"))) as engine:
+        assert (await engine.setup()).ok
+    for old, new in (("any", "priority"), ("priority", "any")):
+        async with Engine(load_topology(granite(pool_world, new))) as engine:
+            status = await engine.status()
+            drift = {s.host: s.drift or [] for s in status.sites}
+            plan = await engine.setup(plan=True)
+            assert isinstance(plan, OperationResult)
+            steps = {s.host: {step.name: step.detail for step in s.steps} for s in plan.sites}
+            for host, resource in built[old].items():
+                assert any(line.startswith(f"{resource}: left by") for line in drift[host]), drift
+                assert resource in steps[host]["remove resources"], steps[host]
+            result = await engine.setup()
+            assert result.ok, result.model_dump_json(indent=1)
+            for host, resource in built[old].items():
+                assert resource.replace("/", "-") + ".yaml" not in input_resources(pool_world, host)
+            status = await engine.status()
+            assert [(s.host, s.drift) for s in status.sites if s.drift] == []
+
+        # priority: only the first member answers; any: either
+        answers = {first} if new == "priority" else {first, second}
+
+        async def answering(answers: set[str] = answers) -> bool:
+            return await served_model(pool_world) in answers
+
+        assert await eventually(answering, timeout=60, what=f"the {new} pool on its port")

@@ -16,7 +16,7 @@ reload, so what a Secret must match is only known from the hub.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from ...vocabulary import LOCAL_HOST
 from ..condition import unparsed_reason
 from ..readings import Asked, ClusterReading, PodmanReading, Reading
 from .cluster import Certs, base_resources, link_resources, link_targets
+from .leftovers import Key, hub_pool_keys, leftover_lines, leftovers, local_pool_keys
 from .podman import hub_resources, local_resources, local_resources_without_secrets
 
 #: What the user asked that leaves a site's links (on the cluster) removed on purpose.
@@ -50,6 +51,8 @@ class PodmanNeeds:
     install_controller: bool = False
     enable_socket: bool = False
     apply: list[Resource] = field(default_factory=list)
+    #: the pools' leftovers to remove (``leftovers``): (kind, name)
+    remove: list[tuple[str, str]] = field(default_factory=list)
     first_render: bool = False
     reload: bool = False
     leftover: str | None = None
@@ -71,9 +74,15 @@ def router_reads_as_owner(state: SiteState) -> bool:
 
 
 def podman_needs(
-    state: SiteState, desired: list[Resource], *, namespace: str, tmpfs: bool
+    state: SiteState,
+    desired: list[Resource],
+    *,
+    namespace: str,
+    tmpfs: bool,
+    owned: Mapping[Key, str] | None = None,
 ) -> PodmanNeeds:
-    """Everything setup must build on a podman site, in the seed's order."""
+    """Everything setup must build on a podman site, in the seed's order; ``owned`` are
+    the pools' resources the site may hold (``leftovers``), those not desired removed."""
     need = PodmanNeeds()
 
     def say(line: str, explained: bool = False) -> None:
@@ -92,6 +101,8 @@ def podman_needs(
         say(f"{names.PODMAN_SOCKET_UNIT}: not active (skupper reaches podman only through it)")
     need.apply = [r for r in desired if not cr.same(r, state.input_resources.get(cr.key(r)))]
     need.lines += differences(need.apply, lambda r: state.input_resources.get(cr.key(r)))
+    need.remove = leftovers(owned or {}, desired, state.input_resources)
+    need.lines += leftover_lines(owned or {}, need.remove)
     if not state.rendered:
         need.first_render = True
         say(f"namespace {namespace!r}: not set up (skupper system start never ran)")
@@ -107,7 +118,7 @@ def podman_needs(
         other_uid = not router_reads_as_owner(state)
         if other_uid:
             say(f"router container {router}: runs as another user than the keys' owner", True)
-        if need.apply or missing or by_hand or other_uid:
+        if need.apply or need.remove or missing or by_hand or other_uid:
             need.reload = True
             leftover = f"{router}-backup"
             if leftover in state.containers:
@@ -202,7 +213,13 @@ def reading_needs(
             desired = local_resources_without_secrets(topology)
         else:
             desired, _ = local_resources(topology, reading.state, certs)
-        return podman_needs(reading.state, desired, namespace=reading.namespace, tmpfs=False)
+        return podman_needs(
+            reading.state,
+            desired,
+            namespace=reading.namespace,
+            tmpfs=False,
+            owned=local_pool_keys(topology),
+        )
     p = topology.provider(host)
     assert p is not None  # a podman reading other than the local site's is a provider's
     return podman_needs(
@@ -210,6 +227,7 @@ def reading_needs(
         hub_resources(p, topology.pools),
         namespace=reading.namespace,
         tmpfs=p.tmpfs_workaround,
+        owned=hub_pool_keys(topology),
     )
 
 

@@ -83,8 +83,9 @@ def check_rfc1123(kind: str, name: str) -> None:
         )
 
 
-def load(paths: NamespacePaths) -> SiteState:
-    """Load ``input/resources``; fail with the real CLI's messages when it is unusable."""
+def load(paths: NamespacePaths, *, multi_key_listeners: bool = False) -> SiteState:
+    """Load ``input/resources``; fail with the real CLI's messages when it is unusable.
+    ``multi_key_listeners``: the 2.2 loader, which knows the kind (2.1's ignores it)."""
     found = res.load_dir(paths.input_resources)
     if not found:
         raise CliFailure(f"No sources found at: {paths.input_resources}")
@@ -115,6 +116,8 @@ def load(paths: NamespacePaths) -> SiteState:
         elif kind != "Site":
             state.others.append(resource)
     validate(state)
+    if multi_key_listeners:
+        validate_multi_key_listeners(state)
     return state
 
 
@@ -161,4 +164,34 @@ def validate(state: SiteState) -> None:
             raise CliFailure(
                 "failed to load site state: invalid router access "
                 f'"{res.name_of(router_access)}": roles are required'
+            )
+
+
+def validate_multi_key_listeners(state: SiteState) -> None:
+    """The 2.2 validator's MultiKeyListener checks, those a user can trip: host and port
+    required, and no host:port a Listener (or an earlier MultiKeyListener) maps already
+    (``validateMultiKeyListeners``, site_state_validator.go@2.2.0:179-230)."""
+    taken: dict[str, list[int]] = {}
+    for listener in state.listeners:
+        spec = res.spec(listener)
+        taken.setdefault(str(spec.get("host")), []).append(int(str(spec.get("port") or 0)))
+    for mkl in (r for r in state.others if r["kind"] == "MultiKeyListener"):
+        spec, name = res.spec(mkl), res.name_of(mkl)
+        host, port = str(spec.get("host") or ""), int(str(spec.get("port") or 0))
+        if not host or not port:
+            raise _render_error(f"invalid multikeylistener: {name} - host and port are required")
+        if port in taken.get(host, []):
+            raise _render_error(
+                f"port {port} is already mapped for host {json.dumps(host)} "
+                f"(multikeylistener: {json.dumps(name)})"
+            )
+        taken.setdefault(host, []).append(port)
+        strategy = spec.get("strategy") or {}
+        if ("priority" in strategy) == ("weighted" in strategy):
+            raise _render_error(
+                f"invalid multikeylistener: {name} - either strategy.priority or "
+                "strategy.weighted is required"
+                if not strategy
+                else f"invalid multikeylistener: {name} - only one of strategy.priority or "
+                "strategy.weighted must be defined"
             )
