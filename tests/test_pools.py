@@ -263,3 +263,90 @@ def test_the_2_2_loader_refuses_a_multikeylistener_on_a_port_a_listener_maps() -
     )
     state.listeners = []
     site_state.validate_multi_key_listeners(state)
+
+
+CLUSTER = "CRC_SITE_NAME=crc-test\nCRC_MODEL_PORT=8000\n"
+PRIORITY = (
+    'POOLS="chat"\nPOOL_CHAT_PROVIDERS="beta alpha"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+    "POOL_CHAT_STRATEGY=priority\nSKUPPER_MIN_VERSION=2.2.0\nPOOL_CHAT_CRC_PORT=8100\n"
+)
+
+
+def test_a_priority_pool_with_a_cluster_port_is_a_multikeylistener_on_the_cluster() -> None:
+    """The cluster's controller makes a Service named after the host for it, as for a
+    Listener (extended_bindings.go@2.2.0:212-244)."""
+    from skupper_mcp.engine.desired.cluster import base_resources
+
+    topo = topology(CLUSTER + PRIORITY)
+    [mkl] = [r for r in base_resources(topo) if r["kind"] == "MultiKeyListener"]
+    assert mkl["metadata"]["name"] == "pool-chat"
+    assert mkl["spec"] == {
+        "host": "model-pool-chat",
+        "port": 8100,
+        "strategy": {"priority": {"routingKeys": ["model-api-beta", "model-api-alpha"]}},
+    }
+
+
+def _cluster_link(to: str, connected: bool | None) -> LinkStatus:
+    return LinkStatus(
+        from_site="crc-test",
+        to_site=to,
+        endpoint="x:1",
+        tcp_probe=connected,
+        status="Ready",
+        connected=connected,
+    )
+
+
+def test_the_cluster_row_reaches_hubs_through_the_local_site_with_its_controllers_word() -> None:
+    """The cluster links to the local site only (no CRC_DIRECT_LINKS): a hub is live for
+    it when that link and the local site's link to the hub are both up. The
+    MultiKeyListener's status is read as the controller wrote it."""
+    from skupper_mcp.engine.readings import ClusterReading
+    from skupper_mcp.engine.scope import site_ref
+    from skupper_mcp.sites.kube import KubeState
+
+    topo = topology(CLUSTER + PRIORITY)
+    local_site = topo.local.site_name
+    mkl = {
+        "metadata": {"name": "pool-chat"},
+        "status": {
+            "status": "Ready",
+            "message": "OK",
+            "hasDestination": True,
+            "strategy": {"priority": {"routingKeysReachable": ["model-api-alpha"]}},
+        },
+    }
+    state = KubeState(version="v1.30", site=None, multi_key_listeners={"pool-chat": mkl})
+    reading = ClusterReading(site_ref(topo, "crc"), None, state)  # type: ignore[arg-type]
+    [pool] = pool_rows(
+        topo,
+        [_site("alpha", "up"), _site("beta", "up")],
+        [_link("alpha", True), _link("beta", False), _cluster_link(local_site, True)],
+        {"chat": True},
+        {"crc-test": reading},
+    )
+    cluster = pool.cluster
+    assert cluster is not None
+    assert (cluster.site, cluster.port, cluster.service) == (
+        "crc-test",
+        8100,
+        "model-pool-chat.default:8100",
+    )
+    assert [(b.provider, b.live) for b in cluster.backends] == [("beta", False), ("alpha", True)]
+    assert (cluster.state, cluster.preferred) == ("degraded", "alpha")
+    assert (cluster.resource, cluster.reachable_keys, cluster.bound) == (
+        "Ready",
+        ["model-api-alpha"],
+        True,
+    )
+    assert pool.resource is None  # the local site was not read here
+    # the cluster's own link down: nothing is reachable from it
+    [pool] = pool_rows(
+        topo,
+        [_site("alpha", "up"), _site("beta", "up")],
+        [_link("alpha", True), _link("beta", True), _cluster_link(local_site, False)],
+        {"chat": True},
+    )
+    assert pool.cluster is not None and pool.cluster.state == "down"
+    assert pool.cluster.bound is None  # not read: the controller's word is unknown

@@ -421,20 +421,37 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
     )
     tables = {"sites": sites, "links": links, "listeners": listeners}
     if status.pools:
+        rows = [r for p in status.pools for r in ((p, p.cluster) if p.cluster else (p,))]
         tables["pools"] = table(
-            ["Pool", "Port", "Strategy", "Bound", "State", "Backends", "Preferred", "Detail"],
+            [
+                "Pool",
+                "Site",
+                "Port",
+                "Strategy",
+                "Bound",
+                "State",
+                "Backends",
+                "Preferred",
+                "Detail",
+            ],
             [
                 [
                     p.name,
+                    p.site,
                     p.port,
                     p.strategy,
                     p.bound,
                     p.state,
                     ", ".join(_backend_text(b) for b in p.backends),
                     p.preferred,
-                    p.detail,
+                    p.detail
+                    + (
+                        f"; keys reachable: {', '.join(p.reachable_keys) or 'none'}"
+                        if p.reachable_keys is not None
+                        else ""
+                    ),
                 ]
-                for p in status.pools
+                for p in rows
             ],
         )
     return tables

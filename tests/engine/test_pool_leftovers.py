@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fake_connector import FakeConnector
-from skupper_mcp.engine.desired.leftovers import hub_pool_keys, local_pool_keys
+from skupper_mcp.engine.desired.leftovers import hub_pool_keys, listener_pool_keys
 from skupper_mcp.engine.desired.needs import setup_needed
 from skupper_mcp.engine.desired.podman import hub_resources, local_base_resources
 from skupper_mcp.engine.operations.setup import podman_setup_actions
@@ -18,7 +18,7 @@ from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.facts.site_state import SiteState, parse_site_state
 from skupper_mcp.sites import resources as cr
 from skupper_mcp.sites.podman import PodmanSite
-from skupper_mcp.sites.work import Script
+from skupper_mcp.sites.work import ApiCall, Script
 from skupper_mcp.topology import Topology, load_topology
 
 STATES = Path(__file__).resolve().parent / "site_states"
@@ -81,7 +81,7 @@ def test_setup_removes_what_the_earlier_strategy_built_and_status_says_so(
     ]
     p = after.provider(host)
     desired = local_base_resources(after) if p is None else hub_resources(p, after.pools)
-    owned = local_pool_keys(after) if p is None else hub_pool_keys(after)
+    owned = listener_pool_keys(after) if p is None else hub_pool_keys(after)
     site = PodmanSite(FakeConnector(host), "default")
     # the links and their Secrets are the recording's own: only the pool's resources differ
     desired += [r for r in state.input_resources.values() if r["kind"] in ("Link", "Secret")]
@@ -98,3 +98,72 @@ def test_setup_removes_what_the_earlier_strategy_built_and_status_says_so(
     for key in stale:
         del state.input_resources[key]
     assert setup_needed(after, reading(after, host, state)) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("any", "priority"), ("priority", "any"), ("priority", "none")]
+)
+def test_the_cluster_drops_the_pools_earlier_listener_before_it_applies_the_new_one(
+    old: str, new: str
+) -> None:
+    """The cluster holding what ``old`` built (a Listener or a MultiKeyListener on
+    model-pool-chat, all Ready): with ``new`` (none: the pool lost _CRC_PORT) setup's plan
+    deletes it first and the setup-needed list says why."""
+    from skupper_mcp.engine.desired.cluster import base_resources, kube_resources_without_secrets
+    from skupper_mcp.engine.desired.needs import cluster_needs
+    from skupper_mcp.engine.operations.setup import kube_setup_actions
+    from skupper_mcp.engine.readings import ClusterReading
+    from skupper_mcp.sites.kube import ClusterSite, KubeState
+    from skupper_mcp.topology import parse_topology
+    from topology_samples import SMALL_TOPOLOGY
+
+    def cluster_topology(strategy: str) -> Topology:
+        kind = strategy if strategy != "none" else "priority"
+        text = (
+            SMALL_TOPOLOGY
+            + "CRC_SITE_NAME=crc-test\nCRC_MODEL_PORT=8000\nSKUPPER_MIN_VERSION=2.2.0\n"
+            + 'POOLS="chat"\nPOOL_CHAT_PROVIDERS="alpha beta"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+            + f"POOL_CHAT_STRATEGY={kind}\n"
+            + ("POOL_CHAT_CRC_PORT=8100\n" if strategy != "none" else "")
+        )
+        return parse_topology(text, Path("topology.env"))
+
+    before, after = cluster_topology(old), cluster_topology(new)
+    held = {cr.key(r): r for r in kube_resources_without_secrets(before)}
+    ready = {"status": {"status": "Ready", "message": "OK"}}
+    by_kind = {
+        kind: {n: {**r, **ready} for (k, n), r in held.items() if k == kind}
+        for kind in ("Site", "Link", "Listener", "MultiKeyListener")
+    }
+    state = KubeState(
+        version="v1.31.6",
+        site=next(iter(by_kind["Site"].values())),
+        links=by_kind["Link"],
+        listeners=by_kind["Listener"],
+        multi_key_listeners=by_kind["MultiKeyListener"],
+        secrets={n: {"metadata": {"name": n}} for n in by_kind["Link"]},
+    )
+    stale = [
+        cr.key(r)
+        for r in base_resources(before)
+        if cr.key(r)[1] == "pool-chat"
+        and cr.key(r) not in {cr.key(w) for w in base_resources(after)}
+    ]
+    assert stale, (old, new)
+    ref = site_ref(after, "crc")
+    site = ClusterSite(api=None, namespace="default")  # type: ignore[arg-type]  # never called
+    needed = setup_needed(after, ClusterReading(ref, site, state, "setup")) or []
+    [(kind, name)] = stale
+    assert needed[0].startswith(f"{kind}/{name}: left by an earlier setup of pool chat"), needed
+    need = cluster_needs(after, state, "setup")
+    assert need.remove == stale
+    todo, _ = kube_setup_actions(after, site, state, {}, "setup")
+    names = [a.name for a in todo]
+    assert names[0] == "remove resources", names
+    [call] = todo[0].does
+    assert isinstance(call, ApiCall)
+    assert (call.verb, call.kind, call.name) == ("delete", kind, name)
+    if new == "none":
+        assert "apply site and listeners" not in names
+    else:
+        assert names[1] == "apply site and listeners", names

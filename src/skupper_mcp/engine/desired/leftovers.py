@@ -2,7 +2,8 @@
 
 A pool's resources carry names of its own: its routing key on the local site (a Listener
 for strategy ``any``, a MultiKeyListener for ``priority`` and ``weighted``) and on each
-member's hub (the ``any`` pool's second Connector), ``model-pool-<name>`` on the cluster.
+member's hub (the ``any`` pool's second Connector) and on the cluster (its host,
+``model-pool-<name>``, names the Service the controller makes).
 Whichever of those a site holds and the topology does not want is a leftover: the other
 strategy's listener after the strategy changed (on a podman site the two would map the same
 port, which the 2.2 validator refuses at reload, ``site_state_validator.go@2.2.0:197-199``),
@@ -24,23 +25,19 @@ LISTENER_KINDS = ("Listener", "MultiKeyListener")
 
 
 def cluster_pool_name(pool: ModelPool) -> str:
-    """The name of a pool's listener (and Service) on the cluster."""
+    """The host of a pool's listener on the cluster: the Service its controller makes."""
     return f"model-pool-{pool.name}"
 
 
-def local_pool_keys(topology: Topology) -> dict[Key, str]:
-    """(kind, name) -> pool: what the pools may have built on the local site."""
+def listener_pool_keys(topology: Topology) -> dict[Key, str]:
+    """(kind, name) -> pool: what the pools may have built on the local site or the
+    cluster (their listeners are named after their keys on both)."""
     return {(kind, p.routing_key): p.name for p in topology.pools for kind in LISTENER_KINDS}
 
 
 def hub_pool_keys(topology: Topology) -> dict[Key, str]:
     """(kind, name) -> pool: what the pools may have built on a provider's hub."""
     return {("Connector", p.routing_key): p.name for p in topology.pools}
-
-
-def cluster_pool_keys(topology: Topology) -> dict[Key, str]:
-    """(kind, name) -> pool: what the pools may have built on the cluster."""
-    return {(kind, cluster_pool_name(p)): p.name for p in topology.pools for kind in LISTENER_KINDS}
 
 
 def leftovers(owned: Mapping[Key, str], desired: list[Resource], held: Iterable[Key]) -> list[Key]:

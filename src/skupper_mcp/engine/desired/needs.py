@@ -33,7 +33,7 @@ from ...vocabulary import LOCAL_HOST
 from ..condition import unparsed_reason
 from ..readings import Asked, ClusterReading, PodmanReading, Reading
 from .cluster import Certs, base_resources, link_resources, link_targets
-from .leftovers import Key, hub_pool_keys, leftover_lines, leftovers, local_pool_keys
+from .leftovers import Key, hub_pool_keys, leftover_lines, leftovers, listener_pool_keys
 from .podman import hub_resources, local_resources, local_resources_without_secrets
 
 #: What the user asked that leaves a site's links (on the cluster) removed on purpose.
@@ -170,6 +170,8 @@ class ClusterNeeds:
     lines: list[str] = field(default_factory=list)
     base: list[Resource] = field(default_factory=list)
     links: list[Resource] = field(default_factory=list)
+    #: the pools' leftovers to remove (``leftovers``): (kind, name)
+    remove: list[tuple[str, str]] = field(default_factory=list)
 
 
 def cluster_needs(
@@ -179,7 +181,13 @@ def cluster_needs(
     a ``down`` (or teardown) the user asked for, is not one: ``down`` removes the Links and
     keeps their Secrets, and ``up`` makes them again."""
     need = ClusterNeeds()
-    need.base = [r for r in base_resources(topology) if not cr.same(r, state.existing(r))]
+    base = base_resources(topology)
+    need.base = [r for r in base if not cr.same(r, state.existing(r))]
+    owned = listener_pool_keys(topology)
+    held = [("Listener", n) for n in state.listeners] + [
+        ("MultiKeyListener", n) for n in state.multi_key_listeners
+    ]
+    need.remove = leftovers(owned, base, held)
     if certs is None:
         wanted = [cr.link(t) for t in link_targets(topology).values()]
     else:
@@ -199,7 +207,11 @@ def cluster_needs(
         and not taken_down(r)
         and not (stopped and r["kind"] == "Secret")
     ]
-    need.lines = differences(need.base, state.existing) + differences(need.links, state.existing)
+    need.lines = (
+        leftover_lines(owned, need.remove)
+        + differences(need.base, state.existing)
+        + differences(need.links, state.existing)
+    )
     return need
 
 
@@ -218,7 +230,7 @@ def reading_needs(
             desired,
             namespace=reading.namespace,
             tmpfs=False,
-            owned=local_pool_keys(topology),
+            owned=listener_pool_keys(topology),
         )
     p = topology.provider(host)
     assert p is not None  # a podman reading other than the local site's is a provider's

@@ -24,7 +24,7 @@ from ...facts.site_state import SiteState
 from ...models import Check, CheckResult, OperationResult
 from ...sites import resources as cr
 from ...sites import units
-from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls
+from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...sites.podman import PodmanSite
 from ...sites.resources import Resource, resource_status
 from ...topology import Topology
@@ -32,7 +32,7 @@ from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
 from ..condition import claims_ready, link_connected, podman_condition, podman_site_resource
 from ..desired.cluster import Certs, differing, link_resources, link_targets
-from ..desired.leftovers import Key, hub_pool_keys, local_pool_keys
+from ..desired.leftovers import Key, hub_pool_keys, listener_pool_keys
 from ..desired.needs import PodmanNeeds, cluster_needs, podman_needs
 from ..desired.podman import hub_resources, hub_target, local_resources
 from ..readings import Asked, ClusterReading, PodmanReading, Reading, Unread
@@ -158,6 +158,8 @@ def kube_setup_actions(
     need = cluster_needs(topology, state, asked, certs)
     removed = [r for r in differing(state, links) if r not in need.links]
     todo: list[Action] = []
+    if need.remove:
+        todo.append(on_cluster("remove resources", site, delete_calls(need.remove)))
     if need.base:
         todo.append(on_cluster("apply site and listeners", site, apply_calls(need.base)))
     if need.links:
@@ -289,7 +291,7 @@ async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) 
         await run.perform([_once_set_up(name) for name in missing])
     elif missing:
         await run.note("links", f"no link yet to {', '.join(missing)}: not set up", ok=False)
-    await _podman(backups, run, view, desired, False, local_pool_keys(topo))
+    await _podman(backups, run, view, desired, False, listener_pool_keys(topo))
     if missing and not run.failed and not run.plan:
         run.fail(f"the local site has no link to {', '.join(missing)} (their setup failed)")
 

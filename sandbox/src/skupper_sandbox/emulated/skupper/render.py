@@ -232,30 +232,17 @@ def router_config(state: SiteState, site_id: str, cli_version: str) -> list[Enti
 
 
 def _multi_key_listeners(state: SiteState, site_id: str) -> list[Entity]:
-    """Each MultiKeyListener as a multi-address tcpListener ``multiAddress/<name>`` and a
-    listenerAddress ``<name>/<key>`` per key: priority values count down from the first key
-    (the highest, the preferred), weighted ones are the weights
-    (internal/site/multikeylistener.go@2.2.0:27-67)."""
+    """Each MultiKeyListener's tcpListener and listenerAddresses (``entities``)."""
     found: list[Entity] = []
     for mkl in (r for r in state.others if r["kind"] == "MultiKeyListener"):
-        name, spec = res.name_of(mkl), res.spec(mkl)
-        strategy = spec.get("strategy") or {}
-        listener = f"multiAddress/{name}"
-        kind = "priority" if "priority" in strategy else "weighted"
-        keys = (strategy.get(kind) or {}).get("routingKeys") or []
-        found.append(
-            entities.multi_address_listener(
-                listener, str(spec.get("host")), str(spec.get("port")), kind, site_id
-            )
+        spec = res.spec(mkl)
+        found += entities.multi_key_listener(
+            res.name_of(mkl),
+            str(spec.get("host")),
+            str(spec.get("port")),
+            spec.get("strategy") or {},
+            site_id,
         )
-        if kind == "priority":
-            values = {str(k): len(keys) - 1 - i for i, k in enumerate(keys)}
-        else:
-            values = {str(k): int(v) for k, v in dict(keys).items()}
-        found += [
-            entities.listener_address(f"{name}/{key}", key, value, listener)
-            for key, value in values.items()
-        ]
     return found
 
 
