@@ -350,3 +350,32 @@ def test_the_cluster_row_reaches_hubs_through_the_local_site_with_its_controller
     )
     assert pool.cluster is not None and pool.cluster.state == "down"
     assert pool.cluster.bound is None  # not read: the controller's word is unknown
+
+
+def test_the_controllers_multikeylistener_status_keeps_what_it_wrote_until_it_changes() -> None:
+    """multikeylistener_types.go@2.2.0:214-268: Operational only when hasDestination
+    changes; a weighted listener whose keys never had a connector writes no strategy."""
+    from skupper_sandbox.multikey import report
+
+    priority = {"strategy": {"priority": {"routingKeys": ["a", "b"]}}}
+    weighted = {"strategy": {"weighted": {"routingKeys": {"a": 3, "b": 1}}}}
+    never = report(priority, set(), {})
+    assert (never.operational, never.fields) == (
+        None,
+        {"strategy": {"priority": {"routingKeysReachable": []}}},
+    )
+    assert report(weighted, set(), {}).fields == {}
+    both = report(weighted, {"b", "a"}, {})
+    assert both.operational == (True, "OK")
+    assert both.fields == {
+        "hasDestination": True,
+        "strategy": {"weighted": {"routingKeysReachable": {"a": 3, "b": 1}}},
+    }
+    written = {
+        "hasDestination": True,
+        "conditions": [{"type": "Operational", "status": "True", "message": "OK"}],
+    }
+    assert report(priority, {"b"}, written).operational == (True, "OK")  # kept
+    lost = report(priority, set(), written)
+    assert lost.operational == (False, "No matching connectors")
+    assert "hasDestination" not in lost.fields

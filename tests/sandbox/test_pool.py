@@ -212,9 +212,19 @@ async def test_a_priority_pool_is_a_multikeylistener_that_prefers_its_first_prov
         # every new connection goes to the first key while it is reachable
         answers = [await served_model(pool_world, RANKED_PORT) for _ in range(10)]
         assert set(answers) == {first}, answers
+        keys = ["model-api-rhel-ai", "model-api-rhtevan-work"]
+
+        async def reported(keys: list[str] = keys) -> bool:
+            [pool] = (await engine.status()).pools
+            return pool.reachable_keys == keys
+
+        # the local controller's word on the MultiKeyListener (pkg/nonkube/api/
+        # site_state.go@2.2.0:402-416), read back from runtime/resources
+        assert await eventually(reported, timeout=30, what="both keys reachable")
         status = await engine.status()
         [pool] = status.pools
         assert (pool.strategy, pool.state, pool.preferred) == ("priority", "serving", "rhel-ai")
+        assert pool.resource == "Ready"
         # the MultiKeyListener is read back as setup wrote it: nothing left to set up
         assert [(s.host, s.drift) for s in status.sites if s.drift] == []
 
@@ -232,6 +242,9 @@ async def test_a_priority_pool_is_a_multikeylistener_that_prefers_its_first_prov
         status = await engine.status()
         [pool] = status.pools
         assert (pool.state, pool.preferred) == ("degraded", "rhtevan-work"), pool
+        assert await eventually(
+            lambda: reported(keys[1:]), timeout=30, what="rhel-ai's key unreachable"
+        )
 
         assert (await engine.up("rhel-ai")).ok
         assert await eventually(preferred, timeout=60, what="the pool back on rhel-ai")

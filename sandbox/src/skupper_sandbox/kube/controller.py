@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from skupper_sandbox import hostenv
+from skupper_sandbox import hostenv, multikey
 from skupper_sandbox.kube import owners, resources, status
 from skupper_sandbox.kube.pods import CONTAINER, RouterPod, new_pod_name, router_image
 from skupper_sandbox.kube.resources import Resource
@@ -489,48 +489,30 @@ class Controller:
         )
 
     def _update_multi_key_listener(self, mkl: Obj, answer: Obj | None) -> None:
-        """Configured once in the router's config; Operational only from the first time a
-        key of it had a connector (``SetHasDestination`` sets it only when the value
-        changes); the keys with a connector in the network, priority in order, weighted
-        with their weights (binding_status.go@2.2.0:87-121, multikeylistener_types.go
-        @2.2.0:161-268)."""
-        spec, previous = _spec(mkl), mkl.get("status") or {}
-        strategy = spec.get("strategy") or {}
-        kind = "priority" if "priority" in strategy else "weighted"
-        keys = (strategy.get(kind) or {}).get("routingKeys") or []
-        reachable_map = (answer or {}).get("reachable") or {}
-        reachable = [str(k) for k in keys if k in reachable_map]
-        has_destination = bool(reachable)
+        """Configured once in the router's config; then what the network makes of it
+        (``multikey.report``), once the router answers."""
         checks = [Check("Configured", "Ready")]
-        kept = next(
-            (c for c in previous.get("conditions") or [] if c.get("type") == "Operational"),
-            None,
+        previous = mkl.get("status") or {}
+        fields: Obj = {k: previous[k] for k in ("hasDestination", "strategy") if k in previous}
+        kept = [c for c in previous.get("conditions") or [] if c.get("type") == "Operational"]
+        operational = (
+            (kept[0].get("status") == "True", str(kept[0].get("message"))) if kept else None
         )
-        if has_destination != bool(previous.get("hasDestination")):
+        if answer is not None:
+            said = multikey.report(_spec(mkl), answer.get("reachable") or {}, previous)
+            operational, fields = said.operational, said.fields
+        if operational is not None:
+            ok, message = operational
             checks.append(
-                Check("Operational", "Ready")
-                if has_destination
-                else Check("Operational", "Pending", "No matching connectors")
+                Check("Operational", "Ready") if ok else Check("Operational", "Pending", message)
             )
-        elif kept is not None:
-            checks.append(
-                Check("Operational", str(kept.get("reason")), str(kept.get("message") or ""))
-            )
-        extra: Obj = {}
-        if has_destination:
-            extra["hasDestination"] = True
-        if answer is not None and (kind == "priority" or reachable):
-            found: Any = reachable if kind == "priority" else {k: dict(keys)[k] for k in reachable}
-            extra["strategy"] = {kind: {"routingKeysReachable": found}}
-        elif "strategy" in previous:
-            extra["strategy"] = previous["strategy"]
         self._write_status(
             resources.MULTI_KEY_LISTENERS,
             mkl,
             checks,
             required=("Configured", "Operational"),
             ready_condition=False,
-            **extra,
+            **fields,
         )
 
     # -- services ------------------------------------------------------------------
