@@ -17,6 +17,7 @@ from skupper_mcp.models import (
     ModelsResult,
     OperationResult,
     PoolBackend,
+    PoolStatus,
     ResolveResult,
     StatusResult,
     TestModelResult,
@@ -433,6 +434,7 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
                 "Backends",
                 "Preferred",
                 "Detail",
+                "Controller says",
             ],
             [
                 [
@@ -444,17 +446,22 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
                     p.state,
                     ", ".join(_backend_text(b) for b in p.backends),
                     p.preferred,
-                    p.detail
-                    + (
-                        f"; keys reachable: {', '.join(p.reachable_keys) or 'none'}"
-                        if p.reachable_keys is not None
-                        else ""
-                    ),
+                    p.detail,
+                    _controller_text(p),
                 ]
                 for p in rows
             ],
         )
     return tables
+
+
+def _controller_text(pool: PoolStatus) -> str | None:
+    """What the site's controller wrote on the pool's listener, and the keys it reaches."""
+    if pool.resource is None:
+        return None
+    if pool.reachable_keys is None:
+        return pool.resource
+    return f"{pool.resource}; keys reachable: {', '.join(pool.reachable_keys) or 'none'}"
 
 
 def _backend_text(backend: PoolBackend) -> str:

@@ -167,3 +167,31 @@ def test_the_cluster_drops_the_pools_earlier_listener_before_it_applies_the_new_
         assert "apply site and listeners" not in names
     else:
         assert names[1] == "apply site and listeners", names
+
+
+def test_a_member_that_leaves_an_any_pool_has_its_connector_of_the_pool_removed() -> None:
+    """gamma leaves the pool: its hub's second Connector (the pool's key) is a leftover;
+    the members that stay keep theirs."""
+    from skupper_mcp.engine.desired.needs import podman_needs
+    from skupper_mcp.topology import parse_topology
+    from topology_samples import SMALL_TOPOLOGY
+
+    gamma = (
+        SMALL_TOPOLOGY.replace('"alpha beta"', '"alpha beta gamma"')
+        + "GAMMA_SSH_HOST=127.207.0.4\nGAMMA_PUBLIC_HOST=127.207.0.4\n"
+        + 'GAMMA_INTER_ROUTER_PORT=8002\nGAMMA_MODEL_PORT=11000\nGAMMA_PROFILES="g=org/g"\n'
+        + 'POOLS="chat"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+    )
+    before = parse_topology(gamma + 'POOL_CHAT_PROVIDERS="alpha beta gamma"\n', Path("t.env"))
+    after = parse_topology(gamma + 'POOL_CHAT_PROVIDERS="alpha beta"\n', Path("t.env"))
+    for host, left in (("gamma", [("Connector", "pool-chat")]), ("alpha", [])):
+        p_before, p_after = before.provider(host), after.provider(host)
+        assert p_before is not None and p_after is not None
+        held = {cr.key(r): r for r in hub_resources(p_before, before.pools)}
+        state = parse_site_state((STATES / "up" / "rhtevan-work.txt").read_text())
+        state.input_resources.update(held)
+        desired = hub_resources(p_after, after.pools)
+        need = podman_needs(
+            state, desired, namespace="default", tmpfs=False, owned=hub_pool_keys(after)
+        )
+        assert need.remove == left, (host, need.remove)

@@ -9,6 +9,7 @@ A world of its own, every site (the cluster too) on Skupper 2.2.1.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,13 +113,24 @@ async def test_a_priority_pool_on_the_cluster_is_a_multikeylistener_that_fails_o
         status = await engine.status()
         assert [(s.host, s.drift) for s in status.sites if s.drift] == []
         assert f"pool granite on crc-sandbox :{CRC_PORT} serving" in status.summary
+        catalog = await engine.models()
+        [model] = [r for r in catalog.rows if r.host == "granite"]
+        assert model.cluster_base_url == (
+            f"http://model-pool-granite.{CRC_NAMESPACE}.svc:{CRC_PORT}/v1"
+        )
+        assert model.pool is not None and model.pool.cluster is not None
+        assert model.pool.cluster.reachable_keys == ["model-api-rhel-ai", "model-api-rhtevan-work"]
 
+        started = time.monotonic()
         assert (await engine.down("rhel-ai")).ok
 
         async def from_second() -> bool:
             return await cluster_model(world) == second
 
         assert await eventually(from_second, timeout=60, what="the cluster's pool failing over")
+        print(
+            f"cluster pool: from rhtevan-work {time.monotonic() - started:.2f} s after down began"
+        )
 
         async def dropped() -> bool:
             return (await cluster_row(engine)).reachable_keys == ["model-api-rhtevan-work"]

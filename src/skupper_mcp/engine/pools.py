@@ -147,8 +147,6 @@ def _report(row: PoolStatus, said: ResourceStatus | None) -> None:
     row.resource = said.text
     if said.reachable_keys is not None:
         row.reachable_keys = list(said.reachable_keys)
-    if said.present and not said.ready:
-        row.detail += f"; its controller says {said.text}"
 
 
 def _backend(
