@@ -195,3 +195,34 @@ def test_a_member_that_leaves_an_any_pool_has_its_connector_of_the_pool_removed(
             state, desired, namespace="default", tmpfs=False, owned=hub_pool_keys(after)
         )
         assert need.remove == left, (host, need.remove)
+
+
+class _RefusingApi:
+    """A cluster API whose multikeylisteners list answers ``status``."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+    async def list(self, plural: str, *, namespace: str) -> list[dict[str, object]]:
+        from skupper_mcp.errors import KubeError
+
+        assert plural == "multikeylisteners"
+        raise KubeError("crc", f"answered {self.status}", self.status)
+
+
+@pytest.mark.parametrize(("status", "none"), [(404, True), (403, True), (500, False)])
+async def test_a_cluster_without_the_kind_or_the_right_to_list_it_holds_no_multikeylistener(
+    status: int, none: bool
+) -> None:
+    """A cluster before Skupper 2.2 has no such resource (404), a namespace role without
+    the kind is refused (403): neither is a failed read; anything else is."""
+    from skupper_mcp.errors import KubeError
+    from skupper_mcp.sites.kube import ClusterSite
+
+    site = ClusterSite(_RefusingApi(status), "default", (), True)  # type: ignore[arg-type]
+    if none:
+        assert await site._multi_key_listeners() == []
+    else:
+        with pytest.raises(KubeError):
+            await site._multi_key_listeners()
+    assert await ClusterSite(_RefusingApi(status), "d")._multi_key_listeners() == []  # type: ignore[arg-type]

@@ -196,7 +196,9 @@ class ClusterSite:
 
     async def _multi_key_listeners(self) -> list[dict[str, Any]]:
         """The MultiKeyListeners when asked for; none where the cluster's Skupper has no such
-        resource (404: its CRD came with 2.2, config/crd/bases@2.2.0)."""
+        resource (404: its CRD came with 2.2, config/crd/bases@2.2.0) or our role may not
+        list it (403, what a namespace role without the kind answers even for a resource
+        the cluster lacks): an any pool needs none, and applying one says the 403 itself."""
         from ..errors import KubeError
 
         if not self.multi_key_listeners:
@@ -204,7 +206,7 @@ class ClusterSite:
         try:
             return await self.api.list(PLURALS["MultiKeyListener"], namespace=self.namespace)
         except KubeError as exc:
-            if exc.status == 404:
+            if exc.status in (403, 404):
                 return []
             raise
 
