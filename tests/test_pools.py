@@ -379,3 +379,27 @@ def test_the_controllers_multikeylistener_status_keeps_what_it_wrote_until_it_ch
     lost = report(priority, set(), written)
     assert lost.operational == (False, "No matching connectors")
     assert "hasDestination" not in lost.fields
+
+
+def test_the_one_resource_reader_takes_a_multikeylisteners_reachable_keys_whatever_they_hold() -> (
+    None
+):
+    """Priority keys keep their order; weighted ones come heaviest first; a weighted status
+    that never had a key reachable has no map (omitempty); anything else is not reported."""
+    from skupper_mcp.sites.resources import resource_status
+
+    def keys(strategy: object) -> tuple[str, ...] | None:
+        return resource_status({"status": {"status": "Ready", "strategy": strategy}}).reachable_keys
+
+    assert keys({"priority": {"routingKeysReachable": ["b", "a"]}}) == ("b", "a")
+    assert keys({"weighted": {"routingKeysReachable": {"a": 1, "b": 3, "c": 1}}}) == ("b", "a", "c")
+    assert keys({"weighted": {}}) == ()
+    assert keys({"priority": {"routingKeysReachable": [1, {"x": 2}]}}) is None
+    assert keys({"weighted": {"routingKeysReachable": {"a": "3"}}}) is None
+    assert keys("priority") is None
+    said = resource_status({"status": {"status": "Pending", "message": "Not Operational"}})
+    assert (said.text, said.has_destination, said.reachable_keys) == (
+        "Pending: Not Operational",
+        None,
+        None,
+    )
