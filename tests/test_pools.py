@@ -403,3 +403,29 @@ def test_the_one_resource_reader_takes_a_multikeylisteners_reachable_keys_whatev
         None,
         None,
     )
+
+
+def test_the_2_2_1_loader_refuses_another_strategy_for_a_running_multikeylistener() -> None:
+    """site_state_validator.go@2.2.1:229-234, against the runtime site state; a new key
+    order of the same strategy passes."""
+    from skupper_sandbox.emulated.skupper import site_state
+    from skupper_sandbox.emulated.skupper.failure import CliFailure
+
+    def mkl(strategy: dict[str, object]) -> dict[str, object]:
+        spec = {"host": "0.0.0.0", "port": 9100, "strategy": strategy}
+        return {"kind": "MultiKeyListener", "metadata": {"name": "pool-chat"}, "spec": spec}
+
+    running = [mkl({"priority": {"routingKeys": ["a", "b"]}})]
+    state = site_state.SiteState(
+        site={"kind": "Site", "metadata": {"name": "s"}},
+        others=[mkl({"weighted": {"routingKeys": {"a": 1}}})],
+    )
+    with pytest.raises(CliFailure) as refused:
+        site_state.validate_multi_key_listeners(state, running)
+    assert str(refused.value) == (
+        "failed to render site state: invalid multikeylistener: pool-chat - strategy cannot "
+        "be changed"
+    )
+    site_state.validate_multi_key_listeners(state, [])  # 2.2.0: no such check
+    state.others = [mkl({"priority": {"routingKeys": ["b", "a"]}})]
+    site_state.validate_multi_key_listeners(state, running)

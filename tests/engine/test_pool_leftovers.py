@@ -226,3 +226,43 @@ async def test_a_cluster_without_the_kind_or_the_right_to_list_it_holds_no_multi
         with pytest.raises(KubeError):
             await site._multi_key_listeners()
     assert await ClusterSite(_RefusingApi(status), "d")._multi_key_listeners() == []  # type: ignore[arg-type]
+
+
+def test_a_multikeylistener_whose_strategy_changes_is_removed_and_rendered_without_first(
+    tmp_path: Path,
+) -> None:
+    """The local site runs granite as priority; topology.env says weighted: Skupper 2.2.1
+    refuses the other kind against the running state, so setup removes it, reloads, then
+    applies it anew and reloads (site_state_validator.go@2.2.1:229-234)."""
+    weighted = pool_topology(tmp_path, "priority")
+    path = Path(weighted.path)
+    path.write_text(path.read_text().replace("STRATEGY=priority", "STRATEGY=weighted"))
+    weighted = load_topology(path)
+    running = built_by(pool_topology(tmp_path, "priority"), "local")
+    state = holding("local", running)
+    state.runtime_resources.update({cr.key(r): r for r in running})
+    needed = setup_needed(weighted, reading(weighted, "local", state)) or []
+    assert any(
+        line.startswith("MultiKeyListener/pool-granite: runs another strategy") for line in needed
+    ), needed
+    desired = local_base_resources(weighted) + [
+        r for r in state.input_resources.values() if r["kind"] in ("Link", "Secret")
+    ]
+    site = PodmanSite(FakeConnector("local"), "default")
+    plan = podman_setup_actions(
+        site, state, desired, tmpfs=False, restore_ca=None, owned=listener_pool_keys(weighted)
+    )
+    names = [a.name for a in plan]
+    order = [
+        "remove resources",
+        "reload without the old strategy",
+        "apply resources",
+        "skupper system reload",
+    ]
+    assert [n for n in names if n in order] == order, names
+    # input already weighted (an earlier setup's reload was refused): still made anew
+    state.input_resources.update({cr.key(r): r for r in built_by(weighted, "local")})
+    again = podman_setup_actions(
+        site, state, desired, tmpfs=False, restore_ca=None, owned=listener_pool_keys(weighted)
+    )
+    assert [a.name for a in again if a.name in order] == order

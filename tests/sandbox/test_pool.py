@@ -384,6 +384,7 @@ def granite(world: World, strategy: str) -> Path:
         + '\nPOOLS="granite"\nPOOL_GRANITE_PROVIDERS="rhel-ai rhtevan-work"\n'
         + f"POOL_GRANITE_LOCAL_PORT={POOL_PORT}\nPOOL_GRANITE_STRATEGY={strategy}\n"
         + "SKUPPER_MIN_VERSION=2.2.0\n"
+        + ("POOL_GRANITE_WEIGHTS=rhel-ai=1000\n" if strategy == "weighted" else "")
     )
     return path
 
@@ -391,10 +392,11 @@ def granite(world: World, strategy: str) -> Path:
 async def test_setup_removes_what_the_pools_earlier_strategy_built_when_it_changes(
     pool_world: World,
 ) -> None:
-    """granite goes any -> priority -> any on one port: status's setup-needed list and
-    setup's plan name what the old strategy built, and after setup nothing of it is left
-    (a stale Listener beside the MultiKeyListener maps the port twice, which the 2.2
-    validator refuses at reload)."""
+    """granite goes any -> priority -> weighted -> any on one port: status's setup-needed
+    list and setup's plan name what the old strategy built, and after setup nothing of it
+    is left (a stale Listener beside the MultiKeyListener maps the port twice, which the
+    2.2 validator refuses at reload; priority to weighted is the same MultiKeyListener,
+    which 2.2.1 refuses to change in place: setup removes it and reloads first)."""
     first, second = model_of(pool_world, "rhel-ai"), model_of(pool_world, "rhtevan-work")
     built = {
         "any": {
@@ -403,10 +405,14 @@ async def test_setup_removes_what_the_pools_earlier_strategy_built_when_it_chang
             "rhtevan-work": "Connector/pool-granite",
         },
         "priority": {"local": "MultiKeyListener/pool-granite"},
+        "weighted": {"local": "MultiKeyListener/pool-granite"},
     }
     async with Engine(load_topology(granite(pool_world, "any"))) as engine:
         assert (await engine.setup()).ok
-    for old, new in (("any", "priority"), ("priority", "any")):
+    for old, new in (("any", "priority"), ("priority", "weighted"), ("weighted", "any")):
+        # the same MultiKeyListener with the other strategy: made anew, not left over
+        anew = {old, new} == {"priority", "weighted"}
+        why = "runs another strategy" if anew else "left by"
         async with Engine(load_topology(granite(pool_world, new))) as engine:
             status = await engine.status()
             drift = {s.host: s.drift or [] for s in status.sites}
@@ -414,17 +420,20 @@ async def test_setup_removes_what_the_pools_earlier_strategy_built_when_it_chang
             assert isinstance(plan, OperationResult)
             steps = {s.host: {step.name: step.detail for step in s.steps} for s in plan.sites}
             for host, resource in built[old].items():
-                assert any(line.startswith(f"{resource}: left by") for line in drift[host]), drift
+                assert any(line.startswith(f"{resource}: {why}") for line in drift[host]), drift
                 assert resource in steps[host]["remove resources"], steps[host]
+            if anew:
+                assert "reload without the old strategy" in steps["local"], steps["local"]
             result = await engine.setup()
             assert result.ok, result.model_dump_json(indent=1)
             for host, resource in built[old].items():
-                assert resource.replace("/", "-") + ".yaml" not in input_resources(pool_world, host)
+                held = resource.replace("/", "-") + ".yaml" in input_resources(pool_world, host)
+                assert held == anew, (host, resource)
             status = await engine.status()
             assert [(s.host, s.drift) for s in status.sites if s.drift] == []
 
-        # priority: only the first member answers; any: either
-        answers = {first} if new == "priority" else {first, second}
+        # priority, and weighted 1000:1: the first member answers; any: either
+        answers = {first, second} if new == "any" else {first}
 
         async def answering(answers: set[str] = answers) -> bool:
             return await served_model(pool_world) in answers

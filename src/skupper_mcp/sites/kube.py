@@ -23,7 +23,7 @@ from ..connectors.kubeconfig import (
 from ..errors import KubeBoundError
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
-from .resources import Resource, key, resource_status
+from .resources import Resource, key, other_strategy, resource_status
 from .work import ApiCall
 
 #: The Deployments whose pods the product reads, restarts and takes logs from: a pod is
@@ -278,9 +278,8 @@ class ClusterSite:
         return "applied " + ", ".join(changed) if changed else "already applied"
 
     async def _other_strategy(self, resource: Resource) -> bool:
-        """Whether the cluster has this MultiKeyListener with the other strategy (priority
-        for weighted or back), which the CRD refuses to change in place: ``strategy is
-        immutable`` (config/crd/bases/skupper_multikeylistener_crd.yaml@2.2.0)."""
+        """Whether the cluster has this MultiKeyListener with the other strategy, which the
+        CRD refuses to change in place (``resources.other_strategy``)."""
         from ..errors import KubeError
 
         kind, name = key(resource)
@@ -290,8 +289,7 @@ class ClusterSite:
             if exc.status == 404:
                 return False
             raise
-        have = set((held.get("spec") or {}).get("strategy") or {})
-        return bool(have) and have != set(resource["spec"]["strategy"])
+        return other_strategy(resource, held)
 
     async def delete(self, keys: list[tuple[str, str]]) -> str:
         gone = []

@@ -224,6 +224,20 @@ def same(desired: Resource, actual: Resource | None) -> bool:
     return normal(desired.get("spec")) == normal(actual.get("spec"))
 
 
+def other_strategy(desired: Resource, actual: Resource | None) -> bool:
+    """Whether ``actual`` is the MultiKeyListener ``desired`` names with the other strategy
+    (priority for weighted or back), which is not changed in place: the CRD holds it
+    immutable (config/crd/bases/skupper_multikeylistener_crd.yaml@2.2.0) and the 2.2.1
+    system validator refuses it against the running state ("strategy cannot be changed",
+    internal/nonkube/common/site_state_validator.go@2.2.1:229-234)."""
+    if desired.get("kind") != "MultiKeyListener" or not isinstance(actual, dict):
+        return False
+    spec = actual.get("spec")
+    strategy = spec.get("strategy") if isinstance(spec, dict) else None
+    have = set(strategy) if isinstance(strategy, dict) else set()
+    return bool(have) and have != set(desired["spec"]["strategy"])
+
+
 def normal(value: Any) -> Any:
     """Compare ports as strings and ignore empty optional fields."""
     if isinstance(value, dict):

@@ -53,6 +53,9 @@ class PodmanNeeds:
     apply: list[Resource] = field(default_factory=list)
     #: the pools' leftovers to remove (``leftovers``): (kind, name)
     remove: list[tuple[str, str]] = field(default_factory=list)
+    #: MultiKeyListeners the site runs with the other strategy: removed and rendered
+    #: without before they are applied anew (``resources.other_strategy``)
+    replace: list[tuple[str, str]] = field(default_factory=list)
     first_render: bool = False
     reload: bool = False
     leftover: str | None = None
@@ -103,6 +106,14 @@ def podman_needs(
     need.lines += differences(need.apply, lambda r: state.input_resources.get(cr.key(r)))
     need.remove = leftovers(owned or {}, desired, state.input_resources)
     need.lines += leftover_lines(owned or {}, need.remove)
+    changed = [r for r in desired if cr.other_strategy(r, state.runtime_resources.get(cr.key(r)))]
+    need.replace = [cr.key(r) for r in changed]
+    need.apply += [r for r in changed if r not in need.apply]
+    need.lines += [
+        f"{kind}/{name}: runs another strategy than topology.env's, which is not changed in "
+        "place (setup removes it, reloads, and makes it anew)"
+        for kind, name in need.replace
+    ]
     if not state.rendered:
         need.first_render = True
         say(f"namespace {namespace!r}: not set up (skupper system start never ran)")

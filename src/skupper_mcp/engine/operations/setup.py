@@ -93,8 +93,11 @@ def needs_actions(
     elif need.enable_socket:
         # the CLI talks to podman only through its API socket: without it start/reload fail
         todo.append(on_host("enable podman.socket", site, site.enable_podman_socket()))
-    if need.remove:
-        todo.append(on_host("remove resources", site, site.delete(need.remove)))
+    if need.remove or need.replace:
+        todo.append(on_host("remove resources", site, site.delete(need.remove + need.replace)))
+    if need.replace and not need.first_render:
+        # the running site must lose the old strategy before the new one is rendered
+        todo.append(on_host("reload without the old strategy", site, site.render(False)))
     if need.apply:
         todo.append(on_host("apply resources", site, site.apply(need.apply)))
     if need.first_render:

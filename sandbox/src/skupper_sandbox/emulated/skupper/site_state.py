@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from . import resources as res
@@ -11,6 +12,8 @@ from .failure import CliFailure
 from .paths import NamespacePaths
 
 DEFAULT_PORTS = {"inter-router": 55671, "edge": 45671}
+#: A MultiKeyListener's strategy kinds.
+KINDS = ("priority", "weighted")
 
 
 @dataclass
@@ -83,9 +86,12 @@ def check_rfc1123(kind: str, name: str) -> None:
         )
 
 
-def load(paths: NamespacePaths, *, multi_key_listeners: bool = False) -> SiteState:
+def load(
+    paths: NamespacePaths, *, multi_key_listeners: bool = False, fixed_strategy: bool = False
+) -> SiteState:
     """Load ``input/resources``; fail with the real CLI's messages when it is unusable.
-    ``multi_key_listeners``: the 2.2 loader, which knows the kind (2.1's ignores it)."""
+    ``multi_key_listeners``: the 2.2 loader, which knows the kind (2.1's ignores it);
+    ``fixed_strategy``: 2.2.1's, which also holds each one's strategy to the running one's."""
     found = res.load_dir(paths.input_resources)
     if not found:
         raise CliFailure(f"No sources found at: {paths.input_resources}")
@@ -117,7 +123,8 @@ def load(paths: NamespacePaths, *, multi_key_listeners: bool = False) -> SiteSta
             state.others.append(resource)
     validate(state)
     if multi_key_listeners:
-        validate_multi_key_listeners(state)
+        running = res.load_dir(paths.runtime_resources) if fixed_strategy else []
+        validate_multi_key_listeners(state, running)
     return state
 
 
@@ -167,10 +174,17 @@ def validate(state: SiteState) -> None:
             )
 
 
-def validate_multi_key_listeners(state: SiteState) -> None:
+def validate_multi_key_listeners(state: SiteState, running: Sequence[res.Resource] = ()) -> None:
     """The 2.2 validator's MultiKeyListener checks, those a user can trip: host and port
     required, and no host:port a Listener (or an earlier MultiKeyListener) maps already
-    (``validateMultiKeyListeners``, site_state_validator.go@2.2.0:179-230)."""
+    (``validateMultiKeyListeners``, site_state_validator.go@2.2.0:179-230); and from 2.2.1
+    the strategy of one the site runs (``running``: its runtime resources) is not changed
+    (site_state_validator.go@2.2.1:229-234, against ``LoadCurrentSiteState``)."""
+    ran = {
+        res.name_of(r): set(res.spec(r).get("strategy") or {})
+        for r in running
+        if r.get("kind") == "MultiKeyListener"
+    }
     taken: dict[str, list[int]] = {}
     for listener in state.listeners:
         spec = res.spec(listener)
@@ -195,3 +209,5 @@ def validate_multi_key_listeners(state: SiteState) -> None:
                 else f"invalid multikeylistener: {name} - only one of strategy.priority or "
                 "strategy.weighted must be defined"
             )
+        if ran.get(name) and any(k in ran[name] and k not in strategy for k in KINDS):
+            raise _render_error(f"invalid multikeylistener: {name} - strategy cannot be changed")

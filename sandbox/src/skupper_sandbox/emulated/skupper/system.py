@@ -165,7 +165,11 @@ class System:
         self._sources(paths)
         try:
             # Bootstrap: loading and validating the inputs
-            state = sites.load(paths, multi_key_listeners=is_v22(self.cli_version))
+            state = sites.load(
+                paths,
+                multi_key_listeners=is_v22(self.cli_version),
+                fixed_strategy=is_v22(self.cli_version) and self.cli_version != "2.2.0",
+            )
         except CliFailure as exc:
             raise CliFailure(f"Failed to bootstrap: {exc}") from exc
         self._check_platform(paths)
