@@ -56,6 +56,8 @@ HOST_TEXT_FIELDS = {
     ("ModelRow", "model_ids"): "the model ids the endpoint lists",
     ("ListenerStatus", "model_ids"): "the model ids the endpoint lists",
     ("ModelRow", "reason"): "the model endpoint's error text",
+    ("PoolStatus", "resource"): "the pool listener's status and message",
+    ("PoolStatus", "reachable_keys"): "the pool listener's status.strategy keys",
     ("JournalSite", "reason"): "a failed command's output, a connector's error (redacted)",
     ("JournalEntry", "error"): "an error's message, which may quote a host (redacted)",
 }
@@ -66,6 +68,7 @@ OWN_WORDS_FIELDS = {
     ("SSHSetting", "option"),
     ("SSHSetting", "value"),
     ("SSHSetting", "source"),
+    ("PoolStatus", "service"),  # the topology's names and port
     ("Step", "name"),
     ("JournalSite", "host"),
     ("JournalSite", "changed_steps"),

@@ -236,3 +236,196 @@ def test_an_any_pool_with_a_cluster_port_gets_a_listener_on_the_cluster_too() ->
     assert "Kubernetes listener port 8000 is already used for alpha" in taken
     [no_cluster] = problems(ANY_POOL + "POOL_CHAT_CRC_PORT=8100\n")
     assert "needs the Kubernetes site" in no_cluster
+
+
+def test_the_2_2_loader_refuses_a_multikeylistener_on_a_port_a_listener_maps() -> None:
+    """What a strategy change that left the old Listener would meet at reload
+    (site_state_validator.go@2.2.0:197-199); 2.1's loader ignores the kind."""
+    from skupper_sandbox.emulated.skupper import site_state
+    from skupper_sandbox.emulated.skupper.failure import CliFailure
+
+    any_pool = topology(ANY_POOL)
+    priority = topology(
+        ANY_POOL.replace("alpha b-fast", "alpha beta")
+        + "POOL_CHAT_STRATEGY=priority\nSKUPPER_MIN_VERSION=2.2.0\n"
+    )
+    [listener] = [r for r in local_base_resources(any_pool) if r["metadata"]["name"] == "pool-chat"]
+    [mkl] = [r for r in local_base_resources(priority) if r["kind"] == "MultiKeyListener"]
+    state = site_state.SiteState(
+        site={"kind": "Site", "metadata": {"name": "s"}}, listeners=[listener], others=[mkl]
+    )
+    site_state.validate(state)
+    with pytest.raises(CliFailure) as refused:
+        site_state.validate_multi_key_listeners(state)
+    assert str(refused.value) == (
+        'failed to render site state: port 9100 is already mapped for host "0.0.0.0" '
+        '(multikeylistener: "pool-chat")'
+    )
+    state.listeners = []
+    site_state.validate_multi_key_listeners(state)
+
+
+CLUSTER = "CRC_SITE_NAME=crc-test\nCRC_MODEL_PORT=8000\n"
+PRIORITY = (
+    'POOLS="chat"\nPOOL_CHAT_PROVIDERS="beta alpha"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+    "POOL_CHAT_STRATEGY=priority\nSKUPPER_MIN_VERSION=2.2.0\nPOOL_CHAT_CRC_PORT=8100\n"
+)
+
+
+def test_a_priority_pool_with_a_cluster_port_is_a_multikeylistener_on_the_cluster() -> None:
+    """The cluster's controller makes a Service named after the host for it, as for a
+    Listener (extended_bindings.go@2.2.0:212-244)."""
+    from skupper_mcp.engine.desired.cluster import base_resources
+
+    topo = topology(CLUSTER + PRIORITY)
+    [mkl] = [r for r in base_resources(topo) if r["kind"] == "MultiKeyListener"]
+    assert mkl["metadata"]["name"] == "pool-chat"
+    assert mkl["spec"] == {
+        "host": "model-pool-chat",
+        "port": 8100,
+        "strategy": {"priority": {"routingKeys": ["model-api-beta", "model-api-alpha"]}},
+    }
+
+
+def _cluster_link(to: str, connected: bool | None) -> LinkStatus:
+    return LinkStatus(
+        from_site="crc-test",
+        to_site=to,
+        endpoint="x:1",
+        tcp_probe=connected,
+        status="Ready",
+        connected=connected,
+    )
+
+
+def test_the_cluster_row_reaches_hubs_through_the_local_site_with_its_controllers_word() -> None:
+    """The cluster links to the local site only (no CRC_DIRECT_LINKS): a hub is live for
+    it when that link and the local site's link to the hub are both up. The
+    MultiKeyListener's status is read as the controller wrote it."""
+    from skupper_mcp.engine.readings import ClusterReading
+    from skupper_mcp.engine.scope import site_ref
+    from skupper_mcp.sites.kube import KubeState
+
+    topo = topology(CLUSTER + PRIORITY)
+    local_site = topo.local.site_name
+    mkl = {
+        "metadata": {"name": "pool-chat"},
+        "status": {
+            "status": "Ready",
+            "message": "OK",
+            "hasDestination": True,
+            "strategy": {"priority": {"routingKeysReachable": ["model-api-alpha"]}},
+        },
+    }
+    state = KubeState(version="v1.30", site=None, multi_key_listeners={"pool-chat": mkl})
+    reading = ClusterReading(site_ref(topo, "crc"), None, state)  # type: ignore[arg-type]
+    [pool] = pool_rows(
+        topo,
+        [_site("alpha", "up"), _site("beta", "up")],
+        [_link("alpha", True), _link("beta", False), _cluster_link(local_site, True)],
+        {"chat": True},
+        {"crc-test": reading},
+    )
+    cluster = pool.cluster
+    assert cluster is not None
+    assert (cluster.site, cluster.port, cluster.service) == (
+        "crc-test",
+        8100,
+        "model-pool-chat.default:8100",
+    )
+    assert [(b.provider, b.live) for b in cluster.backends] == [("beta", False), ("alpha", True)]
+    assert (cluster.state, cluster.preferred) == ("degraded", "alpha")
+    assert (cluster.resource, cluster.reachable_keys, cluster.bound) == (
+        "Ready",
+        ["model-api-alpha"],
+        True,
+    )
+    assert pool.resource is None  # the local site was not read here
+    # the cluster's own link down: nothing is reachable from it
+    [pool] = pool_rows(
+        topo,
+        [_site("alpha", "up"), _site("beta", "up")],
+        [_link("alpha", True), _link("beta", True), _cluster_link(local_site, False)],
+        {"chat": True},
+    )
+    assert pool.cluster is not None and pool.cluster.state == "down"
+    assert pool.cluster.bound is None  # not read: the controller's word is unknown
+
+
+def test_the_controllers_multikeylistener_status_keeps_what_it_wrote_until_it_changes() -> None:
+    """multikeylistener_types.go@2.2.0:214-268: Operational only when hasDestination
+    changes; a weighted listener whose keys never had a connector writes no strategy."""
+    from skupper_sandbox.multikey import report
+
+    priority = {"strategy": {"priority": {"routingKeys": ["a", "b"]}}}
+    weighted = {"strategy": {"weighted": {"routingKeys": {"a": 3, "b": 1}}}}
+    never = report(priority, set(), {})
+    assert (never.operational, never.fields) == (
+        None,
+        {"strategy": {"priority": {"routingKeysReachable": []}}},
+    )
+    assert report(weighted, set(), {}).fields == {}
+    both = report(weighted, {"b", "a"}, {})
+    assert both.operational == (True, "OK")
+    assert both.fields == {
+        "hasDestination": True,
+        "strategy": {"weighted": {"routingKeysReachable": {"a": 3, "b": 1}}},
+    }
+    written = {
+        "hasDestination": True,
+        "conditions": [{"type": "Operational", "status": "True", "message": "OK"}],
+    }
+    assert report(priority, {"b"}, written).operational == (True, "OK")  # kept
+    lost = report(priority, set(), written)
+    assert lost.operational == (False, "No matching connectors")
+    assert "hasDestination" not in lost.fields
+
+
+def test_the_one_resource_reader_takes_a_multikeylisteners_reachable_keys_whatever_they_hold() -> (
+    None
+):
+    """Priority keys keep their order; weighted ones come heaviest first; a weighted status
+    that never had a key reachable has no map (omitempty); anything else is not reported."""
+    from skupper_mcp.sites.resources import resource_status
+
+    def keys(strategy: object) -> tuple[str, ...] | None:
+        return resource_status({"status": {"status": "Ready", "strategy": strategy}}).reachable_keys
+
+    assert keys({"priority": {"routingKeysReachable": ["b", "a"]}}) == ("b", "a")
+    assert keys({"weighted": {"routingKeysReachable": {"a": 1, "b": 3, "c": 1}}}) == ("b", "a", "c")
+    assert keys({"weighted": {}}) == ()
+    assert keys({"priority": {"routingKeysReachable": [1, {"x": 2}]}}) is None
+    assert keys({"weighted": {"routingKeysReachable": {"a": "3"}}}) is None
+    assert keys("priority") is None
+    said = resource_status({"status": {"status": "Pending", "message": "Not Operational"}})
+    assert (said.text, said.has_destination, said.reachable_keys) == (
+        "Pending: Not Operational",
+        None,
+        None,
+    )
+
+
+def test_the_2_2_1_loader_refuses_another_strategy_for_a_running_multikeylistener() -> None:
+    """site_state_validator.go@2.2.1:229-234, against the runtime site state; a new key
+    order of the same strategy passes."""
+    from skupper_sandbox.emulated.skupper import site_state
+    from skupper_sandbox.emulated.skupper.failure import CliFailure
+
+    def mkl(strategy: dict[str, object]) -> dict[str, object]:
+        spec = {"host": "0.0.0.0", "port": 9100, "strategy": strategy}
+        return {"kind": "MultiKeyListener", "metadata": {"name": "pool-chat"}, "spec": spec}
+
+    running = [mkl({"priority": {"routingKeys": ["a", "b"]}})]
+    state = site_state.SiteState(
+        site={"kind": "Site", "metadata": {"name": "s"}},
+        others=[mkl({"weighted": {"routingKeys": {"a": 1}}})],
+    )
+    with pytest.raises(CliFailure) as refused:
+        site_state.validate_multi_key_listeners(state, running)
+    assert str(refused.value) == (
+        "failed to render site state: invalid multikeylistener: pool-chat - strategy cannot "
+        "be changed"
+    )
+    site_state.validate_multi_key_listeners(state, [])  # 2.2.0: no such check
+    state.others = [mkl({"priority": {"routingKeys": ["b", "a"]}})]
+    site_state.validate_multi_key_listeners(state, running)

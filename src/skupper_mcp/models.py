@@ -252,7 +252,8 @@ class PoolBackend(Result):
     weight: int = Field(default=1, description="Its weight (weighted pools)")
     live: bool | None = Field(
         default=None,
-        description="Its router runs and the local site's link to it is up (null: its "
+        description="Its router runs and the pool's site has a link up to it (the cluster "
+        "directly or through the local site; null: its "
         "state could not be read)",
     )
     why: str = Field(default="", description="Why it is not live, when it is not")
@@ -278,6 +279,26 @@ class PoolStatus(Result):
         "order; weighted, the live one of highest weight; any, none (the router balances)",
     )
     detail: str = Field(default="", description="One line on how connections are shared now")
+    service: str | None = Field(
+        default=None, description="On the Kubernetes site: the Service (name.namespace:port)"
+    )
+    resource: str | None = Field(
+        default=None,
+        description="The pool's Listener or MultiKeyListener as the site's controller "
+        "reports it: Ready, Pending: <why>, Error: <why>, absent (null: not read). "
+        f"{HOST_TEXT}",
+    )
+    reachable_keys: list[str] | None = Field(
+        default=None,
+        description="The routing keys the site's controller reports a connector for, in "
+        "priority order (a MultiKeyListener's status.strategy.*.routingKeysReachable; null: "
+        f"not reported). {HOST_TEXT}",
+    )
+    cluster: PoolStatus | None = Field(
+        default=None,
+        description="The pool's listener on the Kubernetes site (_CRC_PORT), judged the same "
+        "way from the cluster's links",
+    )
 
 
 class StatusResult(Result):

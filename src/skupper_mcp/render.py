@@ -17,6 +17,7 @@ from skupper_mcp.models import (
     ModelsResult,
     OperationResult,
     PoolBackend,
+    PoolStatus,
     ResolveResult,
     StatusResult,
     TestModelResult,
@@ -421,11 +422,24 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
     )
     tables = {"sites": sites, "links": links, "listeners": listeners}
     if status.pools:
+        rows = [r for p in status.pools for r in ((p, p.cluster) if p.cluster else (p,))]
         tables["pools"] = table(
-            ["Pool", "Port", "Strategy", "Bound", "State", "Backends", "Preferred", "Detail"],
+            [
+                "Pool",
+                "Site",
+                "Port",
+                "Strategy",
+                "Bound",
+                "State",
+                "Backends",
+                "Preferred",
+                "Detail",
+                "Controller says",
+            ],
             [
                 [
                     p.name,
+                    p.site,
                     p.port,
                     p.strategy,
                     p.bound,
@@ -433,11 +447,21 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
                     ", ".join(_backend_text(b) for b in p.backends),
                     p.preferred,
                     p.detail,
+                    _controller_text(p),
                 ]
-                for p in status.pools
+                for p in rows
             ],
         )
     return tables
+
+
+def _controller_text(pool: PoolStatus) -> str | None:
+    """What the site's controller wrote on the pool's listener, and the keys it reaches."""
+    if pool.resource is None:
+        return None
+    if pool.reachable_keys is None:
+        return pool.resource
+    return f"{pool.resource}; keys reachable: {', '.join(pool.reachable_keys) or 'none'}"
 
 
 def _backend_text(backend: PoolBackend) -> str:

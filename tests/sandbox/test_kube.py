@@ -91,9 +91,20 @@ def router_kind(request: pytest.FixtureRequest) -> str:
 
 
 @contextlib.contextmanager
-def running_cluster(world_dir: Path, address: str, router: str = "imitation") -> Iterator[Cluster]:
+def running_cluster(
+    world_dir: Path, address: str, router: str = "imitation", skupper_version: str = "2.1.1"
+) -> Iterator[Cluster]:
     write_router_choice(world_dir, router)
-    host_dir = write_host(world_dir, "crc", address, "kubernetes")
+    host_dir = Path(
+        hostkit.write_host(
+            world_dir,
+            "crc",
+            address,
+            role="kubernetes",
+            world_id=WORLD_ID,
+            skupper_version=skupper_version,
+        ).host_dir
+    )
     log = (world_dir / "kube.log").open("ab")
     process = subprocess.Popen(
         [
@@ -132,6 +143,13 @@ def running_cluster(world_dir: Path, address: str, router: str = "imitation") ->
 def cluster(tmp_path: Path, router_kind: str) -> Iterator[Cluster]:
     """A cluster of the test's own (for faults and router pods), on each router."""
     with running_cluster(tmp_path, next(_addresses), router_kind) as running:
+        yield running
+
+
+@pytest.fixture
+def cluster22(tmp_path: Path, router_kind: str) -> Iterator[Cluster]:
+    """A cluster of Skupper 2.2.1 (MultiKeyListener, router 3.5.1), on each router."""
+    with running_cluster(tmp_path, next(_addresses), router_kind, "2.2.1") as running:
         yield running
 
 
@@ -906,19 +924,14 @@ def hub(tmp_path: Path, router_kind: str) -> Iterator[Hub]:
         log.close()
 
 
-def test_link_to_a_hub_comes_up_and_the_listener_reaches_its_model(
-    cluster: Cluster, hub: Hub
-) -> None:
-    core, custom = cluster.core(), cluster.custom()
-    make_namespace(core, "skupper-models")
-    ns = "skupper-models"
+def link_to_hub(core: k8s.CoreV1Api, custom: k8s.CustomObjectsApi, ns: str, hub: Hub) -> None:
+    """The link Secret (a client certificate of the hub's CA) and the Link to the hub."""
     cert, key = certs.issue(hub.ca, hub.ca_key, "crc-client", server=False)
     core.create_namespaced_secret(ns, tls_secret("link-hub", hub.ca, cert, key))
     endpoints = [
         {"name": "inter-router", "host": hub.address, "port": "8000"},
         {"name": "edge", "host": hub.address, "port": "8001"},
     ]
-    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "sites", skupper("Site", "crc", {}))
     custom.create_namespaced_custom_object(
         GROUP,
         VERSION,
@@ -928,6 +941,16 @@ def test_link_to_a_hub_comes_up_and_the_listener_reaches_its_model(
             "Link", "link-hub", {"tlsCredentials": "link-hub", "endpoints": endpoints, "cost": 1}
         ),
     )
+
+
+def test_link_to_a_hub_comes_up_and_the_listener_reaches_its_model(
+    cluster: Cluster, hub: Hub
+) -> None:
+    core, custom = cluster.core(), cluster.custom()
+    make_namespace(core, "skupper-models")
+    ns = "skupper-models"
+    link_to_hub(core, custom, ns, hub)  # the Secret before the Site: the pod mounts it
+    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "sites", skupper("Site", "crc", {}))
     custom.create_namespaced_custom_object(
         GROUP,
         VERSION,
@@ -963,3 +986,120 @@ def _get_json(url: str) -> dict[str, Any] | None:
     except httpx.HTTPError:
         return None
     return response.json() if response.status_code == 200 else None
+
+
+def mkl(name: str, port: int, strategy: dict[str, Any]) -> dict[str, Any]:
+    return skupper("MultiKeyListener", name, {"host": name, "port": port, "strategy": strategy})
+
+
+def test_a_cluster_before_skupper_2_2_has_no_multikeylistener_resource(shared: Cluster) -> None:
+    """The CRD came with 2.2 (config/crd/bases/skupper_multikeylistener_crd.yaml@2.2.0):
+    the shared cluster runs 2.1.1, where the API does not know the resource."""
+    custom = shared.custom()
+    with pytest.raises(ApiException) as caught:
+        custom.list_namespaced_custom_object(GROUP, VERSION, "default", "multikeylisteners")
+    assert caught.value.status == 404
+    listed = custom.get_api_resources(GROUP, VERSION)
+    assert "multikeylisteners" not in [r.name for r in listed.resources]
+    assert "listeners" in [r.name for r in listed.resources]
+
+
+def test_a_multikeylisteners_strategy_kind_is_immutable_and_exactly_one(cluster22: Cluster) -> None:
+    """The CRD's CEL rules: exactly one of priority and weighted, and never the other one on
+    update (config/crd/bases/skupper_multikeylistener_crd.yaml@2.2.0)."""
+    core, custom = cluster22.core(), cluster22.custom()
+    make_namespace(core, "pools")
+    priority = {"priority": {"routingKeys": ["a", "b"]}}
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "pools", "multikeylisteners", mkl("p", 1, priority)
+    )
+    current = custom.get_namespaced_custom_object(GROUP, VERSION, "pools", "multikeylisteners", "p")
+    current["spec"]["strategy"] = {"weighted": {"routingKeys": {"a": 1}}}
+    with pytest.raises(ApiException) as caught:
+        custom.replace_namespaced_custom_object(
+            GROUP, VERSION, "pools", "multikeylisteners", "p", current
+        )
+    assert caught.value.status == 422
+    assert status_body(caught.value)["message"] == (
+        'MultiKeyListener.skupper.io "p" is invalid: spec.strategy: Invalid value: "object": '
+        "strategy is immutable"
+    )
+    both = mkl("q", 2, {**priority, "weighted": {"routingKeys": {"a": 1}}})
+    with pytest.raises(ApiException) as caught:
+        custom.create_namespaced_custom_object(GROUP, VERSION, "pools", "multikeylisteners", both)
+    assert (
+        "exactly one of the fields in [priority weighted] must be set"
+        in status_body(caught.value)["message"]
+    )
+    # a new order of the same strategy is an update like any other
+    current["spec"]["strategy"] = {"priority": {"routingKeys": ["b", "a"]}}
+    custom.replace_namespaced_custom_object(
+        GROUP, VERSION, "pools", "multikeylisteners", "p", current
+    )
+
+
+def test_a_multikeylistener_gets_its_service_router_entities_and_status_as_the_controller_writes(
+    cluster22: Cluster, hub: Hub
+) -> None:
+    """A MultiKeyListener over the hub's key and one nobody serves: a Service on its host
+    (port name multiaddress-<name>), the multi-address tcpListener and its listenerAddresses
+    in the router pod's config, and the status the 2.2 controller writes: Pending "Not
+    Operational" until a key of it has a connector, then Ready with hasDestination and the
+    keys reachable in priority order (binding_status.go@2.2.0:87-121,
+    multikeylistener_types.go@2.2.0:161-268)."""
+    core, custom = cluster22.core(), cluster22.custom()
+    ns = "skupper-models"
+    make_namespace(core, ns)
+    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "sites", skupper("Site", "crc", {}))
+    strategy = {"priority": {"routingKeys": ["nobody", "model-api"]}}
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, ns, "multikeylisteners", mkl("pool", 8100, strategy)
+    )
+
+    def pending() -> dict[str, Any] | None:
+        status = cr_status(custom, ns, "multikeylisteners", "pool")
+        return status if status.get("status") else None
+
+    first = wait_for(pending, what="the MultiKeyListener's first status")
+    assert (first["status"], first["message"]) == ("Pending", "Not Operational")
+    assert [c["type"] for c in first["conditions"]] == ["Configured"]
+    assert "hasDestination" not in first
+    service = wait_for(
+        lambda: next(iter(core.list_namespaced_service(ns).items), None), what="the Service"
+    )
+    assert service.metadata.name == "pool"
+    assert service.metadata.labels["internal.skupper.io/listener"] == "multiaddress-pool"
+    assert [(p.name, p.port) for p in service.spec.ports] == [("multiaddress-pool", 8100)]
+    pod = wait_for(lambda: running_router_pod(core, ns), what="the router pod")
+    config = json.loads(
+        (cluster22.kube_dir / "pods" / pod.metadata.name / "config" / "skrouterd.json").read_text()
+    )
+    assert [
+        "tcpListener",
+        {
+            "name": "multiAddress/pool",
+            "host": "0.0.0.0",
+            "port": "8100",
+            "multiAddressStrategy": "priority",
+        },
+    ] in config
+    assert [e[1]["name"] for e in config if e[0] == "listenerAddress"] == [
+        "pool/nobody",
+        "pool/model-api",
+    ]
+
+    link_to_hub(core, custom, ns, hub)
+    core.delete_namespaced_pod(pod.metadata.name, ns)  # mounts the link's Secret
+
+    def ready() -> dict[str, Any] | None:
+        status = cr_status(custom, ns, "multikeylisteners", "pool")
+        return status if status.get("status") == "Ready" else None
+
+    status = wait_for(ready, timeout=60, what="the MultiKeyListener to be Ready")
+    assert status["message"] == "OK" and status["hasDestination"] is True
+    assert status["strategy"] == {"priority": {"routingKeysReachable": ["model-api"]}}
+    assert [c["type"] for c in status["conditions"]] == ["Configured", "Operational"]
+    models = wait_for(
+        lambda: _get_json(f"http://{cluster22.address}:8100/v1/models"), what="the pool's port"
+    )
+    assert [m["id"] for m in models["data"]] == ["test-model"]

@@ -167,6 +167,18 @@ def test_router_config_from_links_and_listeners() -> None:
         connectors=[],
         mounted={"hub"},
         secret_types={"hub": "kubernetes.io/tls", "late": "kubernetes.io/tls"},
+        version="2.2.1",
+        multi_key_listeners=[
+            _obj(
+                "MultiKeyListener",
+                "pool",
+                {
+                    "host": "pool",
+                    "port": 8100,
+                    "strategy": {"priority": {"routingKeys": ["a", "b"]}},
+                },
+            )
+        ],
     )
     by_type: dict[str, list[dict[str, object]]] = {}
     for kind, attrs in rendered.entities:
@@ -183,7 +195,18 @@ def test_router_config_from_links_and_listeners() -> None:
     ]
     assert by_type["sslProfile"][0]["caCertFile"] == "${SSL_PROFILE_BASE_PATH}/hub-profile/ca.crt"
     assert by_type["tcpListener"] == [
-        {"name": "l", "host": "0.0.0.0", "port": "8000", "address": "k"}
+        {"name": "l", "host": "0.0.0.0", "port": "8000", "address": "k"},
+        {
+            "name": "multiAddress/pool",
+            "host": "0.0.0.0",
+            "port": "8100",
+            "multiAddressStrategy": "priority",
+        },
+    ]
+    # internal/site/multikeylistener.go@2.2.0:39-50: the first key the highest value
+    assert by_type["listenerAddress"] == [
+        {"name": "pool/a", "address": "a", "value": 1, "listener": "multiAddress/pool"},
+        {"name": "pool/b", "address": "b", "value": 0, "listener": "multiAddress/pool"},
     ]
     assert by_type["listener"][0]["port"] == 5671
     assert rendered.link_problems["late"].message == NOT_MOUNTED

@@ -56,5 +56,8 @@ def test_skupper_versions_and_namespace_reach_host_json_and_topology(tmp_path: P
     assert versions == {"local": "2.1.3", "rhel-ai": "2.2.1", "rhtevan-work": "2.1.3"}
     env = layout.render_topology_env(info)
     assert "RHEL_AI_NAMESPACE=models" in env and "LOCAL_NAMESPACE=models" in env
-    with pytest.raises(ValueError, match="no podman host crc"):
-        layout.plan_world(tmp_path, "127.250.0", WorldSpec(skupper_versions={"crc": "2.2.1"}))
+    # the cluster's release too: its controller, CRDs (MultiKeyListener from 2.2) and router
+    cluster = layout.plan_world(tmp_path, "127.250.0", WorldSpec(skupper_versions={"crc": "2.2.1"}))
+    assert [h.skupper_version for h in cluster.hosts if h.role == "kubernetes"] == ["2.2.1"]
+    with pytest.raises(ValueError, match="no host gpu9"):
+        layout.plan_world(tmp_path, "127.250.0", WorldSpec(skupper_versions={"gpu9": "2.2.1"}))

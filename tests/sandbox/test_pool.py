@@ -22,7 +22,7 @@ from mcp import Client
 
 from polling import eventually
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import TestModelResult
+from skupper_mcp.models import OperationResult, TestModelResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
@@ -212,9 +212,19 @@ async def test_a_priority_pool_is_a_multikeylistener_that_prefers_its_first_prov
         # every new connection goes to the first key while it is reachable
         answers = [await served_model(pool_world, RANKED_PORT) for _ in range(10)]
         assert set(answers) == {first}, answers
+        keys = ["model-api-rhel-ai", "model-api-rhtevan-work"]
+
+        async def reported(keys: list[str] = keys) -> bool:
+            [pool] = (await engine.status()).pools
+            return pool.reachable_keys == keys
+
+        # the local controller's word on the MultiKeyListener (pkg/nonkube/api/
+        # site_state.go@2.2.0:402-416), read back from runtime/resources
+        assert await eventually(reported, timeout=30, what="both keys reachable")
         status = await engine.status()
         [pool] = status.pools
         assert (pool.strategy, pool.state, pool.preferred) == ("priority", "serving", "rhel-ai")
+        assert pool.resource == "Ready"
         # the MultiKeyListener is read back as setup wrote it: nothing left to set up
         assert [(s.host, s.drift) for s in status.sites if s.drift] == []
 
@@ -232,6 +242,9 @@ async def test_a_priority_pool_is_a_multikeylistener_that_prefers_its_first_prov
         status = await engine.status()
         [pool] = status.pools
         assert (pool.state, pool.preferred) == ("degraded", "rhtevan-work"), pool
+        assert await eventually(
+            lambda: reported(keys[1:]), timeout=30, what="rhel-ai's key unreachable"
+        )
 
         assert (await engine.up("rhel-ai")).ok
         assert await eventually(preferred, timeout=60, what="the pool back on rhel-ai")
@@ -355,3 +368,74 @@ async def test_models_lists_the_pool_as_one_url_that_still_serves_with_a_provide
         finally:
             result = await engine.up("rhel-ai")
             assert result.ok, result.model_dump_json(indent=1)
+
+
+def input_resources(world: World, host: str) -> set[str]:
+    """The resource files of ``host``'s namespace (``input/resources``)."""
+    folder = world.host_dir(host) / "home/.local/share/skupper/namespaces/default/input/resources"
+    return {p.name for p in folder.iterdir()}
+
+
+def granite(world: World, strategy: str) -> Path:
+    """The pool ``granite`` on POOL_PORT with ``strategy``."""
+    path = world.dir / f"topology-granite-{strategy}.env"
+    path.write_text(
+        world.topology.read_text()
+        + '\nPOOLS="granite"\nPOOL_GRANITE_PROVIDERS="rhel-ai rhtevan-work"\n'
+        + f"POOL_GRANITE_LOCAL_PORT={POOL_PORT}\nPOOL_GRANITE_STRATEGY={strategy}\n"
+        + "SKUPPER_MIN_VERSION=2.2.0\n"
+        + ("POOL_GRANITE_WEIGHTS=rhel-ai=1000\n" if strategy == "weighted" else "")
+    )
+    return path
+
+
+async def test_setup_removes_what_the_pools_earlier_strategy_built_when_it_changes(
+    pool_world: World,
+) -> None:
+    """granite goes any -> priority -> weighted -> any on one port: status's setup-needed
+    list and setup's plan name what the old strategy built, and after setup nothing of it
+    is left (a stale Listener beside the MultiKeyListener maps the port twice, which the
+    2.2 validator refuses at reload; priority to weighted is the same MultiKeyListener,
+    which 2.2.1 refuses to change in place: setup removes it and reloads first)."""
+    first, second = model_of(pool_world, "rhel-ai"), model_of(pool_world, "rhtevan-work")
+    built = {
+        "any": {
+            "local": "Listener/pool-granite",
+            "rhel-ai": "Connector/pool-granite",
+            "rhtevan-work": "Connector/pool-granite",
+        },
+        "priority": {"local": "MultiKeyListener/pool-granite"},
+        "weighted": {"local": "MultiKeyListener/pool-granite"},
+    }
+    async with Engine(load_topology(granite(pool_world, "any"))) as engine:
+        assert (await engine.setup()).ok
+    for old, new in (("any", "priority"), ("priority", "weighted"), ("weighted", "any")):
+        # the same MultiKeyListener with the other strategy: made anew, not left over
+        anew = {old, new} == {"priority", "weighted"}
+        why = "runs another strategy" if anew else "left by"
+        async with Engine(load_topology(granite(pool_world, new))) as engine:
+            status = await engine.status()
+            drift = {s.host: s.drift or [] for s in status.sites}
+            plan = await engine.setup(plan=True)
+            assert isinstance(plan, OperationResult)
+            steps = {s.host: {step.name: step.detail for step in s.steps} for s in plan.sites}
+            for host, resource in built[old].items():
+                assert any(line.startswith(f"{resource}: {why}") for line in drift[host]), drift
+                assert resource in steps[host]["remove resources"], steps[host]
+            if anew:
+                assert "reload without the old strategy" in steps["local"], steps["local"]
+            result = await engine.setup()
+            assert result.ok, result.model_dump_json(indent=1)
+            for host, resource in built[old].items():
+                held = resource.replace("/", "-") + ".yaml" in input_resources(pool_world, host)
+                assert held == anew, (host, resource)
+            status = await engine.status()
+            assert [(s.host, s.drift) for s in status.sites if s.drift] == []
+
+        # priority, and weighted 1000:1: the first member answers; any: either
+        answers = {first, second} if new == "any" else {first}
+
+        async def answering(answers: set[str] = answers) -> bool:
+            return await served_model(pool_world) in answers
+
+        assert await eventually(answering, timeout=60, what=f"the {new} pool on its port")

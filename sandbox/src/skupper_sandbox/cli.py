@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from skupper_sandbox import faults, hostenv, quirks
-from skupper_sandbox.emulated.skupper.version import ROUTER_VERSIONS
 from skupper_sandbox.layout import (
     DEFAULT_SKUPPER_VERSION,
     WorldInfo,
@@ -31,6 +30,7 @@ from skupper_sandbox.layout import (
     plan_world,
 )
 from skupper_sandbox.netprobe import port_open
+from skupper_sandbox.router.release import ROUTER_VERSIONS
 
 DEFAULT_DIR = Path(".sandbox")
 READY_TIMEOUT = 30.0

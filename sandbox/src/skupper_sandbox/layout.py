@@ -294,10 +294,10 @@ def plan_world(
         hosts.append(crc)
         kube = KubeEntry(address=crc.address, kubeconfig=str(layout.kubeconfig))
     versions = dict(spec.skupper_versions)
-    unknown = sorted(set(versions) - {h.name for h in hosts if h.role != "kubernetes"})
+    unknown = sorted(set(versions) - {h.name for h in hosts})
     if unknown:
-        valid = ", ".join(h.name for h in hosts if h.role != "kubernetes")
-        raise ValueError(f"no podman host {', '.join(unknown)} in this world (hosts: {valid})")
+        valid = ", ".join(h.name for h in hosts)
+        raise ValueError(f"no host {', '.join(unknown)} in this world (hosts: {valid})")
     for host in hosts:
         if host.name in versions:
             host.skupper_version = versions[host.name]

@@ -89,7 +89,9 @@ class Engine:
         if self._cluster is None:
             assert self.topology.kubernetes is not None
             secrets = kube_secret_names(self.topology)
-            self._cluster = ClusterSite.open(self.topology.kubernetes, secrets)
+            # a pool may have put a MultiKeyListener there, now or in an earlier setup
+            pools = bool(self.topology.pools)
+            self._cluster = ClusterSite.open(self.topology.kubernetes, secrets, pools)
         return self._cluster
 
     def _lock(

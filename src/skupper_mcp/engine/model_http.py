@@ -19,7 +19,8 @@ from typing import Any
 from ..errors import CheckFailed, ConfigError
 from ..facts.model_endpoint import MODELS_MAX_BYTES, model_ids
 from ..model_keys import read_model_api_key
-from ..topology import ProviderHost, Topology
+from ..topology import ModelPool, ProviderHost, Topology
+from .desired.leftovers import cluster_pool_name
 from .runner import describe
 
 #: The most one answer of the model API may hold: a model list or a 32-token completion
@@ -46,6 +47,15 @@ def cluster_base_url(topology: Topology, p: ProviderHost) -> str | None:
     if kube is None or p.name not in kube.listeners:
         return None
     return f"http://model-listener-{p.name}.{kube.namespace}.svc:{kube.listeners[p.name]}/v1"
+
+
+def pool_cluster_base_url(topology: Topology, pool: ModelPool) -> str | None:
+    """The OpenAI base URL of a pool inside the cluster: its listener's Service DNS name
+    (``desired.leftovers.cluster_pool_name``); None without ``_CRC_PORT``."""
+    kube = topology.kubernetes
+    if kube is None or pool.kube_port is None:
+        return None
+    return f"http://{cluster_pool_name(pool)}.{kube.namespace}.svc:{pool.kube_port}/v1"
 
 
 def key_variable(p: ProviderHost) -> str:

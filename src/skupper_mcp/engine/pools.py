@@ -1,21 +1,89 @@
-"""What a model pool is doing: which of its providers the local site reaches now and which
-one new connections go to. Pure: from the topology, the sites' rows and the links.
+"""What a model pool is doing: which of its providers a site reaches now and which one
+new connections go to, on the local site and, for a pool with ``_CRC_PORT``, on the cluster.
+Pure: from the topology, the sites' rows, the links and the sites' readings.
 
-A backend is live when its site runs (``up`` or ``degraded``) and the local site's link to
-it is connected: the router forwards a pool's connection only to a destination it has a
-link to (``qdr_forward_balanced_CT``, ``src/router_core/forwarder.c@3.5.1:998-1008``: a
+A backend is live when its site runs (``up`` or ``degraded``) and the pool's site has a
+connected route to it: the router forwards a pool's connection only to a destination it has
+a link to (``qdr_forward_balanced_CT``, ``src/router_core/forwarder.c@3.5.1:998-1008``: a
 router without a data link is skipped), and a MultiKeyListener picks among its keys that
-are reachable (``src/adaptors/adaptor_listener.c@3.5.1:150-230``).
+are reachable (``src/adaptors/adaptor_listener.c@3.5.1:150-230``). The local site links to
+every hub; the cluster to its direct peers and to the local site, through which it reaches
+the others. What the site's controller wrote on the pool's listener (its status, and a
+MultiKeyListener's reachable keys) is carried beside that, read by ``resource_status``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ..models import LinkStatus, PoolBackend, PoolState, PoolStatus, SiteStatus
+from ..sites.resources import ResourceStatus, resource_status
 from ..topology import ModelPool, Topology
+from .desired.leftovers import cluster_pool_name
+from .readings import ClusterReading, PodmanReading, Reading
 
 _RUNNING = ("up", "degraded")
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one site reaches a provider's hub: its link there, else a link to a site that
+    links there (the cluster through the local site)."""
+
+    direct: LinkStatus | None
+    via: tuple[LinkStatus | None, LinkStatus | None] | None = None
+
+    @property
+    def connected(self) -> bool | None:
+        """Up, down, or None when a link on the way could not be read."""
+        paths: list[tuple[LinkStatus | None, ...]] = [(self.direct,)] if self.direct else []
+        if self.via is not None:
+            paths.append(self.via)
+        states = [_all_up(path) for path in paths]
+        if any(s is True for s in states):
+            return True
+        if not states or any(s is None for s in states):
+            return None
+        return False
+
+
+def _all_up(path: tuple[LinkStatus | None, ...]) -> bool | None:
+    found = [li.connected if li is not None else None for li in path]
+    if any(c is False for c in found):
+        return False
+    return None if any(c is None for c in found) else True
+
+
+def pool_resources(topology: Topology, readings: Mapping[str, Reading]) -> dict[str, Reading]:
+    """The readings a pool's rows read its listener from: the local site's and the
+    cluster's, by site name."""
+    found: dict[str, Reading] = {}
+    for reading in readings.values():
+        if reading.ref.site in (topology.local.site_name, _cluster_site(topology)):
+            found[reading.ref.site] = reading
+    return found
+
+
+def _cluster_site(topology: Topology) -> str | None:
+    return topology.kubernetes.site_name if topology.kubernetes is not None else None
+
+
+def listener_status(pool: ModelPool, reading: Reading | None) -> ResourceStatus | None:
+    """The pool's Listener or MultiKeyListener on the reading's site, as its controller
+    wrote it (a podman site's rendered copy, else its input; the cluster's object); None
+    when the site was not read."""
+    kind = "Listener" if pool.strategy == "any" else "MultiKeyListener"
+    match reading:
+        case PodmanReading(state=state):
+            key = (kind, pool.routing_key)
+            found = state.runtime_resources.get(key) or state.input_resources.get(key)
+            return resource_status(found)
+        case ClusterReading(state=state):
+            held = state.listeners if kind == "Listener" else state.multi_key_listeners
+            return resource_status(held.get(pool.routing_key))
+        case _:
+            return None
 
 
 def pool_rows(
@@ -23,11 +91,62 @@ def pool_rows(
     sites: list[SiteStatus],
     links: list[LinkStatus],
     bound: Mapping[str, bool | None],
+    readings: Mapping[str, Reading] | None = None,
 ) -> list[PoolStatus]:
-    """One row per pool, its port probed (``bound``, by pool name)."""
+    """One row per pool, its local port probed (``bound``, by pool name), with its row on
+    the cluster for a pool with ``_CRC_PORT``; ``readings`` (``pool_resources``, by site
+    name) give what the sites' controllers say of the pools' listeners."""
+    readings = readings or {}
     by_host = {s.host: s for s in sites}
-    link_to = {li.to_site: li for li in links if li.from_site == topology.local.site_name}
-    return [_row(topology, pool, by_host, link_to, bound.get(pool.name)) for pool in topology.pools]
+    local = topology.local.site_name
+    link_from: dict[str, dict[str, LinkStatus]] = {}
+    for li in links:
+        link_from.setdefault(li.from_site, {})[li.to_site] = li
+    to_hubs = link_from.get(local, {})
+    local_routes = {p.site_name: Route(to_hubs.get(p.site_name)) for p in topology.providers}
+    rows = []
+    for pool in topology.pools:
+        row = _row(topology, pool, local, pool.local_port, by_host, local_routes)
+        row.bound = bound.get(pool.name)
+        _report(row, listener_status(pool, readings.get(local)))
+        kube = topology.kubernetes
+        if kube is not None and pool.kube_port is not None:
+            row.cluster = _cluster_row(topology, pool, by_host, link_from, readings)
+        rows.append(row)
+    return rows
+
+
+def _cluster_row(
+    topology: Topology,
+    pool: ModelPool,
+    sites: Mapping[str, SiteStatus],
+    link_from: Mapping[str, Mapping[str, LinkStatus]],
+    readings: Mapping[str, Reading],
+) -> PoolStatus:
+    kube = topology.kubernetes
+    assert kube is not None and pool.kube_port is not None
+    local = topology.local.site_name
+    mine, to_hubs = link_from.get(kube.site_name, {}), link_from.get(local, {})
+    routes = {
+        p.site_name: Route(mine.get(p.site_name), (mine.get(local), to_hubs.get(p.site_name)))
+        for p in topology.providers
+    }
+    row = _row(topology, pool, kube.site_name, pool.kube_port, sites, routes)
+    row.service = f"{cluster_pool_name(pool)}.{kube.namespace}:{pool.kube_port}"
+    said = listener_status(pool, readings.get(kube.site_name))
+    # the cluster's port answers inside the cluster only: its controller's word is the probe
+    row.bound = None if said is None else said.ready
+    _report(row, said)
+    return row
+
+
+def _report(row: PoolStatus, said: ResourceStatus | None) -> None:
+    """What the site's controller wrote on the pool's listener, on the row."""
+    if said is None:
+        return
+    row.resource = said.text
+    if said.reachable_keys is not None:
+        row.reachable_keys = list(said.reachable_keys)
 
 
 def _backend(
@@ -35,7 +154,8 @@ def _backend(
     pool: ModelPool,
     provider: str,
     site: SiteStatus | None,
-    link: LinkStatus | None,
+    route: Route,
+    from_site: str,
 ) -> PoolBackend:
     p = topology.provider(provider)
     assert p is not None  # the topology's parse checked every member
@@ -50,29 +170,30 @@ def _backend(
     if site.state not in _RUNNING:
         row.live, row.why = False, f"{provider} is {site.state}"
         return row
-    if link is None or link.connected is None:
-        row.why = f"the local site's link to {p.site_name} could not be read"
+    connected = route.connected
+    if connected is None:
+        row.why = f"{from_site}'s route to {p.site_name} could not be read"
         return row
-    row.live = link.connected
-    if not link.connected:
-        row.why = f"the local site's link to {p.site_name} is not up"
+    row.live = connected
+    if not connected:
+        row.why = f"{from_site} has no link up to {p.site_name}"
     return row
 
 
 def _row(
     topology: Topology,
     pool: ModelPool,
+    site: str,
+    port: int,
     sites: Mapping[str, SiteStatus],
-    links: Mapping[str, LinkStatus],
-    bound: bool | None,
+    routes: Mapping[str, Route],
 ) -> PoolStatus:
     backends = []
     for member in pool.members:
         p = topology.provider(member.provider)
         assert p is not None
-        backends.append(
-            _backend(topology, pool, member.provider, sites.get(p.name), links.get(p.site_name))
-        )
+        found = sites.get(p.name)
+        backends.append(_backend(topology, pool, member.provider, found, routes[p.site_name], site))
     live = [b for b in backends if b.live]
     state: PoolState
     if any(b.live is None for b in backends):
@@ -85,10 +206,9 @@ def _row(
     return PoolStatus(
         name=pool.name,
         strategy=pool.strategy,
-        site=topology.local.site_name,
-        port=pool.local_port,
+        site=site,
+        port=port,
         routing_key=pool.routing_key,
-        bound=bound,
         state=state,
         backends=backends,
         preferred=preferred,

@@ -24,7 +24,7 @@ from ..errors import KubeBoundError
 from ..facts.site_state import pod_running
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
-from .resources import Resource, key, resource_status
+from .resources import Resource, key, other_strategy, resource_status
 from .work import ApiCall
 
 #: The Deployments whose pods the product reads, restarts and takes logs from: a pod is
@@ -58,6 +58,7 @@ PLURALS = {
     "Connector": "connectors",
     "Link": "links",
     "RouterAccess": "routeraccesses",
+    "MultiKeyListener": "multikeylisteners",
 }
 
 
@@ -97,6 +98,8 @@ class KubeState:
     site: dict[str, Any] | None
     links: dict[str, dict[str, Any]] = field(default_factory=dict)
     listeners: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: read only when the topology may have put one there (``ClusterSite.multi_key_listeners``)
+    multi_key_listeners: dict[str, dict[str, Any]] = field(default_factory=dict)
     secrets: dict[str, dict[str, Any]] = field(default_factory=dict)
     services: dict[str, dict[str, Any]] = field(default_factory=dict)
     router_pods: list[dict[str, Any]] = field(default_factory=list)
@@ -109,6 +112,8 @@ class KubeState:
             return self.links.get(name)
         if kind == "Listener":
             return self.listeners.get(name)
+        if kind == "MultiKeyListener":
+            return self.multi_key_listeners.get(name)
         if kind == "Secret":
             return self.secrets.get(name)
         return None
@@ -121,12 +126,17 @@ class ClusterSite:
     api: KubeConnector
     namespace: str
     secret_names: tuple[str, ...] = ()
+    #: whether reads list the MultiKeyListeners (a pool on the cluster may have made one;
+    #: a cluster whose Skupper predates 2.2 has no such resource)
+    multi_key_listeners: bool = False
 
     @classmethod
-    def open(cls, kube: KubeSite, secret_names: tuple[str, ...] = ()) -> ClusterSite:
+    def open(
+        cls, kube: KubeSite, secret_names: tuple[str, ...] = (), multi_key_listeners: bool = False
+    ) -> ClusterSite:
         """The site ``kube`` names, over an API connector of its own (``close`` it)."""
         api = KubeConnector(kube.kubeconfig, kube.context, KUBE_TIMEOUT, namespace=kube.namespace)
-        return cls(api, kube.namespace, secret_names)
+        return cls(api, kube.namespace, secret_names, multi_key_listeners)
 
     @property
     def host(self) -> str:
@@ -160,23 +170,43 @@ class ClusterSite:
         version = await self.api.check_access(self.namespace)
         ns = self.namespace
         reads = self._secrets() if secret_data else self._secret_metadata()
-        sites, links, listeners, services, pods, secrets = await asyncio.gather(
-            self.api.list("sites", namespace=ns),
-            self.api.list("links", namespace=ns),
-            self.api.list("listeners", namespace=ns),
-            self.api.list_services(namespace=ns),
-            self.router_pods(),
-            reads,
+        (sites, links, listeners, services, pods, secrets), multi = await asyncio.gather(
+            asyncio.gather(
+                self.api.list("sites", namespace=ns),
+                self.api.list("links", namespace=ns),
+                self.api.list("listeners", namespace=ns),
+                self.api.list_services(namespace=ns),
+                self.router_pods(),
+                reads,
+            ),
+            self._multi_key_listeners(),
         )
         return KubeState(
             version=version,
             site=sites[0] if sites else None,
             links=_by_name(links),
             listeners=_by_name(listeners),
+            multi_key_listeners=_by_name(multi),
             secrets=secrets,
             services=_by_name(services),
             router_pods=pods,
         )
+
+    async def _multi_key_listeners(self) -> list[dict[str, Any]]:
+        """The MultiKeyListeners when asked for; none where the cluster's Skupper has no such
+        resource (404: its CRD came with 2.2, config/crd/bases@2.2.0) or our role may not
+        list it (403, what a namespace role without the kind answers even for a resource
+        the cluster lacks): an any pool needs none, and applying one says the 403 itself."""
+        from ..errors import KubeError
+
+        if not self.multi_key_listeners:
+            return []
+        try:
+            return await self.api.list(PLURALS["MultiKeyListener"], namespace=self.namespace)
+        except KubeError as exc:
+            if exc.status in (403, 404):
+                return []
+            raise
 
     async def _secrets(self) -> dict[str, dict[str, Any]]:
         found = await asyncio.gather(*(self._secret(name) for name in self.secret_names))
@@ -235,11 +265,29 @@ class ClusterSite:
             kind, name = key(resource)
             if kind == "Secret":
                 did = await self.api.apply_secret(resource, namespace=self.namespace)
+            elif kind == "MultiKeyListener" and await self._other_strategy(resource):
+                # the CRD holds the strategy's kind immutable: a new one is a new object
+                await self.api.delete(PLURALS[kind], name, namespace=self.namespace)
+                did = await self.api.apply(PLURALS[kind], resource, namespace=self.namespace)
             else:
                 did = await self.api.apply(PLURALS[kind], resource, namespace=self.namespace)
             if did:
                 changed.append(f"{kind}/{name}")
         return "applied " + ", ".join(changed) if changed else "already applied"
+
+    async def _other_strategy(self, resource: Resource) -> bool:
+        """Whether the cluster has this MultiKeyListener with the other strategy, which the
+        CRD refuses to change in place (``resources.other_strategy``)."""
+        from ..errors import KubeError
+
+        kind, name = key(resource)
+        try:
+            held = await self.api.get(PLURALS[kind], name, namespace=self.namespace)
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return other_strategy(resource, held)
 
     async def delete(self, keys: list[tuple[str, str]]) -> str:
         gone = []

@@ -65,7 +65,7 @@ from ..facts.site_state import (
 from ..facts.unparsed import ParseError, Unparsed, first_line
 from ..models import SSHSetting
 from . import units
-from .resources import ClientCert, Resource
+from .resources import API_VERSION, ClientCert, Resource
 from .work import RETRY_PAUSE, RUNS, Script
 
 log = logging.getLogger(__name__)
@@ -263,6 +263,17 @@ class PodmanSite:
         command = f"skupper system apply -n {quote(self.namespace)} -f -"
         names = ", ".join(f"{r['kind']}/{r['metadata']['name']}" for r in resources)
         return Script(f"{command} ({names})", (command,), f"applied {names}", stdin=docs)
+
+    def delete(self, keys: list[tuple[str, str]]) -> Script:
+        """Remove resources from input/resources (``skupper system delete``, which takes
+        each document's kind and name, system_delete.go@2.2.0); the documents on stdin."""
+        docs = yaml.safe_dump_all(
+            [{"apiVersion": API_VERSION, "kind": k, "metadata": {"name": n}} for k, n in keys],
+            sort_keys=False,
+        )
+        command = f"skupper system delete -n {quote(self.namespace)} -f -"
+        names = ", ".join(f"{k}/{n}" for k, n in keys)
+        return Script(f"{command} ({names})", (command,), f"removed {names}", stdin=docs)
 
     def render(self, first_time: bool) -> Script:
         """``system start`` the first time, ``system reload`` when the inputs changed.

@@ -50,6 +50,10 @@ class ResourceStatus:
     present: bool
     status: str | None = None
     message: str | None = None
+    #: a MultiKeyListener's ``hasDestination`` and ``strategy.*.routingKeysReachable``
+    #: (multikeylistener_types.go@2.2.0:45-78): None where the status does not say
+    has_destination: bool | None = None
+    reachable_keys: tuple[str, ...] | None = None
 
     @property
     def ready(self) -> bool:
@@ -74,11 +78,35 @@ def resource_status(obj: Any) -> ResourceStatus:
     if not isinstance(status, dict):
         return ResourceStatus(True)
     said, message = status.get("status"), status.get("message")
+    destination = status.get("hasDestination")
     return ResourceStatus(
         True,
         str(said) if said not in (None, "") else None,
         str(message) if message not in (None, "") else None,
+        destination if isinstance(destination, bool) else None,
+        _reachable_keys(status.get("strategy")),
     )
+
+
+def _reachable_keys(strategy: Any) -> tuple[str, ...] | None:
+    """``routingKeysReachable`` of a priority strategy (a list, in order) or a weighted one
+    (key -> weight: the heaviest first); None when absent or not of that shape."""
+    if not isinstance(strategy, dict):
+        return None
+    priority, weighted = strategy.get("priority"), strategy.get("weighted")
+    if isinstance(priority, dict):
+        keys = priority.get("routingKeysReachable")
+        if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
+            return tuple(keys)
+    if isinstance(weighted, dict):
+        keys = weighted.get("routingKeysReachable")
+        if keys is None:
+            return ()  # a weighted status that never had a key reachable (omitempty map)
+        if isinstance(keys, dict) and all(
+            isinstance(k, str) and isinstance(v, int) for k, v in keys.items()
+        ):
+            return tuple(sorted(keys, key=lambda k: (-keys[k], k)))
+    return None
 
 
 def router_access_name(site: str) -> str:
@@ -194,6 +222,20 @@ def same(desired: Resource, actual: Resource | None) -> bool:
         have = actual.get("data", {}) or {}
         return set(want) <= set(have) and want.get("ca.crt") == have.get("ca.crt")
     return normal(desired.get("spec")) == normal(actual.get("spec"))
+
+
+def other_strategy(desired: Resource, actual: Resource | None) -> bool:
+    """Whether ``actual`` is the MultiKeyListener ``desired`` names with the other strategy
+    (priority for weighted or back), which is not changed in place: the CRD holds it
+    immutable (config/crd/bases/skupper_multikeylistener_crd.yaml@2.2.0) and the 2.2.1
+    system validator refuses it against the running state ("strategy cannot be changed",
+    internal/nonkube/common/site_state_validator.go@2.2.1:229-234)."""
+    if desired.get("kind") != "MultiKeyListener" or not isinstance(actual, dict):
+        return False
+    spec = actual.get("spec")
+    strategy = spec.get("strategy") if isinstance(spec, dict) else None
+    have = set(strategy) if isinstance(strategy, dict) else set()
+    return bool(have) and have != set(desired["spec"]["strategy"])
 
 
 def normal(value: Any) -> Any:

@@ -152,14 +152,6 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
                         pool_prefix(pool.name) + "CRC_PORT", "needs the Kubernetes site (CRC_...)"
                     )
                 )
-            elif pool.strategy != "any":
-                problems.append(
-                    reader.error(
-                        pool_prefix(pool.name) + "CRC_PORT",
-                        "a cluster listener is made for strategy any pools only (setup "
-                        "does not build a MultiKeyListener on Kubernetes)",
-                    )
-                )
     if local is not None and len(providers) == len(provider_names):
         reader.attempt(lambda: _check_unique(reader, providers, local, kube, pools), None)
     if problems:

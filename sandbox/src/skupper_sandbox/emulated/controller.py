@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import hostenv
+from .. import hostenv, multikey
 from ..router import choice as router_choice
 from ..router.seam import Management
 from . import dirwatch
 from .podman import containers
+from .skupper import render
 from .skupper import resources as res
 from .skupper.failure import CliFailure
 from .skupper.paths import NamespacePaths, namespaces
@@ -178,9 +179,21 @@ def live_statuses(
                     stamp,
                 )
             )
+        elif kind == "MultiKeyListener" and answer is not None:
+            out.append(res.with_status(resource, _multi_key_listener(resource, reachable), stamp))
         else:
             out.append(resource)
     return out
+
+
+def _multi_key_listener(resource: res.Resource, reachable: Any) -> res.Status:
+    """What the network status makes of a MultiKeyListener (``multikey.report``)."""
+    said = multikey.report(res.spec(resource), reachable, resource.get("status") or {})
+    conditions = []
+    if said.operational is not None:
+        ok, message = said.operational
+        conditions.append(Cond("Operational", ok, message))
+    return render.multi_key_listener_status(conditions, said.fields)
 
 
 def network_status(answer: dict[str, Any] | None, namespace: str) -> res.Resource:

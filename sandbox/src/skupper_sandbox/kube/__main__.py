@@ -14,6 +14,8 @@ import signal
 import sys
 from pathlib import Path
 
+from skupper_sandbox import hostenv
+from skupper_sandbox.kube import resources
 from skupper_sandbox.kube.controller import Controller
 from skupper_sandbox.kube.kubeconfig import ensure_credentials
 from skupper_sandbox.kube.server import KubeApi, read_fault
@@ -40,7 +42,10 @@ async def serve(args: argparse.Namespace) -> None:
     kube_dir = args.world_dir / "kube"
     credentials = ensure_credentials(kube_dir, args.address, args.port)
     store = Store(kube_dir / "state.json")
-    api = KubeApi(store, credentials, args.address, args.port, kube_dir / "pods")
+    release = hostenv.load_host_info(args.host_dir).skupper_version
+    api = KubeApi(
+        store, credentials, args.address, args.port, kube_dir / "pods", resources.served(release)
+    )
     controller = Controller(
         store,
         kube_dir=kube_dir,

@@ -13,11 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from skupper_sandbox import hostenv
+from skupper_sandbox import hostenv, multikey
 from skupper_sandbox.kube import owners, resources, status
-from skupper_sandbox.kube.pods import CONTAINER, ROUTER_IMAGE, RouterPod, new_pod_name
+from skupper_sandbox.kube.pods import CONTAINER, RouterPod, new_pod_name, router_image
 from skupper_sandbox.kube.resources import Resource
-from skupper_sandbox.kube.routerconfig import MANAGEMENT_PORT, SKUPPER_VERSION, render
+from skupper_sandbox.kube.routerconfig import MANAGEMENT_PORT, render
 from skupper_sandbox.kube.status import Check
 from skupper_sandbox.kube.store import ApiError, Store, now
 from skupper_sandbox.router import choice as router_choice
@@ -78,7 +78,11 @@ class Controller:
         self.pods: dict[str, RouterPod] = {}
         self._pods_dir = kube_dir / "pods"
         self._host_dir = host_dir
-        self._world_dir = hostenv.load_host_info(host_dir).world_dir
+        info = hostenv.load_host_info(host_dir)
+        self._world_dir = info.world_dir
+        #: the cluster's Skupper release: its controller, CRDs and router image
+        self.skupper_version = info.skupper_version
+        self._router_image = router_image(info.skupper_version)
         self._address = address
         self._interval = interval
         self._wake = asyncio.Event()
@@ -163,6 +167,7 @@ class Controller:
         links = self.store.items(resources.LINKS, namespace)
         listeners = self.store.items(resources.LISTENERS, namespace)
         connectors = self.store.items(resources.CONNECTORS, namespace)
+        multi_key_listeners = self.store.items(resources.MULTI_KEY_LISTENERS, namespace)
         if pod is None:
             pod = RouterPod(
                 name=new_pod_name(_name(replica_set)),
@@ -181,6 +186,8 @@ class Controller:
             connectors=connectors,
             mounted=pod.still_mounted(secrets),
             secret_types={_name(s): str(s.get("type", "Opaque")) for s in secrets},
+            version=self.skupper_version,
+            multi_key_listeners=multi_key_listeners,
         )
         if namespace not in self.pods:
             pod.write_config(rendered.text())
@@ -204,7 +211,9 @@ class Controller:
             self._update_listener(listener, answer)
         for connector in connectors:
             self._update_connector(connector, answer)
-        self._reconcile_services(namespace, listeners)
+        for mkl in multi_key_listeners:
+            self._update_multi_key_listener(mkl, answer)
+        self._reconcile_services(namespace, listeners, multi_key_listeners)
 
     def _router_exited(self, namespace: str) -> Any:
         def exited() -> None:
@@ -294,7 +303,7 @@ class Controller:
                 "containers": [
                     {
                         "name": CONTAINER,
-                        "image": ROUTER_IMAGE,
+                        "image": self._router_image,
                         "ports": [
                             {"name": "amqps", "containerPort": MANAGEMENT_PORT, "protocol": "TCP"}
                         ],
@@ -329,8 +338,8 @@ class Controller:
             "containerStatuses": [
                 {
                     "name": CONTAINER,
-                    "image": ROUTER_IMAGE,
-                    "imageID": ROUTER_IMAGE,
+                    "image": self._router_image,
+                    "imageID": self._router_image,
                     "containerID": f"sandbox://{pod.pid}",
                     "ready": pod.answering,
                     "started": pod.running,
@@ -355,10 +364,23 @@ class Controller:
     # -- status of the Skupper resources -------------------------------------------
 
     def _write_status(
-        self, resource: Resource, obj: Obj, checks: list[Check], **extra: Any
+        self,
+        resource: Resource,
+        obj: Obj,
+        checks: list[Check],
+        *,
+        required: tuple[str, ...] = (),
+        ready_condition: bool = True,
+        **extra: Any,
     ) -> None:
         new = status.build(
-            checks, generation=_generation(obj), previous=obj.get("status"), now=now(), **extra
+            checks,
+            generation=_generation(obj),
+            previous=obj.get("status"),
+            now=now(),
+            required=required,
+            ready_condition=ready_condition,
+            **extra,
         )
         if obj.get("status") == new:
             return
@@ -381,7 +403,7 @@ class Controller:
             "controller": {
                 "name": "skupper-controller",
                 "namespace": "skupper",
-                "version": SKUPPER_VERSION,
+                "version": self.skupper_version,
             },
         }
         self._write_status(resources.SITES, site, [Check("Configured", "Ready"), running], **extra)
@@ -466,20 +488,53 @@ class Controller:
             hasMatchingListener=matched,
         )
 
+    def _update_multi_key_listener(self, mkl: Obj, answer: Obj | None) -> None:
+        """Configured once in the router's config; then what the network makes of it
+        (``multikey.report``), once the router answers."""
+        checks = [Check("Configured", "Ready")]
+        previous = mkl.get("status") or {}
+        fields: Obj = {k: previous[k] for k in ("hasDestination", "strategy") if k in previous}
+        kept = [c for c in previous.get("conditions") or [] if c.get("type") == "Operational"]
+        operational = (
+            (kept[0].get("status") == "True", str(kept[0].get("message"))) if kept else None
+        )
+        if answer is not None:
+            said = multikey.report(_spec(mkl), answer.get("reachable") or {}, previous)
+            operational, fields = said.operational, said.fields
+        if operational is not None:
+            ok, message = operational
+            checks.append(
+                Check("Operational", "Ready") if ok else Check("Operational", "Pending", message)
+            )
+        self._write_status(
+            resources.MULTI_KEY_LISTENERS,
+            mkl,
+            checks,
+            required=("Configured", "Operational"),
+            ready_condition=False,
+            **fields,
+        )
+
     # -- services ------------------------------------------------------------------
 
     def _service_object(self, listener: Obj) -> Obj:
+        """The Service of a Listener, or of a MultiKeyListener: its port and the label name
+        ``multiaddress-<name>`` (``multiKeyListenerPortName``, extended_bindings.go@2.2.0:
+        212-244, site.go@2.2.0:540-608; the real Service's owner is the Site, the
+        sandbox's the listener)."""
         spec = _spec(listener)
         port = int(spec["port"])
+        multi = listener.get("kind") == "MultiKeyListener"
+        label = f"multiaddress-{_name(listener)}" if multi else _name(listener)
         return {
             "metadata": {
                 "name": str(spec["host"]),
                 "namespace": listener["metadata"]["namespace"],
-                "labels": {**MANAGED_BY, LISTENER_LABEL: _name(listener)},
+                "labels": {**MANAGED_BY, LISTENER_LABEL: label},
                 "ownerReferences": [
                     {
                         "apiVersion": listener["apiVersion"],
-                        "kind": "Listener",
+                        "kind": str(listener.get("kind") or "Listener"),
                         "name": _name(listener),
                         "uid": listener["metadata"]["uid"],
                         "controller": True,
@@ -492,7 +547,12 @@ class Controller:
                 "clusterIPs": [self._address],
                 "ipFamilies": ["IPv4"],
                 "ports": [
-                    {"name": f"port{port}", "port": port, "targetPort": port, "protocol": "TCP"}
+                    {
+                        "name": label if multi else f"port{port}",
+                        "port": port,
+                        "targetPort": port,
+                        "protocol": "TCP",
+                    }
                 ],
                 "selector": {"skupper.io/component": "router"},
                 "sessionAffinity": "None",
@@ -513,9 +573,11 @@ class Controller:
             or current["metadata"].get("ownerReferences") != wanted["metadata"]["ownerReferences"]
         )
 
-    def _reconcile_services(self, namespace: str, listeners: list[Obj]) -> None:
+    def _reconcile_services(
+        self, namespace: str, listeners: list[Obj], multi_key_listeners: list[Obj]
+    ) -> None:
         wanted: dict[str, Obj] = {}
-        for listener in listeners:
+        for listener in [*listeners, *multi_key_listeners]:
             spec = _spec(listener)
             try:
                 valid = bool(spec.get("host")) and 0 < int(spec.get("port", 0)) < 65536

@@ -23,11 +23,16 @@ from typing import Any
 
 from skupper_sandbox import hostenv
 from skupper_sandbox.kube.routerconfig import CERTS_MOUNT, CONFIG_MOUNT, profile_name
-from skupper_sandbox.router import choice
+from skupper_sandbox.router import choice, release
 
 log = logging.getLogger(__name__)
 
-ROUTER_IMAGE = "quay.io/skupper/skupper-router:3.4.2"
+
+def router_image(skupper_version: str) -> str:
+    """The router image a Skupper release deploys (``router.release``)."""
+    return f"quay.io/skupper/skupper-router:{release.router_version(skupper_version)}"
+
+
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 #: The pod's one container, and where its output goes: the current container's, and the one
 #: before the last restart (what the kubelet keeps for ``previous=true``).
@@ -89,6 +94,7 @@ class RouterPod:
         self.site_uid = site_uid
         self.dir = pod_dir(pods_dir, name)
         self.host_dir = host_dir
+        self.skupper_version = hostenv.load_host_info(host_dir).skupper_version
         self.mounted: dict[str, str] = {}
         self.config_text: str | None = None
         self.restart_count = 0
@@ -143,6 +149,8 @@ class RouterPod:
                 "QDROUTERD_CONF_TYPE": "json",
                 "SKUPPER_SITE_ID": self.site_uid,
                 "PYTHONUNBUFFERED": "1",
+                # the image's tag: what the router behaves as (router.release)
+                release.RELEASE_VAR: release.router_version(self.skupper_version),
                 hostenv.MOUNTS_VAR: json.dumps(
                     [
                         [CONFIG_MOUNT, str(self.dir / "config")],

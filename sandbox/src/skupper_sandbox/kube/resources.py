@@ -51,6 +51,10 @@ ACCESS_GRANTS = _skupper("accessgrants", "AccessGrant", "grant", "gr")
 ACCESS_TOKENS = _skupper("accesstokens", "AccessToken", "token", "to")
 SECURED_ACCESSES = _skupper("securedaccesses", "SecuredAccess")
 CERTIFICATES = _skupper("certificates", "Certificate")
+#: Skupper 2.2.0 adds its CRD (config/crd/bases/skupper_multikeylistener_crd.yaml@2.2.0,
+#: absent @2.1.x): a cluster of an older release has no such resource.
+MULTI_KEY_LISTENERS = _skupper("multikeylisteners", "MultiKeyListener")
+MULTI_KEY_LISTENER_SINCE = (2, 2)
 
 ALL: tuple[Resource, ...] = (
     NAMESPACES,
@@ -69,17 +73,28 @@ ALL: tuple[Resource, ...] = (
     ACCESS_TOKENS,
     SECURED_ACCESSES,
     CERTIFICATES,
+    MULTI_KEY_LISTENERS,
 )
 
 
-def lookup(group: str, version: str, plural: str) -> Resource | None:
-    """The served resource for an API path's group, version and plural, if any."""
-    for resource in ALL:
+def served(skupper_version: str) -> tuple[Resource, ...]:
+    """The resource types a cluster with Skupper ``skupper_version``'s CRDs serves."""
+    release = tuple(int(p) for p in skupper_version.split(".")[:2])
+    if release >= MULTI_KEY_LISTENER_SINCE:
+        return ALL
+    return tuple(r for r in ALL if r is not MULTI_KEY_LISTENERS)
+
+
+def lookup(
+    group: str, version: str, plural: str, among: tuple[Resource, ...] = ALL
+) -> Resource | None:
+    """The served resource (of ``among``) for an API path's group, version and plural."""
+    for resource in among:
         if (resource.group, resource.version, resource.plural) == (group, version, plural):
             return resource
     return None
 
 
-def in_group(group: str, version: str) -> list[Resource]:
-    """Every resource of one group version (for discovery)."""
-    return [r for r in ALL if (r.group, r.version) == (group, version)]
+def in_group(group: str, version: str, among: tuple[Resource, ...] = ALL) -> list[Resource]:
+    """Every resource (of ``among``) of one group version (for discovery)."""
+    return [r for r in among if (r.group, r.version) == (group, version)]

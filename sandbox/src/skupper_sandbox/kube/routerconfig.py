@@ -18,7 +18,6 @@ Obj = dict[str, Any]
 CERTS_MOUNT = "/etc/skupper-router-certs"
 CONFIG_MOUNT = "/etc/skupper-router/config"
 MANAGEMENT_PORT = 5671
-SKUPPER_VERSION = "2.1.1"
 NOT_MOUNTED = "TLS credentials secret not mounted; restart the router pod"
 
 
@@ -96,11 +95,14 @@ def render(
     connectors: list[Obj],
     mounted: set[str],
     secret_types: dict[str, str],
+    version: str,
+    multi_key_listeners: list[Obj] | None = None,
 ) -> RenderedConfig:
     """The router config for a site's pod. ``mounted`` are the TLS Secrets in the pod's
-    certs directory; ``secret_types`` maps every Secret of the namespace to its type."""
+    certs directory; ``secret_types`` maps every Secret of the namespace to its type;
+    ``version`` is the cluster's Skupper release."""
     meta = site["metadata"]
-    metadata = {"id": meta["uid"], "name": meta["name"], "version": SKUPPER_VERSION}
+    metadata = {"id": meta["uid"], "name": meta["name"], "version": version}
     mode = "edge" if _spec(site).get("edge") else "interior"
     config: list[Entity] = [
         entities.router(f"{meta['name']}-{pod_name}", mode, metadata),
@@ -127,6 +129,16 @@ def render(
                     str(spec["port"]),
                     str(spec["routingKey"]),
                 )
+            )
+    # each on every address at its own port, as the Listeners here (the real controller
+    # binds an allocated port the Service targets: internal/kube/site/extended_bindings.go
+    # @2.2.0:198-244)
+    for mkl in multi_key_listeners or []:
+        spec = _spec(mkl)
+        strategy = spec.get("strategy")
+        if spec.get("port") and isinstance(strategy, dict):
+            config += entities.multi_key_listener(
+                mkl["metadata"]["name"], "0.0.0.0", str(spec["port"]), strategy
             )
     for tcp_connector in connectors:
         spec = _spec(tcp_connector)

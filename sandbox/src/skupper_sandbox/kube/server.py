@@ -52,7 +52,7 @@ def read_fault(kube_dir: Path) -> str | None:
     return str(mode) if mode else None
 
 
-def _resource_list(group: str, version: str) -> dict[str, Any]:
+def _resource_list(group: str, version: str, among: tuple[Resource, ...]) -> dict[str, Any]:
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",
@@ -74,7 +74,7 @@ def _resource_list(group: str, version: str) -> dict[str, Any]:
                 ],
                 **({"shortNames": list(r.short_names)} if r.short_names else {}),
             }
-            for r in resources.in_group(group, version)
+            for r in resources.in_group(group, version, among)
         ]
         + [
             {
@@ -84,7 +84,7 @@ def _resource_list(group: str, version: str) -> dict[str, Any]:
                 "kind": r.kind,
                 "verbs": ["get", "patch", "update"],
             }
-            for r in resources.in_group(group, version)
+            for r in resources.in_group(group, version, among)
             if r.has_status
         ],
     }
@@ -108,9 +108,16 @@ class KubeApi:
     """The API's request handling and its listening state."""
 
     def __init__(
-        self, store: Store, credentials: ApiCredentials, address: str, port: int, pods_dir: Path
+        self,
+        store: Store,
+        credentials: ApiCredentials,
+        address: str,
+        port: int,
+        pods_dir: Path,
+        served: tuple[Resource, ...] = resources.ALL,
     ) -> None:
         self.store = store
+        self.served = served
         self._pods_dir = pods_dir
         self._token = credentials.token.encode()
         self._address = address
@@ -180,9 +187,9 @@ class KubeApi:
         else:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         if not rest:
-            if not resources.in_group(group, version):
+            if not resources.in_group(group, version, self.served):
                 raise ApiError(404, "NotFound", "the server could not find the requested resource")
-            return 200, _resource_list(group, version)
+            return 200, _resource_list(group, version, self.served)
         return self._resource_call(request, group, version, rest)
 
     def _resource_call(
@@ -191,7 +198,7 @@ class KubeApi:
         namespace: str | None = None
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
-        resource = resources.lookup(group, version, rest[0])
+        resource = resources.lookup(group, version, rest[0], self.served)
         if resource is None or len(rest) > 3 or (namespace is not None and not resource.namespaced):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         name = rest[1] if len(rest) >= 2 else None

@@ -85,10 +85,13 @@ def not_found(resource: Resource, name: str) -> ApiError:
 
 
 def invalid(resource: Resource, name: str, cause: str) -> ApiError:
+    """422 Invalid; the kind qualified by its group outside the core one, as the API server
+    names it (``MultiKeyListener.skupper.io "x" is invalid: ...``)."""
+    kind = f"{resource.kind}.{resource.group}" if resource.group else resource.kind
     return ApiError(
         422,
         "Invalid",
-        f'{resource.kind} "{name}" is invalid: {cause}',
+        f'{kind} "{name}" is invalid: {cause}',
         {"name": name, "group": resource.group, "kind": resource.kind},
     )
 
@@ -263,6 +266,8 @@ class Store:
                 raise invalid(resource, name, f"metadata.{field}: values must be strings")
         if resource is resources.SECRETS:
             self._normalise_secret(obj)
+        if resource is resources.MULTI_KEY_LISTENERS:
+            _check_multi_key_listener(obj, None)
 
     def _normalise_secret(self, obj: Obj) -> None:
         """Fold stringData into data and check the type's required keys, as the API does."""
@@ -411,6 +416,8 @@ class Store:
             if "status" in current:
                 obj["status"] = copy.deepcopy(current["status"])
         self._validate(resource, obj)
+        if resource is resources.MULTI_KEY_LISTENERS:
+            _check_multi_key_listener(obj, current)
         if resource is resources.SECRETS and obj["type"] != current.get("type", "Opaque"):
             # ValidateSecretUpdate: a Secret's type is immutable (delete and create it anew).
             raise invalid(
@@ -453,6 +460,31 @@ class Store:
         listing = self.list(resource, namespace, labels, fields)
         listing["items"] = gone
         return listing
+
+
+def _check_multi_key_listener(obj: Obj, old: Obj | None) -> None:
+    """The CRD's schema and CEL rules (config/crd/bases/skupper_multikeylistener_crd.yaml
+    @2.2.0): host, port and strategy required; exactly one of priority and weighted; and on
+    update the strategy's kind is immutable (a priority one never becomes weighted)."""
+    name = obj["metadata"].get("name") or ""
+    kind = resources.MULTI_KEY_LISTENERS
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        raise invalid(kind, name, "spec: Required value")
+    for field in ("host", "port", "strategy"):
+        if spec.get(field) in (None, ""):
+            raise invalid(kind, name, f"spec.{field}: Required value")
+    strategy = spec["strategy"]
+    if not isinstance(strategy, dict) or ("priority" in strategy) == ("weighted" in strategy):
+        raise invalid(
+            kind,
+            name,
+            'spec.strategy: Invalid value: "object": exactly one of the fields in '
+            "[priority weighted] must be set",
+        )
+    before = ((old or {}).get("spec") or {}).get("strategy") or {}
+    if any(k in before and k not in strategy for k in ("priority", "weighted")):
+        raise invalid(kind, name, 'spec.strategy: Invalid value: "object": strategy is immutable')
 
 
 def _key(resource: Resource) -> str:

@@ -91,6 +91,25 @@ def multi_address_listener(
     return ["tcpListener", attributes]
 
 
+def multi_key_listener(
+    name: str, host: str, port: str, strategy: dict[str, Any], site_id: str | None = None
+) -> list[Entity]:
+    """A MultiKeyListener's entities, on a podman site and in a Kubernetes router pod alike:
+    a multi-address tcpListener ``multiAddress/<name>`` and a listenerAddress ``<name>/<key>``
+    per key; priority values count down from the first key (the highest, the preferred),
+    weighted ones are the weights (internal/site/multikeylistener.go@2.2.0:27-67)."""
+    listener = f"multiAddress/{name}"
+    kind = "priority" if "priority" in strategy else "weighted"
+    keys = (strategy.get(kind) or {}).get("routingKeys") or []
+    if kind == "priority":
+        values = {str(k): len(keys) - 1 - i for i, k in enumerate(keys)}
+    else:
+        values = {str(k): int(v) for k, v in dict(keys).items()}
+    return [multi_address_listener(listener, host, port, kind, site_id)] + [
+        listener_address(f"{name}/{key}", key, value, listener) for key, value in values.items()
+    ]
+
+
 def listener_address(name: str, address: str, value: int, listener: str) -> Entity:
     return [
         "listenerAddress",

@@ -18,10 +18,27 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+#: The router image tag each Skupper release deploys (skupper's Makefile ROUTER_IMAGE_TAG).
+ROUTER_VERSIONS = {
+    "2.0.0": "3.2.0",
+    "2.0.1": "3.3.1",
+    "2.1.0": "3.4.0",
+    "2.1.1": "3.4.0",
+    "2.1.2": "3.4.1",
+    "2.1.3": "3.4.2",
+    "2.1.4": "3.4.2",
+    "2.2.0": "3.5.0",
+    "2.2.1": "3.5.1",
+}
 RELEASE_VAR = "SKMCP_SANDBOX_ROUTER_RELEASE"
 DEFAULT_RELEASE = "3.4.2"  # a router started outside a container (the tests' own)
 HOLDOFF_SINCE = (3, 5)
 DEFAULT_UNREACHABLE_HOLDOFF = 1.0
+
+
+def router_version(skupper_version: str) -> str:
+    """The router image tag a Skupper release deploys (the newest known for unknown ones)."""
+    return ROUTER_VERSIONS.get(skupper_version, "3.5.1")
 
 
 def parse_release(tag: str) -> tuple[int, int] | None:

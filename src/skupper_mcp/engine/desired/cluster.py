@@ -18,6 +18,7 @@ from ...sites.kube import KubeState
 from ...sites.resources import ClientCert, LinkTarget, Resource
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST
+from .leftovers import cluster_pool_name
 from .podman import hub_target, pool_listener
 
 Certs = dict[str, ClientCert | None]
@@ -55,8 +56,8 @@ def base_resources(topology: Topology) -> list[Resource]:
         found.append(cr.listener(name, keys[host], name, port))
     for pool in topology.pools:
         if pool.kube_port is not None:
-            name = f"model-pool-{pool.name}"
-            found.append(pool_listener(topology, pool, name, pool.kube_port))
+            # its host names the Service the controller makes for it
+            found.append(pool_listener(topology, pool, cluster_pool_name(pool), pool.kube_port))
     return found
 
 

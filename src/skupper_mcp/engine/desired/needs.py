@@ -16,7 +16,7 @@ reload, so what a Secret must match is only known from the hub.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from ...vocabulary import LOCAL_HOST
 from ..condition import unparsed_reason
 from ..readings import Asked, ClusterReading, PodmanReading, Reading
 from .cluster import Certs, base_resources, link_resources, link_targets
+from .leftovers import Key, hub_pool_keys, leftover_lines, leftovers, listener_pool_keys
 from .podman import hub_resources, local_resources, local_resources_without_secrets
 
 #: What the user asked that leaves a site's links (on the cluster) removed on purpose.
@@ -50,6 +51,11 @@ class PodmanNeeds:
     install_controller: bool = False
     enable_socket: bool = False
     apply: list[Resource] = field(default_factory=list)
+    #: the pools' leftovers to remove (``leftovers``): (kind, name)
+    remove: list[tuple[str, str]] = field(default_factory=list)
+    #: MultiKeyListeners the site runs with the other strategy: removed and rendered
+    #: without before they are applied anew (``resources.other_strategy``)
+    replace: list[tuple[str, str]] = field(default_factory=list)
     first_render: bool = False
     reload: bool = False
     leftover: str | None = None
@@ -71,9 +77,15 @@ def router_reads_as_owner(state: SiteState) -> bool:
 
 
 def podman_needs(
-    state: SiteState, desired: list[Resource], *, namespace: str, tmpfs: bool
+    state: SiteState,
+    desired: list[Resource],
+    *,
+    namespace: str,
+    tmpfs: bool,
+    owned: Mapping[Key, str] | None = None,
 ) -> PodmanNeeds:
-    """Everything setup must build on a podman site, in the seed's order."""
+    """Everything setup must build on a podman site, in the seed's order; ``owned`` are
+    the pools' resources the site may hold (``leftovers``), those not desired removed."""
     need = PodmanNeeds()
 
     def say(line: str, explained: bool = False) -> None:
@@ -92,6 +104,16 @@ def podman_needs(
         say(f"{names.PODMAN_SOCKET_UNIT}: not active (skupper reaches podman only through it)")
     need.apply = [r for r in desired if not cr.same(r, state.input_resources.get(cr.key(r)))]
     need.lines += differences(need.apply, lambda r: state.input_resources.get(cr.key(r)))
+    need.remove = leftovers(owned or {}, desired, state.input_resources)
+    need.lines += leftover_lines(owned or {}, need.remove)
+    changed = [r for r in desired if cr.other_strategy(r, state.runtime_resources.get(cr.key(r)))]
+    need.replace = [cr.key(r) for r in changed]
+    need.apply += [r for r in changed if r not in need.apply]
+    need.lines += [
+        f"{kind}/{name}: runs another strategy than topology.env's, which is not changed in "
+        "place (setup removes it, reloads, and makes it anew)"
+        for kind, name in need.replace
+    ]
     if not state.rendered:
         need.first_render = True
         say(f"namespace {namespace!r}: not set up (skupper system start never ran)")
@@ -107,7 +129,7 @@ def podman_needs(
         other_uid = not router_reads_as_owner(state)
         if other_uid:
             say(f"router container {router}: runs as another user than the keys' owner", True)
-        if need.apply or missing or by_hand or other_uid:
+        if need.apply or need.remove or missing or by_hand or other_uid:
             need.reload = True
             leftover = f"{router}-backup"
             if leftover in state.containers:
@@ -159,6 +181,8 @@ class ClusterNeeds:
     lines: list[str] = field(default_factory=list)
     base: list[Resource] = field(default_factory=list)
     links: list[Resource] = field(default_factory=list)
+    #: the pools' leftovers to remove (``leftovers``): (kind, name)
+    remove: list[tuple[str, str]] = field(default_factory=list)
 
 
 def cluster_needs(
@@ -168,7 +192,13 @@ def cluster_needs(
     a ``down`` (or teardown) the user asked for, is not one: ``down`` removes the Links and
     keeps their Secrets, and ``up`` makes them again."""
     need = ClusterNeeds()
-    need.base = [r for r in base_resources(topology) if not cr.same(r, state.existing(r))]
+    base = base_resources(topology)
+    need.base = [r for r in base if not cr.same(r, state.existing(r))]
+    owned = listener_pool_keys(topology)
+    held = [("Listener", n) for n in state.listeners] + [
+        ("MultiKeyListener", n) for n in state.multi_key_listeners
+    ]
+    need.remove = leftovers(owned, base, held)
     if certs is None:
         wanted = [cr.link(t) for t in link_targets(topology).values()]
     else:
@@ -188,7 +218,11 @@ def cluster_needs(
         and not taken_down(r)
         and not (stopped and r["kind"] == "Secret")
     ]
-    need.lines = differences(need.base, state.existing) + differences(need.links, state.existing)
+    need.lines = (
+        leftover_lines(owned, need.remove)
+        + differences(need.base, state.existing)
+        + differences(need.links, state.existing)
+    )
     return need
 
 
@@ -202,7 +236,13 @@ def reading_needs(
             desired = local_resources_without_secrets(topology)
         else:
             desired, _ = local_resources(topology, reading.state, certs)
-        return podman_needs(reading.state, desired, namespace=reading.namespace, tmpfs=False)
+        return podman_needs(
+            reading.state,
+            desired,
+            namespace=reading.namespace,
+            tmpfs=False,
+            owned=listener_pool_keys(topology),
+        )
     p = topology.provider(host)
     assert p is not None  # a podman reading other than the local site's is a provider's
     return podman_needs(
@@ -210,6 +250,7 @@ def reading_needs(
         hub_resources(p, topology.pools),
         namespace=reading.namespace,
         tmpfs=p.tmpfs_workaround,
+        owned=hub_pool_keys(topology),
     )
 
 

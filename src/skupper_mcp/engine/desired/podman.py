@@ -28,16 +28,17 @@ def hub_resources(p: ProviderHost, pools: list[ModelPool]) -> list[Resource]:
 
 
 def pool_listener(topology: Topology, pool: ModelPool, host: str, port: int) -> Resource:
-    """The one listener of a pool: a Listener on its shared key (any), else a
-    MultiKeyListener over its members' own keys, in preference order."""
+    """The one listener of a pool, named after its key: a Listener on its shared key (any),
+    else a MultiKeyListener over its members' own keys, in preference order."""
+    name = pool.routing_key
     if pool.strategy == "any":
-        return cr.listener(pool.routing_key, pool.routing_key, host, port)
+        return cr.listener(name, pool.routing_key, host, port)
     keys = []
     for member in pool.members:
         provider = topology.provider(member.provider)
         assert provider is not None  # the topology's parse checked every member
         keys.append((provider.routing_key, member.weight))
-    return cr.multi_key_listener(pool.routing_key, host, port, pool.strategy, keys)
+    return cr.multi_key_listener(name, host, port, pool.strategy, keys)
 
 
 def hub_target(p: ProviderHost) -> LinkTarget:

@@ -29,6 +29,7 @@ from ..model_http import (
     cluster_base_url,
     key_env,
     local_base_url,
+    pool_cluster_base_url,
     probe_models,
 )
 from ..model_state import model_condition, needs_probe, pool_model_condition, pool_needs_probe
@@ -111,6 +112,7 @@ def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: 
         site=pool.site,
         listener_port=pool.port,
         local_base_url=f"{address}/v1",
+        cluster_base_url=_pool_cluster_url(topo, pool.name),
         routing_key=pool.routing_key,
         state=state,
         reason=why,
@@ -118,6 +120,12 @@ def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: 
         api_key_env=key_env(chosen),
         pool=pool,
     )
+
+
+def _pool_cluster_url(topo: Topology, name: str) -> str | None:
+    found = topo.pool(name)
+    assert found is not None  # the row was made from the topology's pool
+    return pool_cluster_base_url(topo, found)
 
 
 def _row(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 
 from ...errors import SiteStateError
@@ -24,7 +24,7 @@ from ...facts.site_state import SiteState
 from ...models import Check, CheckResult, OperationResult
 from ...sites import resources as cr
 from ...sites import units
-from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls
+from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...sites.podman import PodmanSite
 from ...sites.resources import Resource, resource_status
 from ...topology import Topology
@@ -32,6 +32,7 @@ from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
 from ..condition import claims_ready, link_connected, podman_condition, podman_site_resource
 from ..desired.cluster import Certs, differing, link_resources, link_targets
+from ..desired.leftovers import Key, hub_pool_keys, listener_pool_keys
 from ..desired.needs import PodmanNeeds, cluster_needs, podman_needs
 from ..desired.podman import hub_resources, hub_target, local_resources
 from ..readings import Asked, ClusterReading, PodmanReading, Reading, Unread
@@ -67,10 +68,11 @@ def podman_setup_actions(
     *,
     tmpfs: bool,
     restore_ca: dict[str, bytes] | None,
+    owned: Mapping[Key, str] | None = None,
 ) -> list[Action]:
-    """What this podman site still needs (``podman_needs``), in the seed's order; then its
-    units started where they are not running."""
-    need = podman_needs(state, desired, namespace=site.namespace, tmpfs=tmpfs)
+    """What this podman site still needs (``podman_needs``; ``owned``: what pools may have
+    left there), in the seed's order; then its units started where they are not running."""
+    need = podman_needs(state, desired, namespace=site.namespace, tmpfs=tmpfs, owned=owned)
     return needs_actions(site, state, need, tmpfs=tmpfs, restore_ca=restore_ca)
 
 
@@ -91,6 +93,11 @@ def needs_actions(
     elif need.enable_socket:
         # the CLI talks to podman only through its API socket: without it start/reload fail
         todo.append(on_host("enable podman.socket", site, site.enable_podman_socket()))
+    if need.remove or need.replace:
+        todo.append(on_host("remove resources", site, site.delete(need.remove + need.replace)))
+    if need.replace and not need.first_render:
+        # the running site must lose the old strategy before the new one is rendered
+        todo.append(on_host("reload without the old strategy", site, site.render(False)))
     if need.apply:
         todo.append(on_host("apply resources", site, site.apply(need.apply)))
     if need.first_render:
@@ -154,6 +161,8 @@ def kube_setup_actions(
     need = cluster_needs(topology, state, asked, certs)
     removed = [r for r in differing(state, links) if r not in need.links]
     todo: list[Action] = []
+    if need.remove:
+        todo.append(on_cluster("remove resources", site, delete_calls(need.remove)))
     if need.base:
         todo.append(on_cluster("apply site and listeners", site, apply_calls(need.base)))
     if need.links:
@@ -245,7 +254,12 @@ def _stopped(refs: list[SiteRef], runs: dict[str, SiteRun], failed: list[Check])
 
 
 async def _podman(
-    backups: Backups, run: SiteRun, view: Reading, desired: list[Resource], tmpfs: bool
+    backups: Backups,
+    run: SiteRun,
+    view: Reading,
+    desired: list[Resource],
+    tmpfs: bool,
+    owned: Mapping[Key, str],
 ) -> None:
     if run.failed or not isinstance(view, PodmanReading):
         return
@@ -255,7 +269,9 @@ async def _podman(
         await run.note("restore site CA", describe(exc), ok=False)
         run.fail(describe(exc))
         return
-    todo = podman_setup_actions(view.site, view.state, desired, tmpfs=tmpfs, restore_ca=ca)
+    todo = podman_setup_actions(
+        view.site, view.state, desired, tmpfs=tmpfs, restore_ca=ca, owned=owned
+    )
     if not todo:
         await run.note("setup", "already set up", seconds=view.seconds)
     await run.perform(todo)
@@ -263,7 +279,9 @@ async def _podman(
 
 async def _hub(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) -> None:
     p = sites.provider(view.ref.host)
-    await _podman(backups, run, view, hub_resources(p, sites.topology.pools), p.tmpfs_workaround)
+    topo = sites.topology
+    desired = hub_resources(p, topo.pools)
+    await _podman(backups, run, view, desired, p.tmpfs_workaround, hub_pool_keys(topo))
 
 
 async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) -> None:
@@ -276,7 +294,7 @@ async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) 
         await run.perform([_once_set_up(name) for name in missing])
     elif missing:
         await run.note("links", f"no link yet to {', '.join(missing)}: not set up", ok=False)
-    await _podman(backups, run, view, desired, tmpfs=False)
+    await _podman(backups, run, view, desired, False, listener_pool_keys(topo))
     if missing and not run.failed and not run.plan:
         run.fail(f"the local site has no link to {', '.join(missing)} (their setup failed)")
 

@@ -22,7 +22,7 @@ from ..desired.cluster import cluster_link_names
 from ..desired.needs import setup_needed
 from ..listeners import listener_row, listener_state
 from ..model_http import cluster_base_url, local_base_url
-from ..pools import pool_rows
+from ..pools import pool_resources, pool_rows
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, link_rows, served_models
@@ -109,11 +109,13 @@ def summary(
     if closing:
         parts.append(f"closing (bound, no route): {', '.join(closing)}")
     for pool in pools:
-        live = [b.provider for b in pool.backends if b.live]
-        parts.append(
-            f"pool {pool.name} :{pool.port} {pool.state} "
-            f"({len(live)}/{len(pool.backends)} live: {', '.join(live) or 'none'})"
-        )
+        for row in (pool, pool.cluster) if pool.cluster else (pool,):
+            live = [b.provider for b in row.backends if b.live]
+            where = "" if row is pool else f" on {row.site}"
+            parts.append(
+                f"pool {row.name}{where} :{row.port} {row.state} "
+                f"({len(live)}/{len(row.backends)} live: {', '.join(live) or 'none'})"
+            )
     if hosts("stale"):
         parts.append(f"stale status on {', '.join(hosts('stale'))}")
     degraded = [f"{s.host} ({s.state_reason})" for s in site_rows if s.state == "degraded"]
@@ -136,7 +138,7 @@ async def run(sites: SiteMap) -> StatusResult:
     links, listeners, pool_bound = await asyncio.gather(
         _links(sites.topology, views), _listeners(sites, views), _pool_probes(topo)
     )
-    pools = pool_rows(topo, site_rows, links, pool_bound)
+    pools = pool_rows(topo, site_rows, links, pool_bound, pool_resources(topo, views))
     reachable = {r.host: not isinstance(views[r.host], Unread) for r in refs}
     served = served_models(views)
     actions = actions_for.status_actions(topo, reachable, served)
@@ -157,7 +159,7 @@ async def pool_status(sites: SiteMap, views: dict[str, Reading]) -> list[PoolSta
     links_of_cluster = cluster_link_names(topo)
     site_rows = [site_status(views[r.host], links_of_cluster) for r in all_sites(topo)]
     links, bound = await asyncio.gather(_links(topo, views), _pool_probes(topo))
-    return pool_rows(topo, site_rows, links, bound)
+    return pool_rows(topo, site_rows, links, bound, pool_resources(topo, views))
 
 
 async def _pool_probes(topology: Topology) -> dict[str, bool | None]:

@@ -106,7 +106,7 @@ def render(paths: NamespacePaths, state: SiteState, *, cli_version: str, platfor
     (paths.router / "skrouterd.json").write_text(json.dumps(config, indent=4) + "\n")
     link_files = _write_static_links(paths, state)
     _write_snapshot(paths, state)
-    _write_runtime_resources(paths, state, site_id)
+    _write_runtime_resources(paths, state, site_id, is_v22(cli_version))
     paths.platform_file.parent.mkdir(parents=True, exist_ok=True)
     paths.platform_file.write_text(f"platform: {platform}\n")
     write_scripts(paths, site_id, engine="podman")
@@ -232,30 +232,17 @@ def router_config(state: SiteState, site_id: str, cli_version: str) -> list[Enti
 
 
 def _multi_key_listeners(state: SiteState, site_id: str) -> list[Entity]:
-    """Each MultiKeyListener as a multi-address tcpListener ``multiAddress/<name>`` and a
-    listenerAddress ``<name>/<key>`` per key: priority values count down from the first key
-    (the highest, the preferred), weighted ones are the weights
-    (internal/site/multikeylistener.go@2.2.0:27-67)."""
+    """Each MultiKeyListener's tcpListener and listenerAddresses (``entities``)."""
     found: list[Entity] = []
     for mkl in (r for r in state.others if r["kind"] == "MultiKeyListener"):
-        name, spec = res.name_of(mkl), res.spec(mkl)
-        strategy = spec.get("strategy") or {}
-        listener = f"multiAddress/{name}"
-        kind = "priority" if "priority" in strategy else "weighted"
-        keys = (strategy.get(kind) or {}).get("routingKeys") or []
-        found.append(
-            entities.multi_address_listener(
-                listener, str(spec.get("host")), str(spec.get("port")), kind, site_id
-            )
+        spec = res.spec(mkl)
+        found += entities.multi_key_listener(
+            res.name_of(mkl),
+            str(spec.get("host")),
+            str(spec.get("port")),
+            spec.get("strategy") or {},
+            site_id,
         )
-        if kind == "priority":
-            values = {str(k): len(keys) - 1 - i for i, k in enumerate(keys)}
-        else:
-            values = {str(k): int(v) for k, v in dict(keys).items()}
-        found += [
-            entities.listener_address(f"{name}/{key}", key, value, listener)
-            for key, value in values.items()
-        ]
     return found
 
 
@@ -319,13 +306,30 @@ def _endpoints(state: SiteState) -> list[dict[str, str]]:
     return endpoints
 
 
-def initial_statuses(state: SiteState, site_id: str) -> list[res.Resource]:
+def multi_key_listener_status(
+    conditions: list[res.Condition], extra: dict[str, object] | None = None
+) -> res.Status:
+    """A MultiKeyListener's status: Configured (at render), and Operational once the
+    controller set it; Ready needs both, and is no condition of its own
+    (multikeylistener_types.go@2.2.0:161-212)."""
+    return res.Status(
+        [res.Condition("Configured", True), *conditions],
+        dict(extra or {}),
+        required=("Configured", "Operational"),
+        ready_condition=False,
+    )
+
+
+def initial_statuses(
+    state: SiteState, site_id: str, multi_key_listeners: bool = True
+) -> list[res.Resource]:
     """The runtime resources as rendered, before any controller has seen the router.
 
     The renderer marks the Site Configured and Running (Ready) before any router runs
     (fs_config_renderer.go@2.1.2:130-131); Links, Listeners and Connectors are only
     Configured, so they read "Not Operational" / "Not Matched" until the controller
-    sets the missing condition."""
+    sets the missing condition. A MultiKeyListener (2.2) is Configured: "Not Operational"
+    (``bindings``, pkg/nonkube/api/site_state.go@2.2.0:289-292)."""
     Cond, Status = res.Condition, res.Status
     stamp = res.now()
     site_conditions = [Cond("Configured", True), Cond("Running", True)]
@@ -395,7 +399,11 @@ def initial_statuses(state: SiteState, site_id: str) -> list[res.Resource]:
                 stamp,
             )
         )
-    out.extend(state.others)
+    for other in state.others:
+        if other["kind"] != "MultiKeyListener":
+            out.append(other)
+        elif multi_key_listeners:  # 2.1's loader drops the kind: its state has none
+            out.append(res.with_status(other, multi_key_listener_status([]), stamp))
     out.extend(state.secrets.values())  # Secret-<name>.yaml: link keys included
     local = res.new(
         "RouterAccess",
@@ -429,12 +437,15 @@ def _certificates(paths: NamespacePaths, namespace: str) -> list[res.Resource]:
     return found
 
 
-def _write_runtime_resources(paths: NamespacePaths, state: SiteState, site_id: str) -> None:
+def _write_runtime_resources(
+    paths: NamespacePaths, state: SiteState, site_id: str, multi_key_listeners: bool
+) -> None:
     """runtime/resources as api.MarshalSiteState writes it (site_state.go@2.1.2): every
     resource with its status, and also the Certificates and the Secrets (link Secrets
     with their private keys)."""
     namespace = str(state.site["metadata"].get("namespace") or paths.namespace)
-    for resource in [*initial_statuses(state, site_id), *_certificates(paths, namespace)]:
+    rendered = initial_statuses(state, site_id, multi_key_listeners)
+    for resource in [*rendered, *_certificates(paths, namespace)]:
         res.write(paths.runtime_resources, resource)
 
 

@@ -148,8 +148,17 @@ class Status:
     # condition types Ready needs that may not be set yet: a missing one reads
     # "Not <type>" (readyState, pkg/apis/skupper/v2alpha1/types.go@2.1.2:70-76)
     required: tuple[str, ...] = ()
+    # false: no Ready condition among the conditions, only status and message (a
+    # MultiKeyListener's setReady, multikeylistener_types.go@2.2.0:161-174)
+    ready_condition: bool = True
 
     def as_dict(self, stamp: str) -> dict[str, Any]:
+        found = self._as_dict(stamp)
+        if not self.ready_condition:
+            found["conditions"] = [c for c in found["conditions"] if c["type"] != "Ready"]
+        return found
+
+    def _as_dict(self, stamp: str) -> dict[str, Any]:
         failing = [c for c in self.conditions if not c.ok]
         present = {c.type for c in self.conditions}
         missing = [t for t in self.required if t not in present]

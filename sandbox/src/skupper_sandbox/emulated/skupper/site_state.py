@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from . import resources as res
@@ -11,6 +12,8 @@ from .failure import CliFailure
 from .paths import NamespacePaths
 
 DEFAULT_PORTS = {"inter-router": 55671, "edge": 45671}
+#: A MultiKeyListener's strategy kinds.
+KINDS = ("priority", "weighted")
 
 
 @dataclass
@@ -83,8 +86,12 @@ def check_rfc1123(kind: str, name: str) -> None:
         )
 
 
-def load(paths: NamespacePaths) -> SiteState:
-    """Load ``input/resources``; fail with the real CLI's messages when it is unusable."""
+def load(
+    paths: NamespacePaths, *, multi_key_listeners: bool = False, fixed_strategy: bool = False
+) -> SiteState:
+    """Load ``input/resources``; fail with the real CLI's messages when it is unusable.
+    ``multi_key_listeners``: the 2.2 loader, which knows the kind (2.1's ignores it);
+    ``fixed_strategy``: 2.2.1's, which also holds each one's strategy to the running one's."""
     found = res.load_dir(paths.input_resources)
     if not found:
         raise CliFailure(f"No sources found at: {paths.input_resources}")
@@ -115,6 +122,9 @@ def load(paths: NamespacePaths) -> SiteState:
         elif kind != "Site":
             state.others.append(resource)
     validate(state)
+    if multi_key_listeners:
+        running = res.load_dir(paths.runtime_resources) if fixed_strategy else []
+        validate_multi_key_listeners(state, running)
     return state
 
 
@@ -162,3 +172,42 @@ def validate(state: SiteState) -> None:
                 "failed to load site state: invalid router access "
                 f'"{res.name_of(router_access)}": roles are required'
             )
+
+
+def validate_multi_key_listeners(state: SiteState, running: Sequence[res.Resource] = ()) -> None:
+    """The 2.2 validator's MultiKeyListener checks, those a user can trip: host and port
+    required, and no host:port a Listener (or an earlier MultiKeyListener) maps already
+    (``validateMultiKeyListeners``, site_state_validator.go@2.2.0:179-230); and from 2.2.1
+    the strategy of one the site runs (``running``: its runtime resources) is not changed
+    (site_state_validator.go@2.2.1:229-234, against ``LoadCurrentSiteState``)."""
+    ran = {
+        res.name_of(r): set(res.spec(r).get("strategy") or {})
+        for r in running
+        if r.get("kind") == "MultiKeyListener"
+    }
+    taken: dict[str, list[int]] = {}
+    for listener in state.listeners:
+        spec = res.spec(listener)
+        taken.setdefault(str(spec.get("host")), []).append(int(str(spec.get("port") or 0)))
+    for mkl in (r for r in state.others if r["kind"] == "MultiKeyListener"):
+        spec, name = res.spec(mkl), res.name_of(mkl)
+        host, port = str(spec.get("host") or ""), int(str(spec.get("port") or 0))
+        if not host or not port:
+            raise _render_error(f"invalid multikeylistener: {name} - host and port are required")
+        if port in taken.get(host, []):
+            raise _render_error(
+                f"port {port} is already mapped for host {json.dumps(host)} "
+                f"(multikeylistener: {json.dumps(name)})"
+            )
+        taken.setdefault(host, []).append(port)
+        strategy = spec.get("strategy") or {}
+        if ("priority" in strategy) == ("weighted" in strategy):
+            raise _render_error(
+                f"invalid multikeylistener: {name} - either strategy.priority or "
+                "strategy.weighted is required"
+                if not strategy
+                else f"invalid multikeylistener: {name} - only one of strategy.priority or "
+                "strategy.weighted must be defined"
+            )
+        if ran.get(name) and any(k in ran[name] and k not in strategy for k in KINDS):
+            raise _render_error(f"invalid multikeylistener: {name} - strategy cannot be changed")

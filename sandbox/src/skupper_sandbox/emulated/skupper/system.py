@@ -164,7 +164,12 @@ class System:
     def _bootstrap(self, paths: NamespacePaths, reload: bool) -> None:
         self._sources(paths)
         try:
-            state = sites.load(paths)  # Bootstrap: loading and validating the inputs
+            # Bootstrap: loading and validating the inputs
+            state = sites.load(
+                paths,
+                multi_key_listeners=is_v22(self.cli_version),
+                fixed_strategy=is_v22(self.cli_version) and self.cli_version != "2.2.0",
+            )
         except CliFailure as exc:
             raise CliFailure(f"Failed to bootstrap: {exc}") from exc
         self._check_platform(paths)

@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
+from ...router.release import router_version
 from .table import tab_table
-
-ROUTER_VERSIONS = {
-    "2.0.0": "3.2.0",
-    "2.0.1": "3.3.1",
-    "2.1.0": "3.4.0",
-    "2.1.1": "3.4.0",
-    "2.1.2": "3.4.1",
-    "2.1.3": "3.4.2",
-    "2.1.4": "3.4.2",
-    "2.2.0": "3.5.0",
-    "2.2.1": "3.5.1",
-}
 
 _THIRD_PARTY = {"prometheus": "v2.42.0", "origin-oauth-proxy": "4.14.0"}
 KUBE_COMPONENTS = (
@@ -33,11 +22,6 @@ NONKUBE_COMPONENTS = (
     "prometheus",
     "origin-oauth-proxy",
 )
-
-
-def router_version(cli_version: str) -> str:
-    """The router image tag a CLI release deploys (the newest known for unknown releases)."""
-    return ROUTER_VERSIONS.get(cli_version, "3.5.1")
 
 
 def is_v20(cli_version: str) -> bool:
