@@ -640,3 +640,66 @@ def test_a_pool_is_drawn_with_its_port_its_live_backends_and_the_preferred_one(
     assert "pool granite :9100 (priority)" in seen["vanText"]
     assert "rhel-ai is stopped" in seen["vanText"]
     assert_clean(page, "pool")
+
+
+def _with_cluster_pool() -> Scenario:
+    """The recorded cluster-skipped status with a priority pool that has a listener on the
+    cluster too (_CRC_PORT): the local row serving with its controller's word, the cluster's
+    row (PoolStatus.cluster) unknown, as pool_rows says of a site it could not read."""
+    base = cluster_skipped()
+    backends = [
+        PoolBackend(provider=p, profile="granite", routing_key=f"model-api-{p}", live=True)
+        for p in ("rhel-ai", "rhtevan-work")
+    ]
+    unread = [b.model_copy(update={"live": None, "why": "crc could not be read"}) for b in backends]
+    cluster = PoolStatus(
+        name="granite",
+        strategy="priority",
+        site="crc-sandbox",
+        port=9100,
+        routing_key="granite",
+        state="unknown",
+        backends=unread,
+        service="granite.default:9100",
+    )
+    pool = PoolStatus(
+        name="granite",
+        strategy="priority",
+        site="local-sandbox",
+        port=9100,
+        routing_key="granite",
+        bound=True,
+        state="serving",
+        backends=backends,
+        preferred="rhel-ai",
+        resource="Ready",
+        reachable_keys=["model-api-rhel-ai", "model-api-rhtevan-work"],
+        cluster=cluster,
+    )
+    status = base.status.model_copy(update={"pools": [pool]})
+    return Scenario(base.name + "-cluster-pool", status, base.sites, base.links, base.listeners)
+
+
+CLUSTER_POOL_JS = """(() => {
+  const row = (host) => {
+    const g = document.querySelector('[data-site="' + host + '"] [data-pool="granite"]');
+    return g && {state: g.getAttribute("data-state"), text: g.textContent};
+  };
+  return {local: row("local"), crc: row("crc"),
+    vanText: document.querySelector("#van-text").textContent};
+})()"""
+
+
+def test_a_pool_on_the_cluster_too_is_drawn_in_both_boxes_with_the_controllers_word(
+    page: Page,
+) -> None:
+    _wide(page)
+    _open_page(page, _with_cluster_pool())
+    seen = page.evaluate(CLUSTER_POOL_JS)
+    assert seen["local"] is not None and seen["crc"] is not None, seen
+    assert seen["local"]["state"] == "serving", seen["local"]
+    assert "controller: Ready" in seen["local"]["text"], seen["local"]
+    assert seen["crc"]["state"] == "unknown", seen["crc"]
+    assert "granite.default:9100" in seen["crc"]["text"], seen["crc"]
+    assert "crc pool granite :9100 (priority)  unknown" in seen["vanText"], seen["vanText"]
+    assert_clean(page, "cluster pool")

@@ -169,20 +169,24 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
         models: arr(x.model_ids).map(str).join(", "), url: str(x.base_url) });
     });
     // a pool as status decided it (pools.pool_rows): its backends' liveness and the
-    // preferred one are drawn as given, never judged here
-    model.pools.forEach(function (x) {
+    // preferred one are drawn as given, never judged here; a pool with a listener on the
+    // Kubernetes site too carries that one's row (x.cluster), drawn in the cluster's box
+    function addPool(x) {
       var host = bySite[str(x.site)] || str(x.site);
       var s = site(host, { site: str(x.site) });
       var state = POOL_STATES.indexOf(x.state) >= 0 ? x.state : "unknown";
       var preferred = x.preferred ? str(x.preferred) : "";
       s.pools.push({ name: str(x.name), port: str(x.port), strategy: str(x.strategy),
         state: state, bound: x.bound, preferred: preferred, detail: str(x.detail),
+        resource: x.resource ? str(x.resource) : "", service: x.service ? str(x.service) : "",
         backends: arr(x.backends).map(function (b) {
           return { provider: str(b.provider), profile: str(b.profile),
             live: b.live === true ? "live" : b.live === false ? "not-live" : "unknown",
             why: str(b.why), preferred: preferred !== "" && str(b.provider) === preferred };
         }) });
-    });
+      if (x.cluster && typeof x.cluster === "object") addPool(x.cluster);
+    }
+    model.pools.forEach(addPool);
     model.findings.forEach(function (f) {
       var host = sites[str(f.host)] ? str(f.host) : (bySite[str(f.site)] || str(f.host));
       site(host, { site: str(f.site) }).findings.push(f);
@@ -282,7 +286,8 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
 
   function poolLine(p) {
     return "pool " + p.name + " :" + p.port + " (" + p.strategy + ")  " + p.state +
-      (p.bound === false ? ", port not bound" : "");
+      (p.bound === false ? ", port not bound" : "") +
+      (p.resource ? "; controller: " + p.resource : "") + (p.service ? "; " + p.service : "");
   }
 
   function backendLine(b) {
