@@ -4,7 +4,8 @@
         exit_status, out, err = world.ssh("rhel-ai", "skupper version")
 
 The world is started with ``sandbox up`` in a subprocess of the current Python and is
-always stopped with ``sandbox down``, whatever the test did.
+always stopped with ``sandbox down``, whatever the test did; a world that leaves a Unix user
+or a process of its own behind fails the test that made it.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from typing import Any
 
 import asyncssh
 
-from skupper_sandbox import faults
-from skupper_sandbox.cli import up_options
-from skupper_sandbox.layout import HostEntry, WorldInfo, WorldLayout, WorldSpec
+from skupper_sandbox import faults, real_users
+from skupper_sandbox.cli import up_options, world_processes
+from skupper_sandbox.layout import HostEntry, WorldInfo, WorldLayout, WorldSpec, ssh_user
 
 UP_TIMEOUT = 120.0
 SSH_TIMEOUT = 30.0
@@ -120,7 +121,7 @@ class World:
         async with asyncssh.connect(
             entry.address,
             port=entry.ssh_port,
-            username=entry.user if self.info.sshd == "asyncssh" else "root",
+            username=ssh_user(self.info, entry),
             client_keys=[str(self.layout.client_key)],
             known_hosts=str(self.layout.known_hosts),
             connect_timeout=5,
@@ -148,6 +149,7 @@ def running_world(tmp_dir: Path, spec: WorldSpec | None = None) -> Iterator[Worl
     in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after."""
     root = Path(tmp_dir).resolve()
     args = ["up", "--dir", str(root), *up_options(spec or WorldSpec())]
+    world_id = None
     try:
         result = sandbox_command(*args)
         if result.returncode != 0:
@@ -155,8 +157,21 @@ def running_world(tmp_dir: Path, spec: WorldSpec | None = None) -> Iterator[Worl
                 f"sandbox up failed ({result.returncode}):\n{result.stdout}{result.stderr}"
             )
         topology = Path(result.stdout.strip().splitlines()[-1])
-        yield World(
-            dir=root, topology=topology, info=WorldLayout(root).load(), stdout=result.stdout
-        )
+        info = WorldLayout(root).load()
+        world_id = info.id
+        yield World(dir=root, topology=topology, info=info, stdout=result.stdout)
     finally:
-        sandbox_command("down", "--dir", str(root))
+        down = sandbox_command("down", "--dir", str(root))
+        if world_id is not None:
+            assert_nothing_left(world_id, down)
+
+
+def assert_nothing_left(world_id: str, down: subprocess.CompletedProcess[str]) -> None:
+    """Raise when a world's Unix users or processes outlived its ``sandbox down``."""
+    users = [a.name for a in real_users.world_accounts(world_id)]
+    processes = world_processes(world_id)
+    if users or processes:
+        raise SandboxCommandError(
+            f"sandbox down left users {users} and processes {processes}:\n"
+            f"{down.stdout}{down.stderr}"
+        )
