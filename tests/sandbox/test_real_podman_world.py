@@ -41,7 +41,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     root = tmp_path_factory.mktemp("real-podman")
     with running_world(root, spec) as made:
         yield made
-    _assert_nothing_left(made)
+        down = made.sandbox("down")
+        assert down.returncode == 0, down.stderr
+        _assert_nothing_left(made)
 
 
 def _assert_nothing_left(world: World) -> None:

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,12 +25,18 @@ from typing import Any
 
 import asyncssh
 
-from skupper_sandbox import faults, real_users
+from skupper_sandbox import faults, real_podman, real_users
 from skupper_sandbox.cli import up_options, world_processes
 from skupper_sandbox.layout import HostEntry, WorldInfo, WorldLayout, WorldSpec, ssh_user
 
 UP_TIMEOUT = 120.0
 SSH_TIMEOUT = 30.0
+#: Where a world whose hosts may get real users is made. Its users must pass through every
+#: directory above it, and pytest takes the search bit back from its own temporary root at
+#: the start of every run (``_pytest/tmpdir.py``: ``pytest-of-<user>`` is made 0700 again),
+#: so another run starting would lock a running world's users out of their homes.
+REAL_USERS_BASE = Path(tempfile.gettempdir()) / "skmcp-worlds"
+WORLD_LINK = "world"
 
 
 class SandboxCommandError(RuntimeError):
@@ -143,12 +152,37 @@ class World:
         return result
 
 
+def _may_have_real_users(spec: WorldSpec) -> bool:
+    """Whether the world may get real podman, and with it real users (``real_hosts``)."""
+    mode = spec.podman or os.environ.get(real_podman.MODE_VAR)
+    return mode in ("real", "auto")
+
+
+def _world_dir(tmp_dir: Path, spec: WorldSpec) -> tuple[Path, Path | None]:
+    """Where the world is made, and the directory made for it outside ``tmp_dir`` (None:
+    ``tmp_dir`` itself), which ``tmp_dir/world`` then links to."""
+    root = Path(tmp_dir).resolve()
+    if not _may_have_real_users(spec):
+        return root, None
+    REAL_USERS_BASE.mkdir(mode=0o711, exist_ok=True)
+    made = Path(tempfile.mkdtemp(prefix=f"{root.name}-", dir=REAL_USERS_BASE))
+    made.chmod(0o711)
+    root.mkdir(parents=True, exist_ok=True)
+    link = root / WORLD_LINK
+    link.unlink(missing_ok=True)
+    link.symlink_to(made)
+    return made, made
+
+
 @contextlib.contextmanager
 def running_world(tmp_dir: Path, spec: WorldSpec | None = None) -> Iterator[World]:
     """Start the world ``spec`` asks for (``WorldSpec()``: two providers and the crc site)
-    in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after."""
-    root = Path(tmp_dir).resolve()
-    args = ["up", "--dir", str(root), *up_options(spec or WorldSpec())]
+    in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after. A world that may get
+    real users is made under ``REAL_USERS_BASE`` instead, linked from ``tmp_dir/world``,
+    and removed after its ``down``."""
+    spec = spec or WorldSpec()
+    root, made = _world_dir(Path(tmp_dir), spec)
+    args = ["up", "--dir", str(root), *up_options(spec)]
     world_id = None
     try:
         result = sandbox_command(*args)
@@ -164,6 +198,8 @@ def running_world(tmp_dir: Path, spec: WorldSpec | None = None) -> Iterator[Worl
         down = sandbox_command("down", "--dir", str(root))
         if world_id is not None:
             assert_nothing_left(world_id, down)
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def assert_nothing_left(world_id: str, down: subprocess.CompletedProcess[str]) -> None:
