@@ -198,3 +198,25 @@ def test_a_site_router_is_a_real_container_listed_by_its_own_host_only(world: Wo
     finally:
         _ok(world, "local", f"{env} skupper system stop")
     assert json.loads(_ok(world, "local", "podman ps -a --format json")) == []
+
+
+def test_openssh_logs_in_as_the_real_user(tmp_path: Path) -> None:
+    """OpenSSH's own sshd knows the world's users: topology.env names the real user, and
+    sshd runs the session (its ForceCommand shim, then the command) as that user under
+    its login shell."""
+    if real_podman.probe() is not None or not Path("/usr/sbin/sshd").exists():
+        pytest.skip("needs real podman and OpenSSH's sshd")
+    spec = WorldSpec(
+        providers=1,
+        kubernetes=False,
+        sshd="openssh",
+        podman="real",
+        host_quirks={"rhel-ai": ("shell=fish",)},
+    )
+    with running_world(tmp_path, spec) as world:
+        host = world.hosts["rhel-ai"]
+        assert f"RHEL_AI_SSH_USER={host.user}\n" in world.topology.read_text()
+        # fish: `(...)` is its command substitution, and $0 is not set there
+        out = _ok(world, "rhel-ai", "id -u; id -un; echo $SHELL; ps -o uid=,comm= -p %self")
+        assert out.split() == [str(host.uid), host.user, "/usr/bin/fish", str(host.uid), "fish"]
+        assert world.hosts["local"].uid not in (0, host.uid)
