@@ -80,8 +80,8 @@ def _within(seconds: float, check: Callable[[], bool]) -> bool:
     return True
 
 
-def _router_pid(world: World) -> int:
-    out = _ok(world, "local", "podman ps -a --format json")
+def _router_pid(world: World, host: str = "local", prefix: str = "") -> int:
+    out = _ok(world, host, prefix + "podman ps -a --format json")
     rows = [r for r in json.loads(out) if r["Names"] == ["default-skupper-router"]]
     return int(rows[0]["Pid"]) if rows and rows[0]["State"] == "running" else 0
 
@@ -162,6 +162,14 @@ def test_a_rootless_site_runs_its_router_as_the_hosts_user(world: World) -> None
         listed = json.loads(_ok(world, "local", "podman ps -a --format json") or "[]")
         assert "default-skupper-router" not in [n for r in listed for n in r["Names"]]
         assert _ok(world, "rhel-ai", 'find ~ ! -user "$(id -un)" | head -5') == ""
+        # a crash (`fault kill-router` finds the pid through the user's own podman) and
+        # Skupper's --restart always: the user's conmon has podman start it again
+        world.fault("rhel-ai", "kill-router")
+        assert _within(10.0, lambda: _exited(row["Pid"]))
+        restarted = _within(
+            20.0, lambda: _router_pid(world, "rhel-ai", env + "; ") not in (0, row["Pid"])
+        )
+        assert restarted
     finally:
         _ok(world, "rhel-ai", f"{env}; skupper system stop")
 
