@@ -162,6 +162,16 @@ def test_a_rootless_site_runs_its_router_as_the_hosts_user(world: World) -> None
         listed = json.loads(_ok(world, "local", "podman ps -a --format json") or "[]")
         assert "default-skupper-router" not in [n for r in listed for n in r["Names"]]
         assert _ok(world, "rhel-ai", 'find ~ ! -user "$(id -un)" | head -5') == ""
+        # the router image's own tools (skmanage) come first on its PATH, in `podman exec` too
+        found = _ok(world, "rhel-ai", f"{env}; podman exec {row['Id']} sh -c 'command -v skmanage'")
+        assert found == f"{world.dir}/image-bin/skupper-router/skmanage\n"
+        # nothing the host wrote is another user's (podman's layers hold subordinate ids)
+        stray = subprocess.run(
+            ["find", str(world.host_dir("rhel-ai")), "-path", "*/podman/storage", "-prune",
+             "-o", "!", "-user", str(host.uid), "-print"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert stray == ""
         # a crash (`fault kill-router` finds the pid through the user's own podman) and
         # Skupper's --restart always: the user's conmon has podman start it again
         world.fault("rhel-ai", "kill-router")

@@ -102,7 +102,8 @@ def host_images(info: WorldInfo, host: HostEntry, python: str) -> list[real_podm
         real_podman.ImageSpec(
             router,
             choice.recorded(info.router, info.router_home).start(python),
-            {RELEASE_VAR: router.rsplit(":", 1)[-1]},
+            # the image's tools (skmanage) first on its PATH, as the emulation's image has them
+            {RELEASE_VAR: router.rsplit(":", 1)[-1], "PATH": hostenv.router_image_path(info.dir)},
         ),
         real_podman.ImageSpec(
             controller_image(host.skupper_version), [python, "-m", images.CONTROLLER_PROGRAM]
