@@ -162,6 +162,11 @@ def test_a_rootless_site_runs_its_router_as_the_hosts_user(world: World) -> None
         listed = json.loads(_ok(world, "local", "podman ps -a --format json") or "[]")
         assert "default-skupper-router" not in [n for r in listed for n in r["Names"]]
         assert _ok(world, "rhel-ai", 'find ~ ! -user "$(id -un)" | head -5') == ""
+        # the router image's USER: without Skupper's --user a router runs as uid 10000, a
+        # subordinate id on the host (skupper-router's Containerfile)
+        image = row["Image"]
+        as_image = _ok(world, "rhel-ai", f"{env}; podman run --rm --network host {image} id -u")
+        assert as_image == "10000\n"
         # the router image's own tools (skmanage) come first on its PATH, in `podman exec` too
         found = _ok(world, "rhel-ai", f"{env}; podman exec {row['Id']} sh -c 'command -v skmanage'")
         assert found == f"{world.dir}/image-bin/skupper-router/skmanage\n"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.emulated import images
+from skupper_sandbox.emulated.podman.userns import ROUTER_IMAGE_USER
 from skupper_sandbox.emulated.skupper.version import controller_image, router_image
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
@@ -104,6 +105,8 @@ def host_images(info: WorldInfo, host: HostEntry, python: str) -> list[real_podm
             choice.recorded(info.router, info.router_home).start(python),
             # the image's tools (skmanage) first on its PATH, as the emulation's image has them
             {RELEASE_VAR: router.rsplit(":", 1)[-1], "PATH": hostenv.router_image_path(info.dir)},
+            # skupper-router's Containerfile: a container made without --user runs as it
+            str(ROUTER_IMAGE_USER),
         ),
         real_podman.ImageSpec(
             controller_image(host.skupper_version), [python, "-m", images.CONTROLLER_PROGRAM]

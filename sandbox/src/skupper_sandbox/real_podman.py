@@ -316,6 +316,7 @@ class ImageSpec:
     name: str
     argv: Sequence[str]
     env: Mapping[str, str] = field(default_factory=dict)
+    user: str | None = None  # the image's USER (None: root)
 
 
 def _sandbox_trees(python: str) -> list[str]:
@@ -358,6 +359,7 @@ def prepare_host(
         for image in images:
             changes = [f"CMD {json.dumps(list(image.argv))}"]
             changes += [f"ENV {key}={value}" for key, value in image.env.items()]
+            changes += [f"USER {image.user}"] if image.user else []
             args = [arg for change in changes for arg in ("--change", change)]
             podman(run_env, "import", "--quiet", *args, str(tarball), image.name, as_user=as_user)
     finally:
