@@ -44,6 +44,13 @@ TIMEOUT = 120.0
 _SKELETON_DIRS = ("usr", "etc", "tmp", "run", "proc", "sys", "dev", "home", "root", "var/tmp")
 _SKELETON_LINKS = {"bin": "usr/bin", "lib": "usr/lib", "lib64": "usr/lib64", "sbin": "usr/sbin"}
 _SKELETON_FILES = ("etc/passwd", "etc/group", "etc/hosts", "etc/resolv.conf")
+#: The skupper-router image's own user (its Containerfile: ``useradd --uid 10000 runner``,
+#: then ``USER 10000``): with a passwd entry, a container run as 10000 gets group 10000;
+#: without one podman gives it group 0, which rootless podman maps to the user's own group.
+_SKELETON_CONTENT = {
+    "etc/passwd": b"root:x:0:0:root:/root:/bin/sh\nrunner:x:10000:10000::/home/runner:/bin/sh\n",
+    "etc/group": b"root:x:0:\nrunner:x:10000:\n",
+}
 
 
 class RealPodmanError(RuntimeError):
@@ -181,7 +188,9 @@ def skeleton_tar() -> bytes:
         for name in _SKELETON_FILES:
             info = tarfile.TarInfo(name)
             info.mode = 0o644
-            tar.addfile(info, io.BytesIO(b""))
+            content = _SKELETON_CONTENT.get(name, b"")
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
     return buffer.getvalue()
 
 
