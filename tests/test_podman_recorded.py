@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 
+from skupper_mcp.facts.private_keys import reads_as_owner
 from skupper_mcp.facts.site_state import SiteState, parse_podman_ps, parse_router_inspect
+from skupper_mcp.facts.userns import keeps_id
+from skupper_mcp.sites.podman import _recreate_args
 
 RECORDED = Path(__file__).parent / "podman_real" / "podman-4.3.1.json"
 GO_ZERO_TIME = -62135596800
@@ -87,3 +90,40 @@ def test_the_router_inspect_reads_real_inspect_and_a_missing_container(
     missing = real["inspect_missing"]
     assert (missing["rc"], missing["stdout"]) == (125, "[]\n")
     assert parse_router_inspect(missing["stdout"]) is None
+
+
+def test_a_rootless_keep_id_router_reads_as_its_owner_though_inspect_says_private(
+    real: dict[str, dict[str, Any]],
+) -> None:
+    """Real podman names no keep-id in inspect: ``UsernsMode`` is ``private`` and the
+    mapping puts the user (id 0 of podman's namespace) at its own uid. The product read
+    ``private`` as no keep-id, so a router Skupper made was taken for one that cannot read
+    its keys, and setup rendered it again at every run."""
+    recorded = real["rootless_inspect_keep_id"]
+    [inspect] = json.loads(recorded["stdout"])
+    uid = recorded["uid"]
+    assert inspect["HostConfig"]["UsernsMode"] == "private"
+    assert inspect["Config"]["User"] == f"{uid}:{uid}"
+    assert reads_as_owner(inspect, uid)
+    assert keeps_id(inspect)
+    # in that mapping the container's root is a subordinate id, which owns nothing
+    as_root = {**inspect, "Config": {**inspect["Config"], "User": "0:0"}}
+    assert not reads_as_owner(as_root, uid)
+
+
+def test_the_tmpfs_recreation_of_a_rootless_router_asks_for_keep_id_not_private(
+    real: dict[str, dict[str, Any]],
+) -> None:
+    """``--userns private`` is what inspect shows, and what rootless podman refuses to
+    create (recorded: 125, "must provide at least one UID or GID mapping")."""
+    refused = real["rootless_create_private"]
+    assert (
+        refused["rc"] == 125
+        and "must provide at least one UID or GID mapping" in (refused["stderr"])
+    )
+    [inspect] = json.loads(real["rootless_inspect_keep_id"]["stdout"])
+    args = _recreate_args("default-skupper-router", inspect)
+    assert args[args.index("--userns") + 1] == "keep-id"
+    assert "private" not in args
+    uid = real["rootless_inspect_keep_id"]["uid"]
+    assert args[args.index("--user") + 1] == f"{uid}:{uid}"

@@ -11,7 +11,11 @@ from .conftest import NS, is_root, namespace_dir, on_host, skupper_home, unit_di
 
 
 def test_hosts_report_their_own_users(built: World) -> None:
-    for host, expected in (("rhtevan-work", "0 root"), ("rhel-ai", "1000 cloud-user")):
+    """Root on the root provider; on rhel-ai the example's cloud-user (uid 1000), or, in a
+    real-podman world, the Unix user made for it (``skupper_sandbox.real_users``)."""
+    rhel_ai = built.hosts["rhel-ai"]
+    own = f"{rhel_ai.uid} {rhel_ai.user}" if rhel_ai.real_user else "1000 cloud-user"
+    for host, expected in (("rhtevan-work", "0 root"), ("rhel-ai", own)):
         code, out, err = built.ssh(host, 'echo "$(id -u) $(id -un)"')
         assert code == 0, err
         assert out.strip() == expected, host

@@ -21,6 +21,7 @@ from mcp import Client
 from by_hand import reload_by_hand
 from polling import eventually
 from skupper_mcp.engine.core import Engine
+from skupper_mcp.facts.userns import userns_args
 from skupper_mcp.models import DiagnoseResult, Finding, OperationResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
@@ -365,10 +366,11 @@ def recreate_router_by_hand(world: World, host: str, *, env: bool, user: bool) -
     name = f"{NS}-skupper-router"
     ssh(world, host, f"$SKMCP_CTL stop skupper-{NS}.service")
     [info] = json.loads(ssh(world, host, f"podman inspect {name}"))
-    config, host_config = info["Config"], info["HostConfig"]
+    config = info["Config"]
     args = ["podman", "create", "--name", name, "--network", "host", "--restart", "always"]
     if user and config.get("User"):
-        args += ["--user", config["User"], "--userns", host_config.get("UsernsMode") or "keep-id"]
+        # keep-id as real podman's inspect shows it too (a private namespace's mapping)
+        args += ["--user", config["User"], *(userns_args(info) or ["--userns", "keep-id"])]
     for key, value in sorted((config.get("Labels") or {}).items()):
         args += ["--label", f"{key}={value}"]
     for item in config.get("Env") or []:

@@ -6,7 +6,9 @@ Every container lives in a storage of its own under a temporary directory (the s
 per-host layout: ``skupper_sandbox.real_podman``), never the machine's podman storage;
 the directory's path is written as ``$STORE`` so that no path of the recording machine is
 kept. Each case is one podman command: its argv (without the per-store configuration),
-exit status, stdout and stderr.
+exit status, stdout and stderr. The ``rootless_*`` cases are run by a Unix user made for the
+recording (``skupper_sandbox.real_users``), in a store it owns, and removed after; its uid
+is kept in each of them (``uid``).
 """
 
 from __future__ import annotations
@@ -85,8 +87,67 @@ def main() -> int:
         out = HERE / f"podman-{version}.json"
         out.write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
         real_podman.remove_store(env, store)
+    record_rootless(out)
     print(out)
     return 0
+
+
+def record_rootless(out: Path) -> None:
+    """Add what a rootless user's podman answers for Skupper's ``--user UID:GID --userns
+    keep-id`` router to the recording."""
+    from skupper_sandbox import real_podman, real_users
+
+    cases = json.loads(out.read_text())
+    with tempfile.TemporaryDirectory(prefix="skmcp-podman-rootless-") as tmp:
+        Path(tmp).chmod(0o711)
+        home = Path(tmp) / "home"
+        home.mkdir()
+        name = real_users.user_name(f"record-{os.getpid()}", "podman")
+        account = real_users.create(name, home, "/bin/sh")
+        try:
+            real_users.give(Path(tmp), account)
+            real_users.make_runtime_dir(account)
+            store = Path(tmp) / "store"
+            config = real_podman.StoreConfig(store, volumes=(), env={})
+            config.write()
+            real_users.give(store, account)
+            as_user = real_podman.RunAs(
+                account.uid, account.gid, (account.gid,), str(home), str(account.runtime_dir)
+            )
+            env = {"PATH": "/usr/bin:/bin", **config.env_vars()}
+            real_podman.import_base_image(env, store, as_user=as_user)
+            ids = f"{account.uid}:{account.gid}"
+            run_env, options = real_podman.RunAs.env(as_user), as_user.options()
+
+            def run(case: str, *args: str) -> None:
+                done = subprocess.run(
+                    ["podman", *args],
+                    env={**env, **run_env},
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    **options,
+                )
+                cases[case] = {
+                    "argv": ["podman", *args],
+                    "rc": done.returncode,
+                    "stdout": done.stdout.replace(tmp, "$STORE"),
+                    "stderr": done.stderr.replace(tmp, "$STORE"),
+                    "uid": account.uid,
+                }
+
+            base = real_podman.BASE_IMAGE
+            run(
+                "rootless_create_keep_id",
+                "create", "--name", "router", "--user", ids, "--userns", "keep-id",
+                "-v", "/usr:/usr:ro", base, "/bin/true",
+            )  # fmt: skip
+            run("rootless_inspect_keep_id", "inspect", "router")
+            run("rootless_create_private", "create", "--userns", "private", base, "/bin/true")
+            real_podman.remove_store(env, store, as_user)
+        finally:
+            real_users.remove(account, Path(tmp))
+    out.write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

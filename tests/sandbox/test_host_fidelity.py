@@ -72,13 +72,17 @@ def test_a_host_reports_its_own_non_root_user(world: World) -> None:
     """No real host says it is root yet keeps Skupper in ~/.local/share (issue 7)."""
     code, out, err = world.ssh("rhel-ai", 'echo "$(id -u) $(id -un) $(whoami) $USER $LOGNAME"')
     assert code == 0, err
-    assert out.split() == ["1000", "cloud-user", "cloud-user", "cloud-user", "cloud-user"]
+    # the example's users, or in a real-podman world the Unix users made for it
+    rhel_ai, local = world.hosts["rhel-ai"], world.hosts["local"]
+    user, uid = (rhel_ai.user, rhel_ai.uid) if rhel_ai.real_user else ("cloud-user", 1000)
+    assert out.split() == [str(uid), user, user, user, user]
     info = json.loads((world.dir / "hosts/rhel-ai/host.json").read_text())
-    assert (info["user"], info["uid"]) == ("cloud-user", 1000)
-    assert world.ssh("rhtevan-work", "id -un")[1] == "ezhang\n"
+    assert (info["user"], info["uid"]) == (user, uid) and uid != 0
+    local_user = local.user if local.real_user else "ezhang"
+    assert world.ssh("local", "id -un")[1] == f"{local_user}\n"
     topology = world.topology.read_text()
-    assert "RHEL_AI_SSH_USER=cloud-user" in topology
-    assert "LOCAL_SSH_USER=ezhang" in topology
+    assert f"RHEL_AI_SSH_USER={user}" in topology
+    assert f"LOCAL_SSH_USER={local_user}" in topology
 
 
 def test_root_is_a_per_host_choice_of_sandbox_up(tmp_path: Path) -> None:

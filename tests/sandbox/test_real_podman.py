@@ -49,11 +49,17 @@ def test_a_host_store_names_every_path_of_its_own_and_what_this_machine_needs(
 
 
 def test_the_skeleton_is_empty_directories_and_the_merged_usr_links() -> None:
+    """Empty but for the router image's user: skupper-router's runner (uid and group 10000)."""
     with tarfile.open(fileobj=io.BytesIO(real_podman.skeleton_tar())) as tar:
         members = {m.name: m for m in tar.getmembers()}
+        passwd = tar.extractfile("etc/passwd")
+        assert passwd is not None
+        users = passwd.read().decode().splitlines()
     assert members["bin"].issym() and members["bin"].linkname == "usr/bin"
     assert members["tmp"].isdir() and members["tmp"].mode == 0o1777
-    assert all(m.size == 0 for m in members.values())
+    assert "runner:x:10000:10000::/home/runner:/bin/sh" in users
+    written = {"etc/passwd", "etc/group"}
+    assert all(m.size == 0 for name, m in members.items() if name not in written)
 
 
 def test_the_default_is_the_emulation_and_the_variable_can_ask_for_real() -> None:

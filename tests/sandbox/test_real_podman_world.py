@@ -1,18 +1,21 @@
-"""A world made with ``--podman real``: its root host's podman is this machine's, with a
-store of its own, and the Skupper CLI's router there is a real container running the
-imitation router from the machine's filesystem; ``sandbox down`` leaves no container,
+"""A world made with ``--podman real``: every host's podman is this machine's, with a
+store of its own, rootful on the root host and rootless on the other, whose user is a real
+Unix user made for the world; the Skupper CLI's router is a real container running the
+imitation router from the machine's filesystem; ``sandbox down`` leaves no user, container,
 store, mount or process. Skipped where real podman cannot run a container (no podman)."""
 
 from __future__ import annotations
 
 import json
+import pwd
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from skupper_sandbox import real_podman
+from skupper_sandbox import real_podman, real_users
 from skupper_sandbox.cli import world_processes
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
@@ -28,19 +31,36 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     why_not = real_podman.probe()
     if why_not is not None:
         pytest.skip(f"real podman cannot run here: {why_not}")
-    spec = WorldSpec(providers=1, kubernetes=False, root_hosts=frozenset({"local"}), podman="real")
+    spec = WorldSpec(
+        providers=1,
+        kubernetes=False,
+        root_hosts=frozenset({"local"}),
+        podman="real",
+        host_quirks={"rhel-ai": ("shell=bash",)},
+    )
     root = tmp_path_factory.mktemp("real-podman")
     with running_world(root, spec) as made:
         yield made
-    _assert_nothing_left(made)
+        down = made.sandbox("down")
+        assert down.returncode == 0, down.stderr
+        _assert_nothing_left(made)
 
 
 def _assert_nothing_left(world: World) -> None:
-    store = real_podman.host_store(world.host_dir("local"))
-    assert not store.root.exists() and not store.runroot.exists()
+    for host in ("local", "rhel-ai"):
+        store = real_podman.host_store(world.host_dir(host))
+        assert not store.root.exists() and not store.runroot.exists()
     assert world_processes(world.info.id) == []
     mounts = Path("/proc/self/mountinfo").read_text()
     assert str(world.dir) not in mounts
+    # the world's users, their processes (rootless podman's pause process among them),
+    # runtime directories and subordinate ranges are gone
+    user = world.hosts["rhel-ai"]
+    assert real_users.world_accounts(world.info.id) == []
+    assert real_users.processes_of(user.uid) == []
+    assert not Path(f"/run/user/{user.uid}").exists()
+    assert real_users.subordinate_ranges(user.user) == {"/etc/subuid": [], "/etc/subgid": []}
+    assert [p for p in world.dir.rglob("*") if p.lstat().st_uid == user.uid] == []
 
 
 def _exited(pid: int) -> bool:
@@ -60,8 +80,8 @@ def _within(seconds: float, check: Callable[[], bool]) -> bool:
     return True
 
 
-def _router_pid(world: World) -> int:
-    out = _ok(world, "local", "podman ps -a --format json")
+def _router_pid(world: World, host: str = "local", prefix: str = "") -> int:
+    out = _ok(world, host, prefix + "podman ps -a --format json")
     rows = [r for r in json.loads(out) if r["Names"] == ["default-skupper-router"]]
     return int(rows[0]["Pid"]) if rows and rows[0]["State"] == "running" else 0
 
@@ -84,14 +104,91 @@ def _ok(world: World, host: str, command: str) -> str:
     return out
 
 
-def test_the_root_host_runs_this_machines_podman_and_the_other_the_emulation(
-    world: World,
-) -> None:
+def test_every_host_runs_this_machines_podman(world: World) -> None:
     assert world.info.podman == "real"
-    assert _ok(world, "local", "podman --version").startswith("podman version 4.")
+    machine = subprocess.run(
+        [real_podman.PODMAN, "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    assert machine.startswith("podman version ")
+    assert _ok(world, "local", "podman --version") == machine
+    assert _ok(world, "rhel-ai", "podman --version") == machine
+
+
+def test_each_host_logs_in_as_a_real_user_of_its_own(world: World) -> None:
+    """Root on the root host; on the other a Unix user made for the world, whose passwd
+    entry gives the login shell the host's quirk names, its home and its uid."""
     assert _ok(world, "local", "id -u") == "0\n"
-    # a non-root host keeps the emulation (keep-id needs a real user: real_hosts)
-    assert _ok(world, "rhel-ai", "podman --version") != _ok(world, "local", "podman --version")
+    host = world.hosts["rhel-ai"]
+    assert host.real_user and host.user.startswith(real_users.world_prefix(world.info.id))
+    entry = pwd.getpwnam(host.user)
+    assert entry.pw_uid == host.uid != 0
+    assert _ok(world, "rhel-ai", "id -u; id -un") == f"{entry.pw_uid}\n{host.user}\n"
+    home = world.host_dir("rhel-ai") / "home"
+    fields = _ok(world, "rhel-ai", 'getent passwd "$(id -un)"').strip().split(":")
+    assert fields[5:] == [str(home), "/bin/bash"]
+    # the session's command runs under that shell, with sshd's variables from passwd
+    assert _ok(world, "rhel-ai", 'echo "$0 $SHELL $HOME $USER"') == (
+        f"bash /bin/bash {home} {host.user}\n"
+    )
+    assert _ok(world, "rhel-ai", "stat -c '%U %a' ~") == f"{host.user} 750\n"
+    ranges = real_users.subordinate_ranges(host.user)
+    assert ranges["/etc/subuid"] and ranges["/etc/subgid"]
+    topology = world.topology.read_text()
+    assert f"RHEL_AI_SSH_USER={host.user}\n" in topology
+
+
+def test_a_rootless_site_runs_its_router_as_the_hosts_user(world: World) -> None:
+    """The emulated skupper runs as the host's user (the command server takes the client's
+    uid), so the router it creates is the user's rootless container, with Skupper's
+    ``--userns keep-id``, and everything it wrote is the user's."""
+    host = world.hosts["rhel-ai"]
+    env = "export SKUPPER_PLATFORM=podman XDG_RUNTIME_DIR=/run/user/$(id -u)"
+    _ok(world, "rhel-ai", f"{env}; skupper system apply -f - -n default <<'EOF'\n{SITE}EOF")
+    _ok(world, "rhel-ai", f"{env}; systemctl --user enable --now podman.socket")
+    _ok(world, "rhel-ai", f"{env}; skupper system start")
+    try:
+        rows = json.loads(_ok(world, "rhel-ai", f"{env}; podman ps -a --format json"))
+        [row] = [r for r in rows if r["Names"] == ["default-skupper-router"]]
+        assert row["State"] == "running"
+        [inspect] = json.loads(_ok(world, "rhel-ai", f"{env}; podman inspect {row['Id']}"))
+        # keep-id as real podman shows it: a private user namespace whose mapping puts the
+        # user (id 0 of the namespace podman runs in) at the user's own uid
+        assert inspect["Config"]["User"] == f"{host.uid}:{host.gid}"
+        assert inspect["HostConfig"]["UsernsMode"] == "private"
+        assert f"{host.uid}:0:1" in inspect["HostConfig"]["IDMappings"]["UidMap"]
+        owner = Path(f"/proc/{row['Pid']}").stat().st_uid
+        assert owner == host.uid
+        # the root host's podman does not list the user's containers
+        listed = json.loads(_ok(world, "local", "podman ps -a --format json") or "[]")
+        assert "default-skupper-router" not in [n for r in listed for n in r["Names"]]
+        assert _ok(world, "rhel-ai", 'find ~ ! -user "$(id -un)" | head -5') == ""
+        # the router image's USER: without Skupper's --user a router runs as uid 10000, a
+        # subordinate id on the host (skupper-router's Containerfile)
+        image = row["Image"]
+        as_image = _ok(world, "rhel-ai", f"{env}; podman run --rm --network host {image} id")
+        # and its group is the image's runner group, not 0: rootless podman maps 0 to the
+        # user's own group, which may read the 0640 certificates
+        assert as_image.split()[:2] == ["uid=10000(runner)", "gid=10000(runner)"]
+        # the router image's own tools (skmanage) come first on its PATH, in `podman exec` too
+        found = _ok(world, "rhel-ai", f"{env}; podman exec {row['Id']} sh -c 'command -v skmanage'")
+        assert found == f"{world.dir}/image-bin/skupper-router/skmanage\n"
+        # nothing the host wrote is another user's (podman's layers hold subordinate ids)
+        stray = subprocess.run(
+            ["find", str(world.host_dir("rhel-ai")), "-path", "*/podman/storage", "-prune",
+             "-o", "!", "-user", str(host.uid), "-print"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert stray == ""
+        # a crash (`fault kill-router` finds the pid through the user's own podman) and
+        # Skupper's --restart always: the user's conmon has podman start it again
+        world.fault("rhel-ai", "kill-router")
+        assert _within(10.0, lambda: _exited(row["Pid"]))
+        restarted = _within(
+            20.0, lambda: _router_pid(world, "rhel-ai", env + "; ") not in (0, row["Pid"])
+        )
+        assert restarted
+    finally:
+        _ok(world, "rhel-ai", f"{env}; skupper system stop")
 
 
 def test_a_site_router_is_a_real_container_listed_by_its_own_host_only(world: World) -> None:
@@ -126,3 +223,25 @@ def test_a_site_router_is_a_real_container_listed_by_its_own_host_only(world: Wo
     finally:
         _ok(world, "local", f"{env} skupper system stop")
     assert json.loads(_ok(world, "local", "podman ps -a --format json")) == []
+
+
+def test_openssh_logs_in_as_the_real_user(tmp_path: Path) -> None:
+    """OpenSSH's own sshd knows the world's users: topology.env names the real user, and
+    sshd runs the session (its ForceCommand shim, then the command) as that user under
+    its login shell."""
+    if real_podman.probe() is not None or not Path("/usr/sbin/sshd").exists():
+        pytest.skip("needs real podman and OpenSSH's sshd")
+    spec = WorldSpec(
+        providers=1,
+        kubernetes=False,
+        sshd="openssh",
+        podman="real",
+        host_quirks={"rhel-ai": ("shell=fish",)},
+    )
+    with running_world(tmp_path, spec) as world:
+        host = world.hosts["rhel-ai"]
+        assert f"RHEL_AI_SSH_USER={host.user}\n" in world.topology.read_text()
+        # fish: `(...)` is its command substitution, and $0 is not set there
+        out = _ok(world, "rhel-ai", "id -u; id -un; echo $SHELL; ps -o uid=,comm= -p %self")
+        assert out.split() == [str(host.uid), host.user, "/usr/bin/fish", str(host.uid), "fish"]
+        assert world.hosts["local"].uid not in (0, host.uid)

@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skupper_sandbox import faults, hostenv, quirks
 from skupper_sandbox.layout import (
@@ -31,6 +32,9 @@ from skupper_sandbox.layout import (
 )
 from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.router.release import ROUTER_VERSIONS
+
+if TYPE_CHECKING:
+    from skupper_sandbox.real_podman import Choice
 
 DEFAULT_DIR = Path(".sandbox")
 READY_TIMEOUT = 30.0
@@ -130,7 +134,7 @@ def _clear_generated(layout: WorldLayout) -> None:
 def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
     """Lay out a fresh world in ``root`` as ``spec`` asks: world.json, host.json files,
     keys, shims."""
-    from skupper_sandbox import real_podman, ssh
+    from skupper_sandbox import real_podman
     from skupper_sandbox.router import choice
 
     try:
@@ -145,6 +149,24 @@ def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
     info = plan_world(layout.root, allocate_block(layout.root), spec)
     info.router, info.router_home = chosen.kind, chosen.home
     info.podman = podman.kind
+    from skupper_sandbox import real_hosts, real_users
+
+    try:
+        users = real_hosts.make_users(layout, info)
+    except (real_users.RealUserError, OSError, subprocess.SubprocessError) as exc:
+        raise SandboxError(f"real users: {exc}") from exc
+    try:
+        return _lay_out(layout, info, podman, users)
+    except BaseException:
+        real_hosts.remove(layout, info)
+        real_hosts.remove_users(layout, info)
+        raise
+
+
+def _lay_out(layout: WorldLayout, info: WorldInfo, podman: Choice, users: list[str]) -> WorldInfo:
+    """The host directories, keys, shims and real podman stores of a planned world."""
+    from skupper_sandbox import real_hosts, real_podman, real_users, ssh
+
     for path in (layout.ssh_dir, layout.logs_dir, layout.bin_dir, layout.kube_dir):
         path.mkdir(parents=True, exist_ok=True)
     for host in info.hosts:
@@ -163,24 +185,28 @@ def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
                 world_id=info.id,
                 world_dir=str(layout.root),
                 host_dir=str(host_dir),
+                gid=host.gid,
                 quirk_names=tuple(host.quirks),
+                real_user=host.real_user,
             )
         )
     ssh.write_keys(info)
     from skupper_sandbox.shims import write_shims
 
     write_shims(layout.root, sys.executable, compiled=True)
-    from skupper_sandbox import real_hosts
-
     try:
+        opened = real_hosts.give_hosts(layout, info)
         real = real_hosts.prepare(layout, info)
-    except (real_podman.RealPodmanError, OSError) as exc:
-        real_hosts.remove(layout, info)
+    except (real_podman.RealPodmanError, real_users.RealUserError, OSError) as exc:
         raise SandboxError(f"real podman: {exc}") from exc
     print(
         f"podman: {podman.kind} ({podman.reason}); real on: {', '.join(real) or 'no host'}",
         file=sys.stderr,
     )
+    if users:
+        print(f"real users: {', '.join(users)}", file=sys.stderr)
+    if opened:
+        print(f"opened for search (o+x): {', '.join(map(str, opened))}", file=sys.stderr)
     layout.save(info)
     return info
 
@@ -261,7 +287,8 @@ def stop_world(layout: WorldLayout) -> list[int]:
     from skupper_sandbox import real_hosts
 
     # the real podman's containers and stores, by podman itself (its sweep below: any
-    # process left, conmon's too, carries the world's id)
+    # process left, conmon's too, carries the world's id; the users' last, the rootless
+    # pause process, goes with its user)
     real_hosts.remove(layout, info)
     # Monitors may start processes while we kill, so sweep until nothing carries the id.
     deadline = time.monotonic() + SWEEP_TIMEOUT
@@ -272,6 +299,12 @@ def stop_world(layout: WorldLayout) -> list[int]:
                 os.kill(victim, signal.SIGKILL)
         _wait_gone(left, 1.0)
         left = world_processes(info.id)
+    from skupper_sandbox import real_users
+
+    try:
+        real_hosts.remove_users(layout, info)
+    except (real_users.RealUserError, OSError, subprocess.SubprocessError) as exc:
+        print(f"sandbox down: {exc}", file=sys.stderr)
     with contextlib.suppress(faults.FaultError):
         faults.remove_chain(info.id)
     layout.ready.unlink(missing_ok=True)

@@ -172,12 +172,12 @@ def clear_slow(host_dir: Path) -> None:
 
 def kill_routers(home: Path) -> list[str]:
     """SIGKILL the process of every running ``*-skupper-router`` container; their names."""
-    from skupper_sandbox import real_podman
+    from skupper_sandbox import real_hosts, real_podman
     from skupper_sandbox.emulated.podman import containers
 
     killed = []
     if real_podman.is_real(home.parent):  # the process podman's listing names
-        for listed in real_podman.host_containers(home.parent):
+        for listed in real_hosts.host_containers(home.parent):
             if listed.name.endswith("-skupper-router") and listed.state == "running":
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(listed.pid, signal.SIGKILL)

@@ -6,9 +6,12 @@ Every process started on a host (by its SSH login, its user manager or its podma
 ``/etc/systemd/system``, ``/run/podman``, ``/run/systemd``: ``SYSTEM_PATHS``, kept under the
 host's ``sysroot/``) are emulated here by translation.
 
-Every process really runs as this machine's user; what a host *reports* is its own user
-(``host.json``: ``user``, ``uid``, ``gid``), through ``$USER``/``$LOGNAME`` and the ``id`` and
-``whoami`` shims, which read the host's ``ident`` file.
+On a host with a real user (``host.json`` ``real_user``: a world whose podman is real,
+``skupper_sandbox.real_users``) every process runs as that user, and ``id``, ``$HOME`` and
+``$SHELL`` are the machine's own answers from ``/etc/passwd``. Elsewhere every process really
+runs as this machine's user and what a host *reports* is its own user (``host.json``:
+``user``, ``uid``, ``gid``), through ``$USER``/``$LOGNAME`` and the ``id`` and ``whoami`` shims,
+which read the host's ``ident`` file.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import base64
 import binascii
 import json
 import os
+import pwd
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -64,6 +68,7 @@ class HostInfo:
     host_dir: str
     gid: int = -1  # -1: the same as uid
     quirk_names: tuple[str, ...] = ()  # skupper_sandbox.quirks: how this host is noisy
+    real_user: bool = False  # the user is a real Unix user (skupper_sandbox.real_users)
 
     @property
     def quirks(self) -> HostQuirks:
@@ -93,12 +98,14 @@ class HostInfo:
 
 
 def write_host_info(info: HostInfo) -> None:
-    """Write host.json and the ``ident`` file the ``id``/``whoami`` shims read."""
+    """Write host.json and, for a user this machine does not have, the ``ident`` file the
+    ``id``/``whoami`` shims read (a real user's ``id`` is the machine's own)."""
     path = Path(info.host_dir) / "host.json"
     path.write_text(json.dumps(asdict(info), indent=2) + "\n")
     group = info.user  # each user has a group of its own name, as useradd makes it
     ident = f"{info.uid} {info.group_id} {info.user} {group}\n"
-    (Path(info.host_dir) / IDENT_FILE).write_text(ident)
+    if not info.real_user:
+        (Path(info.host_dir) / IDENT_FILE).write_text(ident)
     if info.is_root:  # what every root filesystem has before Skupper runs
         for directory in ("etc/systemd/system", "var/lib", "run/systemd"):
             (info.sysroot / directory).mkdir(parents=True, exist_ok=True)
@@ -207,15 +214,19 @@ def host_env(host_dir: str | Path, base: Mapping[str, str] | None = None) -> dic
     base = os.environ if base is None else base
     keep = {k: v for k, v in base.items() if k in {"LANG", "LC_ALL", "TZ", "TERM"}}
     bin_dir = Path(info.world_dir) / "bin"
+    home, shell = str(info.home), info.quirks.shell
+    if info.real_user:  # as sshd's do_setup_env: from the user's passwd entry
+        entry = pwd.getpwnam(info.user)
+        home, shell = entry.pw_dir, entry.pw_shell
     return {
         **keep,
         HOST_VAR: str(Path(host_dir)),
         WORLD_ID_VAR: info.world_id,
-        "HOME": str(info.home),
+        "HOME": home,
         "USER": info.user,
         "LOGNAME": info.user,
         "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-        "SHELL": info.quirks.shell,  # the user's login shell, as sshd sets it
+        "SHELL": shell,  # the user's login shell, as sshd sets it
     }
 
 

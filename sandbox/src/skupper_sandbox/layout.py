@@ -105,6 +105,9 @@ class HostEntry(BaseModel):
     skupper_version: str = DEFAULT_SKUPPER_VERSION
     user: str = DEFAULT_USER
     uid: int = FIRST_UID
+    gid: int = -1  # -1: the same as uid
+    # a Unix user made for this world (skupper_sandbox.real_users), not root wearing a name
+    real_user: bool = False
     quirks: list[str] = Field(default_factory=list)
 
     @property
@@ -365,7 +368,7 @@ def render_topology_env(info: WorldInfo) -> str:
             "",
             f"{p}SSH_HOST={host.address}",
             f"{p}SSH_PORT={host.ssh_port}",
-            f"{p}SSH_USER={_ssh_user(info, host)}",
+            f"{p}SSH_USER={ssh_user(info, host)}",
             f"{p}PUBLIC_HOST={host.address}",
             f"{p}INTER_ROUTER_PORT={host.ports['inter_router']}",
             f"{p}EDGE_PORT={host.ports['edge']}",
@@ -388,7 +391,7 @@ def render_topology_env(info: WorldInfo) -> str:
         f"LOCAL_NAMESPACE={info.namespace}",
         f"LOCAL_SSH_HOST={local.address}",
         f"LOCAL_SSH_PORT={local.ssh_port}",
-        f"LOCAL_SSH_USER={_ssh_user(info, local)}",
+        f"LOCAL_SSH_USER={ssh_user(info, local)}",
         f"LOCAL_INTER_ROUTER_PORT={local.ports['inter_router']}",
         f"LOCAL_EDGE_PORT={local.ports['edge']}",
         f"LOCAL_PUBLIC_HOST={local.address}",
@@ -419,10 +422,11 @@ def render_topology_env(info: WorldInfo) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _ssh_user(info: WorldInfo, host: HostEntry) -> str:
-    """The user to log in as: the host's own, except with OpenSSH, whose sshd only knows
-    this machine's users (root); the host still reports its own user once logged in."""
-    return "root" if info.sshd == "openssh" else host.user
+def ssh_user(info: WorldInfo, host: HostEntry) -> str:
+    """The user to log in as: the host's own, except with OpenSSH for a user this machine
+    does not have (sshd knows only real users: it logs in as root, and the host still
+    reports its own user once logged in)."""
+    return "root" if info.sshd == "openssh" and not host.real_user else host.user
 
 
 def _quote(value: str) -> str:

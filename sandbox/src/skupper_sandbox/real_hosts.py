@@ -1,20 +1,21 @@
-"""Which of a world's hosts use this machine's real podman, and their images.
+"""Which of a world's hosts use this machine's real podman and real users, and their images.
 
 Real podman needs real users for a non-root host: the emulated (and the real) Skupper CLI
 creates a non-root host's containers with ``--userns keep-id``, which a rootful podman
-refuses ("keep-id is only supported in rootless mode", exit 125), and every sandbox host's
-processes run as this machine's root. So a real-podman world gives its root hosts
-(``--root-host``) the real podman and keeps the emulation on the others until each host
-has a Unix user of its own.
+refuses ("keep-id is only supported in rootless mode", exit 125). So in a real-podman world
+every non-root SSH host's user is a Unix user made for the world (``real_users``), whose
+podman is rootless, and the root hosts (``--root-host``) use the rootful podman.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
-from skupper_sandbox import hostenv, real_podman
+from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.emulated import images
+from skupper_sandbox.emulated.podman.userns import ROUTER_IMAGE_USER
 from skupper_sandbox.emulated.skupper.version import controller_image, router_image
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
@@ -23,12 +24,76 @@ from skupper_sandbox.layout import (
     WorldInfo,
     WorldLayout,
 )
+from skupper_sandbox.quirks import HostQuirks
 from skupper_sandbox.router import choice
 from skupper_sandbox.router.release import RELEASE_VAR
 
 
 def uses_real_podman(info: WorldInfo, host: HostEntry) -> bool:
-    return info.podman == "real" and host.role != "kubernetes" and host.uid == hostenv.ROOT_UID
+    return info.podman == "real" and host.role != "kubernetes"
+
+
+def make_users(layout: WorldLayout, info: WorldInfo) -> list[str]:
+    """Make a Unix user for each non-root SSH host of a real-podman world, and record it in
+    the host's entry (``user``, ``uid``, ``gid``, ``real_user``); the names made. On a
+    failure every user made so far is removed."""
+    if info.podman != "real":
+        return []
+    made = []
+    try:
+        for host in info.ssh_hosts:
+            if host.uid == hostenv.ROOT_UID:
+                continue
+            shell = HostQuirks(tuple(host.quirks)).shell
+            name = real_users.user_name(info.id, host.name)
+            account = real_users.create(name, layout.host_dir(host.name) / "home", shell)
+            host.user, host.uid, host.gid, host.real_user = name, account.uid, account.gid, True
+            made.append(name)
+    except (real_users.RealUserError, OSError, subprocess.SubprocessError):
+        real_users.remove_world(info.id)
+        raise
+    return made
+
+
+def give_hosts(layout: WorldLayout, info: WorldInfo, python: str = sys.executable) -> list[Path]:
+    """Hand each real user its host's directory (owner, a 0750 home), its runtime directory
+    ``/run/user/<uid>`` (the host's ``run/`` is a link to it: what ``hostenv.runtime_dir``
+    maps ``/run/user/<uid>`` to is then the real one), and a way through every directory
+    above the world and the sandbox's Python; the directories opened for search."""
+    users = [h for h in info.ssh_hosts if h.real_user]
+    if not users:
+        return []
+    for host in users:
+        account = real_users.lookup(host.user)
+        if account is None:
+            raise real_users.RealUserError(f"user {host.user} of {host.name} is gone")
+        host_dir = layout.host_dir(host.name)
+        run = host_dir / "run"
+        run.rmdir()
+        run.symlink_to(real_users.make_runtime_dir(account))
+        real_users.give(host_dir, account)
+        (host_dir / "home").chmod(0o750)
+    return real_users.open_for_search([layout.root, Path(python).resolve().parent])
+
+
+def run_as(host_dir: Path) -> real_podman.RunAs | None:
+    """Who the host's podman runs as, when it is not this machine's root: the host's user."""
+    info = hostenv.load_host_info(host_dir)
+    account = real_users.lookup(info.user) if info.real_user else None
+    if account is None:
+        return None
+    return real_podman.RunAs(
+        account.uid,
+        account.gid,
+        tuple(account.groups),
+        str(account.home),
+        str(account.runtime_dir),
+    )
+
+
+def remove_users(layout: WorldLayout, info: WorldInfo) -> list[str]:
+    """Remove every user of the world (and every process it has); the names removed."""
+    return real_users.remove_world(info.id, layout.root)
 
 
 def host_images(info: WorldInfo, host: HostEntry, python: str) -> list[real_podman.ImageSpec]:
@@ -38,7 +103,10 @@ def host_images(info: WorldInfo, host: HostEntry, python: str) -> list[real_podm
         real_podman.ImageSpec(
             router,
             choice.recorded(info.router, info.router_home).start(python),
-            {RELEASE_VAR: router.rsplit(":", 1)[-1]},
+            # the image's tools (skmanage) first on its PATH, as the emulation's image has them
+            {RELEASE_VAR: router.rsplit(":", 1)[-1], "PATH": hostenv.router_image_path(info.dir)},
+            # skupper-router's Containerfile: a container made without --user runs as it
+            str(ROUTER_IMAGE_USER),
         ),
         real_podman.ImageSpec(
             controller_image(host.skupper_version), [python, "-m", images.CONTROLLER_PROGRAM]
@@ -71,7 +139,13 @@ def prepare(layout: WorldLayout, info: WorldInfo, python: str = sys.executable) 
         host_dir = layout.host_dir(host.name)
         env = {hostenv.HOST_VAR: str(host_dir), hostenv.WORLD_ID_VAR: info.id}
         real_podman.prepare_host(
-            host_dir, layout.root, env, host_images(info, host, python), python, extra
+            host_dir,
+            layout.root,
+            env,
+            host_images(info, host, python),
+            python,
+            extra,
+            as_user=run_as(host_dir),
         )
     return [h.name for h in real]
 
@@ -79,7 +153,8 @@ def prepare(layout: WorldLayout, info: WorldInfo, python: str = sys.executable) 
 def remove(layout: WorldLayout, info: WorldInfo) -> None:
     """Remove every real podman store of the world (its containers and images)."""
     for host in info.hosts:
-        real_podman.remove_host(layout.host_dir(host.name))
+        host_dir = layout.host_dir(host.name)
+        real_podman.remove_host(host_dir, _owner(host_dir))
 
 
 def container_names(host_dir: Path) -> tuple[list[str], int] | None:
@@ -87,5 +162,19 @@ def container_names(host_dir: Path) -> tuple[list[str], int] | None:
     for an emulated host."""
     if not real_podman.is_real(host_dir):
         return None
-    listed = real_podman.host_containers(host_dir)
+    listed = host_containers(host_dir)
     return [c.name for c in listed if c.state == "running"], len(listed)
+
+
+def host_containers(host_dir: Path) -> list[real_podman.Listed]:
+    """A real-podman host's containers, as its own user's podman lists them."""
+    return real_podman.host_containers(host_dir, run_as(host_dir))
+
+
+def _owner(host_dir: Path) -> real_podman.RunAs | None:
+    """The host's user, when it is still there to remove its store (``down`` after a failed
+    ``up`` may find the host half made)."""
+    try:
+        return run_as(host_dir)
+    except (OSError, ValueError, TypeError):
+        return None

@@ -31,6 +31,7 @@ import tarfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 PODMAN = "/usr/bin/podman"
 CONMON_PATHS = ("/usr/bin/conmon", "/usr/libexec/podman/conmon")
@@ -43,10 +44,44 @@ TIMEOUT = 120.0
 _SKELETON_DIRS = ("usr", "etc", "tmp", "run", "proc", "sys", "dev", "home", "root", "var/tmp")
 _SKELETON_LINKS = {"bin": "usr/bin", "lib": "usr/lib", "lib64": "usr/lib64", "sbin": "usr/sbin"}
 _SKELETON_FILES = ("etc/passwd", "etc/group", "etc/hosts", "etc/resolv.conf")
+#: The skupper-router image's own user (its Containerfile: ``useradd --uid 10000 runner``,
+#: then ``USER 10000``): with a passwd entry, a container run as 10000 gets group 10000;
+#: without one podman gives it group 0, which rootless podman maps to the user's own group.
+_SKELETON_CONTENT = {
+    "etc/passwd": b"root:x:0:0:root:/root:/bin/sh\nrunner:x:10000:10000::/home/runner:/bin/sh\n",
+    "etc/group": b"root:x:0:\nrunner:x:10000:\n",
+}
 
 
 class RealPodmanError(RuntimeError):
     """A podman command of the sandbox's own set-up failed."""
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """The user a rootless store belongs to: the sandbox's own podman commands on it run as
+    that user, with the runtime directory its logins use (rootless podman keeps its run
+    root there, ``$XDG_RUNTIME_DIR/containers``, and libpod's database remembers the first
+    one it saw)."""
+
+    uid: int
+    gid: int
+    groups: tuple[int, ...]
+    home: str
+    runtime_dir: str
+
+    def env(self) -> dict[str, str]:
+        return {"HOME": self.home, "XDG_RUNTIME_DIR": self.runtime_dir}
+
+    def options(self) -> dict[str, Any]:
+        return {"user": self.uid, "group": self.gid, "extra_groups": list(self.groups)}
+
+
+def _as(as_user: RunAs | None, env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """The environment and subprocess options of a podman command run as ``as_user``."""
+    if as_user is None:
+        return dict(env), {}
+    return {**env, **as_user.env()}, as_user.options()
 
 
 def _toml_list(items: Sequence[str]) -> str:
@@ -103,6 +138,9 @@ class StoreConfig:
             'driver = "overlay"\n'
             f"graphroot = {json.dumps(str(self.root / 'storage'))}\n"
             f"runroot = {json.dumps(str(self.runroot))}\n"
+            # rootless podman ignores graphroot and runroot here (c/storage
+            # types/options.go getRootlessStorageOpts): its graph root is this
+            f"rootless_storage_path = {json.dumps(str(self.root / 'storage'))}\n"
         )
 
     def env_vars(self) -> dict[str, str]:
@@ -117,10 +155,14 @@ def available() -> bool:
     return os.access(PODMAN, os.X_OK) and shutil.which("runc") is not None
 
 
-def podman(env: Mapping[str, str], *args: str, timeout: float = TIMEOUT) -> str:
-    """Run the real podman with ``env``; its stdout, or RealPodmanError with its stderr."""
+def podman(
+    env: Mapping[str, str], *args: str, timeout: float = TIMEOUT, as_user: RunAs | None = None
+) -> str:
+    """Run the real podman with ``env`` (as ``as_user``: a rootless store's); its stdout, or
+    RealPodmanError with its stderr."""
+    run_env, options = _as(as_user, env)
     done = subprocess.run(
-        [PODMAN, *args], env=dict(env), capture_output=True, text=True, timeout=timeout
+        [PODMAN, *args], env=run_env, capture_output=True, text=True, timeout=timeout, **options
     )
     if done.returncode != 0:
         raise RealPodmanError(
@@ -146,27 +188,32 @@ def skeleton_tar() -> bytes:
         for name in _SKELETON_FILES:
             info = tarfile.TarInfo(name)
             info.mode = 0o644
-            tar.addfile(info, io.BytesIO(b""))
+            content = _SKELETON_CONTENT.get(name, b"")
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
     return buffer.getvalue()
 
 
-def import_base_image(env: Mapping[str, str], store: Path, tags: Sequence[str] = ()) -> None:
+def import_base_image(
+    env: Mapping[str, str], store: Path, tags: Sequence[str] = (), as_user: RunAs | None = None
+) -> None:
     """Import the skeleton as BASE_IMAGE into the store, and tag it with each of ``tags``."""
     tarball = store / "skeleton.tar"
     tarball.write_bytes(skeleton_tar())
     tarball.chmod(0o644)
-    podman(env, "import", "--quiet", str(tarball), BASE_IMAGE)
+    podman(env, "import", "--quiet", str(tarball), BASE_IMAGE, as_user=as_user)
     tarball.unlink()
     for tag in tags:
-        podman(env, "tag", BASE_IMAGE, tag)
+        podman(env, "tag", BASE_IMAGE, tag, as_user=as_user)
 
 
-def remove_store(env: Mapping[str, str], store: Path) -> None:
+def remove_store(env: Mapping[str, str], store: Path, as_user: RunAs | None = None) -> None:
     """Remove every container and image of the store, then the store and its run
     directory."""
+    run_env, options = _as(as_user, env)
     for args in (("rm", "--all", "--force", "--time", "0"), ("rmi", "--all", "--force")):
         done = subprocess.run(
-            [PODMAN, *args], env=dict(env), capture_output=True, text=True, timeout=TIMEOUT
+            [PODMAN, *args], env=run_env, capture_output=True, text=True, timeout=TIMEOUT, **options
         )
         if done.returncode != 0 and store.exists():
             print(f"podman {args[0]} in {store}: {done.stderr.strip()[-300:]}", file=sys.stderr)
@@ -185,11 +232,11 @@ class Listed:
     labels: dict[str, str]
 
 
-def store_containers(env: Mapping[str, str]) -> list[Listed]:
+def store_containers(env: Mapping[str, str], as_user: RunAs | None = None) -> list[Listed]:
     """``podman ps -a --format json`` of the store; RealPodmanError when it is not the list
     of containers podman prints."""
     try:
-        rows = json.loads(podman(env, "ps", "-a", "--format", "json") or "[]")
+        rows = json.loads(podman(env, "ps", "-a", "--format", "json", as_user=as_user) or "[]")
         return [
             Listed(
                 name=str(row["Names"][0]),
@@ -278,6 +325,7 @@ class ImageSpec:
     name: str
     argv: Sequence[str]
     env: Mapping[str, str] = field(default_factory=dict)
+    user: str | None = None  # the image's USER (None: root)
 
 
 def _sandbox_trees(python: str) -> list[str]:
@@ -299,39 +347,46 @@ def prepare_host(
     images: Sequence[ImageSpec],
     python: str = sys.executable,
     extra_volumes: Sequence[str] = (),
+    as_user: RunAs | None = None,
 ) -> StoreConfig:
-    """Write the host's store configuration and import ``images`` into it. Every container
-    sees the machine's /usr and the sandbox's Python read-only, the world directory (its
-    hosts' files, as the emulated host paths are) read-write, and ``env``."""
+    """Write the host's store configuration and import ``images`` into it (a rootless
+    store: as ``as_user``, who owns it). Every container sees the machine's /usr and the
+    sandbox's Python read-only, the world directory (its hosts' files, as the emulated host
+    paths are) read-write, and ``env``."""
     volumes = ["/usr:/usr:ro", *(f"{t}:{t}:ro" for t in _sandbox_trees(python))]
     volumes += [f"{world_dir}:{world_dir}", *extra_volumes]
     store = StoreConfig(Path(host_dir) / STORE_DIR, volumes=tuple(volumes), env=dict(env))
     store.write()
+    if as_user is not None:
+        for path in (store.root, store.containers_conf, store.storage_conf):
+            os.chown(path, as_user.uid, as_user.gid)
     run_env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
-    import_base_image(run_env, store.root)
+    import_base_image(run_env, store.root, as_user=as_user)
     tarball = store.root / "skeleton.tar"
     tarball.write_bytes(skeleton_tar())
     try:
         for image in images:
             changes = [f"CMD {json.dumps(list(image.argv))}"]
             changes += [f"ENV {key}={value}" for key, value in image.env.items()]
+            changes += [f"USER {image.user}"] if image.user else []
             args = [arg for change in changes for arg in ("--change", change)]
-            podman(run_env, "import", "--quiet", *args, str(tarball), image.name)
+            podman(run_env, "import", "--quiet", *args, str(tarball), image.name, as_user=as_user)
     finally:
         tarball.unlink(missing_ok=True)
     return store
 
 
-def remove_host(host_dir: Path) -> None:
+def remove_host(host_dir: Path, as_user: RunAs | None = None) -> None:
     """Remove the host's containers, images and store (nothing when it has none)."""
     store = host_store(host_dir)
     if not store.containers_conf.is_file():
         return
-    remove_store({"PATH": "/usr/bin:/bin", **store.env_vars()}, store.root)
+    remove_store({"PATH": "/usr/bin:/bin", **store.env_vars()}, store.root, as_user)
 
 
-def host_containers(host_dir: Path) -> list[Listed]:
-    return store_containers({"PATH": "/usr/bin:/bin", **host_store(host_dir).env_vars()})
+def host_containers(host_dir: Path, as_user: RunAs | None = None) -> list[Listed]:
+    env = {"PATH": "/usr/bin:/bin", **host_store(host_dir).env_vars()}
+    return store_containers(env, as_user)
 
 
 #: The world's ``bin/podman`` when some host uses the real podman: the host's own store

@@ -6,7 +6,10 @@ shim (``sandbox/login.py``). Either way a command runs as sshd runs it, through 
 shell of the host's user (``$SHELL -c COMMAND``: ``/bin/sh`` unless the host has a
 ``shell=NAME`` quirk) with the host's
 environment (``hostenv.host_env``) in its home directory, after any ``slow`` fault delay,
-with the host's system paths translated (``hostenv.map_system_paths``).
+with the host's system paths translated (``hostenv.map_system_paths``). A host whose user is
+real (``host.json`` ``real_user``) runs the command as that user, as sshd does
+(``session.c`` ``do_setusercontext``: ``initgroups``, ``setgid``, ``setuid``); OpenSSH's own
+sshd does that itself, the world's client key being in the shared ``AuthorizedKeysFile``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 
 import asyncssh
 
-from skupper_sandbox import hostenv
+from skupper_sandbox import hostenv, real_users
 from skupper_sandbox.faults import slow_delay
 from skupper_sandbox.layout import WorldInfo, WorldLayout
 
@@ -105,6 +108,17 @@ class _OutputPipe:
                 os.close(self.write_fd)
 
 
+def _login_user(info: hostenv.HostInfo) -> real_users.LoginOptions:
+    """What makes a session's command run as the host's real user (nothing for a user this
+    machine does not have: the command runs as the server's)."""
+    if not info.real_user:
+        return real_users.LoginOptions()
+    account = real_users.lookup(info.user)
+    if account is None:
+        raise OSError(f"user {info.user} does not exist")
+    return account.subprocess_options()
+
+
 class _HostSession:
     """Runs one SSH session's command on a host, the way its login would."""
 
@@ -129,6 +143,7 @@ class _HostSession:
                 env=env,
                 cwd=env["HOME"],
                 start_new_session=True,
+                **_login_user(info),
             )
             await stdout.open()
             await stderr.open()

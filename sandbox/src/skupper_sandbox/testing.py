@@ -4,15 +4,19 @@
         exit_status, out, err = world.ssh("rhel-ai", "skupper version")
 
 The world is started with ``sandbox up`` in a subprocess of the current Python and is
-always stopped with ``sandbox down``, whatever the test did.
+always stopped with ``sandbox down``, whatever the test did; a world that leaves a Unix user
+or a process of its own behind fails the test that made it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,12 +25,18 @@ from typing import Any
 
 import asyncssh
 
-from skupper_sandbox import faults
-from skupper_sandbox.cli import up_options
-from skupper_sandbox.layout import HostEntry, WorldInfo, WorldLayout, WorldSpec
+from skupper_sandbox import faults, real_podman, real_users
+from skupper_sandbox.cli import up_options, world_processes
+from skupper_sandbox.layout import HostEntry, WorldInfo, WorldLayout, WorldSpec, ssh_user
 
 UP_TIMEOUT = 120.0
 SSH_TIMEOUT = 30.0
+#: Where a world whose hosts may get real users is made. Its users must pass through every
+#: directory above it, and pytest takes the search bit back from its own temporary root at
+#: the start of every run (``_pytest/tmpdir.py``: ``pytest-of-<user>`` is made 0700 again),
+#: so another run starting would lock a running world's users out of their homes.
+REAL_USERS_BASE = Path(tempfile.gettempdir()) / "skmcp-worlds"
+WORLD_LINK = "world"
 
 
 class SandboxCommandError(RuntimeError):
@@ -120,7 +130,7 @@ class World:
         async with asyncssh.connect(
             entry.address,
             port=entry.ssh_port,
-            username=entry.user if self.info.sshd == "asyncssh" else "root",
+            username=ssh_user(self.info, entry),
             client_keys=[str(self.layout.client_key)],
             known_hosts=str(self.layout.known_hosts),
             connect_timeout=5,
@@ -142,12 +152,38 @@ class World:
         return result
 
 
+def _may_have_real_users(spec: WorldSpec) -> bool:
+    """Whether the world may get real podman, and with it real users (``real_hosts``)."""
+    mode = spec.podman or os.environ.get(real_podman.MODE_VAR)
+    return mode in ("real", "auto")
+
+
+def _world_dir(tmp_dir: Path, spec: WorldSpec) -> tuple[Path, Path | None]:
+    """Where the world is made, and the directory made for it outside ``tmp_dir`` (None:
+    ``tmp_dir`` itself), which ``tmp_dir/world`` then links to."""
+    root = Path(tmp_dir).resolve()
+    if not _may_have_real_users(spec):
+        return root, None
+    REAL_USERS_BASE.mkdir(mode=0o711, exist_ok=True)
+    made = Path(tempfile.mkdtemp(prefix=f"{root.name}-", dir=REAL_USERS_BASE))
+    made.chmod(0o711)
+    root.mkdir(parents=True, exist_ok=True)
+    link = root / WORLD_LINK
+    link.unlink(missing_ok=True)
+    link.symlink_to(made)
+    return made, made
+
+
 @contextlib.contextmanager
 def running_world(tmp_dir: Path, spec: WorldSpec | None = None) -> Iterator[World]:
     """Start the world ``spec`` asks for (``WorldSpec()``: two providers and the crc site)
-    in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after."""
-    root = Path(tmp_dir).resolve()
-    args = ["up", "--dir", str(root), *up_options(spec or WorldSpec())]
+    in ``tmp_dir`` with ``sandbox up``; always ``sandbox down`` after. A world that may get
+    real users is made under ``REAL_USERS_BASE`` instead, linked from ``tmp_dir/world``,
+    and removed after its ``down``."""
+    spec = spec or WorldSpec()
+    root, made = _world_dir(Path(tmp_dir), spec)
+    args = ["up", "--dir", str(root), *up_options(spec)]
+    world_id = None
     try:
         result = sandbox_command(*args)
         if result.returncode != 0:
@@ -155,8 +191,23 @@ def running_world(tmp_dir: Path, spec: WorldSpec | None = None) -> Iterator[Worl
                 f"sandbox up failed ({result.returncode}):\n{result.stdout}{result.stderr}"
             )
         topology = Path(result.stdout.strip().splitlines()[-1])
-        yield World(
-            dir=root, topology=topology, info=WorldLayout(root).load(), stdout=result.stdout
-        )
+        info = WorldLayout(root).load()
+        world_id = info.id
+        yield World(dir=root, topology=topology, info=info, stdout=result.stdout)
     finally:
-        sandbox_command("down", "--dir", str(root))
+        down = sandbox_command("down", "--dir", str(root))
+        if world_id is not None:
+            assert_nothing_left(world_id, down)
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+def assert_nothing_left(world_id: str, down: subprocess.CompletedProcess[str]) -> None:
+    """Raise when a world's Unix users or processes outlived its ``sandbox down``."""
+    users = [a.name for a in real_users.world_accounts(world_id)]
+    processes = world_processes(world_id)
+    if users or processes:
+        raise SandboxCommandError(
+            f"sandbox down left users {users} and processes {processes}:\n"
+            f"{down.stdout}{down.stderr}"
+        )

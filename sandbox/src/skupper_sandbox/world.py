@@ -25,7 +25,7 @@ from pathlib import Path
 
 import asyncssh
 
-from skupper_sandbox import hostenv, real_podman, ssh
+from skupper_sandbox import hostenv, real_podman, real_users, ssh
 from skupper_sandbox.commands.server import socket_name
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
@@ -119,7 +119,9 @@ def _raise_if_exited(home: Path, host: str) -> None:
     from skupper_sandbox.emulated.podman import containers
 
     if real_podman.is_real(home.parent):
-        for listed in real_podman.host_containers(home.parent):
+        from skupper_sandbox.real_hosts import host_containers
+
+        for listed in host_containers(home.parent):
             if listed.name == MODEL_CONTAINER and listed.state == "exited":
                 raise RuntimeError(f"the model container on {host} exited with {listed.exit_code}")
         return
@@ -135,6 +137,13 @@ def _raise_if_exited(home: Path, host: str) -> None:
     )
 
 
+def host_user(host_dir: Path) -> real_users.LoginOptions:
+    """What makes a process of the host run as its real user (nothing for the others)."""
+    info = hostenv.load_host_info(host_dir)
+    account = real_users.lookup(info.user) if info.real_user else None
+    return account.subprocess_options() if account else real_users.LoginOptions()
+
+
 @dataclass
 class Supervised:
     """A child process the daemon keeps running until it stops."""
@@ -145,6 +154,8 @@ class Supervised:
     log_path: Path
     cwd: Path | None = None
     restart: bool = False
+    # subprocess options that make it run as a host's real user (real_users.Account)
+    as_user: real_users.LoginOptions = field(default_factory=real_users.LoginOptions)
     process: asyncio.subprocess.Process | None = None
     restarts: int = 0
     task: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -159,6 +170,7 @@ class Supervised:
                 env=self.env,
                 cwd=self.cwd,
                 start_new_session=True,
+                **self.as_user,
             )
 
     async def keep_running(self, stopping: asyncio.Event) -> None:
@@ -258,6 +270,7 @@ class WorldDaemon:
                 log_path=self.layout.log(f"systemd-{host.name}"),
                 cwd=Path(env["HOME"]),
                 restart=True,
+                as_user=host_user(host_dir),
             )
         )
         bus = hostenv.manager_bus(hostenv.load_host_info(host_dir))
@@ -324,6 +337,9 @@ class WorldDaemon:
         if self.info.model_server_command:
             argv += ["-e", f"SKMCP_MODEL_SERVER_COMMAND={self.info.model_server_command}"]
         argv.append(image)
+        as_user = host_user(host_dir)
+        if "user" in as_user:  # the runtime directory the product's commands give podman too
+            env["XDG_RUNTIME_DIR"] = f"/run/user/{as_user['user']}"
         proc = await asyncio.create_subprocess_exec(
             *argv,
             stdin=subprocess.DEVNULL,
@@ -331,6 +347,7 @@ class WorldDaemon:
             stderr=subprocess.PIPE,
             env=env,
             cwd=env["HOME"],
+            **as_user,
         )
         out, err = await proc.communicate()
         if proc.returncode != 0:

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .userns import host_side_uid
+
 __all__ = [
     "KEYS_CAUSE",
     "KEYS_FIX",
@@ -107,20 +109,14 @@ def reads_as_owner(inspect: dict[str, Any], login_uid: int) -> bool:
     files (``login_uid``), so it reads keys only its owner may read.
 
     Rootful podman gives the container no user namespace: its uid is the host's. Rootless,
-    ``--userns=keep-id`` maps the user's uid to itself, and without it the container's root
-    is the user; any other container uid is in the user's subordinate range, which owns
-    nothing. A container without ``--user`` runs as its image's user (the router's 10000).
+    ``--userns=keep-id`` maps the user's uid to itself (``userns``: real podman shows it as
+    a mapping, not by name), and without it the container's root is the user; any other
+    container uid is in the user's subordinate range, which owns nothing. A container
+    without ``--user`` runs as its image's user (the router's 10000).
     """
     config = inspect.get("Config")
-    host_config = inspect.get("HostConfig")
     user = str(config.get("User") or "") if isinstance(config, dict) else ""
-    userns = str(host_config.get("UsernsMode") or "") if isinstance(host_config, dict) else ""
     uid_text = user.partition(":")[0]
     if not uid_text.isascii() or not uid_text.isdigit():
         return False  # the image's user, or a name only the container's passwd resolves
-    uid = int(uid_text)
-    if login_uid == 0:
-        return uid == 0
-    if userns.partition(":")[0] == "keep-id":
-        return uid == login_uid
-    return uid == 0
+    return host_side_uid(inspect, int(uid_text), login_uid) == login_uid

@@ -63,6 +63,7 @@ from ..facts.site_state import (
     site_state_script,
 )
 from ..facts.unparsed import ParseError, Unparsed, first_line
+from ..facts.userns import userns_args
 from ..models import SSHSetting
 from . import units
 from .resources import API_VERSION, ClientCert, Resource
@@ -541,8 +542,7 @@ def _recreate_args(name: str, inspect: dict[str, object]) -> list[str]:
     # certificates (client/compat/container.go, fs_config_renderer.go).
     if config.get("User"):
         args += ["--user", str(config["User"])]
-    if host_config.get("UsernsMode"):
-        args += ["--userns", str(host_config["UsernsMode"])]
+    args += userns_args(inspect)
     for key, value in sorted((config.get("Labels") or {}).items()):
         args += ["--label", f"{key}={value}"]
     env = [

@@ -8,6 +8,11 @@ streams, environment, working directory and arguments and runs the tool's ``main
 client then stands for the command (exit status, signal, death), so the product, its
 timeouts and its kill-on-cancel path cannot tell it from a real process.
 
+The child runs as the client's user: the kernel's record of who connected (``SO_PEERCRED``,
+the uid and gid of the client when it called ``connect``) names it, and the child takes its
+groups, gid and uid (``real_users.drop_privileges``) before it runs anything, so a tool on a
+host with a real user writes what that user would and can read only what it may.
+
 Single-threaded on purpose: forking a process that runs other threads is unsafe.
 """
 
@@ -29,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skupper_sandbox.become import become
+from skupper_sandbox.real_users import drop_privileges
 
 #: The tools a host runs through the server (its ``bin/<tool>``, ``shims.py``), and the
 #: module whose ``main`` each one is.
@@ -45,6 +51,7 @@ TOOLS: dict[str, str] = {
 MAX_REQUEST = 4 << 20
 _HEADER = struct.Struct("<I")
 _STATUS = struct.Struct("<ii")
+_PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
 def socket_name(world_id: str) -> str:
@@ -103,6 +110,9 @@ class CommandServer:
         client, _ = listener.accept()
         try:
             client.settimeout(5.0)
+            _, uid, gid = _PEERCRED.unpack(
+                client.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+            )
             fds, request = _receive(client)
         except (OSError, ValueError) as exc:
             print(f"command server: bad request: {exc}", file=sys.stderr, flush=True)
@@ -118,7 +128,7 @@ class CommandServer:
             client.close()
             return
         if pid == 0:
-            self._child(tool, cwd, args, env, fds)
+            self._child(tool, cwd, args, env, fds, (uid, gid))
         # as the child does, so that a signal sent right away finds its group (the child may
         # have got there first, or be gone already)
         with contextlib.suppress(OSError):
@@ -175,12 +185,26 @@ class CommandServer:
                 out.write(f"{command.tool} {cpu_ms:.2f} {wall_ms:.1f}\n")
 
     def _child(
-        self, tool: str, cwd: str, args: list[str], env: dict[str, str], fds: list[int]
+        self,
+        tool: str,
+        cwd: str,
+        args: list[str],
+        env: dict[str, str],
+        fds: list[int],
+        caller: tuple[int, int],
     ) -> None:
+        # its own group: the server ends it, and what it started, at once (the parent may
+        # have made it so already)
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)
         try:
-            os.setpgid(0, 0)  # its own group: the server ends it, and what it started, at once
-        finally:  # the child must never return into the server's loop
-            become(self.mains[tool], [tool, *args], env, cwd, fds, name=tool)
+            if caller != (os.getuid(), os.getgid()):
+                drop_privileges(*caller)
+        except BaseException as exc:  # never run a command as anyone but its caller
+            with contextlib.suppress(OSError):
+                os.write(fds[2], f"command server: cannot become uid {caller[0]}: {exc}\n".encode())
+            os._exit(126)
+        become(self.mains[tool], [tool, *args], env, cwd, fds, name=tool)
 
 
 def _receive(client: socket.socket) -> tuple[list[int], bytes]:

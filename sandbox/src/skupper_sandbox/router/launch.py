@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from skupper_sandbox import hostenv
@@ -64,11 +65,30 @@ def expand_text(text: str, env: Mapping[str, str]) -> str:
 
 
 def tmp_writable(host: hostenv.HostInfo, env: Mapping[str, str]) -> bool:
-    """Whether the container can write its ``/tmp``: the host allows it, or a tmpfs is there."""
+    """Whether the container can write its ``/tmp``: the host allows it, or a tmpfs is there
+    (the emulated podman says which in ``SKMCP_SANDBOX_TMPFS``; in a real podman container,
+    which has no such variable, ``--tmpfs /tmp`` is a tmpfs mounted there)."""
     if host.tmp_writable:
         return True
+    if hostenv.TMPFS_VAR not in env:
+        return _tmpfs_mounted("/tmp")
     tmpfs = json.loads(env.get(hostenv.TMPFS_VAR, "[]"))
     return any(str(entry).split(":", 1)[0].rstrip("/") == "/tmp" for entry in tmpfs)
+
+
+def _tmpfs_mounted(path: str, mountinfo: str = "/proc/self/mountinfo") -> bool:
+    """Whether this process's mount namespace has a tmpfs at ``path`` (proc(5): the mount
+    point is the fifth field, the type the first after the ``-`` separator)."""
+    try:
+        lines = Path(mountinfo).read_text().splitlines()
+    except OSError:
+        return False
+    found = False  # the last mount at a path is the one that shows
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 4 and fields[4] == path and "-" in fields:
+            found = fields[fields.index("-") + 1 :][:1] == ["tmpfs"]
+    return found
 
 
 def configure(

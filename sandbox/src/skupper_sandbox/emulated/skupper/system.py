@@ -221,7 +221,9 @@ class System:
         ``podman ps -a --format json`` (real_podman), an emulated one's from the store."""
         host_dir = Path(hostenv.current_host(self.env).host_dir)
         if real_podman.is_real(host_dir):  # the real CLI asks podman's API the same
-            env = {"PATH": "/usr/bin:/bin", **real_podman.host_store(host_dir).env_vars()}
+            # the caller's runtime directory and home: a rootless podman's run root is there
+            given = {k: v for k, v in self.env.items() if k in ("HOME", "XDG_RUNTIME_DIR")}
+            env = {"PATH": "/usr/bin:/bin", **given, **real_podman.host_store(host_dir).env_vars()}
             try:
                 listed = real_podman.store_containers(env)
             except real_podman.RealPodmanError as exc:

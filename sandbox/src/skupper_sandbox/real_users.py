@@ -1,0 +1,271 @@
+"""Real Unix users for a world's hosts: made by ``sandbox up``, removed by ``sandbox down``.
+
+In a world whose podman is real, each non-root SSH host logs in as a Unix user made for
+that world (``useradd``), so a host's processes run under their own uid: its home
+(``hosts/<name>/home``, owned by the user, 0750), its login shell in ``/etc/passwd`` (the
+``shell=NAME`` quirk), ``/etc/subuid`` and ``/etc/subgid`` ranges (useradd gives them, from
+``/etc/login.defs``) for rootless podman, and a runtime directory ``/run/user/<uid>``.
+
+Names are ``sk<6 hex of the world id>-<host>``: two worlds never share one, and every user of
+a world is found again by that prefix, whatever became of its ``world.json``. Removal kills
+every process of the user first (rootless podman leaves a ``catatonit -P`` pause process, and
+``userdel`` refuses a user with processes), gives what the user owns under the world back to
+root, and runs ``userdel``, which also drops the user's group and subordinate ranges.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import grp
+import hashlib
+import os
+import pwd
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypedDict
+
+USERADD = "/usr/sbin/useradd"
+USERDEL = "/usr/sbin/userdel"
+RUN_USER = Path("/run/user")
+#: Where rootless podman keeps its runtime state when ``XDG_RUNTIME_DIR`` is unset and PID 1
+#: is not systemd (c/storage ``getRootlessRuntimeDir``, podman ``util.GetRuntimeDir``).
+_TMP_RUNTIME_DIRS = ("podman-run-{uid}", "containers-user-{uid}")
+NAME_MAX = 32  # useradd's limit on this machine (shadow's LOGIN_NAME_MAX is 256; keep short)
+_NAME_RE = re.compile(r"^[a-z_][a-z0-9_-]*$")
+KILL_TIMEOUT = 10.0
+COMMAND_TIMEOUT = 30.0
+
+
+class LoginOptions(TypedDict, total=False):
+    """``subprocess``/``asyncio`` options that make a child run as a user (none: as this
+    process's)."""
+
+    user: int
+    group: int
+    extra_groups: list[int]
+
+
+class RealUserError(RuntimeError):
+    """A user could not be made or removed; the message carries the tool's own words."""
+
+
+@dataclass(frozen=True)
+class Account:
+    """A world's user as ``/etc/passwd`` has it."""
+
+    name: str
+    uid: int
+    gid: int
+    home: Path
+    shell: str
+
+    @property
+    def groups(self) -> list[int]:
+        """The groups a login gives the user (``initgroups``): its own and any it is in."""
+        return os.getgrouplist(self.name, self.gid)
+
+    @property
+    def runtime_dir(self) -> Path:
+        """``/run/user/<uid>``: what a PAM login's ``XDG_RUNTIME_DIR`` names."""
+        return RUN_USER / str(self.uid)
+
+    def subprocess_options(self) -> LoginOptions:
+        """What makes a child of ``subprocess``/``asyncio`` run as this user, as sshd's
+        ``do_setusercontext`` does: supplementary groups, then gid, then uid."""
+        return LoginOptions(user=self.uid, group=self.gid, extra_groups=self.groups)
+
+
+def world_prefix(world_id: str) -> str:
+    """The start of every user name of a world."""
+    return "sk" + hashlib.sha256(world_id.encode()).hexdigest()[:6] + "-"
+
+
+def user_name(world_id: str, host: str) -> str:
+    """The user host ``host`` of world ``world_id`` logs in as."""
+    name = (world_prefix(world_id) + host.lower())[:NAME_MAX]
+    if not _NAME_RE.match(name):
+        raise RealUserError(f"no valid user name for host {host!r}: {name!r}")
+    return name
+
+
+def lookup(name: str) -> Account | None:
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    return Account(entry.pw_name, entry.pw_uid, entry.pw_gid, Path(entry.pw_dir), entry.pw_shell)
+
+
+def by_uid(uid: int) -> Account | None:
+    try:
+        return lookup(pwd.getpwuid(uid).pw_name)
+    except KeyError:
+        return None
+
+
+def world_accounts(world_id: str) -> list[Account]:
+    """Every user of the world that ``/etc/passwd`` still has."""
+    prefix = world_prefix(world_id)
+    found = (lookup(e.pw_name) for e in pwd.getpwall() if e.pw_name.startswith(prefix))
+    return [a for a in found if a is not None]
+
+
+def _run(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    if done.returncode != 0:
+        raise RealUserError(
+            f"{' '.join(argv[:1] + argv[-1:])} exited {done.returncode}: "
+            f"{(done.stderr or done.stdout).strip()[-300:]}"
+        )
+
+
+def create(name: str, home: Path, shell: str) -> Account:
+    """Make the user: its own group (``-U``), ``home`` (made by the caller), ``shell``, and a
+    password field of ``*`` (no password, and not locked: OpenSSH refuses a locked account,
+    ``auth.c`` ``allowed_user``, even for a key)."""
+    if lookup(name) is not None:
+        raise RealUserError(f"user {name} exists already")
+    _run([USERADD, "-M", "-U", "-d", str(home), "-s", shell, "-p", "*", name])
+    made = lookup(name)
+    if made is None:
+        raise RealUserError(f"useradd made no user {name}")
+    return made
+
+
+def give(path: Path, account: Account) -> None:
+    """Make ``account`` the owner of ``path`` and everything under it (symlinks themselves)."""
+    _chown_tree(path, account.uid, account.gid)
+
+
+def _chown_tree(path: Path, uid: int, gid: int, only_uid: int | None = None) -> None:
+    def chown(target: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            if only_uid is None or os.lstat(target).st_uid == only_uid:
+                os.lchown(target, uid, gid)
+
+    if not path.exists():
+        return
+    chown(str(path))
+    for top, dirs, files in os.walk(path):
+        for entry in dirs + files:
+            chown(os.path.join(top, entry))
+
+
+def make_runtime_dir(account: Account) -> Path:
+    """A real ``/run/user/<uid>``, the user's own, 0700, as pam_systemd makes it; one left
+    by an earlier user of that uid is replaced."""
+    path = account.runtime_dir
+    RUN_USER.mkdir(mode=0o755, parents=True, exist_ok=True)
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(mode=0o700)
+    os.chown(path, account.uid, account.gid)
+    return path
+
+
+def processes_of(uid: int) -> list[int]:
+    """Every live process whose real or effective uid is ``uid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("State:") and line.split()[1] == "Z":
+                break
+            if line.startswith("Uid:"):
+                real, effective = line.split()[1:3]
+                if uid in (int(real), int(effective)):
+                    found.append(int(entry.name))
+                break
+    return found
+
+
+def kill_all(uid: int, timeout: float = KILL_TIMEOUT) -> list[int]:
+    """SIGKILL every process of ``uid`` until none is left; the pids still there after
+    ``timeout`` (none, normally)."""
+    deadline = time.monotonic() + timeout
+    left = processes_of(uid)
+    while left and time.monotonic() < deadline:
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+        left = processes_of(uid)
+    return left
+
+
+def remove(account: Account, world_dir: Path | None = None) -> None:
+    """Kill the user's processes, give back to root what it owns under ``world_dir``, remove
+    its runtime directories and the user (its group and subordinate ranges go with it)."""
+    left = kill_all(account.uid)
+    if left:
+        raise RealUserError(f"user {account.name}: processes {left} outlived SIGKILL")
+    if world_dir is not None:
+        _chown_tree(world_dir, 0, 0, only_uid=account.uid)
+    shutil.rmtree(account.runtime_dir, ignore_errors=True)
+    for pattern in _TMP_RUNTIME_DIRS:
+        shutil.rmtree(Path("/tmp") / pattern.format(uid=account.uid), ignore_errors=True)
+    _run([USERDEL, account.name])
+    with contextlib.suppress(KeyError):  # a group useradd -U made but userdel kept
+        grp.getgrnam(account.name)
+        subprocess.run(["/usr/sbin/groupdel", account.name], capture_output=True, check=False)
+
+
+def remove_world(world_id: str, world_dir: Path | None = None) -> list[str]:
+    """Remove every user of the world; the names removed."""
+    removed = []
+    for account in world_accounts(world_id):
+        remove(account, world_dir)
+        removed.append(account.name)
+    return removed
+
+
+def subordinate_ranges(name: str) -> dict[str, list[str]]:
+    """The user's lines of ``/etc/subuid`` and ``/etc/subgid``."""
+    found: dict[str, list[str]] = {}
+    for table in ("/etc/subuid", "/etc/subgid"):
+        try:
+            lines = Path(table).read_text().splitlines()
+        except FileNotFoundError:
+            lines = []
+        found[table] = [line for line in lines if line.split(":", 1)[0] == name]
+    return found
+
+
+def _ancestors(path: Path) -> Iterator[Path]:
+    path = path.resolve()
+    yield from reversed(path.parents)
+    yield path
+
+
+def open_for_search(paths: list[Path]) -> list[Path]:
+    """Give others the search bit (``o+x``: pass through, not list) on every directory from
+    ``/`` down to each of ``paths`` that lacks it, so a world's users reach their homes and
+    the sandbox's Python; the directories changed."""
+    changed: list[Path] = []
+    for path in paths:
+        for directory in _ancestors(path):
+            mode = directory.stat().st_mode
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+                changed.append(directory)
+    return changed
+
+
+def drop_privileges(uid: int, gid: int) -> None:
+    """In a forked child: become ``uid`` as a login does (``initgroups``, ``setgid``,
+    ``setuid``), the groups from ``/etc/group`` when the uid has a name."""
+    account = by_uid(uid)
+    os.setgroups(account.groups if account else [gid])
+    os.setgid(gid)
+    os.setuid(uid)
