@@ -1013,7 +1013,9 @@ def test_a_multikeylisteners_strategy_kind_is_immutable_and_exactly_one(cluster2
     custom.create_namespaced_custom_object(
         GROUP, VERSION, "pools", "multikeylisteners", mkl("p", 1, priority)
     )
-    current = custom.get_namespaced_custom_object(GROUP, VERSION, "pools", "multikeylisteners", "p")
+    current = json_object(
+        custom.get_namespaced_custom_object(GROUP, VERSION, "pools", "multikeylisteners", "p")
+    )
     current["spec"]["strategy"] = {"weighted": {"routingKeys": {"a": 1}}}
     with pytest.raises(ApiException) as caught:
         custom.replace_namespaced_custom_object(
@@ -1067,12 +1069,13 @@ def test_a_multikeylistener_gets_its_service_router_entities_and_status_as_the_c
     service = wait_for(
         lambda: next(iter(core.list_namespaced_service(ns).items), None), what="the Service"
     )
-    assert service.metadata.name == "pool"
-    assert service.metadata.labels["internal.skupper.io/listener"] == "multiaddress-pool"
-    assert [(p.name, p.port) for p in service.spec.ports] == [("multiaddress-pool", 8100)]
+    assert name_of(service) == "pool"
+    assert labels_of(service)["internal.skupper.io/listener"] == "multiaddress-pool"
+    ports = present(present(service.spec, "Service spec").ports, "Service ports")
+    assert [(p.name, p.port) for p in ports] == [("multiaddress-pool", 8100)]
     pod = wait_for(lambda: running_router_pod(core, ns), what="the router pod")
     config = json.loads(
-        (cluster22.kube_dir / "pods" / pod.metadata.name / "config" / "skrouterd.json").read_text()
+        (cluster22.kube_dir / "pods" / name_of(pod) / "config" / "skrouterd.json").read_text()
     )
     assert [
         "tcpListener",
@@ -1089,7 +1092,7 @@ def test_a_multikeylistener_gets_its_service_router_entities_and_status_as_the_c
     ]
 
     link_to_hub(core, custom, ns, hub)
-    core.delete_namespaced_pod(pod.metadata.name, ns)  # mounts the link's Secret
+    core.delete_namespaced_pod(name_of(pod), ns)  # mounts the link's Secret
 
     def ready() -> dict[str, Any] | None:
         status = cr_status(custom, ns, "multikeylisteners", "pool")
