@@ -1,7 +1,9 @@
 """A world made with ``--podman real``: its root host's podman is this machine's, with a
 store of its own, and the Skupper CLI's router there is a real container running the
 imitation router from the machine's filesystem; ``sandbox down`` leaves no container,
-store, mount or process. Skipped where real podman cannot run a container (no podman)."""
+store, mount or process. Its ``podman.socket`` is served by this machine's ``podman system
+service`` with the host's own store. Skipped where real podman cannot run a container (no
+podman)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from skupper_sandbox import real_podman
+from skupper_sandbox import hostenv, real_podman
 from skupper_sandbox.cli import world_processes
+from skupper_sandbox.emulated import podman_api
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
@@ -126,3 +129,54 @@ def test_a_site_router_is_a_real_container_listed_by_its_own_host_only(world: Wo
     finally:
         _ok(world, "local", f"{env} skupper system stop")
     assert json.loads(_ok(world, "local", "podman ps -a --format json")) == []
+
+
+def _api(world: World, host: str) -> podman_api.PodmanApi:
+    info = hostenv.load_host_info(world.host_dir(host))
+    return podman_api.PodmanApi(podman_api.socket_path(info))
+
+
+def _service_pids(world: World) -> list[int]:
+    found = []
+    for pid in world_processes(world.info.id):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[:3] == [real_podman.PODMAN.encode(), b"system", b"service"]:
+            found.append(pid)
+    return found
+
+
+def test_podman_socket_is_served_by_real_podman_with_the_hosts_own_store(world: World) -> None:
+    api = _api(world, "local")
+    _ok(world, "local", "systemctl stop podman.socket")
+    assert not api.path.exists() and _service_pids(world) == []
+    _ok(world, "local", "systemctl enable --now podman.socket")
+    assert api.path.is_socket() and _ok(world, "local", "systemctl is-active podman.socket")
+    assert api.path.stat().st_mode & 0o777 == 0o660
+    assert api.validate().startswith("4.")
+    # the host's own store: a container made by its podman is there, by name
+    _ok(world, "local", "podman create --name probe localhost/skupper-mcp-sandbox/base:1 true")
+    try:
+        state = api.inspect("probe")
+        assert state is not None and not state.running and state.restart_count == 0
+        assert state.log_path.startswith(str(world.host_dir("local") / "podman"))
+        assert api.inspect("nosuch") is None
+    finally:
+        _ok(world, "local", "podman rm -f probe")
+    [service] = _service_pids(world)
+    # stopping the unit stops podman's service and removes the socket, as systemd does
+    _ok(world, "local", "systemctl stop podman.socket")
+    assert _within(10.0, lambda: service not in _service_pids(world))
+    assert not api.path.exists()
+    with pytest.raises(podman_api.PodmanApiError):
+        api.validate()
+
+
+def test_an_emulated_host_keeps_the_managers_answer_only(world: World) -> None:
+    runtime = "export XDG_RUNTIME_DIR=/run/user/$(id -u);"
+    _ok(world, "rhel-ai", f"{runtime} systemctl --user enable --now podman.socket")
+    active = _ok(world, "rhel-ai", f"{runtime} systemctl --user is-active podman.socket")
+    assert active == "active\n"
+    assert not _api(world, "rhel-ai").path.exists()
