@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from skupper_sandbox import hostenv, real_podman
 from skupper_sandbox.cli import world_processes
@@ -180,3 +181,53 @@ def test_an_emulated_host_keeps_the_managers_answer_only(world: World) -> None:
     active = _ok(world, "rhel-ai", f"{runtime} systemctl --user is-active podman.socket")
     assert active == "active\n"
     assert not _api(world, "rhel-ai").path.exists()
+
+
+def _site_running(world: World) -> tuple[str, str] | None:
+    """The Site's Running condition in the runtime resources (status, message), once the
+    controller wrote it (the render writes no ``network``)."""
+    path = (
+        world.host_dir("local")
+        / "sysroot/var/lib/skupper/namespaces/default/runtime/resources/Site-hub.yaml"
+    )
+    try:
+        site = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+    status = (site or {}).get("status") or {}
+    if "network" not in status:
+        return None
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "Running":
+            return str(condition.get("status")), str(condition.get("message"))
+    return None
+
+
+def test_the_controllers_site_status_follows_the_real_router(world: World) -> None:
+    """The controller runs in a real container and asks the host's podman API about the
+    router (a real container too): stopped by podman, the Site stops saying Running; started
+    again, it comes back."""
+    env = "SKUPPER_PLATFORM=podman"
+    _ok(world, "local", f"{env} skupper system install")
+    _ok(world, "local", f"{env} skupper system apply -f - -n default <<'EOF'\n{SITE}EOF")
+    _ok(world, "local", f"{env} skupper system start")
+    try:
+        running = [
+            c["Names"][0] for c in json.loads(_ok(world, "local", "podman ps --format json"))
+        ]
+        assert "root-skupper-controller" in running and "default-skupper-router" in running
+        ready = ("True", "OK")
+        assert _within(15.0, lambda: _site_running(world) == ready), _site_running(world)
+        _ok(world, "local", "podman stop default-skupper-router")
+        stopped = ("False", "No router pod is ready")
+        assert _within(15.0, lambda: _site_running(world) == stopped), _site_running(world)
+        _ok(world, "local", "podman start default-skupper-router")
+        assert _within(15.0, lambda: _site_running(world) == ready), _site_running(world)
+        # a crash, as the world's fault makes one: podman's restart policy brings it back,
+        # and the status follows it there too
+        world.fault("local", "kill-router")
+        assert _within(15.0, lambda: _site_running(world) == ready), _site_running(world)
+    finally:
+        _ok(world, "local", f"{env} skupper system stop")
+        _ok(world, "local", f"{env} skupper system uninstall --force")
+    assert json.loads(_ok(world, "local", "podman ps -a --format json")) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,21 @@ def socket_path(info: hostenv.HostInfo) -> Path:
     if info.is_root:
         return hostenv.system_path(info, ROOT_SOCKET)
     return info.run_dir / "podman" / "podman.sock"
+
+
+def endpoint_socket(env: Mapping[str, str], info: hostenv.HostInfo) -> Path:
+    """The socket a controller was given (``CONTAINER_ENDPOINT=unix://PATH``, the host's path,
+    which its container sees at the same place), else the host's own (``socket_path``)."""
+    endpoint = env.get("CONTAINER_ENDPOINT", "")
+    given = endpoint.removeprefix("unix://") if endpoint.startswith(("unix:///", "/")) else ""
+    if not given:
+        return socket_path(info)
+    user_runtime = f"/run/user/{info.uid}"
+    if given == user_runtime or given.startswith(user_runtime + "/"):
+        return info.run_dir / given[len(user_runtime) :].lstrip("/")
+    if info.is_root and given.startswith("/run/podman/"):
+        return hostenv.system_path(info, given)
+    return Path(given)
 
 
 @dataclass(frozen=True)
@@ -123,26 +139,18 @@ class PodmanApi:
         )
 
     def events(self) -> socket.socket:
-        """A connection on which podman streams every container event (``GET /events``), its
-        answer's head read; the caller only waits for it to become readable and drains it."""
+        """A connection on which podman streams every container event (``GET /events``).
+        The caller only waits for it to become readable and drains it: the answer's head
+        (podman may send it only with the first event) is one more wake, never parsed."""
         filters = quote(json.dumps({"type": ["container"]}), safe="")
-        sock = connect_unix(self.path, timeout=self.timeout)
+        try:
+            sock = connect_unix(self.path, timeout=self.timeout)
+        except OSError as exc:
+            raise PodmanApiError(f"GET /events: {exc}") from exc
         try:
             sock.sendall(f"GET /events?filters={filters} HTTP/1.1\r\nHost: d\r\n\r\n".encode())
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = sock.recv(4096)
-                if not chunk or len(head) > 65536:
-                    raise PodmanApiError("GET /events: no answer")
-                head += chunk
-            status_line = head.split(b"\r\n", 1)[0]
-            if not status_line.startswith(b"HTTP/1.1 200"):
-                raise PodmanApiError(f"GET /events: {status_line[:200]!r}")
         except OSError as exc:
             sock.close()
             raise PodmanApiError(f"GET /events: {exc}") from exc
-        except PodmanApiError:
-            sock.close()
-            raise
         sock.setblocking(False)
         return sock

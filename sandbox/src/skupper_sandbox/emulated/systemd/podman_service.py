@@ -62,14 +62,15 @@ async def start(info: hostenv.HostInfo, journal: IO[bytes]) -> Service:
     listener = bind_unix(path)
     path.chmod(SOCKET_MODE)
     fd = listener.fileno()
-    # sh gives podman the socket as fd 3 and its own pid as LISTEN_PID, as systemd does
+    # the shell gives podman the socket as fd 3 and its own pid as LISTEN_PID, as systemd
+    # does; bash, since dash takes no descriptor above 9 ("Bad fd number")
     program = (
         f"exec {LISTEN_FD}<&{fd} {fd}<&-; LISTEN_PID=$$ LISTEN_FDS=1 exec "
         f"{real_podman.PODMAN} system service --time=0"
     )
     try:
         process = await asyncio.create_subprocess_exec(
-            "/bin/sh",
+            "/bin/bash",
             "-c",
             program,
             env=service_env(info),
