@@ -8,6 +8,8 @@ podman)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -137,6 +139,13 @@ def _api(world: World, host: str) -> podman_api.PodmanApi:
     return podman_api.PodmanApi(podman_api.socket_path(info))
 
 
+def _answers(api: podman_api.PodmanApi) -> bool:
+    try:
+        return api.validate().startswith("4.")
+    except podman_api.PodmanApiError:
+        return False
+
+
 def _service_pids(world: World) -> list[int]:
     found = []
     for pid in world_processes(world.info.id):
@@ -166,6 +175,11 @@ def test_podman_socket_is_served_by_real_podman_with_the_hosts_own_store(world: 
         assert api.inspect("nosuch") is None
     finally:
         _ok(world, "local", "podman rm -f probe")
+    [service] = _service_pids(world)
+    # a service that dies is started again on the socket, as a connection activates it
+    os.kill(service, signal.SIGKILL)
+    assert _within(15.0, lambda: _service_pids(world) not in ([], [service]))
+    assert _within(15.0, lambda: _answers(api))
     [service] = _service_pids(world)
     # stopping the unit stops podman's service and removes the socket, as systemd does
     _ok(world, "local", "systemctl stop podman.socket")

@@ -6,9 +6,9 @@ manager does the same when the unit starts: it binds the socket (so it exists th
 the unit is active; ``SocketMode=0660``) and starts ``podman system service --time=0`` on
 it, with the host's podman configuration (``CONTAINERS_CONF``, ``CONTAINERS_STORAGE_CONF``:
 the host's own store) and the host's identity in its environment (``sandbox down`` finds
-it by the world's id). Adapted: the service runs for as long as the socket unit is active,
-rather than being activated by a connection and exiting when idle. An emulated host's
-``podman.socket`` stays the manager's answer only, as before.
+it by the world's id). Adapted: the service runs for as long as the socket unit is active
+(started again when it ends), rather than being activated by a connection and exiting when
+idle. An emulated host's ``podman.socket`` stays the manager's answer only, as before.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import contextlib
 import os
 import signal
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -33,15 +34,22 @@ STOP_SECONDS = 10.0
 LISTEN_FD = 3
 #: podman.socket's ``SocketMode=0660``.
 SOCKET_MODE = 0o660
+#: How soon a service that ended is started again (a crash loop must not spin).
+RESTART_SECONDS = 1.0
 
 
 @dataclass
 class Service:
-    """A running ``podman system service`` and the socket it serves."""
+    """A running ``podman system service``, the socket it serves, and the task that starts
+    it again when it ends while the socket listens."""
 
+    info: hostenv.HostInfo
     path: Path
     listener: socket.socket
-    process: asyncio.subprocess.Process
+    journal: Callable[[], IO[bytes]]
+    process: asyncio.subprocess.Process | None = None
+    watcher: asyncio.Task[None] | None = None
+    stopping: bool = False
 
 
 def serves_real_podman(info: hostenv.HostInfo) -> bool:
@@ -55,25 +63,21 @@ def service_env(info: hostenv.HostInfo) -> dict[str, str]:
     return env
 
 
-async def start(info: hostenv.HostInfo, journal: IO[bytes]) -> Service:
-    """Bind the host's API socket and start podman's service on it (OSError when it cannot)."""
-    path = podman_api.socket_path(info)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    listener = bind_unix(path)
-    path.chmod(SOCKET_MODE)
-    fd = listener.fileno()
+async def _spawn(service: Service) -> asyncio.subprocess.Process:
+    fd = service.listener.fileno()
     # the shell gives podman the socket as fd 3 and its own pid as LISTEN_PID, as systemd
     # does; bash, since dash takes no descriptor above 9 ("Bad fd number")
     program = (
         f"exec {LISTEN_FD}<&{fd} {fd}<&-; LISTEN_PID=$$ LISTEN_FDS=1 exec "
         f"{real_podman.PODMAN} system service --time=0"
     )
+    journal = service.journal()
     try:
-        process = await asyncio.create_subprocess_exec(
+        return await asyncio.create_subprocess_exec(
             "/bin/bash",
             "-c",
             program,
-            env=service_env(info),
+            env=service_env(service.info),
             cwd="/",
             stdin=asyncio.subprocess.DEVNULL,
             stdout=journal,
@@ -81,17 +85,50 @@ async def start(info: hostenv.HostInfo, journal: IO[bytes]) -> Service:
             pass_fds=(fd,),
             start_new_session=True,
         )
+    finally:
+        journal.close()
+
+
+async def _serve(service: Service) -> None:
+    """Start podman's service again whenever it ends while the socket listens, as systemd
+    activates ``podman.service`` on the next connection (its unit has no start limit)."""
+    while not service.stopping:
+        if service.process is not None:
+            code = await service.process.wait()
+            if service.stopping:
+                return
+            with service.journal() as journal:
+                journal.write(f"podman system service exited {code}; started again\n".encode())
+            await asyncio.sleep(RESTART_SECONDS)
+        service.process = await _spawn(service)
+
+
+async def start(info: hostenv.HostInfo, journal: Callable[[], IO[bytes]]) -> Service:
+    """Bind the host's API socket and start podman's service on it (OSError when it cannot)."""
+    path = podman_api.socket_path(info)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    listener = bind_unix(path)
+    path.chmod(SOCKET_MODE)
+    service = Service(info, path, listener, journal)
+    try:
+        service.process = await _spawn(service)
     except OSError:
         listener.close()
         path.unlink(missing_ok=True)
         raise
-    return Service(path, listener, process)
+    service.watcher = asyncio.get_running_loop().create_task(_serve(service))
+    return service
 
 
 async def stop(service: Service) -> None:
     """SIGTERM the service, SIGKILL it after STOP_SECONDS; the socket goes with the unit."""
+    service.stopping = True
+    if service.watcher is not None:
+        service.watcher.cancel()
     process = service.process
     for sig in (signal.SIGTERM, signal.SIGKILL):
+        if process is None:
+            break
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, sig)
         try:

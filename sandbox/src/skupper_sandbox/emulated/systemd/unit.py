@@ -250,15 +250,14 @@ class Unit:
         """A socket unit listens; a real-podman host's podman.socket is served by podman."""
         info = self.manager.info
         if self.name == BUILTIN_SOCKET and podman_service.serves_real_podman(info):
-            journal = self.manager.journal(self.name)
             try:
-                self.service = await podman_service.start(info, journal)
+                self.service = await podman_service.start(
+                    info, lambda: self.manager.journal(self.name)
+                )
             except OSError as exc:
                 self.result = "resources"
                 self.set_state("failed", "failed")
                 return JobResult("failed", f"podman system service: {exc}")
-            finally:
-                journal.close()
         self.set_state("active", "listening")
         return JobResult()
 
