@@ -6,7 +6,12 @@ order, and the parts can run on as many workers at once (tests/conftest.py).
 
 The world mixes both of Skupper's layouts: rhtevan-work logs in as root (uid 0:
 /var/lib/skupper, /etc/systemd/system, the system manager), the other hosts as their
-non-root users (~/.local/share/skupper, ~/.config/systemd/user, `systemctl --user`)."""
+non-root users (~/.local/share/skupper, ~/.config/systemd/user, `systemctl --user`).
+
+Its podman is what ``skupper-sandbox up`` chooses: ``$SKMCP_SANDBOX_PODMAN`` (``make e2e``
+sets ``real``), else ``auto``, real where a probe container runs here. Real podman serves
+the root host (rhtevan-work); the other hosts keep the emulation until they have real users
+(docs/sandbox.md 4a)."""
 
 from __future__ import annotations
 

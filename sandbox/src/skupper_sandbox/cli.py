@@ -130,12 +130,12 @@ def _clear_generated(layout: WorldLayout) -> None:
 def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
     """Lay out a fresh world in ``root`` as ``spec`` asks: world.json, host.json files,
     keys, shims."""
-    from skupper_sandbox import real_podman, ssh
+    from skupper_sandbox import real_hosts, real_podman, ssh
     from skupper_sandbox.router import choice
 
     try:
         chosen = choice.choose(spec.router)
-        podman = real_podman.choose(spec.podman)
+        podman = real_podman.choose(spec.podman, wanted=real_hosts.wants_real_podman(spec))
     except (ValueError, FileNotFoundError) as exc:
         raise SandboxError(str(exc)) from exc
 
@@ -170,8 +170,6 @@ def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
     from skupper_sandbox.shims import write_shims
 
     write_shims(layout.root, sys.executable, compiled=True)
-    from skupper_sandbox import real_hosts
-
     try:
         real = real_hosts.prepare(layout, info)
     except (real_podman.RealPodmanError, OSError) as exc:
@@ -524,7 +522,8 @@ def _parser() -> argparse.ArgumentParser:
         choices=("real", "emulated", "auto"),
         default=None,
         help="this machine's podman (one store per host) on the root hosts, or the emulated "
-        "one everywhere (the default); auto: real when a probe container runs here",
+        "one everywhere; auto (the default, or $SKMCP_SANDBOX_PODMAN): real when a probe "
+        "container runs here, saying which it chose",
     )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")

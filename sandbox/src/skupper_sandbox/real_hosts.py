@@ -22,6 +22,7 @@ from skupper_sandbox.layout import (
     HostEntry,
     WorldInfo,
     WorldLayout,
+    WorldSpec,
 )
 from skupper_sandbox.router import choice
 from skupper_sandbox.router.release import RELEASE_VAR
@@ -29,6 +30,12 @@ from skupper_sandbox.router.release import RELEASE_VAR
 
 def uses_real_podman(info: WorldInfo, host: HostEntry) -> bool:
     return info.podman == "real" and host.role != "kubernetes" and host.uid == hostenv.ROOT_UID
+
+
+def wants_real_podman(spec: WorldSpec) -> bool:
+    """Whether some host of the world ``spec`` asks for could use real podman (today its
+    root hosts): without one, ``--podman auto`` needs no probe."""
+    return bool(spec.root_hosts)
 
 
 def host_images(info: WorldInfo, host: HostEntry, python: str) -> list[real_podman.ImageSpec]:
