@@ -6,12 +6,18 @@ order, and the parts can run on as many workers at once (tests/conftest.py).
 
 The world mixes both of Skupper's layouts: rhtevan-work logs in as root (uid 0:
 /var/lib/skupper, /etc/systemd/system, the system manager), the other hosts as their
-non-root users (~/.local/share/skupper, ~/.config/systemd/user, `systemctl --user`)."""
+non-root users (~/.local/share/skupper, ~/.config/systemd/user, `systemctl --user`).
+
+Its podman is ``$SKMCP_LIFECYCLE_PODMAN`` (``make e2e`` sets ``real``), else what
+``skupper-sandbox up`` chooses (``$SKMCP_SANDBOX_PODMAN``, else ``auto``). On real podman the
+root host (rhtevan-work) runs rootful podman and the other hosts rootless podman under
+Unix users made for the world (docs/sandbox.md 4a)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -57,6 +63,7 @@ class PartWorlds:
                         skupper_versions=SKUPPER_VERSIONS,
                         namespace=NS,
                         root_hosts=ROOT_HOSTS,
+                        podman=os.environ.get("SKMCP_LIFECYCLE_PODMAN") or None,
                     ),
                 )
             )

@@ -5,6 +5,14 @@ internal/nonkube/common/systemd.go)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from skupper_sandbox import hostenv, real_podman
+from skupper_sandbox.emulated import podman_api
 from skupper_sandbox.testing import World
 
 from .conftest import NS, is_root, namespace_dir, on_host, skupper_home, unit_dir
@@ -54,3 +62,31 @@ def test_the_non_root_hosts_keep_the_rootless_layout(built: World) -> None:
             host, on_host(f"$SKMCP_CTL show -p ActiveState skupper-{NS}.service")
         )
         assert (code, out.strip()) == (0, "ActiveState=active"), err
+
+
+def test_the_root_provider_runs_real_podman_when_the_world_has_it(built: World) -> None:
+    """On a world made with real podman (``make e2e``: ``SKMCP_SANDBOX_PODMAN=real``) the
+    root provider's router and controller are this machine's podman containers, listed with
+    real podman's fields, and its podman.socket is served by podman, which sees the router."""
+    if built.info.podman != "real":
+        pytest.skip(f"this world's podman is {built.info.podman} ($SKMCP_SANDBOX_PODMAN)")
+    code, out, err = built.ssh("rhtevan-work", "podman --version; podman ps -a --format json")
+    assert code == 0, err
+    version, listing = out.split("\n", 1)
+    assert version == f"podman version {real_podman_version()}"
+    rows = {row["Names"][0]: row for row in json.loads(listing)}
+    router = rows[f"{NS}-skupper-router"]
+    # real podman's own fields: a start time in seconds, the process a real one of here
+    assert router["State"] == "running" and router["StartedAt"] > 0
+    assert Path(f"/proc/{router['Pid']}").is_dir()
+    assert rows["root-skupper-controller"]["State"] == "running"
+    info = hostenv.load_host_info(built.host_dir("rhtevan-work"))
+    state = podman_api.PodmanApi(podman_api.socket_path(info)).inspect(f"{NS}-skupper-router")
+    assert state is not None and state.running and state.pid == router["Pid"]
+
+
+def real_podman_version() -> str:
+    done = subprocess.run(
+        [real_podman.PODMAN, "--version"], capture_output=True, text=True, timeout=30, check=True
+    )
+    return done.stdout.split()[-1]

@@ -7,13 +7,15 @@ import pytest
 
 from polling import eventually
 from skupper_mcp.engine.core import Engine
+from skupper_sandbox import real_podman
 from skupper_sandbox.testing import World
 
 from .conftest import NS, on_host
 
 SHOW = on_host(
     f"$SKMCP_CTL show -p ActiveState -p Result -p NRestarts skupper-{NS}.service; "
-    f"podman inspect {NS}-skupper-router --format '{{{{.State.Status}}}} {{{{.State.Pid}}}}'"
+    f"podman inspect {NS}-skupper-router"
+    " --format '{{.State.Status}} {{.State.Pid}} {{.RestartCount}}'"
 )
 
 
@@ -22,8 +24,8 @@ def router_state(world: World, host: str) -> dict[str, str]:
     assert status == 0, err
     lines = out.strip().splitlines()
     props = dict(line.split("=", 1) for line in lines if "=" in line)
-    state, pid = lines[-1].split()
-    return {**props, "container": state, "pid": pid}
+    state, pid, restarts = lines[-1].split()
+    return {**props, "container": state, "pid": pid, "restarts": restarts}
 
 
 @pytest.mark.parametrize("host", ["rhtevan-work", "rhel-ai"])
@@ -49,7 +51,14 @@ async def test_t7_a_killed_router_restarts_within_10s(
     after = await eventually(
         restarted, timeout=10, every=0.3, what=f"the router of {host} to be restarted"
     )
-    assert int(after["NRestarts"]) > int(before["NRestarts"])
+    if real_podman.is_real(built.host_dir(host)):
+        # podman's restart policy brings it back; podman 4.3.1's `podman wait` need not
+        # return for that (WaitForExit waits for an exited state, and the container goes
+        # from stopped to running: libpod/container_api.go@v4.3.1), so the unit's watch may
+        # go on without a restart of its own
+        assert int(after["restarts"]) > int(before["restarts"])
+    else:
+        assert int(after["NRestarts"]) > int(before["NRestarts"])
 
 
 async def test_a_stopped_router_unit_is_inactive_not_failed(built: World, engine: Engine) -> None:

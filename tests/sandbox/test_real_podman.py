@@ -4,6 +4,7 @@ choice between real and emulated podman (the probe itself: test_real_podman_worl
 from __future__ import annotations
 
 import io
+import subprocess
 import tarfile
 import tomllib
 from pathlib import Path
@@ -62,8 +63,14 @@ def test_the_skeleton_is_empty_directories_and_the_merged_usr_links() -> None:
     assert all(m.size == 0 for name, m in members.items() if name not in written)
 
 
-def test_the_default_is_the_emulation_and_the_variable_can_ask_for_real() -> None:
-    assert real_podman.choose(None, env={}).kind == "emulated"
+def test_the_default_is_auto_and_the_variable_can_ask_for_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(real_podman, "available", lambda: False)
+    chosen = real_podman.choose(None, env={})
+    assert chosen.kind == "emulated" and "scripts/host-deps.sh" in chosen.reason
+    with pytest.raises(ValueError, match="--podman real"):
+        real_podman.choose(None, env={"SKMCP_SANDBOX_PODMAN": "real"})
     assert real_podman.choose("emulated", env={"SKMCP_SANDBOX_PODMAN": "real"}).kind == ("emulated")
     with pytest.raises(ValueError, match="one of real, emulated, auto"):
         real_podman.choose(None, env={"SKMCP_SANDBOX_PODMAN": "podman5"})
@@ -94,3 +101,16 @@ def test_the_podman_option_round_trips_through_up_options() -> None:
     assert (spec.podman, spec.root_hosts) == ("auto", frozenset({"local"}))
     assert _world_spec(_parser().parse_args(["up", *up_options(spec)])) == spec
     assert _world_spec(_parser().parse_args(["up"])).podman is None
+
+
+@pytest.mark.spawns
+def test_a_mount_left_under_a_store_is_detached_so_the_store_can_go(tmp_path: Path) -> None:
+    """The overlay driver's private bind mount of ``storage/overlay`` outlives a killed API
+    service; the store's removal detaches it."""
+    overlay = tmp_path / "store" / "storage" / "overlay"
+    overlay.mkdir(parents=True)
+    done = subprocess.run(["mount", "--bind", str(overlay), str(overlay)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"no bind mount here: {done.stderr.decode(errors='replace')}")
+    real_podman.unmount_left(tmp_path / "store")
+    assert str(overlay) not in Path("/proc/self/mountinfo").read_text()

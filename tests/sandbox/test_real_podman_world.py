@@ -1,22 +1,28 @@
 """A world made with ``--podman real``: every host's podman is this machine's, with a
 store of its own, rootful on the root host and rootless on the other, whose user is a real
 Unix user made for the world; the Skupper CLI's router is a real container running the
-imitation router from the machine's filesystem; ``sandbox down`` leaves no user, container,
-store, mount or process. Skipped where real podman cannot run a container (no podman)."""
+imitation router from the machine's filesystem; each host's ``podman.socket`` is served by
+this machine's ``podman system service`` with the host's own store; ``sandbox down`` leaves
+no user, container, store, mount or process. Skipped where real podman cannot run a
+container (no podman)."""
 
 from __future__ import annotations
 
 import json
+import os
 import pwd
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
-from skupper_sandbox import real_podman, real_users
+from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.cli import world_processes
+from skupper_sandbox.emulated import podman_api
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
@@ -245,3 +251,121 @@ def test_openssh_logs_in_as_the_real_user(tmp_path: Path) -> None:
         out = _ok(world, "rhel-ai", "id -u; id -un; echo $SHELL; ps -o uid=,comm= -p %self")
         assert out.split() == [str(host.uid), host.user, "/usr/bin/fish", str(host.uid), "fish"]
         assert world.hosts["local"].uid not in (0, host.uid)
+
+
+def _api(world: World, host: str) -> podman_api.PodmanApi:
+    info = hostenv.load_host_info(world.host_dir(host))
+    return podman_api.PodmanApi(podman_api.socket_path(info))
+
+
+def _answers(api: podman_api.PodmanApi) -> bool:
+    try:
+        return api.validate().startswith("4.")
+    except podman_api.PodmanApiError:
+        return False
+
+
+def _service_pids(world: World) -> list[int]:
+    found = []
+    for pid in world_processes(world.info.id):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[:3] == [real_podman.PODMAN.encode(), b"system", b"service"]:
+            found.append(pid)
+    return found
+
+
+def test_podman_socket_is_served_by_real_podman_with_the_hosts_own_store(world: World) -> None:
+    api = _api(world, "local")
+    _ok(world, "local", "systemctl stop podman.socket")
+    assert not api.path.exists() and _service_pids(world) == []
+    _ok(world, "local", "systemctl enable --now podman.socket")
+    assert api.path.is_socket() and _ok(world, "local", "systemctl is-active podman.socket")
+    assert api.path.stat().st_mode & 0o777 == 0o660
+    assert api.validate().startswith("4.")
+    # the host's own store: a container made by its podman is there, by name
+    _ok(world, "local", "podman create --name probe localhost/skupper-mcp-sandbox/base:1 true")
+    try:
+        state = api.inspect("probe")
+        assert state is not None and not state.running and state.restart_count == 0
+        assert state.log_path.startswith(str(world.host_dir("local") / "podman"))
+        assert api.inspect("nosuch") is None
+    finally:
+        _ok(world, "local", "podman rm -f probe")
+    [service] = _service_pids(world)
+    # a service that dies is started again on the socket, as a connection activates it
+    os.kill(service, signal.SIGKILL)
+    assert _within(15.0, lambda: _service_pids(world) not in ([], [service]))
+    assert _within(15.0, lambda: _answers(api))
+    [service] = _service_pids(world)
+    # stopping the unit stops podman's service and removes the socket, as systemd does
+    _ok(world, "local", "systemctl stop podman.socket")
+    assert _within(10.0, lambda: service not in _service_pids(world))
+    assert not api.path.exists()
+    with pytest.raises(podman_api.PodmanApiError):
+        api.validate()
+
+
+def test_a_rootless_hosts_podman_socket_is_served_as_its_user(world: World) -> None:
+    """The user's podman.socket (``$XDG_RUNTIME_DIR/podman/podman.sock``) answers podman's
+    API from the user's own store, served by a process of the user's uid."""
+    runtime = "export XDG_RUNTIME_DIR=/run/user/$(id -u);"
+    _ok(world, "rhel-ai", f"{runtime} systemctl --user enable --now podman.socket")
+    active = _ok(world, "rhel-ai", f"{runtime} systemctl --user is-active podman.socket")
+    assert active == "active\n"
+    api = _api(world, "rhel-ai")
+    assert _within(15.0, lambda: _answers(api)), api.path
+    assert api.path.stat().st_uid == world.hosts["rhel-ai"].uid
+    _ok(world, "rhel-ai", f"{runtime} systemctl --user stop podman.socket")
+
+
+def _site_running(world: World) -> tuple[str, str] | None:
+    """The Site's Running condition in the runtime resources (status, message), once the
+    controller wrote it (the render writes no ``network``)."""
+    path = (
+        world.host_dir("local")
+        / "sysroot/var/lib/skupper/namespaces/default/runtime/resources/Site-hub.yaml"
+    )
+    try:
+        site = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+    status = (site or {}).get("status") or {}
+    if "network" not in status:
+        return None
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "Running":
+            return str(condition.get("status")), str(condition.get("message"))
+    return None
+
+
+def test_the_controllers_site_status_follows_the_real_router(world: World) -> None:
+    """The controller runs in a real container and asks the host's podman API about the
+    router (a real container too): stopped by podman, the Site stops saying Running; started
+    again, it comes back."""
+    env = "SKUPPER_PLATFORM=podman"
+    _ok(world, "local", f"{env} skupper system install")
+    _ok(world, "local", f"{env} skupper system apply -f - -n default <<'EOF'\n{SITE}EOF")
+    _ok(world, "local", f"{env} skupper system start")
+    try:
+        running = [
+            c["Names"][0] for c in json.loads(_ok(world, "local", "podman ps --format json"))
+        ]
+        assert "root-skupper-controller" in running and "default-skupper-router" in running
+        ready = ("True", "OK")
+        assert _within(15.0, lambda: _site_running(world) == ready), _site_running(world)
+        _ok(world, "local", "podman stop default-skupper-router")
+        stopped = ("False", "No router pod is ready")
+        assert _within(15.0, lambda: _site_running(world) == stopped), _site_running(world)
+        _ok(world, "local", "podman start default-skupper-router")
+        assert _within(15.0, lambda: _site_running(world) == ready), _site_running(world)
+        # a crash, as the world's fault makes one: podman's restart policy brings it back,
+        # and the status follows it there too
+        world.fault("local", "kill-router")
+        assert _within(15.0, lambda: _site_running(world) == ready), _site_running(world)
+    finally:
+        _ok(world, "local", f"{env} skupper system stop")
+        _ok(world, "local", f"{env} skupper system uninstall --force")
+    assert json.loads(_ok(world, "local", "podman ps -a --format json")) == []

@@ -134,7 +134,7 @@ def _clear_generated(layout: WorldLayout) -> None:
 def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
     """Lay out a fresh world in ``root`` as ``spec`` asks: world.json, host.json files,
     keys, shims."""
-    from skupper_sandbox import real_podman
+    from skupper_sandbox import real_hosts, real_podman
     from skupper_sandbox.router import choice
 
     try:
@@ -149,7 +149,7 @@ def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
     info = plan_world(layout.root, allocate_block(layout.root), spec)
     info.router, info.router_home = chosen.kind, chosen.home
     info.podman = podman.kind
-    from skupper_sandbox import real_hosts, real_users
+    from skupper_sandbox import real_users
 
     try:
         users = real_hosts.make_users(layout, info)
@@ -557,7 +557,8 @@ def _parser() -> argparse.ArgumentParser:
         choices=("real", "emulated", "auto"),
         default=None,
         help="this machine's podman (one store per host) on the root hosts, or the emulated "
-        "one everywhere (the default); auto: real when a probe container runs here",
+        "one everywhere; auto (the default, or $SKMCP_SANDBOX_PODMAN): real when a probe "
+        "container runs here, saying which it chose",
     )
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")

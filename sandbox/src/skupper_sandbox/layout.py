@@ -84,7 +84,8 @@ class WorldSpec:
     namespace: str = "default"
     root_hosts: frozenset[str] = frozenset()
     router: str | None = None
-    # real | emulated | auto (skupper_sandbox.real_podman.choose; None: emulated)
+    # real | emulated | auto (skupper_sandbox.real_podman.choose; None: $SKMCP_SANDBOX_PODMAN,
+    # else auto)
     podman: str | None = None
     # host name -> its quirks (skupper_sandbox.quirks), as `--host-quirk HOST=QUIRK` gives
     host_quirks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -145,7 +146,7 @@ class WorldInfo(BaseModel):
     # skupper_sandbox.router.choice: "real" (skrouterd in router_home) or "imitation".
     router: str = "imitation"
     router_home: str | None = None
-    # "real": the root hosts use this machine's podman (skupper_sandbox.real_hosts)
+    # "real": every SSH host uses this machine's podman (skupper_sandbox.real_hosts)
     podman: str = "emulated"
 
     def host(self, name: str) -> HostEntry:

@@ -218,7 +218,22 @@ def remove_store(env: Mapping[str, str], store: Path, as_user: RunAs | None = No
         if done.returncode != 0 and store.exists():
             print(f"podman {args[0]} in {store}: {done.stderr.strip()[-300:]}", file=sys.stderr)
     shutil.rmtree(StoreConfig(store).runroot, ignore_errors=True)
+    unmount_left(store)
     shutil.rmtree(store, ignore_errors=True)
+
+
+def unmount_left(store: Path) -> None:
+    """Detach what is still mounted under the store: the overlay driver's private bind
+    mount of ``storage/overlay`` stays when the last podman process of the store (its API
+    service) was killed rather than shut down, and would keep the store from removal."""
+    root = str(store.resolve())
+    mounted = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].replace("\\040", " ")
+        if point == root or point.startswith(root + "/"):
+            mounted.append(point)
+    for point in sorted(mounted, key=len, reverse=True):  # the deepest first
+        subprocess.run(["umount", "--lazy", point], capture_output=True, timeout=TIMEOUT)
 
 
 @dataclass(frozen=True)
@@ -289,14 +304,15 @@ def probe() -> str | None:
 
 def choose(mode: str | None, env: Mapping[str, str] | None = None) -> Choice:
     """``real`` fails (ValueError) when the probe container does not run; ``auto`` takes
-    real when it does; ``emulated``: the emulation. None: ``$SKMCP_SANDBOX_PODMAN``, else
-    the emulation (how a whole test run picks real podman)."""
+    real when it does; ``emulated``: the emulation. None: ``$SKMCP_SANDBOX_PODMAN`` (how a
+    whole test run asks for one), else ``auto``. Every SSH host of a world can use real
+    podman (a root host rootful, the others rootless under users made for the world)."""
     if mode is None:
-        mode = (os.environ if env is None else env).get(MODE_VAR) or None
-    if mode in (None, "emulated"):
-        return Choice("emulated", "asked for" if mode else "the default")
+        mode = (os.environ if env is None else env).get(MODE_VAR) or "auto"
     if mode not in MODES:
         raise ValueError(f"--podman {mode}: one of {', '.join(MODES)}")
+    if mode == "emulated":
+        return Choice("emulated", "asked for")
     why_not = probe()
     if why_not is None:
         return Choice("real", f"{PODMAN} ran a probe container")

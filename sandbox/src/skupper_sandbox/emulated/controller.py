@@ -5,6 +5,9 @@ namespace it reads the router container's state and the router's management answ
 writes live status into ``runtime/resources``. While it is not running nothing updates, so
 status goes stale (as on a real host).
 
+On a real-podman host the controller runs in a real container and its routers' containers
+are podman's: it asks the host's podman API socket about them (``router_containers``).
+
 The real controller is told, not polling: a receiver on the router's ``mc/sfe.all`` says
 whether the router is up, and the flow collector's records say what changed
 (``internal/nonkube/controller/router_state_handler.go@2.1.2``). The emulation is woken the
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import sys
 import time
 from collections.abc import Mapping
@@ -31,14 +36,15 @@ from typing import Any
 from .. import hostenv, multikey
 from ..router import choice as router_choice
 from ..router.seam import Management
-from . import dirwatch
-from .podman import containers
+from . import dirwatch, router_containers
 from .skupper import render
 from .skupper import resources as res
 from .skupper.failure import CliFailure
 from .skupper.paths import NamespacePaths, namespaces
 
 MANAGEMENT_PORT = 5671
+#: Where the controller container has the host's Skupper data home.
+OUTPUT = "/output"
 #: After a change the router is asked again after FIRST_QUERY_SECONDS, then at doubling
 #: intervals up to SETTLE_QUERY_SECONDS while its answers stay the same (a link's peer names
 #: its site a second or so after the connection opens, unlogged); then, with nothing to
@@ -65,10 +71,14 @@ Cond, Status = res.Condition, res.Status
 
 def data_home(env: Mapping[str, str]) -> Path:
     """The data home as the container sees it: the ``/output`` mount (SKUPPER_OUTPUT_PATH
-    names the same directory on the host), else HOME's."""
-    mounted = hostenv.container_path("/output", env)
-    if mounted != Path("/output"):
+    names the same directory on the host), else HOME's. In an emulated container the mount
+    is a translation (``SKMCP_SANDBOX_MOUNTS``); in a real one (a real-podman host)
+    ``/output`` is podman's bind mount, read as the real controller reads it."""
+    mounted = hostenv.container_path(OUTPUT, env)
+    if mounted != Path(OUTPUT):
         return mounted
+    if hostenv.MOUNTS_VAR not in env and Path(OUTPUT).is_dir():
+        return Path(OUTPUT)
     return Path(env["HOME"]) / ".local" / "share" / "skupper"
 
 
@@ -268,7 +278,7 @@ def _write_if_changed(
 
 def poll_namespace(
     paths: NamespacePaths,
-    home: Path,
+    routers: router_containers.RouterContainers,
     address: str,
     sets_running: bool = True,
     *,
@@ -280,10 +290,9 @@ def poll_namespace(
         return False
     parsed = parsed or ParsedFiles()
     runtime = [r for r in parsed.load_dir(paths.runtime_resources) if r.get("kind") != "ConfigMap"]
-    container = containers.get(home, paths.router_container)
-    router_running = container is not None and containers.running(container)
+    seen = routers.look(paths.router_container)
     client_cert = paths.certs / LOCAL_CLIENT_CERT
-    if not router_running:
+    if seen.running is False:
         answer = None
         if sessions is not None:
             sessions.close(paths.namespace)
@@ -291,6 +300,8 @@ def poll_namespace(
         answer = sessions.query(paths.namespace, address, MANAGEMENT_PORT, client_cert)
     else:
         answer = query_router(address, client_cert=client_cert)
+    # podman not asked: the router's own answer decides, as the real controller's does
+    router_running = seen.running if seen.running is not None else answer is not None
     if not paths.is_rendered():  # removed by `system stop` meanwhile: write nothing
         return False
     wrote = [
@@ -305,6 +316,7 @@ def poll_namespace(
 
 def poll_once(
     env: Mapping[str, str],
+    routers: router_containers.RouterContainers,
     sessions: Management | None = None,
     parsed: ParsedFiles | None = None,
 ) -> bool:
@@ -316,7 +328,7 @@ def poll_once(
         try:
             changed |= poll_namespace(
                 NamespacePaths(home, namespace),
-                host.home,
+                routers,
                 host.address,
                 sets_running=host.skupper_version != "2.1.0",
                 sessions=sessions,
@@ -330,45 +342,47 @@ def poll_once(
 @dataclass(frozen=True)
 class Homes:
     """Where the controller looks: the data home its namespaces live in and the host's
-    container store (fixed for the controller's life: read once, not at every wake)."""
+    router containers (fixed for the controller's life: read once, not at every wake)."""
 
     data: Path
-    store: Path
+    routers: router_containers.RouterContainers
 
     @classmethod
     def of(cls, env: Mapping[str, str]) -> Homes:
-        return cls(data_home(env), containers.store_root(hostenv.current_host(env).home))
+        return cls(data_home(env), router_containers.for_host(env))
 
     def namespaces(self) -> list[NamespacePaths]:
         return [NamespacePaths(self.data, ns) for ns in namespaces(self.data)]
 
-    def router_dir(self, paths: NamespacePaths) -> Path:
-        return self.store / paths.router_container
+    def look(self, spaces: list[NamespacePaths]) -> list[router_containers.RouterSeen]:
+        """Each namespace's router container, once per wake."""
+        return [self.routers.look(paths.router_container) for paths in spaces]
 
 
 def watched(homes: Homes, spaces: list[NamespacePaths]) -> list[Path]:
     """The directories whose changes may be worth a query: the data home and its
-    namespaces' resources, the container store and each namespace's router container (its
-    state file and its log)."""
-    found = [homes.data, homes.data / "namespaces", homes.store]
+    namespaces' resources, and where each namespace's router container changes (on an
+    emulated host its state file and log, on a real one its log)."""
+    found = [homes.data, homes.data / "namespaces"]
     for paths in spaces:
         found += [paths.home, paths.runtime, paths.runtime_resources, paths.input_resources]
-        found.append(homes.router_dir(paths))
+        found += homes.routers.watched(paths.router_container)
     return found
 
 
-def marks(homes: Homes, spaces: list[NamespacePaths]) -> tuple[object, ...]:
+def marks(
+    spaces: list[NamespacePaths], routers: list[router_containers.RouterSeen]
+) -> tuple[object, ...]:
     """What a look at the namespaces sees without asking a router: each one's directories
     and its router container's state."""
     found: list[object] = []
-    for paths in spaces:
+    for paths, router in zip(spaces, routers, strict=True):
         for directory in (paths.home, paths.runtime_resources, paths.input_resources):
             try:
                 found.append(directory.stat().st_mtime_ns)
             except OSError:
                 found.append(None)
-        router = containers.load(homes.router_dir(paths))
-        found.append(router and (router.status, router.pid, router.restart_count))
+        found.append(router.mark)
     return tuple(found)
 
 
@@ -380,8 +394,8 @@ class RouterLogs:
     def __init__(self) -> None:
         self.read_to: dict[Path, int] = {}
 
-    def news(self, homes: Homes, spaces: list[NamespacePaths]) -> bool:
-        logs = [homes.router_dir(paths) / containers.LOG_FILE for paths in spaces]
+    def news(self, routers: list[router_containers.RouterSeen]) -> bool:
+        logs = [router.log for router in routers if router.log is not None]
         return any([self.news_in(log) for log in logs])  # every offset moves on
 
     def news_in(self, path: Path) -> bool:
@@ -427,31 +441,58 @@ class QueryPacing:
         return max(0.0, self.next_at - time.monotonic())
 
 
+def wait_for_news(
+    watch: dirwatch.DirectoryWatch, routers: router_containers.RouterContainers, timeout: float
+) -> bool:
+    """Whether something changed before the timeout: a watched directory, or an event of
+    the host's podman (a real-podman host); with no event stream, every wait is a look."""
+    fds = [watch.fd, *routers.wake_fds()]
+    ready, _, _ = select.select(fds, [], [], max(0.0, timeout))
+    if watch.fd in ready:
+        watch.drain()
+    routers.drain(ready)
+    return bool(ready) or routers.blind()
+
+
+def _shut_down(signum: int, _frame: object) -> None:
+    """SIGTERM and SIGINT end the controller cleanly, exit 0, as the real one's
+    ``handleShutdown`` does (a container's PID 1 with no handler would ignore SIGTERM and
+    wait for podman's SIGKILL)."""
+    print("Shutting down system controller", flush=True)
+    raise SystemExit(0)
+
+
 def main() -> int:
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _shut_down)
     print("System controller started", flush=True)
     env, homes = os.environ, Homes.of(os.environ)
     sessions = router_choice.for_world(hostenv.current_host(env).world_dir).management()
     parsed, pacing, logs = ParsedFiles(), QueryPacing(), RouterLogs()
     spaces = homes.namespaces()
-    seen = marks(homes, spaces)
-    logs.news(homes, spaces)
+    routers = homes.look(spaces)
+    seen = marks(spaces, routers)
+    logs.news(routers)
     with dirwatch.DirectoryWatch() as watch:
         while True:
             for directory in watched(homes, spaces):
                 watch.add(directory)
             if pacing.wait() == 0.0:
-                changed = poll_once(env, sessions, parsed)
+                changed = poll_once(env, homes.routers, sessions, parsed)
                 watch.drain()  # our own writes are not news
-                seen = marks(homes, spaces)
+                seen = marks(spaces, homes.look(spaces))
                 pacing.queried(changed)
-            while not (woke := watch.wait(min(pacing.wait(), KEEPALIVE_SECONDS))):
+            timeout = min(pacing.wait(), KEEPALIVE_SECONDS)
+            while not (woke := wait_for_news(watch, homes.routers, timeout)):
                 if pacing.wait() == 0.0:
                     break
                 sessions.keep_alive()
+                timeout = min(pacing.wait(), KEEPALIVE_SECONDS)
             if woke:
                 spaces = homes.namespaces()  # one look per wake, for all that follows
-                current = marks(homes, spaces)
-                if logs.news(homes, spaces) or current != seen:
+                routers = homes.look(spaces)
+                current = marks(spaces, routers)
+                if logs.news(routers) or current != seen:
                     pacing.changed()
                 seen = current
 

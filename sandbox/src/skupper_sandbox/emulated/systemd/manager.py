@@ -148,6 +148,7 @@ class Manager:
     async def shutdown(self) -> None:
         """Kill every running unit's process group (as the manager's end does)."""
         for unit in self.units.values():
+            await unit.close_socket()
             if unit.restart_task is not None:
                 unit.restart_task.cancel()
             if unit.proc is not None:

@@ -20,6 +20,7 @@ from skupper_sandbox.emulated.systemd.bus import (
     BUILTIN_SOCKET_PATH,
 )
 
+from . import podman_service
 from .unitfile import Command, ServiceConfig, expand_env, load_service, unit_file_state
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class Unit:
         self.lock = asyncio.Lock()
         self.restart_task: asyncio.Task[None] | None = None
         self.is_socket = name.endswith(".socket")
+        self.service: podman_service.Service | None = None
 
     # ---- loading
 
@@ -206,8 +208,7 @@ class Unit:
         self.starts.append(now)
         self.result = "success"
         if self.is_socket:
-            self.set_state("active", "listening")
-            return JobResult()
+            return await self._listen()
         if not config.exec_start:
             self.result = "exit-code"
             self.set_state("failed", "failed")
@@ -244,6 +245,26 @@ class Unit:
         self.set_state("active", "running")
         asyncio.get_running_loop().create_task(self._watch(proc, command))
         return JobResult()
+
+    async def _listen(self) -> JobResult:
+        """A socket unit listens; a real-podman host's podman.socket is served by podman."""
+        info = self.manager.info
+        if self.name == BUILTIN_SOCKET and podman_service.serves_real_podman(info):
+            try:
+                self.service = await podman_service.start(
+                    info, lambda: self.manager.journal(self.name)
+                )
+            except OSError as exc:
+                self.result = "resources"
+                self.set_state("failed", "failed")
+                return JobResult("failed", f"podman system service: {exc}")
+        self.set_state("active", "listening")
+        return JobResult()
+
+    async def close_socket(self) -> None:
+        service, self.service = self.service, None
+        if service is not None:
+            await podman_service.stop(service)
 
     def _record_exit(self, returncode: int) -> None:
         if returncode >= 0:
@@ -303,6 +324,7 @@ class Unit:
             if self.active_state in ("inactive", "failed"):
                 return JobResult()
             if self.is_socket:
+                await self.close_socket()
                 self.set_state("inactive", "dead")
                 return JobResult()
             await self._stop()
