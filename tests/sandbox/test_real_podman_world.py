@@ -265,14 +265,18 @@ def _answers(api: podman_api.PodmanApi) -> bool:
         return False
 
 
-def _service_pids(world: World) -> list[int]:
+def _service_pids(world: World, host: str = "local") -> list[int]:
+    """The world's ``podman system service`` processes of ``host``'s user (each host has its
+    own uid: a root host 0, the others the users made for them)."""
     found = []
     for pid in world_processes(world.info.id):
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            uid = Path(f"/proc/{pid}").stat().st_uid
         except OSError:
             continue
-        if argv[:3] == [real_podman.PODMAN.encode(), b"system", b"service"]:
+        service = argv[:3] == [real_podman.PODMAN.encode(), b"system", b"service"]
+        if service and uid == world.hosts[host].uid:
             found.append(pid)
     return found
 
