@@ -169,10 +169,21 @@ async def test_a_private_key_or_token_in_the_log_never_comes_back(built: World) 
     )
     key, line = shlex.quote(str(key_file)), f"'GET /api Authorization: Bearer {token}'"
     if real_podman.is_real(built.host_dir("rhel-ai")):
-        # a real container's output reaches its log through conmon: the lines go to the
-        # router's own stdout (its PID 1's descriptor), inside the container
-        into = f"podman exec -i {ROUTER} sh -c 'cat > /proc/1/fd/1'"
-        command = f"cat {key} | {into} && echo {line} | {into}"
+        # a real container's log is conmon's k8s-file (its router is stopped here, so
+        # nothing runs to write to): each line as conmon writes one, "<RFC 3339 time> stdout
+        # F <line>", in the file podman inspect names, which a rootless host's store owns
+        # inside podman's user namespace (podman unshare)
+        path = "{{.HostConfig.LogConfig.Path}}"
+        append = (
+            'if [ "$(id -u)" -eq 0 ]; then cat >> "$log";'
+            ' else podman unshare sh -c \'cat >> "$1"\' sh "$log"; fi'
+        )
+        command = (
+            f"log=$(podman inspect --format '{path}' {ROUTER}) && {{ cat {key}; echo {line}; }} |"
+            " while IFS= read -r l; do"
+            ' printf "%s stdout F %s\\n" "$(date -u +%Y-%m-%dT%H:%M:%S.%N+00:00)" "$l";'
+            f" done | {{ {append}; }}"
+        )
     else:
         log = shlex.quote(str(container_log(built, "rhel-ai", ROUTER)))
         command = f"cat {key} >> {log} && echo {line} >> {log}"
