@@ -20,7 +20,7 @@ from ..connectors.kubeconfig import (
     plugin_for,
     read_documents,
 )
-from ..errors import KubeBoundError
+from ..errors import KubeBoundError, KubeError
 from ..facts.site_state import pod_running
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
@@ -170,6 +170,7 @@ class ClusterSite:
         version = await self.api.check_access(self.namespace)
         ns = self.namespace
         reads = self._secrets() if secret_data else self._secret_metadata()
+        # two gathers: asyncio.gather keeps its results' types for at most six awaitables
         (sites, links, listeners, services, pods, secrets), multi = await asyncio.gather(
             asyncio.gather(
                 self.api.list("sites", namespace=ns),
@@ -197,8 +198,6 @@ class ClusterSite:
         resource (404: its CRD came with 2.2, config/crd/bases@2.2.0) or our role may not
         list it (403, what a namespace role without the kind answers even for a resource
         the cluster lacks): an any pool needs none, and applying one says the 403 itself."""
-        from ..errors import KubeError
-
         if not self.multi_key_listeners:
             return []
         try:
