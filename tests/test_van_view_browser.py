@@ -563,6 +563,19 @@ def test_the_consumers_link_is_a_line_a_person_sees(
 # --- Model pools -------------------------------------------------------------------------
 
 
+def _granite(site: str, backends: list[PoolBackend], **row: Any) -> PoolStatus:
+    """The priority pool granite on :9100 at ``site``, with what the scenario says of it."""
+    return PoolStatus(
+        name="granite",
+        strategy="priority",
+        site=site,
+        port=9100,
+        routing_key="granite",
+        backends=backends,
+        **row,
+    )
+
+
 def _with_pool() -> Scenario:
     """The recorded provider-down status with a priority pool over both providers, as
     status's pool_rows decides it with rhel-ai down: degraded, rhtevan-work preferred.
@@ -583,15 +596,11 @@ def _with_pool() -> Scenario:
             live=True,
         ),
     ]
-    pool = PoolStatus(
-        name="granite",
-        strategy="priority",
-        site="local-sandbox",
-        port=9100,
-        routing_key="granite",
+    pool = _granite(
+        "local-sandbox",
+        backends,
         bound=True,
         state="degraded",
-        backends=backends,
         preferred="rhtevan-work",
         detail="new connections go to rhtevan-work (first live in order)",
     )
@@ -652,25 +661,12 @@ def _with_cluster_pool() -> Scenario:
         for p in ("rhel-ai", "rhtevan-work")
     ]
     unread = [b.model_copy(update={"live": None, "why": "crc could not be read"}) for b in backends]
-    cluster = PoolStatus(
-        name="granite",
-        strategy="priority",
-        site="crc-sandbox",
-        port=9100,
-        routing_key="granite",
-        state="unknown",
-        backends=unread,
-        service="granite.default:9100",
-    )
-    pool = PoolStatus(
-        name="granite",
-        strategy="priority",
-        site="local-sandbox",
-        port=9100,
-        routing_key="granite",
+    cluster = _granite("crc-sandbox", unread, state="unknown", service="granite.default:9100")
+    pool = _granite(
+        "local-sandbox",
+        backends,
         bound=True,
         state="serving",
-        backends=backends,
         preferred="rhel-ai",
         resource="Ready",
         reachable_keys=["model-api-rhel-ai", "model-api-rhtevan-work"],
