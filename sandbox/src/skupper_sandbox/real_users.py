@@ -11,11 +11,18 @@ a world is found again by that prefix, whatever became of its ``world.json``. Re
 every process of the user first (rootless podman leaves a ``catatonit -P`` pause process, and
 ``userdel`` refuses a user with processes), gives what the user owns under the world back to
 root, and runs ``userdel``, which also drops the user's group and subordinate ranges.
+
+A world's users must pass through every directory above their homes and the sandbox's
+Python, so ``sandbox up`` gives others the search bit where one lacks it (``/root``, where
+pyenv puts Python). Those directories are written to a ledger of this machine
+(``/run/skupper-sandbox/opened-for-search``): the bit is machine-wide, so the last world to go
+takes it back, whichever world set it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import grp
 import hashlib
 import os
@@ -34,6 +41,8 @@ from typing import TypedDict
 USERADD = "/usr/sbin/useradd"
 USERDEL = "/usr/sbin/userdel"
 RUN_USER = Path("/run/user")
+SEARCH_LEDGER = Path("/run/skupper-sandbox/opened-for-search")
+_ANY_WORLD_USER_RE = re.compile(r"^sk[0-9a-f]{6}-")
 #: Where rootless podman keeps its runtime state when ``XDG_RUNTIME_DIR`` is unset and PID 1
 #: is not systemd (c/storage ``getRootlessRuntimeDir``, podman ``util.GetRuntimeDir``).
 _TMP_RUNTIME_DIRS = ("podman-run-{uid}", "containers-user-{uid}")
@@ -227,6 +236,8 @@ def remove_world(world_id: str, world_dir: Path | None = None) -> list[str]:
     for account in world_accounts(world_id):
         remove(account, world_dir)
         removed.append(account.name)
+    if removed:
+        close_for_search()
     return removed
 
 
@@ -248,18 +259,57 @@ def _ancestors(path: Path) -> Iterator[Path]:
     yield path
 
 
-def open_for_search(paths: list[Path]) -> list[Path]:
+@contextlib.contextmanager
+def _ledger(path: Path) -> Iterator[list[Path]]:
+    """The directories the ledger at ``path`` holds, locked while the caller changes them;
+    what the caller leaves in the list is written back."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with path.open("a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        held = [Path(line) for line in handle.read().splitlines() if line]
+        yield held
+        handle.seek(0)
+        handle.truncate()
+        handle.write("".join(f"{p}\n" for p in dict.fromkeys(held)))
+
+
+def open_for_search(paths: list[Path], ledger: Path = SEARCH_LEDGER) -> list[Path]:
     """Give others the search bit (``o+x``: pass through, not list) on every directory from
     ``/`` down to each of ``paths`` that lacks it, so a world's users reach their homes and
-    the sandbox's Python; the directories changed."""
+    the sandbox's Python; the directories changed, also written to ``ledger``."""
     changed: list[Path] = []
-    for path in paths:
-        for directory in _ancestors(path):
-            mode = directory.stat().st_mode
-            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
-                directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
-                changed.append(directory)
+    with _ledger(ledger) as held:
+        for path in paths:
+            for directory in _ancestors(path):
+                mode = directory.stat().st_mode
+                if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                    directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+                    changed.append(directory)
+        held.extend(changed)
     return changed
+
+
+def close_for_search(ledger: Path = SEARCH_LEDGER) -> list[Path]:
+    """Take back the search bit from every directory in ``ledger`` once no world's user is
+    left on this machine (another world's users still pass through them); the directories
+    closed."""
+    closed: list[Path] = []
+    if not ledger.exists():
+        return closed
+    # under the lock: a world that makes its users first and then opens finds the bit
+    # either still set or taken back and sets it again
+    with _ledger(ledger) as held:
+        if any(_ANY_WORLD_USER_RE.match(e.pw_name) for e in pwd.getpwall()):
+            return closed
+        for directory in held:
+            with contextlib.suppress(FileNotFoundError):
+                mode = directory.stat().st_mode
+                if stat.S_ISDIR(mode) and mode & stat.S_IXOTH:
+                    directory.chmod(stat.S_IMODE(mode) & ~stat.S_IXOTH)
+                    closed.append(directory)
+        held.clear()
+    return closed
 
 
 def drop_privileges(uid: int, gid: int) -> None:
