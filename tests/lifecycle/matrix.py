@@ -118,8 +118,24 @@ async def write(client: Client, tool: str, arguments: dict[str, Any]) -> None:
 
 
 async def observe(world: World, client: Client, name: str) -> Observed:
+    """Every consumer asked at once, as an agent and a person at a terminal might: a host
+    that does not answer then costs one connect timeout, not one per consumer."""
     seen = Observed(name)
-    seen.status_exit, status = cli(world, "status")
+    ops = ("up", "down", "setup")
+    plan_args: list[dict[str, Any]] = [
+        {"plan": True} if op == "setup" else {"plan": True, "target": "all"} for op in ops
+    ]
+    (
+        (seen.status_exit, status),
+        (seen.diagnose_exit, diagnose),
+        over_mcp,
+        *plans,
+    ) = await asyncio.gather(
+        asyncio.to_thread(cli, world, "status"),
+        asyncio.to_thread(cli, world, "diagnose"),
+        call(client, "status", {}),
+        *(call(client, op, args) for op, args in zip(ops, plan_args, strict=True)),
+    )
     seen.results["status"] = status
     for s in status.get("sites", []):
         seen.state[s["host"]] = s.get("state")
@@ -128,9 +144,7 @@ async def observe(world: World, client: Client, name: str) -> Observed:
         if not s.get("controller"):  # not read: say why
             seen.unread[s["host"]] = s.get("detail") or ""
     seen.summary = status.get("summary", status.get("error", ""))
-    over_mcp = await call(client, "status", {})
     seen.mcp_state = {s["host"]: s.get("state") for s in over_mcp["sites"]}
-    seen.diagnose_exit, diagnose = cli(world, "diagnose")
     seen.results["diagnose"] = diagnose
     seen.findings = [
         (f["host"], f["id"], [n["text"] for n in f.get("next", [])])
@@ -138,11 +152,7 @@ async def observe(world: World, client: Client, name: str) -> Observed:
         if f["severity"] != "info"
     ]
     seen.diagnose_state = {s["host"]: s.get("state") for s in diagnose.get("sites", [])}
-    for op in ("up", "down", "setup"):
-        args: dict[str, Any] = {"plan": True}
-        if op != "setup":
-            args["target"] = "all"
-        plan = await call(client, op, args)
+    for op, plan in zip(ops, plans, strict=True):
         seen.results[op] = plan
         seen.plans[op] = {
             s["host"]: (s["outcome"], [st["name"] for st in s.get("steps", [])], s.get("reason"))
