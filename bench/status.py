@@ -1,6 +1,6 @@
 """status, up and down against their anchors, on sandbox worlds of 2, 8 and 32 providers.
 
-    .venv/bin/python bench/status.py [--providers 2 8 32] [--rounds 3]
+    .venv/bin/python bench/status.py [--providers 2 8 32] [--rounds 3] [--podman emulated]
 
 For each world, in the same run, side by side:
 
@@ -18,7 +18,9 @@ For each world, in the same run, side by side:
   read (what the world's command server records, plus the client).
 
 Medians of ``--rounds``. The sandbox shares this machine's cores with the product, so its own
-cost is printed beside the product's figures.
+cost is printed beside the product's figures. The worlds keep the emulated podman unless
+``--podman real`` asks for this machine's (docs/sandbox.md 4a): real podman's commands cost
+the world far more CPU, which would hide a change in the product's own cost between runs.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from mcp import Client, StdioServerParameters
 
 from skupper_mcp.connectors.ssh import SSHConnector
 from skupper_mcp.topology import Topology, load_topology
-from skupper_sandbox import hostenv
+from skupper_sandbox import hostenv, real_users
 from skupper_sandbox.cli import world_processes
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
@@ -276,12 +278,17 @@ def command_cpu_ms(world: World, count: int = 10) -> float:
     env["PATH"] = f"{world.dir / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
     env["KUBECONFIG"] = "/dev/null"
     stats = world.dir / "logs" / "commands.stats"
+    # as the host's login user: root driving a rootless user's podman store takes it over
+    account = real_users.lookup(world.info.ssh_hosts[0].user)
+    as_user = account.subprocess_options() if world.info.ssh_hosts[0].real_user and account else {}
     costs = []
     for command in READ_COMMANDS:
         served_before = len(stats.read_text().splitlines()) if stats.exists() else 0
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         for _ in range(count):
-            subprocess.run(command, env=env, capture_output=True, timeout=60, cwd=env["HOME"])
+            subprocess.run(
+                command, env=env, capture_output=True, timeout=60, cwd=env["HOME"], **as_user
+            )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         own = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
         served = stats.read_text().splitlines()[served_before:] if stats.exists() else []
@@ -293,11 +300,9 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def run_world(providers: int, rounds: int) -> dict[str, float]:
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        running_world(Path(tmp), WorldSpec(providers=providers, kubernetes=False)) as world,
-    ):
+def run_world(providers: int, rounds: int, podman: str) -> dict[str, float]:
+    spec = WorldSpec(providers=providers, kubernetes=False, podman=podman)
+    with tempfile.TemporaryDirectory() as tmp, running_world(Path(tmp), spec) as world:
         topology = load_topology(world.topology)
         setup = subprocess.run(
             [sys.executable, "-m", "skupper_mcp", "--topology", str(world.topology), "setup"],
@@ -326,6 +331,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--providers", type=int, nargs="+", default=[2, 8, 32])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--podman", choices=("emulated", "real"), default="emulated")
     args = parser.parse_args()
     columns = [
         ("floor", "floor s"),
@@ -343,8 +349,10 @@ def main() -> int:
     ]
     rows = {}
     for providers in args.providers:
-        print(f"world of {providers} providers ...", file=sys.stderr, flush=True)
-        rows[providers] = run_world(providers, args.rounds)
+        print(
+            f"world of {providers} providers, {args.podman} podman ...", file=sys.stderr, flush=True
+        )
+        rows[providers] = run_world(providers, args.rounds, args.podman)
     print(f"{'providers':>9}" + "".join(f"{title:>12}" for _, title in columns))
     for providers, row in rows.items():
         print(f"{providers:>9}" + "".join(f"{row[key]:>12.2f}" for key, _ in columns))

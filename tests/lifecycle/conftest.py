@@ -8,7 +8,7 @@ The world mixes both of Skupper's layouts: rhtevan-work logs in as root (uid 0:
 /var/lib/skupper, /etc/systemd/system, the system manager), the other hosts as their
 non-root users (~/.local/share/skupper, ~/.config/systemd/user, `systemctl --user`).
 
-Its podman is ``$SKMCP_LIFECYCLE_PODMAN`` (``make lifecycle-real`` sets ``real``), else what
+Its podman is ``$SKMCP_LIFECYCLE_PODMAN`` (``make lifecycle`` sets ``auto``), else what
 ``skupper-sandbox up`` chooses (``$SKMCP_SANDBOX_PODMAN``, else ``auto``). On real podman the
 root host (rhtevan-work) runs rootful podman and the other hosts rootless podman under
 Unix users made for the world (docs/sandbox.md 4a)."""
