@@ -302,9 +302,12 @@ def stop_world(layout: WorldLayout) -> list[int]:
     from skupper_sandbox import real_users
 
     try:
-        real_hosts.remove_users(layout, info)
+        closed = real_hosts.remove_users(layout, info)
     except (real_users.RealUserError, OSError, subprocess.SubprocessError) as exc:
         print(f"sandbox down: {exc}", file=sys.stderr)
+    else:
+        if closed:
+            print(f"closed for search (o-x): {', '.join(map(str, closed))}", file=sys.stderr)
     with contextlib.suppress(faults.FaultError):
         faults.remove_chain(info.id)
     layout.ready.unlink(missing_ok=True)

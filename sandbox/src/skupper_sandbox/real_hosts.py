@@ -91,9 +91,11 @@ def run_as(host_dir: Path) -> real_podman.RunAs | None:
     )
 
 
-def remove_users(layout: WorldLayout, info: WorldInfo) -> list[str]:
-    """Remove every user of the world (and every process it has); the names removed."""
-    return real_users.remove_world(info.id, layout.root)
+def remove_users(layout: WorldLayout, info: WorldInfo) -> list[Path]:
+    """Remove every user of the world (and every process it has), and take back the search
+    bit from the directories above it when no world's user is left; those directories."""
+    real_users.remove_world(info.id, layout.root)
+    return real_users.close_for_search()
 
 
 def host_images(info: WorldInfo, host: HostEntry, python: str) -> list[real_podman.ImageSpec]:

@@ -236,8 +236,6 @@ def remove_world(world_id: str, world_dir: Path | None = None) -> list[str]:
     for account in world_accounts(world_id):
         remove(account, world_dir)
         removed.append(account.name)
-    if removed:
-        close_for_search()
     return removed
 
 
