@@ -168,6 +168,11 @@ def container_names(host_dir: Path) -> tuple[list[str], int] | None:
     return [c.name for c in listed if c.state == "running"], len(listed)
 
 
+def log_tail(host_dir: Path, name: str) -> str:
+    """The end of a real-podman host's container output, as its own user's podman gives it."""
+    return real_podman.log_tail(host_dir, name, run_as(host_dir))
+
+
 def host_containers(host_dir: Path) -> list[real_podman.Listed]:
     """A real-podman host's containers, as its own user's podman lists them."""
     return real_podman.host_containers(host_dir, run_as(host_dir))

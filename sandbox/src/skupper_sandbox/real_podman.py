@@ -405,6 +405,25 @@ def host_containers(host_dir: Path, as_user: RunAs | None = None) -> list[Listed
     return store_containers(env, as_user)
 
 
+def log_tail(host_dir: Path, name: str, as_user: RunAs | None = None, lines: int = 20) -> str:
+    """The last ``lines`` of a container's output as ``podman logs`` gives it (stdout and
+    stderr together), or "" when podman cannot give it."""
+    env = {"PATH": "/usr/bin:/bin", **host_store(host_dir).env_vars()}
+    run_env, options = _as(as_user, env)
+    try:
+        done = subprocess.run(
+            [PODMAN, "logs", "--tail", str(lines), name],
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            **options,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return (done.stdout + done.stderr).strip() if done.returncode == 0 else ""
+
+
 #: The world's ``bin/podman`` when some host uses the real podman: the host's own store
 #: (its configuration named by the two variables) on a real-podman host, the emulation
 #: (the command client, as ``.emulated/podman``) on the others.

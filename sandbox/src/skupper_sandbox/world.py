@@ -119,11 +119,14 @@ def _raise_if_exited(home: Path, host: str) -> None:
     from skupper_sandbox.emulated.podman import containers
 
     if real_podman.is_real(home.parent):
-        from skupper_sandbox.real_hosts import host_containers
+        from skupper_sandbox import real_hosts
 
-        for listed in host_containers(home.parent):
+        for listed in real_hosts.host_containers(home.parent):
             if listed.name == MODEL_CONTAINER and listed.state == "exited":
-                raise RuntimeError(f"the model container on {host} exited with {listed.exit_code}")
+                tail = real_hosts.log_tail(home.parent, MODEL_CONTAINER)[-400:]
+                raise RuntimeError(
+                    f"the model container on {host} exited with {listed.exit_code}: {tail}"
+                )
         return
     container = containers.get(home, MODEL_CONTAINER)
     if container is None or container.status != "exited":
