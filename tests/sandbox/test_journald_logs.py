@@ -26,7 +26,11 @@ LINES = ("router-line-one", "router-line-two")
 
 @pytest.fixture(scope="module")
 def journald(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    spec = WorldSpec(providers=1, kubernetes=False, host_quirks={"local": ("journald",)})
+    # the journald quirk is the emulation's: this machine has no systemd-journald for real
+    # podman's journald log driver to write to (docs/sandbox.md 4a)
+    spec = WorldSpec(
+        providers=1, kubernetes=False, host_quirks={"local": ("journald",)}, podman="emulated"
+    )
     with running_world(tmp_path_factory.mktemp("journald"), spec) as world:
         yield world
 

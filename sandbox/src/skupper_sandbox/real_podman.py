@@ -36,6 +36,10 @@ from typing import Any
 PODMAN = "/usr/bin/podman"
 CONMON_PATHS = ("/usr/bin/conmon", "/usr/libexec/podman/conmon")
 BASE_IMAGE = "localhost/skupper-mcp-sandbox/base:1"
+#: The shell images a host has, as the emulation runs any command in them
+#: (``emulated/images.py`` ``SHELL_IMAGES``): the skeleton under their names, its programs
+#: the machine's own, since no registry is reached
+SHELL_TAGS = ("docker.io/library/busybox:latest", "docker.io/library/alpine:latest")
 STORE_DIR = "podman"
 RUNROOT_PARENT = "/run"
 TIMEOUT = 120.0
@@ -377,7 +381,7 @@ def prepare_host(
         for path in (store.root, store.containers_conf, store.storage_conf):
             os.chown(path, as_user.uid, as_user.gid)
     run_env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
-    import_base_image(run_env, store.root, as_user=as_user)
+    import_base_image(run_env, store.root, SHELL_TAGS, as_user=as_user)
     tarball = store.root / "skeleton.tar"
     tarball.write_bytes(skeleton_tar())
     try:
