@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +49,16 @@ def skupper_home(world: World, host: str) -> Path:
 
 def unit_dir(world: World, host: str) -> Path:
     return world.host_dir(host) / "home/.config/systemd/user"
+
+
+def as_the_hosts_user(world: World, host: str, top: Path) -> None:
+    """Give what the test wrote under ``top`` (as root) to the host's user, as if the user
+    had written it: on a real-user host its Skupper could not write there otherwise."""
+    entry = world.hosts[host]
+    if not entry.real_user:
+        return
+    for path in [top, *top.rglob("*")]:
+        os.lchown(path, entry.uid, entry.gid)
 
 
 def controller(world: World, host: str) -> str:
@@ -161,6 +172,7 @@ def test_teardown_after_a_half_built_setup_leaves_nothing_behind(fresh: World) -
     other = skupper_home(fresh, "rhel-ai") / "namespaces/other/input/resources"
     other.mkdir(parents=True)
     (other / "Site-other.yaml").write_text("kind: Site\nmetadata: {name: other}\n")
+    as_the_hosts_user(fresh, "rhel-ai", skupper_home(fresh, "rhel-ai") / "namespaces")
     failed = run(fresh, lambda e: e.setup())
     assert not failed.ok
     rhel = next(s for s in failed.sites if s.host == "rhel-ai")
@@ -184,6 +196,7 @@ def test_teardown_keeps_the_controller_another_namespace_still_uses(fresh: World
     assert (other / "input").is_dir()  # left by the test before
     assert run(fresh, lambda e: e.setup()).ok
     (other / "runtime/resources").mkdir(parents=True)  # a site runs there
+    as_the_hosts_user(fresh, "rhel-ai", other)
     removed = run(fresh, lambda e: e.teardown())
     assert removed.ok, removed.summary
     rhel = next(s for s in removed.sites if s.host == "rhel-ai")
