@@ -17,7 +17,7 @@ from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
-from skupper_sandbox.testing import World, running_world
+from skupper_sandbox.testing import World, reachable_dir, running_world
 
 pytestmark = pytest.mark.sandbox
 
@@ -26,8 +26,10 @@ PROVIDER = "rhel-ai"
 
 
 @pytest.fixture(scope="module")
-def marks(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("marks")
+def marks() -> Iterator[Path]:
+    """Where the hostile server writes its marks: it runs as the host's user."""
+    with reachable_dir("marks") as made:
+        yield made
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +37,12 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, marks: Path) -> Iterator[W
     command = shlex.join([sys.executable, str(SERVER), str(marks)])
     with running_world(
         tmp_path_factory.mktemp("hostile"),
-        WorldSpec(providers=1, kubernetes=False, model_server_command=command),
+        WorldSpec(
+            providers=1,
+            kubernetes=False,
+            model_server_command=command,
+            model_server_volumes=(str(marks), str(SERVER.parent)),
+        ),
     ) as world:
         yield world
 

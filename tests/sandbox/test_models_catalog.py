@@ -8,6 +8,7 @@ says the provider is stopped; the key is in no result, log or export."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shlex
@@ -25,7 +26,7 @@ from skupper_mcp.engine.core import Engine
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec, env_prefix
-from skupper_sandbox.testing import World, running_world
+from skupper_sandbox.testing import World, reachable_dir, running_world
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -63,21 +64,36 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
     key_file.write_text(KEY + "\n")
     os.chmod(key_file, 0o600)
     server = [sys.executable, "-m", "skupper_sandbox.model_server"]
-    command = shlex.join([*server, "--api-key-file", str(key_file), "--no-health"])
-    spec = WorldSpec(providers=2, kubernetes=False, model_server_command=command)
-    with running_world(root / "world", spec) as world:
-        plain = world.topology
-        keyed_path = root / "keyed.env"
-        lines = [f"{env_prefix(p)}MODEL_API_KEY_FILE={key_file}" for p in PROVIDERS]
-        keyed_path.write_text(plain.read_text() + "\n" + "\n".join(lines) + "\n")
+    with contextlib.ExitStack() as stack:
+        # the model servers run as the hosts' users: their copy of the key where they reach it
+        served_key = stack.enter_context(reachable_dir("model-key")) / "model.key"
+        served_key.write_text(KEY + "\n")
+        served_key.chmod(0o644)
+        command = shlex.join([*server, "--api-key-file", str(served_key), "--no-health"])
+        spec = WorldSpec(
+            providers=2,
+            kubernetes=False,
+            model_server_command=command,
+            model_server_volumes=(str(served_key.parent),),
+        )
+        world = stack.enter_context(running_world(root / "world", spec))
+        yield from _keyed(world, root, key_file)
 
-        async def build() -> None:
-            async with Engine(load_topology(plain)) as engine:
-                assert (await engine.setup()).ok
-                assert (await engine.up()).ok
 
-        asyncio.run(build())
-        yield Keyed(world, key_file, plain, keyed_path)
+def _keyed(world: World, root: Path, key_file: Path) -> Iterator[Keyed]:
+    """The world set up and up, with a topology that names the key file and one that does not."""
+    plain = world.topology
+    keyed_path = root / "keyed.env"
+    lines = [f"{env_prefix(p)}MODEL_API_KEY_FILE={key_file}" for p in PROVIDERS]
+    keyed_path.write_text(plain.read_text() + "\n" + "\n".join(lines) + "\n")
+
+    async def build() -> None:
+        async with Engine(load_topology(plain)) as engine:
+            assert (await engine.setup()).ok
+            assert (await engine.up()).ok
+
+    asyncio.run(build())
+    yield Keyed(world, key_file, plain, keyed_path)
 
 
 def models_json(topology: Path) -> dict[str, dict]:

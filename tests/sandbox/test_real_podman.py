@@ -94,6 +94,15 @@ def test_auto_takes_real_podman_where_a_probe_container_runs() -> None:
     assert (chosen.kind, chosen.reason) == ("real", "/usr/bin/podman ran a probe container")
 
 
+def test_the_model_server_volumes_round_trip_through_up_options() -> None:
+    from skupper_sandbox.cli import _parser, _world_spec, up_options
+
+    args = ["up", "--model-server", "serve"]
+    spec = _world_spec(_parser().parse_args([*args, "--model-server-volume", "/srv/a"]))
+    assert spec.model_server_volumes == ("/srv/a",)
+    assert _world_spec(_parser().parse_args(["up", *up_options(spec)])) == spec
+
+
 def test_the_podman_option_round_trips_through_up_options() -> None:
     from skupper_sandbox.cli import _parser, _world_spec, up_options
 

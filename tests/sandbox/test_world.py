@@ -18,7 +18,7 @@ from polling import wait_for
 from skupper_sandbox import layout
 from skupper_sandbox.cli import world_processes
 from skupper_sandbox.layout import WorldSpec
-from skupper_sandbox.testing import World, running_world, sandbox_command
+from skupper_sandbox.testing import World, reachable_dir, running_world, sandbox_command
 
 pytestmark = pytest.mark.sandbox
 
@@ -205,12 +205,23 @@ def test_a_failing_start_reports_the_log_and_cleans_up(tmp_path: Path) -> None:
 def test_a_model_server_with_a_key_and_no_health_is_up_at_once(tmp_path: Path) -> None:
     """vLLM --api-key answers 401 on /v1/models, Ollama has no /health: sandbox up takes
     both as up (it waited out its 600 s for a /health 200 before)."""
-    key_file = tmp_path / "model.key"
-    key_file.write_text("world-test-key\n")
+    with reachable_dir("model-key") as shared:  # the model server runs as the host's user
+        key_file = shared / "model.key"
+        key_file.write_text("world-test-key\n")
+        key_file.chmod(0o644)
+        _a_keyed_model_server_is_up_at_once(tmp_path, key_file)
+
+
+def _a_keyed_model_server_is_up_at_once(tmp_path: Path, key_file: Path) -> None:
     server = [sys.executable, "-m", "skupper_sandbox.model_server"]
     command = shlex.join([*server, "--api-key-file", str(key_file), "--no-health"])
     started = time.monotonic()
-    spec = WorldSpec(providers=1, kubernetes=False, model_server_command=command)
+    spec = WorldSpec(
+        providers=1,
+        kubernetes=False,
+        model_server_command=command,
+        model_server_volumes=(str(key_file.parent),),
+    )
     with running_world(tmp_path / "world", spec) as world:
         took = time.monotonic() - started
         entry = world.hosts["rhel-ai"]

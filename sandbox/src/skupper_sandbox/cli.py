@@ -521,6 +521,14 @@ def _parser() -> argparse.ArgumentParser:
         "--model-server", metavar="COMMAND", help="run COMMAND as each provider's model"
     )
     up_p.add_argument(
+        "--model-server-volume",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="a directory the model containers of real-podman hosts see at its own path "
+        "(repeatable; a key file COMMAND reads, say)",
+    )
+    up_p.add_argument(
         "--skupper-version",
         metavar="HOST=VERSION",
         action="append",
@@ -582,6 +590,7 @@ def _world_spec(args: argparse.Namespace) -> WorldSpec:
         sshd=args.sshd,
         kubernetes=not args.no_kubernetes,
         model_server_command=args.model_server,
+        model_server_volumes=tuple(args.model_server_volume),
         skupper_versions=parse_skupper_versions(args.skupper_version),
         namespace=_namespace(args.namespace),
         root_hosts=frozenset(args.root_host),
@@ -609,6 +618,8 @@ def up_options(spec: WorldSpec) -> list[str]:
         options.append("--no-kubernetes")
     if spec.model_server_command:
         options += ["--model-server", spec.model_server_command]
+    for volume in spec.model_server_volumes:
+        options += ["--model-server-volume", volume]
     for name in sorted(spec.root_hosts):
         options += ["--root-host", name]
     if spec.router:

@@ -73,13 +73,17 @@ class WorldSpec:
     others get DEFAULT_SKUPPER_VERSION); ``namespace`` is every podman site's namespace.
     Every SSH host logs in as its non-root user, except those in ``root_hosts`` (uid 0).
     ``host_quirks`` gives some SSH hosts the quirks of real ones (``quirks``).
-    ``model_server_command`` runs as each provider's model instead of the built-in one.
+    ``model_server_command`` runs as each provider's model instead of the built-in one;
+    a real-podman host's model container sees each of ``model_server_volumes`` at its own
+    path (``podman run -v DIR:DIR``, as a user hands a model server its key), since its root
+    is the image's, not the machine's.
     ``router``: real | imitation | auto (None: ``$SKMCP_SANDBOX_ROUTER``, else auto)."""
 
     providers: int = 2
     sshd: SshdMode = "asyncssh"
     kubernetes: bool = True
     model_server_command: str | None = None
+    model_server_volumes: tuple[str, ...] = ()
     skupper_versions: Mapping[str, str] = field(default_factory=dict)
     namespace: str = "default"
     root_hosts: frozenset[str] = frozenset()
@@ -141,6 +145,7 @@ class WorldInfo(BaseModel):
     hosts: list[HostEntry]
     kube: KubeEntry | None = None
     model_server_command: str | None = None
+    model_server_volumes: list[str] = Field(default_factory=list)
     daemon_pid: int | None = None
     namespace: str = "default"  # the Skupper namespace of every podman site
     # skupper_sandbox.router.choice: "real" (skrouterd in router_home) or "imitation".
@@ -320,6 +325,7 @@ def plan_world(
         hosts=hosts,
         kube=kube,
         model_server_command=spec.model_server_command,
+        model_server_volumes=list(spec.model_server_volumes),
     )
 
 

@@ -39,6 +39,21 @@ REAL_USERS_BASE = Path(tempfile.gettempdir()) / "skmcp-worlds"
 WORLD_LINK = "world"
 
 
+@contextlib.contextmanager
+def reachable_dir(prefix: str) -> Iterator[Path]:
+    """A directory every user of this machine may use (1777, as ``/tmp``), removed after:
+    for what a test hands the programs a world runs as its hosts' users (a model server's
+    key file, the marks a hostile server writes), which pytest's own 0700 temporary
+    directories keep from a real user."""
+    REAL_USERS_BASE.mkdir(mode=0o711, exist_ok=True)
+    made = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=REAL_USERS_BASE))
+    made.chmod(0o1777)
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
 class SandboxCommandError(RuntimeError):
     """A ``sandbox`` command failed; the message carries its output."""
 

@@ -333,12 +333,17 @@ class WorldDaemon:
             # the host's network: a real podman's default is a network namespace of the
             # container's own, where the server's port is nobody else's
             "--network", "host",
-            "-e", "HOST=0.0.0.0",
+            # a real container shares the machine's network with every host of the world:
+            # "all interfaces" of a host of its own is its own address here
+            "-e", f"HOST={host.address if real_podman.is_real(host_dir) else '0.0.0.0'}",
             "-e", f"PORT={port}",
             "-e", f"MODEL_ID={host.default_model_id}",
         ]  # fmt: skip
         if self.info.model_server_command:
             argv += ["-e", f"SKMCP_MODEL_SERVER_COMMAND={self.info.model_server_command}"]
+        if real_podman.is_real(host_dir):  # the emulation's container sees the machine's files
+            for volume in self.info.model_server_volumes:
+                argv += ["-v", f"{volume}:{volume}"]
         argv.append(image)
         as_user = host_user(host_dir)
         if "user" in as_user:  # the runtime directory the product's commands give podman too
