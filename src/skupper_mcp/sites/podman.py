@@ -284,11 +284,18 @@ class PodmanSite:
         and the reload restores the namespace and starts the router again
         (fs_config_renderer.go@2.1.3 CleanupNamespaceForReload, compat/site_state_renderer.go@2.1.3
         Render). The window is one status write landing between RemoveAll's listing and its
-        last unlink, so a second run almost always gets through."""
+        last unlink, so a second run almost always gets through.
+
+        Either starts the namespace's unit (``systemctl start``, ``Failed to bootstrap:
+        unable to create startup service`` when that fails), so a unit whose start limit our
+        own quick restarts filled (a pool's strategy changed twice within ten seconds: two
+        reloads) would refuse it: ``reset-failed`` first, as ``start`` does."""
         verb = "start" if first_time else "reload"
         command = f"skupper system {verb} -n {quote(self.namespace)}"
+        unit = quote(names.router_unit(self.namespace))
+        reset = f"$SKMCP_CTL reset-failed {unit} 2>/dev/null || true; "
         race = None if first_time else REMOVAL_RACE
-        return Script(command, (command,), f"skupper system {verb}", retry_when=race)
+        return Script(command, (reset + command,), f"skupper system {verb}", retry_when=race)
 
     def recreate_router_with_tmpfs(self, router: RouterContainer | None) -> Script:
         """Re-create the router container with a tmpfs /tmp and SSL_PROFILE_BASE_PATH, from
