@@ -76,3 +76,30 @@ def test_the_start_script_brings_back_a_unit_that_hit_its_limit(host: HostKit) -
     started = host.sh(site.start(["cycled.service"], limit_hit=True).text)
     assert started.returncode == 0, started.stderr
     assert host.sh("systemctl --user is-active cycled").stdout == "active\n"
+
+
+@pytest.mark.parametrize("first_time", [True, False])
+def test_skupper_system_start_and_reload_reset_the_namespace_unit_first(first_time: bool) -> None:
+    """Both start ``skupper-<ns>.service``: after two quick reloads of our own (a pool's
+    strategy changed twice) its start limit would refuse the third."""
+    script = PodmanSite(FakeConnector("local"), "default").render(first_time)
+    verb = "start" if first_time else "reload"
+    assert script.body == (
+        f"$SKMCP_CTL reset-failed {ROUTER} 2>/dev/null || true; skupper system {verb} -n default",
+    )
+    assert script.done == f"skupper system {verb}"
+
+
+@pytest.mark.spawns
+def test_the_reset_lets_a_unit_at_its_limit_start_again_as_a_reload_would(
+    host: HostKit,
+) -> None:
+    """The reset the render script begins with, on a unit at its limit: the start that
+    ``skupper system reload`` makes then succeeds."""
+    host.write_unit(ROUTER, "[Service]\nExecStart=/bin/sleep 60\n")
+    for _ in range(5):
+        assert host.sh(f"systemctl --user restart {ROUTER}").returncode == 0
+    assert host.sh(f"systemctl --user restart {ROUTER}").returncode == 1
+    reset = PodmanSite(FakeConnector("h"), "default").render(False).body[0].split(";")[0]
+    assert host.sh(reset.replace("$SKMCP_CTL", "systemctl --user")).returncode == 0
+    assert host.sh(f"systemctl --user start {ROUTER}").returncode == 0
