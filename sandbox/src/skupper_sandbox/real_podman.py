@@ -401,19 +401,22 @@ def remove_host(host_dir: Path, as_user: RunAs | None = None) -> None:
     store = host_store(host_dir)
     if not store.containers_conf.is_file():
         return
-    remove_store({"PATH": "/usr/bin:/bin", **store.env_vars()}, store.root, as_user)
+    remove_store(_store_env(host_dir), store.root, as_user)
+
+
+def _store_env(host_dir: Path) -> dict[str, str]:
+    """What a podman command on the host's own store runs with."""
+    return {"PATH": "/usr/bin:/bin", **host_store(host_dir).env_vars()}
 
 
 def host_containers(host_dir: Path, as_user: RunAs | None = None) -> list[Listed]:
-    env = {"PATH": "/usr/bin:/bin", **host_store(host_dir).env_vars()}
-    return store_containers(env, as_user)
+    return store_containers(_store_env(host_dir), as_user)
 
 
 def log_tail(host_dir: Path, name: str, as_user: RunAs | None = None, lines: int = 20) -> str:
     """The last ``lines`` of a container's output as ``podman logs`` gives it (stdout and
     stderr together), or "" when podman cannot give it."""
-    env = {"PATH": "/usr/bin:/bin", **host_store(host_dir).env_vars()}
-    run_env, options = _as(as_user, env)
+    run_env, options = _as(as_user, _store_env(host_dir))
     try:
         done = subprocess.run(
             [PODMAN, "logs", "--tail", str(lines), name],

@@ -42,7 +42,6 @@ USERADD = "/usr/sbin/useradd"
 USERDEL = "/usr/sbin/userdel"
 RUN_USER = Path("/run/user")
 SEARCH_LEDGER = Path("/run/skupper-sandbox/opened-for-search")
-_ANY_WORLD_USER_RE = re.compile(r"^sk[0-9a-f]{6}-")
 #: Where rootless podman keeps its runtime state when ``XDG_RUNTIME_DIR`` is unset and PID 1
 #: is not systemd (c/storage ``getRootlessRuntimeDir``, podman ``util.GetRuntimeDir``).
 _TMP_RUNTIME_DIRS = ("podman-run-{uid}", "containers-user-{uid}")
@@ -91,9 +90,14 @@ class Account:
         return LoginOptions(user=self.uid, group=self.gid, extra_groups=self.groups)
 
 
+_PREFIX_HEX = 6
+#: The start of the names of every world's users, whichever world (``world_prefix``)
+_ANY_WORLD_USER_RE = re.compile(rf"^sk[0-9a-f]{{{_PREFIX_HEX}}}-")
+
+
 def world_prefix(world_id: str) -> str:
     """The start of every user name of a world."""
-    return "sk" + hashlib.sha256(world_id.encode()).hexdigest()[:6] + "-"
+    return "sk" + hashlib.sha256(world_id.encode()).hexdigest()[:_PREFIX_HEX] + "-"
 
 
 def user_name(world_id: str, host: str) -> str:

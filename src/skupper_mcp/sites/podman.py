@@ -92,6 +92,12 @@ class SiteArchive:
     files: list[str]
 
 
+def _reset_failed(quoted_units: str) -> str:
+    """The shell that clears systemd's failed state and start counter of units already
+    quoted, before a command that starts them; on a unit not loaded it changes nothing."""
+    return f"$SKMCP_CTL reset-failed {quoted_units} 2>/dev/null || true; "
+
+
 @dataclass
 class PodmanSite:
     """The Skupper namespace ``namespace`` on the host behind ``connector``."""
@@ -292,8 +298,7 @@ class PodmanSite:
         reloads) would refuse it: ``reset-failed`` first, as ``start`` does."""
         verb = "start" if first_time else "reload"
         command = f"skupper system {verb} -n {quote(self.namespace)}"
-        unit = quote(names.router_unit(self.namespace))
-        reset = f"$SKMCP_CTL reset-failed {unit} 2>/dev/null || true; "
+        reset = _reset_failed(quote(names.router_unit(self.namespace)))
         race = None if first_time else REMOVAL_RACE
         return Script(command, (reset + command,), f"skupper system {verb}", retry_when=race)
 
@@ -381,7 +386,7 @@ class PodmanSite:
             )
         return Script(
             f"systemctl reset-failed {listed}; systemctl start {listed}",
-            (f"$SKMCP_CTL reset-failed {quoted} 2>/dev/null || true; $SKMCP_CTL start {quoted}",),
+            (f"{_reset_failed(quoted)}$SKMCP_CTL start {quoted}",),
             done,
         )
 
