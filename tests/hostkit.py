@@ -94,6 +94,19 @@ class HostKit:
             command, env=env, input=stdin, capture_output=True, text=True, timeout=timeout
         )
 
+    def wait_until_started(self, unit: str, deadline: float = 30.0) -> None:
+        """Wait until a Type=simple unit's start command has ended (its MainPID is 0).
+
+        ``systemctl start`` of such a unit returns once the command is forked. A stop
+        sent before it ends runs ExecStop while the start still runs, and the start can
+        then undo the stop: with the controller's units, on real systemd as here."""
+
+        def main_pid() -> str:
+            shown = self.sh(f"systemctl --user show -p MainPID --value {unit}")
+            return shown.stdout.strip()
+
+        wait_for(lambda: main_pid() == "0", timeout=deadline, what=f"{unit}'s start to end")
+
     def write_unit(self, name: str, text: str) -> Path:
         self.unit_dir.mkdir(parents=True, exist_ok=True)
         path = self.unit_dir / name

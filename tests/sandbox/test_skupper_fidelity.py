@@ -184,6 +184,7 @@ def test_b1_install_writes_and_enables_skupper_controller_service(v21: HostKit) 
         shown = v21.sh("systemctl --user is-active skupper-controller.service podman.socket")
         assert shown.stdout.split() == ["active", "active"]
         assert "SKUPPER_SYSTEM_RELOAD_TYPE" not in text  # a 2.2.0 addition
+        v21.wait_until_started("skupper-controller.service")
         v21.sh("systemctl --user stop skupper-controller.service")
 
 
@@ -191,6 +192,7 @@ def test_c6_install_21_has_no_reload_type_and_keeps_a_stopped_controller(v21: Ho
     assert v21.skupper("system", "install", "--reload-type", "auto").returncode == 1
     with v21.manager():
         assert v21.skupper("system", "install").returncode == 0
+        v21.wait_until_started("skupper-controller.service")
         v21.sh("systemctl --user stop skupper-controller.service")
         before = containers.get(v21.home, f"{v21.info.user}-skupper-controller")
         assert before is not None and not containers.running(before)
@@ -207,6 +209,7 @@ def test_c6_install_22_takes_reload_type(v22: HostKit) -> None:
         assert done.returncode == 0, done.stdout
         text = (v22.unit_dir / "skupper-controller.service").read_text()
         assert 'Environment="SKUPPER_SYSTEM_RELOAD_TYPE=auto"' in text
+        v22.wait_until_started("skupper-controller.service")
         v22.sh("systemctl --user stop skupper-controller.service")
 
 
