@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from skupper_sandbox.emulated import controller
-from skupper_sandbox.emulated.controller import QueryPacing, RouterLogs
+from skupper_sandbox.emulated.controller import QueryPacing
+from skupper_sandbox.emulated.router_news import RouterLogs
 
 
 @pytest.fixture

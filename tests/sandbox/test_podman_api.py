@@ -15,7 +15,13 @@ import pytest
 from skupper_sandbox import hostenv
 from skupper_sandbox.emulated import podman_api
 
-INSPECT = {"State": {"Running": True, "Pid": 42}, "RestartCount": 1, "LogPath": "/x/ctr.log"}
+ID = "4838c9afcbe02aff2ddced45cafab79bc0c83d81057d3ed5c8df033bcf902073"
+INSPECT = {
+    "Id": ID,
+    "State": {"Running": True, "Pid": 42},
+    "RestartCount": 1,
+    "Config": {"Tty": False},
+}
 VERSION = {
     "Version": "4.3.1",
     "Components": [{"Name": "Podman Engine", "Details": {"APIVersion": "4.3.1"}}],
@@ -64,7 +70,7 @@ def test_a_container_is_read_from_its_inspect_and_404_is_none(
     table["/containers/ns-skupper-router/json"] = _answer(200, json.dumps(INSPECT).encode())
     table["/version"] = _answer(200, json.dumps(VERSION).encode())
     api = podman_api.PodmanApi(path, timeout=5)
-    assert api.inspect("ns-skupper-router") == podman_api.ContainerState(True, 42, 1, "/x/ctr.log")
+    assert api.inspect("ns-skupper-router") == podman_api.ContainerState(ID, True, 42, 1, False)
     assert api.inspect("nosuch") is None
     assert api.validate() == "4.3.1"
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import select
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +25,7 @@ import yaml
 from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.cli import world_processes
 from skupper_sandbox.emulated import podman_api
+from skupper_sandbox.emulated.router_news import LogFrames
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
@@ -294,7 +297,7 @@ def test_podman_socket_is_served_by_real_podman_with_the_hosts_own_store(world: 
     try:
         state = api.inspect("probe")
         assert state is not None and not state.running and state.restart_count == 0
-        assert state.log_path.startswith(str(world.host_dir("local") / "podman"))
+        assert len(state.id) == 64 and not state.tty
         assert api.inspect("nosuch") is None
     finally:
         _ok(world, "local", "podman rm -f probe")
@@ -310,6 +313,52 @@ def test_podman_socket_is_served_by_real_podman_with_the_hosts_own_store(world: 
     assert not api.path.exists()
     with pytest.raises(podman_api.PodmanApiError):
         api.validate()
+
+
+def _follow(
+    sock: socket.socket, frames: LogFrames, enough: Callable[[list[bytes]], bool], seconds: float
+) -> list[bytes]:
+    """The lines a followed output gives until ``enough`` says so or the stream ends."""
+    lines: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    while not enough(lines) and not frames.ended:
+        ready, _, _ = select.select([sock], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise AssertionError(f"no more output within {seconds:g}s: {lines[-3:]}")
+        data = sock.recv(65536)
+        if not data:
+            break
+        lines += frames.feed(data)
+    return lines
+
+
+def test_a_running_containers_output_is_followed_through_the_api_until_it_stops(
+    world: World,
+) -> None:
+    """What the controller of a real-podman host reads its router's output by: podman's
+    answer to a followed log, read by ``LogFrames``, gives each new line and ends when the
+    container stops."""
+    api = _api(world, "local")
+    _ok(world, "local", "systemctl enable --now podman.socket")
+    talk = "i=0; while :; do i=$((i+1)); echo line $i; sleep 0.2; done"
+    _ok(world, "local", f"podman run -d --name talker {real_podman.BASE_IMAGE} sh -c '{talk}'")
+    try:
+        state = api.inspect("talker")
+        assert state is not None and state.running
+        sock = api.follow_logs(state.id)
+        try:
+            frames = LogFrames(tty=state.tty)
+            lines = _follow(sock, frames, lambda got: len(got) >= 3, 15.0)
+            numbers = [int(line.split()[1]) for line in lines]
+            assert all(line.startswith(b"line ") for line in lines), lines
+            assert numbers == list(range(numbers[0], numbers[0] + len(numbers))), lines
+            _ok(world, "local", "podman stop -t 1 talker")
+            _follow(sock, frames, lambda _: False, 20.0)  # ends: no AssertionError
+        finally:
+            sock.close()
+    finally:
+        _ok(world, "local", "podman rm -f talker")
+        _ok(world, "local", "systemctl stop podman.socket")
 
 
 def test_a_rootless_hosts_podman_socket_is_served_as_its_user(world: World) -> None:

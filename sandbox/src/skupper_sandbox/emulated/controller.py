@@ -6,7 +6,8 @@ writes live status into ``runtime/resources``. While it is not running nothing u
 status goes stale (as on a real host).
 
 On a real-podman host the controller runs in a real container and its routers' containers
-are podman's: it asks the host's podman API socket about them (``router_containers``).
+are podman's: it asks the host's podman API socket about them and follows their output
+through it (``router_containers``, ``router_news``).
 
 The real controller is told, not polling: a receiver on the router's ``mc/sfe.all`` says
 whether the router is up, and the flow collector's records say what changed
@@ -56,14 +57,6 @@ IDLE_QUERY_SECONDS = 60.0
 #: How often a kept management connection runs its I/O between queries: AMQP heartbeats
 #: every 8 s or so keep the router from dropping it as idle.
 KEEPALIVE_SECONDS = 3.0
-#: More new log than this since the last look is news without reading it.
-MAX_LOG_NEWS = 1 << 20
-#: Router log lines that change nothing the controller reports: flow records (one for every
-#: connection through the router) and the server's lines on inbound connections (a TCP
-#: probe of a link port, as status makes, is accepted and fails without AMQP; an inbound
-#: link that opens is logged again by ROUTER_CORE). Outbound failures stay news: they are
-#: a link's error.
-NO_NEWS = (b" FLOW_LOG ", b"] Accepted connection to ", b"] Connection from ")
 NETWORK_STATUS = "skupper-network-status"
 LOCAL_CLIENT_CERT = "skupper-local-client"
 Cond, Status = res.Condition, res.Status
@@ -386,37 +379,6 @@ def marks(
     return tuple(found)
 
 
-class RouterLogs:
-    """Whether the routers' logs have news: a line since the last look that says something
-    the controller reports may have changed (connections opened and lost, topology computed,
-    listeners bound, links failing), not one of NO_NEWS."""
-
-    def __init__(self) -> None:
-        self.read_to: dict[Path, int] = {}
-
-    def news(self, routers: list[router_containers.RouterSeen]) -> bool:
-        logs = [router.log for router in routers if router.log is not None]
-        return any([self.news_in(log) for log in logs])  # every offset moves on
-
-    def news_in(self, path: Path) -> bool:
-        try:
-            with path.open("rb") as log:
-                size = os.fstat(log.fileno()).st_size
-                start = self.read_to.get(path)
-                if start is None or size < start or size - start > MAX_LOG_NEWS:
-                    self.read_to[path] = size  # a new log, or too much to look at: news
-                    return start is not None
-                log.seek(start)
-                chunk = log.read(size - start)
-        except OSError:
-            return self.read_to.pop(path, None) is not None
-        complete = chunk[: chunk.rfind(b"\n") + 1]  # a line still being written waits
-        self.read_to[path] = start + len(complete)
-        return any(
-            line and not any(mark in line for mark in NO_NEWS) for line in complete.split(b"\n")
-        )
-
-
 class QueryPacing:
     """When to ask the routers next: soon after a change, then less and less often."""
 
@@ -468,11 +430,11 @@ def main() -> int:
     print("System controller started", flush=True)
     env, homes = os.environ, Homes.of(os.environ)
     sessions = router_choice.for_world(hostenv.current_host(env).world_dir).management()
-    parsed, pacing, logs = ParsedFiles(), QueryPacing(), RouterLogs()
+    parsed, pacing = ParsedFiles(), QueryPacing()
     spaces = homes.namespaces()
     routers = homes.look(spaces)
     seen = marks(spaces, routers)
-    logs.news(routers)
+    homes.routers.news(routers)
     with dirwatch.DirectoryWatch() as watch:
         while True:
             for directory in watched(homes, spaces):
@@ -492,7 +454,7 @@ def main() -> int:
                 spaces = homes.namespaces()  # one look per wake, for all that follows
                 routers = homes.look(spaces)
                 current = marks(spaces, routers)
-                if logs.news(routers) or current != seen:
+                if homes.routers.news(routers) or current != seen:
                     pacing.changed()
                 seen = current
 

@@ -60,10 +60,11 @@ def endpoint_socket(env: Mapping[str, str], info: hostenv.HostInfo) -> Path:
 class ContainerState:
     """What the controller reads of a container: ``State.Running`` decides."""
 
+    id: str
     running: bool
     pid: int
     restart_count: int
-    log_path: str
+    tty: bool
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -132,10 +133,11 @@ class PodmanApi:
         if status != 200:
             raise PodmanApiError(f"inspect {name}: answered {status}")
         return ContainerState(
+            id=_field(body, str, "Id"),
             running=_field(body, bool, "State", "Running"),
             pid=_field(body, int, "State", "Pid"),
             restart_count=_field(body, int, "RestartCount"),
-            log_path=_field(body, str, "LogPath"),
+            tty=_field(body, bool, "Config", "Tty"),
         )
 
     def events(self) -> socket.socket:
@@ -143,14 +145,25 @@ class PodmanApi:
         The caller only waits for it to become readable and drains it: the answer's head
         (podman may send it only with the first event) is one more wake, never parsed."""
         filters = quote(json.dumps({"type": ["container"]}), safe="")
+        return self._stream(f"/events?filters={filters}")
+
+    def follow_logs(self, container_id: str) -> socket.socket:
+        """A connection on which podman streams the container's output from now on
+        (``GET /containers/{id}/logs?follow=1&tail=0``, stdout and stderr), until the
+        container stops; ``router_news.LogFrames`` reads it."""
+        name = quote(container_id, safe="")
+        return self._stream(f"/containers/{name}/logs?follow=1&stdout=1&stderr=1&tail=0")
+
+    def _stream(self, target: str) -> socket.socket:
+        """A non-blocking connection with ``GET target`` sent, its answer left to read."""
         try:
             sock = connect_unix(self.path, timeout=self.timeout)
         except OSError as exc:
-            raise PodmanApiError(f"GET /events: {exc}") from exc
+            raise PodmanApiError(f"GET {target}: {exc}") from exc
         try:
-            sock.sendall(f"GET /events?filters={filters} HTTP/1.1\r\nHost: d\r\n\r\n".encode())
+            sock.sendall(f"GET {target} HTTP/1.1\r\nHost: d\r\n\r\n".encode())
         except OSError as exc:
             sock.close()
-            raise PodmanApiError(f"GET /events: {exc}") from exc
+            raise PodmanApiError(f"GET {target}: {exc}") from exc
         sock.setblocking(False)
         return sock

@@ -5,9 +5,11 @@ runs, and is woken by what changes in it (docs/sandbox.md section 5). On an emul
 that is the emulated store (``containers``: each container's state file and log, watched
 with inotify). On a real-podman host the store is podman's own, so the controller asks the
 host's podman API socket, as Skupper's compat client does (``GET /containers/{name}/json``:
-``State.Running``), reads the log file podman names (``LogPath``), and is woken by podman's
-event stream (``GET /events``) instead of inotify on state files. Both give one answer per
-router, ``RouterSeen``, and the controller decides the same way on both.
+``State.Running``), is woken by podman's event stream (``GET /events``) instead of inotify
+on state files, and follows each running router's output through the same socket
+(``router_news.LogFrames``): podman's log file is not readable from the controller's
+container. Both give one answer per router, ``RouterSeen``, and say whether the routers'
+output had news since the last look; the controller decides the same way on both.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from typing import Protocol
 from skupper_sandbox import hostenv, real_podman
 from skupper_sandbox.emulated import podman_api
 from skupper_sandbox.emulated.podman import containers
+from skupper_sandbox.emulated.router_news import LogFrames, RouterLogs, StreamError, is_news
 
-#: More event bytes than this at one wake are drained no further: any event is news.
+#: More event bytes than this at one wake are drained no further: any event is news. A
+#: followed log gives at most this much at one wake too; the rest waits for the next.
 MAX_EVENT_READ = 1 << 20
 
 
@@ -35,7 +39,7 @@ class RouterSeen:
 
     running: bool | None
     mark: object  # changes whenever the container starts, stops or restarts
-    log: Path | None
+    log: Path | None  # the log file, where the controller can read it
 
 
 class RouterContainers(Protocol):
@@ -47,6 +51,8 @@ class RouterContainers(Protocol):
 
     def drain(self, ready: list[int]) -> None: ...
 
+    def news(self, routers: list[RouterSeen]) -> bool: ...
+
     def blind(self) -> bool: ...
 
     def close(self) -> None: ...
@@ -57,6 +63,7 @@ class StoreContainers:
 
     def __init__(self, host_home: Path) -> None:
         self.store = containers.store_root(host_home)
+        self.logs = RouterLogs()
 
     def look(self, name: str) -> RouterSeen:
         found = containers.load(self.store / name)
@@ -75,11 +82,23 @@ class StoreContainers:
     def drain(self, ready: list[int]) -> None:
         return None
 
+    def news(self, routers: list[RouterSeen]) -> bool:
+        return self.logs.news(routers)
+
     def blind(self) -> bool:
         return False
 
     def close(self) -> None:
         return None
+
+
+@dataclass
+class _Followed:
+    """One running router's output, followed through the API."""
+
+    container_id: str
+    sock: socket.socket
+    frames: LogFrames
 
 
 class ApiContainers:
@@ -88,7 +107,8 @@ class ApiContainers:
     def __init__(self, api: podman_api.PodmanApi) -> None:
         self.api = api
         self.events: socket.socket | None = None
-        self.logs: dict[str, Path] = {}
+        self.followed: dict[str, _Followed] = {}
+        self.had_news = False
         self.reported: str | None = None
 
     def _report(self, problem: str | None) -> None:
@@ -101,23 +121,45 @@ class ApiContainers:
             state = self.api.inspect(name)
         except podman_api.PodmanApiError as exc:
             self._report(str(exc))
-            return RouterSeen(None, ("unknown",), self.logs.get(name))
+            return RouterSeen(None, ("unknown",), None)
         self._report(None)
+        if state is None or not state.running:
+            self._unfollow(name)
+        else:
+            self._follow(name, state)
         if state is None:
-            self.logs.pop(name, None)
             return RouterSeen(False, None, None)
-        log = Path(state.log_path) if state.log_path else None
-        if log is not None:
-            self.logs[name] = log
-        return RouterSeen(state.running, (state.running, state.pid, state.restart_count), log)
+        return RouterSeen(state.running, (state.running, state.pid, state.restart_count), None)
+
+    def _follow(self, name: str, state: podman_api.ContainerState) -> None:
+        """Follow a running router's output from now on, once per run of its container:
+        a stream podman ended (the container stopped) or one of a container since replaced
+        is followed anew. Opened before the look's query, so nothing logged after the
+        query goes unseen."""
+        current = self.followed.get(name)
+        if current is not None and current.container_id == state.id:
+            return
+        self._unfollow(name)
+        try:
+            sock = self.api.follow_logs(state.id)
+        except podman_api.PodmanApiError as exc:
+            self._report(str(exc))
+            return
+        self.followed[name] = _Followed(state.id, sock, LogFrames(tty=state.tty))
+
+    def _unfollow(self, name: str) -> None:
+        gone = self.followed.pop(name, None)
+        if gone is not None:
+            with contextlib.suppress(OSError):
+                gone.sock.close()
 
     def watched(self, name: str) -> list[Path]:
-        log = self.logs.get(name)
-        return [log.parent] if log is not None else []
+        return []
 
     def wake_fds(self) -> list[int]:
         """The event stream's socket, connected again when it is gone (the socket unit
-        stopped and started); none while podman cannot be reached."""
+        stopped and started), and each followed router's output; none while podman cannot
+        be reached."""
         if self.events is None:
             try:
                 self.api.validate()  # as the compat client does before it uses a socket
@@ -125,9 +167,12 @@ class ApiContainers:
             except podman_api.PodmanApiError as exc:
                 self._report(str(exc))
                 return []
-        return [self.events.fileno()]
+        return [self.events.fileno(), *(f.sock.fileno() for f in self.followed.values())]
 
     def drain(self, ready: list[int]) -> None:
+        for name, followed in list(self.followed.items()):
+            if followed.sock.fileno() in ready:
+                self._read_output(name, followed)
         events = self.events
         if events is None or events.fileno() not in ready:
             return
@@ -143,6 +188,39 @@ class ApiContainers:
             return
         except OSError:
             self.close()
+
+    def _read_output(self, name: str, followed: _Followed) -> None:
+        """Take what the router wrote since the last wake; any news line is news. A stream
+        that ended (its container stopped) or is not podman's is dropped: the next look
+        follows the container again if it runs."""
+        read = 0
+        try:
+            while read < MAX_EVENT_READ:
+                chunk = followed.sock.recv(65536)
+                if not chunk:
+                    break
+                read += len(chunk)
+                self.had_news |= any(is_news(line) for line in followed.frames.feed(chunk))
+                if followed.frames.ended:
+                    break
+            else:
+                return
+        except BlockingIOError:
+            return
+        except StreamError as exc:
+            self._report(f"the output of {name}: {exc}")
+        except OSError:
+            pass
+        # The stream is over: the container stopped (an event says so too) or podman's
+        # service went away. What it said last is a change, as the closing of a log is.
+        self.had_news = True
+        self.followed.pop(name, None)
+        with contextlib.suppress(OSError):
+            followed.sock.close()
+
+    def news(self, routers: list[RouterSeen]) -> bool:
+        news, self.had_news = self.had_news, False
+        return news
 
     def blind(self) -> bool:
         """Whether no event stream tells of changes (then each tick is a look)."""
