@@ -41,7 +41,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     if why_not is not None:
         pytest.skip(f"real podman cannot run here: {why_not}")
     spec = WorldSpec(
-        providers=1,
+        providers=2,  # rhtevan-work: a rootless host whose router can write its /tmp
         kubernetes=False,
         root_hosts=frozenset({"local"}),
         podman="real",
@@ -56,7 +56,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def _assert_nothing_left(world: World) -> None:
-    for host in ("local", "rhel-ai"):
+    for host in ("local", "rhel-ai", "rhtevan-work"):
         store = real_podman.host_store(world.host_dir(host))
         assert not store.root.exists() and not store.runroot.exists()
     assert world_processes(world.info.id) == []
@@ -241,7 +241,7 @@ def test_openssh_logs_in_as_the_real_user(tmp_path: Path) -> None:
     if real_podman.probe() is not None or not Path("/usr/sbin/sshd").exists():
         pytest.skip("needs real podman and OpenSSH's sshd")
     spec = WorldSpec(
-        providers=1,
+        providers=2,  # rhtevan-work: a rootless host whose router can write its /tmp
         kubernetes=False,
         sshd="openssh",
         podman="real",
@@ -374,13 +374,15 @@ def test_a_rootless_hosts_podman_socket_is_served_as_its_user(world: World) -> N
     _ok(world, "rhel-ai", f"{runtime} systemctl --user stop podman.socket")
 
 
-def _site_running(world: World) -> tuple[str, str] | None:
+def _site_running(world: World, host: str) -> tuple[str, str] | None:
     """The Site's Running condition in the runtime resources (status, message), once the
     controller wrote it (the render writes no ``network``)."""
-    path = (
-        world.host_dir("local")
-        / "sysroot/var/lib/skupper/namespaces/default/runtime/resources/Site-hub.yaml"
+    data = (
+        world.host_dir(host) / "sysroot/var/lib/skupper"
+        if world.hosts[host].user == "root"
+        else world.host_dir(host) / "home/.local/share/skupper"
     )
+    path = data / "namespaces/default/runtime/resources/Site-hub.yaml"
     try:
         site = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError):
@@ -394,31 +396,48 @@ def _site_running(world: World) -> tuple[str, str] | None:
     return None
 
 
-def test_the_controllers_site_status_follows_the_real_router(world: World) -> None:
+@pytest.mark.parametrize("host", ["local", "rhtevan-work"])
+def test_the_controllers_site_status_follows_the_real_router(world: World, host: str) -> None:
     """The controller runs in a real container and asks the host's podman API about the
-    router (a real container too): stopped by podman, the Site stops saying Running; started
-    again, it comes back."""
+    router (a real container too), through the socket ``system install`` mounts into it:
+    stopped by podman, the Site says "No router pod is ready" (podman's answer: without it
+    the router's silence would say "Router is not responding"); started again, it comes
+    back. On the root host (rootful podman) and on a rootless one, whose socket is under
+    the user's own ``/run/user/<uid>``."""
     env = "SKUPPER_PLATFORM=podman"
-    _ok(world, "local", f"{env} skupper system install")
-    _ok(world, "local", f"{env} skupper system apply -f - -n default <<'EOF'\n{SITE}EOF")
-    _ok(world, "local", f"{env} skupper system start")
+    if world.hosts[host].user != "root":
+        env = f"export XDG_RUNTIME_DIR=/run/user/$(id -u); {env}"
+    _ok(world, host, f"{env} skupper system install")
+    _ok(world, host, f"{env} skupper system apply -f - -n default <<'EOF'\n{SITE}EOF")
+    _ok(world, host, f"{env} skupper system start")
     try:
-        running = [
-            c["Names"][0] for c in json.loads(_ok(world, "local", "podman ps --format json"))
-        ]
-        assert "root-skupper-controller" in running and "default-skupper-router" in running
+        running = [c["Names"][0] for c in json.loads(_ok(world, host, "podman ps --format json"))]
+        assert "default-skupper-router" in running
+        [controller] = [name for name in running if name.endswith("-skupper-controller")]
+        mounts = json.loads(_ok(world, host, f"podman inspect {controller}"))[0]["Mounts"]
+        assert "/var/run/podman.sock" in [m["Destination"] for m in mounts]
         ready = ("True", "OK")
-        assert _within(15.0, lambda: _site_running(world) == ready), _site_running(world)
-        _ok(world, "local", "podman stop default-skupper-router")
+        assert _within(15.0, lambda: _site_running(world, host) == ready), _site_running(
+            world, host
+        )
+        _ok(world, host, "podman stop default-skupper-router")
         stopped = ("False", "No router pod is ready")
-        assert _within(15.0, lambda: _site_running(world) == stopped), _site_running(world)
-        _ok(world, "local", "podman start default-skupper-router")
-        assert _within(15.0, lambda: _site_running(world) == ready), _site_running(world)
+        assert _within(15.0, lambda: _site_running(world, host) == stopped), _site_running(
+            world, host
+        )
+        _ok(world, host, "podman start default-skupper-router")
+        assert _within(15.0, lambda: _site_running(world, host) == ready), _site_running(
+            world, host
+        )
         # a crash, as the world's fault makes one: podman's restart policy brings it back,
         # and the status follows it there too
-        world.fault("local", "kill-router")
-        assert _within(15.0, lambda: _site_running(world) == ready), _site_running(world)
+        world.fault(host, "kill-router")
+        assert _within(15.0, lambda: _site_running(world, host) == ready), _site_running(
+            world, host
+        )
+        assert "podman API" not in _ok(world, host, f"podman logs {controller} 2>&1")
     finally:
-        _ok(world, "local", f"{env} skupper system stop")
-        _ok(world, "local", f"{env} skupper system uninstall --force")
-    assert json.loads(_ok(world, "local", "podman ps -a --format json")) == []
+        _ok(world, host, f"{env} skupper system stop")
+        _ok(world, host, f"{env} skupper system uninstall --force")
+    left = [c["Names"][0] for c in json.loads(_ok(world, host, "podman ps -a --format json"))]
+    assert [name for name in left if "skupper" in name] == []  # a provider's model stays

@@ -56,6 +56,19 @@ def endpoint_socket(env: Mapping[str, str], info: hostenv.HostInfo) -> Path:
     return Path(given)
 
 
+def mounted_socket(engine: str) -> Path:
+    """Where ``skupper system install`` mounts the API socket in the controller's container:
+    ``/var/run/<engine>.sock`` (install.go@2.1.3:86)."""
+    return Path(f"/var/run/{engine}.sock")
+
+
+def controller_socket(env: Mapping[str, str], info: hostenv.HostInfo) -> Path:
+    """The socket a controller reaches its host's podman by: the one mounted into its
+    container, else the endpoint it was given (``endpoint_socket``)."""
+    mounted = mounted_socket(env.get("CONTAINER_ENGINE") or "podman")
+    return mounted if mounted.is_socket() else endpoint_socket(env, info)
+
+
 @dataclass(frozen=True)
 class ContainerState:
     """What the controller reads of a container: ``State.Running`` decides."""

@@ -235,8 +235,9 @@ class ApiContainers:
 
 def for_host(env: Mapping[str, str]) -> RouterContainers:
     """The host's containers as its controller reads them: podman's API on a real-podman
-    host (the endpoint the controller was given, ``CONTAINER_ENDPOINT``), else the store."""
+    host (the socket ``system install`` mounted into the controller's container, else the
+    endpoint it was given, ``CONTAINER_ENDPOINT``), else the store."""
     host = hostenv.current_host(env)
     if real_podman.is_real(Path(host.host_dir)):
-        return ApiContainers(podman_api.PodmanApi(podman_api.endpoint_socket(env, host)))
+        return ApiContainers(podman_api.PodmanApi(podman_api.controller_socket(env, host)))
     return StoreContainers(host.home)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import hostenv, real_podman
+from .. import podman_api
 from ..podman import containers
 from . import render, units
 from . import resources as res
@@ -375,6 +376,7 @@ class System:
             "--security-opt",
             "label=disable",
             *self.container_identity,
+            *self._endpoint_mount(socket),
             "-v",
             f"{self.data_home}:/output:z",
         ]
@@ -410,6 +412,18 @@ class System:
                 f'startup service "{CONTROLLER_UNIT}" - {exc}'
             ) from exc
         print(f"Platform {self.platform} is now configured for Skupper")
+
+    def _endpoint_mount(self, socket: str) -> list[str]:
+        """The controller gets the API socket at ``/var/run/<platform>.sock`` (a bind mount
+        of the endpoint's path, ``:z``; install.go@2.1.3:84-104): its container sees no
+        other way to the host's podman. Only where the socket is a file: a real-podman
+        host's, served by podman; an emulated host has no socket file (its podman.socket
+        is the manager's answer only), and its controller reads the store instead."""
+        info = hostenv.current_host(self.env)
+        path = podman_api.endpoint_socket({"CONTAINER_ENDPOINT": f"unix://{socket}"}, info)
+        if not path.is_socket():
+            return []
+        return ["-v", f"{path}:{podman_api.mounted_socket(self.platform)}:z"]
 
     def _active_sites(self) -> list[str]:
         """bootstrap.CheckActiveSites: 2.1.x counts every directory under ``namespaces/``
