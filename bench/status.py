@@ -42,10 +42,11 @@ from mcp import Client, StdioServerParameters
 
 from skupper_mcp.connectors.ssh import SSHConnector
 from skupper_mcp.topology import Topology, load_topology
-from skupper_sandbox import hostenv, real_users
+from skupper_sandbox import hostenv
 from skupper_sandbox.cli import world_processes
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
+from skupper_sandbox.world import host_user
 
 CALL_TIMEOUT = 600.0
 IDLE_WINDOW = 10.0
@@ -273,14 +274,13 @@ def command_cpu_ms(world: World, count: int = 10) -> float:
     """CPU of the costliest emulated command of a state read, run as the host runs it: the
     client's own CPU plus the command's (the server records each; without a server both
     are children)."""
-    host = world.info.ssh_hosts[0].name
-    env = hostenv.host_env(world.dir / "hosts" / host)
+    host_dir = world.host_dir(world.info.ssh_hosts[0].name)
+    env = hostenv.host_env(host_dir)
     env["PATH"] = f"{world.dir / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
     env["KUBECONFIG"] = "/dev/null"
     stats = world.dir / "logs" / "commands.stats"
     # as the host's login user: root driving a rootless user's podman store takes it over
-    account = real_users.lookup(world.info.ssh_hosts[0].user)
-    as_user = account.subprocess_options() if world.info.ssh_hosts[0].real_user and account else {}
+    as_user = host_user(host_dir)
     costs = []
     for command in READ_COMMANDS:
         served_before = len(stats.read_text().splitlines()) if stats.exists() else 0

@@ -324,8 +324,9 @@ class WorldDaemon:
         env = hostenv.host_env(host_dir)
         port = host.ports["model"]
         image = CUSTOM_MODEL_IMAGE if self.info.model_server_command else BUILTIN_MODEL_IMAGE
+        real = real_podman.is_real(host_dir)
         podman = [sys.executable, "-m", PODMAN_MODULE]
-        if real_podman.is_real(host_dir):  # the wrapper: this host's own real podman
+        if real:  # the wrapper: this host's own real podman
             podman = [str(self.layout.bin_dir / "podman")]
         argv = [
             *podman, "run", "-d",
@@ -335,13 +336,13 @@ class WorldDaemon:
             "--network", "host",
             # a real container shares the machine's network with every host of the world:
             # "all interfaces" of a host of its own is its own address here
-            "-e", f"HOST={host.address if real_podman.is_real(host_dir) else '0.0.0.0'}",
+            "-e", f"HOST={host.address if real else '0.0.0.0'}",
             "-e", f"PORT={port}",
             "-e", f"MODEL_ID={host.default_model_id}",
         ]  # fmt: skip
         if self.info.model_server_command:
             argv += ["-e", f"SKMCP_MODEL_SERVER_COMMAND={self.info.model_server_command}"]
-        if real_podman.is_real(host_dir):  # the emulation's container sees the machine's files
+        if real:  # the emulation's container sees the machine's files
             for volume in self.info.model_server_volumes:
                 argv += ["-v", f"{volume}:{volume}"]
         argv.append(image)

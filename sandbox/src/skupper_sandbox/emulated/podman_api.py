@@ -46,8 +46,12 @@ def endpoint_socket(env: Mapping[str, str], info: hostenv.HostInfo) -> Path:
     which its container sees at the same place), else the host's own (``socket_path``)."""
     endpoint = env.get("CONTAINER_ENDPOINT", "")
     given = endpoint.removeprefix("unix://") if endpoint.startswith(("unix:///", "/")) else ""
-    if not given:
-        return socket_path(info)
+    return in_world(given, info) if given else socket_path(info)
+
+
+def in_world(given: str, info: hostenv.HostInfo) -> Path:
+    """Where a socket path of the host (``/run/user/<uid>/...``, a root host's
+    ``/run/podman/...``) is in the world."""
     user_runtime = f"/run/user/{info.uid}"
     if given == user_runtime or given.startswith(user_runtime + "/"):
         return info.run_dir / given[len(user_runtime) :].lstrip("/")

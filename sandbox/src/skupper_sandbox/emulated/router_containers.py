@@ -83,7 +83,7 @@ class StoreContainers:
         return None
 
     def news(self, routers: list[RouterSeen]) -> bool:
-        return self.logs.news(routers)
+        return self.logs.news(router.log for router in routers if router.log is not None)
 
     def blind(self) -> bool:
         return False
@@ -214,9 +214,7 @@ class ApiContainers:
         # The stream is over: the container stopped (an event says so too) or podman's
         # service went away. What it said last is a change, as the closing of a log is.
         self.had_news = True
-        self.followed.pop(name, None)
-        with contextlib.suppress(OSError):
-            followed.sock.close()
+        self._unfollow(name)
 
     def news(self, routers: list[RouterSeen]) -> bool:
         news, self.had_news = self.had_news, False

@@ -14,9 +14,8 @@ bytes, the size big-endian) before each line, none when the container has a tty
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
 
 #: More new log than this since the last look is news without reading it.
 MAX_LOG_NEWS = 1 << 20
@@ -37,11 +36,6 @@ def is_news(line: bytes) -> bool:
     return bool(line.strip()) and not any(mark in line for mark in NO_NEWS)
 
 
-class _Seen(Protocol):
-    @property
-    def log(self) -> Path | None: ...
-
-
 class RouterLogs:
     """Whether the routers' log files have news: a line since the last look that says
     something the controller reports may have changed (connections opened and lost,
@@ -50,8 +44,7 @@ class RouterLogs:
     def __init__(self) -> None:
         self.read_to: dict[Path, int] = {}
 
-    def news(self, routers: Sequence[_Seen]) -> bool:
-        logs = [router.log for router in routers if router.log is not None]
+    def news(self, logs: Iterable[Path]) -> bool:
         return any([self.news_in(log) for log in logs])  # every offset moves on
 
     def news_in(self, path: Path) -> bool:

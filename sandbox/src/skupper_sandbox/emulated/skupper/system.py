@@ -419,8 +419,7 @@ class System:
         other way to the host's podman. Only where the socket is a file: a real-podman
         host's, served by podman; an emulated host has no socket file (its podman.socket
         is the manager's answer only), and its controller reads the store instead."""
-        info = hostenv.current_host(self.env)
-        path = podman_api.endpoint_socket({"CONTAINER_ENDPOINT": f"unix://{socket}"}, info)
+        path = podman_api.in_world(socket, hostenv.current_host(self.env))
         if not path.is_socket():
             return []
         return ["-v", f"{path}:{podman_api.mounted_socket(self.platform)}:z"]
