@@ -384,24 +384,17 @@ def write_export(result: Any, fmt: str, *, include_all: bool, path: Path | None)
 
 def _write_private(path: Path, text: str, *, private: bool) -> None:
     """``text`` into ``path``; with ``private`` the file is (and stays) 0600."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            if private:
-                os.fchmod(fd, 0o600)
-            file.write(text)
-    except OSError as error:
-        raise ConfigError(f"cannot write {path}: {error.strerror or error}") from error
+    from skupper_mcp.userfiles import replace
+
+    replace(path, text, new_mode=0o600 if private else 0o644, mode=0o600 if private else None)
 
 
 def write_html(path: Path, name: str, result: Any) -> None:
     """The VAN view of ``result`` (what the tool ``name`` answered) in the file ``path``."""
+    from skupper_mcp.userfiles import replace
     from skupper_mcp.view import page_html
 
-    try:
-        path.write_text(page_html({name: result}), encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"cannot write {path}: {error.strerror or error}") from error
+    replace(path, page_html({name: result}), new_mode=0o644)
     show(f"wrote {path}")
 
 
