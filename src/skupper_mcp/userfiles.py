@@ -131,7 +131,7 @@ def _refused(what: str, path: Path, error: OSError) -> ConfigError:
     return ConfigError(f"{what}: {reason}", path=str(path))
 
 
-def _create(directory: int, name: str, data: bytes, mode: int) -> None:
+def create(directory: int, name: str, data: bytes, mode: int) -> None:
     """``name`` made new in ``directory`` with ``mode`` from the start (whatever the
     umask), holding ``data``, on disk before this returns."""
     fd = os.open(name, _NEW, mode & 0o777, dir_fd=directory)
@@ -162,7 +162,7 @@ def _backup(directory: int, name: str, data: bytes, mode: int) -> str:
     for counter in range(_BACKUP_TRIES):
         candidate = backup_name(name, now, counter)
         try:
-            _create(directory, candidate, data, mode)
+            create(directory, candidate, data, mode)
         except FileExistsError:
             continue
         return candidate
@@ -211,7 +211,7 @@ def write(
             path.parent.mkdir(parents=True, exist_ok=True)
         with _directory(path.parent) as directory:
             if before.identity is None:
-                _create(directory, path.name, data, new_mode if mode is None else mode)
+                create(directory, path.name, data, new_mode if mode is None else mode)
                 os.fsync(directory)
                 return None
             assert before.mode is not None
@@ -222,7 +222,7 @@ def write(
                 old = before.text.encode("utf-8")
                 backup = path.with_name(_backup(directory, path.name, old, before.mode))
             temporary = f".{path.name}.{secrets.token_hex(6)}.tmp"
-            _create(directory, temporary, data, kept)
+            create(directory, temporary, data, kept)
             try:
                 now = os.stat(path.name, dir_fd=directory, follow_symlinks=False)
                 if _identity(now) != before.identity or not stat.S_ISREG(now.st_mode):
