@@ -282,7 +282,7 @@ def parse(target: Client, text: str, path: PurePath) -> dict[str, Any]:
             document = config_edit.strict_yaml(text)
         else:
             document = config_edit.strict_json(text)
-    except config_edit.Unsafe as error:
+    except ConfigError as error:
         raise ConfigError(
             f"cannot parse {target.title}'s configuration ({error}); fix or move it, then "
             "run connect again",
@@ -330,14 +330,17 @@ def updated(target: Client, text: str | None, run: Launch, path: PurePath) -> st
     if text is None or (target.format is Format.JSON and not text.strip()):
         return render(target, merge(target, {}, run))
     document = parse(target, text, path)
-    merge(target, document, run)  # the container is a mapping, or a ConfigError says not
+    try:
+        merge(target, document, run)  # the container is a mapping, or a ConfigError says not
+    except ConfigError as error:
+        raise ConfigError(str(error), path=str(path)) from error
     edit = config_edit.json_with_entry
     if target.format is Format.YAML:
         edit = config_edit.yaml_with_entry
     try:
         changed = edit(text, target.container, SERVER_NAME, target.entry(run))
         after = parse(target, changed, path)
-    except (config_edit.Unsafe, ConfigError) as error:
+    except ConfigError as error:
         raise ConfigError(
             f"cannot set our entry in {target.title}'s configuration in place ({error}); "
             f"nothing was written. Add it by hand (`skupper-mcp connect {target.name} --print`)",

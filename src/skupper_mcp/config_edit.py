@@ -9,12 +9,12 @@ inserted:
 
 - JSON strictly as RFC 8259 and Node's ``JSON.parse`` read it: ``NaN``, ``Infinity``, a
   number beyond a double's range, and a key twice in one object (a reader keeps one of the
-  two, so a block is lost) are ``Unsafe``.
+  two, so a block is lost) are refused.
 - YAML as 1.2 (Goose writes and reads its config.yaml with serde_yaml, a 1.2 reader),
   round-trip (ruamel.yaml): the lines of our entry are set in the file's own lines.
 
-A file whose layout we cannot edit in place is ``Unsafe`` too: the caller refuses it, says
-why, and the user adds the entry by hand.
+A file whose layout we cannot edit in place is refused too. Either is a ConfigError saying
+why; the caller names the file and what to do (add the entry by hand).
 """
 
 from __future__ import annotations
@@ -31,13 +31,11 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
+from skupper_mcp.errors import ConfigError
+
 #: ruamel.yaml folds a long plain scalar at its width: never fold (a path is one line).
 _NO_FOLD = 1 << 30
 _WS = re.compile(r"[ \t\n\r]*")
-
-
-class Unsafe(Exception):
-    """The text cannot be read back exactly, or our entry cannot be set in it in place."""
 
 
 # JSON
@@ -47,7 +45,7 @@ def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
     document: dict[str, Any] = {}
     for key, value in items:
         if key in document:
-            raise Unsafe(
+            raise ConfigError(
                 f"the key {json.dumps(key)} appears twice in one object (a reader keeps one "
                 "of the two, and a rewrite would drop the other)"
             )
@@ -56,13 +54,15 @@ def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _constant(name: str) -> Any:
-    raise Unsafe(f"{name} is not JSON (Node's JSON.parse refuses the file)")
+    raise ConfigError(f"{name} is not JSON (Node's JSON.parse refuses the file)")
 
 
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise Unsafe(f"the number {text[:40]} is beyond a double's range (Node reads Infinity)")
+        raise ConfigError(
+            f"the number {text[:40]} is beyond a double's range (Node reads Infinity)"
+        )
     return value
 
 
@@ -71,7 +71,7 @@ def _integer(text: str) -> int:
     try:
         float(value)
     except OverflowError:
-        raise Unsafe(
+        raise ConfigError(
             f"the number {text[:40]}... is beyond a double's range (Node reads Infinity)"
         ) from None
     return value
@@ -85,9 +85,9 @@ def strict_json(text: str) -> Any:
             parse_int=_integer,
         )  # fmt: skip
     except RecursionError:
-        raise Unsafe("nested too deeply to read") from None
+        raise ConfigError("nested too deeply to read") from None
     except ValueError as error:  # JSONDecodeError, and int()'s digit limit
-        raise Unsafe(str(error)) from None
+        raise ConfigError(str(error)) from None
 
 
 def _ws(text: str, at: int) -> int:
@@ -132,7 +132,7 @@ def json_with_entry(text: str, container: tuple[str, ...], name: str, entry: Any
     strict_json(text)
     at = _ws(text, 0)
     if text[at : at + 1] != "{":
-        raise Unsafe("not a JSON object")
+        raise ConfigError("not a JSON object")
     members, close = _members(text, at)
     if members and "\n" in text[at + 1 : members[0][1]]:
         indent: str | None = text[at + 1 : members[0][1]].rsplit("\n", 1)[1] or "  "
@@ -147,7 +147,7 @@ def json_with_entry(text: str, container: tuple[str, ...], name: str, entry: Any
         if found and len(path) > 1:
             _, _, value_start, _ = found[0]
             if text[value_start] != "{":
-                raise Unsafe(f"{'.'.join(container)} is not an object")
+                raise ConfigError(f"{'.'.join(container)} is not an object")
             margin = _member_margin(text, at, members, margin, indent)
             at = value_start
             members, close = _members(text, at)
@@ -203,10 +203,10 @@ def strict_yaml(text: str) -> Any:
     try:
         return _yaml().load(text)
     except RecursionError:
-        raise Unsafe("nested too deeply to read") from None
+        raise ConfigError("nested too deeply to read") from None
     except YAMLError as error:
         said = str(error).split("To suppress this check", 1)[0]
-        raise Unsafe(" ".join(said.split())) from None
+        raise ConfigError(" ".join(said.split())) from None
 
 
 def yaml_text(document: Any) -> str:
@@ -253,28 +253,28 @@ def yaml_with_entry(text: str, container: tuple[str, ...], name: str, entry: Any
         lines[-1] += "\n"
     if document is None or (isinstance(document, CommentedMap) and key not in document):
         if isinstance(document, CommentedMap) and document.fa.flow_style():
-            raise Unsafe("the file is one flow mapping ({...}) we cannot add a block to")
+            raise ConfigError("the file is one flow mapping ({...}) we cannot add a block to")
         return "".join(lines) + yaml_text({key: {name: entry}})
     if not isinstance(document, CommentedMap):
-        raise Unsafe("not a mapping")
+        raise ConfigError("not a mapping")
     servers = document[key]
     key_line, key_column = document.lc.key(key)
     if key_column != 0:
-        raise Unsafe(f"{key} is not at the start of its line")
+        raise ConfigError(f"{key} is not at the start of its line")
     block = yaml_text({name: entry})
     if servers is None or (isinstance(servers, CommentedMap) and not servers):
         matched = _EMPTY_VALUE.match(lines[key_line].rstrip("\n"))
         if matched is None or (servers is not None and not matched.group("empty")):
-            raise Unsafe(f"{key} is written in a way we cannot add a block to")
+            raise ConfigError(f"{key} is written in a way we cannot add a block to")
         head = lines[key_line]
         if matched.group("empty"):
             head = head.replace(matched.group("empty"), "", 1).replace(": ", ":", 1)
         replaced = [head.rstrip(" \n") + "\n", *_shifted(block, 2)]
         return "".join(lines[:key_line] + replaced + lines[key_line + 1 :])
     if not isinstance(servers, CommentedMap):
-        raise Unsafe(f"{key} is not a mapping")
+        raise ConfigError(f"{key} is not a mapping")
     if servers.fa.flow_style():
-        raise Unsafe(f"{key} is a flow mapping ({{...}}) we cannot add a block to")
+        raise ConfigError(f"{key} is a flow mapping ({{...}}) we cannot add a block to")
     first = next(iter(servers))
     column = servers.lc.key(first)[1]
     if name in servers:

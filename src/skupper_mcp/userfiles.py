@@ -107,7 +107,7 @@ def read(path: Path, *, limit: int | None, folder: Path | None = None) -> Snapsh
     except FileNotFoundError:
         return Snapshot(real, link, None)
     except OSError as error:
-        raise _refused("cannot read", real, error) from error
+        raise os_refusal("cannot read", real, error) from error
     with os.fdopen(fd, "rb") as handle:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
@@ -124,7 +124,7 @@ def read(path: Path, *, limit: int | None, folder: Path | None = None) -> Snapsh
     return Snapshot(real, link, text, _identity(status), stat.S_IMODE(status.st_mode))
 
 
-def _refused(what: str, path: Path, error: OSError) -> ConfigError:
+def os_refusal(what: str, path: Path, error: OSError) -> ConfigError:
     reason = error.strerror or str(error)
     if error.errno == errno.ELOOP:  # O_NOFOLLOW met a link where a file was read
         reason = "it is a symbolic link now (it was not when its link was checked)"
@@ -166,7 +166,11 @@ def _backup(directory: int, name: str, data: bytes, mode: int) -> str:
         except FileExistsError:
             continue
         return candidate
-    raise FileExistsError(f"no free backup name beside {name} after {_BACKUP_TRIES} tries")
+    raise ConfigError(
+        f"no free name for a backup: {_BACKUP_TRIES} names of this second are taken (by files "
+        "or links someone put there); nothing was replaced",
+        path=name,
+    )
 
 
 def keep_copy(before: Snapshot) -> Path:
@@ -178,7 +182,7 @@ def keep_copy(before: Snapshot) -> Path:
             name = _backup(directory, before.path.name, before.text.encode("utf-8"), before.mode)
             os.fsync(directory)
     except OSError as error:
-        raise _refused("cannot back up", before.path, error) from error
+        raise os_refusal("cannot back up", before.path, error) from error
     return before.path.with_name(name)
 
 
@@ -245,4 +249,4 @@ def write(
             path=str(path),
         ) from error
     except OSError as error:
-        raise _refused("cannot write", path, error) from error
+        raise os_refusal("cannot write", path, error) from error
