@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -56,10 +57,15 @@ def other_user(shared: Path) -> Iterator[real_users.Account]:
         real_users.remove(account)
 
 
+#: The machine's Python, which any user may run: this one may be under a directory others
+#: cannot pass (pyenv's in /root, opened only while a sandbox world with users is up).
+PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+
+
 def as_user(account: real_users.Account, script: str, *args: str) -> subprocess.Popen[str]:
-    """``script`` (Python) run as ``account``, with this interpreter."""
+    """``script`` (Python) run as ``account``, with the machine's interpreter."""
     return subprocess.Popen(
-        [sys.executable, "-I", "-c", textwrap.dedent(script), *args],
+        [PYTHON, "-I", "-c", textwrap.dedent(script), *args],
         user=account.uid,
         group=account.gid,
         extra_groups=[account.gid],
@@ -288,3 +294,30 @@ def test_a_link_to_nothing_is_refused(
     assert connect("vscode", home, repository, example_path, monkeypatch) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not os.path.lexists(home / ".bash_login") and link.is_symlink()
+
+
+def test_a_repositorys_vscode_folder_linked_out_of_it_is_followed_and_said(
+    shared: Path,
+    other_user: real_users.Account,
+    example_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``.vscode -> ../victim/editor`` (the victim's settings kept elsewhere): the file in
+    the linked folder gets our entry, the link stays, and the output says where it went.
+    Before, the folder was written through without a word."""
+    home, repository = _cloned(shared, other_user)
+    editor = home / "editor"
+    editor.mkdir()
+    original = '{\n  "servers": {\n    "other": {"command": "o"}\n  }\n}\n'
+    (editor / "mcp.json").write_text(original)
+    _plant(other_user, repository / ".vscode", "../victim/editor")
+
+    assert connect("vscode", home, repository, example_path, monkeypatch) == 0
+    out = capsys.readouterr().out
+    assert f"{repository / '.vscode'} is a link" in out and str(editor / "mcp.json") in out
+    assert (repository / ".vscode").is_symlink()
+    servers = json.loads((editor / "mcp.json").read_text())["servers"]
+    assert set(servers) == {"other", "skupper"}
+    (backup,) = editor.glob("mcp.json.*.bak")
+    assert backup.read_text() == original
