@@ -125,6 +125,7 @@ def read(path: Path, *, limit: int | None, folder: Path | None = None) -> Snapsh
 
 
 def os_refusal(what: str, path: Path, error: OSError) -> ConfigError:
+    """The ConfigError for ``error`` met doing ``what`` to ``path``."""
     reason = error.strerror or str(error)
     if error.errno == errno.ELOOP:  # O_NOFOLLOW met a link where a file was read
         reason = "it is a symbolic link now (it was not when its link was checked)"
