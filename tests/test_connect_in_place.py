@@ -204,3 +204,15 @@ def test_goose_a_file_we_cannot_edit_in_place_is_refused(
     assert why in err and str(path) in err
     assert path.read_text() == text
     assert not list(path.parent.glob("*.bak"))
+
+
+def test_json_a_null_container_is_replaced_by_ours(
+    tmp_path: Path, example_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{\n  "theme": "dark",\n  "mcpServers": null\n}\n')
+    assert _connect("cursor", tmp_path, example_path, monkeypatch) == 0
+    text = path.read_text()
+    assert text.startswith('{\n  "theme": "dark",\n  "mcpServers": {\n    "skupper": {\n')
+    assert list(json.loads(text)["mcpServers"]) == [SERVER_NAME]

@@ -144,7 +144,7 @@ def json_with_entry(text: str, container: tuple[str, ...], name: str, entry: Any
     while True:
         key = path[0]
         found = [m for m in members if m[0] == key]
-        if found and len(path) > 1:
+        if found and len(path) > 1 and text[found[0][2] : found[0][3]] != "null":
             _, _, value_start, _ = found[0]
             if text[value_start] != "{":
                 raise ConfigError(f"{'.'.join(container)} is not an object")
@@ -157,7 +157,7 @@ def json_with_entry(text: str, container: tuple[str, ...], name: str, entry: Any
             value = {later: value}
         inner = _member_margin(text, at, members, margin, indent)
         rendered = _json_value(value, indent, inner)
-        if found:  # our entry is there: its value replaced
+        if found:  # our entry (or a null container) is there: its value replaced
             _, _, value_start, value_end = found[0]
             return text[:value_start] + rendered + text[value_end:]
         member = json.dumps(key, ensure_ascii=False) + (": " if indent is not None else ":")
