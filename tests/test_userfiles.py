@@ -82,3 +82,29 @@ def test_a_fifo_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(path)
     with pytest.raises(ConfigError, match="not a regular file"):
         userfiles.read(path, limit=100)
+
+
+def test_an_export_named_through_a_link_is_written_where_it_leads_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``models --export FMT --output LINK``: before, the file was opened with O_TRUNC
+    through the link, and a link to nothing created its target; now the target is replaced
+    (the link stays) and said, and a link to nothing is refused."""
+    from skupper_mcp.cli import write_export
+    from skupper_mcp.models import ModelsResult
+
+    result = ModelsResult(rows=[], summary="0/0 serving")
+    target = tmp_path / "dotfiles" / "litellm.yaml"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    link = tmp_path / "litellm.yaml"
+    link.symlink_to(target)
+    write_export(result, "litellm", include_all=False, path=link)
+    assert link.is_symlink() and target.read_text() != "old\n"
+    assert f"wrote {target} (through the link {link})" in capsys.readouterr().err
+
+    dangling = tmp_path / "env.sh"
+    dangling.symlink_to(tmp_path / ".bash_login")
+    with pytest.raises(ConfigError, match="does not exist"):
+        write_export(result, "env", include_all=False, path=dangling)
+    assert not (tmp_path / ".bash_login").exists()
