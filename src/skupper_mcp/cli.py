@@ -374,35 +374,38 @@ def write_export(result: Any, fmt: str, *, include_all: bool, path: Path | None)
     if path is None:
         show(text, end="")
     else:
-        _write_private(path, text, private=bool(keys))
-        show(f"wrote {path} ({len(rows)} model row(s))", stream=sys.stderr)
+        written = _write_private(path, text, private=bool(keys))
+        show(f"wrote {_named(path, written)} ({len(rows)} model row(s))", stream=sys.stderr)
     if not rows:
         show("no model is serving: nothing exported (see `skupper-mcp models`)", stream=sys.stderr)
     for name in keys:
         show(f"the configuration reads a model API key from ${name}: set it", stream=sys.stderr)
 
 
-def _write_private(path: Path, text: str, *, private: bool) -> None:
-    """``text`` into ``path``; with ``private`` the file is (and stays) 0600."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            if private:
-                os.fchmod(fd, 0o600)
-            file.write(text)
-    except OSError as error:
-        raise ConfigError(f"cannot write {path}: {error.strerror or error}") from error
+def _write_private(path: Path, text: str, *, private: bool) -> Path:
+    """``text`` into ``path``; with ``private`` the file is (and stays) 0600. The file
+    written: a link's target when ``path`` is a link."""
+    from skupper_mcp.userfiles import replace
+
+    return replace(
+        path, text, new_mode=0o600 if private else 0o644, mode=0o600 if private else None
+    )
+
+
+def _named(path: Path, written: Path) -> str:
+    """``path`` as the user named it, and where a link there led the write."""
+    if written == Path(os.path.abspath(path)):
+        return str(path)
+    return f"{written} (through the link {path})"
 
 
 def write_html(path: Path, name: str, result: Any) -> None:
     """The VAN view of ``result`` (what the tool ``name`` answered) in the file ``path``."""
+    from skupper_mcp.userfiles import replace
     from skupper_mcp.view import page_html
 
-    try:
-        path.write_text(page_html({name: result}), encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"cannot write {path}: {error.strerror or error}") from error
-    show(f"wrote {path}")
+    written = replace(path, page_html({name: result}), new_mode=0o644)
+    show(f"wrote {_named(path, written)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,6 +31,7 @@ client's own vocabulary, from its own documentation:
 
 from __future__ import annotations
 
+import copy
 import json
 import shlex
 from collections.abc import Callable, Mapping
@@ -39,8 +40,7 @@ from enum import Enum
 from pathlib import Path, PurePath
 from typing import Any
 
-import yaml
-
+from skupper_mcp import config_edit
 from skupper_mcp.errors import ConfigError
 
 #: The name every client knows the server by: SKILL.md and the prompts call its tools
@@ -121,6 +121,9 @@ class Client:
     doc: str
     #: the file may hold the user's secrets (tokens of other servers, session state)
     private: bool = True
+    #: the file is in the current folder (a repository's): a link there that leads back
+    #: into the folder is refused (``skupper_mcp.userfiles``)
+    workspace: bool = False
 
 
 def _claude_code_path(where: Where) -> Path:
@@ -222,6 +225,7 @@ CLIENTS: dict[str, Client] = {
             f"'{SERVER_NAME}' (Start it there if it is stopped)",
             "https://code.visualstudio.com/docs/copilot/reference/mcp-configuration",
             private=False,
+            workspace=True,
         ),
         Client(
             "cursor",
@@ -268,13 +272,17 @@ def client(name: str) -> Client:
 
 
 def parse(target: Client, text: str, path: PurePath) -> dict[str, Any]:
-    """An existing configuration file as a mapping (an empty file is an empty mapping).
-    Anything else is a ConfigError: we never overwrite a file we cannot read back."""
+    """An existing configuration file as a mapping (an empty file is an empty mapping),
+    read strictly (``config_edit``: JSON as Node reads it, YAML as 1.2). Anything else is a
+    ConfigError: we never overwrite a file we cannot read back exactly."""
     if not text.strip():
         return {}
     try:
-        document = yaml.safe_load(text) if target.format is Format.YAML else json.loads(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        if target.format is Format.YAML:
+            document = config_edit.strict_yaml(text)
+        else:
+            document = config_edit.strict_json(text)
+    except ConfigError as error:
         raise ConfigError(
             f"cannot parse {target.title}'s configuration ({error}); fix or move it, then "
             "run connect again",
@@ -293,7 +301,7 @@ def parse(target: Client, text: str, path: PurePath) -> dict[str, Any]:
 def merge(target: Client, document: Mapping[str, Any], run: Launch) -> dict[str, Any]:
     """``document`` with our entry set under the client's container, every other key (and
     every other server) kept as it was. The input is not changed."""
-    merged: dict[str, Any] = json.loads(json.dumps(document))  # a deep copy of plain data
+    merged: dict[str, Any] = copy.deepcopy(dict(document))
     node = merged
     for depth, key in enumerate(target.container):
         child = node.get(key)
@@ -310,10 +318,48 @@ def merge(target: Client, document: Mapping[str, Any], run: Launch) -> dict[str,
 
 
 def render(target: Client, document: Mapping[str, Any]) -> str:
-    """The document as the client's file holds it."""
+    """The document as a new file of the client holds it."""
     if target.format is Format.YAML:
-        return yaml.safe_dump(dict(document), sort_keys=False, default_flow_style=False)
-    return json.dumps(document, indent=2) + "\n"
+        return config_edit.yaml_text(dict(document))
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def updated(target: Client, text: str | None, run: Launch, path: PurePath) -> str:
+    """The client's file ``text`` (None: there is none) with our entry set, every byte of
+    the rest as it was; a ConfigError naming the file and why when that cannot be done."""
+    if text is None or (target.format is Format.JSON and not text.strip()):
+        return render(target, merge(target, {}, run))
+    document = parse(target, text, path)
+    try:
+        merge(target, document, run)  # the container is a mapping, or a ConfigError says not
+    except ConfigError as error:
+        raise ConfigError(str(error), path=str(path)) from error
+    edit = config_edit.json_with_entry
+    if target.format is Format.YAML:
+        edit = config_edit.yaml_with_entry
+    try:
+        changed = edit(text, target.container, SERVER_NAME, target.entry(run))
+        after = parse(target, changed, path)
+    except ConfigError as error:
+        raise ConfigError(
+            f"cannot set our entry in {target.title}'s configuration in place ({error}); "
+            f"nothing was written. Add it by hand (`skupper-mcp connect {target.name} --print`)",
+            path=str(path),
+        ) from error
+    container = after
+    for key in target.container:
+        container = container.get(key) or {}
+    same_rest = config_edit.without(after, target.container, SERVER_NAME) == config_edit.without(
+        document, target.container, SERVER_NAME
+    )
+    if container.get(SERVER_NAME) != target.entry(run) or not same_rest:
+        raise ConfigError(
+            f"setting our entry in {target.title}'s configuration in place would change "
+            "more than our entry; nothing was written. Add it by hand "
+            f"(`skupper-mcp connect {target.name} --print`)",
+            path=str(path),
+        )
+    return changed
 
 
 def snippet(target: Client, run: Launch) -> str:

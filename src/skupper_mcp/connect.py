@@ -1,29 +1,29 @@
 """``skupper-mcp connect CLIENT`` and ``skupper-mcp skill install``: the file and process side
 of ``skupper_mcp.clients`` (which knows every client's file, format and entry).
 
-A file we change is read and parsed first (one we cannot parse is left alone), merged so
-that the user's other servers and settings stay, copied beside itself with a timestamp
-before it is replaced, and replaced atomically (a temporary file in the same directory,
-then a rename) keeping its mode; a new file holding a client's configuration is 0600.
-Running it twice changes nothing the second time.
+A file we change is read strictly first (one we cannot read back exactly is left alone, and
+the message says why), our entry is set in its text with every other byte kept
+(``skupper_mcp.config_edit``), a copy is kept beside it with a timestamp, and it is
+replaced atomically keeping its mode; a new file holding a client's configuration is 0600.
+Every file is written through ``skupper_mcp.userfiles``: created exclusively with its final
+mode, never through a link planted at its name; a link at the client's file is followed to
+its target and said, or refused when it leads back into the current folder (a repository's
+``.vscode/mcp.json``). Running it twice changes nothing the second time.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skupper_mcp import data
+from skupper_mcp import data, userfiles
 from skupper_mcp.clients import (
     SERVER_NAME,
     Client,
@@ -34,10 +34,9 @@ from skupper_mcp.clients import (
     claude_mcp_remove,
     client,
     launch,
-    merge,
     parse,
-    render,
     snippet,
+    updated,
 )
 from skupper_mcp.errors import ConfigError
 from skupper_mcp.topology.discovery import find_topology_path
@@ -59,6 +58,8 @@ class Written:
     path: Path
     backup: Path | None
     changed: bool
+    #: the link that led to ``path`` (the client's file, or its directory), if one did
+    link: Path | None = None
 
 
 def this_installation() -> list[str]:
@@ -87,74 +88,33 @@ def here() -> Where:
     return Where(home=Path.home(), cwd=Path.cwd(), platform=sys.platform, environ=os.environ)
 
 
-def read_bounded(path: Path) -> str | None:
-    """The text of ``path``, None when it does not exist; bounded, and a ConfigError when it
-    cannot be read."""
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise ConfigError(f"cannot read: {error.strerror or error}", path=str(path)) from error
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"larger than {MAX_CONFIG_BYTES} bytes; not touched", path=str(path))
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ConfigError("not UTF-8 text; not touched", path=str(path)) from error
+def read_bounded(path: Path, folder: Path | None = None) -> userfiles.Snapshot:
+    """The file at ``path`` as it is now (its text None when there is none), bounded; a
+    link is followed or refused as ``userfiles.target`` says."""
+    return userfiles.read(path, limit=MAX_CONFIG_BYTES, folder=folder)
 
 
-def backup_path(path: Path, now: float | None = None) -> Path:
-    """Where the copy of ``path`` goes before it is replaced: beside it, timestamped."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now))
-    candidate = path.with_name(f"{path.name}.{stamp}.bak")
-    counter = 1
-    while candidate.exists():
-        candidate = path.with_name(f"{path.name}.{stamp}-{counter}.bak")
-        counter += 1
-    return candidate
+def write_file(before: userfiles.Snapshot, text: str, *, new_mode: int) -> Written:
+    """``text`` into the file ``before`` was read from, atomically, the old content copied
+    beside it first; the mode of an existing file is kept, a new one gets ``new_mode``.
+    Unchanged content: no write."""
+    if before.text == text:
+        return Written(before.path, None, changed=False, link=before.link)
+    backup = userfiles.write(before, text, new_mode=new_mode)
+    return Written(before.path, backup, changed=True, link=before.link)
 
 
-def write_file(path: Path, text: str, *, new_mode: int) -> Written:
-    """``text`` into ``path``, atomically, the old content copied beside it first; the mode
-    of an existing file is kept, a new one gets ``new_mode``. Unchanged content: no write."""
-    old = read_bounded(path)
-    if old == text:
-        return Written(path, None, changed=False)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = new_mode if old is None else path.stat().st_mode & 0o7777
-        backup = None
-        if old is not None:
-            backup = backup_path(path)
-            shutil.copy2(path, backup)
-            os.chmod(backup, mode)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.chmod(temporary, mode)
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-    except OSError as error:
-        raise ConfigError(f"cannot write: {error.strerror or error}", path=str(path)) from error
-    return Written(path, backup, changed=True)
+def _folder(target: Client, where: Where) -> Path | None:
+    """The folder a workspace client's file must not lead back into through a link."""
+    return where.cwd if target.workspace else None
 
 
 def connect_file(target: Client, run: Launch, where: Where) -> Written:
     """Merge our entry into the client's configuration file."""
     assert target.path is not None
-    path = target.path(where)
-    existing = read_bounded(path)
-    document = parse(target, existing or "", path)
-    text = render(target, merge(target, document, run))
-    return write_file(path, text, new_mode=PRIVATE_MODE if target.private else PUBLIC_MODE)
+    before = read_bounded(target.path(where), _folder(target, where))
+    text = updated(target, before.text, run, before.path)
+    return write_file(before, text, new_mode=PRIVATE_MODE if target.private else PUBLIC_MODE)
 
 
 def connect_with_claude(claude: str, run: Launch, where: Where) -> tuple[Written, str]:
@@ -162,24 +122,17 @@ def connect_with_claude(claude: str, run: Launch, where: Where) -> tuple[Written
     up first; an existing entry of ours is removed first so that a rerun replaces it."""
     target = client("claude-code")
     assert target.path is not None
-    path = target.path(where)
-    existing = read_bounded(path)
-    if existing is not None:
-        servers = parse(target, existing, path).get("mcpServers")
+    before = read_bounded(target.path(where))
+    if before.text is not None:
+        servers = parse(target, before.text, before.path).get("mcpServers")
         if isinstance(servers, dict) and servers.get(SERVER_NAME) == target.entry(run):
-            return Written(path, None, changed=False), "already configured"
+            return Written(before.path, None, changed=False), "already configured"
     backup = None
-    if existing is not None:
-        backup = backup_path(path)
-        try:
-            shutil.copy2(path, backup)
-        except OSError as error:
-            raise ConfigError(
-                f"cannot back up: {error.strerror or error}", path=str(path)
-            ) from error
+    if before.text is not None:
+        backup = userfiles.keep_copy(before)
     _run_claude([claude, *claude_mcp_remove()[1:]], check=False)
     added = _run_claude([claude, *claude_mcp_add(run)[1:]], check=True)
-    return Written(path, backup, changed=True), added
+    return Written(before.path, backup, changed=True, link=before.link), added
 
 
 def _run_claude(argv: list[str], *, check: bool) -> str:
@@ -250,7 +203,8 @@ def install_skill(directory: Path | None = None) -> Written:
     """The packaged SKILL.md into ``DIR/skupper-mcp/SKILL.md`` (the skill's directory must
     carry its name)."""
     base = directory.expanduser() if directory else skill_dirs()[0]
-    return write_file(base / SKILL_NAME / data.SKILL, data.skill(), new_mode=PUBLIC_MODE)
+    before = read_bounded(base / SKILL_NAME / data.SKILL)
+    return write_file(before, data.skill(), new_mode=PUBLIC_MODE)
 
 
 # The CLI verbs. Registered by skupper_mcp.cli; here so that cli.py only names them.
@@ -318,6 +272,8 @@ def run_verb(args: argparse.Namespace) -> int:
 
 
 def _say_written(written: Written, what: str) -> None:
+    if written.link is not None:
+        print(f"{written.link} is a link: {what} is in the file it leads to, {written.path}")
     if not written.changed:
         print(f"{what} in {written.path} is already up to date; nothing changed")
         return

@@ -73,7 +73,7 @@ def give_hosts(layout: WorldLayout, info: WorldInfo, python: str = sys.executabl
         run.symlink_to(real_users.make_runtime_dir(account))
         real_users.give(host_dir, account)
         (host_dir / "home").chmod(0o750)
-    return real_users.open_for_search([layout.root, Path(python).resolve().parent])
+    return real_users.open_for_search(info.id, [layout.root, Path(python).resolve().parent])
 
 
 def run_as(host_dir: Path) -> real_podman.RunAs | None:
@@ -93,9 +93,10 @@ def run_as(host_dir: Path) -> real_podman.RunAs | None:
 
 def remove_users(layout: WorldLayout, info: WorldInfo) -> list[Path]:
     """Remove every user of the world (and every process it has), and take back the search
-    bit from the directories above it when no world's user is left; those directories."""
+    bit from the directories the world opened or held that no other live world holds; those
+    directories."""
     real_users.remove_world(info.id, layout.root)
-    return real_users.close_for_search()
+    return real_users.close_for_search(info.id)
 
 
 def host_images(info: WorldInfo, host: HostEntry, python: str) -> list[real_podman.ImageSpec]:

@@ -15,8 +15,10 @@ root, and runs ``userdel``, which also drops the user's group and subordinate ra
 A world's users must pass through every directory above their homes and the sandbox's
 Python, so ``sandbox up`` gives others the search bit where one lacks it (``/root``, where
 pyenv puts Python). Those directories are written to a ledger of this machine
-(``/run/skupper-sandbox/opened-for-search``): the bit is machine-wide, so the last world to go
-takes it back, whichever world set it.
+(``/run/skupper-sandbox/opened-for-search``), each with the world that needs it: a world
+that finds a directory opened by another holds it too. ``sandbox down`` takes the bit back
+from its own world's directories only, and not from one that another live world still
+holds.
 """
 
 from __future__ import annotations
@@ -261,56 +263,84 @@ def _ancestors(path: Path) -> Iterator[Path]:
     yield path
 
 
+#: One line of the ledger: the world that needs the directory open, a tab, the directory.
+#: A line without a tab (written before worlds were recorded) belongs to no live world.
+_LEDGER_SEPARATOR = "\t"
+
+
 @contextlib.contextmanager
-def _ledger(path: Path) -> Iterator[list[Path]]:
-    """The directories the ledger at ``path`` holds, locked while the caller changes them;
-    what the caller leaves in the list is written back."""
+def _ledger(path: Path) -> Iterator[list[tuple[str, Path]]]:
+    """The (world, directory) entries of the ledger at ``path``, locked while the caller
+    changes them; what the caller leaves in the list is written back."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with path.open("a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)
-        held = [Path(line) for line in handle.read().splitlines() if line]
+        held: list[tuple[str, Path]] = []
+        for line in handle.read().splitlines():
+            world, _, directory = line.rpartition(_LEDGER_SEPARATOR)
+            if directory:
+                held.append((world, Path(directory)))
         yield held
         handle.seek(0)
         handle.truncate()
-        handle.write("".join(f"{p}\n" for p in dict.fromkeys(held)))
+        handle.write("".join(f"{w}{_LEDGER_SEPARATOR}{d}\n" for w, d in dict.fromkeys(held)))
 
 
-def open_for_search(paths: list[Path], ledger: Path = SEARCH_LEDGER) -> list[Path]:
+def world_is_live(world_id: str) -> bool:
+    """Whether a user of the world is still on this machine (its users are made before it
+    opens directories and removed before it closes them)."""
+    prefix = world_prefix(world_id)
+    return any(e.pw_name.startswith(prefix) for e in pwd.getpwall())
+
+
+def open_for_search(world_id: str, paths: list[Path], ledger: Path = SEARCH_LEDGER) -> list[Path]:
     """Give others the search bit (``o+x``: pass through, not list) on every directory from
-    ``/`` down to each of ``paths`` that lacks it, so a world's users reach their homes and
-    the sandbox's Python; the directories changed, also written to ``ledger``."""
+    ``/`` down to each of ``paths`` that lacks it, so the world's users reach their homes
+    and the sandbox's Python; the directories changed. Each is written to ``ledger`` as the
+    world's, and so is each that another world opened before (this world needs it open
+    too); a directory open on its own is not the sandbox's and is not written."""
     changed: list[Path] = []
     with _ledger(ledger) as held:
+        opened = {directory for _, directory in held}
         for path in paths:
             for directory in _ancestors(path):
                 mode = directory.stat().st_mode
-                if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                if not stat.S_ISDIR(mode):
+                    continue
+                if not mode & stat.S_IXOTH:
                     directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
                     changed.append(directory)
-        held.extend(changed)
+                elif directory not in opened:
+                    continue
+                held.append((world_id, directory))
     return changed
 
 
-def close_for_search(ledger: Path = SEARCH_LEDGER) -> list[Path]:
-    """Take back the search bit from every directory in ``ledger`` once no world's user is
-    left on this machine (another world's users still pass through them); the directories
-    closed."""
+def close_for_search(world_id: str, ledger: Path = SEARCH_LEDGER) -> list[Path]:
+    """Take back the search bit from the directories the ledger holds as the world's, but
+    not from one that another live world (``world_is_live``) holds too: its users still
+    pass through it; the directories closed. Another world's directories are never closed
+    here, live or not."""
     closed: list[Path] = []
     if not ledger.exists():
         return closed
     # under the lock: a world that makes its users first and then opens finds the bit
-    # either still set or taken back and sets it again
+    # either still set (and holds it) or taken back and sets it again
     with _ledger(ledger) as held:
-        if any(_ANY_WORLD_USER_RE.match(e.pw_name) for e in pwd.getpwall()):
-            return closed
-        for directory in held:
+        own = [directory for world, directory in held if world == world_id]
+        held[:] = [(world, directory) for world, directory in held if world != world_id]
+        live = {world for world, _ in held if world and world_is_live(world)}
+        for directory in dict.fromkeys(own):
+            if any(d == directory and world in live for world, d in held):
+                continue
+            # whoever else held it is gone: the entries of the dead go with the bit
+            held[:] = [(world, d) for world, d in held if d != directory]
             with contextlib.suppress(FileNotFoundError):
                 mode = directory.stat().st_mode
                 if stat.S_ISDIR(mode) and mode & stat.S_IXOTH:
                     directory.chmod(stat.S_IMODE(mode) & ~stat.S_IXOTH)
                     closed.append(directory)
-        held.clear()
     return closed
 
 

@@ -9,7 +9,7 @@ import os
 import secrets
 from pathlib import Path
 
-from skupper_mcp import data
+from skupper_mcp import data, userfiles
 from skupper_mcp.errors import ConfigError
 
 from .discovery import ENV_VARIABLE
@@ -72,9 +72,6 @@ def write_starter(path: Path, *, force: bool = False) -> Path:
     return path
 
 
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
 def _write_in(directory: int, name: str, text: str, *, force: bool) -> None:
     """Create ``name`` in the open ``directory``; with ``force``, replace one that is there
     (a regular file: ``write_starter`` refused a link before)."""
@@ -91,6 +88,4 @@ def _write_in(directory: int, name: str, text: str, *, force: bool) -> None:
 
 
 def _create(directory: int, name: str, text: str) -> None:
-    fd = os.open(name, _NEW_FILE, 0o600, dir_fd=directory)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
+    userfiles.create(directory, name, text.encode("utf-8"), 0o600)
