@@ -227,7 +227,8 @@ class KubeError(SkupperMcpError):
 
 class KubeBoundError(KubeError):
     """A Kubernetes API answer passed a bound and was cut off: ``bound`` is ``size`` (it
-    held more than a read may) or ``deadline`` (it did not end in time, trickling or not)."""
+    held more than a read may), ``deadline`` (it did not end in time, trickling or not) or
+    ``depth`` (it nested deeper than a host's JSON may, ``host_json.MAX_DEPTH``)."""
 
     def __init__(self, context: str, reason: str, *, bound: str) -> None:
         self.bound = bound

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import logging
 import socket
 import threading
@@ -29,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from skupper_mcp import host_json
 from skupper_mcp.errors import (
     ConnectError,
     KubeBoundError,
@@ -252,7 +252,9 @@ class KubeConnector:
         if len(body) > MAX_METADATA_LIST:
             raise KubeError(self.context, f"the secrets of {ns} are too many to list")
         try:
-            found = json.loads(body)
+            found = host_json.loads(body)
+        except host_json.TooDeep as exc:
+            raise KubeError(self.context, f"secrets in {ns}: {exc}") from exc
         except ValueError as exc:
             raise KubeError(self.context, f"secrets in {ns}: the answer is not JSON") from exc
         if not isinstance(found, dict) or found.get("kind") != "PartialObjectMetadataList":
@@ -458,6 +460,7 @@ class KubeConnector:
         configuration.retries = 1
         api = client.ApiClient(configuration=configuration)
         _bound_connections(api.rest_client.pool_manager)
+        _bound_depth(api)
         return api
 
     def _config_problem(self, source: str | None, exc: BaseException) -> SiteConfigError:
@@ -547,6 +550,12 @@ class KubeConnector:
 
         try:
             return await self._in_thread(bounded)
+        except RecursionError as exc:  # a backstop: _bound_depth refuses a deep answer first
+            raise KubeBoundError(
+                self.context,
+                f"{budget.call}: the answer nests too deep to be read",
+                bound="depth",
+            ) from exc
         except ApiException as exc:
             raise self._api_error(exc, verb, resource, namespace) from exc
         except (HTTPError, OSError) as exc:
@@ -692,6 +701,26 @@ def _bound_connections(pool_manager: Any) -> None:
     pool_manager.pool_classes_by_scheme = bounded
 
 
+def _bound_depth(api: Any) -> None:
+    """Make ``api`` refuse an answer that nests deeper than ``host_json.MAX_DEPTH`` before
+    it parses it: the client's ``deserialize`` calls ``json.loads`` on the whole body, and
+    2 KB of ``[[[[...]]]]`` raised ``RecursionError`` out of every call of the cluster. The
+    refusal is the call's ``KubeBoundError`` (bound ``depth``)."""
+    parse = api.deserialize
+
+    def deserialize(response_text: Any, response_type: Any, content_type: Any) -> Any:
+        if isinstance(response_text, str):
+            found = host_json.depth(response_text)
+            if found > host_json.MAX_DEPTH:
+                budget: _Budget | None = getattr(_current, "budget", None)
+                context, call = (budget.context, budget.call) if budget else ("", "the call")
+                deep = host_json.TooDeep(found, host_json.MAX_DEPTH)
+                raise KubeBoundError(context, f"{call}: {deep}", bound="depth")
+        return parse(response_text, response_type, content_type)
+
+    api.deserialize = deserialize
+
+
 def _size(count: int) -> str:
     return f"{count / (1024 * 1024):g} MiB" if count >= 1024 * 1024 else f"{count} bytes"
 
@@ -741,7 +770,7 @@ def _api_message(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if body:
         try:
-            parsed = json.loads(body)
+            parsed = host_json.loads(body)
         except (TypeError, ValueError):
             return str(body)[:300]
         if isinstance(parsed, dict) and parsed.get("message"):

@@ -11,11 +11,11 @@ never into a result, a message or a log line.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from .. import host_json
 from ..errors import CheckFailed, ConfigError
 from ..facts.model_endpoint import MODELS_MAX_BYTES, model_ids
 from ..model_keys import read_model_api_key
@@ -160,7 +160,7 @@ async def probe_models(
     if status != 200:
         return done(status, None, f"/v1/models answered HTTP {status}")
     try:
-        ids = model_ids(json.loads(body))
+        ids = model_ids(host_json.loads(body))
     except ValueError:
         ids = None
     if ids is None:

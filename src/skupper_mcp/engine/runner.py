@@ -9,6 +9,7 @@ site's ``failed`` outcome, so one host's failure never loses the others.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -26,8 +27,14 @@ from .scope import SiteRef
 log = logging.getLogger(__name__)
 
 #: Errors a site's work may raise: the product's own, into which connectors translate
-#: everything foreign. Anything else is a bug and propagates as one.
-SITE_ERRORS: tuple[type[BaseException], ...] = (SkupperMcpError,)
+#: everything foreign; and, as a backstop, a parse of the host's text that failed outside
+#: its parser's bounds (a ``RecursionError`` of nesting, a JSON error): that host's failure,
+#: never the whole network's. Anything else is a bug and propagates as one.
+SITE_ERRORS: tuple[type[BaseException], ...] = (
+    SkupperMcpError,
+    RecursionError,
+    json.JSONDecodeError,
+)
 
 
 @dataclass
@@ -194,5 +201,7 @@ def describe(exc: BaseException) -> str:
     """One line for an error, without a traceback."""
     if isinstance(exc, (ConnectError, CommandError, CommandTimeout, KubeError)):
         return str(exc)
+    if isinstance(exc, RecursionError):
+        return "its answer nests too deep to be read"
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0] if text else type(exc).__name__

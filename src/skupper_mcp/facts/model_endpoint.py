@@ -3,9 +3,9 @@ Pure."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from .. import host_json
 from ..connectors.shell import quote
 
 #: The most of a ``/v1/models`` answer read over SSH: a model list is a few KiB.
@@ -58,6 +58,6 @@ def model_ids(document: Any) -> list[str] | None:
 def parse_model_ids(text: str) -> list[str] | None:
     """Model ids from the text of a ``/v1/models`` answer; None when it is not one."""
     try:
-        return model_ids(json.loads(text))
+        return model_ids(host_json.loads(text))
     except ValueError:
         return None
