@@ -76,6 +76,7 @@ class _Fixed(BaseHTTPRequestHandler):
     """Every GET answered with the server's ``answer``: (body, extra headers)."""
 
     def do_GET(self) -> None:
+        self.server.asked.append(dict(self.headers))  # type: ignore[attr-defined]
         body, headers = self.server.answer  # type: ignore[attr-defined]
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -94,9 +95,10 @@ def serving(
     address: str, port: int, body: bytes, headers: tuple[tuple[str, str], ...] = ()
 ) -> Iterator[ThreadingHTTPServer]:
     """A server on ``address:port`` answering every GET with ``body``, in a thread of its
-    own; stopped on leaving."""
+    own, keeping each request's headers in ``asked``; stopped on leaving."""
     server = ThreadingHTTPServer((address, port), _Fixed)
     server.answer = (body, headers)  # type: ignore[attr-defined]
+    server.asked = []  # type: ignore[attr-defined]  # each request's headers
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

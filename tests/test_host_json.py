@@ -93,3 +93,51 @@ def test_a_model_servers_deep_answer_is_its_probes_error() -> None:
 
     probe = asyncio.run(probe_models(Http(), ApiKey()))
     assert probe.ids is None and probe.error == "/v1/models did not answer an OpenAI model list"
+
+
+# -- a compressed answer is bounded as it is unpacked (issue 43, item 7) ---------------------
+
+BOMB_ADDRESS = "127.207.0.55"
+
+
+async def test_a_gzip_bomb_is_cut_at_the_bound_without_being_unpacked() -> None:
+    import tracemalloc
+
+    import httpx
+
+    from hostile_model_server import gzip_bomb, serving
+    from sshkit import free_port
+
+    bomb = gzip_bomb()  # 1 MiB that unpacks to 1 GiB of zeros
+    port = free_port(BOMB_ADDRESS)
+    with serving(BOMB_ADDRESS, port, bomb, (("Content-Encoding", "gzip"),)) as server:
+        async with httpx.AsyncClient(trust_env=False) as http:
+            tracemalloc.start()
+            try:
+                probe = await probe_models(
+                    http, ApiKey(), f"http://{BOMB_ADDRESS}:{port}/v1/models"
+                )
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+    # what was held: the bound and a chunk or two, never the 64 MiB a chunk unpacks to
+    assert peak < 8 * 1024 * 1024, peak
+    assert probe.ids is None
+    assert probe.error is not None and "once unpacked: cut off there" in probe.error
+    assert server.asked[0]["Accept-Encoding"] == "identity"  # type: ignore[attr-defined]
+
+
+async def test_a_small_gzip_answer_is_still_read() -> None:
+    import gzip
+
+    import httpx
+
+    from hostile_model_server import model_list, serving
+    from sshkit import free_port
+
+    port = free_port(BOMB_ADDRESS)
+    body = gzip.compress(model_list("org/a", "org/b"))
+    with serving(BOMB_ADDRESS, port, body, (("Content-Encoding", "gzip"),)):
+        async with httpx.AsyncClient(trust_env=False) as http:
+            probe = await probe_models(http, ApiKey(), f"http://{BOMB_ADDRESS}:{port}/v1/models")
+    assert probe.ids == ["org/a", "org/b"], probe.error

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import logging
 import socket
 import threading
@@ -459,6 +460,7 @@ class KubeConnector:
         # One quick retry at most: the request timeout, not urllib3's retries, bounds a call.
         configuration.retries = 1
         api = client.ApiClient(configuration=configuration)
+        api.set_default_header("Accept-Encoding", "identity")
         _bound_connections(api.rest_client.pool_manager)
         _bound_depth(api)
         return api
@@ -558,6 +560,8 @@ class KubeConnector:
             ) from exc
         except ApiException as exc:
             raise self._api_error(exc, verb, resource, namespace) from exc
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # the client's own parse
+            raise KubeError(self.context, f"{budget.call}: the answer is not JSON") from exc
         except (HTTPError, OSError) as exc:
             host = self._api.configuration.host if self._api else "the API server"
             raise ConnectError(
@@ -689,14 +693,28 @@ class _BoundedConnection:
             self.sock = _BoundedSocket(self.sock)
 
 
+class _UnencodedPool:
+    """Mixed into urllib3's pool classes: every request asks for its answer unencoded and
+    takes it as it came. urllib3 would unpack a gzip answer whatever was asked, past the
+    socket's byte cap (16 MiB of gzip is 16 GiB); a server that compresses anyway sends
+    what is not JSON, refused as such."""
+
+    def urlopen(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        # the header is the client's default (``_build_client``); urllib3's own retries pass
+        # headers by position, decode_content by name
+        kwargs["decode_content"] = False
+        return super().urlopen(method, url, *args, **kwargs)  # type: ignore[misc]
+
+
 def _bound_connections(pool_manager: Any) -> None:
-    """Make every connection ``pool_manager`` opens a bounded one (plain, TLS, proxied)."""
+    """Make every connection ``pool_manager`` opens a bounded one (plain, TLS, proxied),
+    over a pool that asks for unencoded answers."""
     bounded = {}
     for scheme, pool_class in pool_manager.pool_classes_by_scheme.items():
         connection = pool_class.ConnectionCls
         mixed = type(f"Bounded{connection.__name__}", (_BoundedConnection, connection), {})
         bounded[scheme] = type(
-            f"Bounded{pool_class.__name__}", (pool_class,), {"ConnectionCls": mixed}
+            f"Bounded{pool_class.__name__}", (_UnencodedPool, pool_class), {"ConnectionCls": mixed}
         )
     pool_manager.pool_classes_by_scheme = bounded
 
