@@ -238,6 +238,11 @@ class ListenerStatus(Result):
         "(on the host, without a key: empty for a server that needs one; the models tool "
         f"reads them through the listener, with the key). {HOST_TEXT}",
     )
+    model_ids_cut: int = Field(
+        default=0,
+        description="How many more ids the endpoint listed than model_ids holds (a row "
+        "keeps the first 100, within 16 KiB)",
+    )
 
 
 PoolState = Literal["serving", "degraded", "down", "unknown"]
@@ -558,6 +563,11 @@ class ModelRow(Result):
         default_factory=list,
         description="The model ids as the server reports them on GET /v1/models, read "
         f"through the local listener (empty when it could not be read). {HOST_TEXT}",
+    )
+    model_ids_cut: int = Field(
+        default=0,
+        description="How many more ids the server listed than model_ids holds (a row keeps "
+        "the first 100, within 16 KiB)",
     )
     host: str = Field(
         description="Provider host in the topology that serves it; a pool's row: the pool's name"

@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from functools import partial
 
+from skupper_mcp.facts.model_endpoint import quoted_ids
 from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
@@ -164,9 +165,35 @@ def text_table(
 _MARKDOWN_ACTIVE = re.compile(r"[\\|`*_\[\]<>#~!]")
 
 
+#: A word that a renderer would make a link of by itself (GFM's autolinks: a scheme's ``://``,
+#: ``www.``, an address with ``@``; ``mailto:``): shown as code, which no renderer links.
+_LINKISH = re.compile(r"\S*(?:://|www\.|@|mailto:)\S*", re.IGNORECASE)
+_BACKTICKS = re.compile("`+")
+
+
+def _escaped(text: str) -> str:
+    return _MARKDOWN_ACTIVE.sub(lambda found: "\\" + found[0], text)
+
+
+def _code_span(word: str) -> str:
+    """``word`` as a code span: fenced by one backtick more than its longest run, a space
+    inside the fence where it starts or ends with one; its pipes escaped, as a table cell
+    needs even in code."""
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(word)), default=0) + 1)
+    pad = " " if word.startswith("`") or word.endswith("`") else ""
+    inside = word.replace("|", "\\|")
+    return f"{fence}{pad}{inside}{pad}{fence}"
+
+
 def markdown_cell(value: Cell) -> str:
-    """A cell's text as Markdown shows it literally, on one line of its row."""
-    return _MARKDOWN_ACTIVE.sub(lambda found: "\\" + found[0], _cell(value))
+    """A cell's text as Markdown shows it literally, on one line of its row: Markdown's
+    own characters escaped, and a word that would become a link by itself (a bare URL a
+    host sent, ``http://...`` or ``www....``) shown as code, not as a link to click."""
+    text, cell, start = _cell(value), [], 0
+    for found in _LINKISH.finditer(text):
+        cell += [_escaped(text[start : found.start()]), _code_span(found[0])]
+        start = found.end()
+    return "".join([*cell, _escaped(text[start:])])
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
@@ -412,7 +439,7 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
                 li.routing_key,
                 li.bound,
                 li.state,
-                ", ".join(li.model_ids) or None,
+                quoted_ids(li.model_ids, li.model_ids_cut) or None,
                 li.base_url,
                 li.service,
                 li.detail,
@@ -588,7 +615,7 @@ def model_rows(result: ModelsResult) -> list[list[Cell]]:
     """One row per model row of the catalog, as both the CLI and the resource show it."""
     return [
         [
-            ", ".join(r.model_ids) or None,
+            quoted_ids(r.model_ids, r.model_ids_cut) or None,
             r.host,
             r.profile,
             r.state,
