@@ -657,6 +657,14 @@ class JournalEntry(Result):
         description=f"The error that ended the call before a result, redacted. {HOST_TEXT}",
     )
     seconds: float = Field(description="How long the call took")
+    repeated: int = Field(
+        default=1,
+        description="How many calls in a row this entry stands for: a call that failed as "
+        "the one before it did, changing nothing, is counted here, not written again",
+    )
+    last_time: str | None = Field(
+        default=None, description="When the last of the repeated calls started (UTC, ISO 8601)"
+    )
 
 
 class HistoryResult(Result):
@@ -665,5 +673,10 @@ class HistoryResult(Result):
     entries: list[JournalEntry] = Field(description="The writes recorded, oldest first")
     unreadable: int = Field(
         default=0, description="Lines of the journal that are not an entry (left out)"
+    )
+    dropped: int = Field(
+        default=0,
+        description="How many older entries the journal's rotation has dropped (it keeps "
+        "about the last 2 MiB)",
     )
     path: str = Field(description="The journal file")

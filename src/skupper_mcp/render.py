@@ -690,7 +690,7 @@ def history_text(result: HistoryResult, width: int | None = None) -> str:
     """``history`` for a terminal: one row per write, oldest first."""
     rows = [
         [
-            e.time,
+            e.time + (f" ({e.repeated} times, the last {e.last_time})" if e.repeated > 1 else ""),
             e.client + (f" {e.client_version}" if e.client_version else ""),
             " ".join([e.tool, *(str(v) for v in e.arguments.values())]),
             _journal_outcome(e),
@@ -708,6 +708,13 @@ def history_text(result: HistoryResult, width: int | None = None) -> str:
             wrap_text(
                 f"{plural(result.unreadable, 'line')} of {result.path} "
                 "could not be read as an entry (left out)",
+                width,
+            )
+        )
+    if result.dropped:
+        lines.append(
+            wrap_text(
+                f"older entries of {result.path} dropped by its rotation: {result.dropped}",
                 width,
             )
         )
