@@ -83,6 +83,7 @@ OWN_WORDS_FIELDS = {
     ("JournalSite", "host"),
     ("JournalSite", "changed_steps"),
     ("JournalEntry", "time"),
+    ("JournalEntry", "last_time"),
     ("JournalEntry", "client"),  # the caller's own words, as a query is
     ("JournalEntry", "client_version"),
     ("JournalEntry", "tool"),
@@ -550,3 +551,18 @@ def test_a_row_keeps_a_bounded_number_of_ids_and_says_how_many_it_cut() -> None:
     long_ids = ["x" * 5000] * 10
     kept, cut = kept_ids(long_ids)
     assert (len(kept), cut) == (3, 7)
+
+
+async def test_a_bare_url_in_a_model_actions_reason_is_not_a_link() -> None:
+    found = await _status_of(_cluster_state("OK"))
+    found.model_actions = [
+        models.ModelAction(
+            host="alpha",
+            profile="alpha-main",
+            action="start",
+            reason="the endpoint serves 'see https://evil.example/login'",
+        )
+    ]
+    [line] = [li for li in status_markdown(found).splitlines() if li.startswith("- start")]
+    assert "`https://evil.example/login'`" in line
+    assert "https:" not in re.sub(r"(`+)(?:(?!\1).)+\1", "", line), line

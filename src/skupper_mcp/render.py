@@ -499,7 +499,11 @@ def _backend_text(backend: PoolBackend) -> str:
 def status_markdown(status: StatusResult) -> str:
     """The ``skupper://status`` resource."""
     tables = status_tables(status)
-    actions = [f"- {a.action} `{a.profile}` on {a.host}: {a.reason}" for a in status.model_actions]
+    # a reason may quote the model endpoint's ids: host text, shown as a cell's is
+    actions = [
+        f"- {a.action} `{a.profile}` on {a.host}: {markdown_cell(a.reason)}"
+        for a in status.model_actions
+    ]
     parts = [
         "# Skupper VAN status",
         "",
