@@ -14,7 +14,6 @@ from skupper_mcp.errors import Unparsed
 from skupper_mcp.facts.model_endpoint import parse_model_ids
 from skupper_mcp.facts.resource_yaml import load_resource
 from skupper_mcp.facts.site_state import parse_podman_ps, parse_router_inspect
-from test_connector_status import MAX, framed
 
 DEEP = "[" * 1000 + "]" * 1000
 
@@ -50,13 +49,6 @@ def test_a_parsed_documents_depth_is_walked_without_recursion() -> None:
 def test_podmans_json_too_deep_is_unparsed(parse: object) -> None:
     with pytest.raises(Unparsed, match="nests 1000 levels deep"):
         parse(DEEP)  # type: ignore[operator]
-
-
-def test_a_connector_status_too_deep_is_unparsed() -> None:
-    from skupper_mcp.facts.connector_status import parse_connector_status
-
-    with pytest.raises(Unparsed, match="nests 1000 levels deep"):
-        parse_connector_status(framed(DEEP), MAX)
 
 
 def test_a_model_list_too_deep_is_no_model_list() -> None:

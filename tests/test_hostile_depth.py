@@ -38,6 +38,8 @@ BETA = "127.207.0.52"
 LISTENER = "127.207.0.53"
 CLIENT_TIMEOUT = 60.0
 
+pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
+
 
 @pytest.fixture
 def deep_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -11,6 +11,8 @@ translated into these at the connector seam, with the original kept as ``__cause
     ├── CommandError         a remote or local command ran and failed (exit status, stderr tail)
     ├── CommandTimeout       a command did not finish within its timeout
     ├── OutputLimitError     a command sent back more than a read may hold
+    ├── Unparsed             a host's text is not what its command prints
+    │   └── TooDeep          a host's JSON nests deeper than a parse may go
     ├── SiteStateError       a site's state was read cut short, or lacks what a step needs
     ├── NotReadyError        what an operation waited for did not come within its deadline
     ├── CheckFailed          an end-to-end check of a model route found it broken
@@ -176,6 +178,17 @@ class SiteStateError(SkupperMcpError):
 class Unparsed(SkupperMcpError):
     """A parser was given text that is not what its command prints; ``str`` says why. The
     reader that ran the command keeps it as a ``facts.unparsed.ParseError`` of that fact."""
+
+
+class TooDeep(Unparsed, ValueError):
+    """A host's JSON nests deeper than a parse of host text may go (``host_json``): refused
+    before it is parsed. A ``ValueError`` too, as any text that is not JSON is to its
+    callers."""
+
+    def __init__(self, found: int, limit: int) -> None:
+        self.found = found
+        self.limit = limit
+        super().__init__(f"it nests {found} levels deep, more than the {limit} a host's JSON may")
 
 
 class NotReadyError(SkupperMcpError):

@@ -1,6 +1,6 @@
 """JSON from a host, parsed within a bound on its depth as well as its size: the one parser
 of host text in JSON (a model server's answer, ``podman ps``, the router's management, the
-Kubernetes API). Pure, standard library only, at the bottom of the layers.
+Kubernetes API). Pure: the standard library and the error tree only, under the connectors.
 
 Python's JSON decoder recurses once per level of nesting: 2 KB of ``[[[[...]]]]`` (a
 thousand levels) raises ``RecursionError``, which no ``except ValueError`` of a parser
@@ -8,7 +8,8 @@ catches, and the decoded document would recurse again in whatever serialises it 
 the cache of resource files). So the depth is measured first, by one scan that counts
 brackets outside strings (C-speed: two regular expressions and an ``accumulate``), and a
 document deeper than ``MAX_DEPTH`` is refused before ``json.loads`` sees it, as ``TooDeep``:
-a ``ValueError``, which every caller already takes for text that is not JSON.
+an ``Unparsed`` and a ``ValueError``, which every caller already takes for text that is not
+JSON.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import json
 import re
 from itertools import accumulate
 from typing import Any
+
+from .errors import TooDeep
 
 __all__ = ["MAX_DEPTH", "TooDeep", "deeper_than", "depth", "loads"]
 
@@ -28,15 +31,6 @@ MAX_DEPTH = 100
 _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
-
-
-class TooDeep(ValueError):
-    """A document that nests deeper than a parse of host text may go."""
-
-    def __init__(self, found: int, limit: int) -> None:
-        self.found = found
-        self.limit = limit
-        super().__init__(f"it nests {found} levels deep, more than the {limit} a host's JSON may")
 
 
 def depth(text: str) -> int:

@@ -121,6 +121,7 @@ class SiteRun:
             try:
                 detail = await action.run()
             except SITE_ERRORS as exc:
+                logged(exc, self.ref.host)
                 await self.note(
                     action.name,
                     describe(exc),
@@ -195,6 +196,14 @@ def summarize(operation: str, results: list[SiteResult], plan: bool) -> str:
     verb = "would change" if plan else "changed"
     head = f"{operation} (plan)" if plan else operation
     return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {plural(len(results), 'site')})"
+
+
+def logged(exc: BaseException, host: str) -> None:
+    """Log, with its traceback, a site's failure that is not one of the product's own errors
+    (a parse past its bounds that no parser caught): the site fails as any other, and the
+    log keeps where it came from, in case it was ours."""
+    if not isinstance(exc, SkupperMcpError):
+        log.warning("%s: %s outside the product's errors", host, type(exc).__name__, exc_info=exc)
 
 
 def describe(exc: BaseException) -> str:
