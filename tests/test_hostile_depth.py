@@ -2,7 +2,8 @@
 provider's ``podman`` and ``curl``, and a model server behind a listener each answer 2 KB of
 ``[[[[...]]]]`` (a thousand levels, a ``RecursionError`` for ``json.loads``). On main,
 ``status``, ``models`` and ``down`` failed for the whole network (``Error executing tool``;
-the CLI a traceback); here each is that host's typed result and the others' come back.
+the CLI a traceback); here each is that host's typed result and the others' come back. The
+other model server lists 40,000 ids (item 7): its row keeps 100 and counts the rest.
 
 The API is ``hostile_kube_server`` (mode ``deep``) over HTTPS; the providers are SSH servers
 whose commands are a test's: alpha's ``podman`` and ``curl`` print the nested text, beta's
@@ -37,6 +38,9 @@ ALPHA = "127.207.0.51"
 BETA = "127.207.0.52"
 LISTENER = "127.207.0.53"
 CLIENT_TIMEOUT = 60.0
+#: beta's model server lists its model and 40,000 more ids (920 KB, within the read bound):
+#: a row keeps the first 100 and counts the rest.
+BETA_IDS = ["org/beta-main", *(f"org/m-{i:05d}" for i in range(40_000))]
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
@@ -104,7 +108,7 @@ async def hostile_network(tmp_path: Path, kubeconfig: Path) -> AsyncIterator[Pat
         topology = parse_topology(text, path)
         ports = {p.name: p.local_port for p in topology.providers}
         stack.enter_context(serving(LISTENER, ports["alpha"], DEEP))
-        stack.enter_context(serving(LISTENER, ports["beta"], model_list("org/beta-main")))
+        stack.enter_context(serving(LISTENER, ports["beta"], model_list(*BETA_IDS)))
         yield path
 
 
@@ -129,7 +133,8 @@ async def test_nested_answers_are_each_hosts_own_result_through_the_mcp_client(
     assert not models.is_error, models.content
     catalog = ModelsResult.model_validate(models.structured_content).model_dump()
     rows = {str(r["host"]): r for r in catalog["rows"]}
-    assert rows["beta"]["model_ids"] == ["org/beta-main"], catalog
+    assert rows["beta"]["model_ids"] == BETA_IDS[:100], catalog
+    assert rows["beta"]["model_ids_cut"] == 39_901
     assert rows["alpha"]["model_ids"] == [], rows["alpha"]
     assert not down.is_error, down.content
     [crc] = [
@@ -153,4 +158,6 @@ async def test_nested_answers_are_each_hosts_own_result_on_the_cli(
     assert set(sites) == {"local", "alpha", "beta", "crc"}
     assert "nests 1000 levels deep" in str(sites["crc"]["detail"])
     rows = {r["host"]: r for r in json.loads(models.out)["rows"]}
-    assert rows["beta"]["model_ids"] == ["org/beta-main"]
+    assert rows["beta"]["model_ids"] == BETA_IDS[:100]
+    assert rows["beta"]["model_ids_cut"] == 39_901
+    assert len(models.out) < 64 * 1024  # 40,000 ids were 1 MB of text on every call
