@@ -36,6 +36,21 @@ def test_a_deep_document_is_refused_before_it_is_parsed() -> None:
         host_json.loads("[" * (1024 * 1024))
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['"' + '\\"' * 500_000, '"a' * 500_000, "[" * 1000 + '"' + "]" * 1000, '"\\' * 300_000],
+    ids=["escaped-quotes", "unterminated-strings", "brackets-then-a-quote", "backslashes"],
+)
+def test_the_depth_scan_is_linear_on_any_text(text: str) -> None:
+    import time
+
+    started = time.process_time()
+    host_json.depth(text)
+    assert time.process_time() - started < 1.0  # 80 KB of escaped quotes took 46 s
+    if text.startswith("["):  # brackets before a string JSON never ends: still counted
+        assert host_json.depth(text) == 1000
+
+
 def test_a_parsed_documents_depth_is_walked_without_recursion() -> None:
     nested: list[object] = []
     for _ in range(100_000):
