@@ -566,3 +566,12 @@ async def test_a_bare_url_in_a_model_actions_reason_is_not_a_link() -> None:
     [line] = [li for li in status_markdown(found).splitlines() if li.startswith("- start")]
     assert "`https://evil.example/login'`" in line
     assert "https:" not in re.sub(r"(`+)(?:(?!\1).)+\1", "", line), line
+
+
+def test_a_long_word_in_a_markdown_cell_takes_linear_time() -> None:
+    import time
+
+    started = time.process_time()
+    for text in ("a" * 64 * 1024, "http:" + "/" * 64 * 1024, "@" * 64 * 1024):
+        markdown_cell(text)
+    assert time.process_time() - started < 1.0  # 16 K characters took 22 s

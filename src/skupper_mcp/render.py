@@ -165,9 +165,12 @@ def text_table(
 _MARKDOWN_ACTIVE = re.compile(r"[\\|`*_\[\]<>#~!]")
 
 
-#: A word that a renderer would make a link of by itself (GFM's autolinks: a scheme's ``://``,
-#: ``www.``, an address with ``@``; ``mailto:``): shown as code, which no renderer links.
-_LINKISH = re.compile(r"\S*(?:://|www\.|@|mailto:)\S*", re.IGNORECASE)
+#: What makes a word a link by itself to a renderer (GFM's autolinks: a scheme's ``://``,
+#: ``www.``, an address with ``@``; ``mailto:``): such a word is shown as code, which no
+#: renderer links. Words are found first (``\S+``, once each) and then searched: one pattern
+#: with ``\S*`` around the marker retried every start of a long word (16 K characters: 22 s).
+_WORD = re.compile(r"\S+")
+_LINKISH = re.compile(r"://|www\.|@|mailto:", re.IGNORECASE)
 _BACKTICKS = re.compile("`+")
 
 
@@ -189,11 +192,10 @@ def markdown_cell(value: Cell) -> str:
     """A cell's text as Markdown shows it literally, on one line of its row: Markdown's
     own characters escaped, and a word that would become a link by itself (a bare URL a
     host sent, ``http://...`` or ``www....``) shown as code, not as a link to click."""
-    text, cell, start = _cell(value), [], 0
-    for found in _LINKISH.finditer(text):
-        cell += [_escaped(text[start : found.start()]), _code_span(found[0])]
-        start = found.end()
-    return "".join([*cell, _escaped(text[start:])])
+    return _WORD.sub(
+        lambda word: _code_span(word[0]) if _LINKISH.search(word[0]) else _escaped(word[0]),
+        _cell(value),
+    )
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
