@@ -6,7 +6,9 @@ to its bounds.
   seconds (each read is quick, so urllib3's per-read timeout never trips);
 - ``trickle-head``: the status line and headers themselves come a byte at a time;
 - ``endless``: a chunked 200 list that never ends (pods, as fast as the socket takes them);
-- ``long-error``: a 500 whose Status message is megabytes long.
+- ``long-error``: a 500 whose Status message is megabytes long;
+- ``deep``: a 200 of 2 KB of JSON nested a thousand levels (``[[[[...]]]]``), issue 43;
+- ``gzip``: a 200 of 64 KiB of gzip that unpacks to 64 MiB, whatever was asked, issue 43.
 
 It runs in threads of its own; ``stop`` ends every connection.
 """
@@ -23,7 +25,9 @@ from pathlib import Path
 
 from skupper_sandbox.kube.kubeconfig import ApiCredentials
 
-MODES = ("trickle", "trickle-head", "endless", "long-error")
+MODES = ("trickle", "trickle-head", "endless", "long-error", "deep", "gzip")
+#: A thousand levels of JSON in 2 KB: ``json.loads`` raises ``RecursionError`` on it.
+DEEP = b"[" * 1000 + b"]" * 1000
 POD = json.dumps({"metadata": {"name": "skupper-router-x" * 8}, "status": {"phase": "Running"}})
 
 
@@ -116,6 +120,23 @@ class HostileKubeApi:
         body = json.dumps(status).encode()
         conn.sendall(
             b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+
+    def _deep(self, conn: ssl.SSLSocket) -> None:
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(DEEP)}\r\n\r\n".encode()
+            + DEEP
+        )
+
+    def _gzip(self, conn: ssl.SSLSocket) -> None:
+        from hostile_model_server import gzip_bomb
+
+        body = gzip_bomb(64)
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
             + f"Content-Length: {len(body)}\r\n\r\n".encode()
             + body
         )

@@ -135,3 +135,9 @@ def test_the_script_says_so_when_the_site_has_no_management_listener(tmp_path: P
     )
     assert done.returncode == 0, done.stderr
     assert parse_connector_status(done.stdout, MAX) is None
+
+
+def test_a_connector_status_too_deep_is_unparsed() -> None:
+    # issue 43: 2 KB of [[[[...]]]] raised RecursionError out of diagnose for every site
+    with pytest.raises(Unparsed, match="nests 1000 levels deep"):
+        parse_connector_status(framed("[" * 1000 + "]" * 1000), MAX)

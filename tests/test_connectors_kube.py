@@ -318,6 +318,37 @@ async def test_a_trickling_answer_ends_at_the_deadline_of_the_whole_call(
     assert server.requests == 1  # one call, not retried past its deadline
 
 
+@pytest.mark.parametrize("hostile", ["deep"], indirect=True)
+@pytest.mark.parametrize("call", ["list", "list_pods", "list_secret_metadata"])
+async def test_a_nested_answer_is_the_calls_error_not_a_recursion(
+    hostile: tuple[Any, Path], call: str
+) -> None:
+    # issue 43: 2 KB of [[[[...]]]] raised RecursionError out of the client's json.loads
+    _, config = hostile
+    kube = KubeConnector(config, "crc-admin", timeout=HOSTILE_TIMEOUT)
+    method = getattr(kube, call)
+    error, _ = await _bounded(kube, method("sites") if call == "list" else method())
+    assert "nests 1000 levels deep" in str(error), error
+
+
+@pytest.mark.parametrize("hostile", ["gzip"], indirect=True)
+async def test_a_compressed_answer_is_not_unpacked(hostile: tuple[Any, Path]) -> None:
+    import tracemalloc
+
+    # issue 43: urllib3 unpacked a gzip answer that was never asked for, past the byte cap
+    _, config = hostile
+    kube = KubeConnector(config, "crc-admin", timeout=HOSTILE_TIMEOUT)
+    await kube._client()  # the client built before the measure: its imports are not the answer's
+    tracemalloc.start()
+    try:
+        error, _ = await _bounded(kube, kube.list_pods())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 1024 * 1024, peak  # the 64 MiB it unpacks to was never held
+    assert "list pods in namespace van: the answer is not JSON" in str(error), error
+
+
 @pytest.mark.parametrize("hostile", ["endless"], indirect=True)
 async def test_an_endless_answer_is_cut_at_the_size_cap(hostile: tuple[Any, Path]) -> None:
     _, config = hostile

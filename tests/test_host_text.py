@@ -4,6 +4,7 @@ result (models.Result cleans every string), and the renderers keep it inside its
 from __future__ import annotations
 
 import json
+import re
 import typing
 from pathlib import Path
 from typing import Any, Literal
@@ -11,6 +12,7 @@ from typing import Any, Literal
 import pytest
 from mcp import Client
 
+from redaction_cases import HOSTILE_TEXT, TextCase
 from skupper_mcp import models
 from skupper_mcp.engine import Engine
 from skupper_mcp.engine.operations import status as status_op
@@ -18,8 +20,16 @@ from skupper_mcp.engine.readings import ClusterReading, Reading, Unread
 from skupper_mcp.engine.scope import sites as all_sites
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConnectError
-from skupper_mcp.models import HOST_TEXT, StatusResult
-from skupper_mcp.render import status_markdown, status_text, wrap_text
+from skupper_mcp.facts.model_endpoint import ROW_IDS, kept_ids
+from skupper_mcp.models import HOST_TEXT, ModelRow, ModelsResult, StatusResult
+from skupper_mcp.render import (
+    markdown_cell,
+    model_rows,
+    models_text,
+    status_markdown,
+    status_text,
+    wrap_text,
+)
 from skupper_mcp.server import build_server
 from skupper_mcp.sites.kube import KubeState
 from skupper_mcp.topology import Topology
@@ -73,6 +83,7 @@ OWN_WORDS_FIELDS = {
     ("JournalSite", "host"),
     ("JournalSite", "changed_steps"),
     ("JournalEntry", "time"),
+    ("JournalEntry", "last_time"),
     ("JournalEntry", "client"),  # the caller's own words, as a query is
     ("JournalEntry", "client_version"),
     ("JournalEntry", "tool"),
@@ -421,8 +432,10 @@ async def test_a_newline_in_a_cell_stays_in_its_markdown_cell() -> None:
         *[line for line in outside if line.startswith(("## hosted", "- "))],
     ]
     crc_row = next(line for line in markdown.splitlines() if line.startswith("| crc |"))
-    # a line break shows as \n (its backslash escaped), Markdown's syntax as itself
-    escapes = [r"Running\\n\\n\# Skupper", r"\|", r"\`code\`", r"\*all\*", r"\[fine\]", r"\<b\>"]
+    # a line break shows as \n (its backslash escaped), Markdown's syntax as itself, and a
+    # word a renderer would link by itself as code (issue 43)
+    escapes = [r"Running\\n\\n\# Skupper", r"\|", r"\`code\`", r"\*all\*", "`[fine](http://x)`"]
+    escapes.append(r"\<b\>")
     for escaped in escapes:
         assert escaped in crc_row, crc_row
     # the row still has its table's columns: only the cell's own bars are escaped
@@ -490,3 +503,75 @@ def test_the_logs_summary_names_a_pod_only_when_its_name_is_a_plain_name() -> No
     assert logs_op._summary(ref, "router", forged, 1, False, 2) == (
         "crc router: 1 line from its router pod; 2 secrets redacted"
     )
+
+
+# -- issue 43: invisible characters, bare links, ids that read as two, ids without end ------
+
+
+@pytest.mark.parametrize("case", HOSTILE_TEXT.values(), ids=HOSTILE_TEXT.keys())
+def test_hostile_text_is_shown_as_what_it_is(case: TextCase) -> None:
+    if case.where == "safe_text":
+        safe = models.safe_text(case.text)
+        assert not any(part in safe for part in case.must_not_show), ascii(safe)
+        assert safe.isprintable()
+    elif case.where == "markdown":
+        cell = markdown_cell(case.text)
+        # what a renderer would link stands only inside a code span, never outside one
+        outside = re.sub(r"(`+)(?:(?!\1).)+\1", "", cell)
+        for part in case.must_not_show:
+            assert part.split("/")[0] not in outside, cell
+    else:
+        [row] = model_rows(_catalog([case.text, "other"]))
+        # one quoted id, its quote escaped: never the list separator '", "' between two
+        assert row[0] == '"granite-8b\\", \\"llama-70b", "other"'
+
+
+def _catalog(ids: list[str], cut: int = 0) -> ModelsResult:
+    row = ModelRow(
+        model_ids=ids,
+        model_ids_cut=cut,
+        host="alpha",
+        profile="p",
+        site="hub-alpha",
+        listener_port=9000,
+        local_base_url="http://127.0.0.1:9000/v1",
+        routing_key="k",
+        state="serving",
+    )
+    return ModelsResult(rows=[row], summary="1/1 serving")
+
+
+def test_a_row_keeps_a_bounded_number_of_ids_and_says_how_many_it_cut() -> None:
+    ids = [f"org/model-{i:06d}" for i in range(120_000)]
+    kept, cut = kept_ids(ids)
+    assert (len(kept), cut) == (ROW_IDS, 120_000 - ROW_IDS)
+    text = models_text(_catalog(kept, cut))
+    assert len(text) < 8 * 1024 and f"and {cut} more not shown" in text
+    # a few long ids fill the characters' bound before the count's
+    long_ids = ["x" * 5000] * 10
+    kept, cut = kept_ids(long_ids)
+    assert (len(kept), cut) == (3, 7)
+
+
+async def test_a_bare_url_in_a_model_actions_reason_is_not_a_link() -> None:
+    found = await _status_of(_cluster_state("OK"))
+    found.model_actions = [
+        models.ModelAction(
+            host="alpha",
+            profile="alpha-main",
+            action="start",
+            reason="the endpoint serves 'see https://evil.example/login'",
+        )
+    ]
+    [line] = [li for li in status_markdown(found).splitlines() if li.startswith("- start")]
+    assert "`https://evil.example/login'`" in line
+    assert "https:" not in re.sub(r"(`+)(?:(?!\1).)+\1", "", line), line
+
+
+def test_a_long_word_in_a_markdown_cell_takes_linear_time() -> None:
+    import time
+
+    started = time.process_time()
+    for text in ("a" * 64 * 1024, "http:" + "/" * 64 * 1024, "@" * 64 * 1024):
+        markdown_cell(text)
+    assert time.process_time() - started < 1.0  # 16 K characters took 22 s

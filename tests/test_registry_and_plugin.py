@@ -29,6 +29,8 @@ import pytest
 
 from skupper_mcp import __version__, data
 from skupper_mcp.clients import SERVER_NAME, plugin_skill
+from skupper_mcp.errors import ConfigError
+from skupper_mcp.topology.discovery import ENV_VARIABLE, find_topology_path
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = ROOT / "plugin"
@@ -270,3 +272,22 @@ def test_claude_code_installs_the_plugin_from_the_repository_marketplace(
     listed = run("mcp", "list")
     line = next(x for x in listed.splitlines() if x.startswith(f"plugin:{plugin}:{SERVER_NAME}:"))
     assert "Connected" in line, listed
+
+
+def test_server_json_says_where_the_topology_is_read_as_the_code_does(tmp_path: Path) -> None:
+    # issue 43: server.json said ./topology.env was read by default; it is not (issue 31)
+    (package,) = _server_json()["packages"]
+    [variable] = [v for v in package["environmentVariables"] if v["name"] == ENV_VARIABLE]
+    text = variable["description"]
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    cwd.mkdir()
+    (cwd / "topology.env").write_text("")
+    with pytest.raises(ConfigError, match="read only when named"):
+        find_topology_path(None, environ={}, cwd=cwd, home=home)
+    assert "default ./topology.env" not in text
+    assert "./topology.env in the current folder is read only when named" in text
+    user = home / ".config" / "skupper-mcp" / "topology.env"
+    user.parent.mkdir(parents=True)
+    user.write_text("")
+    assert find_topology_path(None, environ={}, cwd=cwd, home=home) == user
+    assert "default ~/.config/skupper-mcp/topology.env" in text

@@ -11,6 +11,8 @@ translated into these at the connector seam, with the original kept as ``__cause
     ├── CommandError         a remote or local command ran and failed (exit status, stderr tail)
     ├── CommandTimeout       a command did not finish within its timeout
     ├── OutputLimitError     a command sent back more than a read may hold
+    ├── Unparsed             a host's text is not what its command prints
+    │   └── TooDeep          a host's JSON nests deeper than a parse may go
     ├── SiteStateError       a site's state was read cut short, or lacks what a step needs
     ├── NotReadyError        what an operation waited for did not come within its deadline
     ├── CheckFailed          an end-to-end check of a model route found it broken
@@ -178,6 +180,17 @@ class Unparsed(SkupperMcpError):
     reader that ran the command keeps it as a ``facts.unparsed.ParseError`` of that fact."""
 
 
+class TooDeep(Unparsed, ValueError):
+    """A host's JSON nests deeper than a parse of host text may go (``host_json``): refused
+    before it is parsed. A ``ValueError`` too, as any text that is not JSON is to its
+    callers."""
+
+    def __init__(self, found: int, limit: int) -> None:
+        self.found = found
+        self.limit = limit
+        super().__init__(f"it nests {found} levels deep, more than the {limit} a host's JSON may")
+
+
 class NotReadyError(SkupperMcpError):
     """What an operation waited for (links, a router) was not ready by its deadline."""
 
@@ -227,7 +240,8 @@ class KubeError(SkupperMcpError):
 
 class KubeBoundError(KubeError):
     """A Kubernetes API answer passed a bound and was cut off: ``bound`` is ``size`` (it
-    held more than a read may) or ``deadline`` (it did not end in time, trickling or not)."""
+    held more than a read may), ``deadline`` (it did not end in time, trickling or not) or
+    ``depth`` (it nested deeper than a host's JSON may, ``host_json.MAX_DEPTH``)."""
 
     def __init__(self, context: str, reason: str, *, bound: str) -> None:
         self.bound = bound

@@ -238,6 +238,11 @@ class ListenerStatus(Result):
         "(on the host, without a key: empty for a server that needs one; the models tool "
         f"reads them through the listener, with the key). {HOST_TEXT}",
     )
+    model_ids_cut: int = Field(
+        default=0,
+        description="How many more ids the endpoint listed than model_ids holds (a row "
+        "keeps the first 100, within 16 KiB)",
+    )
 
 
 PoolState = Literal["serving", "degraded", "down", "unknown"]
@@ -559,6 +564,11 @@ class ModelRow(Result):
         description="The model ids as the server reports them on GET /v1/models, read "
         f"through the local listener (empty when it could not be read). {HOST_TEXT}",
     )
+    model_ids_cut: int = Field(
+        default=0,
+        description="How many more ids the server listed than model_ids holds (a row keeps "
+        "the first 100, within 16 KiB)",
+    )
     host: str = Field(
         description="Provider host in the topology that serves it; a pool's row: the pool's name"
     )
@@ -647,6 +657,14 @@ class JournalEntry(Result):
         description=f"The error that ended the call before a result, redacted. {HOST_TEXT}",
     )
     seconds: float = Field(description="How long the call took")
+    repeated: int = Field(
+        default=1,
+        description="How many calls in a row this entry stands for: a call that failed as "
+        "the one before it did, changing nothing, is counted here, not written again",
+    )
+    last_time: str | None = Field(
+        default=None, description="When the last of the repeated calls started (UTC, ISO 8601)"
+    )
 
 
 class HistoryResult(Result):
@@ -655,5 +673,10 @@ class HistoryResult(Result):
     entries: list[JournalEntry] = Field(description="The writes recorded, oldest first")
     unreadable: int = Field(
         default=0, description="Lines of the journal that are not an entry (left out)"
+    )
+    dropped: int = Field(
+        default=0,
+        description="How many older entries the journal's rotation has dropped (it keeps "
+        "about the last 2 MiB)",
     )
     path: str = Field(description="The journal file")

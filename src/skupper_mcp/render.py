@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from functools import partial
 
+from skupper_mcp.facts.model_endpoint import quoted_ids
 from skupper_mcp.models import (
     CheckResult,
     DiagnoseResult,
@@ -164,9 +165,37 @@ def text_table(
 _MARKDOWN_ACTIVE = re.compile(r"[\\|`*_\[\]<>#~!]")
 
 
+#: What makes a word a link by itself to a renderer (GFM's autolinks: a scheme's ``://``,
+#: ``www.``, an address with ``@``; ``mailto:``): such a word is shown as code, which no
+#: renderer links. Words are found first (``\S+``, once each) and then searched: one pattern
+#: with ``\S*`` around the marker retried every start of a long word (16 K characters: 22 s).
+_WORD = re.compile(r"\S+")
+_LINKISH = re.compile(r"://|www\.|@|mailto:", re.IGNORECASE)
+_BACKTICKS = re.compile("`+")
+
+
+def _escaped(text: str) -> str:
+    return _MARKDOWN_ACTIVE.sub(lambda found: "\\" + found[0], text)
+
+
+def _code_span(word: str) -> str:
+    """``word`` as a code span: fenced by one backtick more than its longest run, a space
+    inside the fence where it starts or ends with one; its pipes escaped, as a table cell
+    needs even in code."""
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(word)), default=0) + 1)
+    pad = " " if word.startswith("`") or word.endswith("`") else ""
+    inside = word.replace("|", "\\|")
+    return f"{fence}{pad}{inside}{pad}{fence}"
+
+
 def markdown_cell(value: Cell) -> str:
-    """A cell's text as Markdown shows it literally, on one line of its row."""
-    return _MARKDOWN_ACTIVE.sub(lambda found: "\\" + found[0], _cell(value))
+    """A cell's text as Markdown shows it literally, on one line of its row: Markdown's
+    own characters escaped, and a word that would become a link by itself (a bare URL a
+    host sent, ``http://...`` or ``www....``) shown as code, not as a link to click."""
+    return _WORD.sub(
+        lambda word: _code_span(word[0]) if _LINKISH.search(word[0]) else _escaped(word[0]),
+        _cell(value),
+    )
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
@@ -412,7 +441,7 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
                 li.routing_key,
                 li.bound,
                 li.state,
-                ", ".join(li.model_ids) or None,
+                quoted_ids(li.model_ids, li.model_ids_cut) or None,
                 li.base_url,
                 li.service,
                 li.detail,
@@ -472,7 +501,11 @@ def _backend_text(backend: PoolBackend) -> str:
 def status_markdown(status: StatusResult) -> str:
     """The ``skupper://status`` resource."""
     tables = status_tables(status)
-    actions = [f"- {a.action} `{a.profile}` on {a.host}: {a.reason}" for a in status.model_actions]
+    # a reason may quote the model endpoint's ids: host text, shown as a cell's is
+    actions = [
+        f"- {a.action} `{a.profile}` on {a.host}: {markdown_cell(a.reason)}"
+        for a in status.model_actions
+    ]
     parts = [
         "# Skupper VAN status",
         "",
@@ -588,7 +621,7 @@ def model_rows(result: ModelsResult) -> list[list[Cell]]:
     """One row per model row of the catalog, as both the CLI and the resource show it."""
     return [
         [
-            ", ".join(r.model_ids) or None,
+            quoted_ids(r.model_ids, r.model_ids_cut) or None,
             r.host,
             r.profile,
             r.state,
@@ -663,7 +696,7 @@ def history_text(result: HistoryResult, width: int | None = None) -> str:
     """``history`` for a terminal: one row per write, oldest first."""
     rows = [
         [
-            e.time,
+            e.time + (f" ({e.repeated} times, the last {e.last_time})" if e.repeated > 1 else ""),
             e.client + (f" {e.client_version}" if e.client_version else ""),
             " ".join([e.tool, *(str(v) for v in e.arguments.values())]),
             _journal_outcome(e),
@@ -681,6 +714,13 @@ def history_text(result: HistoryResult, width: int | None = None) -> str:
             wrap_text(
                 f"{plural(result.unreadable, 'line')} of {result.path} "
                 "could not be read as an entry (left out)",
+                width,
+            )
+        )
+    if result.dropped:
+        lines.append(
+            wrap_text(
+                f"older entries of {result.path} dropped by its rotation: {result.dropped}",
                 width,
             )
         )

@@ -1,5 +1,7 @@
 """The closed error tree: an expected failure at a site is that site's ``failed`` outcome;
-anything else (a RecursionError, a NotImplementedError) is a bug and surfaces as one."""
+anything else (a NotImplementedError, an AttributeError) is a bug and surfaces as one. A
+parse of a host's text past its bounds (a RecursionError, a JSON error) is that host's
+failure too (issue 43): the parsers refuse such text first, this is the backstop."""
 
 from __future__ import annotations
 
@@ -100,7 +102,7 @@ def topology(tmp_path: Path) -> Topology:
     return parse_topology(SMALL_TOPOLOGY, tmp_path / "topology.env")
 
 
-@pytest.mark.parametrize("bug", [RecursionError("deep"), NotImplementedError("todo")])
+@pytest.mark.parametrize("bug", [AttributeError("no such"), NotImplementedError("todo")])
 async def test_a_bug_inside_a_site_surfaces_as_a_bug(topology: Topology, bug: Exception) -> None:
     sites = SiteMap(topology, Pool(bug), None)  # type: ignore[arg-type]
     with pytest.raises(type(bug)):
@@ -112,8 +114,8 @@ async def test_a_bug_inside_a_site_surfaces_as_a_bug(topology: Topology, bug: Ex
 async def test_a_bug_in_an_action_surfaces_and_a_failure_fails_the_site(
     topology: Topology,
 ) -> None:
-    buggy = SiteMap(topology, ActingPool(RecursionError("deep")), None)  # type: ignore[arg-type]
-    with pytest.raises(RecursionError):
+    buggy = SiteMap(topology, ActingPool(NotImplementedError("todo")), None)  # type: ignore[arg-type]
+    with pytest.raises(NotImplementedError):
         await updown.up(buggy, "alpha")
     failure = CommandError("alpha", "systemctl --user start", 1, "Failed to start")
     result = await updown.up(SiteMap(topology, ActingPool(failure), None), "alpha")  # type: ignore[arg-type]
@@ -144,8 +146,21 @@ async def test_an_expected_failure_is_the_site_failing(
     assert all(str(failure) in (s.reason or "") for s in result.sites)
 
 
-def test_site_errors_are_the_product_errors_only() -> None:
-    assert (SkupperMcpError,) == SITE_ERRORS
+@pytest.mark.parametrize(
+    "past_bounds", [RecursionError("maximum recursion depth"), json.JSONDecodeError("x", "[", 0)]
+)
+async def test_a_parse_past_its_bounds_is_that_sites_failure(
+    topology: Topology, past_bounds: Exception
+) -> None:
+    result = await updown.up(SiteMap(topology, Pool(past_bounds), None), "alpha")  # type: ignore[arg-type]
+    assert not result.ok
+    assert {s.host: s.outcome for s in result.sites} == {"alpha": "failed", "local": "failed"}
+    acted = await updown.up(SiteMap(topology, ActingPool(past_bounds), None), "alpha")  # type: ignore[arg-type]
+    assert {s.outcome for s in acted.sites} == {"failed"}
+
+
+def test_site_errors_are_the_product_errors_and_a_parse_past_its_bounds() -> None:
+    assert (SkupperMcpError, RecursionError, json.JSONDecodeError) == SITE_ERRORS
     assert not any(issubclass(RuntimeError, e) or issubclass(OSError, e) for e in SITE_ERRORS)
 
 

@@ -1,4 +1,5 @@
-"""The operations journal: private, append-only, rotated at its bound, read back typed."""
+"""The operations journal: private, appended to, rotated at its bound, read back typed; a
+repeated refusal counted in its entry, not written again."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from skupper_mcp.engine.store import journal
 from skupper_mcp.engine.store.journal import Journal, entry, parse_since
 from skupper_mcp.errors import ConfigError
 from skupper_mcp.models import OperationResult, SiteResult, Step
+from skupper_mcp.render import history_text
 
 
 def _result() -> OperationResult:
@@ -81,3 +83,64 @@ def test_since_takes_a_duration_or_a_time() -> None:
     assert parse_since("") is None
     with pytest.raises(ConfigError, match="neither a duration"):
         parse_since("yesterday")
+
+
+def _refused() -> OperationResult:
+    site = SiteResult(
+        host="gpu1",
+        site="hub-gpu1",
+        role="provider",
+        platform="podman",
+        outcome="failed",
+        changed=False,
+        reason="refused: the model is not stopped",
+    )
+    return OperationResult(
+        operation="up", target="gpu1", ok=False, sites=[site], summary="up: failed: gpu1"
+    )
+
+
+def test_a_refusal_repeated_thousands_of_times_is_one_entry_and_keeps_the_real_down(
+    tmp_path: Path,
+) -> None:
+    # issue 43: 2,600 failing calls of up rotated a real down out of the journal
+    book = Journal(tmp_path)
+    started = datetime(2026, 12, 3, tzinfo=UTC)
+    book.append(entry("down", {"target": "all"}, started, 3.0, _down()))
+    for i in range(2600):
+        book.append(
+            entry("up", {"target": "gpu1"}, started + timedelta(seconds=i + 1), 0.2, _refused())
+        )
+    book.append(entry("up", {"target": "gpu1"}, started, 0.1, error="Busy: setup is running"))
+    found = book.history()
+    assert [(e.tool, e.repeated) for e in found.entries] == [("down", 1), ("up", 2600), ("up", 1)]
+    assert found.entries[1].last_time == (started + timedelta(seconds=2600)).isoformat(
+        timespec="seconds"
+    )
+    assert book.path.stat().st_size < 4096 and found.dropped == 0
+    assert "(2600 times, the last 2026-12-03T00:43:20+00:00)" in history_text(found)
+
+
+def test_what_rotation_drops_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journal, "MAX_BYTES", 2000)
+    book = Journal(tmp_path)
+    for i in range(40):
+        book.append(entry("up", {"target": f"gpu{i}"}, datetime.now(UTC), 1, _result()))
+    found = book.history()
+    assert found.dropped > 0 and found.dropped + len(found.entries) == 40
+    assert f"dropped by its rotation: {found.dropped}" in history_text(found)
+
+
+def _down() -> OperationResult:
+    site = SiteResult(
+        host="gpu1",
+        site="hub-gpu1",
+        role="provider",
+        platform="podman",
+        outcome="down",
+        changed=True,
+        steps=[Step(name="stop router", ok=True, changes=True)],
+    )
+    return OperationResult(
+        operation="down", target="all", ok=True, sites=[site], summary="down: gpu1"
+    )

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from skupper_mcp import host_json
 from skupper_mcp.errors import (
     ConnectError,
     KubeBoundError,
@@ -252,7 +253,9 @@ class KubeConnector:
         if len(body) > MAX_METADATA_LIST:
             raise KubeError(self.context, f"the secrets of {ns} are too many to list")
         try:
-            found = json.loads(body)
+            found = host_json.loads(body)
+        except host_json.TooDeep as exc:
+            raise KubeError(self.context, f"secrets in {ns}: {exc}") from exc
         except ValueError as exc:
             raise KubeError(self.context, f"secrets in {ns}: the answer is not JSON") from exc
         if not isinstance(found, dict) or found.get("kind") != "PartialObjectMetadataList":
@@ -457,7 +460,9 @@ class KubeConnector:
         # One quick retry at most: the request timeout, not urllib3's retries, bounds a call.
         configuration.retries = 1
         api = client.ApiClient(configuration=configuration)
+        api.set_default_header("Accept-Encoding", "identity")
         _bound_connections(api.rest_client.pool_manager)
+        _bound_depth(api)
         return api
 
     def _config_problem(self, source: str | None, exc: BaseException) -> SiteConfigError:
@@ -547,8 +552,16 @@ class KubeConnector:
 
         try:
             return await self._in_thread(bounded)
+        except RecursionError as exc:  # a backstop: _bound_depth refuses a deep answer first
+            raise KubeBoundError(
+                self.context,
+                f"{budget.call}: the answer nests too deep to be read",
+                bound="depth",
+            ) from exc
         except ApiException as exc:
             raise self._api_error(exc, verb, resource, namespace) from exc
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # the client's own parse
+            raise KubeError(self.context, f"{budget.call}: the answer is not JSON") from exc
         except (HTTPError, OSError) as exc:
             host = self._api.configuration.host if self._api else "the API server"
             raise ConnectError(
@@ -680,16 +693,50 @@ class _BoundedConnection:
             self.sock = _BoundedSocket(self.sock)
 
 
+class _UnencodedPool:
+    """Mixed into urllib3's pool classes: every request asks for its answer unencoded and
+    takes it as it came. urllib3 would unpack a gzip answer whatever was asked, past the
+    socket's byte cap (16 MiB of gzip is 16 GiB); a server that compresses anyway sends
+    what is not JSON, refused as such."""
+
+    def urlopen(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        # the header is the client's default (``_build_client``); urllib3's own retries pass
+        # headers by position, decode_content by name
+        kwargs["decode_content"] = False
+        return super().urlopen(method, url, *args, **kwargs)  # type: ignore[misc]
+
+
 def _bound_connections(pool_manager: Any) -> None:
-    """Make every connection ``pool_manager`` opens a bounded one (plain, TLS, proxied)."""
+    """Make every connection ``pool_manager`` opens a bounded one (plain, TLS, proxied),
+    over a pool that asks for unencoded answers."""
     bounded = {}
     for scheme, pool_class in pool_manager.pool_classes_by_scheme.items():
         connection = pool_class.ConnectionCls
         mixed = type(f"Bounded{connection.__name__}", (_BoundedConnection, connection), {})
         bounded[scheme] = type(
-            f"Bounded{pool_class.__name__}", (pool_class,), {"ConnectionCls": mixed}
+            f"Bounded{pool_class.__name__}", (_UnencodedPool, pool_class), {"ConnectionCls": mixed}
         )
     pool_manager.pool_classes_by_scheme = bounded
+
+
+def _bound_depth(api: Any) -> None:
+    """Make ``api`` refuse an answer that nests deeper than ``host_json.MAX_DEPTH`` before
+    it parses it: the client's ``deserialize`` calls ``json.loads`` on the whole body, and
+    2 KB of ``[[[[...]]]]`` raised ``RecursionError`` out of every call of the cluster. The
+    refusal is the call's ``KubeBoundError`` (bound ``depth``)."""
+    parse = api.deserialize
+
+    def deserialize(response_text: Any, response_type: Any, content_type: Any) -> Any:
+        if isinstance(response_text, str):
+            found = host_json.depth(response_text)
+            if found > host_json.MAX_DEPTH:
+                budget: _Budget | None = getattr(_current, "budget", None)
+                context, call = (budget.context, budget.call) if budget else ("", "the call")
+                deep = host_json.TooDeep(found, host_json.MAX_DEPTH)
+                raise KubeBoundError(context, f"{call}: {deep}", bound="depth")
+        return parse(response_text, response_type, content_type)
+
+    api.deserialize = deserialize
 
 
 def _size(count: int) -> str:
@@ -741,7 +788,7 @@ def _api_message(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if body:
         try:
-            parsed = json.loads(body)
+            parsed = host_json.loads(body)
         except (TypeError, ValueError):
             return str(body)[:300]
         if isinstance(parsed, dict) and parsed.get("message"):

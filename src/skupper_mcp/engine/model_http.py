@@ -11,14 +11,16 @@ never into a result, a message or a log line.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from .. import host_json
 from ..errors import CheckFailed, ConfigError
 from ..facts.model_endpoint import MODELS_MAX_BYTES, model_ids
 from ..model_keys import read_model_api_key
+from ..safe_text import safe_text
 from ..topology import ModelPool, ProviderHost, Topology
 from .desired.leftovers import cluster_pool_name
 from .runner import describe
@@ -101,20 +103,77 @@ async def exchange(
 ) -> tuple[int, bytes]:
     """One request and its whole answer: (status, body). httpx's timeouts are per phase
     (a body sent a byte a second never trips them), so the whole exchange has ``timeout``;
-    the body is read as it comes and given up past ``max_bytes``. Either is ``CheckFailed``."""
+    the body is read as it comes and given up past ``max_bytes``. Either is ``CheckFailed``.
+
+    The answer is asked for unencoded (``Accept-Encoding: identity``) and read raw: httpx
+    would unpack a gzip answer a whole chunk at a time, so 1 MiB of gzip became 1 GiB before
+    the bound was looked at. A server that compresses anyway is unpacked here within
+    ``max_bytes`` (``_Unpacker``)."""
+    kwargs["headers"] = {**(kwargs.get("headers") or {}), "Accept-Encoding": "identity"}
     try:
         async with asyncio.timeout(timeout):
             async with http.stream(method, path, **kwargs) as response:
+                unpack = _Unpacker(response.headers.get("content-encoding", ""), path, max_bytes)
                 body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > max_bytes:
-                        raise CheckFailed(
-                            f"{path} answered more than {max_bytes // 1024} KiB: cut off there"
-                        )
+                async for chunk in response.aiter_raw():
+                    unpack.into(body, chunk)
+                unpack.end(body)
                 return response.status_code, bytes(body)
     except TimeoutError:
         raise CheckFailed(f"{path} did not answer in full within {timeout:g}s") from None
+
+
+class _Unpacker:
+    """The body of an answer in ``encoding`` (``identity``, ``gzip`` or ``deflate``), kept
+    within ``max_bytes`` as it is unpacked: each chunk unpacks to at most the room left, so
+    what a small chunk expands to is never held past the bound. Another encoding, or more
+    than ``max_bytes`` sent or unpacked, is ``CheckFailed``."""
+
+    def __init__(self, encoding: str, path: str, max_bytes: int) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.received = 0
+        coding = encoding.strip().lower()
+        if coding in ("", "identity"):
+            self.unzip = None
+        elif coding in ("gzip", "x-gzip", "deflate"):
+            # gzip's header, or zlib's (deflate): 32 + MAX_WBITS takes either
+            self.unzip = zlib.decompressobj(32 + zlib.MAX_WBITS)
+        else:
+            raise CheckFailed(
+                f"{path} answered in the {safe_text(encoding)[:40]!r} encoding, which was not "
+                "asked for (identity was)"
+            )
+
+    def _cut(self, what: str) -> CheckFailed:
+        return CheckFailed(
+            f"{self.path} answered more than {self.max_bytes // 1024} KiB{what}: cut off there"
+        )
+
+    def into(self, body: bytearray, chunk: bytes) -> None:
+        self.received += len(chunk)
+        if self.received > self.max_bytes:
+            raise self._cut("")
+        if self.unzip is None:
+            body += chunk
+            return
+        data = chunk
+        while data:
+            try:
+                body += self.unzip.decompress(data, self.max_bytes - len(body) + 1)
+            except zlib.error as exc:
+                raise CheckFailed(
+                    f"{self.path} answered a body that does not unpack: {exc}"
+                ) from None
+            if len(body) > self.max_bytes:
+                raise self._cut(" once unpacked")
+            data = self.unzip.unconsumed_tail
+
+    def end(self, body: bytearray) -> None:
+        if self.unzip is not None:
+            body += self.unzip.flush(self.max_bytes - len(body) + 1)
+            if len(body) > self.max_bytes:
+                raise self._cut(" once unpacked")
 
 
 @dataclass(frozen=True)
@@ -160,7 +219,7 @@ async def probe_models(
     if status != 200:
         return done(status, None, f"/v1/models answered HTTP {status}")
     try:
-        ids = model_ids(json.loads(body))
+        ids = model_ids(host_json.loads(body))
     except ValueError:
         ids = None
     if ids is None:

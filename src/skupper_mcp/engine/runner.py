@@ -9,6 +9,7 @@ site's ``failed`` outcome, so one host's failure never loses the others.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -26,8 +27,14 @@ from .scope import SiteRef
 log = logging.getLogger(__name__)
 
 #: Errors a site's work may raise: the product's own, into which connectors translate
-#: everything foreign. Anything else is a bug and propagates as one.
-SITE_ERRORS: tuple[type[BaseException], ...] = (SkupperMcpError,)
+#: everything foreign; and, as a backstop, a parse of the host's text that failed outside
+#: its parser's bounds (a ``RecursionError`` of nesting, a JSON error): that host's failure,
+#: never the whole network's. Anything else is a bug and propagates as one.
+SITE_ERRORS: tuple[type[BaseException], ...] = (
+    SkupperMcpError,
+    RecursionError,
+    json.JSONDecodeError,
+)
 
 
 @dataclass
@@ -114,6 +121,7 @@ class SiteRun:
             try:
                 detail = await action.run()
             except SITE_ERRORS as exc:
+                logged(exc, self.ref.host)
                 await self.note(
                     action.name,
                     describe(exc),
@@ -190,9 +198,19 @@ def summarize(operation: str, results: list[SiteResult], plan: bool) -> str:
     return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {plural(len(results), 'site')})"
 
 
+def logged(exc: BaseException, host: str) -> None:
+    """Log, with its traceback, a site's failure that is not one of the product's own errors
+    (a parse past its bounds that no parser caught): the site fails as any other, and the
+    log keeps where it came from, in case it was ours."""
+    if not isinstance(exc, SkupperMcpError):
+        log.warning("%s: %s outside the product's errors", host, type(exc).__name__, exc_info=exc)
+
+
 def describe(exc: BaseException) -> str:
     """One line for an error, without a traceback."""
     if isinstance(exc, (ConnectError, CommandError, CommandTimeout, KubeError)):
         return str(exc)
+    if isinstance(exc, RecursionError):
+        return "its answer nests too deep to be read"
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0] if text else type(exc).__name__

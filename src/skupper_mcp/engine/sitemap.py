@@ -23,7 +23,7 @@ from ..vocabulary import KUBE_HOST, LOCAL_HOST
 from .condition import link_up
 from .desired.cluster import link_targets
 from .readings import Asked, ClusterReading, PodmanReading, Reading, Unread
-from .runner import SITE_ERRORS, SiteRun
+from .runner import SITE_ERRORS, SiteRun, logged
 from .scope import SiteRef, site_ref
 from .store.intents import Intents
 
@@ -100,6 +100,7 @@ class SiteMap:
             found = await podman.read(log_lines)
             return PodmanReading(ref, podman, found, asked, time.monotonic() - started)
         except SITE_ERRORS as exc:
+            logged(exc, ref.host)
             return Unread(ref, exc, asked, time.monotonic() - started)
 
     async def read_all(

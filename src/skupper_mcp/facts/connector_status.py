@@ -12,9 +12,9 @@ command.py``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from .. import host_json
 from ..connectors.shell import program
 from ..errors import Unparsed
 from .framing import STDERR, split_frames
@@ -68,7 +68,7 @@ def parse_connector_status(output: str, max_bytes: int) -> list[ConnectorStatus]
     if len(body.encode()) >= max_bytes:
         raise Unparsed(f"the answer is longer than {max_bytes} bytes")
     try:
-        entities = json.loads(body)
+        entities = host_json.loads(body)
     except ValueError as exc:
         raise Unparsed(f"not JSON: {exc}") from None
     if not isinstance(entities, list):

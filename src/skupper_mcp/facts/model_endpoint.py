@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import host_json
 from ..connectors.shell import quote
 
 #: The most of a ``/v1/models`` answer read over SSH: a model list is a few KiB.
@@ -13,6 +14,10 @@ MODELS_MAX_BYTES = 1024 * 1024
 #: How many ids, and how much of each, a message quotes (the rest is counted).
 LISTED_IDS = 8
 LISTED_ID_CHARS = 80
+#: How many ids, and how many characters of them in all, one row of a result keeps: a
+#: server that lists 120,000 ids made 2.3 MB of text of every ``models`` call.
+ROW_IDS = 100
+ROW_ID_CHARS = 16 * 1024
 
 
 def models_command(url: str) -> str:
@@ -42,6 +47,27 @@ def listed_ids(ids: list[str]) -> str:
     return text
 
 
+def kept_ids(ids: list[str]) -> tuple[list[str], int]:
+    """The ids a result's row holds (the first ``ROW_IDS``, within ``ROW_ID_CHARS`` in all)
+    and how many were left out."""
+    kept: list[str] = []
+    chars = 0
+    for model_id in ids[:ROW_IDS]:
+        chars += len(model_id)
+        if chars > ROW_ID_CHARS:
+            break
+        kept.append(model_id)
+    return kept, len(ids) - len(kept)
+
+
+def quoted_ids(ids: list[str], cut: int = 0) -> str:
+    """Ids as a text cell shows them: each in double quotes with its own quotes and
+    backslashes escaped (JSON's), so an id holding ``", "`` reads as one; then how many
+    were left out."""
+    text = ", ".join(json.dumps(i, ensure_ascii=False) for i in ids)
+    return f"{text} and {cut} more not shown" if cut else text
+
+
 def model_ids(document: Any) -> list[str] | None:
     """Model ids of an OpenAI-style ``/v1/models`` answer, already parsed from JSON; None
     when the document is not a model list."""
@@ -58,6 +84,6 @@ def model_ids(document: Any) -> list[str] | None:
 def parse_model_ids(text: str) -> list[str] | None:
     """Model ids from the text of a ``/v1/models`` answer; None when it is not one."""
     try:
-        return model_ids(json.loads(text))
+        return model_ids(host_json.loads(text))
     except ValueError:
         return None

@@ -8,7 +8,9 @@ names, so nine lines of anchors expand to a billion nodes (468 bytes held the se
 file took 56 s). So a file longer than ``MAX_RESOURCE_CHARS`` is refused before it is parsed,
 and one that uses an anchor or an alias is refused before it is composed: a Skupper resource
 needs neither, and the files Skupper writes are a few KiB (a link's Secret, with three PEM
-files, is the largest). A refused file is a ``Parsed`` saying why.
+files, is the largest). A file that nests deeper than ``host_json.MAX_DEPTH`` is refused too:
+a thousand levels in 2 KB made the cache's JSON (and any serialiser) raise ``RecursionError``.
+A refused file is a ``Parsed`` saying why.
 
 A warm status finds nearly every file as it was: the document is kept as JSON, keyed by the
 file's text, and ``json.loads`` makes a fresh copy in a twentieth of the YAML constructor's
@@ -25,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+
+from .. import host_json
 
 __all__ = ["CACHE_CHARS", "MAX_RESOURCE_CHARS", "Parsed", "load_resource"]
 
@@ -54,6 +58,11 @@ _ALIASES = Parsed(
 )
 
 
+_TOO_DEEP = Parsed(
+    refused=f"it nests deeper than the {host_json.MAX_DEPTH} levels a resource file may"
+)
+
+
 def load_resource(text: str) -> Parsed:
     """The document in ``text``, unless it is too long to parse or uses anchors or aliases."""
     if len(text) > MAX_RESOURCE_CHARS:
@@ -76,12 +85,18 @@ def _parse(text: str) -> Parsed:
     # with neither has none, and skips the event scan (most files: base64 and plain words).
     if ("&" in text or "*" in text) and _has_anchors(text):
         return _ALIASES
+    # Flow style nests by brackets: counted before the parser sees them. Block style nests by
+    # indentation: libyaml stops at 1000 levels and its constructor does not recurse, so the
+    # document is measured once built, before anything (the cache's JSON) recurses over it.
+    if host_json.depth(text) > host_json.MAX_DEPTH:
+        return _TOO_DEEP
     try:
-        return Parsed(yaml.load(text, Loader=_LOADER))  # a safe loader: C or Python
+        doc = yaml.load(text, Loader=_LOADER)  # a safe loader: C or Python
     except yaml.YAMLError:
         return Parsed(None)
     except RecursionError:  # the pure-Python composer recurses once per level
-        return Parsed(refused="it nests deeper than the parser can follow")
+        return _TOO_DEEP
+    return _TOO_DEEP if host_json.deeper_than(doc, host_json.MAX_DEPTH) else Parsed(doc)
 
 
 def _has_anchors(text: str) -> bool:

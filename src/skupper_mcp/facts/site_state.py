@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import host_json
 from ..connectors.shell import program, script
 from . import names
 from .connector_status import ConnectorStatus
@@ -262,9 +263,9 @@ def parse_podman_ps(text: str) -> dict[str, ContainerState]:
     """Containers by name from ``podman ps -a --format json`` (no output: none); text that is
     not a JSON list of objects is ``Unparsed``."""
     try:
-        rows = json.loads(text or "[]")
-    except json.JSONDecodeError as exc:
-        raise Unparsed(f"not JSON: {exc.msg} at line {exc.lineno}") from exc
+        rows = host_json.loads(text or "[]")
+    except ValueError as exc:
+        raise Unparsed(_not_json(exc)) from exc
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise Unparsed("not a JSON list of containers")
     result: dict[str, ContainerState] = {}
@@ -291,9 +292,9 @@ def parse_router_inspect(text: str) -> RouterContainer | None:
     """The router container from ``podman inspect`` (an empty list: none); text that is not
     a JSON list of objects is ``Unparsed``."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise Unparsed(f"not JSON: {exc.msg} at line {exc.lineno}") from exc
+        data = host_json.loads(text)
+    except ValueError as exc:
+        raise Unparsed(_not_json(exc)) from exc
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise Unparsed("not a JSON list of containers")
     if not data:
@@ -306,6 +307,13 @@ def parse_router_inspect(text: str) -> RouterContainer | None:
         has_ssl_base_path=any(str(e).startswith("SSL_PROFILE_BASE_PATH=") for e in env),
         inspect=info,
     )
+
+
+def _not_json(exc: ValueError) -> str:
+    """Why a host's text is not the JSON document asked for (too deep, or not JSON)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON: {exc.msg} at line {exc.lineno}"
+    return str(exc) if isinstance(exc, host_json.TooDeep) else f"not JSON: {exc}"
 
 
 def _int(value: str | None) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ...facts.model_endpoint import kept_ids
 from ...models import ModelRow, ModelsResult, PoolStatus
 from ...topology import ProviderHost, Topology
 from ..condition import site_condition
@@ -105,8 +106,10 @@ def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: 
     state, why = pool_model_condition(pool, address, probe, key.problem)
     chosen = _key_provider(topo, pool)
     profile = next(b.profile for b in pool.backends if b.provider == chosen.name)
+    kept, cut = kept_ids(probe.ids if probe is not None and probe.ids else [])
     return ModelRow(
-        model_ids=probe.ids if probe is not None and probe.ids else [],
+        model_ids=kept,
+        model_ids_cut=cut,
         host=pool.name,
         profile=profile,
         site=pool.site,
@@ -142,8 +145,10 @@ def _row(
     state, why = model_condition(condition, reason, listener, detail, address, probe, key.problem)
     ids = probe.ids if probe is not None and probe.ids else []
     profile, _ = active_or_default(topo, p.name, ids)
+    kept, cut = kept_ids(ids)
     return ModelRow(
-        model_ids=ids,
+        model_ids=kept,
+        model_ids_cut=cut,
         host=p.name,
         profile=profile,
         site=p.site_name,

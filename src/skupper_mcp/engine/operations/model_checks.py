@@ -11,11 +11,11 @@ declares none). The two groups run concurrently.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ... import host_json
 from ...errors import CheckFailed, ConfigError
 from ...facts.model_endpoint import listed_ids, model_ids
 from ...models import ModelCheck, TestModelResult
@@ -67,7 +67,7 @@ def _json(answer: tuple[int, bytes], what: str, key: KeyUse | None = None) -> An
     if status != 200:
         raise CheckFailed(f"{what} answered HTTP {status}")
     try:
-        return json.loads(body)
+        return host_json.loads(body)
     except ValueError as exc:
         text = body[:80].decode(errors="replace")
         raise CheckFailed(f"{what} did not answer JSON: {text!r}") from exc

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...facts import names
+from ...facts.model_endpoint import kept_ids
 from ...models import LinkStatus, ListenerStatus, PoolStatus, SiteStatus, StatusResult
 from ...sites.kube import status_of
 from ...topology import Topology
@@ -221,5 +222,5 @@ def _listener(
     state = listener_state(bound, provider, view, site, consumer)
     row = listener_row(site, port, key, bound, provider, state)
     if isinstance(view, PodmanReading) and view.state.served_models:
-        row.model_ids = list(view.state.served_models)
+        row.model_ids, row.model_ids_cut = kept_ids(view.state.served_models)
     return row
