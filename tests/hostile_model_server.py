@@ -4,10 +4,16 @@ as a model does and ``/v1/models`` with a body that tries to become commands on 
 given as the first argument; a test checks that none ever appears.
 
     python tests/hostile_model_server.py MARK_DIR      (HOST and PORT from the container)
+
+With ``--ids FILE`` it answers ``/v1/models`` as an OpenAI server does, listing the ids of
+the JSON list in FILE: ids that a client's configuration would expand (issue 43 item 1).
+
+    python tests/hostile_model_server.py --ids IDS.json
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,8 +45,18 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+def listed_ids(path: str) -> bytes:
+    with open(path, encoding="utf-8") as file:
+        ids = json.load(file)
+    data = [{"id": i, "object": "model", "owned_by": "hostile"} for i in ids]
+    return json.dumps({"object": "list", "data": data}).encode()
+
+
 def main() -> None:
-    Handler.body = crafted_body(sys.argv[1])
+    if sys.argv[1] == "--ids":
+        Handler.body = listed_ids(sys.argv[2])
+    else:
+        Handler.body = crafted_body(sys.argv[1])
     server = ThreadingHTTPServer(
         (os.environ.get("HOST", "127.0.0.1"), int(os.environ["PORT"])), Handler
     )

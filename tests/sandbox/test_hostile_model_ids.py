@@ -1,0 +1,108 @@
+"""Issue 43 item 1 driven as the attack was: a provider's model server lists ids that a
+client's configuration would expand (opencode's ``{file:~/.ssh/id_ed25519}``, Continue's
+``${{ secrets.X }}``, LiteLLM's ``os.environ/X`` and ``*``). ``models --export FMT`` through
+the CLI writes the honest id, leaves out each id that FMT's tool would expand, names it on
+stderr and exits 0; the MCP client's ``models`` marks the same ids as ``placeholder_ids``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from redaction_cases import HOSTILE_MODEL_IDS
+from skupper_mcp.engine.core import Engine
+from skupper_mcp.exports import FORMATS
+from skupper_mcp.server import build_server
+from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec
+from skupper_sandbox.testing import World, reachable_dir, running_world
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.spawns,
+    pytest.mark.usefixtures("bounded_mcp_clients"),
+]
+
+SERVER = Path(__file__).parents[1] / "hostile_model_server.py"
+PROVIDER = "rhel-ai"
+HONEST = "ibm-granite/granite-3.3-8b-instruct"
+IDS = [HONEST, *(case.model_id for case in HOSTILE_MODEL_IDS.values())]
+
+
+def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    with reachable_dir("hostile-ids") as shared:
+        ids = shared / "ids.json"
+        ids.write_text(json.dumps(IDS))
+        ids.chmod(0o644)
+        command = shlex.join([sys.executable, str(SERVER), "--ids", str(ids)])
+        spec = WorldSpec(
+            providers=1,
+            kubernetes=False,
+            model_server_command=command,
+            model_server_volumes=(str(shared), str(SERVER.parent)),
+        )
+        with running_world(tmp_path_factory.mktemp("hostile-ids"), spec) as made:
+
+            async def build() -> None:
+                async with Engine(load_topology(made.topology)) as engine:
+                    assert (await engine.setup()).ok
+                    assert (await engine.up()).ok
+
+            asyncio.run(build())
+            yield made
+
+
+def _written(path: Path) -> str:
+    if path.is_dir():
+        return "".join(p.read_text() for p in sorted(path.iterdir()))
+    return path.read_text()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_cli_export_leaves_out_each_id_its_tool_would_expand(
+    world: World, tmp_path: Path, fmt: str
+) -> None:
+    out = tmp_path / ("providers" if fmt == "goose" else f"export.{fmt}")
+    done = cli(world.topology, "models", "--export", fmt, "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    written = _written(out)
+    assert HONEST in written
+    for name, case in HOSTILE_MODEL_IDS.items():
+        if fmt in case.expanded_by:
+            if len(case.model_id) > 2:
+                assert case.model_id not in written, name
+                assert json.dumps(case.model_id)[1:-1] not in written, name
+            assert f"{PROVIDER}: model id {case.model_id!r}"[:40] in done.stderr, name
+        else:
+            assert f"model id {case.model_id!r} left out" not in done.stderr, name
+    assert f"{PROVIDER}: serving" in done.stderr
+
+
+async def test_the_mcp_models_tool_marks_the_ids_a_configuration_would_expand(
+    world: World,
+) -> None:
+    async with Client(build_server(world.topology), read_timeout_seconds=120.0) as client:
+        called = await client.call_tool("models", {})
+    [row] = [r for r in called.structured_content["rows"] if r["host"] == PROVIDER]
+    assert row["state"] == "serving", row
+    assert row["model_ids"] == IDS
+    assert row["placeholder_ids"] == IDS[1:]  # every hostile case, not the honest id
