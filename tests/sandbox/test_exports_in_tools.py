@@ -1,0 +1,219 @@
+"""Issue 45's done-when: each export, as written and with no hand edit, works in the real
+tool it is for, against a keyed sandbox world (its model servers want a bearer key, as vLLM
+``--api-key``): the tool lists the models and completes a chat through the VAN.
+
+- ``env`` with the openai Python client (a test dependency): ``source`` the file, then
+  ``OpenAI()`` with no argument; the key is read from the topology's key file.
+- ``litellm`` with the LiteLLM proxy (``litellm --config FILE``): heavy, so not a test
+  dependency; the test runs where ``litellm`` is on PATH or ``SKMCP_LITELLM`` names it
+  (``python -m venv V && V/bin/pip install 'litellm[proxy]'``), and skips saying so where
+  it is not. The user sets exactly what the export's header says: ``LITELLM_MASTER_KEY`` and
+  the key variable.
+
+opencode, Continue's ``cn`` and Goose are not Python: their files are checked against
+their sources' formats in tests/test_exports.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skupper_mcp.engine.core import Engine
+from skupper_mcp.topology import load_topology
+from skupper_sandbox.layout import WorldSpec, env_prefix
+from skupper_sandbox.testing import World, reachable_dir, running_world
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.spawns]
+
+KEY = "sk-i45-tools-key-51c0a7"
+MASTER_KEY = "sk-i45-litellm-master-8e1f"
+PROVIDER = "rhel-ai"
+
+
+@dataclass
+class Keyed:
+    world: World
+    topology: Path
+    key_file: Path
+
+
+def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
+    root = tmp_path_factory.mktemp("tools")
+    key_file = root / "model.key"
+    key_file.write_text(KEY + "\n")
+    key_file.chmod(0o600)
+    with contextlib.ExitStack() as stack:
+        served_key = stack.enter_context(reachable_dir("tools-key")) / "model.key"
+        served_key.write_text(KEY + "\n")
+        served_key.chmod(0o644)
+        server = [sys.executable, "-m", "skupper_sandbox.model_server"]
+        spec = WorldSpec(
+            providers=1,
+            kubernetes=False,
+            model_server_command=shlex.join([*server, "--api-key-file", str(served_key)]),
+            model_server_volumes=(str(served_key.parent),),
+        )
+        world = stack.enter_context(running_world(root / "world", spec))
+        topology = root / "keyed.env"
+        topology.write_text(
+            world.topology.read_text() + f"\n{env_prefix(PROVIDER)}MODEL_API_KEY_FILE={key_file}\n"
+        )
+
+        async def build() -> None:
+            async with Engine(load_topology(topology)) as engine:
+                assert (await engine.setup()).ok
+                assert (await engine.up()).ok
+
+        asyncio.run(build())
+        yield Keyed(world, topology, key_file)
+
+
+def _served_id(keyed: Keyed) -> str:
+    model_id = keyed.world.hosts[PROVIDER].default_model_id
+    assert model_id is not None
+    return model_id
+
+
+_OPENAI_CHAT = """
+import json
+from openai import OpenAI
+
+client = OpenAI()  # OPENAI_BASE_URL and OPENAI_API_KEY, as the export set them
+ids = [m.id for m in client.models.list()]
+answer = client.chat.completions.create(
+    model=ids[0], messages=[{"role": "user", "content": "say hello"}], max_tokens=16
+)
+print(json.dumps({"ids": ids, "content": answer.choices[0].message.content}))
+"""
+
+
+def test_the_env_export_sourced_drives_the_openai_client(keyed: Keyed, tmp_path: Path) -> None:
+    pytest.importorskip("openai", reason="the openai client is not installed (make venv)")
+    exported = tmp_path / "models.env"
+    done = cli(keyed.topology, "models", "--export", "env", "--output", str(exported))
+    assert done.returncode == 0, done.stderr
+    assert KEY not in exported.read_text()
+    script = tmp_path / "chat.py"
+    script.write_text(_OPENAI_CHAT)
+    run = subprocess.run(
+        ["/bin/sh", "-c", f". {shlex.quote(str(exported))} && exec \"$0\" \"$1\"",
+         sys.executable, str(script)],
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},  # no key variable set
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    answer = json.loads(run.stdout.strip().splitlines()[-1])
+    assert answer["ids"] == [_served_id(keyed)]
+    assert answer["content"]
+
+
+def _litellm() -> str:
+    found = os.environ.get("SKMCP_LITELLM") or shutil.which("litellm")
+    if not found:
+        pytest.skip(
+            "the LiteLLM proxy is not installed (too heavy for a test dependency): "
+            "pip install 'litellm[proxy]' in a venv and set SKMCP_LITELLM to its litellm"
+        )
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_litellm_export_as_written_starts_the_proxy_which_lists_and_chats(
+    keyed: Keyed, tmp_path: Path
+) -> None:
+    litellm = _litellm()
+    config = tmp_path / "config.yaml"
+    done = cli(keyed.topology, "models", "--export", "litellm", "--output", str(config))
+    assert done.returncode == 0, done.stderr
+    variable = f"{env_prefix(PROVIDER)}MODEL_API_KEY"
+    assert f"${variable}" in done.stderr and "$LITELLM_MASTER_KEY" in done.stderr
+    port = _free_port()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # no fetch of its cost map
+        "LITELLM_MASTER_KEY": MASTER_KEY,  # what the header says to set
+        variable: KEY,
+    }
+    command = [litellm, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
+    unset = {k: v for k, v in env.items() if k != "LITELLM_MASTER_KEY"}
+    stopped = subprocess.run(command, env=unset, capture_output=True, text=True, timeout=180)
+    assert stopped.returncode != 0  # the header's variable unset: it says so and stops
+    assert "master key" in (stopped.stdout + stopped.stderr).lower()
+    log = tmp_path / "litellm.log"
+    with log.open("w") as out:
+        proxy = subprocess.Popen(
+            command,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        headers = {"Authorization": f"Bearer {MASTER_KEY}"}
+        deadline = time.monotonic() + 240
+        while True:
+            assert proxy.poll() is None, log.read_text()[-3000:]
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/health/liveliness", timeout=2).status_code == 200:
+                    break
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(1)
+        listed = httpx.get(f"{base}/v1/models", headers=headers, timeout=30)
+        assert listed.status_code == 200, listed.text
+        assert [m["id"] for m in listed.json()["data"]] == [_served_id(keyed)]
+        chat = httpx.post(
+            f"{base}/v1/chat/completions",
+            headers=headers,
+            json={"model": _served_id(keyed), "messages": [{"role": "user", "content": "hi"}]},
+            timeout=60,
+        )
+        assert chat.status_code == 200, chat.text
+        assert chat.json()["choices"][0]["message"]["content"]
+        # without the master key: refused (LiteLLM 1.108.7 answers 500 with no database)
+        refused = httpx.get(f"{base}/v1/models", timeout=30)
+        assert refused.status_code >= 400 and "data" not in refused.text
+    finally:
+        os.killpg(proxy.pid, signal.SIGTERM)
+        try:
+            proxy.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proxy.pid, signal.SIGKILL)
+            proxy.wait(timeout=10)
+    assert KEY not in log.read_text()
