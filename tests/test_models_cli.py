@@ -114,3 +114,14 @@ def test_a_hostile_id_is_named_on_stderr_and_never_written(
     assert "{file:" not in out.read_text() and "evil-model" in out.read_text()
     err = capsys.readouterr().err
     assert "evil: model id 'granite-8b{file:~/.ssh/id_ed25519}' left out: opencode replaces" in err
+
+
+def test_the_models_table_says_how_many_ids_exports_leave_out() -> None:
+    tool = next(t for t in TOOLS if t.name == "models")
+    hostile = _row("evil", 9002, "serving").model_copy(
+        update={"model_ids": ["{env:HOME}", "ok"], "placeholder_ids": ["{env:HOME}"]}
+    )
+    text = tool.render(ModelsResult(rows=[hostile, RESULT.rows[0]], summary="s"), None)
+    [line] = [line for line in text.splitlines() if "evil" in line]
+    assert "1 id(s) a client configuration would expand" in line
+    assert "left out of exports" not in next(line for line in text.splitlines() if "gpu1" in line)

@@ -102,7 +102,10 @@ async def test_the_mcp_models_tool_marks_the_ids_a_configuration_would_expand(
 ) -> None:
     async with Client(build_server(world.topology), read_timeout_seconds=120.0) as client:
         called = await client.call_tool("models", {})
+        markdown = await client.read_resource("skupper://models")
     [row] = [r for r in called.structured_content["rows"] if r["host"] == PROVIDER]
     assert row["state"] == "serving", row
     assert row["model_ids"] == IDS
     assert row["placeholder_ids"] == IDS[1:]  # every hostile case, not the honest id
+    text = markdown.contents[0].text  # type: ignore[union-attr]
+    assert f"{len(IDS) - 1} id(s) a client configuration would expand" in text
