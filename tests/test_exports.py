@@ -28,7 +28,6 @@ from skupper_mcp.exports import (
     FORMATS,
     ExportContext,
     build_export,
-    exported_rows,
     placeholder_ids,
     render_export,
 )
@@ -194,8 +193,9 @@ def test_an_unknown_format_is_refused() -> None:
 
 
 def test_a_row_without_a_model_id_is_left_out_even_with_include_all() -> None:
-    assert [r.host for r in exported_rows(ROWS, include_all=True)] == ["gpu1", "gpu-two", "gpu3"]
-    assert [r.host for r in exported_rows(ROWS)] == ["gpu1", "gpu-two"]
+    hosts = [e.row.host for e in build_export(ROWS, "env", include_all=True).entries]
+    assert hosts == ["gpu1", "gpu-two", "gpu3"]  # gpu4 listed none, and no profile names one
+    assert [e.row.host for e in build_export(ROWS, "env").entries] == ["gpu1", "gpu-two"]
 
 
 def test_an_api_key_env_that_is_no_variable_name_is_refused() -> None:

@@ -201,12 +201,6 @@ def render_export(
     return export.text
 
 
-def exported_rows(rows: Iterable[ModelRow], include_all: bool = False) -> list[ModelRow]:
-    """The rows an export carries (of any format, before its placeholders are left out):
-    serving ones (every one with ``include_all``) that name at least one model id."""
-    return [r for r in rows if r.model_ids and (include_all or r.state == "serving")]
-
-
 def placeholder(fmt: str, model_id: str) -> str | None:
     """Why ``fmt``'s tool would expand ``model_id`` (None: it would not)."""
     for pattern, why in PLACEHOLDERS.get(fmt, ()):
