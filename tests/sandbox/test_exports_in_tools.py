@@ -10,8 +10,15 @@ tool it is for, against a keyed sandbox world (its model servers want a bearer k
   it is not. The user sets exactly what the export's header says: ``LITELLM_MASTER_KEY`` and
   the key variable.
 
-opencode, Continue's ``cn`` and Goose are not Python: their files are checked against
-their sources' formats in tests/test_exports.py.
+- ``opencode`` with opencode (``opencode models``, ``opencode run``) and ``continue`` with
+  Continue's ``cn -p``: npm packages, not test dependencies; each test runs where the tool is
+  on PATH or ``SKMCP_OPENCODE`` / ``SKMCP_CN`` names it (``npm install opencode-ai@1.18.33
+  @continuedev/cli@1.5.47`` in a directory of its own: its ``node_modules/.bin``), and skips
+  saying so where it is not. opencode fetches its ``@ai-sdk/openai-compatible`` from the
+  npm registry the first time it runs a chat.
+
+Goose is not installable here: its files are checked against its source's format in
+tests/test_exports.py.
 """
 
 from __future__ import annotations
@@ -217,3 +224,62 @@ def test_the_litellm_export_as_written_starts_the_proxy_which_lists_and_chats(
             os.killpg(proxy.pid, signal.SIGKILL)
             proxy.wait(timeout=10)
     assert KEY not in log.read_text()
+
+
+def _npm_tool(variable: str, name: str, package: str) -> str:
+    found = os.environ.get(variable) or shutil.which(name)
+    if not found:
+        pytest.skip(
+            f"{name} is not installed (an npm package, not a test dependency): "
+            f"npm install {package} and set {variable} to its node_modules/.bin/{name}"
+        )
+    return found
+
+
+def test_the_opencode_export_as_written_lists_and_chats_in_opencode(
+    keyed: Keyed, tmp_path: Path
+) -> None:
+    opencode = _npm_tool("SKMCP_OPENCODE", "opencode", "opencode-ai@1.18.33")
+    config = tmp_path / "opencode.json"
+    done = cli(keyed.topology, "models", "--export", "opencode", "--output", str(config))
+    assert done.returncode == 0, done.stderr
+    variable = f"{env_prefix(PROVIDER)}MODEL_API_KEY"
+    assert f"${variable}" in done.stderr  # what the user is told to set, and sets
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "OPENCODE_CONFIG": str(config),
+        variable: KEY,
+    }
+    provider = f"skupper-{PROVIDER}"
+    listed = subprocess.run(
+        [opencode, "models", provider], env=env, cwd=tmp_path, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert f"{provider}/{_served_id(keyed)}" in listed.stdout.split()
+    chat = subprocess.run(
+        [opencode, "run", "-m", f"{provider}/{_served_id(keyed)}", "say hello"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert chat.returncode == 0, (chat.stdout + chat.stderr)[-2000:]
+    assert "You said" in chat.stdout  # the sandbox model server's answer, through the VAN
+
+
+def test_the_continue_export_as_written_chats_in_cn(keyed: Keyed, tmp_path: Path) -> None:
+    cn = _npm_tool("SKMCP_CN", "cn", "@continuedev/cli@1.5.47")
+    config = tmp_path / "config.yaml"
+    done = cli(keyed.topology, "models", "--export", "continue", "--output", str(config))
+    assert done.returncode == 0, done.stderr
+    variable = f"{env_prefix(PROVIDER)}MODEL_API_KEY"
+    assert variable in config.read_text()  # the header names it, and where Continue reads it
+    secrets = tmp_path / ".continue" / ".env"
+    secrets.parent.mkdir()
+    secrets.write_text(f"{variable}={KEY}\n")
+    chat = subprocess.run(
+        [cn, "--config", str(config), "-p", "say hello"],
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert chat.returncode == 0, (chat.stdout + chat.stderr)[-2000:]
+    assert "You said" in chat.stdout

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -109,3 +111,42 @@ async def test_the_mcp_models_tool_marks_the_ids_a_configuration_would_expand(
     assert row["placeholder_ids"] == IDS[1:]  # every hostile case, not the honest id
     text = markdown.contents[0].text  # type: ignore[union-attr]
     assert f"{len(IDS) - 1} id(s) a client configuration would expand" in text
+
+
+def test_real_opencode_reads_the_export_without_reading_a_secret(
+    world: World, tmp_path: Path
+) -> None:
+    """opencode 1.18.33 itself on the export: the model list holds the honest id and none of
+    the secrets the hostile ids name (before, ``{file:~/.ssh/id_ed25519}`` in a model key
+    became the key's text, sent as the model to that host)."""
+    opencode = os.environ.get("SKMCP_OPENCODE") or shutil.which("opencode")
+    if not opencode:
+        pytest.skip(
+            "opencode is not installed (an npm package, not a test dependency): npm install "
+            "opencode-ai@1.18.33 and set SKMCP_OPENCODE to its node_modules/.bin/opencode"
+        )
+    secret = "PRIVATE-KEY-MATERIAL-4f0c"
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "id_ed25519").write_text(secret + "\n")
+    config = tmp_path / "opencode.json"
+    done = cli(world.topology, "models", "--export", "opencode", "--output", str(config))
+    assert done.returncode == 0, done.stderr
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "OPENCODE_CONFIG": str(config),
+        "ANTHROPIC_API_KEY": "sk-ant-" + secret,
+        "GITHUB_TOKEN": "ghp_" + secret,
+    }
+    listed = subprocess.run(
+        [opencode, "models", f"skupper-{PROVIDER}"], env=env, cwd=tmp_path,
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    lines = listed.stdout.splitlines()
+    written = [
+        HONEST,
+        *(c.model_id for c in HOSTILE_MODEL_IDS.values() if "opencode" not in c.expanded_by),
+    ]
+    assert sorted(lines) == sorted(f"skupper-{PROVIDER}/{i}" for i in written)  # as written
+    assert secret not in listed.stdout + listed.stderr
