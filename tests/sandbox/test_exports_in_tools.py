@@ -28,12 +28,8 @@ import contextlib
 import json
 import os
 import shlex
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +37,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from client_tools import free_port, litellm, litellm_proxy, npm_tool
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec, env_prefix
@@ -144,32 +141,16 @@ def test_the_env_export_sourced_drives_the_openai_client(keyed: Keyed, tmp_path:
     assert answer["content"]
 
 
-def _litellm() -> str:
-    found = os.environ.get("SKMCP_LITELLM") or shutil.which("litellm")
-    if not found:
-        pytest.skip(
-            "the LiteLLM proxy is not installed (too heavy for a test dependency): "
-            "pip install 'litellm[proxy]' in a venv and set SKMCP_LITELLM to its litellm"
-        )
-    return found
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_the_litellm_export_as_written_starts_the_proxy_which_lists_and_chats(
     keyed: Keyed, tmp_path: Path
 ) -> None:
-    litellm = _litellm()
+    command_name = litellm()
     config = tmp_path / "config.yaml"
     done = cli(keyed.topology, "models", "--export", "litellm", "--output", str(config))
     assert done.returncode == 0, done.stderr
     variable = f"{env_prefix(PROVIDER)}MODEL_API_KEY"
     assert f"${variable}" in done.stderr and "$LITELLM_MASTER_KEY" in done.stderr
-    port = _free_port()
+    port = free_port()
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
@@ -177,31 +158,14 @@ def test_the_litellm_export_as_written_starts_the_proxy_which_lists_and_chats(
         "LITELLM_MASTER_KEY": MASTER_KEY,  # what the header says to set
         variable: KEY,
     }
-    command = [litellm, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
+    command = [command_name, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
     unset = {k: v for k, v in env.items() if k != "LITELLM_MASTER_KEY"}
     stopped = subprocess.run(command, env=unset, capture_output=True, text=True, timeout=180)
     assert stopped.returncode != 0  # the header's variable unset: it says so and stops
     assert "master key" in (stopped.stdout + stopped.stderr).lower()
     log = tmp_path / "litellm.log"
-    with log.open("w") as out:
-        proxy = subprocess.Popen(
-            command,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        base = f"http://127.0.0.1:{port}"
+    with litellm_proxy(command, env, log) as base:
         headers = {"Authorization": f"Bearer {MASTER_KEY}"}
-        deadline = time.monotonic() + 240
-        while True:
-            assert proxy.poll() is None, log.read_text()[-3000:]
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/health/liveliness", timeout=2).status_code == 200:
-                    break
-            assert time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(1)
         listed = httpx.get(f"{base}/v1/models", headers=headers, timeout=30)
         assert listed.status_code == 200, listed.text
         assert [m["id"] for m in listed.json()["data"]] == [_served_id(keyed)]
@@ -216,30 +180,13 @@ def test_the_litellm_export_as_written_starts_the_proxy_which_lists_and_chats(
         # without the master key: refused (LiteLLM 1.108.7 answers 500 with no database)
         refused = httpx.get(f"{base}/v1/models", timeout=30)
         assert refused.status_code >= 400 and "data" not in refused.text
-    finally:
-        os.killpg(proxy.pid, signal.SIGTERM)
-        try:
-            proxy.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proxy.pid, signal.SIGKILL)
-            proxy.wait(timeout=10)
     assert KEY not in log.read_text()
-
-
-def _npm_tool(variable: str, name: str, package: str) -> str:
-    found = os.environ.get(variable) or shutil.which(name)
-    if not found:
-        pytest.skip(
-            f"{name} is not installed (an npm package, not a test dependency): "
-            f"npm install {package} and set {variable} to its node_modules/.bin/{name}"
-        )
-    return found
 
 
 def test_the_opencode_export_as_written_lists_and_chats_in_opencode(
     keyed: Keyed, tmp_path: Path
 ) -> None:
-    opencode = _npm_tool("SKMCP_OPENCODE", "opencode", "opencode-ai@1.18.33")
+    opencode = npm_tool("SKMCP_OPENCODE", "opencode", "opencode-ai@1.18.33")
     config = tmp_path / "opencode.json"
     done = cli(keyed.topology, "models", "--export", "opencode", "--output", str(config))
     assert done.returncode == 0, done.stderr
@@ -267,7 +214,7 @@ def test_the_opencode_export_as_written_lists_and_chats_in_opencode(
 
 
 def test_the_continue_export_as_written_chats_in_cn(keyed: Keyed, tmp_path: Path) -> None:
-    cn = _npm_tool("SKMCP_CN", "cn", "@continuedev/cli@1.5.47")
+    cn = npm_tool("SKMCP_CN", "cn", "@continuedev/cli@1.5.47")
     config = tmp_path / "config.yaml"
     done = cli(keyed.topology, "models", "--export", "continue", "--output", str(config))
     assert done.returncode == 0, done.stderr

@@ -10,15 +10,16 @@ import asyncio
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from mcp import Client
 
+from client_tools import free_port, litellm, litellm_proxy, npm_tool
 from redaction_cases import HOSTILE_MODEL_IDS
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.exports import FORMATS
@@ -119,12 +120,7 @@ def test_real_opencode_reads_the_export_without_reading_a_secret(
     """opencode 1.18.33 itself on the export: the model list holds the honest id and none of
     the secrets the hostile ids name (before, ``{file:~/.ssh/id_ed25519}`` in a model key
     became the key's text, sent as the model to that host)."""
-    opencode = os.environ.get("SKMCP_OPENCODE") or shutil.which("opencode")
-    if not opencode:
-        pytest.skip(
-            "opencode is not installed (an npm package, not a test dependency): npm install "
-            "opencode-ai@1.18.33 and set SKMCP_OPENCODE to its node_modules/.bin/opencode"
-        )
+    opencode = npm_tool("SKMCP_OPENCODE", "opencode", "opencode-ai@1.18.33")
     secret = "PRIVATE-KEY-MATERIAL-4f0c"
     (tmp_path / ".ssh").mkdir()
     (tmp_path / ".ssh" / "id_ed25519").write_text(secret + "\n")
@@ -150,3 +146,52 @@ def test_real_opencode_reads_the_export_without_reading_a_secret(
     ]
     assert sorted(lines) == sorted(f"skupper-{PROVIDER}/{i}" for i in written)  # as written
     assert secret not in listed.stdout + listed.stderr
+
+
+def test_the_real_litellm_proxy_lists_no_secret_and_routes_no_pattern(
+    world: World, tmp_path: Path
+) -> None:
+    """The LiteLLM proxy itself on the export: its model list holds the honest id and what
+    LiteLLM does not expand, no environment variable's value (before, an id
+    ``os.environ/ANTHROPIC_API_KEY`` became a model_name holding that key, listed to every
+    proxy user), and a model the export does not name is not routed to the hostile host by a
+    ``*`` pattern."""
+    command_name = litellm()
+    secret = "sk-ant-SECRET-OF-THE-USER-9b1d"
+    config = tmp_path / "config.yaml"
+    done = cli(world.topology, "models", "--export", "litellm", "--output", str(config))
+    assert done.returncode == 0, done.stderr
+    master = "sk-hostile-ids-master-2a7e"
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_MASTER_KEY": master,
+        "ANTHROPIC_API_KEY": secret,
+        "C": secret,  # what the every-tool id names after os.environ/
+    }
+    port = str(free_port())
+    command = [command_name, "--config", str(config), "--host", "127.0.0.1", "--port", port]
+    with litellm_proxy(command, env, tmp_path / "litellm.log") as base:
+        headers = {"Authorization": f"Bearer {master}"}
+        listed = httpx.get(f"{base}/v1/models", headers=headers, timeout=30)
+        assert listed.status_code == 200, listed.text
+        names = [m["id"] for m in listed.json()["data"]]
+        written = [
+            i
+            for i in IDS
+            if all(
+                "litellm" not in c.expanded_by
+                for c in HOSTILE_MODEL_IDS.values()
+                if c.model_id == i
+            )
+        ]
+        assert sorted(names) == sorted(written)
+        assert secret not in listed.text
+        other = httpx.post(
+            f"{base}/v1/chat/completions",
+            headers=headers,
+            json={"model": "openai/gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+            timeout=60,
+        )
+        assert other.status_code >= 400  # no pattern sends another model to the host
