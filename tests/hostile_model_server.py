@@ -8,6 +8,11 @@ given as the first argument; a test checks that none ever appears.
 In a test's own process, ``serving`` answers every GET with one fixed hostile answer (issue
 43): ``DEEP`` (2 KB nested a thousand levels), ``gzip_bomb()`` (1 MiB of gzip that unpacks to
 1 GiB of zeros) or a plain model list.
+
+With ``--ids FILE`` it answers ``/v1/models`` as an OpenAI server does, listing the ids of
+the JSON list in FILE: ids that a client's configuration would expand (issue 43 item 1).
+
+    python tests/hostile_model_server.py --ids IDS.json
 """
 
 from __future__ import annotations
@@ -109,8 +114,18 @@ def serving(
         thread.join(5)
 
 
+def listed_ids(path: str) -> bytes:
+    with open(path, encoding="utf-8") as file:
+        ids = json.load(file)
+    data = [{"id": i, "object": "model", "owned_by": "hostile"} for i in ids]
+    return json.dumps({"object": "list", "data": data}).encode()
+
+
 def main() -> None:
-    Handler.body = crafted_body(sys.argv[1])
+    if sys.argv[1] == "--ids":
+        Handler.body = listed_ids(sys.argv[2])
+    else:
+        Handler.body = crafted_body(sys.argv[1])
     server = ThreadingHTTPServer(
         (os.environ.get("HOST", "127.0.0.1"), int(os.environ["PORT"])), Handler
     )

@@ -303,3 +303,29 @@ HOSTILE_TEXT = {
     ),
     "id-holding-a-list-separator": TextCase('granite-8b", "llama-70b', ['llama-70b"'], "ids"),
 }
+
+
+class HostileId(NamedTuple):
+    """A model id a hostile model server lists, and the export formats whose tool would
+    expand it as a placeholder (so ``models --export`` must leave it out of those)."""
+
+    model_id: str
+    expanded_by: tuple[str, ...]
+
+
+#: Issue 43 item 1: ids that become a secret read (or a route) in a client's configuration.
+HOSTILE_MODEL_IDS = {
+    "opencode-file-private-key": HostileId("granite-8b{file:~/.ssh/id_ed25519}", ("opencode",)),
+    "opencode-env-secret": HostileId("granite{env:ANTHROPIC_API_KEY}", ("opencode",)),
+    "opencode-file-unclosed": HostileId("granite{file:", ("opencode",)),
+    "opencode-env-any-case": HostileId("granite{ENV:HOME}", ("opencode",)),
+    "continue-secret": HostileId("granite-${{ secrets.GITHUB_TOKEN }}", ("continue",)),
+    "continue-input-unspaced": HostileId("${{inputs.token}}", ("continue",)),
+    "litellm-os-environ": HostileId("os.environ/ANTHROPIC_API_KEY", ("litellm",)),
+    "litellm-os-environ-oidc": HostileId("os.environ/oidc/google/https://x", ("litellm",)),
+    "litellm-wildcard": HostileId("*", ("litellm",)),
+    "litellm-pattern": HostileId("openai/*", ("litellm",)),
+    "every-tool": HostileId(
+        "{env:A}${{ secrets.B }}os.environ/C", ("opencode", "continue", "litellm")
+    ),
+}

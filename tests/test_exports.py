@@ -22,7 +22,15 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skupper_mcp.exports import FORMATS, exported_rows, render_export
+from redaction_cases import HOSTILE_MODEL_IDS
+from skupper_mcp import exports
+from skupper_mcp.exports import (
+    FORMATS,
+    ExportContext,
+    build_export,
+    placeholder_ids,
+    render_export,
+)
 from skupper_mcp.models import ModelRow, PoolBackend, PoolStatus
 
 KEY_VARIABLE = "GPU1_MODEL_API_KEY"
@@ -75,8 +83,15 @@ class LiteLLMDeployment(_Strict):
     model_info: dict[str, str]
 
 
+class LiteLLMGeneralSettings(_Strict):
+    """general_settings.master_key: read from the environment, never a key in the file."""
+
+    master_key: Literal["os.environ/LITELLM_MASTER_KEY"]
+
+
 class LiteLLMConfig(_Strict):
     model_list: list[LiteLLMDeployment]
+    general_settings: LiteLLMGeneralSettings
 
 
 class OpenCodeModel(_Strict):
@@ -178,8 +193,9 @@ def test_an_unknown_format_is_refused() -> None:
 
 
 def test_a_row_without_a_model_id_is_left_out_even_with_include_all() -> None:
-    assert [r.host for r in exported_rows(ROWS, include_all=True)] == ["gpu1", "gpu-two", "gpu3"]
-    assert [r.host for r in exported_rows(ROWS)] == ["gpu1", "gpu-two"]
+    hosts = [e.row.host for e in build_export(ROWS, "env", include_all=True).entries]
+    assert hosts == ["gpu1", "gpu-two", "gpu3"]  # gpu4 listed none, and no profile names one
+    assert [e.row.host for e in build_export(ROWS, "env").entries] == ["gpu1", "gpu-two"]
 
 
 def test_an_api_key_env_that_is_no_variable_name_is_refused() -> None:
@@ -209,7 +225,12 @@ def test_env_has_one_block_per_model_and_only_the_first_is_live() -> None:
     assert assignments == [
         (True, "OPENAI_BASE_URL", "http://127.0.0.1:9000/v1"),
         (True, "OPENAI_API_BASE", "http://127.0.0.1:9000/v1"),
-        (True, "OPENAI_API_KEY", f'"${{{KEY_VARIABLE}}}"'),
+        (
+            True,
+            "OPENAI_API_KEY",
+            f'"${{{KEY_VARIABLE}:?set {KEY_VARIABLE} to the model '
+            f'API key, or {KEY_VARIABLE}_FILE in the topology}}"',
+        ),
         (False, "OPENAI_BASE_URL", "http://127.0.0.1:10000/v1"),
         (False, "OPENAI_API_BASE", "http://127.0.0.1:10000/v1"),
         (False, "OPENAI_API_KEY", "EMPTY"),
@@ -264,14 +285,37 @@ def test_litellm_routes_each_model_id_to_its_url_in_the_documented_shape() -> No
     assert len({d.model_info["id"] for d in config.model_list}) == 3  # ids unique
 
 
-def test_one_model_on_two_providers_is_two_deployments_of_one_name() -> None:
-    rows = [_row("gpu1", 9000, ["shared/model"]), _row("gpu2", 10000, ["shared/model"])]
-    config = LiteLLMConfig.model_validate(yaml.safe_load(render_export(rows, "litellm")))
-    assert [d.model_name for d in config.model_list] == ["shared/model", "shared/model"]
-    assert {d.litellm_params.api_base for d in config.model_list} == {
-        "http://127.0.0.1:9000/v1",
-        "http://127.0.0.1:10000/v1",
-    }
+def test_one_id_on_two_providers_is_a_deployment_named_by_each_host() -> None:
+    """Issue 43 item 7: one model_name over both would give a host that lists another's id
+    a share of its traffic; each deployment is named by its host, and the export says so."""
+    rows = [_row("gpu1", 9000, ["shared/model"]), _row("gpu2", 10000, ["shared/model", "own"])]
+    export = build_export(rows, "litellm")
+    config = LiteLLMConfig.model_validate(yaml.safe_load(export.text))
+    routes = [
+        (d.model_name, d.litellm_params.model, d.litellm_params.api_base) for d in config.model_list
+    ]
+    assert routes == [
+        ("shared/model@gpu1", "openai/shared/model", "http://127.0.0.1:9000/v1"),
+        ("shared/model@gpu2", "openai/shared/model", "http://127.0.0.1:10000/v1"),
+        ("own", "openai/own", "http://127.0.0.1:10000/v1"),
+    ]
+    [note] = export.left_out
+    assert (note.host, note.model_id, note.renamed) == ("gpu1, gpu2", "shared/model", True)
+    assert "# not as listed:" in export.text and "named <id>@<host>" in export.text
+
+
+def test_a_name_that_would_still_collide_is_left_out() -> None:
+    """An id written to look like a host-named one cannot take that name over."""
+    rows = [
+        _row("gpu1", 9000, ["m"]),
+        _row("gpu2", 10000, ["m"]),
+        _row("evil", 10001, ["m@gpu1", "fine"]),
+    ]
+    export = build_export(rows, "litellm")
+    config = LiteLLMConfig.model_validate(yaml.safe_load(export.text))
+    assert [d.model_name for d in config.model_list] == ["m@gpu2", "fine"]
+    left = {(n.host, n.model_id) for n in export.left_out if not n.renamed}
+    assert left == {("gpu1", "m"), ("evil", "m@gpu1")}
 
 
 _LITELLM_CHECK = textwrap.dedent(
@@ -409,3 +453,194 @@ def test_env_says_a_pool_is_served_by_its_members() -> None:
     text = render_export([_pool_row("serving")], "env")
     assert "pool chat (any over gpu1, gpu2), serving" in text
     assert "export OPENAI_BASE_URL=http://127.0.0.1:9100/v1" in text
+
+
+# -- ids a tool would expand (issue 43 item 1) -------------------------------------------------
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_MODEL_IDS))
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_id_its_tool_would_expand_is_left_out_and_named(fmt: str, case: str) -> None:
+    hostile = HOSTILE_MODEL_IDS[case]
+    rows = [_row("evil", 9000, ["honest/model", hostile.model_id]), _row("gpu2", 10000, ["ok"])]
+    export = build_export(rows, fmt)
+    written = "".join(export.files.values())
+    assert "honest/model" in written and "ok" in written  # the rest of the row stays
+    if fmt in hostile.expanded_by:
+        if fmt != "env":
+            assert hostile.model_id not in _strings(
+                [_parsed(fmt, t) for t in export.files.values()]
+            )
+        if len(hostile.model_id) > 2:  # "*" is in our own words too
+            assert hostile.model_id not in written
+            assert json.dumps(hostile.model_id)[1:-1] not in written  # nor escaped
+        [note] = export.left_out
+        assert (note.host, note.model_id) == ("evil", hostile.model_id)
+        assert repr(hostile.model_id)[:8] in note.said()  # stderr names it
+        assert len(hostile.model_id) < 3 or hostile.model_id not in note.in_header()
+        if fmt in ("litellm", "continue"):
+            assert "# not as listed:" in written and "evil: a model id left out" in written
+    else:
+        assert export.left_out == []  # no tool of this format expands it: written as it is
+    assert placeholder_ids([hostile.model_id, "ok"]) == [hostile.model_id]
+
+
+def test_a_row_whose_every_id_is_left_out_is_no_entry() -> None:
+    rows = [_row("evil", 9000, ["{env:HOME}", "{file:/etc/passwd}"]), _row("gpu2", 10000, ["ok"])]
+    export = build_export(rows, "opencode")
+    assert list(json.loads(export.text)["provider"]) == ["skupper-gpu2"]
+    assert [n.model_id for n in export.left_out] == ["{env:HOME}", "{file:/etc/passwd}"]
+
+
+def test_a_placeholder_the_filter_missed_is_refused_not_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The last line: with the per-id filter gone, the rendered file is still refused."""
+    monkeypatch.setattr(exports, "PLACEHOLDERS", {})
+    for fmt, model_id in [
+        ("opencode", "x{file:~/.ssh/id_ed25519}"),
+        ("continue", "${{ secrets.GITHUB_TOKEN }}"),
+        ("litellm", "os.environ/ANTHROPIC_API_KEY"),
+    ]:
+        with pytest.raises(ValueError, match="placeholder that is not ours"):
+            build_export([_row("evil", 9000, [model_id])], fmt)
+
+
+# -- what is left out, and --all (issue 45 item 4) -----------------------------------------------
+
+CONTEXT = ExportContext(
+    key_files={KEY_VARIABLE: Path("/home/u/keys/gpu1 model.key")},
+    profiles={"gpu3": {"g3-4k": "org/stopped-model-4k"}, "gpu4": {"g4": "org/gpu4-model"}},
+)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_export_names_what_it_left_out_and_why(fmt: str) -> None:
+    export = build_export(ROWS, fmt, context=CONTEXT)
+    assert {(n.host, n.model_id) for n in export.left_out} == {("gpu3", None), ("gpu4", None)}
+    assert all("not serving (--all writes it)" in n.why for n in export.left_out)
+    if fmt in ("env", "litellm", "continue"):  # the formats with comments say it in the file
+        assert "gpu3: all of it left out: provider-stopped" in export.files[""]
+
+
+def test_all_writes_a_stopped_row_commented_with_the_id_its_profile_names() -> None:
+    rows = [ROWS[0], _row("gpu3", 10001, [], profile="g3-4k", state="provider-stopped")]
+    env = build_export(rows, "env", include_all=True, context=CONTEXT).text
+    assert "# org/stopped-model-4k: gpu3 (profile g3-4k, site hub-gpu3), provider-stopped" in env
+    assert "# export OPENAI_BASE_URL=http://127.0.0.1:10001/v1" in env
+    assert _env_assignments(env)[0] == (True, "OPENAI_BASE_URL", "http://127.0.0.1:9000/v1")
+    for fmt in ("litellm", "continue"):
+        text = build_export(rows, fmt, include_all=True, context=CONTEXT).text
+        parsed = yaml.safe_load(text)
+        assert "org/stopped-model-4k" not in _strings(parsed)  # only in a comment
+        assert "# not serving now (--all): uncomment when it serves" in text
+        assert "org/stopped-model-4k" in text
+    serving = rows[1].model_copy(update={"state": "serving", "model_ids": ["org/stopped-model-4k"]})
+    shape = build_export([rows[0], serving], "env", include_all=True, context=CONTEXT).text
+    # the same blocks whether the host serves or not: only the comment says its state
+    assert [a[1:] for a in _env_assignments(env)] == [a[1:] for a in _env_assignments(shape)]
+
+
+def test_env_live_block_is_the_first_serving_row_never_a_stopped_one() -> None:
+    stopped_first = [ROWS[2], ROWS[1]]
+    assignments = _env_assignments(render_export(stopped_first, "env", include_all=True))
+    assert next(a for a in assignments if a[0]) == (
+        True,
+        "OPENAI_BASE_URL",
+        "http://127.0.0.1:10000/v1",
+    )
+
+
+def test_all_leaves_out_a_row_whose_id_nothing_names() -> None:
+    export = build_export([ROWS[3]], "env", include_all=True)
+    [note] = export.left_out
+    assert "no profile names one" in note.why
+
+
+# -- the env export's key (issue 45 item 3) ------------------------------------------------------
+
+
+def test_env_reads_the_key_from_the_topologys_file_when_sourced(tmp_path: Path) -> None:
+    key_file = tmp_path / "it's a key"  # a quote and a space in the path
+    key_file.write_text(KEY_VALUE + "\n")
+    context = ExportContext(key_files={KEY_VARIABLE: key_file})
+    script = tmp_path / "models.env"
+    script.write_text(render_export(ROWS, "env", context=context))
+    assert KEY_VALUE not in script.read_text()
+    shown = subprocess.run(
+        ["/bin/sh", "-c", f'. "{script}"; printf "%s" "$OPENAI_API_KEY"'],
+        env={"PATH": os.environ["PATH"]},  # no key variable: the file is read
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )
+    assert shown.stdout == KEY_VALUE
+
+
+def test_env_without_the_keys_file_fails_loudly_naming_the_variable(tmp_path: Path) -> None:
+    script = tmp_path / "models.env"
+    script.write_text(render_export(ROWS, "env"))
+    done = subprocess.run(
+        ["/bin/sh", "-c", f'. "{script}"; echo reached'],
+        env={"PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    assert done.returncode != 0 and "reached" not in done.stdout
+    assert f"set {KEY_VARIABLE} to the model API key" in done.stderr
+
+
+# -- LiteLLM's master key (issue 45 item 1) ------------------------------------------------------
+
+
+def test_litellm_reads_its_master_key_from_the_environment_and_says_how() -> None:
+    text = render_export(ROWS, "litellm")
+    config = LiteLLMConfig.model_validate(yaml.safe_load(text))
+    assert config.general_settings.master_key == "os.environ/LITELLM_MASTER_KEY"
+    assert "export LITELLM_MASTER_KEY=sk-" in text  # the header says how to set it
+
+
+# -- Goose: one file per provider, each field as Goose reads it (issue 45 item 2) ----------------
+
+
+def _goose(rows: list[ModelRow], context: ExportContext | None = None) -> dict[str, Any]:
+    files = build_export(rows, "goose", context=context).files
+    return {name: json.loads(text) for name, text in files.items()}
+
+
+def test_goose_writes_one_file_per_provider_each_a_provider_not_a_map() -> None:
+    files = _goose(ROWS[:2])
+    assert list(files) == ["skupper_gpu1.json", "skupper_gpu_two.json"]
+    for content in files.values():
+        GooseProvider.model_validate(content)  # required fields at the top of each file
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("name", "skupper_gpu1"),
+        ("engine", "openai"),
+        ("display_name", "gpu1 (Skupper)"),
+        ("description", "Models of gpu1 through the Skupper network"),
+        ("api_key_env", KEY_VARIABLE),
+        ("base_url", "http://127.0.0.1:9000/v1/chat/completions"),
+        ("models", [{"name": "ibm-granite/granite-3.3-8b-instruct", "context_limit": 4096}]),
+        ("requires_auth", True),
+        ("supports_streaming", True),
+    ],
+)
+def test_goose_field(field: str, expected: Any) -> None:
+    row = ROWS[0].model_copy(update={"profile": "g8b-4k"})
+    [content] = _goose([row]).values()
+    assert content[field] == expected
+
+
+def test_goose_context_limit_comes_from_the_profile_that_serves_the_id() -> None:
+    context = ExportContext(profiles={"gpu-two": {"q-16k": "qwen2.5:7b", "q": "qwen2.5:7b-lora"}})
+    [content] = _goose([ROWS[1]], context).values()
+    assert [(m["name"], m["context_limit"]) for m in content["models"]] == [
+        ("qwen2.5:7b", 16384),
+        ("qwen2.5:7b-lora", exports.GOOSE_CONTEXT_LIMIT),  # the profile does not say
+    ]

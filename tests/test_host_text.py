@@ -64,6 +64,7 @@ HOST_TEXT_FIELDS = {
     ("UnparsedOutput", "first_line"): "the first line a command printed",
     ("UnparsedOutput", "reason"): "the parser's message, which may quote the output",
     ("ModelRow", "model_ids"): "the model ids the endpoint lists",
+    ("ModelRow", "placeholder_ids"): "those model ids a client configuration would expand",
     ("ListenerStatus", "model_ids"): "the model ids the endpoint lists",
     ("ModelRow", "reason"): "the model endpoint's error text",
     ("PoolStatus", "resource"): "the pool listener's status and message",

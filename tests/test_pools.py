@@ -429,3 +429,19 @@ def test_the_2_2_1_loader_refuses_another_strategy_for_a_running_multikeylistene
     site_state.validate_multi_key_listeners(state, [])  # 2.2.0: no such check
     state.others = [mkl({"priority": {"routingKeys": ["b", "a"]}})]
     site_state.validate_multi_key_listeners(state, running)
+
+
+def test_a_pool_whose_members_have_different_keys_is_refused_with_its_line() -> None:
+    """Issue 43 item 5: one port, one key sent; a member with another key file would get
+    the preferred member's key (the probe's and the exports')."""
+    found = problems(ANY_POOL + "ALPHA_MODEL_API_KEY_FILE=/keys/alpha.key\n")
+    [problem] = found
+    assert problem.startswith("topology.env:")  # the file and the pool's line
+    assert "POOL_CHAT_PROVIDERS: the members have different model API keys" in problem
+    assert "alpha ALPHA_MODEL_API_KEY_FILE=/keys/alpha.key" in problem
+    assert "beta BETA_MODEL_API_KEY_FILE=(none)" in problem
+    both = "ALPHA_MODEL_API_KEY_FILE=/keys/a.key\nBETA_MODEL_API_KEY_FILE=/keys/b.key\n"
+    assert "different model API keys" in "\n".join(problems(ANY_POOL + both))
+    same = "ALPHA_MODEL_API_KEY_FILE=/keys/one.key\nBETA_MODEL_API_KEY_FILE=/keys/one.key\n"
+    [pool] = topology(ANY_POOL + same).pools
+    assert [m.provider for m in pool.members] == ["alpha", "beta"]

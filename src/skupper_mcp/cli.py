@@ -25,7 +25,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from skupper_mcp import __version__
 from skupper_mcp.errors import ConfigError, SkupperMcpError
@@ -38,6 +38,9 @@ from skupper_mcp.http_sessions import (
 from skupper_mcp.naming import sentence
 from skupper_mcp.safe_text import safe_text
 from skupper_mcp.tools import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TOOLS, Argument, Tool
+
+if TYPE_CHECKING:
+    from skupper_mcp.exports import ExportContext
 
 log = logging.getLogger("skupper_mcp")
 
@@ -229,13 +232,20 @@ def _add_verb(verbs: Any, tool: Tool, shared: argparse.ArgumentParser) -> None:
             choices=EXPORT_FORMATS,
             metavar="FORMAT",
             help=f"print configuration for a client instead: {', '.join(EXPORT_FORMATS)} "
-            "(serving models only; keys only as references to their variables)",
+            "(serving models only; keys only as references to their variables or files; "
+            "exits 0 once written, each row's state on stderr)",
         )
         parser.add_argument(
-            "--output", type=Path, metavar="FILE", help="with --export: write it to FILE"
+            "--output",
+            type=Path,
+            metavar="FILE",
+            help="with --export: write it to FILE (goose: a directory, one file per provider)",
         )
         parser.add_argument(
-            "--all", action="store_true", help="with --export: every model, not only serving"
+            "--all",
+            action="store_true",
+            help="with --export: every model, not only serving (commented where the format "
+            "has comments)",
         )
     if tool.drawn:
         parser.add_argument(
@@ -339,6 +349,11 @@ async def _run_verb(args: argparse.Namespace) -> int:
         raise ConfigError("--output and --all go with --export FORMAT")
     if export is not None and args.json:
         raise ConfigError("--export prints a client's configuration: it does not take --json")
+    if export == "goose" and args.output is None:
+        raise ConfigError(
+            "--export goose writes one file per provider: give --output DIR "
+            "(Goose reads ~/.config/goose/custom_providers)"
+        )
     topology = load_topology(args.topology)
     check_state_dir(topology.state_dir)  # as serve does, in either transport
     async with Engine(topology) as engine:
@@ -352,7 +367,10 @@ async def _run_verb(args: argparse.Namespace) -> int:
             show(tool.notice(result), stream=sys.stderr)
         code, text = tool.exit_code(result), tool.render(result, output_width())
     if export is not None:
-        write_export(result, export, include_all=args.all, path=args.output)
+        write_export(
+            result, export, include_all=args.all, path=args.output, context=export_context(topology)
+        )
+        return EXIT_OK  # the file is written; each row's state is in it and on stderr
     elif getattr(args, "html", None) is not None:
         write_html(args.html, tool.name, result)
     elif args.json:
@@ -362,24 +380,86 @@ async def _run_verb(args: argparse.Namespace) -> int:
     return code
 
 
-def write_export(result: Any, fmt: str, *, include_all: bool, path: Path | None) -> None:
-    """``models --export``: the configuration on stdout, or in ``path`` (0600 when it
-    names a key's variable: whoever reads it learns where the key is expected). The
-    variables a client must set are said on stderr."""
-    from skupper_mcp.exports import exported_rows, render_export
+def write_export(
+    result: Any,
+    fmt: str,
+    *,
+    include_all: bool,
+    path: Path | None,
+    context: ExportContext | None = None,
+) -> None:
+    """``models --export``: the configuration on stdout, or in ``path`` (a directory of
+    files for goose; 0600 when it names a key's variable or file: whoever reads it learns
+    where the key is). Each row's state, whatever was left out and why, and the variables a
+    client must set are said on stderr."""
+    from skupper_mcp.exports import DIRECTORY_FORMATS, build_export
 
-    rows = exported_rows(result.rows, include_all)
-    text = render_export(result.rows, fmt, include_all)
-    keys = sorted({r.api_key_env for r in rows if r.api_key_env})
-    if path is None:
-        show(text, end="")
+    export = build_export(result.rows, fmt, include_all, context)
+    keys = export.keys
+    if fmt in DIRECTORY_FORMATS:
+        assert path is not None  # _run_verb asks for --output DIR first
+        _write_directory(path, export.files, private=bool(keys))
+        names = ", ".join(sorted(export.files)) or "no file"
+        show(f"wrote {names} in {path}", stream=sys.stderr)
+    elif path is None:
+        show(export.text, end="")
     else:
-        written = _write_private(path, text, private=bool(keys))
-        show(f"wrote {_named(path, written)} ({len(rows)} model row(s))", stream=sys.stderr)
-    if not rows:
-        show("no model is serving: nothing exported (see `skupper-mcp models`)", stream=sys.stderr)
+        written = _write_private(path, export.text, private=bool(keys))
+        show(
+            f"wrote {_named(path, written)} ({len(export.entries)} model row(s))",
+            stream=sys.stderr,
+        )
+    for row in result.rows:
+        show(terminal_safe(f"{row.host}: {row.state}"), stream=sys.stderr)
+    for note in export.left_out:
+        show(terminal_safe(note.said()), stream=sys.stderr)
+    if not any(e.live for e in export.entries):
+        show(
+            "no model is serving: nothing live exported (see `skupper-mcp models`)",
+            stream=sys.stderr,
+        )
     for name in keys:
-        show(f"the configuration reads a model API key from ${name}: set it", stream=sys.stderr)
+        source = context.key_files.get(name) if context else None
+        where = f" (the key in {source})" if source is not None else ""
+        show(f"the configuration reads a model API key from ${name}{where}", stream=sys.stderr)
+    if fmt == "litellm":
+        show(
+            "the LiteLLM proxy reads its master key from $LITELLM_MASTER_KEY: "
+            "export LITELLM_MASTER_KEY=sk-<a secret of your own> before litellm --config",
+            stream=sys.stderr,
+        )
+
+
+def export_context(topology: Any) -> ExportContext:
+    """What an export needs of the topology: each key variable's file, each row's profiles
+    (a pool's: its members' profiles)."""
+    from skupper_mcp.engine.model_http import key_env
+    from skupper_mcp.exports import ExportContext
+
+    key_files = {}
+    profiles: dict[str, dict[str, str]] = {}
+    for p in topology.providers:
+        name = key_env(p)
+        if name is not None and p.model_api_key_file is not None:
+            key_files[name] = p.model_api_key_file
+        profiles[p.name] = dict(p.profiles)
+    for pool in topology.pools:
+        profiles[pool.name] = {
+            m.profile: topology.provider(m.provider).profiles[m.profile] for m in pool.members
+        }
+    return ExportContext(key_files=key_files, profiles=profiles)
+
+
+def _write_directory(path: Path, files: dict[str, str], *, private: bool) -> None:
+    """Each of ``files`` into the directory ``path`` (made if missing)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(f"cannot make {path}: {error.strerror or error}") from error
+    if not path.is_dir():
+        raise ConfigError(f"{path} is not a directory: --export goose writes one file per provider")
+    for name, text in files.items():
+        _write_private(path / name, text, private=private)
 
 
 def _write_private(path: Path, text: str, *, private: bool) -> Path:

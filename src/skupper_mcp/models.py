@@ -608,7 +608,17 @@ class ModelRow(Result):
         default=None,
         pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$",
         description="Name of the environment variable a client reads the model API key "
-        "from (never the key itself); null when the server needs no key",
+        "from (never the key itself); null when the server needs no key (one that refuses "
+        "the probe for want of a key has it: the reason names the topology variable for "
+        "its file)",
+    )
+    placeholder_ids: list[str] = Field(
+        default_factory=list,
+        description="Those of model_ids that a client's configuration would expand as a "
+        "placeholder (opencode {env:...} and {file:...}, Continue ${{ ... }}, LiteLLM "
+        "os.environ/ and *): a way for the host to read the user's secrets. `models "
+        "--export` leaves them out; never write them into a configuration. "
+        f"{HOST_TEXT}",
     )
     pool: PoolStatus | None = Field(
         default=None,

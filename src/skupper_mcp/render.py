@@ -15,6 +15,7 @@ from skupper_mcp.models import (
     JournalEntry,
     LinkStatus,
     ModelAction,
+    ModelRow,
     ModelsResult,
     OperationResult,
     PoolBackend,
@@ -628,10 +629,22 @@ def model_rows(result: ModelsResult) -> list[list[Cell]]:
             r.local_base_url,
             r.cluster_base_url,
             round(r.latency_ms) if r.latency_ms is not None else None,
-            r.reason,
+            _model_reason(r),
         ]
         for r in result.rows
     ]
+
+
+def _model_reason(row: ModelRow) -> str | None:
+    """The row's reason, and how many of its ids a client's configuration would expand
+    (our words: the ids are in the Model column)."""
+    if not row.placeholder_ids:
+        return row.reason
+    note = (
+        f"{len(row.placeholder_ids)} id(s) a client configuration would expand as a "
+        "placeholder (a way to read your secrets): left out of exports"
+    )
+    return f"{row.reason}; {note}" if row.reason else note
 
 
 def models_text(result: ModelsResult, width: int | None = None) -> str:

@@ -115,6 +115,9 @@ def test_without_the_key_test_model_fails_naming_the_key_file_variable(keyed: Ke
     rows = models_json(keyed.plain)
     assert rows["rhel-ai"]["state"] == "route-up-no-model", rows
     assert "HTTP 401" in rows["rhel-ai"]["reason"]
+    # as test_model does: the variable for the key's file, and the one a client reads
+    assert "RHEL_AI_MODEL_API_KEY_FILE" in rows["rhel-ai"]["reason"]
+    assert rows["rhel-ai"]["api_key_env"] == "RHEL_AI_MODEL_API_KEY"
 
 
 def test_diagnose_tells_a_refused_key_and_resolve_reads_through_the_key(keyed: Keyed) -> None:
@@ -165,8 +168,18 @@ def test_models_lists_every_served_id_at_a_url_that_answers_it(keyed: Keyed) -> 
 def test_the_exports_reference_the_key_and_never_hold_it(keyed: Keyed, tmp_path: Path) -> None:
     env = cli(keyed.keyed, "models", "--export", "env")
     assert env.returncode == 0, env.stderr
-    assert 'export OPENAI_API_KEY="${RHEL_AI_MODEL_API_KEY}"' in env.stdout
-    assert "$RHEL_AI_MODEL_API_KEY" in env.stderr  # told to set it
+    # read from the topology's key file when sourced: the client needs no second variable
+    assert f'export OPENAI_API_KEY="$(cat -- {shlex.quote(str(keyed.key_file))})"' in env.stdout
+    sourced = subprocess.run(
+        ["/bin/sh", "-c", 'eval "$1"; printf %s "$OPENAI_API_KEY"', "sh", env.stdout],
+        env={"PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )
+    assert sourced.stdout == KEY
+    assert f"$RHEL_AI_MODEL_API_KEY (the key in {keyed.key_file})" in env.stderr
     out = tmp_path / "litellm.yaml"
     written = cli(keyed.keyed, "models", "--export", "litellm", "--output", str(out))
     assert written.returncode == 0, written.stderr
@@ -174,8 +187,11 @@ def test_the_exports_reference_the_key_and_never_hold_it(keyed: Keyed, tmp_path:
     assert (out.stat().st_mode & 0o777) == 0o600
     assert "os.environ/RHEL_AI_MODEL_API_KEY" in text and "os.environ/RHTEVAN_WORK" in text
     for fmt in ("env", "litellm", "opencode", "continue", "goose"):
-        done = cli(keyed.keyed, "models", "--export", fmt, "--all")
-        assert done.returncode == 0 and KEY not in done.stdout + done.stderr, fmt
+        target = tmp_path / f"all-{fmt}"
+        done = cli(keyed.keyed, "models", "--export", fmt, "--all", "--output", str(target))
+        assert done.returncode == 0, (fmt, done.stderr)
+        files = list(target.iterdir()) if target.is_dir() else [target]
+        assert KEY not in done.stdout + done.stderr + "".join(f.read_text() for f in files), fmt
 
 
 async def test_the_mcp_tool_and_resource_give_the_same_rows(keyed: Keyed) -> None:
@@ -201,4 +217,22 @@ def test_after_down_of_a_provider_its_row_says_it_is_stopped(keyed: Keyed) -> No
     assert rows["rhtevan-work"]["model_ids"] == []
     assert rows["rhel-ai"]["state"] == "serving"
     serving_only = cli(keyed.keyed, "models", "--export", "env")
-    assert "rhtevan-work" not in serving_only.stdout
+    assert "rhtevan-work: all of it left out: provider-stopped" in serving_only.stdout
+    assert "rhtevan-work: provider-stopped" in serving_only.stderr
+    assert cli(keyed.keyed, "models").returncode == 3  # without --export: its own codes
+
+
+def test_an_export_with_a_stopped_provider_exits_0_and_keeps_its_block(
+    keyed: Keyed, tmp_path: Path
+) -> None:
+    """Issue 45 items 4 and 5 (after the test above stopped rhtevan-work): the file is
+    written, so `models --export FMT --output FILE && tool --config FILE` goes on; --all
+    keeps the stopped provider's block, commented, with the id its profile names."""
+    out = tmp_path / "models.env"
+    done = cli(keyed.keyed, "models", "--export", "env", "--all", "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    stopped = keyed.world.hosts["rhtevan-work"].default_model_id
+    assert f"# {stopped}: rhtevan-work" in text and "provider-stopped" in text
+    assert text.count("\nexport OPENAI_BASE_URL=") == 1  # the serving provider's block is live
+    assert "rhtevan-work: provider-stopped" in done.stderr

@@ -89,6 +89,7 @@ def _pool(
         )
     no_members: list[PoolMember] = []
     members = reader.attempt(lambda: _members(reader, prefix, providers), no_members)
+    _check_one_key(reader, prefix, members, providers)
     no_weights: dict[str, int] = {}
     weights = reader.attempt(lambda: _weights(reader, prefix, strategy, members), no_weights)
     local_port = reader.attempt(
@@ -128,6 +129,29 @@ def _members(reader: Reader, prefix: str, providers: list[ProviderHost]) -> list
             raise reader.error(key, f"{member.provider} is in the pool twice")
         members.append(member)
     return members
+
+
+def _check_one_key(
+    reader: Reader, prefix: str, members: list[PoolMember], providers: list[ProviderHost]
+) -> None:
+    """A pool's members share one key file (or none): a client of the pool's one port sends
+    one key, and whichever member answers gets it, so members with different keys would
+    each be sent the other's (the models probe and the exports send the preferred one's)."""
+    by_name = {p.name: p for p in providers}
+    files = {m.provider: by_name[m.provider].model_api_key_file for m in members}
+    if len(set(files.values())) > 1:
+        each = ", ".join(
+            f"{name} {by_name[name].prefix}_MODEL_API_KEY_FILE={path or '(none)'}"
+            for name, path in files.items()
+        )
+        reader.problems.append(
+            reader.error(
+                prefix + "PROVIDERS",
+                f"the members have different model API keys ({each}): a client of the "
+                "pool's one port sends one key, which any member may receive; give them "
+                "the same key file, or no pool",
+            )
+        )
 
 
 def _member(word: str, providers: list[ProviderHost]) -> PoolMember | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ...exports import placeholder_ids
 from ...facts.model_endpoint import kept_ids
 from ...models import ModelRow, ModelsResult, PoolStatus
 from ...topology import ProviderHost, Topology
@@ -29,6 +30,7 @@ from ..model_http import (
     base_url,
     cluster_base_url,
     key_env,
+    key_variable,
     local_base_url,
     pool_cluster_base_url,
     probe_models,
@@ -94,7 +96,8 @@ async def run(sites: SiteMap) -> ModelsResult:
 
 def _key_provider(topo: Topology, pool: PoolStatus) -> ProviderHost:
     """The backend whose key a client of the pool sends: the preferred one, else the first
-    (the members of one pool serve one model, behind one key)."""
+    (the members of one pool serve one model, behind one key file: the topology refuses a
+    pool whose members name different ones)."""
     name = pool.preferred or pool.backends[0].provider
     p = topo.provider(name)
     assert p is not None  # the topology's parse checked every member
@@ -103,13 +106,14 @@ def _key_provider(topo: Topology, pool: PoolStatus) -> ProviderHost:
 
 def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: ApiKey) -> ModelRow:
     address = base_url(topo.local.listener_host, pool.port)
-    state, why = pool_model_condition(pool, address, probe, key.problem)
     chosen = _key_provider(topo, pool)
+    state, why = pool_model_condition(pool, address, probe, _key_words(chosen, key))
     profile = next(b.profile for b in pool.backends if b.provider == chosen.name)
     kept, cut = kept_ids(probe.ids if probe is not None and probe.ids else [])
     return ModelRow(
         model_ids=kept,
         model_ids_cut=cut,
+        placeholder_ids=placeholder_ids(kept),
         host=pool.name,
         profile=profile,
         site=pool.site,
@@ -120,7 +124,7 @@ def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: 
         state=state,
         reason=why,
         latency_ms=probe.latency_ms if probe is not None else None,
-        api_key_env=key_env(chosen),
+        api_key_env=_client_key_env(chosen, probe),
         pool=pool,
     )
 
@@ -142,13 +146,15 @@ def _row(
     condition, reason = site_condition(view)
     listener, detail, _ = listener_state(bound, p.name, view, topo.local.site_name)
     address = base_url(topo.local.listener_host, p.local_port)
-    state, why = model_condition(condition, reason, listener, detail, address, probe, key.problem)
+    words = _key_words(p, key)
+    state, why = model_condition(condition, reason, listener, detail, address, probe, words)
     ids = probe.ids if probe is not None and probe.ids else []
     profile, _ = active_or_default(topo, p.name, ids)
     kept, cut = kept_ids(ids)
     return ModelRow(
         model_ids=kept,
         model_ids_cut=cut,
+        placeholder_ids=placeholder_ids(kept),
         host=p.name,
         profile=profile,
         site=p.site_name,
@@ -159,8 +165,33 @@ def _row(
         state=state,
         reason=why,
         latency_ms=probe.latency_ms if probe is not None else None,
-        api_key_env=key_env(p),
+        api_key_env=_client_key_env(p, probe),
     )
+
+
+def _key_words(p: ProviderHost, key: ApiKey) -> str:
+    """What to say of the key when the server refuses a request: the variable that names
+    its file and the variable a client reads it from, as test_model says them."""
+    client = f"{p.prefix}_MODEL_API_KEY"
+    if key.problem:
+        return key.problem
+    if p.model_api_key_file is None:
+        return (
+            f"name the file that holds it in {key_variable(p)}; an exported client reads "
+            f"it from ${client}"
+        )
+    return (
+        f"the key in {key_variable(p)} ({p.model_api_key_file}) is not this server's; an "
+        f"exported client reads it from ${client}"
+    )
+
+
+def _client_key_env(p: ProviderHost, probe: ModelsProbe | None) -> str | None:
+    """The variable a client reads the key from: the provider's when it declares a key
+    file, or when its server refused the probe for want of one (it needs a key)."""
+    if probe is not None and probe.refused:
+        return f"{p.prefix}_MODEL_API_KEY"
+    return key_env(p)
 
 
 def summary(rows: list[ModelRow]) -> str:
