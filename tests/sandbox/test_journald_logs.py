@@ -1,7 +1,9 @@
-"""``logs`` on a host whose containers log to the journal (``--host-quirk local=journald``):
-``podman logs`` prints nothing there and the product reads the container's lines from
-``journalctl``, through the CLI as a person runs it; where the journal has none either, the
-result says the log is unavailable, and why."""
+"""``logs`` on a host whose containers log to the journal (``--host-quirk local=journald``)
+and whose podman warns on every command (``podman-warns``, libpod's cgroups-v1 warning on
+stderr): ``podman logs`` prints nothing there but the warning, and the product reads the
+container's lines from ``journalctl``, through the CLI as a person runs it, never the warning
+as the log; where the journal has none either, the result says the log is unavailable, and
+why."""
 
 from __future__ import annotations
 
@@ -29,7 +31,10 @@ def journald(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     # the journald quirk is the emulation's: this machine has no systemd-journald for real
     # podman's journald log driver to write to (docs/sandbox.md 4a)
     spec = WorldSpec(
-        providers=1, kubernetes=False, host_quirks={"local": ("journald",)}, podman="emulated"
+        providers=1,
+        kubernetes=False,
+        host_quirks={"local": ("journald", "podman-warns")},
+        podman="emulated",
     )
     with running_world(tmp_path_factory.mktemp("journald"), spec) as world:
         yield world
@@ -64,13 +69,15 @@ def test_logs_on_a_journald_host_come_from_the_journal(journald: World) -> None:
         timeout=60,
         what="the router container's lines in the journal",
     )
-    # podman itself shows nothing: the quirk's point
-    assert journald.ssh("local", f"podman logs {router}")[1:] == ("", "")
+    # podman itself shows nothing of the log, only its own warning: the quirks' point
+    code, out, err = journald.ssh("local", f"podman logs {router}")
+    assert (code, out) == (0, "") and "level=warning" in err and "cgroups-v1" in err
 
     result = logs(journald, "local", "--lines", "5")
     assert result.lines == list(LINES)
     assert (result.source, result.via, result.unavailable) == (router, "journal", None)
     assert "from the journal" in result.summary
+    assert "cgroups-v1" in (result.detail or "")  # said, apart from the log
 
 
 def test_a_container_with_no_line_anywhere_is_an_unavailable_log(journald: World) -> None:
