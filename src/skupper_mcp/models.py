@@ -223,9 +223,10 @@ class ListenerStatus(Result):
     detail: str | None = Field(default=None, description="Why the state is what it is")
     closes_within: float | None = Field(
         default=None,
-        description="For a closing listener: about how many seconds until the consumer's "
-        "router drops it (60 s after the provider's router stopped, skrouterd's "
-        "remoteLsMaxAgeSeconds)",
+        description="For a closing listener: at most how many seconds until the consumer's "
+        "router drops it (a bound: skupper-router 3.4.x drops it 30-63 s after the provider's "
+        "router stopped, remoteLsMaxAgeSeconds after its last advertisement; 3.5.x within "
+        "about a second)",
     )
     base_url: str | None = Field(
         default=None,

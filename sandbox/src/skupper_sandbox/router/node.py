@@ -25,7 +25,7 @@ from skupper_sandbox.router.protocol import (
     json_frame,
     read_frame,
 )
-from skupper_sandbox.router.release import release_tag, unreachable_holdoff
+from skupper_sandbox.router.release import link_state_hold, release_tag, unreachable_holdoff
 from skupper_sandbox.router.routing import MAX_COST, Route, RouteTable
 from skupper_sandbox.router.streams import Relay, StreamHandler, StreamKey, TcpBridge, pipe
 from skupper_sandbox.router.tls import (
@@ -376,7 +376,7 @@ class Router:
             lost_at = time.monotonic()
             self._lost_at[link.name] = lost_at
             self._lost_router[link.name] = link.peer.router_id
-            self._spawn(self._expire_routes(link.name, lost_at))
+            self._spawn(self._expire_routes(link.name, lost_at, lost_at - link.up_at))
         return reason
 
     def _forget_earlier_links_of(self, router_id: str) -> bool:
@@ -391,10 +391,12 @@ class Router:
                 changed |= self.keys.forget(name) | self.sites.forget(name)
         return changed
 
-    async def _expire_routes(self, name: str, lost_at: float) -> None:
+    async def _expire_routes(self, name: str, lost_at: float, linked_for: float) -> None:
         identity = self.config.router
         holdoff = unreachable_holdoff(release_tag(os.environ), identity.unreachable_holdoff)
-        await asyncio.sleep(identity.remote_ls_max_age if holdoff is None else holdoff)
+        if holdoff is None:  # 3.4.x: max age after the last advertisement, 30-63 s
+            holdoff = link_state_hold(identity.remote_ls_max_age, linked_for)
+        await asyncio.sleep(holdoff)
         if name in self.links or self._lost_at.get(name) != lost_at:
             return  # the link is back (or was lost again later)
         self._lost_at.pop(name, None)
