@@ -295,6 +295,13 @@ class PoolStatus(Result):
         "priority order (a MultiKeyListener's status.strategy.*.routingKeysReachable; null: "
         f"not reported). {HOST_TEXT}",
     )
+    destination: bool | None = Field(
+        default=None,
+        description="priority and weighted: whether the site's controller says the "
+        "MultiKeyListener has a connector behind it (hasDestination), read the same whatever "
+        "words its release uses ('Not Operational', 'No matching connectors'); null: not "
+        "said, or an any pool's Listener",
+    )
     cluster: PoolStatus | None = Field(
         default=None,
         description="The pool's listener on the Kubernetes site (_CRC_PORT), judged the same "
