@@ -62,6 +62,8 @@ TICK_SECONDS = 1.0
 IDLE_TIMEOUT = 5.0
 HANDSHAKE_TIMEOUT = 5.0
 RETRY_FIRST, RETRY_MAX = 0.25, 5.0
+#: How long a connector reads FAILED after a failed attempt (see ``_dial_forever``).
+FAILED_SECONDS = 0.2
 
 
 @dataclass
@@ -71,7 +73,9 @@ class LinkStatus:
     name: str
     host: str
     port: int
-    status: str = "connecting"  # connecting | up (skrouterd: CONNECTING | SUCCESS)
+    # connecting | up | down (skrouterd: CONNECTING | SUCCESS | FAILED, the last briefly
+    # after each failed attempt)
+    status: str = "connecting"
     error: str | None = None
     remote_site: str | None = None
 
@@ -213,8 +217,14 @@ class Router:
                 reason = _dial_failure(exc, connector)
                 if reason != status.error:
                     log.error("[%s] %s", self._connection_id(), reason, extra=SERVER)
-                status.status, status.error = "connecting", reason
-                await asyncio.sleep(delay)
+                # FAILED from the transport error until the connection is freed, then
+                # CONNECTING until the retry (qd_connector.c@3.4.2:401, :531). **Adapted**:
+                # held FAILED_SECONDS, so that a query can see it, where skrouterd's is a
+                # moment of its I/O thread
+                status.status, status.error = "down", reason
+                await asyncio.sleep(min(FAILED_SECONDS, delay))
+                status.status = "connecting"
+                await asyncio.sleep(max(0.0, delay - FAILED_SECONDS))
                 delay = min(delay * 2, RETRY_MAX)
                 continue
             delay = RETRY_FIRST
