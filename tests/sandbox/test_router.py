@@ -668,7 +668,7 @@ def test_a_connector_reads_failed_for_a_moment_after_each_failed_attempt(tmp_pat
 
     routers = Routers(tmp_path, "imitation")
     try:
-        consumer, provider = two_sites(routers)
+        consumer, _provider = two_sites(routers)
         routers.start(consumer)  # the provider's router never runs: every attempt fails
         seen: set[str] = set()
 
