@@ -258,12 +258,15 @@ def journald_host(journal: str) -> FakeConnector:
     return FakeConnector("alpha", answer)
 
 
-def test_the_journal_script_matches_the_container_by_name_and_full_id() -> None:
+def test_the_journal_script_matches_the_container_by_full_id_and_uid_as_podman_does() -> None:
+    """podman's readFromJournal matches CONTAINER_ID_FULL and _UID (from v4.4.0), never the
+    name (libpod/container_log_linux.go@v5.8.2:50-100)."""
     script = journal_logs_script(25, 1000, "default-skupper-router")
     assert "\nset -- 25 1064 default-skupper-router\n" in script
     body = shipped("journal.sh")
     assert script.endswith(body)
-    assert 'CONTAINER_NAME=\\"\\$c\\" CONTAINER_ID_FULL=$id' in body
+    assert '-n $lines CONTAINER_ID_FULL=$id _UID=$uid"' in body
+    assert "uid=$(id -u)" in body
     assert "-q -o cat -n $lines" in body and 'skmcp_framed -l "$max_bytes"' in body
 
 

@@ -110,3 +110,49 @@ def test_diagnose_reads_the_journal_and_says_which_log_it_could_not_read(
     unavailable = [f for f in result["findings"] if f["id"] == "log-unavailable"]
     assert [(f["host"], f["severity"]) for f in unavailable] == [("local", "info")], done.stdout
     assert "skupper-controller logs to the journal" in unavailable[0]["evidence"][0]
+
+
+def test_a_renamed_containers_journal_lines_are_found_by_its_id_not_its_name(
+    journald: World,
+) -> None:
+    """After the tests above. podman matches a container's journal lines by its full id and
+    the user's uid, never the name (libpod/container_log_linux.go@v5.8.2:50-100): lines
+    conmon wrote under the container's earlier name are its own, and an earlier container of
+    the same name is not."""
+    ns = load_topology(Path(journald.topology)).local.namespace
+    router = f"{ns}-skupper-router"
+    code, _, err = journald.ssh(
+        "local",
+        f"podman rm -f {router} && "
+        "podman run -d --name before-rename busybox sh -c 'echo renamed-line; sleep 600'",
+    )
+    assert code == 0, err
+    wait_for(
+        lambda: (
+            "renamed-line"
+            in journald.ssh("local", "journalctl --user -q -o cat CONTAINER_NAME=before-rename")[1]
+        ),
+        timeout=60,
+        what="the line under the name it had",
+    )
+    code, _, err = journald.ssh("local", f"podman rename before-rename {router}")
+    assert code == 0, err
+
+    result = logs(journald, "local", "--lines", "5")
+    assert (result.lines, result.via) == (["renamed-line"], "journal")  # no router-line-*
+
+
+def test_following_a_journald_log_without_the_journald_events_backend_is_refused(
+    journald: World,
+) -> None:
+    """libpod/container_log_linux.go@v5.8.2:36-39: --follow on the journald log driver needs
+    the container's events in the journal too."""
+    ns = load_topology(Path(journald.topology)).local.namespace
+    code, out, err = journald.ssh(
+        "local", f"podman --events-backend file logs -f {ns}-skupper-router"
+    )
+    assert (code, out) == (125, "")
+    assert (
+        "Error: using --follow with the journald --log-driver but without the journald "
+        "--events-backend (file) is not supported"
+    ) in err
