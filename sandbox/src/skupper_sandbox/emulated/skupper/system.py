@@ -361,7 +361,7 @@ class System:
         print(f"Pulled system-controller image: {image}")
         socket = podman_socket_path(self.runtime_dir)
         env = {
-            "CONTAINER_ENDPOINT": f"unix://{socket}",
+            "CONTAINER_ENDPOINT": self._container_endpoint(socket),
             "SKUPPER_OUTPUT_PATH": str(self.data_home),
             "CONTAINER_ENGINE": "podman",
         }
@@ -412,6 +412,15 @@ class System:
                 f'startup service "{CONTROLLER_UNIT}" - {exc}'
             ) from exc
         print(f"Platform {self.platform} is now configured for Skupper")
+
+    def _container_endpoint(self, socket: str) -> str:
+        """The controller's ``CONTAINER_ENDPOINT``: 2.2.x gives the socket where it mounts
+        it in the container, ``unix:///var/run/<platform>.sock`` (install.go@2.2.1:80-85,
+        221-226); 2.1.x the host's path (install.go@2.1.4:205-212), which the container
+        does not have (its controller reaches podman through the mount all the same)."""
+        if is_v22(self.cli_version):
+            return f"unix://{podman_api.mounted_socket(self.platform)}"
+        return f"unix://{socket}"
 
     def _endpoint_mount(self, socket: str) -> list[str]:
         """The controller gets the API socket at ``/var/run/<platform>.sock`` (a bind mount
