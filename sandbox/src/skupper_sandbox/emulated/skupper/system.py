@@ -61,7 +61,14 @@ class System:
 
     @property
     def user(self) -> str:
-        return self.env.get("USER") or self.env.get("LOGNAME") or "root"
+        """The login user as Skupper takes it, ``user.Current()`` (install.go@2.1.4:173-178):
+        the account of the process's uid, which is the host's user (its ident), never
+        ``$USER``, which a login shell may set otherwise (fish sets it from the uid it
+        really runs as: this machine's on an emulated host)."""
+        try:
+            return hostenv.current_host(self.env).user
+        except hostenv.NotOnSandboxHost:
+            return self.env.get("USER") or self.env.get("LOGNAME") or "root"
 
     @property
     def runtime_dir(self) -> str:
