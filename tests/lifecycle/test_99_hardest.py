@@ -65,7 +65,9 @@ async def _states(engine: Engine) -> dict[str, str | None]:
 async def _run(world: World) -> Seen:
     seen = Seen()
     async with Engine(load_topology(world.topology)) as engine:
-        seen.setup = await engine.setup()
+        setup = await engine.setup()
+        assert isinstance(setup, OperationResult)  # not a plan's precheck
+        seen.setup = setup
         seen.status_up = await _states(engine)
         seen.down = await engine.down(QUIRKY)
         seen.status_down = await _states(engine)
