@@ -385,6 +385,14 @@ def test_a_multikeylistener_without_destination_reads_the_same_in_every_releases
         assert pool.cluster is not None
         rows[words] = pool.cluster
     assert {(r.destination, r.state, r.bound) for r in rows.values()} == {(False, "serving", False)}
+    # the status table says what the words mean, whichever they are
+    from skupper_mcp.models import StatusResult
+    from skupper_mcp.render import status_tables
+
+    for words, row in rows.items():
+        status = StatusResult(sites=[], links=[], listeners=[], pools=[row], summary="s")
+        table = status_tables(status)
+        assert f"Pending: {words} (no connector behind it); keys reachable: none" in table["pools"]
     # without the words or the keys nothing is said; a key reachable, or Ready, is one
     from skupper_mcp.sites.resources import resource_status
 
