@@ -402,7 +402,10 @@ class LogsResult(Result):
         default=0, description="How many secrets (keys, tokens, passwords) were replaced"
     )
     detail: str | None = Field(
-        default=None, description=f"Why there are no lines, when found is false. {HOST_TEXT}"
+        default=None,
+        description="Why there are no lines, when found is false; when it is true, what podman "
+        "itself warned on its standard error while it read the log (libpod's cgroups-v1 "
+        f"warning on many hosts), which is not part of the log. {HOST_TEXT}",
     )
     via: LogVia | None = Field(
         default=None,
