@@ -222,14 +222,14 @@ SCENARIOS = [
     Scenario(
         "listener-closing",
         "`down rhel-ai` 48 s ago: the local listener for rhel-ai is still bound, and the "
-        "local router drops it within 12 s",
+        "local router drops it within 15 s",
         every("up"),
         operation=("down", "rhel-ai"),
         after=every("rhel-ai-down"),
         edits={"rhel-ai": (clock_after_exit(ROUTER, 48),)},
         shows=_expect(
             closing=lambda r: _listener(r, "rhel-ai")["state"] == "closing",
-            closes_within_12s=lambda r: _listener(r, "rhel-ai")["closes_within"] == 12.0,
+            closes_within_15s=lambda r: _listener(r, "rhel-ai")["closes_within"] == 15.0,
         ),
     ),
     Scenario(

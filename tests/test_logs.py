@@ -35,13 +35,26 @@ ROUTER_LOG = (Path(__file__).parent / "router_logs" / "skrouterd-3.4.2-hub.log")
 KEY = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----"
 
 
-def script_output(container: str, text: str | None, exists: int = 0, rc: int = 0) -> str:
+def script_output(
+    container: str, text: str | None, exists: int = 0, rc: int = 0, stderr: str = ""
+) -> str:
     """What ``podman_logs_script`` prints on a host."""
     out = f"@@container {container}\n@@exists {exists}\n"
     if text is None:
         return out
-    stuffed = "".join(f"|{line}\n" for line in text.split("\n"))
+    stuffed = "".join(f"|{line}\n" for line in text.split("\n")) if text else ""
+    if stderr:
+        stuffed += "\n@@stderr\n" + "".join(f"|{line}\n" for line in stderr.split("\n"))
     return out + f"@@logs\n{stuffed}\n@@rc {rc}\n"
+
+
+#: libpod's warning on a cgroups-v1 host, as podman writes it to an SSH session's stderr
+#: (the sandbox's podman-warns quirk, docs/sandbox.md section 11)
+CGROUPS_V1_WARNING = (
+    'time="2026-01-02T03:04:05Z" level=warning msg="Using cgroups-v1 which is deprecated in '
+    "favor of cgroups-v2 with Podman v5 and will be removed in a future version. Set "
+    'environment variable `PODMAN_IGNORE_CGROUPSV1_WARNING` to hide this warning."'
+)
 
 
 # -- the pure parts --------------------------------------------------------------------------
@@ -71,6 +84,29 @@ def test_parse_keeps_the_log_and_podmans_status() -> None:
     absent = parse_podman_logs(script_output("r", None, exists=1), 1000)
     assert (absent.exists, absent.rc, absent.text) == (1, None, "")
     assert parse_podman_logs(script_output("r", "x" * 1001), 1000).cut
+
+
+def test_podmans_own_warning_on_stderr_is_no_line_of_the_log() -> None:
+    """podman writes the container's stderr lines and its own warnings to its stderr
+    (libpod LogLine.Write; logrus): the container's stay, podman's are set aside."""
+    routed = "2026-01-02 03:04:05.000001 +0000 ROUTER (info) Router started in Interior mode"
+    read = parse_podman_logs(
+        script_output("r", "launched", stderr=f"{CGROUPS_V1_WARNING}\n{routed}"), 1000
+    )
+    assert (read.text, read.podman_said, read.rc) == (
+        f"launched\n{routed}",
+        (CGROUPS_V1_WARNING,),
+        0,
+    )
+    only_warned = parse_podman_logs(script_output("r", "", stderr=CGROUPS_V1_WARNING), 1000)
+    assert (only_warned.text.strip(), only_warned.podman_said) == ("", (CGROUPS_V1_WARNING,))
+    # on a terminal logrus writes WARN[0000]; the controller's slog is not podman's
+    assert parse_podman_logs(script_output("r", "", stderr="WARN[0000] x"), 100).text == ""
+    slog = 'time=2026-01-02T03:04:05.000Z level=INFO msg="Router started"'
+    assert parse_podman_logs(script_output("r", "", stderr=slog), 1000).text == slog
+    # a stderr cut at the front loses its partial first line and says older lines went
+    cut = parse_podman_logs(script_output("r", "", stderr="tial\n" + "y" * 30), 20)
+    assert (cut.text, cut.dropped, cut.cut) == ("y" * 30, True, False)
 
 
 def test_tail_keeps_the_newest_lines_within_the_bounds() -> None:
@@ -222,12 +258,15 @@ def journald_host(journal: str) -> FakeConnector:
     return FakeConnector("alpha", answer)
 
 
-def test_the_journal_script_matches_the_container_by_name_and_full_id() -> None:
+def test_the_journal_script_matches_the_container_by_full_id_and_uid_as_podman_does() -> None:
+    """podman's readFromJournal matches CONTAINER_ID_FULL and _UID (from v4.4.0), never the
+    name (libpod/container_log_linux.go@v5.8.2:50-100)."""
     script = journal_logs_script(25, 1000, "default-skupper-router")
     assert "\nset -- 25 1064 default-skupper-router\n" in script
     body = shipped("journal.sh")
     assert script.endswith(body)
-    assert 'CONTAINER_NAME=\\"\\$c\\" CONTAINER_ID_FULL=$id' in body
+    assert '-n $lines CONTAINER_ID_FULL=$id _UID=$uid"' in body
+    assert "uid=$(id -u)" in body
     assert "-q -o cat -n $lines" in body and 'skmcp_framed -l "$max_bytes"' in body
 
 
@@ -253,6 +292,24 @@ async def test_an_empty_podman_log_is_read_from_the_journal(topology) -> None:
     assert (result.via, result.unavailable, result.found) == ("journal", None, True)
     assert "from the journal" in result.summary
     assert all(c.timeout <= 15 for c in alpha.calls)
+
+
+async def test_a_journald_host_whose_podman_warns_is_read_from_the_journal(topology) -> None:
+    """Both quirks on one host: podman logs prints only libpod's warning (on stderr), which
+    is no log; the journal has the lines, and the warning is said apart from them."""
+
+    def answer(call: Call) -> Reply | None:
+        if "# journal.sh\n" in call.command:
+            return Reply(journal_output("router started\nlink up"))
+        if "# logs.sh\n" in call.command:
+            return Reply(script_output("default-skupper-router", "", stderr=CGROUPS_V1_WARNING))
+        return None
+
+    async with engine_with(topology, FakeConnector("alpha", answer)) as engine:
+        result = await engine.logs("alpha")
+    assert (result.lines, result.via) == (["router started", "link up"], "journal")
+    assert "cgroups-v1" not in "\n".join(result.lines)
+    assert "podman warned" in (result.detail or "") and "cgroups-v1" in (result.detail or "")
 
 
 async def test_neither_podman_nor_the_journal_having_lines_says_the_log_is_unavailable(

@@ -127,3 +127,29 @@ def test_the_tmpfs_recreation_of_a_rootless_router_asks_for_keep_id_not_private(
     assert "private" not in args
     uid = real["rootless_inspect_keep_id"]["uid"]
     assert args[args.index("--user") + 1] == f"{uid}:{uid}"
+
+
+def test_the_tmpfs_recreation_keeps_every_mount_option_of_the_recorded_router(
+    real: dict[str, dict[str, Any]],
+) -> None:
+    """Recorded: ``-v /usr:/usr:ro`` reads back as ``RW: false``, ``Mode: ""``,
+    ``Options: ["rbind"]``, ``Propagation: "rprivate"`` (libpod/container_inspect.go
+    parseMountOptionsForInspect). The re-created router keeps it read-only and adds no
+    relabel of its own; a ``Z`` (private relabel) or ``z`` stays what it was."""
+    from skupper_sandbox.emulated.podman.report import inspect_mount
+
+    [inspect] = json.loads(real["rootless_inspect_keep_id"]["stdout"])
+    [usr] = inspect["Mounts"]
+    assert (usr["RW"], usr["Mode"], usr["Options"]) == (False, "", ["rbind"])
+    args = _recreate_args("default-skupper-router", inspect)
+    assert args[args.index("-v") + 1] == "/usr:/usr:ro"
+    for mode in ("Z", "z"):
+        relabelled = {**inspect, "Mounts": [{**usr, "Mode": mode}]}
+        args = _recreate_args("default-skupper-router", relabelled)
+        assert args[args.index("-v") + 1] == f"/usr:/usr:ro,{mode}"
+    writable = {**inspect, "Mounts": [{**usr, "RW": True, "Mode": "z"}]}
+    args = _recreate_args("default-skupper-router", writable)
+    assert args[args.index("-v") + 1] == "/usr:/usr:z"
+    # the emulation reports a mount's options as the recording shows podman does
+    assert inspect_mount("/usr", "/usr", "ro") == usr
+    assert inspect_mount("/c", "/h", "ro,Z,nosuid")["Options"] == ["rbind", "nosuid"]

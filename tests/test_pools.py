@@ -352,6 +352,57 @@ def test_the_cluster_row_reaches_hubs_through_the_local_site_with_its_controller
     assert pool.cluster.bound is None  # not read: the controller's word is unknown
 
 
+def test_a_multikeylistener_without_destination_reads_the_same_in_every_releases_words() -> None:
+    """2.2.0-2.2.1 leave a new MultiKeyListener with no destination at "Not Operational"
+    (Operational set only when hasDestination changes, multikeylistener_types.go@2.2.1:
+    221-228); the next release writes "No matching connectors" at once (#2498, on main).
+    hasDestination is omitempty, so false is no field: the words are what there is, and
+    the pool's row and state are the same for both."""
+    from skupper_mcp.engine.readings import ClusterReading
+    from skupper_mcp.engine.scope import site_ref
+    from skupper_mcp.sites.kube import KubeState
+
+    topo = topology(CLUSTER + PRIORITY)
+    rows = {}
+    for words in ("Not Operational", "No matching connectors", "not operational"):
+        mkl = {
+            "metadata": {"name": "pool-chat"},
+            "status": {
+                "status": "Pending",
+                "message": words,
+                "strategy": {"priority": {"routingKeysReachable": []}},
+            },
+        }
+        state = KubeState(version="v1.30", site=None, multi_key_listeners={"pool-chat": mkl})
+        reading = ClusterReading(site_ref(topo, "crc"), None, state)  # type: ignore[arg-type]
+        [pool] = pool_rows(
+            topo,
+            [_site("alpha", "up"), _site("beta", "up")],
+            [_link("alpha", True), _link("beta", True), _cluster_link(topo.local.site_name, True)],
+            {"chat": True},
+            {"crc-test": reading},
+        )
+        assert pool.cluster is not None
+        rows[words] = pool.cluster
+    assert {(r.destination, r.state, r.bound) for r in rows.values()} == {(False, "serving", False)}
+    # the status table says what the words mean, whichever they are
+    from skupper_mcp.models import StatusResult
+    from skupper_mcp.render import status_tables
+
+    for words, row in rows.items():
+        status = StatusResult(sites=[], links=[], listeners=[], pools=[row], summary="s")
+        table = status_tables(status)
+        assert f"Pending: {words} (no connector behind it); keys reachable: none" in table["pools"]
+    # without the words or the keys nothing is said; a key reachable, or Ready, is one
+    from skupper_mcp.sites.resources import resource_status
+
+    assert resource_status({"status": {"status": "Pending"}}).destination is None
+    assert resource_status({"status": {"status": "Error", "message": "x"}}).destination is None
+    reached = {"status": "Pending", "strategy": {"priority": {"routingKeysReachable": ["a"]}}}
+    assert resource_status({"status": reached}).destination is True
+    assert resource_status({"status": {"status": "Ready", "message": "OK"}}).destination is True
+
+
 def test_the_controllers_multikeylistener_status_keeps_what_it_wrote_until_it_changes() -> None:
     """multikeylistener_types.go@2.2.0:214-268: Operational only when hasDestination
     changes; a weighted listener whose keys never had a connector writes no strategy."""
@@ -379,6 +430,11 @@ def test_the_controllers_multikeylistener_status_keeps_what_it_wrote_until_it_ch
     lost = report(priority, set(), written)
     assert lost.operational == (False, "No matching connectors")
     assert "hasDestination" not in lost.fields
+    # after #2498 (main) a new listener with no destination says so at once
+    assert report(priority, set(), {}, every_update=True).operational == (
+        False,
+        "No matching connectors",
+    )
 
 
 def test_the_one_resource_reader_takes_a_multikeylisteners_reachable_keys_whatever_they_hold() -> (

@@ -295,6 +295,8 @@ class _LogRead:
     text: str
     cut: bool = False
     rc: int = 0  # podman logs' exit status (facts.logs.PodmanLogRead)
+    podman_said: tuple[str, ...] = ()
+    dropped: bool = False
 
 
 class _OneSite:

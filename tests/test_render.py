@@ -175,7 +175,7 @@ def test_a_closing_listener_is_told_apart_from_a_serving_one() -> None:
     )
     text = operation_text(down)
     assert "listener :9000 (rhel-ai) on local: closing: bound, but rhel-ai's router" in text
-    assert "within ~55 s" in text
+    assert "within 58 s" in text
     status = status_text(
         StatusResult(sites=[], links=[], listeners=[lingering, serving], summary="s")
     )

@@ -116,7 +116,7 @@ def link_refuses_certificate() -> Scenario:
 
 
 def listener_closing() -> Scenario:
-    """``down rhel-ai`` 48 s ago: its listener closes within 12 s."""
+    """``down rhel-ai`` 48 s ago: its listener closes within 15 s at most."""
     return Scenario(
         "listener-closing",
         recorded_status("listener-closing"),

@@ -223,9 +223,10 @@ class ListenerStatus(Result):
     detail: str | None = Field(default=None, description="Why the state is what it is")
     closes_within: float | None = Field(
         default=None,
-        description="For a closing listener: about how many seconds until the consumer's "
-        "router drops it (60 s after the provider's router stopped, skrouterd's "
-        "remoteLsMaxAgeSeconds)",
+        description="For a closing listener: at most how many seconds until the consumer's "
+        "router drops it (a bound: skupper-router 3.4.x drops it 30-63 s after the provider's "
+        "router stopped, remoteLsMaxAgeSeconds after its last advertisement; 3.5.x within "
+        "about a second)",
     )
     base_url: str | None = Field(
         default=None,
@@ -298,6 +299,13 @@ class PoolStatus(Result):
         description="The routing keys the site's controller reports a connector for, in "
         "priority order (a MultiKeyListener's status.strategy.*.routingKeysReachable; null: "
         f"not reported). {HOST_TEXT}",
+    )
+    destination: bool | None = Field(
+        default=None,
+        description="priority and weighted: whether the site's controller says the "
+        "MultiKeyListener has a connector behind it (hasDestination), read the same whatever "
+        "words its release uses ('Not Operational', 'No matching connectors'); null: not "
+        "said, or an any pool's Listener",
     )
     cluster: PoolStatus | None = Field(
         default=None,
@@ -399,7 +407,10 @@ class LogsResult(Result):
         default=0, description="How many secrets (keys, tokens, passwords) were replaced"
     )
     detail: str | None = Field(
-        default=None, description=f"Why there are no lines, when found is false. {HOST_TEXT}"
+        default=None,
+        description="Why there are no lines, when found is false; when it is true, what podman "
+        "itself warned on its standard error while it read the log (libpod's cgroups-v1 "
+        f"warning on many hosts), which is not part of the log. {HOST_TEXT}",
     )
     via: LogVia | None = Field(
         default=None,

@@ -486,12 +486,15 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
 
 
 def _controller_text(pool: PoolStatus) -> str | None:
-    """What the site's controller wrote on the pool's listener, and the keys it reaches."""
+    """What the site's controller wrote on the pool's listener, what it means (its words
+    differ by release: 2.2.x's "Not Operational" is the next one's "No matching
+    connectors"), and the keys it reaches."""
     if pool.resource is None:
         return None
+    said = pool.resource + (" (no connector behind it)" if pool.destination is False else "")
     if pool.reachable_keys is None:
-        return pool.resource
-    return f"{pool.resource}; keys reachable: {', '.join(pool.reachable_keys) or 'none'}"
+        return said
+    return f"{said}; keys reachable: {', '.join(pool.reachable_keys) or 'none'}"
 
 
 def _backend_text(backend: PoolBackend) -> str:

@@ -467,6 +467,15 @@ def test_a_refused_certificate_is_evidenced_by_the_routers_own_connector_status_
     assert "link-cert-verify-failed" not in problems(
         network(topology, {"local": local}, links=[link])
     ).get("rhel-ai", set())
+    # read between the transport error and the retry, the connector is FAILED
+    # (qd_connector.c@3.4.2:401): the same evidence
+    local.connectors = [
+        ConnectorStatus("link-hub", "inter-router", "127.0.0.9", "8000", "FAILED", refused)
+    ]
+    found = one(network(topology, {"local": local}, links=[link]), "link-cert-verify-failed")
+    assert found.evidence[0] == (
+        f"local router management: connector link-hub to 127.0.0.9:8000 FAILED: {refused}"
+    )
 
 
 def test_a_router_stopped_by_down_is_no_stale_status_and_nothing_starts_it_again(

@@ -128,7 +128,9 @@ def test_an_opaque_link_secret_is_crc_secret_type_cleared_by_setup(topology: Top
         f"Secret {name}: type Opaque, created {LATER}",
         f'Link {name}: Error: TLS credentials secret "{name}" is of type Opaque',
         f"router pod skupper-router-bcdfg: created {POD_STARTED}, 42 s before the Secret {name}",
-        "the cluster's Skupper release is not known (no kube-adaptor image tag)",
+        "the cluster's Skupper release is not known (no kube-adaptor image tag): 2.2.x "
+        "ignores a Secret that is not kubernetes.io/tls (#2518), 2.1.x takes any type; taken "
+        "as the cause because a Link using the Secret is not connected",
     ]
     assert [(s.kind, s.tool, s.arguments) for s in found.next] == [("tool", "setup", {})]
     assert "kubernetes.io/tls" in found.cause and "setup" in found.fix
@@ -139,9 +141,21 @@ def test_a_secret_without_a_type_is_opaque_as_the_api_defaults_it(topology: Topo
     state = healthy(topology)
     name = kube_secret_names(topology)[-1]
     state.secrets[name] = secret(name, EARLIER, type_=None)
+    set_link(state, name, "Pending", "Not operational")
     [found] = secret_type(network(topology, state))
     assert found.evidence[0] == f"Secret {name}: type Opaque, created {EARLIER}"
     assert found.evidence[-2].endswith(f"60 s after the Secret {name}")
+
+
+def test_a_release_not_known_is_no_reason_without_a_link_that_does_not_connect(
+    topology: Topology,
+) -> None:
+    """Without the cluster's release the type alone says nothing (2.1.x takes any type):
+    an Opaque Secret whose Link is Ready is no finding."""
+    state = healthy(topology)
+    name = kube_secret_names(topology)[0]
+    state.secrets[name] = secret(name, EARLIER, "Opaque")
+    assert list(secret_type(network(topology, state))) == []
 
 
 def with_adaptor(state: KubeState, image: str) -> KubeState:
@@ -158,21 +172,25 @@ def with_adaptor(state: KubeState, image: str) -> KubeState:
 
 
 def test_crc_secret_type_only_where_the_release_ignores_opaque_secrets(topology: Topology) -> None:
-    """skupper #2518: every release to 2.2.1 takes only kubernetes.io/tls Secrets
-    (internal/kube/secrets/sync.go@2.2.1:158-159); main after 2.2.1 also takes an Opaque one
-    with ca.crt (#2524), so a later release must not be told its Secret is the fault."""
+    """skupper #2518: the check that takes only kubernetes.io/tls Secrets first shipped in
+    2.2.0 (#2395; internal/kube/secrets/sync.go@2.2.1:158-159), 2.1.x takes any type
+    (sync.go@2.1.4:120-131), and only main has the fix (#2524): the 2.2 branch, and so a
+    2.2.2, still has the check. A Ready Link: the release alone decides."""
     name = kube_secret_names(topology)[0]
     for image, fires in (
         ("quay.io/skupper/kube-adaptor:2.2.1", True),
-        ("quay.io/skupper/kube-adaptor:2.1.3", True),
+        ("quay.io/skupper/kube-adaptor:2.2.0", True),
+        ("quay.io/skupper/kube-adaptor:2.2.2", True),
+        ("quay.io/skupper/kube-adaptor:2.1.3", False),
+        ("quay.io/skupper/kube-adaptor:2.1.4", False),
         ("quay.io/skupper/kube-adaptor:2.3.0", False),
-        ("quay.io/skupper/kube-adaptor@sha256:0123", True),  # by digest: release unknown
+        ("quay.io/skupper/kube-adaptor@sha256:0123", False),  # by digest: release unknown
     ):
         state = with_adaptor(healthy(topology), image)
         state.secrets[name] = secret(name, LATER, "Opaque")
         found = list(secret_type(network(topology, state)))
         assert bool(found) is fires, image
-        if found and "@" not in image:
+        if found:
             assert found[0].evidence[-1].startswith(f"kube-adaptor {image.rpartition(':')[2]}")
 
 

@@ -49,18 +49,20 @@ def test_bound_with_the_providers_router_running_is_serving() -> None:
 
 def test_bound_with_the_providers_router_stopped_is_closing_with_how_long() -> None:
     state, detail, left = listener_state(True, "rhel-ai", provider(False, 15), "local")
-    assert (state, left) == ("closing", 45.0)
+    assert (state, left) == ("closing", 48.0)
     assert detail is not None
     assert "bound, but rhel-ai's router is stopped" in detail
-    assert "within ~45 s (it stopped 15 s ago" in detail
+    # a bound, not a time: the last router advertisement before the stop decides
+    assert "within 48 s (it stopped 15 s ago" in detail
+    assert "up to 63 s" in detail
 
 
 def test_closing_without_a_stop_time_says_up_to_a_minute() -> None:
     state, detail, left = listener_state(True, "rhel-ai", provider(False), "local")
-    assert (state, left) == ("closing", 60.0)
-    assert "up to 60 s after the provider stopped" in (detail or "")
+    assert (state, left) == ("closing", 63.0)
+    assert "up to 63 s after the provider stopped" in (detail or "")
     state, detail, left = closing("rhel-ai", "local", 0.2, route_hold(None, None))
-    assert left == 59.8 and "it stopped just now" in (detail or "")
+    assert left == 62.8 and "it stopped just now" in (detail or "")
     state, detail, left = closing("rhel-ai", "local", 90, route_hold(None, None))
     assert left == 0.0 and "any moment now" in (detail or "")
 
@@ -98,12 +100,13 @@ def test_a_3_4_consumer_keeps_the_route_for_a_minute() -> None:
         consumer("2.2.1", "quay.io/skupper/skupper-router:3.4.2"),
     ):
         state, detail, left = listener_state(True, "rhel-ai", provider(False, 15), "local", local)
-        assert (state, left) == ("closing", 45.0)
+        assert (state, left) == ("closing", 48.0)
         assert "remoteLsMaxAgeSeconds" in (detail or "")
+        assert route_hold(None, Version.parse("2.1.3")).shortest == 30.0
     # an image by digest or of another name says nothing; nor does an unknown Skupper
     assert image_release({"ImageName": "quay.io/skupper/skupper-router@sha256:ab"}) is None
     assert image_release({"ImageName": "example/router:3.5.1"}) is None
-    assert route_hold(None, Version.parse("2.3.0")).seconds == 60.0
+    assert route_hold(None, Version.parse("2.3.0")).seconds == 63.0
 
 
 def test_not_bound_is_closed_and_an_unread_provider_is_unknown() -> None:

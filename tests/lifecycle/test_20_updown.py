@@ -25,8 +25,9 @@ async def settle(world: World, expected: dict[str, bool]) -> dict[str, bool]:
         found = await listeners(world)
         return found if found == expected else None
 
-    # skrouterd keeps a stopped hub's addresses until remoteLsMaxAgeSeconds (60 s) pass, so
-    # the local tcpListener of a provider taken down alone closes up to a minute later.
+    # skrouterd 3.4 keeps a stopped hub's addresses until remoteLsMaxAgeSeconds (60 s) pass
+    # after its last advertisement, so the local tcpListener of a provider taken down alone
+    # closes 30-63 s later.
     return await eventually(
         check,
         timeout=LISTENER_CLOSE_SECONDS,
@@ -92,11 +93,11 @@ async def test_t3b_t3c_down_one_host_keeps_the_other_route(
     result = await engine.down(stopped)
     assert result.ok, result.summary
     assert outcomes(result) == {stopped: "down", "local": "up"}
-    # The local router keeps the stopped hub's route until remoteLsMaxAgeSeconds pass: down
+    # The local router keeps the stopped hub's route for 30-63 s (remoteLsMaxAgeSeconds): down
     # and status say the port is bound but closing, never that the route is up.
     [after] = result.listeners
     assert (after.provider, after.bound, after.state) == (stopped, True, "closing"), after
-    assert after.closes_within is not None and 0 < after.closes_within <= 60, after
+    assert after.closes_within is not None and 0 < after.closes_within <= 63, after
     assert f"{stopped}'s router is stopped" in (after.detail or ""), after
     assert "closing" in result.summary, result.summary
     status = await engine.status()
@@ -104,7 +105,7 @@ async def test_t3b_t3c_down_one_host_keeps_the_other_route(
     assert local[other].state == "serving", local[other]
     if local[stopped].bound:  # still within the minute: closing, with about how long
         assert local[stopped].state == "closing", local[stopped]
-        assert "within ~" in (local[stopped].detail or ""), local[stopped]
+        assert "within " in (local[stopped].detail or ""), local[stopped]
         assert f":{after.port} ({stopped})" in status.summary, status.summary
     assert await settle(built, {stopped: False, other: True}) == {stopped: False, other: True}
     status = await engine.status()

@@ -141,3 +141,7 @@ def test_the_socket_is_the_hosts_own_or_the_endpoint_it_was_given(tmp_path: Path
     # a TCP endpoint is none of the sandbox's: the host's own socket
     given = {"CONTAINER_ENDPOINT": "tcp://10.0.0.1:2375"}
     assert podman_api.endpoint_socket(given, user) == podman_api.socket_path(user)
+    # 2.2.x's endpoint is the container's mount (install.go@2.2.1:221-226): outside the
+    # container it is the host's own socket, never this machine's /var/run/podman.sock
+    given = {"CONTAINER_ENDPOINT": "unix:///var/run/podman.sock"}
+    assert podman_api.endpoint_socket(given, user) == podman_api.socket_path(user)

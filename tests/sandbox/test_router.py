@@ -659,6 +659,35 @@ def test_a_lost_routers_address_goes_as_the_consumers_router_release_says(
         routers.stop()
 
 
+def test_a_connector_reads_failed_for_a_moment_after_each_failed_attempt(tmp_path: Path) -> None:
+    """skrouterd sets a connector FAILED on the transport error and CONNECTING again when the
+    connection is freed, until the retry (qd_connector.c@3.4.2:401, :531): a management
+    query may see either; skmanage says FAILED. The imitation holds FAILED a moment so a
+    query can see it (a real router's is too short to poll for)."""
+    from skupper_sandbox.router.skmanage import connector_entities
+
+    routers = Routers(tmp_path, "imitation")
+    try:
+        consumer, _provider = two_sites(routers)
+        routers.start(consumer)  # the provider's router never runs: every attempt fails
+        seen: set[str] = set()
+
+        def both_seen() -> bool:
+            link = consumer.link("link-provider")
+            if link is not None:
+                seen.add(str(link["status"]))
+                if link["status"] == "down":
+                    [entity] = connector_entities({"links": [link]})
+                    assert entity["connectionStatus"] == "FAILED"
+                    assert entity["connectionMsg"].startswith("Connection to ")
+            return {"down", "connecting"} <= seen
+
+        wait_for(both_seen, timeout=30, every=0.05, what="FAILED and CONNECTING both seen")
+        assert "up" not in seen
+    finally:
+        routers.stop()
+
+
 def test_sigterm_shuts_the_router_down_cleanly(routers: Routers) -> None:
     site = routers.site("lonely")
     routers.start(site)

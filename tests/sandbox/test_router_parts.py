@@ -15,6 +15,7 @@ from skupper_sandbox.errors import RouterConfigError as ConfigError
 from skupper_sandbox.router.config import check_ssl_profiles, expand, parse
 from skupper_sandbox.router.management import respond
 from skupper_sandbox.router.protocol import Frame, FrameType, ProtocolError, read_frame
+from skupper_sandbox.router.release import link_state_hold
 from skupper_sandbox.router.routing import MAX_COST, Route, RouteTable
 from skupper_sandbox.router.tls import HostnameMismatch, check_hostname
 
@@ -363,3 +364,19 @@ def test_the_real_router_is_started_on_the_adapted_copy_configure_sh_leaves(
         json.loads((tmp_path / "ctr" / "tmp" / "skrouterd.json").read_text())[0][1]["host"]
         == "0.0.0.0"
     )  # the container's own copy stays as rendered
+
+
+def test_a_3_4_router_forgets_a_lost_router_30_to_63_seconds_after_the_loss() -> None:
+    """skupper-router 3.4.x ages a lost router's link state remoteLsMaxAgeSeconds (60) after
+    the last router advertisement it heard (one every raIntervalSeconds, 30), then sweeps
+    for about three ticks (python/skupper_router_internal/router/node.py@3.4.2:88,111-113,
+    288): where the loss falls between two advertisements decides, so the hold is drawn
+    from 30-63 s, never exactly 60 s."""
+    import random
+
+    rng = random.Random(44)
+    holds = [link_state_hold(60.0, 3600.0, rng=rng) for _ in range(400)]
+    assert all(30.0 <= hold <= 63.0 for hold in holds)
+    assert min(holds) < 35.0 and max(holds) > 58.0
+    # a link up for 5 s had its first advertisement then: at least 55 s
+    assert all(55.0 <= link_state_hold(60.0, 5.0, rng=rng) <= 63.0 for _ in range(100))

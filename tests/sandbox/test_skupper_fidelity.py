@@ -213,6 +213,30 @@ def test_c6_install_22_takes_reload_type(v22: HostKit) -> None:
         v22.sh("systemctl --user stop skupper-controller.service")
 
 
+def test_the_controllers_container_endpoint_is_the_mounted_socket_on_2_2_only(
+    v21: HostKit, v22: HostKit
+) -> None:
+    """install.go@2.2.1:80-85,221-226: CONTAINER_ENDPOINT is unix:///var/run/podman.sock,
+    where install mounts the socket in the container; install.go@2.1.4:185-212: the host's
+    own path. The unit's environment says the same."""
+    for kit in (v21, v22):
+        with kit.manager():
+            done = kit.skupper("system", "install")
+            assert done.returncode == 0, done.stdout
+            controller = containers.get(kit.home, f"{kit.info.user}-skupper-controller")
+            assert controller is not None
+            endpoint = controller.env["CONTAINER_ENDPOINT"]
+            if kit is v22:
+                assert endpoint == "unix:///var/run/podman.sock"
+            else:
+                assert endpoint.startswith("unix:///run/user/")
+                assert endpoint.endswith("/podman/podman.sock")
+            unit = (kit.unit_dir / "skupper-controller.service").read_text()
+            assert f'Environment="CONTAINER_ENDPOINT={endpoint}"' in unit
+            kit.wait_until_started("skupper-controller.service")
+            kit.sh("systemctl --user stop skupper-controller.service")
+
+
 # -- B2: stop and uninstall ---------------------------------------------------------------------
 
 

@@ -7,7 +7,11 @@ The keys with a connector somewhere (``UpdateStatus``, pkg/nonkube/api/site_stat
 keys in order, weighted ones with their weights. Operational is set only when
 ``hasDestination`` changes and the reachable keys are written only when they change
 (``SetHasDestination``, ``SetRoutingKeysReachable``, pkg/apis/skupper/v2alpha1/
-multikeylistener_types.go@2.2.0:214-268), so both are kept from the status written before.
+multikeylistener_types.go@2.2.0:214-268), so both are kept from the status written before:
+a new listener with no destination keeps the initial "Not Operational". The next release
+evaluates Operational on every update (#2498, commit 62dda196 on main), so it reads "No
+matching connectors" at once (``report(..., every_update=True)``; no release the sandbox
+emulates has it yet).
 """
 
 from __future__ import annotations
@@ -25,15 +29,22 @@ class Report:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-def report(spec: dict[str, Any], reachable: Container[str], before: dict[str, Any]) -> Report:
+def report(
+    spec: dict[str, Any],
+    reachable: Container[str],
+    before: dict[str, Any],
+    *,
+    every_update: bool = False,
+) -> Report:
     """The status a MultiKeyListener of ``spec`` gets, its routing keys ``reachable`` now,
-    from the status ``before`` it."""
+    from the status ``before`` it; ``every_update``: Operational is evaluated on every
+    update, as after #2498."""
     strategy = spec.get("strategy") or {}
     kind = "priority" if "priority" in strategy else "weighted"
     keys = (strategy.get(kind) or {}).get("routingKeys") or []
     found = [str(k) for k in keys if k in reachable]
     operational: tuple[bool, str] | None
-    if bool(found) != bool(before.get("hasDestination")):
+    if every_update or bool(found) != bool(before.get("hasDestination")):
         operational = (True, "OK") if found else (False, "No matching connectors")
     else:
         kept = next(

@@ -2,8 +2,9 @@
 
 A bound port alone does not mean a route. When a provider's router stops, the consumer's
 router keeps the provider's addresses for a while, by its release (``facts.router_release``):
-skupper-router 3.4.x (Skupper 2.1.x) until its link state ages out, 60 s; 3.5.x (Skupper
-2.2.x) 1 s after it lost the router (``unreachableHoldoffSeconds``). Until then the local
+skupper-router 3.4.x (Skupper 2.1.x) until its link state ages out, 60 s after the last
+router advertisement it heard, so 30-63 s after the loss; 3.5.x (Skupper 2.2.x) 1 s after it
+lost the router (``unreachableHoldoffSeconds``). Until then the local
 listener stays bound with nothing behind it. The state is derived from facts the caller has
 read, never guessed: whether the port accepts, whether the provider's router runs (and
 since when it is stopped, when the host says), and the consumer's router release.
@@ -11,14 +12,15 @@ since when it is stopped, when the host says), and the consumer's router release
 
 from __future__ import annotations
 
-from ..facts.router_release import REMOTE_LS_MAX_AGE, RouteHold, image_release, route_hold
+from ..facts.router_release import REMOTE_LS_HOLD, RouteHold, image_release, route_hold
 from ..models import ListenerState, ListenerStatus
 from .condition import listener_condition, stopped_for
 from .readings import PodmanReading, Reading
 
 #: The longest a router keeps the addresses of a router it no longer hears from (3.4.x's
-#: ``remoteLsMaxAgeSeconds``); a consumer of an unknown release is taken to keep them that long.
-ROUTE_MAX_AGE = REMOTE_LS_MAX_AGE
+#: ``remoteLsMaxAgeSeconds`` after the last advertisement, and the sweep); a consumer of an
+#: unknown release is taken to keep them that long.
+ROUTE_MAX_AGE = REMOTE_LS_HOLD
 
 
 def consumer_hold(consumer: Reading | None) -> RouteHold:
@@ -87,10 +89,11 @@ def closing(provider: str, site: str, stopped_for: float | None, hold: RouteHold
         left = hold.seconds
         when = f"up to {hold.seconds:g} s after the provider stopped ({hold.why})"
     else:
+        # a bound: the last advertisement's time, which decides, is not seen from here
         left = max(0.0, hold.seconds - stopped_for)
         ago = "just now" if stopped_for < 1 else f"{stopped_for:.0f} s ago"
         when = (
-            f"within ~{left:.0f} s (it stopped {ago}; {hold.why})"
+            f"within {left:.0f} s (it stopped {ago}; {hold.why})"
             if left >= 1
             else f"any moment now (it stopped {ago}; {hold.why})"
         )

@@ -108,7 +108,7 @@ def pool_rows(
     for pool in topology.pools:
         row = _row(topology, pool, local, pool.local_port, by_host, local_routes)
         row.bound = bound.get(pool.name)
-        _report(row, listener_status(pool, readings.get(local)))
+        _report(row, pool, listener_status(pool, readings.get(local)))
         kube = topology.kubernetes
         if kube is not None and pool.kube_port is not None:
             row.cluster = _cluster_row(topology, pool, by_host, link_from, readings)
@@ -136,17 +136,20 @@ def _cluster_row(
     said = listener_status(pool, readings.get(kube.site_name))
     # the cluster's port answers inside the cluster only: its controller's word is the probe
     row.bound = None if said is None else said.ready
-    _report(row, said)
+    _report(row, pool, said)
     return row
 
 
-def _report(row: PoolStatus, said: ResourceStatus | None) -> None:
-    """What the site's controller wrote on the pool's listener, on the row."""
+def _report(row: PoolStatus, pool: ModelPool, said: ResourceStatus | None) -> None:
+    """What the site's controller wrote on the pool's listener, on the row: its words as
+    they are, its destination as what they mean (the pool's state takes neither)."""
     if said is None:
         return
     row.resource = said.text
     if said.reachable_keys is not None:
         row.reachable_keys = list(said.reachable_keys)
+    if pool.strategy != "any":
+        row.destination = said.destination
 
 
 def _backend(

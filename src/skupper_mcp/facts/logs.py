@@ -2,9 +2,14 @@
 what a caller may be given. Parsers are pure.
 
 ``podman logs`` writes the container's stdout and stderr to its own stdout and stderr
-(libpod ``LogLine.Write``); the script joins them (``framed(joined=True)``) so the lines
-keep their order, and bounds what crosses the connection with ``tail -c``. Its exit status
-comes after the log, as a marker of its own, so the bound never cuts it off.
+(libpod ``LogLine.Write``), and its own messages to stderr too: logrus's, as libpod's
+cgroups-v1 deprecation warning before every command on many hosts. The script keeps stderr a
+frame of its own; the parser takes podman's messages out of it by logrus's shape
+(``podman_message``) and keeps the rest as the container's lines, after its stdout lines
+(the two streams' interleaving is not recoverable from two streams). A log of nothing but
+podman's warning is an empty log, which on the journald log driver sends the reader to the
+journal. What crosses the connection is bounded with ``tail -c``, each stream; the exit
+status comes after the log, as a marker of its own, so the bound never cuts it off.
 """
 
 from __future__ import annotations
@@ -35,21 +40,44 @@ def podman_logs_script(lines: int, max_bytes: int, container: str | None = None)
     )
 
 
+#: podman's own message on its standard error, as logrus's text formatter writes it: with
+#: its fields (``time="<RFC 3339>" level=warning msg="..."``) where stderr is no terminal
+#: (an SSH exec request's), or ``WARN[0000] ...`` where it is (podman's ``--log-level``
+#: levels; sirupsen/logrus ``text_formatter.go``). A container's own lines are
+#: skrouterd's (``2025-01-02 03:04:05.678901 +0000 ROUTER (info) ...``), the controller's
+#: slog (``time=2025-...`` unquoted, level in capitals) or whatever its program prints.
+_PODMAN_MESSAGE = re.compile(
+    r'time="\d{4}-\d\d-\d\dT[^"]{1,40}" level=(?:trace|debug|info|warning|error|fatal|panic) '
+    r"msg=|(?:TRAC|DEBU|INFO|WARN|ERRO|FATA|PANI)\[\d{4,}\] "
+)
+
+
+def podman_message(line: str) -> bool:
+    """Whether a line of ``podman logs``'s standard error is podman's own (a logrus message),
+    not one of the container's."""
+    return _PODMAN_MESSAGE.match(line) is not None
+
+
 @dataclass(frozen=True)
 class PodmanLogRead:
     """What ``podman_logs_script`` found: the container, whether it exists (``exists``: the
     exit status of ``podman container exists``: 0 yes, 1 no, else podman failed), and when it
-    does, ``podman logs``'s exit status and output (its newest bytes when ``cut``)."""
+    does, ``podman logs``'s exit status, the container's lines (``text``: its stdout's, then
+    its stderr's; the newest bytes of each, the first line partial when ``cut``; ``dropped``:
+    older lines of stderr went for the bound) and podman's own messages (``podman_said``)."""
 
     container: str
     exists: int | None
     rc: int | None = None
     text: str = ""
     cut: bool = False
+    podman_said: tuple[str, ...] = ()
+    dropped: bool = False
 
 
 def parse_podman_logs(output: str, max_bytes: int) -> PodmanLogRead:
     container, exists, rc, text, logged = "", None, None, "", False
+    errors: list[str] | None = None
     for frame in split_frames(output):
         value = frame.argument
         if frame.tag == "container":
@@ -58,13 +86,25 @@ def parse_podman_logs(output: str, max_bytes: int) -> PodmanLogRead:
             exists = int(value)
         elif frame.tag == "logs":
             logged, text = True, frame.body
+        elif frame.tag == STDERR and logged:
+            errors = frame.lines
         elif frame.tag == "rc" and value.isascii() and value.isdigit():
             rc = int(value)
     if not logged:
         return PodmanLogRead(container, exists)
-    return PodmanLogRead(
-        container, exists, rc, text, cut=len(text.encode(errors="replace")) > max_bytes
-    )
+    cut = len(text.encode(errors="replace")) > max_bytes
+    dropped = False
+    said: list[str] = []
+    container_lines: list[str] = []
+    if errors is not None:
+        if len("\n".join(errors).encode(errors="replace")) > max_bytes and errors:
+            dropped = True
+            errors = errors[1:]  # cut at the front: its first line is partial
+        for line in errors:
+            (said if podman_message(line) else container_lines).append(line)
+    if container_lines:
+        text = "\n".join([*([text] if text.strip() else []), *container_lines])
+    return PodmanLogRead(container, exists, rc, text, cut, tuple(said), dropped)
 
 
 @dataclass(frozen=True)

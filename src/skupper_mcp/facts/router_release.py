@@ -10,8 +10,13 @@ says it: skupper's ``Makefile`` ``ROUTER_IMAGE_TAG`` is 3.4.x for every 2.1.x (2
 skupper-router 3.5.0 added the router entity's ``unreachableHoldoffSeconds`` (default 1:
 ``python/skupper_router/management/skrouter.json@3.5.1``, absent @3.4.2; Skupper 2.2.1 sets
 none): a router unmaps a lost router's addresses that many seconds after it is declared
-unreachable. Before it they stay until its link state ages out, ``remoteLsMaxAgeSeconds``
-(default 60, skrouter.json@3.4.2, which Skupper does not set either).
+unreachable. Before it they stay until its link state ages out: ``remoteLsMaxAgeSeconds``
+(default 60, skrouter.json@3.4.2, which Skupper does not set either) counted from the last
+router advertisement heard from it (``raIntervalSeconds``, 30, in a stable network: the
+``last_seen`` of ``python/skupper_router_internal/router/node.py@3.4.2:288``), then a
+sweep of about three one-second ticks before the node goes (``node.py@3.4.2:88,111-113``).
+So the routes go 30-63 s after the loss, which the last advertisement's time, unseen from
+here, decides: a countdown is a bound, never a time.
 """
 
 from __future__ import annotations
@@ -26,16 +31,24 @@ ROUTER_IMAGE = "skupper-router"
 ROUTER_OF_SKUPPER = {(2, 1): (3, 4), (2, 2): (3, 5)}
 HOLDOFF_SINCE = (3, 5)
 REMOTE_LS_MAX_AGE = 60.0
+#: A stable network's router advertisement interval (``raIntervalSeconds``, skrouter.json
+#: @3.4.2), and the ticks a node with no link state lives on (``keep_alive_count > 2``).
+RA_INTERVAL = 30.0
+SWEEP = 3.0
+#: The longest a 3.4.x router keeps a lost router's routes: its link state's age limit
+#: after an advertisement heard just before the loss, plus the sweep.
+REMOTE_LS_HOLD = REMOTE_LS_MAX_AGE + SWEEP
 UNREACHABLE_HOLDOFF = 1.0
 
 
 @dataclass(frozen=True)
 class RouteHold:
-    """How long a consumer's router keeps a stopped provider's routes (``seconds``), and
-    what says so, in our own words (``why``)."""
+    """How long a consumer's router keeps a stopped provider's routes: at most ``seconds``
+    and at least ``shortest`` after the loss, and what says so, in our own words (``why``)."""
 
     seconds: float
     why: str
+    shortest: float = 0.0
 
 
 def image_release(inspect: dict[str, Any] | None) -> Version | None:
@@ -58,8 +71,8 @@ def image_release(inspect: dict[str, Any] | None) -> Version | None:
 
 def route_hold(router: Version | None, skupper: Version | None) -> RouteHold:
     """The route hold of a router of release ``router`` (from its image), else of the router
-    a Skupper ``skupper`` ships; 60 s when neither is known (the longer: a listener is never
-    called closed before it is)."""
+    a Skupper ``skupper`` ships; 3.4.x's 30-63 s when neither is known (the longer: a
+    listener is never called closed before it is)."""
     if router is not None:
         release, said = (router.major, router.minor), f"skupper-router {router}"
     elif skupper is not None and (skupper.major, skupper.minor) in ROUTER_OF_SKUPPER:
@@ -67,9 +80,10 @@ def route_hold(router: Version | None, skupper: Version | None) -> RouteHold:
         said = f"Skupper {skupper}'s skupper-router {release[0]}.{release[1]}"
     else:
         return RouteHold(
-            REMOTE_LS_MAX_AGE,
-            f"the router's release is not known: up to {REMOTE_LS_MAX_AGE:g} s, its link "
-            "state's age limit",
+            REMOTE_LS_HOLD,
+            f"the router's release is not known: up to {REMOTE_LS_HOLD:g} s, its link state's "
+            "age limit after its last advertisement",
+            RA_INTERVAL,
         )
     if release >= HOLDOFF_SINCE:
         return RouteHold(
@@ -78,7 +92,9 @@ def route_hold(router: Version | None, skupper: Version | None) -> RouteHold:
             "(unreachableHoldoffSeconds)",
         )
     return RouteHold(
-        REMOTE_LS_MAX_AGE,
-        f"{said} forgets a stopped router {REMOTE_LS_MAX_AGE:g} s after it last heard from it "
-        "(remoteLsMaxAgeSeconds)",
+        REMOTE_LS_HOLD,
+        f"{said} forgets a stopped router {REMOTE_LS_MAX_AGE:g} s after its last advertisement "
+        f"(remoteLsMaxAgeSeconds; one every {RA_INTERVAL:g} s), so "
+        f"{RA_INTERVAL:g}-{REMOTE_LS_HOLD:g} s after the loss",
+        RA_INTERVAL,
     )

@@ -31,6 +31,7 @@ from .framing import (
     safe_user,
     split_frames,
 )
+from .logs import podman_message
 from .model_endpoint import parse_model_ids
 from .private_keys import MAX_LISTED, OpenKey, open_keys
 from .resource_yaml import MAX_RESOURCE_CHARS, Parsed, load_resource
@@ -465,8 +466,11 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
             state.models_error = said.strip()[-300:] or f"exit {bodies['models:rc']}"
     for component in ("router", "controller"):
         if bodies.get(f"log-{component}:rc") == "0":
+            # joined streams: podman's own warnings (logrus's) are no line of the log
             state.logs[component] = [
-                line for line in bodies[f"log-{component}"].split("\n") if line.strip()
+                line
+                for line in bodies[f"log-{component}"].split("\n")
+                if line.strip() and not podman_message(line)
             ]
     return state
 

@@ -13,12 +13,16 @@ esac
 # a rootless container's lines are the user's journal; root's are the system's
 scope=--user
 [ "$(id -u)" = 0 ] && scope=
+uid=$(id -u)
 echo "@@journal"
-# podman matches the container's full id (libpod/container_log_linux.go readFromJournal):
-# the name alone would also find an earlier container of the same name
+# podman matches the container's full id and the user's uid, never the name (libpod/
+# container_log_linux.go@v5.8.2:50-100 readFromJournal; _UID from v4.4.0): the name would
+# also find an earlier container of that name, and miss this one's lines from before a
+# rename (conmon wrote the name it had then)
 if [ -n "$id" ]; then
     skmcp_framed -l "$max_bytes" \
-        "journalctl $scope --no-pager -q -o cat -n $lines CONTAINER_NAME=\"\$c\" CONTAINER_ID_FULL=$id"
+        "journalctl $scope --no-pager -q -o cat -n $lines CONTAINER_ID_FULL=$id _UID=$uid"
 else
-    skmcp_framed -l "$max_bytes" "journalctl $scope --no-pager -q -o cat -n $lines CONTAINER_NAME=\"\$c\""
+    skmcp_framed -l "$max_bytes" \
+        "journalctl $scope --no-pager -q -o cat -n $lines CONTAINER_NAME=\"\$c\" _UID=$uid"
 fi

@@ -6,8 +6,15 @@
 # $1: the container; $2: the string; $3: how many lines; $4: how many bytes at most.
 # shellcheck disable=SC2034 # c and needle: read by the framed command's eval
 c=$1 needle=$2 n=$3 max_bytes=$4
+uid=$(id -u)
 scope=--user
-[ "$(id -u)" = 0 ] && scope=
+[ "$uid" = 0 ] && scope=
+# the journal's lines of this container as podman matches them: its full id and the uid
+id=$(podman container inspect --format '{{.Id}}' "$c" 2>/dev/null)
+case $id in
+    "" | *[!0-9a-f]*) match="CONTAINER_NAME=\"\$c\"" ;;
+    *) match="CONTAINER_ID_FULL=$id" ;;
+esac
 echo "@@matches"
 skmcp_framed -l "$max_bytes" \
-    "{ podman logs \"\$c\" 2>&1; journalctl $scope -q -o cat CONTAINER_NAME=\"\$c\" 2>/dev/null; } | grep -F -e \"\$needle\" | tail -n $n"
+    "{ podman logs \"\$c\" 2>&1; journalctl $scope -q -o cat $match _UID=$uid 2>/dev/null; } | grep -F -e \"\$needle\" | tail -n $n"

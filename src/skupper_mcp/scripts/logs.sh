@@ -11,5 +11,9 @@ e=$?
 echo "@@exists $e"
 [ "$e" = 0 ] || exit 0
 echo "@@logs"
-# a container's stderr is its log too (libpod LogLine.Write): the streams stay joined
-skmcp_framed -j -l "$max_bytes" "podman logs --tail $lines \"\$c\""
+# podman writes the container's stderr lines to its own stderr (libpod LogLine.Write), and
+# its own warnings there too (libpod's cgroups-v1 one on many hosts): stderr is a frame of
+# its own, as large as the log's, and facts/logs.py tells podman's lines from the log's
+# shellcheck disable=SC2034 # read by skmcp_framed (framing.sh)
+SKMCP_MAX_STDERR=$max_bytes
+skmcp_framed -l "$max_bytes" "podman logs --tail $lines \"\$c\""

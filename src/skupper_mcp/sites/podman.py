@@ -49,6 +49,7 @@ from ..facts.model_endpoint import (
     models_command,
     parse_model_ids,
 )
+from ..facts.mounts import volume_spec
 from ..facts.precheck import SiteFacts, parse_site_facts, site_facts_script
 from ..facts.private_keys import close_keys_command
 from ..facts.site_state import (
@@ -563,11 +564,12 @@ def _recreate_args(name: str, inspect: dict[str, object]) -> list[str]:
     env = [e for e in env if not e.startswith("SSL_PROFILE_BASE_PATH=")]
     for item in [*env, f"SSL_PROFILE_BASE_PATH={SSL_PROFILE_BASE_PATH}"]:
         args += ["-e", item]
+    # every mount as it was: read-only, relabel (z, Z) and the rest kept (facts/mounts.py)
     mounts = inspect.get("Mounts")
     for mount in mounts if isinstance(mounts, list) else []:
-        if isinstance(mount, dict) and mount.get("Source") and mount.get("Destination"):
-            if mount["Destination"] == "/tmp":
-                continue
-            args += ["-v", f"{mount['Source']}:{mount['Destination']}:z"]
+        spec = volume_spec(mount)
+        if spec is None or mount.get("Destination") == "/tmp":
+            continue
+        args += ["-v", spec]
     args += ["--tmpfs", TMPFS_SPEC, image]
     return args

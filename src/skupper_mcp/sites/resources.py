@@ -11,6 +11,8 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
+from ..facts.multikey_status import has_destination
+
 API_VERSION = "skupper.io/v2alpha1"
 
 Resource = dict[str, Any]
@@ -58,6 +60,14 @@ class ResourceStatus:
     @property
     def ready(self) -> bool:
         return self.status == "Ready"
+
+    @property
+    def destination(self) -> bool | None:
+        """A MultiKeyListener's destination as its controller reports it, the same for
+        every release's words (``facts.multikey_status``); None: not said."""
+        if not self.present:
+            return None
+        return has_destination(self.status, self.message, self.has_destination, self.reachable_keys)
 
     @property
     def text(self) -> str:

@@ -42,10 +42,14 @@ def socket_path(info: hostenv.HostInfo) -> Path:
 
 
 def endpoint_socket(env: Mapping[str, str], info: hostenv.HostInfo) -> Path:
-    """The socket a controller was given (``CONTAINER_ENDPOINT=unix://PATH``, the host's path,
-    which its container sees at the same place), else the host's own (``socket_path``)."""
+    """The socket a controller was given (``CONTAINER_ENDPOINT=unix://PATH``: on 2.1.x the
+    host's path, on 2.2.x where install mounts it in the container, ``/var/run/<engine>.sock``,
+    which outside a container is no host's: never this machine's own), else the host's own
+    (``socket_path``)."""
     endpoint = env.get("CONTAINER_ENDPOINT", "")
     given = endpoint.removeprefix("unix://") if endpoint.startswith(("unix:///", "/")) else ""
+    if given == str(mounted_socket(env.get("CONTAINER_ENGINE") or "podman")):
+        given = ""
     return in_world(given, info) if given else socket_path(info)
 
 

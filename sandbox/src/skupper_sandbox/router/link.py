@@ -38,6 +38,8 @@ class LinkSession:
         self.peer = peer
         self.cost = cost
         self.last_heard = time.monotonic()
+        #: when the link came up: the peer's first router advertisement (router.release)
+        self.up_at = self.last_heard
         self.idle_expired = False
         self._stream_ids = itertools.count(1 if dialled else 2, 2)
 

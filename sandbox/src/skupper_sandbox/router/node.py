@@ -25,7 +25,7 @@ from skupper_sandbox.router.protocol import (
     json_frame,
     read_frame,
 )
-from skupper_sandbox.router.release import release_tag, unreachable_holdoff
+from skupper_sandbox.router.release import link_state_hold, release_tag, unreachable_holdoff
 from skupper_sandbox.router.routing import MAX_COST, Route, RouteTable
 from skupper_sandbox.router.streams import Relay, StreamHandler, StreamKey, TcpBridge, pipe
 from skupper_sandbox.router.tls import (
@@ -62,6 +62,8 @@ TICK_SECONDS = 1.0
 IDLE_TIMEOUT = 5.0
 HANDSHAKE_TIMEOUT = 5.0
 RETRY_FIRST, RETRY_MAX = 0.25, 5.0
+#: How long a connector reads FAILED after a failed attempt (see ``_dial_forever``).
+FAILED_SECONDS = 0.2
 
 
 @dataclass
@@ -71,7 +73,9 @@ class LinkStatus:
     name: str
     host: str
     port: int
-    status: str = "connecting"  # connecting | up (skrouterd: CONNECTING | SUCCESS)
+    # connecting | up | down (skrouterd: CONNECTING | SUCCESS | FAILED, the last briefly
+    # after each failed attempt)
+    status: str = "connecting"
     error: str | None = None
     remote_site: str | None = None
 
@@ -213,8 +217,14 @@ class Router:
                 reason = _dial_failure(exc, connector)
                 if reason != status.error:
                     log.error("[%s] %s", self._connection_id(), reason, extra=SERVER)
-                status.status, status.error = "connecting", reason
-                await asyncio.sleep(delay)
+                # FAILED from the transport error until the connection is freed, then
+                # CONNECTING until the retry (qd_connector.c@3.4.2:401, :531). **Adapted**:
+                # held FAILED_SECONDS, so that a query can see it, where skrouterd's is a
+                # moment of its I/O thread
+                status.status, status.error = "down", reason
+                await asyncio.sleep(min(FAILED_SECONDS, delay))
+                status.status = "connecting"
+                await asyncio.sleep(max(0.0, delay - FAILED_SECONDS))
                 delay = min(delay * 2, RETRY_MAX)
                 continue
             delay = RETRY_FIRST
@@ -376,7 +386,7 @@ class Router:
             lost_at = time.monotonic()
             self._lost_at[link.name] = lost_at
             self._lost_router[link.name] = link.peer.router_id
-            self._spawn(self._expire_routes(link.name, lost_at))
+            self._spawn(self._expire_routes(link.name, lost_at, lost_at - link.up_at))
         return reason
 
     def _forget_earlier_links_of(self, router_id: str) -> bool:
@@ -391,10 +401,12 @@ class Router:
                 changed |= self.keys.forget(name) | self.sites.forget(name)
         return changed
 
-    async def _expire_routes(self, name: str, lost_at: float) -> None:
+    async def _expire_routes(self, name: str, lost_at: float, linked_for: float) -> None:
         identity = self.config.router
         holdoff = unreachable_holdoff(release_tag(os.environ), identity.unreachable_holdoff)
-        await asyncio.sleep(identity.remote_ls_max_age if holdoff is None else holdoff)
+        if holdoff is None:  # 3.4.x: max age after the last advertisement, 30-63 s
+            holdoff = link_state_hold(identity.remote_ls_max_age, linked_for)
+        await asyncio.sleep(holdoff)
         if name in self.links or self._lost_at.get(name) != lost_at:
             return  # the link is back (or was lost again later)
         self._lost_at.pop(name, None)

@@ -9,12 +9,16 @@ which the emulated skupper CLI picks by its own release (skupper's Makefile
 python/skupper_router/management/skrouter.json@3.5.0 and @3.5.1, absent @3.4.2): once a
 router is unreachable, its addresses are invalidated after that many one-second ticks
 (python/skupper_router_internal/router/node.py@3.5.1:186-202). Before it, a lost router's
-addresses stay until its link state ages out, ``remoteLsMaxAgeSeconds`` (default 60,
-skrouter.json@3.4.2).
+addresses stay until its link state ages out: ``remoteLsMaxAgeSeconds`` (default 60,
+skrouter.json@3.4.2) after the last router advertisement heard from it (``last_seen``,
+node.py@3.4.2:288; one every ``raIntervalSeconds``, 30, in a stable network), then about
+three one-second ticks of sweep before the node goes (node.py@3.4.2:88,111-113): 30-63 s
+after the loss, by where the loss falls between two advertisements (``link_state_hold``).
 """
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Mapping
 
@@ -34,6 +38,26 @@ RELEASE_VAR = "SKMCP_SANDBOX_ROUTER_RELEASE"
 DEFAULT_RELEASE = "3.4.2"  # a router started outside a container (the tests' own)
 HOLDOFF_SINCE = (3, 5)
 DEFAULT_UNREACHABLE_HOLDOFF = 1.0
+#: ``raIntervalSeconds``'s default (skrouter.json@3.4.2; Skupper sets none), and the sweep:
+#: a node without link state goes on its third tick after (``keep_alive_count > 2``).
+RA_INTERVAL = 30.0
+SWEEP = 3.0
+
+
+def link_state_hold(
+    max_age: float,
+    linked_for: float,
+    ra_interval: float = RA_INTERVAL,
+    rng: random.Random | None = None,
+) -> float:
+    """Seconds from a lost link until a 3.4.x router forgets the router behind it: its link
+    state is ``max_age`` old that long after the last advertisement heard, which came some
+    time in the last ``ra_interval`` (at the latest when the link came up, ``linked_for``
+    seconds before the loss: a router advertises to a new neighbour at once), then the
+    sweep. Drawn: where the loss fell between two advertisements is not known."""
+    draw = rng or random
+    since_advertised = min(draw.uniform(0.0, ra_interval), max(0.0, linked_for))
+    return max(0.0, max_age - since_advertised) + draw.uniform(0.0, SWEEP)
 
 
 def router_version(skupper_version: str) -> str:

@@ -7,7 +7,8 @@ skrouterd; ``Containerfile@3.4.2`` adds python3 for it). Its connection options 
 (``python/skupper_router_internal/tools/command.py@3.4.2:96-122``); ``query`` prints the
 entities of a type as a JSON list of objects. The ``connector`` entity's
 ``connectionStatus`` is the connector's state (``connection_manager.c@3.4.2:193-219``:
-CONNECTING while it retries, SUCCESS once open) and ``connectionMsg`` its last failure as
+CONNECTING while it retries, FAILED for a moment after each failed attempt,
+``qd_connector.c@3.4.2:401``, SUCCESS once open) and ``connectionMsg`` its last failure as
 skrouterd words it (``qd_connector.c@3.4.2:403-426``), which the router's management
 answer here carries as a link's ``error``. Only the link connectors are answered (the
 ones the management answer has), with those attributes.
@@ -40,6 +41,10 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The management answer's link status as skrouterd's ``connectionStatus``.
+CONNECTION_STATUS = {"up": "SUCCESS", "down": "FAILED", "connecting": "CONNECTING"}
+
+
 def connector_entities(answer: dict[str, object]) -> list[dict[str, str]]:
     """The link connectors of the router's management answer as skmanage prints them."""
     links = answer.get("links")
@@ -53,7 +58,7 @@ def connector_entities(answer: dict[str, object]) -> list[dict[str, str]]:
                 "name": str(link.get("name") or ""),
                 "host": str(link.get("host") or ""),
                 "port": str(link.get("port") or ""),
-                "connectionStatus": "SUCCESS" if link.get("status") == "up" else "CONNECTING",
+                "connectionStatus": CONNECTION_STATUS.get(str(link.get("status")), "CONNECTING"),
                 "connectionMsg": str(link.get("error") or ""),
             }
         )

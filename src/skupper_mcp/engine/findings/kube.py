@@ -95,14 +95,16 @@ def secret_type(network: Network) -> Iterator[Finding]:
         return
     ref, state = found
     pod = _router_pod(state)
-    # a release after 2.2.1 takes an Opaque Secret with ca.crt (skupper #2518, #2524)
+    # only 2.2.x ignores a Secret of another type (skupper #2518; 2.1.x and main take it)
     buggy, release = secret_type_affects(state)
-    if not buggy:
+    if buggy is False:
         return
     for name in kube_secret_names(network.topology):
         secret = state.secrets.get(name)
         if secret is None or _type(secret) == TLS:
             continue
+        if buggy is None and not any(_down(link) for link in _links_using(state, name).values()):
+            continue  # a release not known is no reason; a Link not connected on it is
         yield finding(
             "crc-secret-type",
             ref,
@@ -113,7 +115,10 @@ def secret_type(network: Network) -> Iterator[Finding]:
                 f"Secret {name}: type {_type(secret)}, created {_shown(secret)}",
                 *_link_lines(state, name),
                 _pod_vs_secret(pod, name, secret),
-                release,
+                release
+                if buggy
+                else f"{release}; taken as the cause because a Link using the Secret is not "
+                "connected",
             ],
             cause="the kube-adaptor mounts only kubernetes.io/tls Secrets into the router pod "
             "and ignores the others; a link Secret made with 'oc create secret generic' (or a "

@@ -15,10 +15,13 @@ kube-adaptor image's tag), and names the issue and the real source it was traced
 - skupper #2281 (every 2.x, open): ``system uninstall`` without the podman socket fails
   "failed to create container client" (``internal/nonkube/bootstrap/uninstall.go
   @2.1.2:45-48``, the same @2.2.1).
-- skupper #2518 (every release to 2.2.1): the kube-adaptor takes only ``kubernetes.io/tls``
-  Secrets as TLS credentials (``internal/kube/secrets/sync.go@2.2.1:158-159``); main
-  accepts Opaque ones with a ``ca.crt`` after 2.2.1 (cf110f04, #2524). The gate is
-  ``secret_type_affects`` (``kube.secret_type`` reads it).
+- skupper #2518 (2.2.x): the kube-adaptor takes only ``kubernetes.io/tls`` Secrets as TLS
+  credentials (``internal/kube/secrets/sync.go@2.2.1:158-159``), a check that first shipped
+  in 2.2.0 (#2395, 86b49471); 2.1.x's ``Sync.handle`` takes a Secret of any type
+  (``sync.go@2.1.4:120-131``). main accepts Opaque ones with a ``ca.crt`` again (cf110f04,
+  #2524), which no release tag holds yet and the ``2.2`` branch lacks, so a 2.2.2 would still
+  have it and the next minor (from main) would not. The gate is ``secret_type_affects``
+  (``kube.secret_type`` reads it).
 """
 
 from __future__ import annotations
@@ -46,8 +49,8 @@ READY_WITHOUT_ROUTER = (Version(2, 1, 0), Version(2, 1, 0))  # skupper #2193
 UNINSTALL_STOPS_SOCKET = (Version(2, 1, 0), Version(2, 1, 99))  # skupper #2430
 #: skupper #2281 is open: every 2.x release from the first with ``system uninstall``.
 UNINSTALL_NEEDS_SOCKET = (Version(2, 0, 0), None)
-#: skupper #2518: every release up to 2.2.1 (fixed on main after it).
-OPAQUE_SECRET_IGNORED = (Version(2, 0, 0), Version(2, 2, 1))
+#: skupper #2518: from 2.2.0 (#2395), every 2.2.x (the 2.2 branch lacks #2524, on main only).
+OPAQUE_SECRET_IGNORED = (Version(2, 2, 0), Version(2, 2, 99))
 
 KUBE_ADAPTOR = "kube-adaptor"
 
@@ -213,15 +216,21 @@ def kube_release(state: KubeState) -> Version | None:
     return None
 
 
-def secret_type_affects(state: KubeState) -> tuple[bool, str]:
-    """Whether the cluster's release ignores an Opaque link Secret (skupper #2518), and the
-    evidence line: a release after 2.2.1 does not; one not known is taken to (every release
-    so far has the bug)."""
+def secret_type_affects(state: KubeState) -> tuple[bool | None, str]:
+    """Whether the cluster's release ignores a link Secret that is not ``kubernetes.io/tls``
+    (skupper #2518: 2.2.x), and the evidence line; None when the release is not known (no
+    kube-adaptor image tag), which the rule may not take as affected without a reason of
+    its own (a Link that uses the Secret and is not connected)."""
     release = kube_release(state)
     if release is None:
-        return True, "the cluster's Skupper release is not known (no kube-adaptor image tag)"
+        return None, (
+            "the cluster's Skupper release is not known (no kube-adaptor image tag): 2.2.x "
+            "ignores a Secret that is not kubernetes.io/tls (#2518), 2.1.x takes any type"
+        )
     if affected(release, OPAQUE_SECRET_IGNORED):
-        return True, f"kube-adaptor {release} (#2518 affects every release to 2.2.1)"
+        return True, f"kube-adaptor {release} (#2518 affects 2.2.0 and later 2.2.x)"
+    if release < OPAQUE_SECRET_IGNORED[0]:
+        return False, f"kube-adaptor {release} takes a link Secret of any type (before #2395)"
     return False, f"kube-adaptor {release} accepts an Opaque Secret with ca.crt (#2524)"
 
 

@@ -45,6 +45,8 @@ class _Read:
     detail: str | None = None
     via: LogVia | None = None
     unavailable: str | None = None
+    #: older lines went for the bound, other than at the text's front (``cut``)
+    dropped: bool = False
 
 
 def check_arguments(component: str, lines: int) -> None:
@@ -81,6 +83,7 @@ async def run(sites: SiteMap, target: str, component: str, lines: int) -> LogsRe
         read = await _podman(sites, ref, chosen, lines)
     redacted, count = await asyncio.to_thread(redact, read.text)
     tail = tail_lines(redacted, lines, MAX_LOG_BYTES, cut=read.cut)
+    truncated = tail.truncated or read.dropped
     return LogsResult(
         target=target,
         host=ref.host,
@@ -92,12 +95,12 @@ async def run(sites: SiteMap, target: str, component: str, lines: int) -> LogsRe
         found=read.found,
         lines=tail.lines,
         requested=lines,
-        truncated=tail.truncated,
+        truncated=truncated,
         redactions=count,
         detail=read.detail,
         via=read.via,
         unavailable=read.unavailable,
-        summary=_summary(ref, chosen, read, len(tail.lines), tail.truncated, count),
+        summary=_summary(ref, chosen, read, len(tail.lines), truncated, count),
     )
 
 
@@ -114,14 +117,34 @@ async def _podman(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: 
         )
         detail = f"container {name} does not exist on {ref.host}: {why}"
         return _Read(name, False, detail=detail)
+    # podman's own warnings (libpod's cgroups-v1 one on many hosts) are no line of the log
+    said = _podman_said(read.podman_said)
     if read.rc != 0 or read.text.strip() or not name:
-        return _Read(name, True, read.text, read.cut, via="podman-logs")
+        return _Read(
+            name,
+            True,
+            read.text,
+            read.cut,
+            detail=said,
+            via="podman-logs",
+            dropped=read.dropped,
+        )
     # nothing, successfully: on podman's journald log driver the lines are in the journal,
     # which journalctl may show where podman cannot (podman #26910, #24088)
     journal = await site.journal_logs(lines, MAX_LOG_BYTES, name)
     if journal.has_lines:
-        return _Read(name, True, journal.text, journal.cut, via="journal")
-    return _Read(name, True, via="podman-logs", unavailable=log_unavailable(name, journal))
+        return _Read(name, True, journal.text, journal.cut, detail=said, via="journal")
+    return _Read(
+        name, True, detail=said, via="podman-logs", unavailable=log_unavailable(name, journal)
+    )
+
+
+def _podman_said(messages: tuple[str, ...]) -> str | None:
+    """What podman itself said on its standard error while it read the log, in a line."""
+    if not messages:
+        return None
+    more = f" (and {len(messages) - 1} more)" if len(messages) > 1 else ""
+    return f"podman warned on its standard error, not part of the log: {messages[-1]}{more}"
 
 
 async def _cluster(sites: SiteMap, ref: SiteRef, component: LogComponent, lines: int) -> _Read:

@@ -343,7 +343,7 @@ async def down(
             longest = max(li.closes_within or 0.0 for li in lingering)
             result.summary += (
                 f"; local listener {ports} still bound but closing: no route behind it until "
-                f"the local router drops it (within ~{max(1.0, longest):.0f} s)"
+                f"the local router drops it (within {max(1.0, longest):.0f} s)"
             )
     return result
 

@@ -89,11 +89,15 @@ def dispatch(host: Host, verb: str, args: list[str], prefix: str = "") -> int:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     log_level = "warn"
+    events_backend = ""
     while args and args[0].startswith("--"):
         name = args[0].split("=", 1)[0]
         if name in GLOBAL_VALUE_FLAGS:
+            value = args[0].split("=", 1)[1] if "=" in args[0] else "".join(args[1:2])
             if name == "--log-level":
-                log_level = args[0].split("=", 1)[1] if "=" in args[0] else "".join(args[1:2])
+                log_level = value
+            elif name == "--events-backend":
+                events_backend = value
             args = args[1:] if "=" in args[0] else args[2:]
         elif name in GLOBAL_BOOL_FLAGS:
             args = args[1:]
@@ -110,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if verb == "version":
             return verb_version(None, rest)
-        host = current_host()
+        host = current_host(events_backend)
         for line in runtime_warnings(host.info, log_level, os.environ):
             print(line, file=sys.stderr, flush=True)
         return dispatch(host, verb, rest)

@@ -238,9 +238,18 @@ def verb_logs(host: Host, args: list[str]) -> int:
         raise PodmanError("specify at least one container name or ID to log")
     targets = [find(host, name) for name in parsed.positional]
     if host.info.quirks.journald:
+        # following the journal needs the container's events in it too (podman #10323):
+        # without the journald events backend it is refused before anything is read
+        # (libpod/container_log_linux.go@v5.8.2:36-39, the same @v4.3.1:51-52)
+        if parsed.flag("follow") and host.events_logger != "journald":
+            raise PodmanError(
+                "using --follow with the journald --log-driver but without the journald "
+                f"--events-backend ({host.events_logger}) is not supported"
+            )
         # The journald log driver reads the journal; where the user cannot read it, podman
         # finds no entry and prints nothing, successfully (podman #26910, #24088;
-        # libpod/container_log_linux.go@v5.8.2 readFromJournal: no entry is no error)
+        # libpod/container_log_linux.go@v5.8.2 readFromJournal: no entry is no error; it
+        # matches CONTAINER_ID_FULL and the user's _UID, from v4.4.0, never the name)
         if parsed.flag("follow") and len(targets) == 1 and containers.running(targets[0]):
             _follow_log(targets[0], from_start=False, discard=True)
         return 0

@@ -61,6 +61,8 @@ class Container:
     dir: Path
     created_at: str = ""
     tmpfs_options: dict[str, str] = field(default_factory=dict)
+    #: a ``-v`` mount's options as given (``ro,Z``), by its container path
+    mount_options: dict[str, str] = field(default_factory=dict)
     network: str = "host"
     hostname: str = ""
     user: str = ""
@@ -200,6 +202,7 @@ def load(directory: Path) -> Container | None:
         dir=directory,
         created_at=config.get("created_at", ""),
         tmpfs_options=dict(config.get("tmpfs_options", {})),
+        mount_options=dict(config.get("mount_options", {})),
         network=config.get("network", "host"),
         hostname=config.get("hostname", ""),
         user=config.get("user", ""),
@@ -227,6 +230,7 @@ def save_config(c: Container) -> None:
     data.update(
         created_at=c.created_at,
         tmpfs_options=c.tmpfs_options,
+        mount_options=c.mount_options,
         network=c.network,
         hostname=c.hostname,
         user=c.user,

@@ -65,14 +65,19 @@ def _volume_source(host: Host, source: str) -> Path:
     return volume
 
 
-def _parse_mounts(host: Host, parsed: Parsed) -> list[list[str]]:
+def _parse_mounts(host: Host, parsed: Parsed) -> tuple[list[list[str]], dict[str, str]]:
+    """The ``-v`` mounts, and each one's options as given (``ro``, ``z``, ``Z``, ...), which
+    inspect reports back (``report.inspect_mount``)."""
     mounts: list[list[str]] = []
+    options: dict[str, str] = {}
     for item in parsed.many("volume"):
         parts = item.split(":")
         if len(parts) < 2 or not parts[1].startswith("/"):
             raise PodmanError(f"invalid container path {item!r}, must be an absolute path")
         mounts.append([parts[1], str(_volume_source(host, parts[0]))])
-    return mounts
+        if len(parts) > 2 and parts[2]:
+            options[parts[1]] = parts[2]
+    return mounts, options
 
 
 def _parse_restart(value: str | None) -> str:
@@ -107,7 +112,7 @@ def create_container(host: Host, parsed: Parsed) -> Container:
         )
     env = parse_env(parsed)
     labels = _parse_labels(parsed)
-    mounts = _parse_mounts(host, parsed)
+    mounts, mount_options = _parse_mounts(host, parsed)
     restart = _parse_restart(parsed.value("restart"))
     if parsed.flag("rm") and restart not in ("", "no"):
         raise PodmanError(
@@ -153,6 +158,7 @@ def create_container(host: Host, parsed: Parsed) -> Container:
         labels=labels,
         mounts=mounts,
         tmpfs=tmpfs,
+        mount_options=mount_options,
         restart_policy=restart,
         status="created",
         pid=None,

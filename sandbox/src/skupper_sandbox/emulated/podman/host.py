@@ -21,18 +21,26 @@ POLL = 0.02
 class Host:
     info: hostenv.HostInfo
     home: Path
+    #: ``--events-backend`` as given, else the host's default: ``journald`` where podman
+    #: logs to the journal (the ``journald`` quirk: a host with systemd's journal), else
+    #: ``file`` (``events_logger``, containers.conf)
+    events_backend: str = ""
+
+    @property
+    def events_logger(self) -> str:
+        return self.events_backend or ("journald" if self.info.quirks.journald else "file")
 
     @property
     def dir(self) -> str:
         return self.info.host_dir
 
 
-def current_host() -> Host:
+def current_host(events_backend: str = "") -> Host:
     try:
         info = hostenv.current_host()
     except hostenv.NotOnSandboxHost as exc:
         raise PodmanError(str(exc)) from exc
-    return Host(info, info.home)
+    return Host(info, info.home, events_backend)
 
 
 def find(host: Host, name: str) -> Container:

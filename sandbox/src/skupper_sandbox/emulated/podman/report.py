@@ -133,16 +133,7 @@ def inspect_json(host: Host, c: Container) -> dict[str, Any]:
         "Name": c.name,
         "RestartCount": c.restart_count,
         "Mounts": [
-            {
-                "Type": "bind",
-                "Source": outside,
-                "Destination": inside,
-                "Driver": "",
-                "Mode": "",
-                "Options": ["rbind"],
-                "RW": True,
-                "Propagation": "rprivate",
-            }
+            inspect_mount(inside, outside, c.mount_options.get(inside, ""))
             for inside, outside in c.mounts
         ],
         "Config": {
@@ -183,4 +174,36 @@ def _log_config(host: Host, c: Container) -> dict[str, Any]:
         "Path": "" if journald else str(c.log_path),
         "Tag": "",
         "Size": "0B",
+    }
+
+
+_PROPAGATIONS = ("shared", "slave", "private", "rshared", "rslave", "rprivate", "unbindable")
+
+
+def inspect_mount(inside: str, outside: str, options: str) -> dict[str, Any]:
+    """A bind mount as inspect reports it, its ``-v`` options split as podman splits them
+    (``parseMountOptionsForInspect``, libpod/container_inspect.go@v5.8.2:339-370): ``ro``
+    is ``RW`` false, ``z``/``Z`` the ``Mode``, a propagation its own field (``rprivate``
+    when none was asked), the rest ``Options`` after podman's own ``rbind``."""
+    rw, mode, propagation, rest = True, "", "rprivate", ["rbind"]
+    for option in (o for o in options.split(",") if o):
+        if option == "ro":
+            rw = False
+        elif option == "rw":
+            continue
+        elif option in _PROPAGATIONS or option == "runbindable":
+            propagation = option
+        elif option in ("z", "Z"):
+            mode = option
+        elif option not in rest:
+            rest.append(option)
+    return {
+        "Type": "bind",
+        "Source": outside,
+        "Destination": inside,
+        "Driver": "",
+        "Mode": mode,
+        "Options": rest,
+        "RW": rw,
+        "Propagation": propagation,
     }

@@ -61,7 +61,14 @@ class System:
 
     @property
     def user(self) -> str:
-        return self.env.get("USER") or self.env.get("LOGNAME") or "root"
+        """The login user as Skupper takes it, ``user.Current()`` (install.go@2.1.4:173-178):
+        the account of the process's uid, which is the host's user (its ident), never
+        ``$USER``, which a login shell may set otherwise (fish sets it from the uid it
+        really runs as: this machine's on an emulated host)."""
+        try:
+            return hostenv.current_host(self.env).user
+        except hostenv.NotOnSandboxHost:
+            return self.env.get("USER") or self.env.get("LOGNAME") or "root"
 
     @property
     def runtime_dir(self) -> str:
@@ -361,7 +368,7 @@ class System:
         print(f"Pulled system-controller image: {image}")
         socket = podman_socket_path(self.runtime_dir)
         env = {
-            "CONTAINER_ENDPOINT": f"unix://{socket}",
+            "CONTAINER_ENDPOINT": self._container_endpoint(socket),
             "SKUPPER_OUTPUT_PATH": str(self.data_home),
             "CONTAINER_ENGINE": "podman",
         }
@@ -412,6 +419,15 @@ class System:
                 f'startup service "{CONTROLLER_UNIT}" - {exc}'
             ) from exc
         print(f"Platform {self.platform} is now configured for Skupper")
+
+    def _container_endpoint(self, socket: str) -> str:
+        """The controller's ``CONTAINER_ENDPOINT``: 2.2.x gives the socket where it mounts
+        it in the container, ``unix:///var/run/<platform>.sock`` (install.go@2.2.1:80-85,
+        221-226); 2.1.x the host's path (install.go@2.1.4:205-212), which the container
+        does not have (its controller reaches podman through the mount all the same)."""
+        if is_v22(self.cli_version):
+            return f"unix://{podman_api.mounted_socket(self.platform)}"
+        return f"unix://{socket}"
 
     def _endpoint_mount(self, socket: str) -> list[str]:
         """The controller gets the API socket at ``/var/run/<platform>.sock`` (a bind mount
