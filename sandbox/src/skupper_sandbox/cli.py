@@ -196,6 +196,9 @@ def _lay_out(layout: WorldLayout, info: WorldInfo, podman: Choice, users: list[s
     write_shims(layout.root, sys.executable, compiled=True)
     try:
         opened = real_hosts.give_hosts(layout, info)
+    except (real_users.RealUserError, OSError) as exc:
+        raise SandboxError(f"real users: {exc}") from exc
+    try:
         real = real_hosts.prepare(layout, info)
     except (real_podman.RealPodmanError, real_users.RealUserError, OSError) as exc:
         raise SandboxError(f"real podman: {exc}") from exc

@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     if up.returncode != 0:
         say(up.stdout + up.stderr)
         say("The sandbox did not start: see the output above.")
+        # up stops what it started; the directory made for it goes too
+        if owned:
+            shutil.rmtree(directory, ignore_errors=True)
         return 1
     topology = Path(up.stdout.strip().splitlines()[-1])
     say(f"ready in {time.monotonic() - started:.1f}s; topology: {topology}")

@@ -63,17 +63,42 @@ def give_hosts(layout: WorldLayout, info: WorldInfo, python: str = sys.executabl
     users = [h for h in info.ssh_hosts if h.real_user]
     if not users:
         return []
+    accounts = []
     for host in users:
         account = real_users.lookup(host.user)
         if account is None:
             raise real_users.RealUserError(f"user {host.user} of {host.name} is gone")
+        accounts.append(account)
         host_dir = layout.host_dir(host.name)
         run = host_dir / "run"
         run.rmdir()
         run.symlink_to(real_users.make_runtime_dir(account))
         real_users.give(host_dir, account)
         (host_dir / "home").chmod(0o750)
-    return real_users.open_for_search([layout.root, Path(python).resolve().parent])
+    given = given_paths(layout, info, python)
+    opened = real_users.open_for_search([p if p.is_dir() else p.parent for p in given])
+    # each user is one of the others: what one reaches, they all do
+    blocked = real_users.unreachable(accounts[0], given)
+    if blocked:
+        raise real_users.RealUserError(
+            f"the world's users ({', '.join(h.user for h in users)}) cannot reach what they "
+            "are given: " + "; ".join(blocked)
+        )
+    return opened
+
+
+def given_paths(layout: WorldLayout, info: WorldInfo, python: str = sys.executable) -> list[Path]:
+    """Every path a world's users are handed: the world, the Python their user managers
+    and containers run and its trees (every container mounts them), a real router's
+    installation, and the model server's volumes and the files its command names (each
+    mounted into the model container)."""
+    given = [layout.root, Path(python), Path(python).parent]
+    given += [Path(tree) for tree in real_podman.sandbox_trees(python)]
+    if info.router_home:
+        given.append(Path(info.router_home))
+    given += [Path(volume) for volume in info.model_server_volumes]
+    given += [Path(f) for f in real_podman.command_files(info.model_server_command)]
+    return list(dict.fromkeys(given))
 
 
 def run_as(host_dir: Path) -> real_podman.RunAs | None:

@@ -33,7 +33,7 @@ import signal
 import stat
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -284,12 +284,67 @@ def open_for_search(paths: list[Path], ledger: Path = SEARCH_LEDGER) -> list[Pat
     with _ledger(ledger) as held:
         for path in paths:
             for directory in _ancestors(path):
-                mode = directory.stat().st_mode
-                if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
-                    directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
-                    changed.append(directory)
+                try:
+                    mode = directory.stat().st_mode
+                    if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                        directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+                        changed.append(directory)
+                except OSError:
+                    # missing, or a file system that refuses root (read-only, NFS
+                    # root_squash): ``unreachable`` finds it and says why
+                    break
         held.extend(changed)
     return changed
+
+
+def unreachable(account: Account, paths: Iterable[Path]) -> list[str]:
+    """Why ``account`` cannot reach each of ``paths`` that it cannot (enter a directory,
+    read a file), one sentence each; asked of the kernel as the user (``test -x``/``-r``
+    in a shell of its ids, in ``/``), so ACLs and mounts count as they will."""
+    wanted = [str(p) for p in dict.fromkeys(paths)]
+    script = (
+        'for p; do if [ -d "$p" ]; then [ -x "$p" ] || echo "$p"; '
+        'else [ -r "$p" ] || echo "$p"; fi; done'
+    )
+    done = subprocess.run(
+        ["/bin/sh", "-c", script, "sh", *wanted],
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        cwd="/",
+        **account.subprocess_options(),
+    )
+    if done.returncode != 0:
+        raise RealUserError(f"user {account.name} could not check its paths: {done.stderr}")
+    return [f"{line}: {why_unreachable(Path(line))}" for line in done.stdout.splitlines()]
+
+
+def _mode(path: Path) -> str:
+    found = path.stat()
+    try:
+        owner = pwd.getpwuid(found.st_uid).pw_name
+    except KeyError:
+        owner = f"uid {found.st_uid}"
+    return f"mode {stat.S_IMODE(found.st_mode):04o}, owner {owner}"
+
+
+def why_unreachable(path: Path) -> str:
+    """What keeps others from ``path``, as its modes say."""
+    for directory in list(reversed(path.parents)):
+        try:
+            mode = directory.stat().st_mode
+        except OSError as exc:
+            return f"{directory}: {exc.strerror}"
+        if not mode & stat.S_IXOTH:
+            return (
+                f"others cannot pass {directory} ({_mode(directory)}) and it could not be "
+                "given the search bit"
+            )
+    if not path.exists():
+        return "it does not exist"
+    if path.is_dir():
+        return f"others cannot enter it ({_mode(path)})"
+    return f"others cannot read it ({_mode(path)}): chmod o+r, or give a copy others can read"
 
 
 def close_for_search(ledger: Path = SEARCH_LEDGER) -> list[Path]:

@@ -345,6 +345,12 @@ class WorldDaemon:
         if real:  # the emulation's container sees the machine's files
             for volume in self.info.model_server_volumes:
                 argv += ["-v", f"{volume}:{volume}"]
+            # and the files its command names (its script), read-only, as they are
+            mounted = [str(self.layout.root), *self.info.model_server_volumes]
+            mounted += real_podman.sandbox_trees(sys.executable)
+            for path in real_podman.command_files(self.info.model_server_command):
+                if not any(path.startswith(top.rstrip("/") + "/") for top in mounted):
+                    argv += ["-v", f"{path}:{path}:ro"]
         argv.append(image)
         as_user = host_user(host_dir)
         if "user" in as_user:  # the runtime directory the product's commands give podman too
