@@ -31,6 +31,7 @@ from skupper_sandbox.layout import (
     plan_world,
 )
 from skupper_sandbox.netprobe import port_open
+from skupper_sandbox.quiet import library_warnings_to_log
 from skupper_sandbox.router.release import ROUTER_VERSIONS
 
 if TYPE_CHECKING:
@@ -637,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``sandbox up|status|fault|down`` (``argv``: default the command line); returns
     the exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    library_warnings_to_log()
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
