@@ -207,6 +207,11 @@ def _lay_out(layout: WorldLayout, info: WorldInfo, podman: Choice, users: list[s
         f"podman: {podman.kind} ({podman.reason}); real on: {', '.join(real) or 'no host'}",
         file=sys.stderr,
     )
+    if podman.kind == "real":
+        for host in info.ssh_hosts:
+            why = real_hosts.stays_emulated(host)
+            if why:
+                print(f"podman: emulated on {host.name}: {why}", file=sys.stderr)
     if users:
         print(f"real users: {', '.join(users)}", file=sys.stderr)
     if opened:

@@ -9,12 +9,14 @@ podman is rootless, and the root hosts (``--root-host``) use the rootful podman.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.emulated import images
+from skupper_sandbox.emulated.podman import warnings
 from skupper_sandbox.emulated.podman.userns import ROUTER_IMAGE_USER
 from skupper_sandbox.emulated.skupper.version import controller_image, router_image
 from skupper_sandbox.layout import (
@@ -28,9 +30,25 @@ from skupper_sandbox.quirks import HostQuirks
 from skupper_sandbox.router import choice
 from skupper_sandbox.router.release import RELEASE_VAR
 
+#: Where a machine's journal takes entries (systemd-journald's socket): podman's journald
+#: log driver writes there
+JOURNAL_SOCKET = Path("/run/systemd/journal/socket")
+
+
+def stays_emulated(host: HostEntry) -> str | None:
+    """Why a host of a real-podman world keeps the emulation (None: it need not). The
+    ``journald`` quirk is podman's journald log driver with a journal the host's journalctl
+    reads: the emulation's journal. A machine without systemd-journald has none to give
+    real podman, and the sandbox's journalctl reads no real one either."""
+    if not HostQuirks(tuple(host.quirks)).journald:
+        return None
+    if not JOURNAL_SOCKET.exists():
+        return f"the journald quirk needs a journal, and this machine has none ({JOURNAL_SOCKET})"
+    return "the journald quirk is emulated only (the host's journalctl reads the emulation's)"
+
 
 def uses_real_podman(info: WorldInfo, host: HostEntry) -> bool:
-    return info.podman == "real" and host.role != "kubernetes"
+    return info.podman == "real" and host.role != "kubernetes" and stays_emulated(host) is None
 
 
 def make_users(layout: WorldLayout, info: WorldInfo) -> list[str]:
@@ -42,7 +60,8 @@ def make_users(layout: WorldLayout, info: WorldInfo) -> list[str]:
     made = []
     try:
         for host in info.ssh_hosts:
-            if host.uid == hostenv.ROOT_UID:
+            # an emulated host of the world is one of an emulated world: no user of its own
+            if host.uid == hostenv.ROOT_UID or not uses_real_podman(info, host):
                 continue
             shell = HostQuirks(tuple(host.quirks)).shell
             name = real_users.user_name(info.id, host.name)
@@ -165,15 +184,21 @@ def prepare(layout: WorldLayout, info: WorldInfo, python: str = sys.executable) 
     for host in real:
         host_dir = layout.host_dir(host.name)
         env = {hostenv.HOST_VAR: str(host_dir), hostenv.WORLD_ID_VAR: info.id}
-        real_podman.prepare_host(
+        as_user = run_as(host_dir)
+        store = real_podman.prepare_host(
             host_dir,
             layout.root,
             env,
             host_images(info, host, python),
             python,
             extra,
-            as_user=run_as(host_dir),
+            as_user=as_user,
         )
+        if HostQuirks(tuple(host.quirks)).podman_warns:  # the wrapper prints it (WRAPPER)
+            warning = store.root / real_podman.WARNING_FILE
+            warning.write_text(warnings.go_quote(warnings.CGROUPS_V1) + "\n")
+            if as_user is not None:
+                os.chown(warning, as_user.uid, as_user.gid)
     return [h.name for h in real]
 
 

@@ -468,15 +468,52 @@ def log_tail(host_dir: Path, name: str, as_user: RunAs | None = None, lines: int
 #: The world's ``bin/podman`` when some host uses the real podman: the host's own store
 #: (its configuration named by the two variables) on a real-podman host, the emulation
 #: (the command client, as ``.emulated/podman``) on the others.
+#: A host with the ``podman-warns`` quirk has the warning libpod's runtime prints in
+#: ``warning`` beside its store's configuration, and the wrapper prints it as the
+#: emulation does (``emulated/podman/warnings.py``, ``cli.py``): once, before the verb runs,
+#: unless ``$PODMAN_IGNORE_CGROUPSV1_WARNING`` is set, the global ``--log-level`` is above
+#: warn, or the command is ``--version``/``version``; logrus's terminal form on a terminal.
+WARNING_FILE = "warning"
 WRAPPER = """#!/bin/sh
 store="${SKMCP_SANDBOX_HOST:-/nonexistent}/podman"
 if [ -r "$store/containers.conf" ]; then
     CONTAINERS_CONF="$store/containers.conf"
     CONTAINERS_STORAGE_CONF="$store/storage.conf"
     export CONTAINERS_CONF CONTAINERS_STORAGE_CONF
+    if [ -r "$store/warning" ] && [ -z "${PODMAN_IGNORE_CGROUPSV1_WARNING+set}" ]; then
+        level=warn verb='' next=''
+        for arg in "$@"; do
+            if [ -n "$next" ]; then
+                [ "$next" = level ] && level=$arg
+                next=
+                continue
+            fi
+            case $arg in
+                --log-level=*) level=${arg#--log-level=} ;;
+                --log-level) next=level ;;
+                --version) verb=version; break ;;
+                %(value_flags)s) next=value ;;
+                --*=*|--syslog|--noout) ;;
+                *) verb=$arg; break ;;
+            esac
+        done
+        case $level:$verb in
+            *:version) ;;
+            trace:*|debug:*|info:*|warn:*|warning:*)
+                message=$(cat "$store/warning")
+                if [ -t 2 ]; then
+                    printf 'WARN[0000] %%s\\n' "$message" >&2
+                else
+                    stamp=$(date +%%Y-%%m-%%dT%%H:%%M:%%S%%:z)
+                    case $stamp in *+00:00) stamp="${stamp%%+00:00}Z" ;; esac
+                    printf 'time="%%s" level=warning msg="%%s"\\n' "$stamp" "$message" >&2
+                fi
+                ;;
+        esac
+    fi
     exec /usr/bin/podman "$@"
 fi
-exec "${0%/*}/.emulated/podman" "$@"
+exec "${0%%/*}/.emulated/podman" "$@"
 """
 
 
@@ -492,5 +529,8 @@ def write_wrapper(bin_dir: Path) -> None:
     else:
         shutil.copy2(shim, moved)
     shim.unlink()
-    shim.write_text(WRAPPER)
+    from skupper_sandbox.emulated.podman.cli import GLOBAL_VALUE_FLAGS
+
+    value_flags = "|".join(sorted(GLOBAL_VALUE_FLAGS - {"--log-level"}))
+    shim.write_text(WRAPPER % {"value_flags": value_flags})
     shim.chmod(0o755)
