@@ -183,3 +183,19 @@ def test_unreachable_says_what_keeps_a_user_out(private: Path) -> None:
         f"{inside / 'f'}: others cannot pass {private} (mode 0700, owner root) and it could "
         "not be given the search bit"
     ]
+
+
+def test_a_script_named_inside_a_shell_string_fails_up_naming_the_volume_flag(
+    real: None, private: Path
+) -> None:
+    """A path inside ``sh -c '...'`` is no word of COMMAND: not mounted, so the container
+    cannot open it, and up's error says what a real container sees and which flag adds a
+    directory."""
+    script = _script(private, 0o644)
+    command = shlex.join(["/bin/sh", "-c", f"exec {shlex.quote(sys.executable)} {script}"])
+    spec = WorldSpec(providers=1, kubernetes=False, podman="real", model_server_command=command)
+    with pytest.raises(SandboxCommandError) as failed, running_world(private / "w", spec):
+        pass
+    said = str(failed.value)
+    assert "can't open file" in said and str(script) in said
+    assert "--model-server-volume DIR" in said

@@ -389,7 +389,8 @@ def command_files(command: str | None) -> list[str]:
     found = []
     for word in words:
         path = Path(word.split("=", 1)[-1]) if word.startswith("--") else Path(word)
-        if path.is_absolute() and not str(path).startswith("/usr/") and path.is_file():
+        # /bin/sh is /usr/bin/dash here (a merged /usr): already in every container
+        if path.is_absolute() and path.is_file() and not str(path.resolve()).startswith("/usr/"):
             found.append(str(path))
     return list(dict.fromkeys(found))
 

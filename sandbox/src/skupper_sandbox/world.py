@@ -125,7 +125,8 @@ def _raise_if_exited(home: Path, host: str) -> None:
             if listed.name == MODEL_CONTAINER and listed.state == "exited":
                 tail = real_hosts.log_tail(home.parent, MODEL_CONTAINER)[-400:]
                 raise RuntimeError(
-                    f"the model container on {host} exited with {listed.exit_code}: {tail}"
+                    f"the model container on {host} exited with {listed.exit_code}: {tail} "
+                    f"({REAL_CONTAINER_FILES})"
                 )
         return
     container = containers.get(home, MODEL_CONTAINER)
@@ -138,6 +139,13 @@ def _raise_if_exited(home: Path, host: str) -> None:
     raise RuntimeError(
         f"the model container on {host} exited with {container.exit_code}: {log_tail}"
     )
+
+
+#: What a real model container sees of this machine, said when one exits at start
+REAL_CONTAINER_FILES = (
+    "a real-podman host's model container sees /usr, the sandbox's Python, the world, each "
+    "--model-server-volume DIR and the files --model-server's COMMAND names by absolute path"
+)
 
 
 def host_user(host_dir: Path) -> real_users.LoginOptions:
