@@ -45,11 +45,14 @@ def test_sandbox_up_the_products_status_and_its_server_print_no_library_warning(
         status = _product("--topology", str(world.topology), "status")
         debug = _product("--topology", str(world.topology), "--log-level", "DEBUG", "status")
         served = _stdio_status(world.topology)
+        # the world daemon's log, whose tail up shows when the world does not start
+        daemon_log = world.layout.world_log.read_text()
     assert "podman:" in up_stderr  # what up says on stderr is still said
     _no_warning(up_stderr)
     assert status.returncode in (0, 3), status.stdout + status.stderr
     _no_warning(status.stderr)
     _no_warning(served)
+    _no_warning(daemon_log)
     # the log keeps them, for whoever asks for DEBUG
     assert "DEBUG py.warnings" in debug.stderr and "DSA is deprecated" in debug.stderr
 

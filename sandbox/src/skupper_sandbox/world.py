@@ -22,10 +22,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import asyncssh
-
-from skupper_sandbox import hostenv, real_podman, real_users, ssh
+from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.commands.server import socket_name
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
@@ -37,7 +36,11 @@ from skupper_sandbox.layout import (
     render_topology_env,
 )
 from skupper_sandbox.netprobe import port_open_async
+from skupper_sandbox.quiet import library_warnings_to_log
 from skupper_sandbox.shims import COMMAND_CLIENT
+
+if TYPE_CHECKING:
+    import asyncssh
 
 log = logging.getLogger("skupper_sandbox.world")
 
@@ -224,6 +227,10 @@ class WorldDaemon:
         return child
 
     async def start_ssh(self, host: HostEntry) -> None:
+        # imported here, after main routed a library's warnings to the log (asyncssh's
+        # import warns five times)
+        from skupper_sandbox import ssh
+
         if self.info.sshd == "asyncssh":
             acceptor = await ssh.start_asyncssh_server(
                 self.layout, host.name, host.address, host.ssh_port
@@ -394,6 +401,8 @@ class WorldDaemon:
         started = time.monotonic()
         ssh_hosts = self.info.ssh_hosts
         if self.info.sshd == "openssh":
+            from skupper_sandbox import ssh
+
             ssh.ensure_privsep_dir()
         if (self.layout.bin_dir / COMMAND_CLIENT).exists():
             await self.start_command_server()  # before anything runs a command
@@ -466,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m skupper_sandbox.world")
     parser.add_argument("--dir", required=True, type=Path, help="the world's directory")
     args = parser.parse_args(argv)
+    library_warnings_to_log()
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
