@@ -26,6 +26,7 @@ from skupper_sandbox.testing import (
     REAL_USERS_BASE,
     SandboxCommandError,
     assert_nothing_left,
+    reachable_dir,
     running_world,
     sandbox_command,
 )
@@ -178,11 +179,12 @@ def test_unreachable_says_what_keeps_a_user_out(private: Path) -> None:
     inside = private / "deep"
     inside.mkdir()
     (inside / "f").write_text("x")
-    said = real_users.unreachable(nobody, [inside / "f", Path("/usr/bin")])
-    assert said == [
-        f"{inside / 'f'}: others cannot pass {private} (mode 0700, owner root) and it could "
-        "not be given the search bit"
-    ]
+    with reachable_dir("link") as shared:
+        link = shared / "f"  # on an open way, to a file behind the private directory
+        link.symlink_to(inside / "f")
+        said = real_users.unreachable(nobody, [inside / "f", Path("/usr/bin"), link])
+    why = f"others cannot pass {private} (mode 0700, owner root) and it could not be given"
+    assert said == [f"{inside / 'f'}: {why} the search bit", f"{link}: {why} the search bit"]
 
 
 def test_a_script_named_inside_a_shell_string_fails_up_naming_the_volume_flag(

@@ -329,8 +329,10 @@ def _mode(path: Path) -> str:
 
 
 def why_unreachable(path: Path) -> str:
-    """What keeps others from ``path``, as its modes say."""
-    for directory in list(reversed(path.parents)):
+    """What keeps others from ``path``, as its modes say (on its way, then on the way to
+    what it links to)."""
+    ways = [*reversed(path.parents), *reversed(path.resolve().parents)]
+    for directory in dict.fromkeys(ways):
         try:
             mode = directory.stat().st_mode
         except OSError as exc:
