@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -303,10 +304,26 @@ class TerminalSafeFormatter(logging.Formatter):
 
 
 def setup_logging(level: str) -> None:
-    """Logs go to stderr only: stdout is the protocol (stdio) or the result (verbs)."""
+    """Logs go to stderr only: stdout is the protocol (stdio) or the result (verbs). A
+    library's warnings go to the log at DEBUG (``--log-level DEBUG`` shows them): asyncssh's
+    import alone warns ten times (``CryptographyDeprecationWarning: DSA is deprecated``),
+    which no user of a verb caused or can act on."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(TerminalSafeFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=getattr(logging, level, logging.WARNING), handlers=[handler])
+    warnings.showwarning = _warning_to_log
+
+
+def _warning_to_log(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    text = warnings.formatwarning(message, category, filename, lineno, line).rstrip()
+    logging.getLogger("py.warnings").debug("%s", text)
 
 
 async def _progress(message: str) -> None:

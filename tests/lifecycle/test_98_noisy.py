@@ -21,6 +21,7 @@ import pytest
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.models import CheckResult, OperationResult
 from skupper_mcp.topology import load_topology
+from skupper_sandbox import real_podman
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
@@ -131,16 +132,25 @@ async def _run(world: World) -> Seen:
     return seen
 
 
-@pytest.fixture(scope="module")
-def seen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seen]:
+@pytest.fixture(scope="module", params=["emulated", "real"])
+def seen(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Seen]:
+    """The noisy world on each podman kind: the emulation, and this machine's real podman
+    (skipped where it cannot run a container), whose journald host keeps the emulation
+    (docs/sandbox.md 4a)."""
+    kind = str(request.param)
+    if kind == "real" and (why_not := real_podman.probe()) is not None:
+        pytest.skip(f"real podman cannot run here: {why_not}")
     spec = WorldSpec(
         providers=2,
         skupper_versions=VERSIONS,
         namespace=NS,
         root_hosts=ROOT_HOSTS,
         host_quirks=QUIRKS,
+        podman=kind,
     )
-    with running_world(tmp_path_factory.mktemp("noisy"), spec) as world:
+    with running_world(tmp_path_factory.mktemp(f"noisy-{kind}"), spec) as world:
         yield asyncio.run(_run(world))
 
 

@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -20,12 +20,13 @@ import pytest
 
 from hostkit import running_host, wait_for, write_host
 from polling import eventually
-from skupper_sandbox import quirks
+from skupper_sandbox import quirks, real_podman
 from skupper_sandbox import ssh as sandbox_ssh
 from skupper_sandbox.cli import _parser, _world_spec, up_options
 from skupper_sandbox.emulated.podman.warnings import CGROUPS_V1
-from skupper_sandbox.layout import WorldLayout
+from skupper_sandbox.layout import WorldLayout, WorldSpec
 from skupper_sandbox.netprobe import port_open_async
+from skupper_sandbox.testing import World, running_world
 
 #: logrus's TextFormatter line on a stderr that is no terminal (an SSH exec request's)
 LOGRUS_WARNING = re.compile(r'^time="[0-9T:+Z-]+" level=warning msg="(?P<msg>.*)"$')
@@ -220,3 +221,74 @@ def test_a_session_runs_under_the_users_login_shell(tmp_path: Path, kind: str, s
         assert "fish: Unsupported use of '='" in str(posix.stderr)
     else:
         assert posix.stdout == "posix\n"
+
+
+# -- every quirk on a world of either podman kind ------------------------------------------
+
+
+@pytest.fixture(scope="module", params=["emulated", "real"])
+def quirky(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
+    """A world whose rhel-ai warns from podman and logs in with zsh, and whose rhtevan-work
+    logs its containers to the journal, on the emulated podman and on this machine's."""
+    kind = str(request.param)
+    if kind == "real" and (why_not := real_podman.probe()) is not None:
+        pytest.skip(f"real podman cannot run here: {why_not}")
+    spec = WorldSpec(
+        providers=2,
+        kubernetes=False,
+        podman=kind,
+        host_quirks={"rhel-ai": ("podman-warns", "shell=zsh"), "rhtevan-work": ("journald",)},
+    )
+    with running_world(tmp_path_factory.mktemp(f"quirks-{kind}"), spec) as world:
+        yield world
+
+
+def test_podman_warns_on_either_podman(quirky: World) -> None:
+    code, out, err = quirky.ssh("rhel-ai", "podman ps -a --format json")
+    assert code == 0, err
+    assert isinstance(json.loads(out), list)  # stdout is podman's own
+    warning = LOGRUS_WARNING.match(err.splitlines()[0])
+    assert warning is not None and warning["msg"] == CGROUPS_V1, err
+    assert len([line for line in err.splitlines() if CGROUPS_V1 in line]) == 1
+    # the quiet host, the variable libpod names, a higher --log-level and --version: none
+    for host, command in (
+        ("local", "podman ps -q"),
+        ("rhel-ai", "PODMAN_IGNORE_CGROUPSV1_WARNING=1 podman ps -q"),
+        ("rhel-ai", "podman --log-level=error ps -q"),
+        ("rhel-ai", "podman --log-level error ps -q"),
+        ("rhel-ai", "podman --version"),
+    ):
+        code, _, err = quirky.ssh(host, command)
+        assert code == 0 and "cgroups-v1" not in err, f"{host}: {command}: {err}"
+
+
+def test_shell_quirk_on_either_podman(quirky: World) -> None:
+    command, expected = SHELL_PROBES["zsh"]
+    code, out, err = quirky.ssh("rhel-ai", command)
+    assert (code, out) == (0, expected), err
+    if quirky.info.podman == "real":  # the login shell of a real user is its passwd entry's
+        _, entry, _ = quirky.ssh("rhel-ai", "getent passwd $(id -un)")
+        assert entry.strip().endswith(":/bin/zsh")
+
+
+def test_journald_on_either_podman(quirky: World) -> None:
+    host = quirky.host_dir("rhtevan-work")
+    if quirky.info.podman == "real":
+        # this machine gives real podman no journal: the host keeps the emulation, says up
+        assert "podman: emulated on rhtevan-work: the journald quirk" in quirky.stderr
+        assert not real_podman.is_real(host)
+        assert real_podman.is_real(quirky.host_dir("rhel-ai"))
+    else:
+        assert "emulated on" not in quirky.stderr
+    ran = quirky.ssh("rhtevan-work", "podman run -d --name talker busybox sh -c 'echo hi-journal'")
+    assert ran[0] == 0, ran[2]
+    wait_for(
+        lambda: (
+            quirky.ssh("rhtevan-work", "journalctl --user -o cat -t talker")[1] == "hi-journal\n"
+        ),
+        timeout=60,
+        what="the container's line in the journal",
+    )
+    assert quirky.ssh("rhtevan-work", "podman logs talker")[:2] == (0, "")

@@ -25,6 +25,7 @@ from mcp import Client
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
+from skupper_sandbox import real_podman
 from skupper_sandbox.layout import WorldSpec, env_prefix
 from skupper_sandbox.testing import World, reachable_dir, running_world
 
@@ -57,9 +58,16 @@ def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
-    root = tmp_path_factory.mktemp("keyed-models")
+@pytest.fixture(scope="module", params=["emulated", "real"])
+def keyed(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Keyed]:
+    """The keyed world on each podman kind: the emulation, and this machine's real podman
+    (the world a user's hosts are; skipped where it cannot run a container)."""
+    kind = str(request.param)
+    if kind == "real" and (why_not := real_podman.probe()) is not None:
+        pytest.skip(f"real podman cannot run here: {why_not}")
+    root = tmp_path_factory.mktemp(f"keyed-models-{kind}")
     key_file = root / "model.key"
     key_file.write_text(KEY + "\n")
     os.chmod(key_file, 0o600)
@@ -75,6 +83,7 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
             kubernetes=False,
             model_server_command=command,
             model_server_volumes=(str(served_key.parent),),
+            podman=kind,
         )
         world = stack.enter_context(running_world(root / "world", spec))
         yield from _keyed(world, root, key_file)

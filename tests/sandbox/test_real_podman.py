@@ -123,3 +123,21 @@ def test_a_mount_left_under_a_store_is_detached_so_the_store_can_go(tmp_path: Pa
         pytest.skip(f"no bind mount here: {done.stderr.decode(errors='replace')}")
     real_podman.unmount_left(tmp_path / "store")
     assert str(overlay) not in Path("/proc/self/mountinfo").read_text()
+
+
+def test_the_files_a_model_servers_command_names_are_its_absolute_paths_outside_usr(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "server.py"
+    script.write_text("")
+    model = tmp_path / "m.gguf"
+    model.write_text("")
+    command = (
+        f"/bin/sh -c 'exec python3 {script}' {script} --model={model} -m {model} "
+        f"/usr/bin/env {tmp_path} {tmp_path / 'missing.py'} relative.py"
+    )
+    # a word inside a shell string, /bin/sh (/usr/bin/dash), a directory, a missing file
+    # and a relative path are not mounted; each file once
+    assert real_podman.command_files(command) == [str(script), str(model)]
+    assert real_podman.command_files(None) == []
+    assert real_podman.command_files("python3 'unbalanced") == []

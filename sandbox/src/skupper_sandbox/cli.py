@@ -31,6 +31,7 @@ from skupper_sandbox.layout import (
     plan_world,
 )
 from skupper_sandbox.netprobe import port_open
+from skupper_sandbox.quiet import library_warnings_to_log
 from skupper_sandbox.router.release import ROUTER_VERSIONS
 
 if TYPE_CHECKING:
@@ -196,6 +197,9 @@ def _lay_out(layout: WorldLayout, info: WorldInfo, podman: Choice, users: list[s
     write_shims(layout.root, sys.executable, compiled=True)
     try:
         opened = real_hosts.give_hosts(layout, info)
+    except (real_users.RealUserError, OSError) as exc:
+        raise SandboxError(f"real users: {exc}") from exc
+    try:
         real = real_hosts.prepare(layout, info)
     except (real_podman.RealPodmanError, real_users.RealUserError, OSError) as exc:
         raise SandboxError(f"real podman: {exc}") from exc
@@ -203,6 +207,11 @@ def _lay_out(layout: WorldLayout, info: WorldInfo, podman: Choice, users: list[s
         f"podman: {podman.kind} ({podman.reason}); real on: {', '.join(real) or 'no host'}",
         file=sys.stderr,
     )
+    if podman.kind == "real":
+        for host in info.ssh_hosts:
+            why = real_hosts.stays_emulated(host)
+            if why:
+                print(f"podman: emulated on {host.name}: {why}", file=sys.stderr)
     if users:
         print(f"real users: {', '.join(users)}", file=sys.stderr)
     if opened:
@@ -634,6 +643,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``sandbox up|status|fault|down`` (``argv``: default the command line); returns
     the exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    library_warnings_to_log()
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:

@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from skupper_sandbox.quiet import library_warnings_to_log
+
 STEPS: list[tuple[str, list[str]]] = [
     ("Show the topology and run the precheck", ["setup", "--check"]),
     ("Build the VAN once", ["setup"]),
@@ -65,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", help="sandbox directory (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="leave the sandbox running")
     args = parser.parse_args(argv)
+    library_warnings_to_log()
     if importlib.util.find_spec("skupper_mcp") is None:
         say(
             "The demo drives the skupper-mcp command, which this Python lacks: install it "
@@ -84,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     if up.returncode != 0:
         say(up.stdout + up.stderr)
         say("The sandbox did not start: see the output above.")
+        # up stops what it started; the directory made for it goes too
+        if owned:
+            shutil.rmtree(directory, ignore_errors=True)
         return 1
     topology = Path(up.stdout.strip().splitlines()[-1])
     say(f"ready in {time.monotonic() - started:.1f}s; topology: {topology}")

@@ -9,12 +9,14 @@ podman is rootless, and the root hosts (``--root-host``) use the rootful podman.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.emulated import images
+from skupper_sandbox.emulated.podman import warnings
 from skupper_sandbox.emulated.podman.userns import ROUTER_IMAGE_USER
 from skupper_sandbox.emulated.skupper.version import controller_image, router_image
 from skupper_sandbox.layout import (
@@ -28,9 +30,25 @@ from skupper_sandbox.quirks import HostQuirks
 from skupper_sandbox.router import choice
 from skupper_sandbox.router.release import RELEASE_VAR
 
+#: Where a machine's journal takes entries (systemd-journald's socket): podman's journald
+#: log driver writes there
+JOURNAL_SOCKET = Path("/run/systemd/journal/socket")
+
+
+def stays_emulated(host: HostEntry) -> str | None:
+    """Why a host of a real-podman world keeps the emulation (None: it need not). The
+    ``journald`` quirk is podman's journald log driver with a journal the host's journalctl
+    reads: the emulation's journal. A machine without systemd-journald has none to give
+    real podman, and the sandbox's journalctl reads no real one either."""
+    if not HostQuirks(tuple(host.quirks)).journald:
+        return None
+    if not JOURNAL_SOCKET.exists():
+        return f"the journald quirk needs a journal, and this machine has none ({JOURNAL_SOCKET})"
+    return "the journald quirk is emulated only (the host's journalctl reads the emulation's)"
+
 
 def uses_real_podman(info: WorldInfo, host: HostEntry) -> bool:
-    return info.podman == "real" and host.role != "kubernetes"
+    return info.podman == "real" and host.role != "kubernetes" and stays_emulated(host) is None
 
 
 def make_users(layout: WorldLayout, info: WorldInfo) -> list[str]:
@@ -42,7 +60,8 @@ def make_users(layout: WorldLayout, info: WorldInfo) -> list[str]:
     made = []
     try:
         for host in info.ssh_hosts:
-            if host.uid == hostenv.ROOT_UID:
+            # an emulated host of the world is one of an emulated world: no user of its own
+            if host.uid == hostenv.ROOT_UID or not uses_real_podman(info, host):
                 continue
             shell = HostQuirks(tuple(host.quirks)).shell
             name = real_users.user_name(info.id, host.name)
@@ -63,17 +82,42 @@ def give_hosts(layout: WorldLayout, info: WorldInfo, python: str = sys.executabl
     users = [h for h in info.ssh_hosts if h.real_user]
     if not users:
         return []
+    accounts = []
     for host in users:
         account = real_users.lookup(host.user)
         if account is None:
             raise real_users.RealUserError(f"user {host.user} of {host.name} is gone")
+        accounts.append(account)
         host_dir = layout.host_dir(host.name)
         run = host_dir / "run"
         run.rmdir()
         run.symlink_to(real_users.make_runtime_dir(account))
         real_users.give(host_dir, account)
         (host_dir / "home").chmod(0o750)
-    return real_users.open_for_search(info.id, [layout.root, Path(python).resolve().parent])
+    given = given_paths(layout, info, python)
+    opened = real_users.open_for_search(info.id, [p if p.is_dir() else p.parent for p in given])
+    # each user is one of the others: what one reaches, they all do
+    blocked = real_users.unreachable(accounts[0], given)
+    if blocked:
+        raise real_users.RealUserError(
+            f"the world's users ({', '.join(h.user for h in users)}) cannot reach what they "
+            "are given: " + "; ".join(blocked)
+        )
+    return opened
+
+
+def given_paths(layout: WorldLayout, info: WorldInfo, python: str = sys.executable) -> list[Path]:
+    """Every path a world's users are handed: the world, the Python their user managers
+    and containers run and its trees (every container mounts them), a real router's
+    installation, and the model server's volumes and the files its command names (each
+    mounted into the model container)."""
+    given = [layout.root, Path(python), Path(python).parent]
+    given += [Path(tree) for tree in real_podman.sandbox_trees(python)]
+    if info.router_home:
+        given.append(Path(info.router_home))
+    given += [Path(volume) for volume in info.model_server_volumes]
+    given += [Path(f) for f in real_podman.command_files(info.model_server_command)]
+    return list(dict.fromkeys(given))
 
 
 def run_as(host_dir: Path) -> real_podman.RunAs | None:
@@ -141,15 +185,21 @@ def prepare(layout: WorldLayout, info: WorldInfo, python: str = sys.executable) 
     for host in real:
         host_dir = layout.host_dir(host.name)
         env = {hostenv.HOST_VAR: str(host_dir), hostenv.WORLD_ID_VAR: info.id}
-        real_podman.prepare_host(
+        as_user = run_as(host_dir)
+        store = real_podman.prepare_host(
             host_dir,
             layout.root,
             env,
             host_images(info, host, python),
             python,
             extra,
-            as_user=run_as(host_dir),
+            as_user=as_user,
         )
+        if HostQuirks(tuple(host.quirks)).podman_warns:  # the wrapper prints it (WRAPPER)
+            warning = store.root / real_podman.WARNING_FILE
+            warning.write_text(warnings.go_quote(warnings.CGROUPS_V1) + "\n")
+            if as_user is not None:
+                os.chown(warning, as_user.uid, as_user.gid)
     return [h.name for h in real]
 
 

@@ -43,6 +43,8 @@ SHELL_TAGS = ("docker.io/library/busybox:latest", "docker.io/library/alpine:late
 STORE_DIR = "podman"
 RUNROOT_PARENT = "/run"
 TIMEOUT = 120.0
+#: Where a podman command the sandbox runs as a host's user runs: every user can enter it
+WORKING_DIR = "/"
 
 #: The skeleton's directories, and its links onto /usr (Debian 12 has a merged /usr).
 _SKELETON_DIRS = ("usr", "etc", "tmp", "run", "proc", "sys", "dev", "home", "root", "var/tmp")
@@ -78,7 +80,16 @@ class RunAs:
         return {"HOME": self.home, "XDG_RUNTIME_DIR": self.runtime_dir}
 
     def options(self) -> dict[str, Any]:
-        return {"user": self.uid, "group": self.gid, "extra_groups": list(self.groups)}
+        """What makes a child run as the user: its ids, and a working directory it can
+        enter (``/``): a child inherits its parent's otherwise, and podman, started in a
+        directory its user cannot enter (a checkout in a 0700 directory), stops with
+        ``cannot chdir to <it>: Permission denied``."""
+        return {
+            "user": self.uid,
+            "group": self.gid,
+            "extra_groups": list(self.groups),
+            "cwd": WORKING_DIR,
+        }
 
 
 def _as(as_user: RunAs | None, env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
@@ -348,16 +359,40 @@ class ImageSpec:
     user: str | None = None  # the image's USER (None: root)
 
 
-def _sandbox_trees(python: str) -> list[str]:
-    """The directories the sandbox's Python runs from: the interpreter's prefix (a venv)
-    and the source trees of the sandbox and the product (editable installs)."""
+def sandbox_trees(python: str) -> list[str]:
+    """The directories the sandbox's Python runs from: the interpreter's prefix (a venv),
+    where its packages are (a venv's site-packages may be a link elsewhere) and the source
+    trees of the sandbox and the product (editable installs)."""
+    import site
+
     import skupper_sandbox
 
     trees = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    trees.update(Path(p).resolve() for p in site.getsitepackages() if Path(p).is_dir())
     trees.add(Path(python).resolve().parent.parent)
     trees.add(Path(skupper_sandbox.__file__).resolve().parent.parent)
     kept = sorted(t for t in trees if not str(t).startswith("/usr"))
     return [str(t) for t in kept if not any(str(t).startswith(str(o) + "/") for o in kept)]
+
+
+def command_files(command: str | None) -> list[str]:
+    """The files a model server's COMMAND names by absolute path (its script, say) outside
+    what every container sees already (``/usr``): a real container's root is the skeleton
+    image, so each is mounted read-only at its own path. A word that is no existing
+    regular file (an option, a directory, a URL) is left alone."""
+    import shlex
+
+    try:
+        words = shlex.split(command or "")
+    except ValueError:
+        return []
+    found = []
+    for word in words:
+        path = Path(word.split("=", 1)[-1]) if word.startswith("--") else Path(word)
+        # /bin/sh is /usr/bin/dash here (a merged /usr): already in every container
+        if path.is_absolute() and path.is_file() and not str(path.resolve()).startswith("/usr/"):
+            found.append(str(path))
+    return list(dict.fromkeys(found))
 
 
 def prepare_host(
@@ -373,7 +408,7 @@ def prepare_host(
     store: as ``as_user``, who owns it). Every container sees the machine's /usr and the
     sandbox's Python read-only, the world directory (its hosts' files, as the emulated host
     paths are) read-write, and ``env``."""
-    volumes = ["/usr:/usr:ro", *(f"{t}:{t}:ro" for t in _sandbox_trees(python))]
+    volumes = ["/usr:/usr:ro", *(f"{t}:{t}:ro" for t in sandbox_trees(python))]
     volumes += [f"{world_dir}:{world_dir}", *extra_volumes]
     store = StoreConfig(Path(host_dir) / STORE_DIR, volumes=tuple(volumes), env=dict(env))
     store.write()
@@ -434,15 +469,52 @@ def log_tail(host_dir: Path, name: str, as_user: RunAs | None = None, lines: int
 #: The world's ``bin/podman`` when some host uses the real podman: the host's own store
 #: (its configuration named by the two variables) on a real-podman host, the emulation
 #: (the command client, as ``.emulated/podman``) on the others.
+#: A host with the ``podman-warns`` quirk has the warning libpod's runtime prints in
+#: ``warning`` beside its store's configuration, and the wrapper prints it as the
+#: emulation does (``emulated/podman/warnings.py``, ``cli.py``): once, before the verb runs,
+#: unless ``$PODMAN_IGNORE_CGROUPSV1_WARNING`` is set, the global ``--log-level`` is above
+#: warn, or the command is ``--version``/``version``; logrus's terminal form on a terminal.
+WARNING_FILE = "warning"
 WRAPPER = """#!/bin/sh
 store="${SKMCP_SANDBOX_HOST:-/nonexistent}/podman"
 if [ -r "$store/containers.conf" ]; then
     CONTAINERS_CONF="$store/containers.conf"
     CONTAINERS_STORAGE_CONF="$store/storage.conf"
     export CONTAINERS_CONF CONTAINERS_STORAGE_CONF
+    if [ -r "$store/warning" ] && [ -z "${PODMAN_IGNORE_CGROUPSV1_WARNING+set}" ]; then
+        level=warn verb='' next=''
+        for arg in "$@"; do
+            if [ -n "$next" ]; then
+                [ "$next" = level ] && level=$arg
+                next=
+                continue
+            fi
+            case $arg in
+                --log-level=*) level=${arg#--log-level=} ;;
+                --log-level) next=level ;;
+                --version) verb=version; break ;;
+                %(value_flags)s) next=value ;;
+                --*=*|--syslog|--noout) ;;
+                *) verb=$arg; break ;;
+            esac
+        done
+        case $level:$verb in
+            *:version) ;;
+            trace:*|debug:*|info:*|warn:*|warning:*)
+                message=$(cat "$store/warning")
+                if [ -t 2 ]; then
+                    printf 'WARN[0000] %%s\\n' "$message" >&2
+                else
+                    stamp=$(date +%%Y-%%m-%%dT%%H:%%M:%%S%%:z)
+                    case $stamp in *+00:00) stamp="${stamp%%+00:00}Z" ;; esac
+                    printf 'time="%%s" level=warning msg="%%s"\\n' "$stamp" "$message" >&2
+                fi
+                ;;
+        esac
+    fi
     exec /usr/bin/podman "$@"
 fi
-exec "${0%/*}/.emulated/podman" "$@"
+exec "${0%%/*}/.emulated/podman" "$@"
 """
 
 
@@ -458,5 +530,8 @@ def write_wrapper(bin_dir: Path) -> None:
     else:
         shutil.copy2(shim, moved)
     shim.unlink()
-    shim.write_text(WRAPPER)
+    from skupper_sandbox.emulated.podman.cli import GLOBAL_VALUE_FLAGS
+
+    value_flags = "|".join(sorted(GLOBAL_VALUE_FLAGS - {"--log-level"}))
+    shim.write_text(WRAPPER % {"value_flags": value_flags})
     shim.chmod(0o755)

@@ -35,7 +35,7 @@ import signal
 import stat
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -305,16 +305,76 @@ def open_for_search(world_id: str, paths: list[Path], ledger: Path = SEARCH_LEDG
         opened = {directory for _, directory in held}
         for path in paths:
             for directory in _ancestors(path):
-                mode = directory.stat().st_mode
+                try:
+                    mode = directory.stat().st_mode
+                except OSError:
+                    # missing, or a file system that refuses root (read-only, NFS
+                    # root_squash): ``unreachable`` finds it and says why
+                    break
                 if not stat.S_ISDIR(mode):
                     continue
                 if not mode & stat.S_IXOTH:
-                    directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+                    try:
+                        directory.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+                    except OSError:
+                        break
                     changed.append(directory)
                 elif directory not in opened:
                     continue
                 held.append((world_id, directory))
     return changed
+
+
+def unreachable(account: Account, paths: Iterable[Path]) -> list[str]:
+    """Why ``account`` cannot reach each of ``paths`` that it cannot (enter a directory,
+    read a file), one sentence each; asked of the kernel as the user (``test -x``/``-r``
+    in a shell of its ids, in ``/``), so ACLs and mounts count as they will."""
+    wanted = [str(p) for p in dict.fromkeys(paths)]
+    script = (
+        'for p; do if [ -d "$p" ]; then [ -x "$p" ] || echo "$p"; '
+        'else [ -r "$p" ] || echo "$p"; fi; done'
+    )
+    done = subprocess.run(
+        ["/bin/sh", "-c", script, "sh", *wanted],
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        cwd="/",
+        **account.subprocess_options(),
+    )
+    if done.returncode != 0:
+        raise RealUserError(f"user {account.name} could not check its paths: {done.stderr}")
+    return [f"{line}: {why_unreachable(Path(line))}" for line in done.stdout.splitlines()]
+
+
+def _mode(path: Path) -> str:
+    found = path.stat()
+    try:
+        owner = pwd.getpwuid(found.st_uid).pw_name
+    except KeyError:
+        owner = f"uid {found.st_uid}"
+    return f"mode {stat.S_IMODE(found.st_mode):04o}, owner {owner}"
+
+
+def why_unreachable(path: Path) -> str:
+    """What keeps others from ``path``, as its modes say (on its way, then on the way to
+    what it links to)."""
+    ways = [*reversed(path.parents), *reversed(path.resolve().parents)]
+    for directory in dict.fromkeys(ways):
+        try:
+            mode = directory.stat().st_mode
+        except OSError as exc:
+            return f"{directory}: {exc.strerror}"
+        if not mode & stat.S_IXOTH:
+            return (
+                f"others cannot pass {directory} ({_mode(directory)}) and it could not be "
+                "given the search bit"
+            )
+    if not path.exists():
+        return "it does not exist"
+    if path.is_dir():
+        return f"others cannot enter it ({_mode(path)})"
+    return f"others cannot read it ({_mode(path)}): chmod o+r, or give a copy others can read"
 
 
 def close_for_search(world_id: str, ledger: Path = SEARCH_LEDGER) -> list[Path]:

@@ -99,6 +99,7 @@ class World:
     topology: Path
     info: WorldInfo
     stdout: str
+    stderr: str = ""  # what sandbox up said on stderr (its choice of podman, say)
 
     @property
     def layout(self) -> WorldLayout:
@@ -208,7 +209,9 @@ def running_world(tmp_dir: Path, spec: WorldSpec | None = None) -> Iterator[Worl
         topology = Path(result.stdout.strip().splitlines()[-1])
         info = WorldLayout(root).load()
         world_id = info.id
-        yield World(dir=root, topology=topology, info=info, stdout=result.stdout)
+        yield World(
+            dir=root, topology=topology, info=info, stdout=result.stdout, stderr=result.stderr
+        )
     finally:
         down = sandbox_command("down", "--dir", str(root))
         if world_id is not None:

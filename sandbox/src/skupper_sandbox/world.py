@@ -22,10 +22,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import asyncssh
-
-from skupper_sandbox import hostenv, real_podman, real_users, ssh
+from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.commands.server import socket_name
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
@@ -37,7 +36,11 @@ from skupper_sandbox.layout import (
     render_topology_env,
 )
 from skupper_sandbox.netprobe import port_open_async
+from skupper_sandbox.quiet import library_warnings_to_log
 from skupper_sandbox.shims import COMMAND_CLIENT
+
+if TYPE_CHECKING:
+    import asyncssh
 
 log = logging.getLogger("skupper_sandbox.world")
 
@@ -125,7 +128,8 @@ def _raise_if_exited(home: Path, host: str) -> None:
             if listed.name == MODEL_CONTAINER and listed.state == "exited":
                 tail = real_hosts.log_tail(home.parent, MODEL_CONTAINER)[-400:]
                 raise RuntimeError(
-                    f"the model container on {host} exited with {listed.exit_code}: {tail}"
+                    f"the model container on {host} exited with {listed.exit_code}: {tail} "
+                    f"({REAL_CONTAINER_FILES})"
                 )
         return
     container = containers.get(home, MODEL_CONTAINER)
@@ -138,6 +142,13 @@ def _raise_if_exited(home: Path, host: str) -> None:
     raise RuntimeError(
         f"the model container on {host} exited with {container.exit_code}: {log_tail}"
     )
+
+
+#: What a real model container sees of this machine, said when one exits at start
+REAL_CONTAINER_FILES = (
+    "a real-podman host's model container sees /usr, the sandbox's Python, the world, each "
+    "--model-server-volume DIR and the files --model-server's COMMAND names by absolute path"
+)
 
 
 def host_user(host_dir: Path) -> real_users.LoginOptions:
@@ -216,6 +227,10 @@ class WorldDaemon:
         return child
 
     async def start_ssh(self, host: HostEntry) -> None:
+        # imported here, after main routed a library's warnings to the log (asyncssh's
+        # import warns five times)
+        from skupper_sandbox import ssh
+
         if self.info.sshd == "asyncssh":
             acceptor = await ssh.start_asyncssh_server(
                 self.layout, host.name, host.address, host.ssh_port
@@ -345,6 +360,12 @@ class WorldDaemon:
         if real:  # the emulation's container sees the machine's files
             for volume in self.info.model_server_volumes:
                 argv += ["-v", f"{volume}:{volume}"]
+            # and the files its command names (its script), read-only, as they are
+            mounted = [str(self.layout.root), *self.info.model_server_volumes]
+            mounted += real_podman.sandbox_trees(sys.executable)
+            for path in real_podman.command_files(self.info.model_server_command):
+                if not any(path.startswith(top.rstrip("/") + "/") for top in mounted):
+                    argv += ["-v", f"{path}:{path}:ro"]
         argv.append(image)
         as_user = host_user(host_dir)
         if "user" in as_user:  # the runtime directory the product's commands give podman too
@@ -380,6 +401,8 @@ class WorldDaemon:
         started = time.monotonic()
         ssh_hosts = self.info.ssh_hosts
         if self.info.sshd == "openssh":
+            from skupper_sandbox import ssh
+
             ssh.ensure_privsep_dir()
         if (self.layout.bin_dir / COMMAND_CLIENT).exists():
             await self.start_command_server()  # before anything runs a command
@@ -452,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m skupper_sandbox.world")
     parser.add_argument("--dir", required=True, type=Path, help="the world's directory")
     args = parser.parse_args(argv)
+    library_warnings_to_log()
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -41,9 +41,9 @@ def _logrus_line(message: str, *, terminal: bool) -> str:
     stamp = now.isoformat()
     if now.utcoffset() == datetime.timedelta(0):
         stamp = stamp[: -len("+00:00")] + "Z"  # Go's RFC3339 writes UTC as Z
-    return f'time="{stamp}" level=warning msg="{_go_quote(message)}"'
+    return f'time="{stamp}" level=warning msg="{go_quote(message)}"'
 
 
-def _go_quote(text: str) -> str:
+def go_quote(text: str) -> str:
     """The inside of Go's ``%q`` for printable text: backslash and quote escaped."""
     return text.replace("\\", "\\\\").replace('"', '\\"')
