@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint types unit e2e lifecycle demo bench clean venv hostdeps view view-packages
+.PHONY: help test lint types unit e2e lifecycle demo bench clean venv hostdeps view view-packages
 
 # Both distributions of the repository, editable: the product with what the tests need, and
 # the sandbox (sandbox/: the simulator the tests and the demo run against).
@@ -14,6 +14,21 @@ $(STAMP): pyproject.toml sandbox/pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# What each target does (the tests: docs/testing.md; the code: docs/architecture.md)
+help:
+	@echo "make demo       a sandbox VAN, then setup --check, setup (twice), up, status, test-model,"
+	@echo "                down --plan, down of one provider and down, each printed (sandbox/src/skupper_sandbox/demo.py)"
+	@echo "make test       hostdeps, lint, types, unit, e2e and lifecycle, in that order"
+	@echo "make lint       ruff check and format, import-linter's contracts, shellcheck, the VAN view's build check"
+	@echo "make types      mypy over src, sandbox/src and tests"
+	@echo "make unit       the tests that need no world, build, browser or product process (WORKERS=3)"
+	@echo "make e2e        sandbox worlds, OpenSSH, processes, the wheel, the browser; not tests/lifecycle (E2E_WORKERS=4)"
+	@echo "make lifecycle  tests/lifecycle on this machine's real podman where it runs (LIFECYCLE_WORKERS=2)"
+	@echo "make hostdeps   what the end-to-end suite needs from the machine (scripts/host-deps.sh, as root)"
+	@echo "make venv       .venv with both distributions, editable; make clean removes it"
+	@echo "make view       rebuild src/skupper_mcp/view/van.html from view/ (npm ci, then node build.mjs)"
+	@echo "make bench      bench/lifecycle.py: setup, up and down timed on 2 and 8 providers"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src sandbox/src tests bench
@@ -42,11 +57,12 @@ types: $(STAMP)
 	$(VENV)/bin/mypy src sandbox/src
 	$(VENV)/bin/mypy tests
 
-# Both halves run on pytest-xdist processes (WORKERS, E2E_WORKERS): most of an e2e test's
-# time is waiting on routers and hosts, not CPU. On 2 cores the e2e half left them 32 % idle
-# on 3 workers and takes 7:02 instead of 7:49 on 4 (25 % idle); the fast half gains nothing
-# past 3. A file's tests, and each part of the lifecycle directory (a world each), stay on
-# one worker, in order (tests/conftest.py). WORKERS=0 runs both in this process.
+# The three parts run on pytest-xdist processes (WORKERS, E2E_WORKERS, LIFECYCLE_WORKERS):
+# most of an e2e test's time is waiting on routers and hosts, not CPU. On 2 cores the e2e
+# part left them 32 % idle on 3 workers and takes 7:02 instead of 7:49 on 4 (25 % idle); the
+# unit part gains nothing past 3. A file's tests, and each part of the lifecycle directory (a
+# world each), stay on one worker, in order (tests/conftest.py). WORKERS=0 runs each part in
+# this process.
 WORKERS ?= 3
 E2E_WORKERS ?= $(if $(filter 0,$(WORKERS)),0,4)
 
@@ -56,8 +72,8 @@ unit: $(STAMP)
 	$(VENV)/bin/pytest -q -n $(WORKERS) -m "not sandbox and not openssh and not packaging and not browser and not spawns"
 
 # The end-to-end half: sandbox worlds and the simulator's components (real routers, the
-# podman and systemd imitations), the lifecycle suite, MCP against a world, OpenSSH, the CLI
-# and the stdio and HTTP servers as processes,
+# podman and systemd imitations), MCP against a world, OpenSSH, the CLI and the stdio and
+# HTTP servers as processes,
 # the wheel built (python -m build) and installed in a fresh venv (tests/test_wheel.py), and
 # the VAN view in headless Chromium (tests/test_van_view_browser.py).
 # The browser tests keep their screenshots of the VAN view here (SKMCP_ARTEFACTS), for a
@@ -84,7 +100,8 @@ e2e: $(STAMP)
 lifecycle: $(STAMP)
 	SKMCP_LIFECYCLE_PODMAN=$(LIFECYCLE_PODMAN) SKMCP_SANDBOX_PODMAN=$(SANDBOX_PODMAN) SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(LIFECYCLE_WORKERS) tests/lifecycle
 
-# The machine's part of the suite (sshd, iptables, curl): installed when missing, as root.
+# The machine's part of the suite (sshd, iptables, curl, a C compiler, chromium, the login
+# shells, shellcheck, podman with runc and uidmap): installed when missing, as root.
 hostdeps:
 	sh scripts/host-deps.sh
 

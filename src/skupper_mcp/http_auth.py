@@ -78,7 +78,7 @@ def http_access(
             f"--host {host} is outside loopback, so the server needs a token its clients "
             f"already have: pass --token-file PATH or set {TOKEN_VARIABLE} (make one with "
             f"{MAKE_ONE}). Better: keep --host 127.0.0.1 and reach it through SSH port "
-            "forwarding (README, Streamable HTTP)"
+            "forwarding (docs/server.md, Streamable HTTP)"
         )
     return HttpAccess(stored_token(state_dir), str(state_dir / TOKEN_FILE_NAME))
 
@@ -182,7 +182,7 @@ class BearerTokenGate:
             return
         body = (
             b"401: send the server's token as 'Authorization: Bearer TOKEN' "
-            b"(README, Streamable HTTP)\n"
+            b"(docs/server.md, Streamable HTTP)\n"
         )
         await send(
             {

@@ -1,4 +1,4 @@
-"""Result models: the typed answers of every tool and CLI verb (README.md "Tools and results").
+"""Result models: the typed answers of every tool and CLI verb (docs/tools.md, "Tools and results").
 
 Field names are a contract with agents and scripts. Descriptions become the tools'
 outputSchema, so they are written for the agent reading them.
