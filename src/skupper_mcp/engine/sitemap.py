@@ -1,7 +1,7 @@
 """Reach and read every site of the topology, concurrently. One host's failure is that
 host's ``Unread`` reading, never an exception that loses the others. Also what readings say
 across sites: the peers' link client certificates, the links as their dialling sites report
-them, and the models the providers serve."""
+them."""
 
 from __future__ import annotations
 
@@ -135,11 +135,6 @@ class SiteMap:
                 "and different system commands); upgrade the skupper CLI on this host"
             )
         return None
-
-
-def served_models(readings: dict[str, Reading]) -> dict[str, list[str] | None]:
-    """host -> the model ids its endpoint reported (what decides active profiles)."""
-    return {h: r.state.served_models for h, r in readings.items() if isinstance(r, PodmanReading)}
 
 
 def model_url(p: ProviderHost) -> str:

@@ -17,17 +17,18 @@ from ...facts import names
 from ...facts.logs import MAX_LOG_BYTES, log_unavailable
 from ...facts.redact import redact_lines
 from ...models import DiagnosedSite, DiagnoseResult, Finding, NextStep
-from ...topology import ProviderHost, Topology
+from ...topology import Topology
 from ...vocabulary import plural
-from ..condition import podman_router_running, site_condition
+from ..condition import site_condition
 from ..desired.cluster import cluster_link_names
 from ..findings import RULES, Network
 from ..findings.context import LinkProbe
 from ..findings.links import VERIFY_FAILED
-from ..model_http import ModelsProbe, api_key, base_url, probe_models
+from ..model_http import ModelsProbe
 from ..readings import Asked, PodmanReading, Reading, Unread
 from ..scope import resolve_target
 from ..scope import sites as all_sites
+from ..served import read_served
 from ..sitemap import SiteMap, link_rows
 from ..verify import tcp_probe
 
@@ -64,38 +65,12 @@ async def read(sites: SiteMap) -> Network:
     return Network(topo, views, links, models)
 
 
-def unanswered(topology: Topology, views: dict[str, Reading]) -> list[ProviderHost]:
-    """The providers whose router runs but whose endpoint, asked on the host (without a
-    key), answered no model list: the ones a probe through the listener explains."""
-    found = []
-    for p in topology.providers:
-        view = views.get(p.name)
-        if (
-            isinstance(view, PodmanReading)
-            and view.state.served_models is None
-            and podman_router_running(view)
-        ):
-            found.append(p)
-    return found
-
-
 async def model_probes(topology: Topology, views: dict[str, Reading]) -> dict[str, ModelsProbe]:
     """``GET /v1/models`` through the local listener, with the provider's key, of every
-    provider ``unanswered`` names, at once over one client (none when all answered)."""
-    import httpx
-
-    wanted = unanswered(topology, views)
-    if not wanted:
-        return {}
-    host = topology.local.listener_host
-    async with httpx.AsyncClient(trust_env=False) as http:
-        found = await asyncio.gather(
-            *(
-                probe_models(http, api_key(p), f"{base_url(host, p.local_port)}/v1/models")
-                for p in wanted
-            )
-        )
-    return {p.name: probe for p, probe in zip(wanted, found, strict=True)}
+    provider whose router runs and whose endpoint has a key or answered no list on the host
+    (``served.read_served``: the read that decides active profiles everywhere)."""
+    served = await read_served(topology, views)
+    return {host: s.probe for host, s in served.items() if s.probe is not None}
 
 
 async def journal_fallback(view: PodmanReading) -> None:

@@ -25,7 +25,8 @@ from ..model_http import cluster_base_url, local_base_url
 from ..pools import pool_resources, pool_rows
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, link_rows, served_models
+from ..served import read_served, served_ids
+from ..sitemap import SiteMap, link_rows
 from ..verify import tcp_probe
 
 
@@ -138,9 +139,14 @@ async def run(sites: SiteMap) -> StatusResult:
     links, listeners, pool_bound = await asyncio.gather(
         _links(sites.topology, views), _listeners(sites, views), _pool_probes(topo)
     )
+    # after the connects, never beside them (a connect has its second)
+    served = served_ids(await read_served(topo, views))
+    for listener in listeners:
+        ids = served.get(listener.provider or "")
+        if ids:
+            listener.model_ids = list(ids)
     pools = pool_rows(topo, site_rows, links, pool_bound, pool_resources(topo, views))
     reachable = {r.host: not isinstance(views[r.host], Unread) for r in refs}
-    served = served_models(views)
     actions = actions_for.status_actions(topo, reachable, served)
     return StatusResult(
         sites=site_rows,
@@ -219,7 +225,4 @@ def _listener(
     consumer = next((v for v in views.values() if v.ref.site == site), None)
     view = views.get(provider)
     state = listener_state(bound, provider, view, site, consumer)
-    row = listener_row(site, port, key, bound, provider, state)
-    if isinstance(view, PodmanReading) and view.state.served_models:
-        row.model_ids = list(view.state.served_models)
-    return row
+    return listener_row(site, port, key, bound, provider, state)

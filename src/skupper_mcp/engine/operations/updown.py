@@ -34,7 +34,8 @@ from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
 from ..scope import SiteRef, local_stops, resolve_target, scope
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, served_models, skip_or_fail
+from ..served import Served, read_served, served_ids
+from ..sitemap import SiteMap, skip_or_fail
 from ..verify import probe_listeners, tcp_probe, wait_for_links, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
@@ -165,7 +166,19 @@ async def up(
     results = [runs[ref.host].result("up") for ref in refs]
     if not plan:
         sites.remember(results, "up")
-    served = served_models(views)
+    # after the start: a keyed server is asked through the route up just brought up
+    started = {r.host for r in results if r.outcome == "up" and not plan}
+    local_down = LOCAL_HOST not in started and router_running(views.get(LOCAL_HOST)) is False
+    served = served_ids(
+        await read_served(
+            topology,
+            views,
+            routed=lambda p: (
+                not local_down and (p.name in started or router_running(views[p.name]) is True)
+            ),
+            only={r.host for r in results if r.role == "provider"},
+        )
+    )
     return operation_result(
         "up",
         target_query,
@@ -284,6 +297,14 @@ async def down(
     runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
     kept: set[str] = set()  # the local site, when another provider keeps it up
 
+    async def served_of(host: str) -> Served:
+        """What the provider serves, read before it or the local site stops (a keyed
+        server is asked through the route they hold)."""
+        found = await read_served(topology, {host: await reads[host]}, only={host})
+        return found[host]
+
+    serving = {p.host: asyncio.ensure_future(served_of(p.host)) for p in providers}
+
     async def local_decision() -> tuple[bool, str]:
         others = [p.host for p in providers if p.host != target.host]
         found = {host: await reads[host] for host in others}
@@ -303,6 +324,9 @@ async def down(
                 kept.add(ref.host)
                 await run.note("keep local site", why)
                 return
+            await asyncio.gather(*serving.values())  # every route asked before it closes
+        elif ref.host in serving:
+            await serving[ref.host]
         match view:
             case ClusterReading():
                 todo = kube_down_actions(topology, view.site, view.state)
@@ -316,13 +340,13 @@ async def down(
     try:
         await asyncio.gather(*(read_then_down(ref) for ref in refs))
         views = {host: await read for host, read in reads.items()}
+        served = {host: (await found).ids for host, found in serving.items()}
     finally:
-        for read in reads.values():  # a cancelled down leaves no reading running
-            read.cancel()
+        for task in [*reads.values(), *serving.values()]:  # a cancelled down leaves none
+            task.cancel()
     results = [runs[ref.host].result("down") for ref in refs]
     if not plan:
         sites.remember([r for r in results if r.host not in kept], "down")
-    served = served_models(views)
     result = operation_result(
         "down",
         target_query,
