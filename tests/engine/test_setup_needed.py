@@ -27,6 +27,7 @@ from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.engine.store.backups import Backups
 from skupper_mcp.facts import names
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
+from skupper_mcp.facts.unparsed import ParseError
 from skupper_mcp.models import CheckResult
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.sites.resources import ClientCert
@@ -112,6 +113,13 @@ def _no_tmpfs(s: SiteState) -> None:
         s.router.has_tmpfs = False
 
 
+def _router_unread(s: SiteState) -> None:
+    """The router container listed, its ``podman inspect`` not parsed: the fact unknown."""
+    if s.router is not None:
+        s.router = None
+        s.parse_errors.append(ParseError("router", "podman inspect", "<html>", "not JSON"))
+
+
 def _socket_off(s: SiteState) -> None:
     s.units[names.PODMAN_SOCKET_UNIT] = UnitState(names.PODMAN_SOCKET_UNIT, "loaded")
 
@@ -142,6 +150,7 @@ VARIATIONS: dict[str, Callable[[SiteState], None]] = {
         _no_router,
         _router_by_hand,
         _no_tmpfs,
+        _router_unread,
         _socket_off,
         _no_controller,
         _stopped,
@@ -197,15 +206,43 @@ def test_setup_plans_nothing_iff_nothing_is_needed_iff_up_does_not_refuse(
         assert not needed, needed  # stopping a site never makes it need setup
 
 
-def hand_edited_hosts(topology: Topology) -> SiteMap:
-    """The recorded built network, with rhtevan-work's router unit file edited by hand."""
+UNREAD = "router container default-skupper-router: the output of `podman inspect` could not be read"
+
+
+def test_an_unreadable_router_fact_is_a_need_up_refuses_and_setup_never_recreates(
+    topology: Topology,
+) -> None:
+    """Issue 42: rhel-ai has the tmpfs workaround and its router runs, but its ``podman
+    inspect`` did not parse. setup-needed names it, up refuses with that line, and setup's
+    plan re-creates nothing (it stopped the running router to re-create it, unsaid)."""
+    found = parse_site_state(recorded("up", "rhel-ai"))
+    _router_unread(found)
+    reading = PodmanReading(
+        site_ref(topology, "rhel-ai"), PodmanSite(FakeConnector("rhel-ai"), "default"), found
+    )
+    needed = setup_needed(topology, reading) or []
+    assert len(needed) == 1 and needed[0].startswith(UNREAD), needed
+    refused = setup_problem(SiteMap(topology, ConnectorPool(topology.ssh.options()), None), reading)
+    assert refused is not None and needed[0] in refused
+    todo = podman_setup_actions(reading.site, found, [], tmpfs=True, restore_ca=None)
+    assert [a.name for a in todo] == ["refuse to change the site"]
+
+
+def hand_edited_hosts(topology: Topology, edit: str = "unit") -> SiteMap:
+    """The recorded built network, with rhtevan-work's router unit file edited by hand
+    (``edit="unit"``), or rhel-ai's router inspect answering what is not JSON
+    (``edit="inspect"``)."""
 
     def host(name: str) -> FakeConnector:
         text = recorded("up", name)
-        if name == "rhtevan-work":
+        if name == "rhtevan-work" and edit == "unit":
             marker = f"@@file unit {ROUTER_UNIT}\n"
             assert marker in text
             text = text.replace(marker, marker + "|# edited by hand\n")
+        if name == "rhel-ai" and edit == "inspect":
+            head, rest = text.split("@@section router\n", 1)
+            text = head + "@@section router\n|<html>bad gateway</html>\n@@rc 0\n"
+            text += rest.split("@@rc 0\n", 1)[1]
 
         def answer(call: Call) -> Reply | None:
             if READ in call.command:
@@ -250,3 +287,24 @@ async def test_a_hand_edited_unit_file_is_the_same_answer_from_status_up_and_set
         "rhtevan-work": ["install auto-restart units", "restart units"],
         "local": ["setup"],
     }
+
+
+async def test_an_unreadable_router_fact_is_the_same_answer_from_status_up_and_setup(
+    topology: Topology, tmp_path: Path
+) -> None:
+    sites = hand_edited_hosts(topology, edit="inspect")
+    found = await status.run(sites)
+    drift = {s.host: s.drift for s in found.sites}
+    assert drift["rhtevan-work"] == [] and drift["local"] == []
+    assert [line[: len(UNREAD)] for line in drift["rhel-ai"] or []] == [UNREAD]
+    up = await updown.up(sites, "all", plan=True)
+    refused = {s.host: s.reason for s in up.sites if s.outcome == "failed"}
+    assert list(refused) == ["rhel-ai"] and UNREAD in (refused["rhel-ai"] or "")
+
+    async def precheck() -> CheckResult:
+        return CheckResult(topology="", checks=[], ok=True)
+
+    plan = await setup.run(sites, Backups(tmp_path), precheck, plan=True)
+    rhel = next(s for s in plan.sites if s.host == "rhel-ai")
+    assert rhel.outcome == "failed" and UNREAD in (rhel.reason or ""), rhel
+    assert not any(st.changes for st in rhel.steps), rhel.steps

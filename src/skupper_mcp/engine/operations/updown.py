@@ -296,14 +296,7 @@ async def down(
     reads = {host: asyncio.ensure_future(sites.read(r)) for host, r in to_read.items()}
     runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
     kept: set[str] = set()  # the local site, when another provider keeps it up
-
-    async def served_of(host: str) -> Served:
-        """What the provider serves, read before it or the local site stops (a keyed
-        server is asked through the route they hold)."""
-        found = await read_served(topology, {host: await reads[host]}, only={host})
-        return found[host]
-
-    serving = {p.host: asyncio.ensure_future(served_of(p.host)) for p in providers}
+    serving = _served_reads(topology, {p.host: reads[p.host] for p in providers})
 
     async def local_decision() -> tuple[bool, str]:
         others = [p.host for p in providers if p.host != target.host]
@@ -324,9 +317,7 @@ async def down(
                 kept.add(ref.host)
                 await run.note("keep local site", why)
                 return
-            await asyncio.gather(*serving.values())  # every route asked before it closes
-        elif ref.host in serving:
-            await serving[ref.host]
+        await _served_first(ref.host, serving)
         match view:
             case ClusterReading():
                 todo = kube_down_actions(topology, view.site, view.state)
@@ -342,8 +333,10 @@ async def down(
         views = {host: await read for host, read in reads.items()}
         served = {host: (await found).ids for host, found in serving.items()}
     finally:
-        for task in [*reads.values(), *serving.values()]:  # a cancelled down leaves none
-            task.cancel()
+        for read in reads.values():  # a cancelled down leaves no reading running
+            read.cancel()
+        for found in serving.values():
+            found.cancel()
     results = [runs[ref.host].result("down") for ref in refs]
     if not plan:
         sites.remember([r for r in results if r.host not in kept], "down")
@@ -370,6 +363,28 @@ async def down(
                 f"the local router drops it (within ~{max(1.0, longest):.0f} s)"
             )
     return result
+
+
+def _served_reads(
+    topology: Topology, reads: dict[str, asyncio.Future[Reading]]
+) -> dict[str, asyncio.Future[Served]]:
+    """What each provider serves, read as soon as its reading is in: before it or the
+    local site stops (a keyed server is asked through the route they hold)."""
+
+    async def served_of(host: str) -> Served:
+        found = await read_served(topology, {host: await reads[host]}, only={host})
+        return found[host]
+
+    return {host: asyncio.ensure_future(served_of(host)) for host in reads}
+
+
+async def _served_first(host: str, serving: dict[str, asyncio.Future[Served]]) -> None:
+    """Before a site stops: its own served models read, and the local site's stop (which
+    closes every route) waits for them all."""
+    if host == LOCAL_HOST:
+        await asyncio.gather(*serving.values())
+    elif host in serving:
+        await serving[host]
 
 
 async def _listeners_after_down(
