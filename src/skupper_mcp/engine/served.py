@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from ..errors import CheckFailed
 from ..topology import ProviderHost, Topology
-from .condition import router_running
 from .model_http import PROBE_TIMEOUT, ModelsProbe, api_key, base_url, probe_models
+from .predicates import router_running
 from .readings import PodmanReading, Reading
 from .scope import site_ref
 from .sitemap import SiteMap

@@ -20,8 +20,8 @@ from ..sites.podman import PodmanSite
 from ..sites.resources import ClientCert, LinkTarget
 from ..topology import ProviderHost, Topology
 from ..vocabulary import KUBE_HOST, LOCAL_HOST
-from .condition import link_up
 from .desired.cluster import link_targets
+from .predicates import claims_ready, link_up
 from .readings import Asked, ClusterReading, PodmanReading, Reading, Unread
 from .runner import SITE_ERRORS, SiteRun
 from .scope import SiteRef, site_ref
@@ -143,8 +143,9 @@ def model_url(p: ProviderHost) -> str:
 
 @dataclass(frozen=True)
 class LinkRow:
-    """A link the topology asks for, as the dialling site reports it (``connected`` None:
-    that site was not read)."""
+    """A link the topology asks for, as the dialling site reports it: its status text (for
+    people), whether that site reports it Ready (``ready``) and whether it carries traffic
+    now (``connected``: ``predicates.link_up``); both None when that site was not read."""
 
     from_host: str
     from_site: str
@@ -154,6 +155,7 @@ class LinkRow:
     port: int
     status: str
     connected: bool | None
+    ready: bool | None = None
 
 
 def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
@@ -167,8 +169,9 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
             if res is None:
                 res = local.state.input_resources.get(("Link", name))
             status, connected = status_of(res), link_up(res, local, readings.get(p.name))
+            ready: bool | None = claims_ready(res)
         else:
-            status, connected = "unknown (local site unreadable)", None
+            status, connected, ready = "unknown (local site unreadable)", None, None
         rows.append(
             LinkRow(
                 LOCAL_HOST,
@@ -179,6 +182,7 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
                 p.inter_router_port,
                 status,
                 connected,
+                ready,
             )
         )
     kube = topo.kubernetes
@@ -189,8 +193,9 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
             if isinstance(cluster, ClusterReading):
                 link = cluster.state.links.get(name)
                 status, connected = status_of(link), link_up(link, cluster, readings.get(host))
+                ready = claims_ready(link)
             else:
-                status, connected = "unknown (API unreachable)", None
+                status, connected, ready = "unknown (API unreachable)", None, None
             rows.append(
                 LinkRow(
                     kube.name,
@@ -201,6 +206,7 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
                     target.inter_router_port,
                     status,
                     connected,
+                    ready,
                 )
             )
     return rows

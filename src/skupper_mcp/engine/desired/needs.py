@@ -35,13 +35,11 @@ from ...sites.resources import Resource
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST
 from ..condition import unparsed_reason
+from ..predicates import stopped_as_asked
 from ..readings import Asked, ClusterReading, PodmanReading, Reading
 from .cluster import Certs, base_resources, link_resources, link_targets
 from .leftovers import Key, hub_pool_keys, leftover_lines, leftovers, listener_pool_keys
 from .podman import hub_resources, local_resources, local_resources_without_secrets
-
-#: What the user asked that leaves a site's links (on the cluster) removed on purpose.
-_STOPS: tuple[Asked, ...] = ("down", "teardown")
 
 #: What a podman site's setup changes, one kind per step it takes (or refuses to take):
 NeedKind = Literal[
@@ -371,7 +369,7 @@ def cluster_needs(
         wanted = [cr.link(t) for t in link_targets(topology).values()]
     else:
         wanted, _ = link_resources(topology, state, certs)
-    stopped = asked in _STOPS
+    stopped = stopped_as_asked(asked)
 
     def taken_down(r: Resource) -> bool:
         """A Link removed by down: up's to make again, not setup's."""

@@ -25,7 +25,8 @@ from ..findings import RULES, Network
 from ..findings.context import LinkProbe
 from ..findings.links import VERIFY_FAILED
 from ..model_http import ModelsProbe
-from ..readings import Asked, PodmanReading, Reading, Unread
+from ..predicates import stopped_as_asked
+from ..readings import ASKED_VALUES, Asked, PodmanReading, Reading, Unread
 from ..scope import resolve_target
 from ..scope import sites as all_sites
 from ..served import read_served
@@ -46,7 +47,7 @@ async def read(sites: SiteMap) -> Network:
         *(journal_fallback(v) for v in views.values() if isinstance(v, PodmanReading))
     )
     rows = link_rows(topo, views)
-    failing = {r.from_host for r in rows if r.status != "Ready"}
+    failing = {r.from_host for r in rows if not r.ready}
     await asyncio.gather(
         *(
             refusals_searched(v)
@@ -59,7 +60,7 @@ async def read(sites: SiteMap) -> Network:
     # client's import and set-up on the loop would make it miss a port that accepts
     models = await model_probes(topo, views)
     links = [
-        LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status)
+        LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status, r.ready is True)
         for r, probe in zip(rows, probes, strict=True)
     ]
     return Network(topo, views, links, models)
@@ -145,11 +146,10 @@ async def run(sites: SiteMap, target: str) -> DiagnoseResult:
 
 
 #: For each thing a user may ask of a site, the tool calls that would undo it there.
+#: What stops a site is undone by what starts it, and the other way round.
 UNDOES: dict[Asked, frozenset[str]] = {
-    "down": frozenset({"up", "setup"}),
-    "teardown": frozenset({"up", "setup"}),
-    "up": frozenset({"down", "teardown"}),
-    "setup": frozenset({"down", "teardown"}),
+    asked: frozenset(a for a in ASKED_VALUES if stopped_as_asked(a) != stopped_as_asked(asked))
+    for asked in ASKED_VALUES
 }
 
 

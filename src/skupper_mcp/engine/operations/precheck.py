@@ -62,7 +62,6 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
         )
     if facts.complete:  # the listing ran to its end: "none open" is then a finding too
         checks.append(_private_keys_check(host, facts))
-    linger = (facts.linger or "").lower()
     if facts.linger is None and not facts.root and not facts.systemd_ok:
         pass  # no loginctl and no systemd: the systemd-user check says what the host lacks
     elif facts.root:
@@ -74,7 +73,7 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
                 detail="root: Skupper runs under the system manager (no lingering needed)",
             )
         )
-    elif linger.endswith("=yes"):
+    elif facts.lingering:
         checks.append(Check(name="linger", site=host, status="pass", detail="Linger=yes"))
     elif not is_local:
         checks.append(
@@ -103,7 +102,7 @@ def _systemd_hint(facts: SiteFacts) -> str:
             "this host has no systemd (no loginctl): Skupper's podman site needs a systemd "
             "user manager; use a host whose init is systemd"
         )
-    if (facts.linger or "").lower().endswith("=yes"):
+    if facts.lingering:
         return (
             "lingering is on but the user manager does not answer: log in to the host as "
             "this user once, or check `systemctl --user status` and XDG_RUNTIME_DIR"

@@ -29,11 +29,12 @@ from ...sites.resources import Resource, resource_status
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
-from ..condition import claims_ready, link_connected, podman_condition, podman_site_resource
+from ..condition import podman_condition
 from ..desired.cluster import Certs, differing, link_resources, link_targets
 from ..desired.leftovers import Key, hub_pool_keys, listener_pool_keys
 from ..desired.needs import PodmanNeeds, cluster_needs, podman_needs, router_unread
 from ..desired.podman import hub_resources, hub_target, local_resources
+from ..predicates import claims_ready, link_connected, podman_site_resource
 from ..readings import Asked, ClusterReading, PodmanReading, Reading, Unread
 from ..runner import (
     SITE_ERRORS,

@@ -17,12 +17,13 @@ from ...models import LinkStatus, ListenerStatus, PoolStatus, SiteStatus, Status
 from ...sites.kube import status_of
 from ...topology import Topology
 from .. import model_actions as actions_for
-from ..condition import claims_ready, podman_site_resource, site_condition
+from ..condition import site_condition
 from ..desired.cluster import cluster_link_names
 from ..desired.needs import setup_needed
 from ..listeners import listener_row, listener_state
 from ..model_http import cluster_base_url, local_base_url
 from ..pools import pool_resources, pool_rows
+from ..predicates import RUNNING, claims_ready, podman_site_resource
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..scope import sites as all_sites
 from ..served import read_served, served_ids
@@ -32,7 +33,7 @@ from ..verify import tcp_probe
 
 def _unit_text(reading: PodmanReading, unit: str) -> str:
     u = reading.state.unit(unit)
-    if u.load_state == "not-found":
+    if not u.installed:
         return "not installed"
     return f"{u.active_state} ({u.sub_state})"
 
@@ -97,7 +98,7 @@ def summary(
 
     bound = sum(bool(li.bound) for li in listeners)
     closing = [f":{li.port} ({li.provider})" for li in listeners if li.state == "closing"]
-    parts = [f"running: {', '.join(hosts('up', 'degraded')) or 'none'}"]
+    parts = [f"running: {', '.join(hosts(*RUNNING)) or 'none'}"]
     for label, states in (
         ("stopped", ("stopped",)),
         ("not set up", ("not-set-up",)),

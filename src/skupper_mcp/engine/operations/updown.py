@@ -19,17 +19,17 @@ from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, d
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
-from ..condition import (
+from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
+from ..desired.needs import setup_needed
+from ..listeners import closing, consumer_hold, listener_row, listener_state, stopped_since
+from ..pools import serving_after_down
+from ..predicates import (
     controller_unit_active,
     link_connected,
     podman_router_running,
     router_running,
     router_unit_active,
 )
-from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
-from ..desired.needs import setup_needed
-from ..listeners import closing, consumer_hold, listener_row, listener_state, stopped_since
-from ..pools import serving_after_down
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
 from ..scope import SiteRef, local_stops, resolve_target, scope
