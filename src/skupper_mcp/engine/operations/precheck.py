@@ -32,9 +32,9 @@ from skupper_mcp.facts.precheck import SiteFacts, install_command, ports_bound
 from skupper_mcp.facts.private_keys import KEYS_CAUSE, KEYS_FIX, summary
 from skupper_mcp.facts.site_state import is_active
 from skupper_mcp.models import Check, CheckResult
-from skupper_mcp.render import topology_diagram
 from skupper_mcp.sites.kube import ClusterSite, credential_plugin, site_kubeconfigs
 from skupper_mcp.topology import KubeSite, SSHTarget, Topology
+from skupper_mcp.topology.diagram import topology_diagram
 from skupper_mcp.vocabulary import Progress, plural
 
 log = logging.getLogger(__name__)
