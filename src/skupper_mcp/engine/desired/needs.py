@@ -21,7 +21,7 @@ reload, so what a Secret must match is only known from the hub.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...facts import names
@@ -59,6 +59,7 @@ NeedKind = Literal[
     "unit",  # a unit file written (and restarted)
     "watch-script",  # the watch script written
     "legacy-unit",  # an older controller unit removed
+    "link",  # the cluster: a Link (or its Secret) applied
 ]
 
 #: The needs a ``skupper system reload`` fulfils (when the namespace is already rendered).
@@ -339,16 +340,38 @@ def _unit_needs(say: _Say, state: SiteState, wanted: list[units.WatchUnit]) -> N
             say("unit", f"{w.name}: enabled at boot", True, name=w.name)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ClusterNeeds:
-    """What setup must build on the cluster: its Site and Listeners, and the links (with
-    their Secrets when the certificates are known) that differ from the topology."""
+    """What setup must build on the cluster, each a ``Need`` with its line: the pools'
+    leftovers to remove (``remove``), its Site and Listeners (``apply``), and the links, with
+    their Secrets when the certificates are known, that differ from the topology
+    (``link``). Setup's cluster plan reads only these."""
 
-    lines: list[str] = field(default_factory=list)
-    base: list[Resource] = field(default_factory=list)
-    links: list[Resource] = field(default_factory=list)
-    #: the pools' leftovers to remove (``leftovers``): (kind, name)
-    remove: list[tuple[str, str]] = field(default_factory=list)
+    needs: tuple[Need, ...] = ()
+
+    @property
+    def lines(self) -> list[str]:
+        return [n.why for n in self.needs]
+
+    def _resources(self, what: NeedKind) -> list[Resource]:
+        found: list[Resource] = []
+        for n in self.needs:
+            if n.what == what:
+                found += [r for r in n.resources if not any(r is f for f in found)]
+        return found
+
+    @property
+    def base(self) -> list[Resource]:
+        return self._resources("apply")
+
+    @property
+    def links(self) -> list[Resource]:
+        return self._resources("link")
+
+    @property
+    def remove(self) -> list[Key]:
+        """The pools' leftovers to remove (``leftovers``): (kind, name)."""
+        return [k for n in self.needs if n.what == "remove" for k in n.keys]
 
 
 def cluster_needs(
@@ -357,14 +380,15 @@ def cluster_needs(
     """The cluster's setup needs. A Link that is absent while its Secret is there, or after
     a ``down`` (or teardown) the user asked for, is not one: ``down`` removes the Links and
     keeps their Secrets, and ``up`` makes them again."""
-    need = ClusterNeeds()
+    say = _Say(topology.kubernetes.name if topology.kubernetes else "")
     base = base_resources(topology)
-    need.base = [r for r in base if not cr.same(r, state.existing(r))]
     owned = listener_pool_keys(topology)
     held = [("Listener", n) for n in state.listeners] + [
         ("MultiKeyListener", n) for n in state.multi_key_listeners
     ]
-    need.remove = leftovers(owned, base, held)
+    removed = leftovers(owned, base, held)
+    for key, line in zip(removed, leftover_lines(owned, removed), strict=True):
+        say("remove", line, keys=(key,))
     if certs is None:
         wanted = [cr.link(t) for t in link_targets(topology).values()]
     else:
@@ -377,19 +401,20 @@ def cluster_needs(
             return False
         return stopped or cr.key(r)[1] in state.secrets
 
-    need.links = [
+    links = [
         r
         for r in wanted
         if not cr.same(r, state.existing(r))
         and not taken_down(r)
         and not (stopped and r["kind"] == "Secret")
     ]
-    need.lines = (
-        leftover_lines(owned, need.remove)
-        + differences(need.base, state.existing)
-        + differences(need.links, state.existing)
-    )
-    return need
+    applied: tuple[tuple[NeedKind, list[Resource]], ...] = (("apply", base), ("link", links))
+    for what, resources in applied:
+        for r in resources:
+            if not cr.same(r, state.existing(r)):
+                for line in differences([r], state.existing):
+                    say(what, line, resources=(r,))
+    return ClusterNeeds(tuple(say.needs))
 
 
 def reading_needs(
