@@ -274,6 +274,11 @@ async def test_a_hand_edited_unit_file_is_the_same_answer_from_status_up_and_set
     refused = {s.host: s.reason for s in up.sites if s.outcome == "failed"}
     assert list(refused) == ["rhtevan-work"]
     assert f"{ROUTER_UNIT}: not the unit setup writes" in (refused["rhtevan-work"] or "")
+    checked = {c.site: c for c in await setup.needs_checks(sites)}
+    assert checked["rhtevan-work"].status == "pass"
+    assert checked["rhtevan-work"].detail == (
+        f"setup would build: {ROUTER_UNIT}: not the unit setup writes"
+    )
 
     async def precheck() -> CheckResult:
         return CheckResult(topology="", checks=[], ok=True)
@@ -304,6 +309,9 @@ async def test_an_unreadable_router_fact_is_the_same_answer_from_status_up_and_s
     async def precheck() -> CheckResult:
         return CheckResult(topology="", checks=[], ok=True)
 
+    checked = {c.site: c for c in await setup.needs_checks(sites)}
+    assert checked["rhel-ai"].status == "fail" and UNREAD in checked["rhel-ai"].detail
+    assert checked["local"].detail == "set up as topology.env says: nothing to build"
     plan = await setup.run(sites, Backups(tmp_path), precheck, plan=True)
     rhel = next(s for s in plan.sites if s.host == "rhel-ai")
     assert rhel.outcome == "failed" and UNREAD in (rhel.reason or ""), rhel

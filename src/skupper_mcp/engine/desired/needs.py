@@ -447,18 +447,31 @@ def reading_needs(
     )
 
 
-def setup_needed(topology: Topology, reading: Reading) -> list[str] | None:
-    """What setup would change at the site, one line each (empty: nothing; None: the site
-    was not read). Status's drift and up's refusal."""
+def site_needs(topology: Topology, reading: Reading) -> list[Need] | None:
+    """What setup would change at the site, each a ``Need`` (empty: nothing; None: the
+    site was not read). Status's drift, up's refusal, ``setup --check`` and setup's plan
+    all read this list."""
     match reading:
         case PodmanReading() if unparsed_reason(reading) is not None:
             return None  # its containers or units could not be read: nothing is known
         case PodmanReading():
-            return reading_needs(topology, reading).lines
+            return list(reading_needs(topology, reading).needs)
         case ClusterReading():
-            return cluster_needs(topology, reading.state, reading.asked).lines
+            return list(cluster_needs(topology, reading.state, reading.asked).needs)
         case _:
             return None
+
+
+def setup_needed(topology: Topology, reading: Reading) -> list[str] | None:
+    """The lines of ``site_needs`` (empty: nothing; None: the site was not read)."""
+    needs = site_needs(topology, reading)
+    return None if needs is None else [n.why for n in needs]
+
+
+def shown(lines: list[str], most: int = 3) -> str:
+    """The first ``most`` lines of a list of needs, and how many more there are."""
+    more = f" and {len(lines) - most} more" if len(lines) > most else ""
+    return "; ".join(lines[:most]) + more
 
 
 def drift_lines(topology: Topology, reading: Reading) -> list[str]:

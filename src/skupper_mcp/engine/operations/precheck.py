@@ -588,9 +588,13 @@ async def run(
     *,
     kube_access: KubeAccess = default_kube_access,
     progress: Progress | None = None,
+    more: Callable[[], Awaitable[list[Check]]] | None = None,
 ) -> CheckResult:
-    """The precheck of every site, with the topology diagram."""
+    """The precheck of every site, with the topology diagram; ``more`` checks after it
+    (``setup --check``: what setup would build)."""
     checks = await run_precheck(sites, kube_access=kube_access, progress=progress)
+    if more is not None:
+        checks += await more()
     failed = [c for c in checks if c.status == "fail"]
     warned = [c for c in checks if c.status == "warn"]
     summary = f"{plural(len(checks), 'check')}: {len(checks) - len(failed) - len(warned)} passed"

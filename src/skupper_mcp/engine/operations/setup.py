@@ -32,7 +32,16 @@ from .. import model_actions as actions_for
 from ..condition import podman_condition
 from ..desired.cluster import Certs, differing, link_resources, link_targets
 from ..desired.leftovers import Key, hub_pool_keys, listener_pool_keys
-from ..desired.needs import PodmanNeeds, cluster_needs, podman_needs, router_unread
+from ..desired.needs import (
+    REFUSALS,
+    Need,
+    PodmanNeeds,
+    cluster_needs,
+    podman_needs,
+    router_unread,
+    shown,
+    site_needs,
+)
 from ..desired.podman import hub_resources, hub_target, local_resources
 from ..predicates import claims_ready, link_connected, podman_site_resource
 from ..readings import Asked, ClusterReading, PodmanReading, Reading, Unread
@@ -223,6 +232,33 @@ def kube_setup_actions(
     if names and (todo or not all(link_connected(state.links.get(n)) for n in names)):
         todo.append(wait_for_links(site, names))
     return todo, problems
+
+
+async def needs_checks(sites: SiteMap) -> list[Check]:
+    """``setup --check``'s word on what setup would build, from the same ``Need`` list as
+    its plan, status's drift and up's refusal: one check per site it could read, a fail
+    where setup would refuse the site (``REFUSALS``)."""
+    views = await sites.read_all(all_sites(sites.topology))
+    found = {host: site_needs(sites.topology, view) for host, view in views.items()}
+    # a site not read is left to the precheck's own checks, which say why
+    return [_needs_check(host, needs) for host, needs in found.items() if needs is not None]
+
+
+def _needs_check(host: str, needs: list[Need]) -> Check:
+    refused = [n.why for n in needs if n.what in REFUSALS]
+    if refused:
+        return Check(
+            name="setup-needed",
+            site=host,
+            status="fail",
+            detail=f"setup would refuse {host}: {shown(refused)}",
+            hint="read the site again (status, diagnose) once what it names is fixed",
+        )
+    if needs:
+        detail = f"setup would build: {shown([n.why for n in needs])}"
+    else:
+        detail = "set up as topology.env says: nothing to build"
+    return Check(name="setup-needed", site=host, status="pass", detail=detail)
 
 
 async def _noop() -> str:

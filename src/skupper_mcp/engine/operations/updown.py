@@ -20,7 +20,7 @@ from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
 from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
-from ..desired.needs import setup_needed
+from ..desired.needs import setup_needed, shown
 from ..listeners import closing, consumer_hold, listener_row, listener_state, stopped_since
 from ..pools import serving_after_down
 from ..predicates import (
@@ -55,8 +55,9 @@ def setup_problem(sites: SiteMap, reading: PodmanReading | ClusterReading) -> st
     needed = setup_needed(sites.topology, reading) or []
     if not needed:
         return None
-    shown = "; ".join(needed[:3]) + (f" and {len(needed) - 3} more" if len(needed) > 3 else "")
-    return f"{reading.ref.host} is not set up as topology.env says ({shown}): run setup first"
+    return (
+        f"{reading.ref.host} is not set up as topology.env says ({shown(needed)}): run setup first"
+    )
 
 
 def podman_up_actions(reading: PodmanReading) -> list[Action]:
