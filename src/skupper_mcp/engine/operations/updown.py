@@ -297,7 +297,8 @@ async def down(
     reads = {host: asyncio.ensure_future(sites.read(r)) for host, r in to_read.items()}
     runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
     kept: set[str] = set()  # the local site, when another provider keeps it up
-    serving = _served_reads(topology, {p.host: reads[p.host] for p in providers})
+    # what the providers this down stops serve: their stop actions name it
+    serving = _served_reads(topology, {p.host: reads[p.host] for p in providers if p.host in runs})
 
     async def local_decision() -> tuple[bool, str]:
         others = [p.host for p in providers if p.host != target.host]
