@@ -25,6 +25,7 @@ from skupper_mcp.engine.readings import PodmanReading
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.engine.store.backups import Backups
+from skupper_mcp.errors import SiteStateError
 from skupper_mcp.facts import names
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
 from skupper_mcp.facts.unparsed import ParseError
@@ -228,6 +229,35 @@ def test_an_unreadable_router_fact_is_a_need_up_refuses_and_setup_never_recreate
     assert [a.name for a in todo] == ["refuse to change the site"]
 
 
+def garbled_inspect(text: str) -> str:
+    """A recorded site state whose router ``podman inspect`` printed what is not JSON."""
+    head, rest = text.split("@@section router\n", 1)
+    return (
+        head
+        + "@@section router\n|<html>bad gateway</html>\n@@rc 0\n"
+        + rest.split("@@rc 0\n", 1)[1]
+    )
+
+
+async def test_a_router_whose_inspect_fails_after_the_stop_is_started_again() -> None:
+    """The tmpfs re-creation stops the router, then reads its container afresh: when that
+    inspect cannot be read, the router's unit is started again before setup says so (it
+    was left stopped)."""
+    garbled = garbled_inspect(recorded("up", "rhel-ai"))
+    fake = FakeConnector("rhel-ai", lambda call: Reply(garbled if READ in call.command else ""))
+    podman = PodmanSite(fake, "default")
+    built = parse_site_state(recorded("up", "rhel-ai"))
+    assert built.router is not None
+    built.router.has_tmpfs = False  # as a reload renders it: the workaround re-creates it
+    todo = podman_setup_actions(podman, built, [], tmpfs=True, restore_ca=None)
+    recreate = next(a for a in todo if a.name == "recreate router with tmpfs /tmp")
+    with pytest.raises(SiteStateError, match="its unit was started again"):
+        await recreate.run()
+    stop = next(i for i, c in enumerate(fake.commands) if f"stop {ROUTER_UNIT}" in c)
+    assert any(f"start {ROUTER_UNIT}" in c for c in fake.commands[stop + 1 :]), fake.commands
+    assert not any("podman create" in c for c in fake.commands)
+
+
 def hand_edited_hosts(topology: Topology, edit: str = "unit") -> SiteMap:
     """The recorded built network, with rhtevan-work's router unit file edited by hand
     (``edit="unit"``), or rhel-ai's router inspect answering what is not JSON
@@ -240,9 +270,7 @@ def hand_edited_hosts(topology: Topology, edit: str = "unit") -> SiteMap:
             assert marker in text
             text = text.replace(marker, marker + "|# edited by hand\n")
         if name == "rhel-ai" and edit == "inspect":
-            head, rest = text.split("@@section router\n", 1)
-            text = head + "@@section router\n|<html>bad gateway</html>\n@@rc 0\n"
-            text += rest.split("@@rc 0\n", 1)[1]
+            text = garbled_inspect(text)
 
         def answer(call: Call) -> Reply | None:
             if READ in call.command:
