@@ -323,6 +323,8 @@ def _router_needs(say: _Say, state: SiteState, router: str, tmpfs: bool) -> None
             "router-unread",
             f"router container {router}: {unread}: whether it has the tmpfs /tmp the "
             "topology asks for is not known, so setup does not re-create it",
+            # an output that did not parse is read-unparsed's finding, with its first line
+            state.unparsed("router") is not None,
         )
     elif state.router is not None and not (
         state.router.has_tmpfs and state.router.has_ssl_base_path
