@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skupper_mcp.engine.condition import cluster_router_running
+from skupper_mcp.engine.predicates import cluster_router_running
 from skupper_mcp.sites.kube import ClusterSite, KubeState, controller_uid, deployment_pods
 
 ROUTER_LABELS = {"application": "skupper-router", "skupper.io/component": "router"}

@@ -49,6 +49,11 @@ def _safe(value: Any) -> Any:
     return value
 
 
+#: The writes the user may ask of the network; the last one asked of a site is what it is
+#: meant to be (``engine.readings.Asked``).
+Operation = Literal["setup", "up", "down", "teardown"]
+
+
 class Result(BaseModel):
     """The base of every result model: the one place host bytes are made safe. Every field
     is cleaned when a result is built, when a field is set and when a copy is updated, so
@@ -112,7 +117,7 @@ class ModelAction(Result):
 class OperationResult(Result):
     """Result of setup, up, down or teardown (or their plan)."""
 
-    operation: Literal["setup", "up", "down", "teardown"]
+    operation: Operation
     target: str = Field(description="What was targeted: all, a host, a site or a profile")
     ok: bool = Field(description="No targeted site failed (skipped is not failed)")
     sites: list[SiteResult]

@@ -392,7 +392,7 @@ def test_a_link_up_again_is_not_refused_for_failures_left_in_the_log(topology: T
     log tail may still hold the refusals from before."""
     local = states()["local"]
     local.logs["router"] = [VERIFY_REFUSED]
-    link = LinkProbe("local", "rhel-ai", "rhel-ai.example", 8000, True, "Ready")
+    link = LinkProbe("local", "rhel-ai", "rhel-ai.example", 8000, True, "Ready", ready=True)
     net = network(topology, {"local": local}, links=[link])
     assert "link-cert-verify-failed" not in {f.id for f in findings(net)}
 

@@ -25,8 +25,10 @@ from skupper_mcp.engine.readings import PodmanReading
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.engine.store.backups import Backups
+from skupper_mcp.errors import SiteStateError
 from skupper_mcp.facts import names
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
+from skupper_mcp.facts.unparsed import ParseError
 from skupper_mcp.models import CheckResult
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.sites.resources import ClientCert
@@ -112,6 +114,13 @@ def _no_tmpfs(s: SiteState) -> None:
         s.router.has_tmpfs = False
 
 
+def _router_unread(s: SiteState) -> None:
+    """The router container listed, its ``podman inspect`` not parsed: the fact unknown."""
+    if s.router is not None:
+        s.router = None
+        s.parse_errors.append(ParseError("router", "podman inspect", "<html>", "not JSON"))
+
+
 def _socket_off(s: SiteState) -> None:
     s.units[names.PODMAN_SOCKET_UNIT] = UnitState(names.PODMAN_SOCKET_UNIT, "loaded")
 
@@ -142,6 +151,7 @@ VARIATIONS: dict[str, Callable[[SiteState], None]] = {
         _no_router,
         _router_by_hand,
         _no_tmpfs,
+        _router_unread,
         _socket_off,
         _no_controller,
         _stopped,
@@ -197,15 +207,70 @@ def test_setup_plans_nothing_iff_nothing_is_needed_iff_up_does_not_refuse(
         assert not needed, needed  # stopping a site never makes it need setup
 
 
-def hand_edited_hosts(topology: Topology) -> SiteMap:
-    """The recorded built network, with rhtevan-work's router unit file edited by hand."""
+UNREAD = "router container default-skupper-router: the output of `podman inspect` could not be read"
+
+
+def test_an_unreadable_router_fact_is_a_need_up_refuses_and_setup_never_recreates(
+    topology: Topology,
+) -> None:
+    """Issue 42: rhel-ai has the tmpfs workaround and its router runs, but its ``podman
+    inspect`` did not parse. setup-needed names it, up refuses with that line, and setup's
+    plan re-creates nothing (it stopped the running router to re-create it, unsaid)."""
+    found = parse_site_state(recorded("up", "rhel-ai"))
+    _router_unread(found)
+    reading = PodmanReading(
+        site_ref(topology, "rhel-ai"), PodmanSite(FakeConnector("rhel-ai"), "default"), found
+    )
+    needed = setup_needed(topology, reading) or []
+    assert len(needed) == 1 and needed[0].startswith(UNREAD), needed
+    refused = setup_problem(SiteMap(topology, ConnectorPool(topology.ssh.options()), None), reading)
+    assert refused is not None and needed[0] in refused
+    todo = podman_setup_actions(reading.site, found, [], tmpfs=True, restore_ca=None)
+    assert [a.name for a in todo] == ["refuse to change the site"]
+
+
+def garbled_inspect(text: str) -> str:
+    """A recorded site state whose router ``podman inspect`` printed what is not JSON."""
+    head, rest = text.split("@@section router\n", 1)
+    return (
+        head
+        + "@@section router\n|<html>bad gateway</html>\n@@rc 0\n"
+        + rest.split("@@rc 0\n", 1)[1]
+    )
+
+
+async def test_a_router_whose_inspect_fails_after_the_stop_is_started_again() -> None:
+    """The tmpfs re-creation stops the router, then reads its container afresh: when that
+    inspect cannot be read, the router's unit is started again before setup says so (it
+    was left stopped)."""
+    garbled = garbled_inspect(recorded("up", "rhel-ai"))
+    fake = FakeConnector("rhel-ai", lambda call: Reply(garbled if READ in call.command else ""))
+    podman = PodmanSite(fake, "default")
+    built = parse_site_state(recorded("up", "rhel-ai"))
+    assert built.router is not None
+    built.router.has_tmpfs = False  # as a reload renders it: the workaround re-creates it
+    todo = podman_setup_actions(podman, built, [], tmpfs=True, restore_ca=None)
+    recreate = next(a for a in todo if a.name == "recreate router with tmpfs /tmp")
+    with pytest.raises(SiteStateError, match="its unit was started again"):
+        await recreate.run()
+    stop = next(i for i, c in enumerate(fake.commands) if f"stop {ROUTER_UNIT}" in c)
+    assert any(f"start {ROUTER_UNIT}" in c for c in fake.commands[stop + 1 :]), fake.commands
+    assert not any("podman create" in c for c in fake.commands)
+
+
+def hand_edited_hosts(topology: Topology, edit: str = "unit") -> SiteMap:
+    """The recorded built network, with rhtevan-work's router unit file edited by hand
+    (``edit="unit"``), or rhel-ai's router inspect answering what is not JSON
+    (``edit="inspect"``)."""
 
     def host(name: str) -> FakeConnector:
         text = recorded("up", name)
-        if name == "rhtevan-work":
+        if name == "rhtevan-work" and edit == "unit":
             marker = f"@@file unit {ROUTER_UNIT}\n"
             assert marker in text
             text = text.replace(marker, marker + "|# edited by hand\n")
+        if name == "rhel-ai" and edit == "inspect":
+            text = garbled_inspect(text)
 
         def answer(call: Call) -> Reply | None:
             if READ in call.command:
@@ -237,6 +302,11 @@ async def test_a_hand_edited_unit_file_is_the_same_answer_from_status_up_and_set
     refused = {s.host: s.reason for s in up.sites if s.outcome == "failed"}
     assert list(refused) == ["rhtevan-work"]
     assert f"{ROUTER_UNIT}: not the unit setup writes" in (refused["rhtevan-work"] or "")
+    checked = {c.site: c for c in await setup.needs_checks(sites)}
+    assert checked["rhtevan-work"].status == "pass"
+    assert checked["rhtevan-work"].detail == (
+        f"setup would build: {ROUTER_UNIT}: not the unit setup writes"
+    )
 
     async def precheck() -> CheckResult:
         return CheckResult(topology="", checks=[], ok=True)
@@ -250,3 +320,27 @@ async def test_a_hand_edited_unit_file_is_the_same_answer_from_status_up_and_set
         "rhtevan-work": ["install auto-restart units", "restart units"],
         "local": ["setup"],
     }
+
+
+async def test_an_unreadable_router_fact_is_the_same_answer_from_status_up_and_setup(
+    topology: Topology, tmp_path: Path
+) -> None:
+    sites = hand_edited_hosts(topology, edit="inspect")
+    found = await status.run(sites)
+    drift = {s.host: s.drift for s in found.sites}
+    assert drift["rhtevan-work"] == [] and drift["local"] == []
+    assert [line[: len(UNREAD)] for line in drift["rhel-ai"] or []] == [UNREAD]
+    up = await updown.up(sites, "all", plan=True)
+    refused = {s.host: s.reason for s in up.sites if s.outcome == "failed"}
+    assert list(refused) == ["rhel-ai"] and UNREAD in (refused["rhel-ai"] or "")
+
+    async def precheck() -> CheckResult:
+        return CheckResult(topology="", checks=[], ok=True)
+
+    checked = {c.site: c for c in await setup.needs_checks(sites)}
+    assert checked["rhel-ai"].status == "fail" and UNREAD in checked["rhel-ai"].detail
+    assert checked["local"].detail == "set up as topology.env says: nothing to build"
+    plan = await setup.run(sites, Backups(tmp_path), precheck, plan=True)
+    rhel = next(s for s in plan.sites if s.host == "rhel-ai")
+    assert rhel.outcome == "failed" and UNREAD in (rhel.reason or ""), rhel
+    assert not any(st.changes for st in rhel.steps), rhel.steps

@@ -30,91 +30,21 @@ A site's condition (``SiteStatus.state``):
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..facts import names
-from ..facts.site_state import pod_running
 from ..models import ListenerState, SiteCondition
-from ..sites import resources as cr
-from ..sites.kube import KubeState
+from .predicates import (
+    claims_ready,
+    cluster_router_running,
+    podman_controller_running,
+    podman_router_running,
+    podman_site_resource,
+    router_running,
+    router_unit_active,
+    stopped_as_asked,
+)
 from .readings import Asked, ClusterReading, PodmanReading, Reading, Unread
 
 Condition = tuple[SiteCondition, str]
-
-#: What the user asked that means a router is meant to be stopped.
-STOPS: tuple[Asked, ...] = ("down", "teardown")
-
-
-def podman_router_running(reading: PodmanReading) -> bool:
-    """Whether the router serves: its container is running (whatever its unit says)."""
-    return reading.state.container_running(names.router_container(reading.namespace))
-
-
-def podman_router_supervised(reading: PodmanReading) -> bool:
-    """Whether the router runs under its unit (so a crash is restarted)."""
-    return podman_router_running(reading) and router_unit_active(reading)
-
-
-def router_unit_active(reading: PodmanReading) -> bool:
-    """Whether the router's unit is active (what ``down`` stops and ``up`` need not start)."""
-    return reading.state.unit(names.router_unit(reading.namespace)).active
-
-
-def controller_unit_active(reading: PodmanReading) -> bool:
-    """Whether the system controller's unit is active."""
-    return reading.state.unit(names.controller_unit()).active
-
-
-def podman_controller_running(reading: PodmanReading) -> bool:
-    """Whether the system controller runs: its unit is active or its container runs."""
-    state = reading.state
-    return controller_unit_active(reading) or state.container_running(
-        names.controller_container(state.user)
-    )
-
-
-def podman_site_resource(reading: PodmanReading) -> dict[str, Any] | None:
-    """The rendered Site resource (runtime/resources), if any."""
-    return next((r for (k, _), r in reading.state.runtime_resources.items() if k == "Site"), None)
-
-
-def claims_ready(resource: Any) -> bool:
-    """Whether Skupper's status of a resource says Ready (what it claims, not what runs)."""
-    return cr.resource_status(resource).ready
-
-
-def cluster_router_running(state: KubeState) -> bool:
-    """Whether a router pod of the router Deployment is Running."""
-    return any(pod_running(p) for p in state.router_pods)
-
-
-def router_running(reading: Reading | None) -> bool | None:
-    """Whether the site's router runs (None: the site was not read)."""
-    match reading:
-        case PodmanReading():
-            return podman_router_running(reading)
-        case ClusterReading():
-            return cluster_router_running(reading.state)
-        case _:
-            return None
-
-
-def link_connected(resource: Any) -> bool:
-    """Whether the dialling site reports the Link Ready (what a write waits for, with the
-    routers it just started running)."""
-    return claims_ready(resource)
-
-
-def link_up(resource: Any, dialling: Reading | None, dialled: Reading | None) -> bool | None:
-    """Whether a link carries traffic now: both its routers run and its dialling site
-    reports it Ready (None: the dialling site was not read). A stopped router's rendered
-    status keeps saying Ready, so a Ready with either router stopped is no link."""
-    runs = router_running(dialling)
-    if runs is None:
-        return None
-    if not runs or router_running(dialled) is False:
-        return False
-    return link_connected(resource)
 
 
 def site_condition(reading: Reading, cluster_links: tuple[str, ...] = ()) -> Condition:
@@ -135,7 +65,7 @@ def unread_condition(reading: Unread) -> Condition:
     return "unknown", reading.problem()
 
 
-def _stopped_as_asked(asked: Asked | None) -> str:
+def _stopped_why(asked: Asked | None) -> str:
     return "stopped by teardown" if asked == "teardown" else "stopped by down, as asked"
 
 
@@ -176,8 +106,8 @@ def podman_condition(reading: PodmanReading) -> Condition:
                 "the site's status"
             )
         return "up", "the router runs under its unit, with the system controller"
-    if asked in STOPS:
-        return "stopped", _stopped_as_asked(asked)
+    if stopped_as_asked(asked):
+        return "stopped", _stopped_why(asked)
     if podman_controller_running(reading):
         return (
             "stopped",
@@ -202,11 +132,11 @@ def cluster_condition(reading: ClusterReading, cluster_links: tuple[str, ...] = 
     running = cluster_router_running(state)
     if running:
         held = [n for n in cluster_links if n in state.links]
-        if asked in STOPS and cluster_links and not held:
+        if stopped_as_asked(asked) and cluster_links and not held:
             return "stopped", "down removed its links, as asked (its router pod keeps running)"
         return "up", "a router pod is Running"
-    if asked in STOPS:
-        return "stopped", _stopped_as_asked(asked)
+    if stopped_as_asked(asked):
+        return "stopped", _stopped_why(asked)
     if claims_ready(state.site):
         return "stale", "the Site says Ready, but no router pod is Running"
     return "stopped", "no router pod is Running"

@@ -108,9 +108,15 @@ class Engine:
         """resolve_profile: host, site or profile name -> host, site, role and profile."""
         return await op.resolve.resolve(self.sites, name)
 
-    async def check(self, progress: Progress | None = None) -> CheckResult:
-        """The precheck of every site, with the topology diagram."""
-        return await op.precheck.run(self.sites, kube_access=self.kube_access, progress=progress)
+    async def check(self, progress: Progress | None = None, *, needs: bool = False) -> CheckResult:
+        """The precheck of every site, with the topology diagram; with ``needs``, also what
+        setup would build at each site (``setup --check``)."""
+        return await op.precheck.run(
+            self.sites,
+            kube_access=self.kube_access,
+            progress=progress,
+            more=(lambda: op.setup.needs_checks(self.sites)) if needs else None,
+        )
 
     async def _recorded(
         self,
@@ -144,9 +150,10 @@ class Engine:
     async def setup(
         self, *, check: bool = False, plan: bool = False, progress: Progress | None = None
     ) -> CheckResult | OperationResult:
-        """setup: with ``check`` only the precheck; else the one-time build (or its plan)."""
+        """setup: with ``check`` the precheck and what setup would build at each site (its
+        ``Need`` list); else the one-time build (or its plan)."""
         if check:
-            return await self.check(progress)
+            return await self.check(progress, needs=True)
 
         async def build() -> OperationResult:
             return await op.setup.run(

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from ..errors import ConfigError
 from ..models import ModelAction, SiteResult
 from ..topology import ProviderHost, Topology
+from .predicates import STOPS
 
 
 def active_profile(provider: ProviderHost, served: list[str] | None) -> str | None:
@@ -56,7 +57,7 @@ def model_actions(
                 profile, how = active_or_default(topology, host, served.get(host))
             why = f"{host} is up: start its {how} profile"
             actions.append(ModelAction(host=host, profile=profile, action="start", reason=why))
-        elif operation in ("down", "teardown"):
+        elif operation in STOPS:
             profile, how = active_or_default(topology, host, served.get(host))
             then = "goes down" if operation == "down" else "is removed (stop, do not remove)"
             why = f"stop the {how} profile before its router {then}"

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from ..models import ListenerState, ModelState, PoolStatus, SiteCondition
 from .model_http import ModelsProbe
+from .predicates import STOPPED, UNREAD
 
 ModelCondition = tuple[ModelState, str]
 
-#: Site conditions whose router does not run: nothing can route to the model.
-STOPPED_SITES: tuple[SiteCondition, ...] = ("stopped", "not-set-up", "stale")
-#: Site conditions that could not be read or decided: the row is not probed.
-UNREAD_SITES: tuple[SiteCondition, ...] = ("unreachable", "unknown")
+#: Site conditions whose router does not run (nothing can route to the model), and those
+#: that could not be read or decided (the row is not probed): ``predicates``'.
+STOPPED_SITES, UNREAD_SITES = STOPPED, UNREAD
 
 
 def needs_probe(site: SiteCondition, listener: ListenerState) -> bool:

@@ -21,9 +21,8 @@ from ..models import LinkStatus, PoolBackend, PoolState, PoolStatus, SiteStatus
 from ..sites.resources import ResourceStatus, resource_status
 from ..topology import ModelPool, Topology
 from .desired.leftovers import cluster_pool_name
+from .predicates import condition_runs
 from .readings import ClusterReading, PodmanReading, Reading
-
-_RUNNING = ("up", "degraded")
 
 
 @dataclass(frozen=True)
@@ -170,7 +169,7 @@ def _backend(
     if site is None or site.state == "unknown" or not site.reachable:
         row.why = f"{provider}'s state could not be read"
         return row
-    if site.state not in _RUNNING:
+    if not condition_runs(site.state):
         row.live, row.why = False, f"{provider} is {site.state}"
         return row
     connected = route.connected

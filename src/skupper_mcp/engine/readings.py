@@ -7,10 +7,11 @@ purpose."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from ..errors import ConnectError, KubeError, MissingExtraError, SiteConfigError
 from ..facts.site_state import SiteState
+from ..models import Operation
 from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
 from .runner import describe
@@ -18,8 +19,13 @@ from .scope import SiteRef
 
 #: The last write the user asked for on a site (None: nothing recorded). ``setup`` and ``up``
 #: ask it to run, ``down`` to stop, ``teardown`` to be removed.
-Asked = Literal["setup", "up", "down", "teardown"]
-ASKED_VALUES: tuple[Asked, ...] = ("setup", "up", "down", "teardown")
+Asked = Operation
+ASKED_VALUES: tuple[Asked, ...] = get_args(Operation)
+
+#: How far a site's read got (``Unread.reach``).
+Reach = Literal["reached", "refused", "unreachable"]
+#: The HTTP statuses of an API that answered and refused our credentials.
+REFUSED_STATUSES = (401, 403)
 
 
 @dataclass(frozen=True)
@@ -58,12 +64,21 @@ class Unread:
     seconds: float = 0.0
 
     @property
+    def reach(self) -> Reach:
+        """How far the read got: the host could not be reached (``unreachable``), the
+        cluster answered and refused our credentials, 401/403 (``refused``: a fix of the
+        credentials, not of the network), or the site answered (``reached``)."""
+        if isinstance(self.error, ConnectError):
+            return "unreachable"
+        if isinstance(self.error, KubeError) and self.error.status in REFUSED_STATUSES:
+            return "refused"
+        return "reached"
+
+    @property
     def reachable(self) -> bool:
         """False when the site cannot be acted on at all: the host cannot be reached, or
         the cluster refuses our credentials. Such sites are skipped, not failed."""
-        if isinstance(self.error, ConnectError):
-            return False
-        return not (isinstance(self.error, KubeError) and self.error.status in (401, 403))
+        return self.reach == "reached"
 
     @property
     def missing_extra(self) -> bool:
@@ -78,6 +93,8 @@ class Unread:
             return f"{self.ref.host} cannot be used as configured: {self.error.reason}"
         if isinstance(self.error, ConnectError):
             return f"{self.ref.host} unreachable: {self.error.reason}"
+        if self.reach == "refused":
+            return f"{self.ref.host} refused our credentials: {self.error}"
         if isinstance(self.error, KubeError):
             return f"{self.ref.host}: {self.error}"
         return f"cannot read the state of {self.ref.host}: {describe(self.error)}"

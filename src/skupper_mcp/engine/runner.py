@@ -14,10 +14,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from ..errors import CommandError, CommandTimeout, ConnectError, KubeError, SkupperMcpError
-from ..models import ModelAction, OperationResult, Outcome, SiteResult, Step
+from ..models import ModelAction, Operation, OperationResult, Outcome, SiteResult, Step
 from ..sites.kube import ClusterSite
 from ..sites.podman import PodmanSite
 from ..sites.work import ApiCall, Script, Work, summary
@@ -161,7 +160,7 @@ class SiteRun:
 
 
 def operation_result(
-    operation: Literal["setup", "up", "down", "teardown"],
+    operation: Operation,
     target: str,
     results: list[SiteResult],
     model_actions: list[ModelAction],

@@ -1,7 +1,7 @@
 """Reach and read every site of the topology, concurrently. One host's failure is that
 host's ``Unread`` reading, never an exception that loses the others. Also what readings say
 across sites: the peers' link client certificates, the links as their dialling sites report
-them, and the models the providers serve."""
+them."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from ..sites.podman import PodmanSite
 from ..sites.resources import ClientCert, LinkTarget
 from ..topology import ProviderHost, Topology
 from ..vocabulary import KUBE_HOST, LOCAL_HOST
-from .condition import link_up
 from .desired.cluster import link_targets
+from .predicates import claims_ready, link_up
 from .readings import Asked, ClusterReading, PodmanReading, Reading, Unread
 from .runner import SITE_ERRORS, SiteRun, logged
 from .scope import SiteRef, site_ref
@@ -138,19 +138,15 @@ class SiteMap:
         return None
 
 
-def served_models(readings: dict[str, Reading]) -> dict[str, list[str] | None]:
-    """host -> the model ids its endpoint reported (what decides active profiles)."""
-    return {h: r.state.served_models for h, r in readings.items() if isinstance(r, PodmanReading)}
-
-
 def model_url(p: ProviderHost) -> str:
     return f"http://{p.model_host}:{p.model_port}/v1/models"
 
 
 @dataclass(frozen=True)
 class LinkRow:
-    """A link the topology asks for, as the dialling site reports it (``connected`` None:
-    that site was not read)."""
+    """A link the topology asks for, as the dialling site reports it: its status text (for
+    people), whether that site reports it Ready (``ready``) and whether it carries traffic
+    now (``connected``: ``predicates.link_up``); both None when that site was not read."""
 
     from_host: str
     from_site: str
@@ -160,6 +156,7 @@ class LinkRow:
     port: int
     status: str
     connected: bool | None
+    ready: bool | None = None
 
 
 def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
@@ -173,8 +170,9 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
             if res is None:
                 res = local.state.input_resources.get(("Link", name))
             status, connected = status_of(res), link_up(res, local, readings.get(p.name))
+            ready: bool | None = claims_ready(res)
         else:
-            status, connected = "unknown (local site unreadable)", None
+            status, connected, ready = "unknown (local site unreadable)", None, None
         rows.append(
             LinkRow(
                 LOCAL_HOST,
@@ -185,6 +183,7 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
                 p.inter_router_port,
                 status,
                 connected,
+                ready,
             )
         )
     kube = topo.kubernetes
@@ -195,8 +194,9 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
             if isinstance(cluster, ClusterReading):
                 link = cluster.state.links.get(name)
                 status, connected = status_of(link), link_up(link, cluster, readings.get(host))
+                ready = claims_ready(link)
             else:
-                status, connected = "unknown (API unreachable)", None
+                status, connected, ready = "unknown (API unreachable)", None, None
             rows.append(
                 LinkRow(
                     kube.name,
@@ -207,6 +207,7 @@ def link_rows(topo: Topology, readings: dict[str, Reading]) -> list[LinkRow]:
                     target.inter_router_port,
                     status,
                     connected,
+                    ready,
                 )
             )
     return rows

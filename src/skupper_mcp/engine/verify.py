@@ -14,7 +14,7 @@ from ..facts import names
 from ..sites.kube import ClusterSite, status_of
 from ..sites.work import ApiCall
 from ..topology import ProviderHost
-from .condition import link_connected, podman_router_running, podman_router_supervised
+from .predicates import link_connected, podman_router_running, podman_router_supervised
 from .readings import PodmanReading
 from .runner import SITE_ERRORS, Action, SiteRun, describe
 

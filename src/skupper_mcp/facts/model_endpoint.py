@@ -4,10 +4,24 @@ Pure."""
 from __future__ import annotations
 
 import json
+from enum import IntEnum
 from typing import Any
 
 from .. import host_json
 from ..connectors.shell import quote
+
+
+class CurlExit(IntEnum):
+    """curl's exit statuses the product tells apart (curl's own libcurl-errors names): the
+    one place they are known."""
+
+    #: nothing accepted the connection (CURLE_COULDNT_CONNECT)
+    COULDNT_CONNECT = 7
+    #: an HTTP error answer, with ``-f`` (CURLE_HTTP_RETURNED_ERROR)
+    HTTP_ERROR = 22
+    #: no answer within ``--max-time`` (CURLE_OPERATION_TIMEDOUT)
+    TIMED_OUT = 28
+
 
 #: The most of a ``/v1/models`` answer read over SSH: a model list is a few KiB.
 MODELS_MAX_BYTES = 1024 * 1024

@@ -54,6 +54,14 @@ class SiteFacts:
     distribution: list[str] = field(default_factory=list)  # /etc/os-release ID, then ID_LIKE
 
     @property
+    def lingering(self) -> bool | None:
+        """Whether ``loginctl show-user -p Linger`` said ``Linger=yes`` (None: loginctl did
+        not answer): the one reading of its word."""
+        if self.linger is None:
+            return None
+        return self.linger.lower().endswith("=yes")
+
+    @property
     def skupper(self) -> SkupperVersion:
         """What ``skupper version`` answered."""
         return parse_skupper_version("\n".join(self.skupper_lines), self.skupper_exit)

@@ -113,6 +113,16 @@ class UnitState:
         return is_active(self.active_state)
 
     @property
+    def loaded(self) -> bool:
+        """Whether systemd loaded the unit's file (``LoadState=loaded``)."""
+        return self.load_state == "loaded"
+
+    @property
+    def installed(self) -> bool:
+        """Whether systemd knows the unit at all (its LoadState is not ``not-found``)."""
+        return self.load_state != "not-found"
+
+    @property
     def failed(self) -> bool:
         """Whether systemd holds the unit failed (until a start or ``reset-failed``)."""
         return self.active_state == "failed"
@@ -172,7 +182,7 @@ class SiteState:
     served_models: list[str] | None = None
     models_error: str | None = None
     #: curl's exit status asking the model endpoint (None: not asked, or not a number):
-    #: 7 nothing accepted the connection, 22 an HTTP error answer (curl -f), 28 no answer.
+    #: ``model_endpoint.CurlExit`` says which ones the product tells apart.
     models_exit: int | None = None
     logs: dict[str, list[str]] = field(default_factory=dict)
     #: Why a component's log could not be read although its container exists (podman logs

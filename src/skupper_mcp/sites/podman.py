@@ -229,8 +229,8 @@ class PodmanSite:
         result = await self.connector.run(command, timeout=timeout)
         return parse_site_facts(result.stdout)
 
-    async def served_model_ids(self, timeout: float) -> list[str]:
-        """The model ids the host's model endpoint reports ([] when it answers no list);
+    async def served_model_ids(self, timeout: float) -> list[str] | None:
+        """The model ids the host's model endpoint reports (None when it answers no list);
         ``SiteStateError`` when its answer is longer than a model list may be."""
         assert self.model_url is not None, "only a provider has a model endpoint"
         result = await self.connector.run(models_command(self.model_url), timeout=timeout)
@@ -240,7 +240,7 @@ class PodmanSite:
                 f"the model endpoint's /v1/models answer passed {MODELS_MAX_BYTES // 1024} KiB "
                 "and was cut off there",
             )
-        return (parse_model_ids(result.stdout) or []) if result.ok else []
+        return parse_model_ids(result.stdout) if result.ok else None
 
     async def answer(self, timeout: float) -> None:
         """Run ``true`` on the host: proves it answers and runs commands."""

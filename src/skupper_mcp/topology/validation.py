@@ -509,6 +509,27 @@ def _check_unique(
     kube: KubeSite | None,
     pools: list[ModelPool],
 ) -> None:
+    """Every port, address, profile and site name that must be one thing's only."""
+    local_ports = _unique_local_ports(reader, providers)
+    kube_ports = {port: name for name, port in (kube.listeners.items() if kube else ())}
+    check_pool_ports(reader, pools, local_ports, kube_ports)
+    for key, port in (
+        ("LOCAL_INTER_ROUTER_PORT", local.inter_router_port),
+        ("LOCAL_EDGE_PORT", local.edge_port),
+    ):
+        if port in local_ports:
+            raise reader.error(
+                key, f"port {port} is also the local listener port of {local_ports[port]}"
+            )
+    if kube:
+        _unique_kube_ports(reader, kube)
+    _unique_router_addresses(reader, providers, local)
+    _unique_profiles(reader, providers)
+    _unique_site_names(reader, providers, local, kube)
+
+
+def _unique_local_ports(reader: Reader, providers: list[ProviderHost]) -> dict[int, str]:
+    """port -> provider: each provider's local listener port, each its own."""
     local_ports: dict[int, str] = {}
     for p in providers:
         key = (
@@ -523,27 +544,26 @@ def _check_unique(
                 "; each provider needs its own local port",
             )
         local_ports[p.local_port] = p.name
-    kube_ports = {port: name for name, port in (kube.listeners.items() if kube else ())}
-    check_pool_ports(reader, pools, local_ports, kube_ports)
-    for key, port in (
-        ("LOCAL_INTER_ROUTER_PORT", local.inter_router_port),
-        ("LOCAL_EDGE_PORT", local.edge_port),
-    ):
-        if port in local_ports:
+    return local_ports
+
+
+def _unique_kube_ports(reader: Reader, kube: KubeSite) -> None:
+    seen: dict[int, str] = {}
+    for name, port in kube.listeners.items():
+        if port in seen:
             raise reader.error(
-                key, f"port {port} is also the local listener port of {local_ports[port]}"
+                f"CRC_{prefix_of(name)}_PORT"
+                if reader.has(f"CRC_{prefix_of(name)}_PORT")
+                else "CRC_MODEL_PORT",
+                f"Kubernetes listener port {port} is already used for {seen[port]}",
             )
-    if kube:
-        seen: dict[int, str] = {}
-        for name, port in kube.listeners.items():
-            if port in seen:
-                raise reader.error(
-                    f"CRC_{prefix_of(name)}_PORT"
-                    if reader.has(f"CRC_{prefix_of(name)}_PORT")
-                    else "CRC_MODEL_PORT",
-                    f"Kubernetes listener port {port} is already used for {seen[port]}",
-                )
-            seen[port] = name
+        seen[port] = name
+
+
+def _unique_router_addresses(
+    reader: Reader, providers: list[ProviderHost], local: LocalSite
+) -> None:
+    """Hosts sharing a public address have distinct router ports."""
     by_address: dict[tuple[str, int], str] = {}
     sites: list[tuple[str, str | None, str, int, int]] = [
         (p.prefix, p.public_host, p.name, p.inter_router_port, p.edge_port) for p in providers
@@ -560,6 +580,10 @@ def _check_unique(
                     f"{by_address[(address, port)]}; hosts sharing an address need distinct ports",
                 )
             by_address[(address, port)] = name
+
+
+def _unique_profiles(reader: Reader, providers: list[ProviderHost]) -> None:
+    """Profile names unique across hosts, and none the name of a host."""
     profiles: dict[str, str] = {}
     for p in providers:
         for profile in p.profiles:
@@ -577,6 +601,11 @@ def _check_unique(
                 raise reader.error(
                     f"{p.prefix}_PROFILES", f"profile {profile!r} has the name of a host"
                 )
+
+
+def _unique_site_names(
+    reader: Reader, providers: list[ProviderHost], local: LocalSite, kube: KubeSite | None
+) -> None:
     site_names: dict[str, str] = {}
     all_sites = [(p.prefix, p.site_name) for p in providers] + [("LOCAL", local.site_name)]
     if kube:

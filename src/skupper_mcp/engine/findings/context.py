@@ -20,7 +20,8 @@ from ..scope import SiteRef
 @dataclass(frozen=True)
 class LinkProbe:
     """A link the topology asks for, and whether its endpoint accepted a TCP connection
-    from this machine (None: not probed)."""
+    from this machine (None: not probed); its status text (evidence for people) and
+    whether the dialling site reports it Ready (``ready``: what rules judge by)."""
 
     from_host: str
     to_host: str
@@ -28,6 +29,7 @@ class LinkProbe:
     port: int
     reachable: bool | None
     status: str
+    ready: bool = False
 
 
 @dataclass

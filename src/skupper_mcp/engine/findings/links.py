@@ -107,7 +107,7 @@ def link_port_unreachable(network: Network) -> Iterator[Finding]:
 
 def link_cert_verify_failed(network: Network) -> Iterator[Finding]:
     for link in network.links:
-        if link.status == "Ready":  # up again: failures still in the log's tail are history
+        if link.ready:  # up again: failures still in the log's tail are history
             continue
         lines = [
             *_dialler_management(network, link, VERIFY_FAILED),

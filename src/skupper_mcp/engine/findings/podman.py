@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...facts import names
+from ...facts.model_endpoint import CurlExit
 from ...facts.private_keys import KEYS_CAUSE, KEYS_FIX
 from ...models import Finding, UnparsedOutput
 from ...sites import units
 from ...topology import ProviderHost
 from ...vocabulary import LOCAL_HOST
-from ..condition import podman_condition, podman_router_running, router_unit_active
+from ..condition import podman_condition
 from ..model_actions import active_or_default
+from ..predicates import podman_router_running, router_unit_active
 from ..scope import SiteRef
 from .context import Network, call, finding, log_lines, model_ctl, on_host, set_variable
 
@@ -249,10 +251,6 @@ def stale_status(network: Network) -> Iterator[Finding]:
         )
 
 
-#: curl's exit status when nothing accepted its connection (CURLE_COULDNT_CONNECT).
-CURL_COULDNT_CONNECT = 7
-
-
 def model_not_serving(network: Network) -> Iterator[Finding]:
     """A provider whose router runs but whose model endpoint, asked on the host, answered
     no model list. Told apart, each with its own id and next step: the server answers but
@@ -308,7 +306,7 @@ def model_not_serving(network: Network) -> Iterator[Finding]:
             if p.model_container and container is not None
             else f"{p.name} declares no model container (MODEL_CONTAINER empty)"
         )
-        if state.models_exit == CURL_COULDNT_CONNECT:
+        if state.models_exit == CurlExit.COULDNT_CONNECT:
             yield finding(
                 "model-port-closed",
                 ref,

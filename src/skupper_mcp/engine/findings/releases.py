@@ -33,12 +33,13 @@ from ...facts import names
 from ...facts.skupper_version import Version
 from ...models import Finding
 from ...sites.kube import KubeState
-from ..condition import (
+from ..condition import unparsed_reason
+from ..predicates import (
     claims_ready,
     podman_controller_running,
     podman_router_running,
     podman_site_resource,
-    unparsed_reason,
+    stopped_as_asked,
 )
 from ..readings import PodmanReading
 from .context import Network, call, finding, on_host
@@ -101,8 +102,8 @@ def ready_without_router(network: Network) -> Iterator[Finding]:
         ref = view.ref
         if not affected(version, READY_WITHOUT_ROUTER) or not view.state.rendered:
             continue
-        if view.asked in ("down", "teardown"):
-            continue  # stopped as asked
+        if stopped_as_asked(view.asked):
+            continue
         if podman_router_running(view) or not podman_controller_running(view):
             continue  # a stopped controller's stale status is stale-status's
         if not claims_ready(podman_site_resource(view)):
@@ -143,7 +144,7 @@ def uninstall_stopped_socket(network: Network) -> Iterator[Finding]:
         if not affected(version, UNINSTALL_STOPS_SOCKET) or not view.state.units:
             continue
         active, said = _socket(view)
-        installed = view.state.unit(names.controller_unit()).load_state == "loaded"
+        installed = view.state.unit(names.controller_unit()).loaded
         # only after our teardown's uninstall: a host never set up has its socket off too
         if active or installed or view.asked != "teardown":
             continue
@@ -176,7 +177,7 @@ def uninstall_needs_socket(network: Network) -> Iterator[Finding]:
         if not affected(version, UNINSTALL_NEEDS_SOCKET) or not view.state.units:
             continue
         active, said = _socket(view)
-        installed = view.state.unit(names.controller_unit()).load_state == "loaded"
+        installed = view.state.unit(names.controller_unit()).loaded
         if active or not installed:
             continue
         command = f"systemctl --user enable --now {names.PODMAN_SOCKET_UNIT}"

@@ -25,8 +25,23 @@ def unreadable(network: Network) -> Iterator[Finding]:
         if isinstance(view.error, MissingExtraError):
             yield extra_missing(view.ref, view.error)
             continue
-        reach = "cannot be reached" if not view.reachable else "could not be read"
-        if view.ref.platform == "kubernetes":
+        reach = {
+            "unreachable": "cannot be reached",
+            "refused": "refuses our credentials",
+            "reached": "could not be read",
+        }[view.reach]
+        if view.reach == "refused":
+            # it answers: the network is fine, the credentials are not
+            cause = (
+                "the cluster's API answered and refused the kubeconfig's credentials "
+                "(HTTP 401: not logged in or the token expired; 403: the user may not do this)"
+            )
+            fix = (
+                "log in again (e.g. `oc login`) or use a kubeconfig whose user may manage "
+                "Skupper in the namespace, then check it with setup check=true"
+            )
+            step = call("setup", check=True)
+        elif view.ref.platform == "kubernetes":
             # a cluster is no SSH host, and diagnosing it again finds the same
             cause = (
                 "the cluster is stopped, its API does not answer at the kubeconfig's server "

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 
-from ...exports import placeholder_ids
 from ...facts.model_endpoint import kept_ids
 from ...models import ModelRow, ModelsResult, PoolStatus
+from ...placeholders import placeholder_ids
 from ...topology import ProviderHost, Topology
 from ..condition import site_condition
 from ..listeners import listener_state
@@ -39,12 +39,10 @@ from ..model_state import model_condition, needs_probe, pool_model_condition, po
 from ..readings import Reading
 from ..scope import site_ref
 from ..scope import sites as all_sites
+from ..served import MAX_CONNECTIONS, Served, read_served
 from ..sitemap import SiteMap
 from ..verify import tcp_probe
 from .status import pool_status
-
-#: How many probes share the HTTP client's connections at once.
-MAX_CONNECTIONS = 16
 
 
 async def run(sites: SiteMap) -> ModelsResult:
@@ -62,16 +60,17 @@ async def run(sites: SiteMap) -> ModelsResult:
     # a bound port miss its second
     bound = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in providers))
     keys = {p.name: api_key(p) for p in providers}
+    # a row proves its route: every provider whose route is up is asked through its listener
+    routed = {
+        p.name
+        for p, is_bound in zip(providers, bound, strict=True)
+        if needs_probe(
+            site_condition(views[p.name])[0],
+            listener_state(is_bound, p.name, views[p.name], topo.local.site_name)[0],
+        )
+    }
     limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=0)
     async with httpx.AsyncClient(limits=limits, trust_env=False) as http:
-
-        async def probe(p: ProviderHost, is_bound: bool) -> ModelsProbe | None:
-            condition, _ = site_condition(views[p.name])
-            listener, _, _ = listener_state(is_bound, p.name, views[p.name], topo.local.site_name)
-            if not needs_probe(condition, listener):
-                return None
-            url = f"{local_base_url(topo, p)}/models"
-            return await probe_models(http, keys[p.name], url)
 
         async def probe_pool(pool: PoolStatus) -> ModelsProbe | None:
             if not pool_needs_probe(pool):
@@ -79,13 +78,19 @@ async def run(sites: SiteMap) -> ModelsResult:
             url = f"{base_url(host, pool.port)}/v1/models"
             return await probe_models(http, keys[_key_provider(topo, pool).name], url)
 
-        probes, pool_probes = await asyncio.gather(
-            asyncio.gather(*(probe(p, b) for p, b in zip(providers, bound, strict=True))),
+        served, pool_probes = await asyncio.gather(
+            read_served(
+                topo,
+                views,
+                routed=lambda p: p.name in routed,
+                listener=routed,
+                only={p.name for p in providers},
+            ),
             asyncio.gather(*(probe_pool(pool) for pool in pools)),
         )
     rows = [
-        _row(topo, p, views[p.name], b, found, keys[p.name])
-        for p, b, found in zip(providers, bound, probes, strict=True)
+        _row(topo, p, views[p.name], b, served[p.name], keys[p.name])
+        for p, b in zip(providers, bound, strict=True)
     ]
     rows += [
         _pool_row(topo, pool, found, keys[_key_provider(topo, pool).name])
@@ -140,16 +145,18 @@ def _row(
     p: ProviderHost,
     view: Reading,
     bound: bool,
-    probe: ModelsProbe | None,
+    served: Served,
     key: ApiKey,
 ) -> ModelRow:
     condition, reason = site_condition(view)
     listener, detail, _ = listener_state(bound, p.name, view, topo.local.site_name)
     address = base_url(topo.local.listener_host, p.local_port)
+    probe = served.probe
     words = _key_words(p, key)
     state, why = model_condition(condition, reason, listener, detail, address, probe, words)
+    # the row's ids are what its route answered; its profile what the provider serves
     ids = probe.ids if probe is not None and probe.ids else []
-    profile, _ = active_or_default(topo, p.name, ids)
+    profile, _ = active_or_default(topo, p.name, served.ids)
     kept, cut = kept_ids(ids)
     return ModelRow(
         model_ids=kept,

@@ -17,17 +17,19 @@ from ...facts import names
 from ...facts.logs import MAX_LOG_BYTES, log_unavailable
 from ...facts.redact import redact_lines
 from ...models import DiagnosedSite, DiagnoseResult, Finding, NextStep
-from ...topology import ProviderHost, Topology
+from ...topology import Topology
 from ...vocabulary import plural
-from ..condition import podman_router_running, site_condition
+from ..condition import site_condition
 from ..desired.cluster import cluster_link_names
 from ..findings import RULES, Network
 from ..findings.context import LinkProbe
 from ..findings.links import VERIFY_FAILED
-from ..model_http import ModelsProbe, api_key, base_url, probe_models
-from ..readings import Asked, PodmanReading, Reading, Unread
+from ..model_http import ModelsProbe
+from ..predicates import stopped_as_asked
+from ..readings import ASKED_VALUES, Asked, PodmanReading, Reading, Unread
 from ..scope import resolve_target
 from ..scope import sites as all_sites
+from ..served import read_served
 from ..sitemap import SiteMap, link_rows
 from ..verify import tcp_probe
 
@@ -45,7 +47,7 @@ async def read(sites: SiteMap) -> Network:
         *(journal_fallback(v) for v in views.values() if isinstance(v, PodmanReading))
     )
     rows = link_rows(topo, views)
-    failing = {r.from_host for r in rows if r.status != "Ready"}
+    failing = {r.from_host for r in rows if not r.ready}
     await asyncio.gather(
         *(
             refusals_searched(v)
@@ -58,44 +60,18 @@ async def read(sites: SiteMap) -> Network:
     # client's import and set-up on the loop would make it miss a port that accepts
     models = await model_probes(topo, views)
     links = [
-        LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status)
+        LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status, r.ready is True)
         for r, probe in zip(rows, probes, strict=True)
     ]
     return Network(topo, views, links, models)
 
 
-def unanswered(topology: Topology, views: dict[str, Reading]) -> list[ProviderHost]:
-    """The providers whose router runs but whose endpoint, asked on the host (without a
-    key), answered no model list: the ones a probe through the listener explains."""
-    found = []
-    for p in topology.providers:
-        view = views.get(p.name)
-        if (
-            isinstance(view, PodmanReading)
-            and view.state.served_models is None
-            and podman_router_running(view)
-        ):
-            found.append(p)
-    return found
-
-
 async def model_probes(topology: Topology, views: dict[str, Reading]) -> dict[str, ModelsProbe]:
     """``GET /v1/models`` through the local listener, with the provider's key, of every
-    provider ``unanswered`` names, at once over one client (none when all answered)."""
-    import httpx
-
-    wanted = unanswered(topology, views)
-    if not wanted:
-        return {}
-    host = topology.local.listener_host
-    async with httpx.AsyncClient(trust_env=False) as http:
-        found = await asyncio.gather(
-            *(
-                probe_models(http, api_key(p), f"{base_url(host, p.local_port)}/v1/models")
-                for p in wanted
-            )
-        )
-    return {p.name: probe for p, probe in zip(wanted, found, strict=True)}
+    provider whose router runs and whose endpoint has a key or answered no list on the host
+    (``served.read_served``: the read that decides active profiles everywhere)."""
+    served = await read_served(topology, views)
+    return {host: s.probe for host, s in served.items() if s.probe is not None}
 
 
 async def journal_fallback(view: PodmanReading) -> None:
@@ -170,11 +146,10 @@ async def run(sites: SiteMap, target: str) -> DiagnoseResult:
 
 
 #: For each thing a user may ask of a site, the tool calls that would undo it there.
+#: What stops a site is undone by what starts it, and the other way round.
 UNDOES: dict[Asked, frozenset[str]] = {
-    "down": frozenset({"up", "setup"}),
-    "teardown": frozenset({"up", "setup"}),
-    "up": frozenset({"down", "teardown"}),
-    "setup": frozenset({"down", "teardown"}),
+    asked: frozenset(a for a in ASKED_VALUES if stopped_as_asked(a) != stopped_as_asked(asked))
+    for asked in ASKED_VALUES
 }
 
 

@@ -21,6 +21,7 @@ from ...facts.model_endpoint import listed_ids, model_ids
 from ...models import ModelCheck, TestModelResult
 from ...sites.podman import PodmanSite
 from ...topology import ProviderHost, Topology
+from ..model_actions import active_or_default
 from ..model_http import HTTP_MAX_BYTES, ApiKey, api_key, base_url, exchange, key_variable
 from ..runner import SITE_ERRORS, describe
 from ..scope import resolve_target, site_ref
@@ -211,13 +212,13 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
     profile = target.profile
     route, remote = await asyncio.gather(_route(sites.topology, p, profile), _remote(sites, p))
     checks = [*route, *remote]
-    served = next(
-        (c.detail.split("serves ")[-1] for c in checks if c.name == "model id" and c.passed), ""
-    )
     if profile is None:
-        profile = next(
-            (name for name, mid in p.profiles.items() if mid == served), p.default_profile
+        # the model id check's keyed read through the listener: the served.py rule
+        served = next(
+            (c.detail.split("serves ")[-1] for c in checks if c.name == "model id" and c.passed),
+            None,
         )
+        profile, _ = active_or_default(sites.topology, p.name, [served] if served else None)
     return TestModelResult(
         target=target_query,
         host=p.name,

@@ -32,9 +32,9 @@ from skupper_mcp.facts.precheck import SiteFacts, install_command, ports_bound
 from skupper_mcp.facts.private_keys import KEYS_CAUSE, KEYS_FIX, summary
 from skupper_mcp.facts.site_state import is_active
 from skupper_mcp.models import Check, CheckResult
-from skupper_mcp.render import topology_diagram
 from skupper_mcp.sites.kube import ClusterSite, credential_plugin, site_kubeconfigs
 from skupper_mcp.topology import KubeSite, SSHTarget, Topology
+from skupper_mcp.topology.diagram import topology_diagram
 from skupper_mcp.vocabulary import Progress, plural
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,6 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
         )
     if facts.complete:  # the listing ran to its end: "none open" is then a finding too
         checks.append(_private_keys_check(host, facts))
-    linger = (facts.linger or "").lower()
     if facts.linger is None and not facts.root and not facts.systemd_ok:
         pass  # no loginctl and no systemd: the systemd-user check says what the host lacks
     elif facts.root:
@@ -74,7 +73,7 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
                 detail="root: Skupper runs under the system manager (no lingering needed)",
             )
         )
-    elif linger.endswith("=yes"):
+    elif facts.lingering:
         checks.append(Check(name="linger", site=host, status="pass", detail="Linger=yes"))
     elif not is_local:
         checks.append(
@@ -103,7 +102,7 @@ def _systemd_hint(facts: SiteFacts) -> str:
             "this host has no systemd (no loginctl): Skupper's podman site needs a systemd "
             "user manager; use a host whose init is systemd"
         )
-    if (facts.linger or "").lower().endswith("=yes"):
+    if facts.lingering:
         return (
             "lingering is on but the user manager does not answer: log in to the host as "
             "this user once, or check `systemctl --user status` and XDG_RUNTIME_DIR"
@@ -589,9 +588,13 @@ async def run(
     *,
     kube_access: KubeAccess = default_kube_access,
     progress: Progress | None = None,
+    more: Callable[[], Awaitable[list[Check]]] | None = None,
 ) -> CheckResult:
-    """The precheck of every site, with the topology diagram."""
+    """The precheck of every site, with the topology diagram; ``more`` checks after it
+    (``setup --check``: what setup would build)."""
     checks = await run_precheck(sites, kube_access=kube_access, progress=progress)
+    if more is not None:
+        checks += await more()
     failed = [c for c in checks if c.status == "fail"]
     warned = [c for c in checks if c.status == "warn"]
     summary = f"{plural(len(checks), 'check')}: {len(checks) - len(failed) - len(warned)} passed"

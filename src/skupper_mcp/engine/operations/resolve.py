@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 
 from skupper_mcp.engine.model_actions import active_profile
-from skupper_mcp.engine.model_http import api_key, base_url, probe_models
-from skupper_mcp.engine.scope import site_ref, valid_targets
+from skupper_mcp.engine.scope import valid_targets
+from skupper_mcp.engine.served import provider_served
 from skupper_mcp.engine.sitemap import SiteMap
-from skupper_mcp.errors import CheckFailed, ConfigError, SkupperMcpError
+from skupper_mcp.errors import ConfigError, SkupperMcpError
 from skupper_mcp.facts.model_endpoint import listed_ids
 from skupper_mcp.models import ResolveResult
 from skupper_mcp.topology import ProviderHost, Topology
@@ -68,25 +68,6 @@ def _provider_result(
     )
 
 
-async def served_ids(sites: SiteMap, provider: ProviderHost) -> list[str]:
-    """The ids the provider's model endpoint lists. A provider with an API key is asked
-    through the local listener, with the key (it stays on this machine: on the host it
-    would be in a command line); the others on the host, over SSH."""
-    if provider.model_api_key_file is None:
-        site = await sites.podman(site_ref(sites.topology, provider.name))
-        return await site.served_model_ids(MODELS_TIMEOUT)
-    import httpx
-
-    key = api_key(provider)
-    url = f"{base_url(sites.topology.local.listener_host, provider.local_port)}/v1/models"
-    async with httpx.AsyncClient(trust_env=False) as http:
-        probe = await probe_models(http, key, url, MODELS_TIMEOUT)
-    if probe.ids is None:
-        why = f"{probe.error}; {key.problem}" if key.problem else probe.error
-        raise CheckFailed(f"{url}: {why}")
-    return probe.ids
-
-
 async def resolve(sites: SiteMap, name: str) -> ResolveResult:
     """Resolve ``name``; for a provider host, ask its endpoint which profile is active."""
     found = resolve_static(sites.topology, name)
@@ -94,7 +75,7 @@ async def resolve(sites: SiteMap, name: str) -> ResolveResult:
         return found
     provider = found
     try:
-        ids = await served_ids(sites, provider)
+        ids = await provider_served(sites, provider, MODELS_TIMEOUT)
     except SkupperMcpError as error:
         log.info("cannot read the active profile of %s: %s", provider.name, error)
         return _provider_result(

@@ -18,23 +18,32 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 
-from ...errors import SiteStateError
+from ...errors import CheckFailed, SiteStateError
 from ...facts import names
 from ...facts.site_state import SiteState
 from ...models import Check, CheckResult, OperationResult
 from ...sites import resources as cr
-from ...sites import units
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...sites.podman import PodmanSite
 from ...sites.resources import Resource, resource_status
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
-from ..condition import claims_ready, link_connected, podman_condition, podman_site_resource
+from ..condition import podman_condition
 from ..desired.cluster import Certs, differing, link_resources, link_targets
 from ..desired.leftovers import Key, hub_pool_keys, listener_pool_keys
-from ..desired.needs import PodmanNeeds, cluster_needs, podman_needs
+from ..desired.needs import (
+    REFUSALS,
+    Need,
+    PodmanNeeds,
+    cluster_needs,
+    podman_needs,
+    router_unread,
+    shown,
+    site_needs,
+)
 from ..desired.podman import hub_resources, hub_target, local_resources
+from ..predicates import claims_ready, link_connected, podman_site_resource
 from ..readings import Asked, ClusterReading, PodmanReading, Reading, Unread
 from ..runner import (
     SITE_ERRORS,
@@ -72,8 +81,10 @@ def podman_setup_actions(
 ) -> list[Action]:
     """What this podman site still needs (``podman_needs``; ``owned``: what pools may have
     left there), in the seed's order; then its units started where they are not running."""
-    need = podman_needs(state, desired, namespace=site.namespace, tmpfs=tmpfs, owned=owned)
-    return needs_actions(site, state, need, tmpfs=tmpfs, restore_ca=restore_ca)
+    need = podman_needs(
+        state, desired, namespace=site.namespace, tmpfs=tmpfs, owned=owned, site=site.host
+    )
+    return needs_actions(site, state, need, restore_ca=restore_ca)
 
 
 def needs_actions(
@@ -81,11 +92,32 @@ def needs_actions(
     state: SiteState,
     need: PodmanNeeds,
     *,
-    tmpfs: bool,
     restore_ca: dict[str, bytes] | None,
 ) -> list[Action]:
-    ns = site.namespace
-    podman = state.podman_path or "podman"
+    """The steps that fulfil ``need`` (every one read from its ``Need`` list), then the
+    units started that are not running; a need setup cannot fulfil (``refusals``) is the
+    one step, which refuses the site with its line and changes nothing."""
+    if need.refusals:
+        return [_refusal(need)]
+    return [
+        *_build_steps(site, need),
+        *_render_steps(site, need, restore_ca),
+        *_tmpfs_steps(site, state, need),
+        *_unit_steps(site, state, need),
+    ]
+
+
+def _refusal(need: PodmanNeeds) -> Action:
+    lines = "; ".join(n.why for n in need.refusals)
+
+    async def refuse() -> str:
+        raise CheckFailed(f"{lines}: nothing was changed")
+
+    return Action("refuse to change the site", (), refuse, changes=False)
+
+
+def _build_steps(site: PodmanSite, need: PodmanNeeds) -> list[Action]:
+    """The controller, podman's socket, and the resources (before any render)."""
     todo: list[Action] = []
     if need.install_controller:
         # ``system install`` enables and starts podman.socket itself
@@ -100,6 +132,15 @@ def needs_actions(
         todo.append(on_host("reload without the old strategy", site, site.render(False)))
     if need.apply:
         todo.append(on_host("apply resources", site, site.apply(need.apply)))
+    return todo
+
+
+def _render_steps(
+    site: PodmanSite, need: PodmanNeeds, restore_ca: dict[str, bytes] | None
+) -> list[Action]:
+    """``skupper system start`` the first time (the backup's CA restored first), else
+    ``reload`` when a need asks for one."""
+    todo: list[Action] = []
     if need.first_render:
         if restore_ca:
             todo.append(on_host("restore site CA", site, site.restore_issuer(restore_ca)))
@@ -113,33 +154,49 @@ def needs_actions(
                 on_host("remove leftover backup", site, site.remove_container(need.leftover))
             )
         todo.append(on_host("skupper system reload", site, site.render(False)))
+    return todo
+
+
+def _tmpfs_steps(site: PodmanSite, state: SiteState, need: PodmanNeeds) -> list[Action]:
+    """The router re-created with a tmpfs /tmp, from its container as rendered now (a
+    render above may have replaced it). A router whose inspect cannot be read after the
+    stop is started again before setup says so: never left stopped."""
+    if not need.recreate_tmpfs:
+        return []
+    ns = site.namespace
     router_unit = names.router_unit(ns)
-    if need.recreate_tmpfs:
-        stop = site.systemctl("stop", [router_unit])
+    stop = site.systemctl("stop", [router_unit])
 
-        async def recreate_router() -> str:
-            # The container as rendered now (a start or reload above may have replaced it).
-            await site.execute(stop)
-            fresh = await site.read()
-            if fresh.router is None:
-                raise SiteStateError(
-                    site.host, f"the router container of {ns!r} is missing on {site.host}"
-                )
-            return await site.execute(site.recreate_router_with_tmpfs(fresh.router))
+    async def recreate_router() -> str:
+        await site.execute(stop)
+        fresh = await site.read()
+        if fresh.router is None:
+            await site.execute(site.start([router_unit]))
+            why = router_unread(fresh, names.router_container(ns)) or "it is missing"
+            raise SiteStateError(
+                site.host,
+                f"the router container of {ns!r} on {site.host} was not re-created ({why}); "
+                "its unit was started again",
+            )
+        return await site.execute(site.recreate_router_with_tmpfs(fresh.router))
 
-        planned = (stop, site.recreate_router_with_tmpfs(state.router))
-        todo.append(Action("recreate router with tmpfs /tmp", planned, recreate_router))
+    planned = (stop, site.recreate_router_with_tmpfs(state.router))
+    return [Action("recreate router with tmpfs /tmp", planned, recreate_router)]
+
+
+def _unit_steps(site: PodmanSite, state: SiteState, need: PodmanNeeds) -> list[Action]:
+    """Private keys closed, the units written, restarted where they changed (or the router
+    was re-created), and the others started where they do not run."""
+    todo: list[Action] = []
     if need.close_keys:
         todo.append(on_host("make private keys 0600", site, site.close_keys()))
     if need.install_units:
         todo.append(on_host("install auto-restart units", site, site.install_units(state)))
-    wanted = units.site_units(ns, state.user, podman)
+    router_unit = names.router_unit(site.namespace)
     restart = [
-        w.name
-        for w in wanted
-        if w.name in need.stale_units or (need.recreate_tmpfs and w.name == router_unit)
+        u for u in need.units if u in need.stale_units or (need.recreate_tmpfs and u == router_unit)
     ]
-    start = [w.name for w in wanted if w.name not in restart and not state.unit(w.name).active]
+    start = [u for u in need.units if u not in restart and not state.unit(u).active]
     if restart:
         todo.append(on_host("restart units", site, site.systemctl("restart", restart)))
     if start:
@@ -175,6 +232,33 @@ def kube_setup_actions(
     if names and (todo or not all(link_connected(state.links.get(n)) for n in names)):
         todo.append(wait_for_links(site, names))
     return todo, problems
+
+
+async def needs_checks(sites: SiteMap) -> list[Check]:
+    """``setup --check``'s word on what setup would build, from the same ``Need`` list as
+    its plan, status's drift and up's refusal: one check per site it could read, a fail
+    where setup would refuse the site (``REFUSALS``)."""
+    views = await sites.read_all(all_sites(sites.topology))
+    found = {host: site_needs(sites.topology, view) for host, view in views.items()}
+    # a site not read is left to the precheck's own checks, which say why
+    return [_needs_check(host, needs) for host, needs in found.items() if needs is not None]
+
+
+def _needs_check(host: str, needs: list[Need]) -> Check:
+    refused = [n.why for n in needs if n.what in REFUSALS]
+    if refused:
+        return Check(
+            name="setup-needed",
+            site=host,
+            status="fail",
+            detail=f"setup would refuse {host}: {shown(refused)}",
+            hint="read the site again (status, diagnose) once what it names is fixed",
+        )
+    if needs:
+        detail = f"setup would build: {shown([n.why for n in needs])}"
+    else:
+        detail = "set up as topology.env says: nothing to build"
+    return Check(name="setup-needed", site=host, status="pass", detail=detail)
 
 
 async def _noop() -> str:
@@ -269,9 +353,16 @@ async def _podman(
         await run.note("restore site CA", describe(exc), ok=False)
         run.fail(describe(exc))
         return
-    todo = podman_setup_actions(
-        view.site, view.state, desired, tmpfs=tmpfs, restore_ca=ca, owned=owned
+    site = view.site
+    need = podman_needs(
+        view.state, desired, namespace=site.namespace, tmpfs=tmpfs, owned=owned, site=site.host
     )
+    if need.refusals:  # a plan refuses it too: setup would change nothing there
+        why = "; ".join(n.why for n in need.refusals)
+        await run.note("setup", why, ok=False, seconds=view.seconds)
+        run.fail(f"setup cannot build {site.host} as topology.env says: {why}")
+        return
+    todo = needs_actions(site, view.state, need, restore_ca=ca)
     if not todo:
         await run.note("setup", "already set up", seconds=view.seconds)
     await run.perform(todo)

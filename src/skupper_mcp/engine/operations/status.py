@@ -18,21 +18,23 @@ from ...models import LinkStatus, ListenerStatus, PoolStatus, SiteStatus, Status
 from ...sites.kube import status_of
 from ...topology import Topology
 from .. import model_actions as actions_for
-from ..condition import claims_ready, podman_site_resource, site_condition
+from ..condition import site_condition
 from ..desired.cluster import cluster_link_names
 from ..desired.needs import setup_needed
 from ..listeners import listener_row, listener_state
 from ..model_http import cluster_base_url, local_base_url
 from ..pools import pool_resources, pool_rows
+from ..predicates import RUNNING, claims_ready, podman_site_resource
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, link_rows, served_models
+from ..served import read_served, served_ids
+from ..sitemap import SiteMap, link_rows
 from ..verify import tcp_probe
 
 
 def _unit_text(reading: PodmanReading, unit: str) -> str:
     u = reading.state.unit(unit)
-    if u.load_state == "not-found":
+    if not u.installed:
         return "not installed"
     return f"{u.active_state} ({u.sub_state})"
 
@@ -97,7 +99,7 @@ def summary(
 
     bound = sum(bool(li.bound) for li in listeners)
     closing = [f":{li.port} ({li.provider})" for li in listeners if li.state == "closing"]
-    parts = [f"running: {', '.join(hosts('up', 'degraded')) or 'none'}"]
+    parts = [f"running: {', '.join(hosts(*RUNNING)) or 'none'}"]
     for label, states in (
         ("stopped", ("stopped",)),
         ("not set up", ("not-set-up",)),
@@ -139,9 +141,14 @@ async def run(sites: SiteMap) -> StatusResult:
     links, listeners, pool_bound = await asyncio.gather(
         _links(sites.topology, views), _listeners(sites, views), _pool_probes(topo)
     )
+    # after the connects, never beside them (a connect has its second)
+    served = served_ids(await read_served(topo, views))
+    for listener in listeners:
+        ids = served.get(listener.provider or "")
+        if ids:
+            listener.model_ids, listener.model_ids_cut = kept_ids(list(ids))
     pools = pool_rows(topo, site_rows, links, pool_bound, pool_resources(topo, views))
     reachable = {r.host: not isinstance(views[r.host], Unread) for r in refs}
-    served = served_models(views)
     actions = actions_for.status_actions(topo, reachable, served)
     return StatusResult(
         sites=site_rows,
@@ -220,7 +227,4 @@ def _listener(
     consumer = next((v for v in views.values() if v.ref.site == site), None)
     view = views.get(provider)
     state = listener_state(bound, provider, view, site, consumer)
-    row = listener_row(site, port, key, bound, provider, state)
-    if isinstance(view, PodmanReading) and view.state.served_models:
-        row.model_ids, row.model_ids_cut = kept_ids(view.state.served_models)
-    return row
+    return listener_row(site, port, key, bound, provider, state)

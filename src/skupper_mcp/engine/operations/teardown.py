@@ -22,7 +22,8 @@ from ..desired.cluster import base_resources, link_targets
 from ..readings import ClusterReading, PodmanReading, Unread
 from ..runner import Action, SiteRun, on_cluster, operation_result
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, served_models, skip_or_fail
+from ..served import read_served, served_ids
+from ..sitemap import SiteMap, skip_or_fail
 from ..store.backups import Backups, checked
 
 
@@ -65,6 +66,8 @@ async def run(
     topo = sites.topology
     refs = all_sites(topo)
     views = await sites.read_all(refs)
+    # before anything stops: a keyed server is asked through the route the sites still hold
+    served = served_ids(await read_served(topo, views))
     runs = {r.host: SiteRun(r, plan, progress) for r in refs}
     work = []
     for ref in refs:
@@ -84,7 +87,6 @@ async def run(
     results = [runs[r.host].result("removed") for r in refs]
     if not plan:
         sites.remember(results, "teardown")
-    served = served_models(views)
     return operation_result(
         "teardown",
         "all",

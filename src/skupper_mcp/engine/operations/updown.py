@@ -19,22 +19,23 @@ from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, d
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
-from ..condition import (
+from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
+from ..desired.needs import setup_needed, shown
+from ..listeners import closing, consumer_hold, listener_row, listener_state, stopped_since
+from ..pools import serving_after_down
+from ..predicates import (
     controller_unit_active,
     link_connected,
     podman_router_running,
     router_running,
     router_unit_active,
 )
-from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
-from ..desired.needs import setup_needed
-from ..listeners import closing, consumer_hold, listener_row, listener_state, stopped_since
-from ..pools import serving_after_down
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
 from ..scope import SiteRef, local_stops, resolve_target, scope
 from ..scope import sites as all_sites
-from ..sitemap import SiteMap, served_models, skip_or_fail
+from ..served import Served, read_served, served_ids
+from ..sitemap import SiteMap, skip_or_fail
 from ..verify import probe_listeners, tcp_probe, wait_for_links, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
@@ -54,8 +55,9 @@ def setup_problem(sites: SiteMap, reading: PodmanReading | ClusterReading) -> st
     needed = setup_needed(sites.topology, reading) or []
     if not needed:
         return None
-    shown = "; ".join(needed[:3]) + (f" and {len(needed) - 3} more" if len(needed) > 3 else "")
-    return f"{reading.ref.host} is not set up as topology.env says ({shown}): run setup first"
+    return (
+        f"{reading.ref.host} is not set up as topology.env says ({shown(needed)}): run setup first"
+    )
 
 
 def podman_up_actions(reading: PodmanReading) -> list[Action]:
@@ -165,7 +167,19 @@ async def up(
     results = [runs[ref.host].result("up") for ref in refs]
     if not plan:
         sites.remember(results, "up")
-    served = served_models(views)
+    # after the start: a keyed server is asked through the route up just brought up
+    started = {r.host for r in results if r.outcome == "up" and not plan}
+    local_down = LOCAL_HOST not in started and router_running(views.get(LOCAL_HOST)) is False
+    served = served_ids(
+        await read_served(
+            topology,
+            views,
+            routed=lambda p: (
+                not local_down and (p.name in started or router_running(views[p.name]) is True)
+            ),
+            only={r.host for r in results if r.role == "provider"},
+        )
+    )
     return operation_result(
         "up",
         target_query,
@@ -283,6 +297,8 @@ async def down(
     reads = {host: asyncio.ensure_future(sites.read(r)) for host, r in to_read.items()}
     runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
     kept: set[str] = set()  # the local site, when another provider keeps it up
+    # what the providers this down stops serve: their stop actions name it
+    serving = _served_reads(topology, {p.host: reads[p.host] for p in providers if p.host in runs})
 
     async def local_decision() -> tuple[bool, str]:
         others = [p.host for p in providers if p.host != target.host]
@@ -303,6 +319,7 @@ async def down(
                 kept.add(ref.host)
                 await run.note("keep local site", why)
                 return
+        await _served_first(ref.host, serving)
         match view:
             case ClusterReading():
                 todo = kube_down_actions(topology, view.site, view.state)
@@ -316,13 +333,15 @@ async def down(
     try:
         await asyncio.gather(*(read_then_down(ref) for ref in refs))
         views = {host: await read for host, read in reads.items()}
+        served = {host: (await found).ids for host, found in serving.items()}
     finally:
         for read in reads.values():  # a cancelled down leaves no reading running
             read.cancel()
+        for found in serving.values():
+            found.cancel()
     results = [runs[ref.host].result("down") for ref in refs]
     if not plan:
         sites.remember([r for r in results if r.host not in kept], "down")
-    served = served_models(views)
     result = operation_result(
         "down",
         target_query,
@@ -346,6 +365,28 @@ async def down(
                 f"the local router drops it (within {max(1.0, longest):.0f} s)"
             )
     return result
+
+
+def _served_reads(
+    topology: Topology, reads: dict[str, asyncio.Future[Reading]]
+) -> dict[str, asyncio.Future[Served]]:
+    """What each provider serves, read as soon as its reading is in: before it or the
+    local site stops (a keyed server is asked through the route they hold)."""
+
+    async def served_of(host: str) -> Served:
+        found = await read_served(topology, {host: await reads[host]}, only={host})
+        return found[host]
+
+    return {host: asyncio.ensure_future(served_of(host)) for host in reads}
+
+
+async def _served_first(host: str, serving: dict[str, asyncio.Future[Served]]) -> None:
+    """Before a site stops: its own served models read, and the local site's stop (which
+    closes every route) waits for them all."""
+    if host == LOCAL_HOST:
+        await asyncio.gather(*serving.values())
+    elif host in serving:
+        await serving[host]
 
 
 async def _listeners_after_down(
