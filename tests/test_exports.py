@@ -28,10 +28,10 @@ from skupper_mcp.exports import (
     FORMATS,
     ExportContext,
     build_export,
-    placeholder_ids,
     render_export,
 )
 from skupper_mcp.models import ModelRow, PoolBackend, PoolStatus
+from skupper_mcp.placeholders import placeholder_ids
 
 KEY_VARIABLE = "GPU1_MODEL_API_KEY"
 KEY_VALUE = "sk-test-never-in-an-export-4c1d"
