@@ -111,7 +111,7 @@ class KubeConnector:
 
         Lists the Skupper sites in ``namespace``, since ``/version`` alone needs no login.
         """
-        api = await self._client()
+        api = await self._client()  # the client's classes are loaded from here on
         info = await self._call("get", "version", None, _kube_client().VersionApi(api).get_code)
         try:
             await self.list("sites", namespace=namespace)
@@ -428,7 +428,15 @@ class KubeConnector:
         return asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
     def _build_client(self) -> ApiClient:
+        # In a worker thread, with everything of the client the calls use: its import and
+        # the API classes it loads on first use cost 1.5 s of CPU, 5-13 s of a busy machine,
+        # and on the loop they held every other site's work (SSH channels missed their
+        # 5 s deadline behind them: docs/sandbox.md 4a).
         client = _kube_client()
+        for name in _CLIENT_CLASSES:
+            getattr(client, name)
+        import kubernetes.client.exceptions  # noqa: F401  (``_call`` imports it on the loop)
+        import urllib3.exceptions  # noqa: F401
         from kubernetes import config
 
         configuration = client.Configuration()
@@ -495,14 +503,19 @@ class KubeConnector:
             variable="CRC_KUBECONFIG",
         )
 
+    # The client first: it loads the classes (``_build_client``, in a worker thread), so that
+    # ``_kube_client()`` after it imports nothing on the loop.
     async def _custom(self) -> Any:
-        return _kube_client().CustomObjectsApi(await self._client())
+        api = await self._client()
+        return _kube_client().CustomObjectsApi(api)
 
     async def _core(self) -> Any:
-        return _kube_client().CoreV1Api(await self._client())
+        api = await self._client()
+        return _kube_client().CoreV1Api(api)
 
     async def _apps(self) -> Any:
-        return _kube_client().AppsV1Api(await self._client())
+        api = await self._client()
+        return _kube_client().AppsV1Api(api)
 
     async def _ns(self, namespace: str | None) -> str:
         await self._client()
@@ -694,6 +707,17 @@ def _bound_connections(pool_manager: Any) -> None:
 
 def _size(count: int) -> str:
     return f"{count / (1024 * 1024):g} MiB" if count >= 1024 * 1024 else f"{count} bytes"
+
+
+#: The client's classes the connector uses, loaded by ``_build_client`` off the loop.
+_CLIENT_CLASSES = (
+    "ApiClient",
+    "Configuration",
+    "CoreV1Api",
+    "AppsV1Api",
+    "CustomObjectsApi",
+    "VersionApi",
+)
 
 
 def _kube_client() -> Any:
