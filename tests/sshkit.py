@@ -4,6 +4,8 @@
   one-host world made in the test's directory; a command runs as a login on a sandbox
   host runs it (``sh -c`` in the host's environment and home, as the test process's
   user). ``kill`` and ``start`` take the host down and bring it back.
+- ``asyncssh_server_apart``: the same server on an event loop of its own, in a thread: it
+  answers while the test's loop is held, as a host's sshd answers whatever its client does.
 - ``openssh_server``: OpenSSH ``sshd -D`` with the sandbox's sshd_config and launcher, the
   command run by the user's login shell or a shell the test names (skipped by the caller
   when sshd is not installed: see ``openssh_available``).
@@ -22,6 +24,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -165,6 +168,30 @@ async def asyncssh_server(
         yield server
     finally:
         await server.kill()
+
+
+@asynccontextmanager
+async def asyncssh_server_apart(directory: Path, address: str) -> AsyncIterator[AsyncSSHServer]:
+    """``asyncssh_server`` on an event loop of its own, in a thread, stopped with it: a test
+    may hold its own loop (a long parse) while this host still answers at once."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="ssh-host", daemon=True)
+    thread.start()
+    serving = asyncssh_server(directory, address)
+    try:
+        server = await asyncio.wrap_future(
+            asyncio.run_coroutine_threadsafe(serving.__aenter__(), loop)
+        )
+        try:
+            yield server
+        finally:
+            await asyncio.wrap_future(
+                asyncio.run_coroutine_threadsafe(serving.__aexit__(None, None, None), loop)
+            )
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        loop.close()
 
 
 @dataclass

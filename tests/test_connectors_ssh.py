@@ -12,10 +12,12 @@ import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from polling import eventually
+from skupper_mcp.connectors import ssh as ssh_connector
 from skupper_mcp.connectors.base import SSHOptions, SSHTarget
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.connectors.pool import ConnectorPool
@@ -32,6 +34,7 @@ from sshkit import (
     SilenceableLink,
     SSHServer,
     asyncssh_server,
+    asyncssh_server_apart,
     blackhole_server,
     free_port,
     known_hosts_line,
@@ -98,6 +101,12 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def hold_the_loop(seconds: float) -> None:
+    """Hold the event loop as a long parse or import on it does: the time is what the tests
+    that call this are about (past the connect timeout), not a wait for something."""
+    time.sleep(seconds)
 
 
 async def wait_for_file(path: Path) -> str:
@@ -251,6 +260,54 @@ async def test_a_held_connection_to_a_host_gone_silent_fails_within_the_connect_
             link.resume()
             assert (await conn.run("echo back")).stdout == "back\n"
             assert conn.connect_count == 2
+        finally:
+            await conn.close()
+
+
+async def test_a_loop_held_past_the_deadline_does_not_fail_a_channel_the_host_answered(
+    tmp_path: Path,
+) -> None:
+    """The answer deadline counts the time this process listened, not the time its loop
+    spent on other work: a parse (or an import) that holds the loop past the deadline while
+    the host answers at once is not a host that stopped answering. On a busy machine the
+    kubernetes client's import on the loop held it 5-13 s, and SSH channels to live hosts
+    failed 'stopped answering' (docs/sandbox.md 4a)."""
+    async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
+        options = dataclasses.replace(server.options, connect_timeout=1.0)
+        conn = SSHConnector("gpu-1", server.target, options)
+        try:
+            await conn.connect()
+            running = asyncio.create_task(conn.run("echo answered"))
+            await asyncio.sleep(0)  # the run asks for its channel and waits for the answer
+            hold_the_loop(2.5)
+            assert (await running).stdout == "answered\n"
+            assert conn.connect_count == 1
+        finally:
+            await conn.close()
+
+
+async def test_a_loop_held_past_the_deadline_does_not_fail_a_connect_the_host_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for the connect: TCP, handshake and login are the host's answers too. The
+    loop is held in the middle of the handshake, where the client decides on a new host
+    key (any work of the loop's, there or elsewhere, holds it the same)."""
+    decide = ssh_connector._HostKeyVerifier.decide
+
+    def decide_holding_the_loop(self: Any, *args: Any) -> bool:
+        hold_the_loop(2.5)
+        return decide(self, *args)
+
+    monkeypatch.setattr(ssh_connector._HostKeyVerifier, "decide", decide_holding_the_loop)
+    async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
+        server.known_hosts.write_text("")
+        options = dataclasses.replace(
+            server.options, connect_timeout=1.0, accept_new_host_keys=True
+        )
+        conn = SSHConnector("gpu-1", server.target, options)
+        try:
+            await conn.connect()
+            assert (await conn.run("echo answered")).stdout == "answered\n"
         finally:
             await conn.close()
 

@@ -26,6 +26,7 @@ from skupper_mcp.connectors.base import (
     SSHTarget,
     read_output,
 )
+from skupper_mcp.connectors.listening import within
 from skupper_mcp.connectors.shared import SharedAttempt
 from skupper_mcp.errors import CommandTimeout, ConnectError, HostKeyError, SiteConfigError
 
@@ -200,13 +201,17 @@ class SSHConnector:
         try:
             # A held connection to a host that went silent (powered off, network gone)
             # would otherwise wait on TCP retransmits for minutes: a live sshd answers a
-            # channel request at once, so the connect timeout bounds it too.
-            async with asyncio.timeout(seconds):
-                return await conn.create_process(
+            # channel request at once, so the connect timeout bounds it too, counted in the
+            # time this process listened (``listening``): a loop held by other work is not
+            # a host that stopped answering.
+            return await within(
+                conn.create_process(
                     shell.login_command(PID_MARKER_COMMAND + command),
                     encoding="utf-8",
                     errors="replace",
-                )
+                ),
+                seconds,
+            )
         except TimeoutError as exc:
             await self._drop_connection()
             raise ConnectError(
@@ -303,7 +308,8 @@ class SSHConnector:
             "port": resolved.port,
             "known_hosts": verifier.known,
             "client_factory": verifier.client_factory,
-            "connect_timeout": seconds,
+            # bounded by ``within`` below, which counts only the time this process listened
+            "connect_timeout": None,
             "keepalive_interval": options.keepalive_interval,
             "keepalive_count_max": options.keepalive_count_max,
             # A GPU host is not trusted with the user's agent, whatever ~/.ssh/config says.
@@ -323,10 +329,10 @@ class SSHConnector:
             kwargs["client_keys"] = [str(path) for path in resolved.identity_files]
         log.debug("connecting to %s (%s, %s)", self._name, resolved.alias, address)
         try:
-            # asyncssh's connect_timeout covers TCP + handshake + auth; the outer
-            # deadline is a backstop with the same budget.
-            async with asyncio.timeout(seconds + 0.5):
-                conn = await asyncssh.connect(resolved.alias, **kwargs)
+            # TCP, handshake and authentication within the connect timeout, as asyncssh's
+            # own connect_timeout would bound them, but not counting the time this
+            # process's loop was held by other work (``listening``)
+            conn = await within(asyncssh.connect(resolved.alias, **kwargs), seconds)
         except asyncssh.HostKeyNotVerifiable as exc:
             raise HostKeyError(self._name, verifier.refusal or verifier.why(exc)) from exc
         except asyncssh.PermissionDenied as exc:
