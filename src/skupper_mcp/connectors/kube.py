@@ -93,6 +93,7 @@ class KubeConnector:
         self._api: ApiClient | None = None
         self._lock = asyncio.Lock()
         self._executor: ThreadPoolExecutor | None = None
+        self._classes: dict[str, Any] = {}
 
     @property
     def timeout(self) -> float:
@@ -111,8 +112,8 @@ class KubeConnector:
 
         Lists the Skupper sites in ``namespace``, since ``/version`` alone needs no login.
         """
-        api = await self._client()  # the client's classes are loaded from here on
-        info = await self._call("get", "version", None, _kube_client().VersionApi(api).get_code)
+        version = await self._api_of("VersionApi")
+        info = await self._call("get", "version", None, version.get_code)
         try:
             await self.list("sites", namespace=namespace)
         except KubeError as exc:
@@ -428,14 +429,10 @@ class KubeConnector:
         return asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
     def _build_client(self) -> ApiClient:
-        # In a worker thread, with everything of the client the calls use: its import and
-        # the API classes it loads on first use cost 1.5 s of CPU, 5-13 s of a busy machine,
-        # and on the loop they held every other site's work (SSH channels missed their
-        # 5 s deadline behind them: docs/sandbox.md 4a).
+        # In a worker thread, as every import of the client is (``_api_of``): ``_call`` then
+        # finds its exception modules imported.
         client = _kube_client()
-        for name in _CLIENT_CLASSES:
-            getattr(client, name)
-        import kubernetes.client.exceptions  # noqa: F401  (``_call`` imports it on the loop)
+        import kubernetes.client.exceptions  # noqa: F401
         import urllib3.exceptions  # noqa: F401
         from kubernetes import config
 
@@ -503,19 +500,25 @@ class KubeConnector:
             variable="CRC_KUBECONFIG",
         )
 
-    # The client first: it loads the classes (``_build_client``, in a worker thread), so that
-    # ``_kube_client()`` after it imports nothing on the loop.
     async def _custom(self) -> Any:
-        api = await self._client()
-        return _kube_client().CustomObjectsApi(api)
+        return await self._api_of("CustomObjectsApi")
 
     async def _core(self) -> Any:
-        api = await self._client()
-        return _kube_client().CoreV1Api(api)
+        return await self._api_of("CoreV1Api")
 
     async def _apps(self) -> Any:
+        return await self._api_of("AppsV1Api")
+
+    async def _api_of(self, name: str) -> Any:
+        """The client's API class ``name`` over this connector's client. The client loads
+        its API classes on first use, with every model they name: CoreV1Api alone is 0.9 s
+        of CPU, 4 s of a busy machine. That load runs in a worker thread, as the client's
+        import does (``_build_client``): on the loop it held every other site's work, and
+        SSH channels to live hosts missed their 5 s deadline behind it (docs/sandbox.md 4a)."""
         api = await self._client()
-        return _kube_client().AppsV1Api(api)
+        if name not in self._classes:
+            self._classes[name] = await self._in_thread(lambda: getattr(_kube_client(), name))
+        return self._classes[name](api)
 
     async def _ns(self, namespace: str | None) -> str:
         await self._client()
@@ -707,17 +710,6 @@ def _bound_connections(pool_manager: Any) -> None:
 
 def _size(count: int) -> str:
     return f"{count / (1024 * 1024):g} MiB" if count >= 1024 * 1024 else f"{count} bytes"
-
-
-#: The client's classes the connector uses, loaded by ``_build_client`` off the loop.
-_CLIENT_CLASSES = (
-    "ApiClient",
-    "Configuration",
-    "CoreV1Api",
-    "AppsV1Api",
-    "CustomObjectsApi",
-    "VersionApi",
-)
 
 
 def _kube_client() -> Any:
