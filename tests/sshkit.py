@@ -328,11 +328,16 @@ def _children(pid: int) -> list[int]:
 
 
 @asynccontextmanager
-async def blackhole_server(address: str, port: int = 0) -> AsyncIterator[tuple[str, int]]:
-    """Accept TCP connections on ``address:port`` and never answer; yields (address, port)."""
+async def blackhole_server(
+    address: str, port: int = 0, *, accepted: list[str] | None = None
+) -> AsyncIterator[tuple[str, int]]:
+    """Accept TCP connections on ``address:port`` and never answer; yields (address, port).
+    ``accepted``: a list that gets ``accept ADDRESS`` for each connection, as it comes."""
     held: list[asyncio.StreamWriter] = []
 
     async def hold(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if accepted is not None:
+            accepted.append(f"accept {address}")
         held.append(writer)
 
     server = await asyncio.start_server(hold, address, port)

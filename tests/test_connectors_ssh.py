@@ -48,6 +48,9 @@ OPENSSH_ADDRESS = "127.204.0.11"
 BLACKHOLE_ADDRESS = "127.204.0.12"
 REFUSING_ADDRESS = "127.204.0.13"
 POOL_ADDRESSES = ("127.204.0.20", "127.204.0.21")
+#: What a 1 s connect timeout must end well within however busy the machine: what it
+#: guards against (TCP's retransmits, a host that never answers) takes minutes.
+SILENCE_BOUND = 30.0
 
 SERVER_KINDS = [
     "asyncssh",
@@ -256,7 +259,9 @@ async def test_a_held_connection_to_a_host_gone_silent_fails_within_the_connect_
             started = time.monotonic()
             with pytest.raises(ConnectError, match="stopped answering"):
                 await conn.run("true")
-            assert time.monotonic() - started < 2.0
+            # the subject: the connect timeout ends it, where TCP's retransmits take
+            # minutes (a bound no load brings a 1 s timeout near)
+            assert time.monotonic() - started < SILENCE_BOUND
             link.resume()
             assert (await conn.run("echo back")).stdout == "back\n"
             assert conn.connect_count == 2
@@ -328,11 +333,13 @@ async def test_a_target_without_a_user_logs_in_as_the_local_user(
 
 async def test_refused_host_fails_fast_with_a_hint() -> None:
     port = free_port(REFUSING_ADDRESS)
-    conn = SSHConnector("gpu-1", SSHTarget(REFUSING_ADDRESS, port, "root"), SSHOptions())
+    options = SSHOptions(connect_timeout=2 * SILENCE_BOUND)
+    conn = SSHConnector("gpu-1", SSHTarget(REFUSING_ADDRESS, port, "root"), options)
     started = time.monotonic()
     with pytest.raises(ConnectError) as raised:
         await conn.run("true")
-    assert time.monotonic() - started < 1
+    # the subject: the refusal ends it, not the connect timeout (twice the bound)
+    assert time.monotonic() - started < SILENCE_BOUND
     assert raised.value.host == "gpu-1"
     assert f"is sshd running on {REFUSING_ADDRESS}:{port}?" in str(raised.value)
 
@@ -345,7 +352,9 @@ async def test_host_that_never_answers_times_out_at_the_connect_timeout() -> Non
         with pytest.raises(ConnectError) as raised:
             await conn.run("true")
         elapsed = time.monotonic() - started
-    assert 0.9 <= elapsed < 2.0
+    # the subject: the connect timeout, never less; more only as long as the machine kept
+    # the loop from listening, and never unbounded
+    assert 0.9 <= elapsed < SILENCE_BOUND
     assert f"timed out after 1s connecting to {address}:{port}" in str(raised.value)
 
 
@@ -482,24 +491,32 @@ async def test_pool_gives_a_local_connector_without_a_target() -> None:
 
 
 async def test_a_slow_host_does_not_delay_the_others(tmp_path: Path) -> None:
+    events: list[str] = []
     async with (
         asyncssh_server(tmp_path / "a", POOL_ADDRESSES[0]) as fast,
-        blackhole_server(BLACKHOLE_ADDRESS) as hole1,
-        blackhole_server(POOL_ADDRESSES[1]) as hole2,
+        blackhole_server(BLACKHOLE_ADDRESS, accepted=events) as hole1,
+        blackhole_server(POOL_ADDRESSES[1], accepted=events) as hole2,
     ):
         options = dataclasses.replace(fast.options, connect_timeout=1.0)
+
+        async def get(pool: ConnectorPool, name: str, target: SSHTarget) -> object:
+            try:
+                return await pool.get(name, target)
+            except ConnectError as exc:
+                events.append(f"failed {name}")
+                return exc
+
         async with ConnectorPool(options) as pool:
-            started = time.monotonic()
             outcomes = await asyncio.gather(
-                pool.get("fast", fast.target),
-                pool.get("slow-1", SSHTarget(*hole1, "root")),
-                pool.get("slow-2", SSHTarget(*hole2, "root")),
-                return_exceptions=True,
+                get(pool, "fast", fast.target),
+                get(pool, "slow-1", SSHTarget(*hole1, "root")),
+                get(pool, "slow-2", SSHTarget(*hole2, "root")),
             )
-            elapsed = time.monotonic() - started
     assert isinstance(outcomes[0], SSHConnector)
     assert all(isinstance(o, ConnectError) for o in outcomes[1:])
-    assert elapsed < 1.8, f"hosts were not reached concurrently ({elapsed:.2f}s)"
+    # both silent hosts were dialled before either gave up: at once, not one after another
+    assert sorted(events[:2]) == [f"accept {a}" for a in (BLACKHOLE_ADDRESS, POOL_ADDRESSES[1])]
+    assert sorted(events[2:]) == ["failed slow-1", "failed slow-2"], events
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="sshd needs root to change user")
@@ -517,14 +534,13 @@ async def test_openssh_runs_commands_as_the_target_user(tmp_path: Path) -> None:
 async def test_concurrent_commands_to_a_silent_host_share_one_connect_attempt() -> None:
     """Three callers at once wait one connect timeout and all get its error, instead of
     queueing to repeat it (1x, 2x, 3x the timeout)."""
-    async with blackhole_server(BLACKHOLE_ADDRESS) as (address, port):
+    accepted: list[str] = []
+    async with blackhole_server(BLACKHOLE_ADDRESS, accepted=accepted) as (address, port):
         options = SSHOptions(connect_timeout=1.0)
         conn = SSHConnector("gpu-1", SSHTarget(address, port, "root"), options)
-        started = time.monotonic()
         outcomes = await asyncio.gather(
             conn.run("true"), conn.connect(), conn.run("uptime"), return_exceptions=True
         )
-        elapsed = time.monotonic() - started
         await conn.close()
     assert all(isinstance(o, ConnectError) and "timed out after 1s" in str(o) for o in outcomes)
-    assert elapsed < 1.9, f"callers repeated the connect one after another ({elapsed:.2f}s)"
+    assert accepted == [f"accept {address}"], "callers repeated the connect one after another"
