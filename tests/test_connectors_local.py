@@ -72,7 +72,8 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     started = time.monotonic()
     with pytest.raises(CommandTimeout) as raised:
         await LocalConnector("here").run(f"sleep 30 & echo $! > {pidfile}; wait", timeout=0.5)
-    assert time.monotonic() - started < 3
+    # the subject: the 0.5 s timeout ends it, not the 30 s sleep (a bound clear of both)
+    assert time.monotonic() - started < 15
     assert raised.value.seconds == 0.5
     await wait_gone(int(pidfile.read_text()))
 

@@ -125,9 +125,9 @@ def test_all_of_a_sites_files_together_are_bounded_and_so_is_their_parse_time() 
     slow = {
         f"Listener-s{i}.yaml": keys_heavy(MAX_RESOURCE_CHARS - 64, name=f"s{i}") for i in range(8)
     }
-    started = time.monotonic()
+    started = time.thread_time()  # CPU, which load does not stretch: the parse's own
     state = parse_site_state(with_files(slow), budget=0.05)
-    assert time.monotonic() - started < 3  # the budget stops the parse, not only the wait
+    assert time.thread_time() - started < 3  # the budget stops the parse, not only the wait
     assert any("took more than 0.05 s to parse" in r for r in state.refused)
 
 
@@ -148,34 +148,27 @@ async def test_a_healthy_sites_read_answers_while_a_hostile_sites_parse_runs() -
     hostile = site("gpu-bad", with_files(slow))
     healthy = site("gpu-ok", UP.read_text())
     await healthy.read()  # warm, as a second status finds it
-    usual = time.monotonic()
-    await healthy.read()
-    usual = time.monotonic() - usual
-    hostile_done: list[float] = []
-    healthy_took: list[float] = []
+    finished: list[str] = []
 
     async def hostile_read() -> None:
-        started = time.monotonic()
         with contextlib.suppress(SiteStateError):
             await hostile.read()
-        hostile_done.append(time.monotonic() - started)
+        finished.append("hostile")
 
     async def healthy_read() -> None:
-        # the call is made once the hostile parse is under way, and timed from then: a
-        # parse on the event loop would hold back the wake-up itself
-        due = time.monotonic() + 0.2
+        # the call is made once the hostile parse is under way: a parse on the event loop
+        # would hold back the wake-up itself, and the read after it
         await anyio.sleep(0.2)
         state = await healthy.read()
-        healthy_took.append(time.monotonic() - due)
+        finished.append("healthy")
         assert state.complete and state.input_resources
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(healthy_read)
         tg.start_soon(hostile_read)
-    assert hostile_done[0] > 1.0, "the hostile parse must still be running meanwhile"
-    # on the event loop it waited the whole parse (9.6 s on main); a loaded machine shares
-    # the GIL with the worker thread, so the bound leaves room for that, not for a wait
-    assert healthy_took[0] < max(1.5, 20 * usual), (healthy_took, usual, hostile_done)
+    # the order, not a time a busy machine stretches: on the event loop the hostile parse
+    # (9.6 s on main) came first whatever the load
+    assert finished == ["healthy", "hostile"], finished
 
 
 def test_the_parsed_documents_kept_are_bounded_in_characters_oldest_out_first() -> None:
