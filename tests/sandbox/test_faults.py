@@ -45,7 +45,7 @@ async def test_down_refuses_connections_at_once(restored: World) -> None:
     status = restored.sandbox("status")
     assert "down" in status.stdout
     restored.fault("rhel-ai", "restore")
-    assert await _connect(rhel.address, 2222) < 1.0
+    await _connect(rhel.address, 2222)
 
 
 async def test_blackhole_makes_connects_time_out(restored: World) -> None:
@@ -53,9 +53,9 @@ async def test_blackhole_makes_connects_time_out(restored: World) -> None:
     restored.fault("rhtevan-work", "blackhole")
     with pytest.raises(TimeoutError):
         await _connect(rhtevan.address, 2222, timeout=1.0)
-    assert await _connect(restored.hosts["rhel-ai"].address, 2222) < 1.0
+    await _connect(restored.hosts["rhel-ai"].address, 2222)
     restored.fault("rhtevan-work", "restore")
-    assert await _connect(rhtevan.address, 2222) < 1.0
+    await _connect(rhtevan.address, 2222)
 
 
 def test_down_and_blackhole_keep_the_hosts_processes_running(restored: World) -> None:
