@@ -317,6 +317,36 @@ async def test_a_loop_held_past_the_deadline_does_not_fail_a_connect_the_host_an
             await conn.close()
 
 
+async def test_a_loop_held_while_a_given_up_command_is_killed_still_kills_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kill of a command given up on goes over a channel of its own, under the same
+    deadline: a loop held past it while the host answers does not leave the command
+    running (a fixed 2 s of wall time did, under make unit's load)."""
+    login_command = ssh_connector.shell.login_command
+
+    def holding_after_the_kill(command: str) -> str:
+        if command.startswith("kill -s KILL"):
+            # once the kill's channel is asked for (the caller's next await)
+            asyncio.get_running_loop().call_soon(hold_the_loop, 2.5)
+        return login_command(command)
+
+    monkeypatch.setattr(ssh_connector.shell, "login_command", holding_after_the_kill)
+    async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
+        options = dataclasses.replace(server.options, connect_timeout=1.0)
+        conn = SSHConnector("gpu-1", server.target, options)
+        try:
+            pidfile = tmp_path / "remote.pid"
+            task = asyncio.create_task(conn.run(f"echo $$ > {pidfile}; exec sleep 30"))
+            pid = int(await wait_for_file(pidfile))
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await wait_gone(pid)
+        finally:
+            await conn.close()
+
+
 async def test_a_target_without_a_user_logs_in_as_the_local_user(
     asyncssh_only: AsyncSSHServer,
 ) -> None:

@@ -166,8 +166,7 @@ class SSHConnector:
         if not remote.marker_read:
             # The marker is the first thing the remote prints: it is there or very close.
             with contextlib.suppress(Exception):
-                async with asyncio.timeout(1):
-                    await remote.read_pid_marker()
+                await within(remote.read_pid_marker(), 1)
         with contextlib.suppress(Exception):
             remote.process.send_signal("KILL")
         remote.process.close()
@@ -175,12 +174,13 @@ class SSHConnector:
         pid = remote.pid
         if pid is None or conn is None or conn.is_closed():
             return
+        kill = f"kill -s KILL -- -{pid} 2>/dev/null || kill -s KILL {pid}"
         with contextlib.suppress(Exception):
-            async with asyncio.timeout(2):
-                # ``kill -9 -- -PID`` is "Illegal number" to dash; ``-s KILL`` works in every sh.
-                await conn.run(
-                    shell.login_command(f"kill -s KILL -- -{pid} 2>/dev/null || kill -s KILL {pid}")
-                )
+            # ``kill -9 -- -PID`` is "Illegal number" to dash; ``-s KILL`` works in every sh.
+            # A channel and a short command: a live sshd answers within the connect timeout,
+            # counted in the time this process listened (a fixed 2 s of wall time, missed on
+            # a busy machine, left the command running).
+            await within(conn.run(shell.login_command(kill)), self._options.connect_timeout)
         log.debug("ended remote process group %s on %s", pid, self._name)
 
     async def close(self) -> None:
