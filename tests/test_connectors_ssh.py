@@ -347,6 +347,44 @@ async def test_a_loop_held_while_a_given_up_command_is_killed_still_kills_it(
             await conn.close()
 
 
+async def test_a_run_cancelled_while_its_channel_opens_still_ends_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host starts a command when it answers the exec request, before the client has
+    read that answer: a run cancelled in between (its loop busy, on a loaded machine) must
+    still end what the host started, once the channel is open. It left the command
+    running: ``_end_remote`` only covered a run past its channel's opening. Here the run is
+    cancelled just after its exec request went out and the host started the command."""
+    import asyncssh.channel
+
+    pidfile = tmp_path / "remote.pid"
+    caller: list[asyncio.Task[Any]] = []
+    make_request = asyncssh.channel.SSHClientChannel._make_request
+
+    async def cancelled_after_exec(self: Any, request: bytes, *args: Any) -> Any:
+        asked = asyncio.ensure_future(make_request(self, request, *args))
+        if request == b"exec" and caller:
+            await asyncio.sleep(0)  # the request is out
+            deadline = time.monotonic() + 30
+            while not _written(pidfile):  # the loop held: the host's answer stays unread
+                assert time.monotonic() < deadline, "the host never started the command"
+                hold_the_loop(0.01)
+            caller[0].cancel()
+        return await asked
+
+    monkeypatch.setattr(asyncssh.channel.SSHClientChannel, "_make_request", cancelled_after_exec)
+    async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
+        conn = SSHConnector("gpu-1", server.target, server.options)
+        try:
+            await conn.connect()
+            caller.append(asyncio.create_task(conn.run(f"echo $$ > {pidfile}; exec sleep 30")))
+            with pytest.raises(asyncio.CancelledError):
+                await caller[0]
+            await wait_gone(int(_written(pidfile)))
+        finally:
+            await conn.close()
+
+
 async def test_a_target_without_a_user_logs_in_as_the_local_user(
     asyncssh_only: AsyncSSHServer,
 ) -> None:

@@ -98,12 +98,12 @@ class SSHConnector:
 
         started = time.monotonic()
         try:
-            process = await self._open_process(command)
+            process = await self._opened(command)
         except (asyncssh.ChannelOpenError, asyncssh.DisconnectError, OSError):
             # The connection died since it was last used; nothing ran, so retry once.
             await self._drop_connection()
             try:
-                process = await self._open_process(command)
+                process = await self._opened(command)
             except (asyncssh.ChannelOpenError, asyncssh.DisconnectError, OSError) as exc:
                 await self._drop_connection()
                 reason = getattr(exc, "reason", None) or str(exc)
@@ -157,6 +157,20 @@ class SSHConnector:
         if check:
             result.raise_for_status()
         return result
+
+    async def _opened(self, command: str) -> asyncssh.SSHClientProcess[str]:
+        """``_open_process``, kept going when the caller is cancelled meanwhile, and the
+        command then ended: the host starts it when it answers the exec request, before
+        this side has read the answer, so a run given up on in between (its loop busy
+        elsewhere) left it running."""
+        opening = asyncio.ensure_future(self._open_process(command))
+        try:
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                process = await opening  # within its own deadline
+                await self._end_remote(_RemoteCommand(process))
+            raise
 
     async def _end_remote(self, remote: _RemoteCommand) -> None:
         """End a command we gave up on. Ask sshd to signal it, close the channel, and
