@@ -4,6 +4,8 @@
   one-host world made in the test's directory; a command runs as a login on a sandbox
   host runs it (``sh -c`` in the host's environment and home, as the test process's
   user). ``kill`` and ``start`` take the host down and bring it back.
+- ``asyncssh_server_apart``: the same server on an event loop of its own, in a thread: it
+  answers while the test's loop is held, as a host's sshd answers whatever its client does.
 - ``openssh_server``: OpenSSH ``sshd -D`` with the sandbox's sshd_config and launcher, the
   command run by the user's login shell or a shell the test names (skipped by the caller
   when sshd is not installed: see ``openssh_available``).
@@ -22,6 +24,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -167,6 +170,30 @@ async def asyncssh_server(
         await server.kill()
 
 
+@asynccontextmanager
+async def asyncssh_server_apart(directory: Path, address: str) -> AsyncIterator[AsyncSSHServer]:
+    """``asyncssh_server`` on an event loop of its own, in a thread, stopped with it: a test
+    may hold its own loop (a long parse) while this host still answers at once."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="ssh-host", daemon=True)
+    thread.start()
+    serving = asyncssh_server(directory, address)
+    try:
+        server = await asyncio.wrap_future(
+            asyncio.run_coroutine_threadsafe(serving.__aenter__(), loop)
+        )
+        try:
+            yield server
+        finally:
+            await asyncio.wrap_future(
+                asyncio.run_coroutine_threadsafe(serving.__aexit__(None, None, None), loop)
+            )
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        loop.close()
+
+
 @dataclass
 class AsyncSSHServer(SSHServer):
     """The sandbox's asyncssh server; ``kill`` and ``start`` simulate a host going down."""
@@ -301,11 +328,16 @@ def _children(pid: int) -> list[int]:
 
 
 @asynccontextmanager
-async def blackhole_server(address: str, port: int = 0) -> AsyncIterator[tuple[str, int]]:
-    """Accept TCP connections on ``address:port`` and never answer; yields (address, port)."""
+async def blackhole_server(
+    address: str, port: int = 0, *, accepted: list[str] | None = None
+) -> AsyncIterator[tuple[str, int]]:
+    """Accept TCP connections on ``address:port`` and never answer; yields (address, port).
+    ``accepted``: a list that gets ``accept ADDRESS`` for each connection, as it comes."""
     held: list[asyncio.StreamWriter] = []
 
     async def hold(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if accepted is not None:
+            accepted.append(f"accept {address}")
         held.append(writer)
 
     server = await asyncio.start_server(hold, address, port)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Coroutine, Iterator
@@ -453,3 +455,21 @@ async def test_an_exec_plugin_of_a_relative_kubeconfig_entry_never_runs(
     assert not mark.exists()
     assert "credential-plugin` (the exec plugin of user" in str(raised.value)
     assert "it was not run" in str(raised.value)
+
+
+@pytest.mark.spawns
+def test_the_kubernetes_client_is_never_imported_on_the_event_loop(kubeconfig: Path) -> None:
+    """The client's import (1.5 s of CPU, its API classes loaded on first use) runs in the
+    connector's worker thread: on the loop it held every other site's work, and on a busy
+    machine SSH channels to live hosts missed their 5 s deadline behind it
+    (docs/sandbox.md 4a). A fresh interpreter, so that nothing is imported yet."""
+    script = Path(__file__).resolve().parent / "loop_imports.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(kubeconfig)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []

@@ -72,7 +72,8 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     started = time.monotonic()
     with pytest.raises(CommandTimeout) as raised:
         await LocalConnector("here").run(f"sleep 30 & echo $! > {pidfile}; wait", timeout=0.5)
-    assert time.monotonic() - started < 3
+    # the subject: the 0.5 s timeout ends it, not the 30 s sleep (a bound clear of both)
+    assert time.monotonic() - started < 15
     assert raised.value.seconds == 0.5
     await wait_gone(int(pidfile.read_text()))
 
@@ -110,5 +111,6 @@ async def test_a_command_that_sends_without_end_is_ended_past_the_bound(
     with pytest.raises(OutputLimitError) as raised:
         await LocalConnector("here").run(f"echo $$ > {pidfile}; exec yes {redirect}", timeout=30)
     assert raised.value.stream == stream and "the command was ended" in str(raised.value)
-    assert time.monotonic() - started < 10  # the bound, not the timeout, ended it
+    # the subject: the bound ended it, not the 30 s timeout (a bound clear of both)
+    assert time.monotonic() - started < 20
     await wait_gone(int(pidfile.read_text()))

@@ -12,10 +12,12 @@ import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from polling import eventually
+from skupper_mcp.connectors import ssh as ssh_connector
 from skupper_mcp.connectors.base import SSHOptions, SSHTarget
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.connectors.pool import ConnectorPool
@@ -32,6 +34,7 @@ from sshkit import (
     SilenceableLink,
     SSHServer,
     asyncssh_server,
+    asyncssh_server_apart,
     blackhole_server,
     free_port,
     known_hosts_line,
@@ -45,6 +48,9 @@ OPENSSH_ADDRESS = "127.204.0.11"
 BLACKHOLE_ADDRESS = "127.204.0.12"
 REFUSING_ADDRESS = "127.204.0.13"
 POOL_ADDRESSES = ("127.204.0.20", "127.204.0.21")
+#: What a 1 s connect timeout must end well within however busy the machine: what it
+#: guards against (TCP's retransmits, a host that never answers) takes minutes.
+SILENCE_BOUND = 30.0
 
 SERVER_KINDS = [
     "asyncssh",
@@ -98,6 +104,12 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def hold_the_loop(seconds: float) -> None:
+    """Hold the event loop as a long parse or import on it does: the time is what the tests
+    that call this are about (past the connect timeout), not a wait for something."""
+    time.sleep(seconds)
 
 
 async def wait_for_file(path: Path) -> str:
@@ -247,10 +259,128 @@ async def test_a_held_connection_to_a_host_gone_silent_fails_within_the_connect_
             started = time.monotonic()
             with pytest.raises(ConnectError, match="stopped answering"):
                 await conn.run("true")
-            assert time.monotonic() - started < 2.0
+            # the subject: the connect timeout ends it, where TCP's retransmits take
+            # minutes (a bound no load brings a 1 s timeout near)
+            assert time.monotonic() - started < SILENCE_BOUND
             link.resume()
             assert (await conn.run("echo back")).stdout == "back\n"
             assert conn.connect_count == 2
+        finally:
+            await conn.close()
+
+
+async def test_a_loop_held_past_the_deadline_does_not_fail_a_channel_the_host_answered(
+    tmp_path: Path,
+) -> None:
+    """The answer deadline counts the time this process listened, not the time its loop
+    spent on other work: a parse (or an import) that holds the loop past the deadline while
+    the host answers at once is not a host that stopped answering. On a busy machine the
+    kubernetes client's import on the loop held it 5-13 s, and SSH channels to live hosts
+    failed 'stopped answering' (docs/sandbox.md 4a)."""
+    async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
+        options = dataclasses.replace(server.options, connect_timeout=1.0)
+        conn = SSHConnector("gpu-1", server.target, options)
+        try:
+            await conn.connect()
+            running = asyncio.create_task(conn.run("echo answered"))
+            await asyncio.sleep(0)  # the run asks for its channel and waits for the answer
+            hold_the_loop(2.5)
+            assert (await running).stdout == "answered\n"
+            assert conn.connect_count == 1
+        finally:
+            await conn.close()
+
+
+async def test_a_loop_held_past_the_deadline_does_not_fail_a_connect_the_host_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for the connect: TCP, handshake and login are the host's answers too. The
+    loop is held in the middle of the handshake, where the client decides on a new host
+    key (any work of the loop's, there or elsewhere, holds it the same)."""
+    decide = ssh_connector._HostKeyVerifier.decide
+
+    def decide_holding_the_loop(self: Any, *args: Any) -> bool:
+        hold_the_loop(2.5)
+        return decide(self, *args)
+
+    monkeypatch.setattr(ssh_connector._HostKeyVerifier, "decide", decide_holding_the_loop)
+    async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
+        server.known_hosts.write_text("")
+        options = dataclasses.replace(
+            server.options, connect_timeout=1.0, accept_new_host_keys=True
+        )
+        conn = SSHConnector("gpu-1", server.target, options)
+        try:
+            await conn.connect()
+            assert (await conn.run("echo answered")).stdout == "answered\n"
+        finally:
+            await conn.close()
+
+
+async def test_a_loop_held_while_a_given_up_command_is_killed_still_kills_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kill of a command given up on goes over a channel of its own, under the same
+    deadline: a loop held past it while the host answers does not leave the command
+    running (a fixed 2 s of wall time did, under make unit's load)."""
+    login_command = ssh_connector.shell.login_command
+
+    def holding_after_the_kill(command: str) -> str:
+        if command.startswith("kill -s KILL"):
+            # once the kill's channel is asked for (the caller's next await)
+            asyncio.get_running_loop().call_soon(hold_the_loop, 2.5)
+        return login_command(command)
+
+    monkeypatch.setattr(ssh_connector.shell, "login_command", holding_after_the_kill)
+    async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
+        options = dataclasses.replace(server.options, connect_timeout=1.0)
+        conn = SSHConnector("gpu-1", server.target, options)
+        try:
+            pidfile = tmp_path / "remote.pid"
+            task = asyncio.create_task(conn.run(f"echo $$ > {pidfile}; exec sleep 30"))
+            pid = int(await wait_for_file(pidfile))
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await wait_gone(pid)
+        finally:
+            await conn.close()
+
+
+async def test_a_run_cancelled_while_its_channel_opens_still_ends_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host starts a command when it answers the exec request, before the client has
+    read that answer: a run cancelled in between (its loop busy, on a loaded machine) must
+    still end what the host started, once the channel is open. It left the command
+    running: ``_end_remote`` only covered a run past its channel's opening. Here the run is
+    cancelled just after its exec request went out and the host started the command."""
+    import asyncssh.channel
+
+    pidfile = tmp_path / "remote.pid"
+    caller: list[asyncio.Task[Any]] = []
+    make_request = asyncssh.channel.SSHClientChannel._make_request
+
+    async def cancelled_after_exec(self: Any, request: bytes, *args: Any) -> Any:
+        asked = asyncio.ensure_future(make_request(self, request, *args))
+        if request == b"exec" and caller:
+            await asyncio.sleep(0)  # the request is out
+            deadline = time.monotonic() + 30
+            while not _written(pidfile):  # the loop held: the host's answer stays unread
+                assert time.monotonic() < deadline, "the host never started the command"
+                hold_the_loop(0.01)
+            caller[0].cancel()
+        return await asked
+
+    monkeypatch.setattr(asyncssh.channel.SSHClientChannel, "_make_request", cancelled_after_exec)
+    async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
+        conn = SSHConnector("gpu-1", server.target, server.options)
+        try:
+            await conn.connect()
+            caller.append(asyncio.create_task(conn.run(f"echo $$ > {pidfile}; exec sleep 30")))
+            with pytest.raises(asyncio.CancelledError):
+                await caller[0]
+            await wait_gone(int(_written(pidfile)))
         finally:
             await conn.close()
 
@@ -271,11 +401,13 @@ async def test_a_target_without_a_user_logs_in_as_the_local_user(
 
 async def test_refused_host_fails_fast_with_a_hint() -> None:
     port = free_port(REFUSING_ADDRESS)
-    conn = SSHConnector("gpu-1", SSHTarget(REFUSING_ADDRESS, port, "root"), SSHOptions())
+    options = SSHOptions(connect_timeout=2 * SILENCE_BOUND)
+    conn = SSHConnector("gpu-1", SSHTarget(REFUSING_ADDRESS, port, "root"), options)
     started = time.monotonic()
     with pytest.raises(ConnectError) as raised:
         await conn.run("true")
-    assert time.monotonic() - started < 1
+    # the subject: the refusal ends it, not the connect timeout (twice the bound)
+    assert time.monotonic() - started < SILENCE_BOUND
     assert raised.value.host == "gpu-1"
     assert f"is sshd running on {REFUSING_ADDRESS}:{port}?" in str(raised.value)
 
@@ -288,7 +420,9 @@ async def test_host_that_never_answers_times_out_at_the_connect_timeout() -> Non
         with pytest.raises(ConnectError) as raised:
             await conn.run("true")
         elapsed = time.monotonic() - started
-    assert 0.9 <= elapsed < 2.0
+    # the subject: the connect timeout, never less; more only as long as the machine kept
+    # the loop from listening, and never unbounded
+    assert 0.9 <= elapsed < SILENCE_BOUND
     assert f"timed out after 1s connecting to {address}:{port}" in str(raised.value)
 
 
@@ -425,24 +559,32 @@ async def test_pool_gives_a_local_connector_without_a_target() -> None:
 
 
 async def test_a_slow_host_does_not_delay_the_others(tmp_path: Path) -> None:
+    events: list[str] = []
     async with (
         asyncssh_server(tmp_path / "a", POOL_ADDRESSES[0]) as fast,
-        blackhole_server(BLACKHOLE_ADDRESS) as hole1,
-        blackhole_server(POOL_ADDRESSES[1]) as hole2,
+        blackhole_server(BLACKHOLE_ADDRESS, accepted=events) as hole1,
+        blackhole_server(POOL_ADDRESSES[1], accepted=events) as hole2,
     ):
         options = dataclasses.replace(fast.options, connect_timeout=1.0)
+
+        async def get(pool: ConnectorPool, name: str, target: SSHTarget) -> object:
+            try:
+                return await pool.get(name, target)
+            except ConnectError as exc:
+                events.append(f"failed {name}")
+                return exc
+
         async with ConnectorPool(options) as pool:
-            started = time.monotonic()
             outcomes = await asyncio.gather(
-                pool.get("fast", fast.target),
-                pool.get("slow-1", SSHTarget(*hole1, "root")),
-                pool.get("slow-2", SSHTarget(*hole2, "root")),
-                return_exceptions=True,
+                get(pool, "fast", fast.target),
+                get(pool, "slow-1", SSHTarget(*hole1, "root")),
+                get(pool, "slow-2", SSHTarget(*hole2, "root")),
             )
-            elapsed = time.monotonic() - started
     assert isinstance(outcomes[0], SSHConnector)
     assert all(isinstance(o, ConnectError) for o in outcomes[1:])
-    assert elapsed < 1.8, f"hosts were not reached concurrently ({elapsed:.2f}s)"
+    # both silent hosts were dialled before either gave up: at once, not one after another
+    assert sorted(events[:2]) == [f"accept {a}" for a in (BLACKHOLE_ADDRESS, POOL_ADDRESSES[1])]
+    assert sorted(events[2:]) == ["failed slow-1", "failed slow-2"], events
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="sshd needs root to change user")
@@ -460,14 +602,13 @@ async def test_openssh_runs_commands_as_the_target_user(tmp_path: Path) -> None:
 async def test_concurrent_commands_to_a_silent_host_share_one_connect_attempt() -> None:
     """Three callers at once wait one connect timeout and all get its error, instead of
     queueing to repeat it (1x, 2x, 3x the timeout)."""
-    async with blackhole_server(BLACKHOLE_ADDRESS) as (address, port):
+    accepted: list[str] = []
+    async with blackhole_server(BLACKHOLE_ADDRESS, accepted=accepted) as (address, port):
         options = SSHOptions(connect_timeout=1.0)
         conn = SSHConnector("gpu-1", SSHTarget(address, port, "root"), options)
-        started = time.monotonic()
         outcomes = await asyncio.gather(
             conn.run("true"), conn.connect(), conn.run("uptime"), return_exceptions=True
         )
-        elapsed = time.monotonic() - started
         await conn.close()
     assert all(isinstance(o, ConnectError) and "timed out after 1s" in str(o) for o in outcomes)
-    assert elapsed < 1.9, f"callers repeated the connect one after another ({elapsed:.2f}s)"
+    assert accepted == [f"accept {address}"], "callers repeated the connect one after another"

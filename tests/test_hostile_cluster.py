@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from hostile_kube_server import HostileKubeApi, kubeconfig_for
+from polling import eventually
 from skupper_mcp.engine import Engine
 from skupper_mcp.engine.store.lock import operation_lock
 from skupper_mcp.sites import kube as kube_site
@@ -33,14 +34,16 @@ READ_BOUND = kube_site.READ_TIMEOUTS * TIMEOUT + 5.0
 
 
 @pytest.fixture
-def trickling_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A trickling API server; its kubeconfig's path."""
+def trickling_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, HostileKubeApi]]:
+    """A trickling API server: its kubeconfig's path, and the server (what it was asked)."""
     monkeypatch.setattr(kube_site, "KUBE_TIMEOUT", TIMEOUT)
     port = free_port(API_ADDRESS)
     credentials = ensure_credentials(tmp_path / "api", API_ADDRESS, port)
     server = HostileKubeApi(credentials, API_ADDRESS, port, "trickle")
     try:
-        yield kubeconfig_for(credentials, tmp_path / "kubeconfig")
+        yield kubeconfig_for(credentials, tmp_path / "kubeconfig"), server
     finally:
         server.stop()
 
@@ -55,9 +58,16 @@ def _tools(tmp_path: Path) -> Path:
 
 
 async def test_a_trickling_cluster_neither_holds_the_lock_nor_delays_another_site(
-    tmp_path: Path, trickling_api: Path, write_topology: Callable[[str], Path]
+    tmp_path: Path,
+    trickling_api: tuple[Path, HostileKubeApi],
+    write_topology: Callable[[str], Path],
 ) -> None:
     loop = asyncio.get_running_loop()
+    kubeconfig, api = trickling_api
+
+    async def asked_since(before: int) -> bool:
+        return api.requests > before
+
     async with asyncssh_server(tmp_path / "ssh", SSH_ADDRESS, tools=_tools(tmp_path)) as ssh:
         text = ssh_topology(
             [("alpha", SSH_ADDRESS, ssh.port)],
@@ -67,7 +77,7 @@ async def test_a_trickling_cluster_neither_holds_the_lock_nor_delays_another_sit
         ) + (
             "LOCAL_SSH_HOST=127.207.0.42\n"  # nothing listens: the local site is unreachable
             "CRC_SITE_NAME=crc-hostile\nCRC_MODEL_PORT=9100\nCRC_CONTEXT=crc-admin\n"
-            f"CRC_NAMESPACE=van\nCRC_KUBECONFIG={trickling_api}\nSTATE_DIR={tmp_path / 'state'}\n"
+            f"CRC_NAMESPACE=van\nCRC_KUBECONFIG={kubeconfig}\nSTATE_DIR={tmp_path / 'state'}\n"
         )
         topology = parse_topology(text, write_topology(text))
         async with Engine(topology) as engine:
@@ -76,8 +86,9 @@ async def test_a_trickling_cluster_neither_holds_the_lock_nor_delays_another_sit
             usual = loop.time() - started
 
             # status reads the cluster; meanwhile alpha answers as fast as it did alone
+            asked = api.requests
             status = asyncio.create_task(engine.status())
-            await asyncio.sleep(0.3)
+            await eventually(lambda: asked_since(asked), what="status to ask the cluster")
             started = loop.time()
             assert (await engine.resolve("alpha")).profile == "alpha-alt"
             assert loop.time() - started < usual + 3.0
@@ -86,8 +97,9 @@ async def test_a_trickling_cluster_neither_holds_the_lock_nor_delays_another_sit
             assert "get version: no complete answer within 1s" in (crc.detail or "")
 
             # an up on the cluster gives the lock back within the cluster's bound
+            asked = api.requests
             up = asyncio.create_task(engine.up("crc"))
-            await asyncio.sleep(0.3)
+            await eventually(lambda: asked_since(asked), what="up to ask the cluster")
             started = loop.time()
             async with operation_lock(topology.state_dir, topology.path, "down", wait=60):
                 waited = loop.time() - started

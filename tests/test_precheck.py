@@ -316,13 +316,16 @@ async def test_precheck_over_ssh_reachable_refused_and_blackholed(
     for i in range(3):
         hole = by[(f"hole{i}", "ssh")]
         assert hole.status == "fail"
-        assert hole.seconds is not None and timeout - 0.2 <= hole.seconds <= timeout + 1.5
+        # the connect timeout, counted in the time the loop listened: never less, more
+        # only as long as the machine kept the loop from listening
+        assert hole.seconds is not None and timeout - 0.2 <= hole.seconds
     # the local site runs local commands; one listener port is taken by another process
     assert by[("local", f"port {local_port}")].status == "fail"
     assert by[("local", "port 30001")].status == "pass"
     assert not result.ok and "refused" in result.summary
-    # concurrently: about the slowest (one connect timeout), far below the sum of three
-    assert elapsed < 2 * timeout + 1.0
+    # concurrently: about the slowest (one connect timeout); one after another is the sum of
+    # three, which no load makes shorter (the bound that tells the two apart)
+    assert elapsed < 3 * timeout, elapsed
     assert any(line.startswith("good: ssh pass") for line in lines)
 
 

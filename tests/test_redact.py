@@ -220,9 +220,9 @@ def _hostile(fragment: str, size: int) -> str:
 @pytest.mark.parametrize("fragment", HOSTILE.values(), ids=HOSTILE.keys())
 def test_a_hostile_mebibyte_line_is_redacted_in_well_under_a_second(fragment: str) -> None:
     line = _hostile(fragment.replace("\n", " "), MIB)
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time, which load does not stretch (see below)
     redacted, _ = redact(line)
-    assert time.perf_counter() - started < 0.5
+    assert time.thread_time() - started < 0.5
     assert len(redacted) < MAX_LINE + 100 and "more characters not shown" in redacted
 
 

@@ -4,6 +4,7 @@ by ``make unit`` too)."""
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -69,4 +70,120 @@ def test_every_mcp_client_bounds_its_requests() -> None:
     assert unguarded == [], (
         'add pytestmark = pytest.mark.usefixtures("bounded_mcp_clients") to: '
         + ", ".join(unguarded)
+    )
+
+
+SLEEPS = {"sleep"}
+#: Calls that read the wall clock (CPU clocks, ``time.thread_time``, are not stretched by
+#: load), and names that hold a span of time in the suite's tests.
+CLOCKS = {"monotonic", "time", "perf_counter"}
+SPAN_NAME = re.compile(r"(^|_)(elapsed|took|seconds|gap|lag)$")
+#: What a fixed sleep says on its line when it is a window in which something must NOT
+#: happen (nothing to poll for), and what an upper bound on a span says on its line or the
+#: lines above it when the time is what the test is about.
+WINDOW_MARK = "fixed window"
+SUBJECT_MARK = "subject"
+
+
+def _constant(node: ast.expr) -> float | None:
+    """The number ``node`` stands for when it is a literal (or literals combined)."""
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        if isinstance(node, ast.BinOp):
+            left, right = _constant(node.left), _constant(node.right)
+            if left is not None and right is not None:
+                ops = {ast.Add: float.__add__, ast.Sub: float.__sub__, ast.Mult: float.__mul__}
+                op = ops.get(type(node.op))
+                return op(float(left), float(right)) if op else None
+        return None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _in_loop(parents: dict[ast.AST, ast.AST], node: ast.AST) -> bool:
+    """Whether ``node`` runs in a loop of its own function (a poll, a pacing interval)."""
+    at = parents.get(node)
+    while at is not None and not isinstance(at, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(at, ast.While | ast.For | ast.AsyncFor):
+            return True
+        at = parents.get(at)
+    return False
+
+
+def _parents(module: ast.Module) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(module) for child in ast.iter_child_nodes(node)}
+
+
+def _is_span(node: ast.expr) -> bool:
+    """``clock() - start`` or a name that holds a span of time."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+        call = node.left
+        if isinstance(call, ast.Call):
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            return name in CLOCKS
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Name) and bool(SPAN_NAME.search(node.id))
+
+
+def test_no_test_waits_a_fixed_time_for_something() -> None:
+    """A wait polls with a deadline and says what it waited for (tests/polling.py): a fixed
+    sleep is a guess at how long something takes, which a busy machine outlasts. What may
+    stay: a sleep in a loop (a poll's interval, a fake server's pace), one of a computed
+    length (a fault's own delay), and a window in which something must NOT happen, which
+    says so on its line ("a fixed window: ...")."""
+    found = []
+    for path in SOURCES:
+        if path.name == "polling.py":
+            continue
+        module = tree(path)
+        parents = _parents(module)
+        lines = path.read_text().splitlines()
+        for node in ast.walk(module):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            seconds = _constant(node.args[0])
+            if name not in SLEEPS or not seconds or _in_loop(parents, node):
+                continue
+            if WINDOW_MARK not in lines[node.lineno - 1]:
+                found.append(f"{path.relative_to(TESTS)}:{node.lineno} sleep({seconds:g})")
+    assert found == [], (
+        "poll for what these wait for (polling.wait_for / eventually), or say on the line "
+        f"that it is a {WINDOW_MARK!r} in which something must not happen: " + "; ".join(found)
+    )
+
+
+def test_no_test_bounds_a_time_the_machine_sets() -> None:
+    """A fixed upper bound on how long something took is a bet on the machine: under load a
+    second is ten. Where the time is the test's subject (a deadline that must end a wait, a
+    bound between two behaviours), the bound is clear of what load does and the assert or
+    the lines just above it say so ("the subject: ..."); elsewhere the test shows what it
+    means by an order, a count or the thread something ran on, or measures CPU time
+    (``time.thread_time``), which load does not stretch."""
+    found = []
+    for path in SOURCES:
+        module = tree(path)
+        lines = path.read_text().splitlines()
+        for node in ast.walk(module):
+            if not isinstance(node, ast.Assert):
+                continue
+            bounded = [
+                test
+                for test in ast.walk(node.test)
+                if isinstance(test, ast.Compare)
+                and isinstance(test.ops[-1], ast.Lt | ast.LtE)
+                and _constant(test.comparators[-1]) is not None
+                and _is_span(test.comparators[-2] if len(test.ops) > 1 else test.left)
+            ]
+            if not bounded:
+                continue
+            said = lines[max(0, node.lineno - 4) : node.end_lineno]
+            if not any(SUBJECT_MARK in line for line in said):
+                found.append(f"{path.relative_to(TESTS)}:{node.lineno}")
+    assert found == [], (
+        f"show these by order, count, thread or CPU time, or say why the time is the "
+        f"{SUBJECT_MARK} and keep the bound clear of load: " + "; ".join(found)
     )

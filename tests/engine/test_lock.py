@@ -76,7 +76,8 @@ def test_another_process_holding_the_lock_makes_us_give_up_with_a_clear_message(
         started = time.monotonic()
         with pytest.raises(BusyError, match="setup, pid"):
             asyncio.run(attempt())
-        assert time.monotonic() - started < 3
+        # the subject: the 0.5 s wait ends it, not the holder's 30 s (a bound clear of both)
+        assert time.monotonic() - started < 15
     finally:
         holder.kill()
         holder.wait()

@@ -192,13 +192,11 @@ async def hostile_models(mode: str) -> AsyncIterator[int]:
 async def test_a_hostile_model_list_fails_its_check_within_the_bound(mode: str, words: str) -> None:
     # issue 31: 1 byte/s held test_model 150 s against a 20 s timeout; an endless list grew
     # the process to 3.5 GB
-    loop = asyncio.get_running_loop()
     async with hostile_models(mode) as port:
-        started = loop.time()
+        # the subject's bound: 15 s, clear of the 2 s timeout under any load and of the
+        # 150 s the trickle held it before; the words say which bound ended it
         checks = await asyncio.wait_for(route_checks(ADDRESS, port, [MODEL], timeout=2), 15)
-        seconds = loop.time() - started
     found = details(checks)
     assert found["API health"] == (True, "/health answered 200")
     assert found["model id"] == (False, words)
     assert found["chat completion"] == (False, "skipped: no model id")
-    assert seconds < 6.0

@@ -22,6 +22,7 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
+from polling import eventually
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
@@ -194,7 +195,12 @@ async def _router_killed(world: World, client: Client) -> None:
     """Up, then rhel-ai's controller and router stopped on the host behind our back: its
     rendered status keeps saying Ready (really stale)."""
     await write(client, "up", {"target": "all"})
-    await asyncio.sleep(3)  # the controller writes Ready
+
+    async def ready() -> bool:
+        sites = (await call(client, "status", {}))["sites"]
+        return any(s["host"] == "rhel-ai" and s.get("detail") == "Ready" for s in sites)
+
+    await eventually(ready, timeout=60, every=0.5, what="rhel-ai's controller to write Ready")
     on_host(
         world,
         "rhel-ai",

@@ -301,8 +301,9 @@ async def test_an_unreachable_provider_is_one_finding_and_the_others_are_diagnos
         "local": True,
         "crc": True,
     }
-    # bounded like status: the connect timeout, not the read timeout
-    assert seconds < 15, seconds
+    # the subject: bounded like status, by the connect timeout (5 s of listening), not the
+    # read timeout (30 s): a bound between them, clear of what load adds to the first
+    assert seconds < 20, seconds
     assert "unreachable" in the(found, "site-unreadable", "rhel-ai").evidence[0]
 
 

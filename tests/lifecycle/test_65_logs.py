@@ -151,7 +151,8 @@ async def test_an_unknown_or_unreachable_target_is_a_tool_error_naming_it(built:
     finally:
         built.fault("rhel-ai", "restore")
     assert is_error and "cannot connect to rhel-ai" in text, text
-    assert seconds < 15, seconds  # the connect timeout (5 s), not a command's
+    # the subject: the connect timeout (5 s of listening) ends it, not a command's (60 s)
+    assert seconds < 30, seconds
 
 
 async def test_a_private_key_or_token_in_the_log_never_comes_back(built: World) -> None:

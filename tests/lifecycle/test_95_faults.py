@@ -57,13 +57,15 @@ async def test_a_silent_provider_is_skipped_in_bounded_time_then_comes_back(
 
     up_result = OperationResult.model_validate(up)
     silent = next(s for s in up_result.sites if s.host == "rhtevan-work")
-    assert up_seconds <= 12, up_seconds
+    # the subject: the silent host costs the answer deadline (5 s of listening), not the
+    # command timeout (60 s); the bounds sit between, clear of what load adds
+    assert up_seconds <= 30, up_seconds
     assert silent.outcome == "skipped" and "stopped answering" in (silent.reason or ""), silent
     assert {s.host: s.outcome for s in up_result.sites}["rhel-ai"] == "up"
 
     status_result = StatusResult.model_validate(status)
     row = next(s for s in status_result.sites if s.host == "rhtevan-work")
-    assert status_seconds <= 8, status_seconds
+    assert status_seconds <= 20, status_seconds  # the subject, as up's above
     assert not row.reachable and "unreachable" in (row.detail or ""), row
     assert "unreachable: rhtevan-work" in status_result.summary
 

@@ -61,7 +61,18 @@ def main() -> int:
         )  # fmt: skip
         run("ps_created", "ps", "-a", "--format", "json")
         run("start", "start", "router")
-        time.sleep(1)
+        # until the container has printed both lines (the logs cases record them), however
+        # long this machine takes
+        deadline = time.monotonic() + 60
+        while (
+            "to-stderr"
+            not in subprocess.run(
+                ["podman", "logs", "router"], env=env, capture_output=True, text=True, timeout=120
+            ).stderr
+        ):
+            if time.monotonic() > deadline:
+                raise SystemExit("the router container printed nothing within 60 s")
+            time.sleep(0.1)
         run("ps_running", "ps", "-a", "--format", "json")
         run("container_exists", "container", "exists", "router")
         run("logs", "logs", "router")

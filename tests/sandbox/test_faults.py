@@ -14,13 +14,15 @@ from skupper_sandbox.testing import World
 pytestmark = pytest.mark.sandbox
 
 
-async def _connect(address: str, port: int, timeout: float = 1.0) -> float:
-    """Seconds until the connection is made; raises what the connect raised."""
-    started = time.monotonic()
+async def _connect(address: str, port: int, timeout: float = 10.0) -> None:
+    """Connect and close; raises what the connect raised (a dropped SYN: TimeoutError)."""
     _, writer = await asyncio.wait_for(asyncio.open_connection(address, port), timeout)
     writer.close()
     await writer.wait_closed()
-    return time.monotonic() - started
+
+
+#: A slow fault's delay that tells a delayed command from a busy machine's slow one.
+SLOW_APART = 60
 
 
 @pytest.fixture
@@ -36,15 +38,14 @@ async def test_down_refuses_connections_at_once(restored: World) -> None:
     rhel = restored.hosts["rhel-ai"]
     restored.fault("rhel-ai", "down")
     for port in (2222, rhel.ports["model"]):
-        started = time.monotonic()
+        # refused, not dropped: a dropped SYN would be a TimeoutError, whatever the load
         with pytest.raises(ConnectionRefusedError):
             await _connect(rhel.address, port)
-        assert time.monotonic() - started < 0.1
-    assert await _connect(restored.hosts["local"].address, 2222) < 1.0
+    await _connect(restored.hosts["local"].address, 2222)
     status = restored.sandbox("status")
     assert "down" in status.stdout
     restored.fault("rhel-ai", "restore")
-    assert await _connect(rhel.address, 2222) < 1.0
+    await _connect(rhel.address, 2222)
 
 
 async def test_blackhole_makes_connects_time_out(restored: World) -> None:
@@ -52,9 +53,9 @@ async def test_blackhole_makes_connects_time_out(restored: World) -> None:
     restored.fault("rhtevan-work", "blackhole")
     with pytest.raises(TimeoutError):
         await _connect(rhtevan.address, 2222, timeout=1.0)
-    assert await _connect(restored.hosts["rhel-ai"].address, 2222) < 1.0
+    await _connect(restored.hosts["rhel-ai"].address, 2222)
     restored.fault("rhtevan-work", "restore")
-    assert await _connect(rhtevan.address, 2222) < 1.0
+    await _connect(rhtevan.address, 2222)
 
 
 def test_down_and_blackhole_keep_the_hosts_processes_running(restored: World) -> None:
@@ -68,14 +69,17 @@ def test_slow_delays_every_ssh_command_until_restored(restored: World) -> None:
     restored.fault("local", "slow", "1.5")
     started = time.monotonic()
     assert restored.ssh("local", "echo late")[:2] == (0, "late\n")
-    assert time.monotonic() - started >= 1.5
+    assert time.monotonic() - started >= 1.5  # a lower bound: no load makes it shorter
+    # The other host and the restored one are told from a slow one by a delay no load
+    # comes near (a busy machine takes seconds over an SSH command, not a minute).
+    restored.fault("local", "slow", str(SLOW_APART))
     started = time.monotonic()
     restored.ssh("rhel-ai", "true")
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < SLOW_APART / 2
     restored.fault("local", "restore")
     started = time.monotonic()
     restored.ssh("local", "true")
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < SLOW_APART / 2
 
 
 def test_kill_router_kills_only_the_router_containers(restored: World) -> None:

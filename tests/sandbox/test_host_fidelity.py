@@ -170,7 +170,7 @@ def rendered(tmp_path: Path) -> Iterator[tuple[HostKit, NamespacePaths]]:
 
 def _router(kit: HostKit, paths: NamespacePaths, name: str, *identity: str) -> str:
     """Create and start a router container as Skupper does, with the given --user/--userns;
-    its state once it has settled ("running", or "exited <code>")."""
+    its state once it has settled ("running", or "exited <code>"): ``_settled_state``."""
     create = shlex.join(
         [
             "podman", "run", "-d", "--name", name, "--network", "host", *identity,
@@ -182,6 +182,18 @@ def _router(kit: HostKit, paths: NamespacePaths, name: str, *identity: str) -> s
     )  # fmt: skip
     assert kit.sh(create).returncode == 0
     return _settled_state(kit, name)
+
+
+def _failed_router(kit: HostKit, paths: NamespacePaths, name: str, *identity: str) -> str:
+    """``_router`` for a router that must stop: its exit, waited for however long a busy
+    machine takes to get it there (``_settled_state``'s window would call it running)."""
+    _router(kit, paths, name, *identity)
+
+    def exited() -> str | None:
+        state = _inspect_state(kit, name)
+        return state if state.startswith("exited") else None
+
+    return wait_for(exited, timeout=60, every=0.1, what=f"the router {name} to stop")
 
 
 def _settled_state(kit: HostKit, name: str, window: float = 1.0) -> str:
@@ -232,7 +244,9 @@ def test_a_router_that_reads_only_through_the_group_cannot_read_a_0600_key(
     kit, paths = rendered
     for key in paths.certs.rglob("tls.key"):
         key.chmod(0o600)
-    assert _router(kit, paths, "r", "--user", "10000:1000", "--userns", "keep-id") == "exited 1"
+    assert _failed_router(kit, paths, "r", "--user", "10000:1000", "--userns", "keep-id") == (
+        "exited 1"
+    )
     log = kit.sh("podman logs r").stdout + kit.sh("podman logs r 2>&1").stdout
     assert "Failed to configure TLS certFile '/etc/skupper-router/runtime/certs/" in log
     assert "Permission denied" in log
@@ -243,7 +257,7 @@ def test_a_router_as_the_image_user_cannot_read_them_until_chmod_o_r(
 ) -> None:
     """Certificates unreadable to the router: uid 10000 is in the user's subordinate range."""
     kit, paths = rendered
-    assert _router(kit, paths, "r") == "exited 1"
+    assert _failed_router(kit, paths, "r") == "exited 1"
     log = kit.sh("podman logs r").stdout + kit.sh("podman logs r 2>&1").stdout
     assert "Failed to configure TLS caCertFile '/etc/skupper-router/runtime/certs/" in log
     assert "Permission denied" in log

@@ -89,6 +89,17 @@ class Probe:
                 self.answers.append((at, model))
             await asyncio.sleep(0.1)
 
+    async def asked_after(self, since: float, count: int = 10) -> None:
+        """Until ``count`` requests asked after ``since`` have come back (answered or not),
+        however long a busy machine takes over them."""
+
+        async def asked() -> bool:
+            times = [at for at in self.misses if at > since]
+            times += [at for at, _ in self.answers if at > since]
+            return len(times) >= count
+
+        await eventually(asked, timeout=60, what=f"{count} requests to the pool's port")
+
     def gap(self) -> float:
         """The longest the port went without an answer (0 when it always answered)."""
         if not self.misses:
@@ -109,7 +120,7 @@ async def take_down(engine: Engine, world: World, host: str) -> Probe:
     task = asyncio.create_task(probe.run(stop))
     result = await engine.down(host)
     assert result.ok, result.model_dump_json(indent=1)
-    await asyncio.sleep(3)  # answers after the down, from the other member
+    await probe.asked_after(time.monotonic())  # answers after the down, from the other member
     stop.set()
     await task
     return probe
@@ -160,7 +171,7 @@ async def test_an_any_pool_keeps_answering_on_its_port_while_either_provider_is_
             assert await eventually(both, timeout=60, what=f"the pool after up {down}")
         print(f"pool failover gaps (s): {gaps}")
         for gap in gaps.values():
-            assert gap < 10, gaps
+            assert gap < 10, gaps  # the subject: the failover's gap, not until the member is up
 
 
 async def test_model_on_a_pool_checks_its_port_and_each_backend_through_the_mcp_server(
@@ -318,7 +329,7 @@ async def test_through_the_cli_the_pool_answers_on_its_port_while_either_provide
         assert f"pool granite (:{POOL_PORT}) keeps serving from {other}" in " ".join(
             done.stdout.split()
         )
-        await asyncio.sleep(2)
+        await probe.asked_after(ended)
         stop.set()
         await task
         # a request in flight through the member's router when it stops is reset with it

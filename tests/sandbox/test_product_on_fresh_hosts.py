@@ -128,7 +128,8 @@ def test_a_2_2_1_consumer_closes_a_stopped_providers_listener_within_seconds(
     seen = []
     while (row := listener()).state != "closed":
         seen.append(row)
-        assert time.monotonic() - stopped < 15, [r.detail for r in seen]
+        # the subject: within seconds, not 2.1.x's 60 s countdown; clear of both under load
+        assert time.monotonic() - stopped < 40, [r.detail for r in seen]
         time.sleep(0.5)
     assert all(r.state == "closing" and (r.closes_within or 0) <= 1.0 for r in seen), seen
     assert not any("60 s" in (r.detail or "") for r in seen)

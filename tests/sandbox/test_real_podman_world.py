@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from polling import wait_for
 from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.cli import world_processes
 from skupper_sandbox.emulated import podman_api
@@ -81,6 +82,8 @@ def _exited(pid: int) -> bool:
 
 
 def _within(seconds: float, check: Callable[[], bool]) -> bool:
+    """Whether ``check`` came true within ``seconds`` (the caller's assert says what it
+    waited for, with what it found: ``wait_for`` where there is nothing more to say)."""
     deadline = time.monotonic() + seconds
     while not check():
         if time.monotonic() > deadline:
@@ -191,9 +194,9 @@ def test_a_rootless_site_runs_its_router_as_the_hosts_user(world: World) -> None
         # a crash (`fault kill-router` finds the pid through the user's own podman) and
         # Skupper's --restart always: the user's conmon has podman start it again
         world.fault("rhel-ai", "kill-router")
-        assert _within(10.0, lambda: _exited(row["Pid"]))
+        wait_for(lambda: _exited(row["Pid"]), timeout=30, every=0.2, what="the router to die")
         restarted = _within(
-            20.0, lambda: _router_pid(world, "rhel-ai", env + "; ") not in (0, row["Pid"])
+            60.0, lambda: _router_pid(world, "rhel-ai", env + "; ") not in (0, row["Pid"])
         )
         assert restarted
     finally:
@@ -221,10 +224,10 @@ def test_a_site_router_is_a_real_container_listed_by_its_own_host_only(world: Wo
         conmons = _conmons(row["Id"])
         assert conmons, "no conmon monitors the router"
         world.fault("local", "kill-router")
-        assert _within(10.0, lambda: _exited(row["Pid"]))
+        wait_for(lambda: _exited(row["Pid"]), timeout=30, every=0.2, what="the router to die")
         # Skupper's --restart always: conmon's exit command (podman container cleanup)
         # starts it again, with no systemd
-        restarted = _within(20.0, lambda: _router_pid(world) not in (0, row["Pid"]))
+        restarted = _within(60.0, lambda: _router_pid(world) not in (0, row["Pid"]))
         events = (world.host_dir("local") / "podman/events.log").read_text()[-3000:]
         assert restarted, (conmons, _conmons(row["Id"]), events)
         code, _, err = world.ssh("local", "podman logs nosuch")
@@ -304,12 +307,22 @@ def test_podman_socket_is_served_by_real_podman_with_the_hosts_own_store(world: 
     [service] = _service_pids(world)
     # a service that dies is started again on the socket, as a connection activates it
     os.kill(service, signal.SIGKILL)
-    assert _within(15.0, lambda: _service_pids(world) not in ([], [service]))
-    assert _within(15.0, lambda: _answers(api))
+    wait_for(
+        lambda: _service_pids(world) not in ([], [service]),
+        timeout=30,
+        every=0.2,
+        what="podman's service started again on the socket",
+    )
+    wait_for(lambda: _answers(api), timeout=30, every=0.2, what=f"podman's API on {api.path}")
     [service] = _service_pids(world)
     # stopping the unit stops podman's service and removes the socket, as systemd does
     _ok(world, "local", "systemctl stop podman.socket")
-    assert _within(10.0, lambda: service not in _service_pids(world))
+    wait_for(
+        lambda: service not in _service_pids(world),
+        timeout=30,
+        every=0.2,
+        what=f"podman's service {service} to stop with its socket",
+    )
     assert not api.path.exists()
     with pytest.raises(podman_api.PodmanApiError):
         api.validate()
@@ -369,7 +382,7 @@ def test_a_rootless_hosts_podman_socket_is_served_as_its_user(world: World) -> N
     active = _ok(world, "rhel-ai", f"{runtime} systemctl --user is-active podman.socket")
     assert active == "active\n"
     api = _api(world, "rhel-ai")
-    assert _within(15.0, lambda: _answers(api)), api.path
+    wait_for(lambda: _answers(api), timeout=30, every=0.2, what=f"podman's API on {api.path}")
     assert api.path.stat().st_uid == world.hosts["rhel-ai"].uid
     _ok(world, "rhel-ai", f"{runtime} systemctl --user stop podman.socket")
 
@@ -417,22 +430,22 @@ def test_the_controllers_site_status_follows_the_real_router(world: World, host:
         mounts = json.loads(_ok(world, host, f"podman inspect {controller}"))[0]["Mounts"]
         assert "/var/run/podman.sock" in [m["Destination"] for m in mounts]
         ready = ("True", "OK")
-        assert _within(15.0, lambda: _site_running(world, host) == ready), _site_running(
+        assert _within(60.0, lambda: _site_running(world, host) == ready), _site_running(
             world, host
         )
         _ok(world, host, "podman stop default-skupper-router")
         stopped = ("False", "No router pod is ready")
-        assert _within(15.0, lambda: _site_running(world, host) == stopped), _site_running(
+        assert _within(60.0, lambda: _site_running(world, host) == stopped), _site_running(
             world, host
         )
         _ok(world, host, "podman start default-skupper-router")
-        assert _within(15.0, lambda: _site_running(world, host) == ready), _site_running(
+        assert _within(60.0, lambda: _site_running(world, host) == ready), _site_running(
             world, host
         )
         # a crash, as the world's fault makes one: podman's restart policy brings it back,
         # and the status follows it there too
         world.fault(host, "kill-router")
-        assert _within(15.0, lambda: _site_running(world, host) == ready), _site_running(
+        assert _within(60.0, lambda: _site_running(world, host) == ready), _site_running(
             world, host
         )
         assert "podman API" not in _ok(world, host, f"podman logs {controller} 2>&1")

@@ -638,10 +638,11 @@ def test_a_lost_routers_address_goes_as_the_consumers_router_release_says(
         if release.startswith("3.5"):
             wait_for(
                 lambda: not port_open(consumer.address, 9000),
-                timeout=20,
+                timeout=40,
                 what="the listener to unbind after the holdoff",
             )
-            assert time.monotonic() - lost < 15
+            # the subject: seconds (the holdoff), not 3.4's 60 s; clear of both under load
+            assert time.monotonic() - lost < 40
         else:
             # still bound well past 3.5's holdoff: polled, with the link seen down first
             wait_for(

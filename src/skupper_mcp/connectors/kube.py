@@ -94,6 +94,7 @@ class KubeConnector:
         self._api: ApiClient | None = None
         self._lock = asyncio.Lock()
         self._executor: ThreadPoolExecutor | None = None
+        self._classes: dict[str, Any] = {}
 
     @property
     def timeout(self) -> float:
@@ -112,8 +113,8 @@ class KubeConnector:
 
         Lists the Skupper sites in ``namespace``, since ``/version`` alone needs no login.
         """
-        api = await self._client()
-        info = await self._call("get", "version", None, _kube_client().VersionApi(api).get_code)
+        version = await self._api_of("VersionApi")
+        info = await self._call("get", "version", None, version.get_code)
         try:
             await self.list("sites", namespace=namespace)
         except KubeError as exc:
@@ -431,7 +432,11 @@ class KubeConnector:
         return asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
     def _build_client(self) -> ApiClient:
+        # In a worker thread, as every import of the client is (``_api_of``): ``_call`` then
+        # finds its exception modules imported.
         client = _kube_client()
+        import kubernetes.client.exceptions  # noqa: F401
+        import urllib3.exceptions  # noqa: F401
         from kubernetes import config
 
         configuration = client.Configuration()
@@ -501,13 +506,24 @@ class KubeConnector:
         )
 
     async def _custom(self) -> Any:
-        return _kube_client().CustomObjectsApi(await self._client())
+        return await self._api_of("CustomObjectsApi")
 
     async def _core(self) -> Any:
-        return _kube_client().CoreV1Api(await self._client())
+        return await self._api_of("CoreV1Api")
 
     async def _apps(self) -> Any:
-        return _kube_client().AppsV1Api(await self._client())
+        return await self._api_of("AppsV1Api")
+
+    async def _api_of(self, name: str) -> Any:
+        """The client's API class ``name`` over this connector's client. The client loads
+        its API classes on first use, with every model they name: CoreV1Api alone is 0.9 s
+        of CPU, 4 s of a busy machine. That load runs in a worker thread, as the client's
+        import does (``_build_client``): on the loop it held every other site's work, and
+        SSH channels to live hosts missed their 5 s deadline behind it (docs/sandbox.md 4a)."""
+        api = await self._client()
+        if name not in self._classes:
+            self._classes[name] = await self._in_thread(lambda: getattr(_kube_client(), name))
+        return self._classes[name](api)
 
     async def _ns(self, namespace: str | None) -> str:
         await self._client()

@@ -26,6 +26,7 @@ from skupper_mcp.connectors.base import (
     SSHTarget,
     read_output,
 )
+from skupper_mcp.connectors.listening import within
 from skupper_mcp.connectors.shared import SharedAttempt
 from skupper_mcp.errors import CommandTimeout, ConnectError, HostKeyError, SiteConfigError
 
@@ -97,12 +98,12 @@ class SSHConnector:
 
         started = time.monotonic()
         try:
-            process = await self._open_process(command)
+            process = await self._opened(command)
         except (asyncssh.ChannelOpenError, asyncssh.DisconnectError, OSError):
             # The connection died since it was last used; nothing ran, so retry once.
             await self._drop_connection()
             try:
-                process = await self._open_process(command)
+                process = await self._opened(command)
             except (asyncssh.ChannelOpenError, asyncssh.DisconnectError, OSError) as exc:
                 await self._drop_connection()
                 reason = getattr(exc, "reason", None) or str(exc)
@@ -157,6 +158,20 @@ class SSHConnector:
             result.raise_for_status()
         return result
 
+    async def _opened(self, command: str) -> asyncssh.SSHClientProcess[str]:
+        """``_open_process``, kept going when the caller is cancelled meanwhile, and the
+        command then ended: the host starts it when it answers the exec request, before
+        this side has read the answer, so a run given up on in between (its loop busy
+        elsewhere) left it running."""
+        opening = asyncio.ensure_future(self._open_process(command))
+        try:
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                process = await opening  # within its own deadline
+                await self._end_remote(_RemoteCommand(process))
+            raise
+
     async def _end_remote(self, remote: _RemoteCommand) -> None:
         """End a command we gave up on. Ask sshd to signal it, close the channel, and
         kill its process group over a second channel: OpenSSH refuses signal requests
@@ -165,8 +180,7 @@ class SSHConnector:
         if not remote.marker_read:
             # The marker is the first thing the remote prints: it is there or very close.
             with contextlib.suppress(Exception):
-                async with asyncio.timeout(1):
-                    await remote.read_pid_marker()
+                await within(remote.read_pid_marker(), 1)
         with contextlib.suppress(Exception):
             remote.process.send_signal("KILL")
         remote.process.close()
@@ -174,12 +188,13 @@ class SSHConnector:
         pid = remote.pid
         if pid is None or conn is None or conn.is_closed():
             return
+        kill = f"kill -s KILL -- -{pid} 2>/dev/null || kill -s KILL {pid}"
         with contextlib.suppress(Exception):
-            async with asyncio.timeout(2):
-                # ``kill -9 -- -PID`` is "Illegal number" to dash; ``-s KILL`` works in every sh.
-                await conn.run(
-                    shell.login_command(f"kill -s KILL -- -{pid} 2>/dev/null || kill -s KILL {pid}")
-                )
+            # ``kill -9 -- -PID`` is "Illegal number" to dash; ``-s KILL`` works in every sh.
+            # A channel and a short command: a live sshd answers within the connect timeout,
+            # counted in the time this process listened (a fixed 2 s of wall time, missed on
+            # a busy machine, left the command running).
+            await within(conn.run(shell.login_command(kill)), self._options.connect_timeout)
         log.debug("ended remote process group %s on %s", pid, self._name)
 
     async def close(self) -> None:
@@ -200,13 +215,17 @@ class SSHConnector:
         try:
             # A held connection to a host that went silent (powered off, network gone)
             # would otherwise wait on TCP retransmits for minutes: a live sshd answers a
-            # channel request at once, so the connect timeout bounds it too.
-            async with asyncio.timeout(seconds):
-                return await conn.create_process(
+            # channel request at once, so the connect timeout bounds it too, counted in the
+            # time this process listened (``listening``): a loop held by other work is not
+            # a host that stopped answering.
+            return await within(
+                conn.create_process(
                     shell.login_command(PID_MARKER_COMMAND + command),
                     encoding="utf-8",
                     errors="replace",
-                )
+                ),
+                seconds,
+            )
         except TimeoutError as exc:
             await self._drop_connection()
             raise ConnectError(
@@ -303,7 +322,8 @@ class SSHConnector:
             "port": resolved.port,
             "known_hosts": verifier.known,
             "client_factory": verifier.client_factory,
-            "connect_timeout": seconds,
+            # bounded by ``within`` below, which counts only the time this process listened
+            "connect_timeout": None,
             "keepalive_interval": options.keepalive_interval,
             "keepalive_count_max": options.keepalive_count_max,
             # A GPU host is not trusted with the user's agent, whatever ~/.ssh/config says.
@@ -323,10 +343,10 @@ class SSHConnector:
             kwargs["client_keys"] = [str(path) for path in resolved.identity_files]
         log.debug("connecting to %s (%s, %s)", self._name, resolved.alias, address)
         try:
-            # asyncssh's connect_timeout covers TCP + handshake + auth; the outer
-            # deadline is a backstop with the same budget.
-            async with asyncio.timeout(seconds + 0.5):
-                conn = await asyncssh.connect(resolved.alias, **kwargs)
+            # TCP, handshake and authentication within the connect timeout, as asyncssh's
+            # own connect_timeout would bound them, but not counting the time this
+            # process's loop was held by other work (``listening``)
+            conn = await within(asyncssh.connect(resolved.alias, **kwargs), seconds)
         except asyncssh.HostKeyNotVerifiable as exc:
             raise HostKeyError(self._name, verifier.refusal or verifier.why(exc)) from exc
         except asyncssh.PermissionDenied as exc:
