@@ -40,7 +40,8 @@ WARNING = "cgroups-v1"
 
 @dataclass
 class Seen:
-    """What each tool returned on the hardest world, in the order they ran."""
+    """What each tool returned on one world (the hardest or its quiet twin), in the order
+    they ran, and what podman its hosts ran."""
 
     setup: OperationResult | None = None
     status_up: dict[str, str | None] = field(default_factory=dict)
