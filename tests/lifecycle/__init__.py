@@ -8,8 +8,9 @@ from pathlib import Path
 #: Parts run on workers of their own at once: the longest (up/down's waits on skrouterd's
 #: remoteLsMaxAgeSeconds) sets the half's time, so none is much longer. The scenario matrix
 #: (97) runs on a world of its own, from fresh to torn down; so does the noisy world (98),
-#: whose hosts carry real hosts' quirks.
-PARTS = (5, 30, 60, 70, 97, 98)
+#: whose hosts carry real hosts' quirks, and the hardest world (99, one host with every quirk,
+#: beside its quiet twin): a part of its own, so a worker runs it while another runs 98's.
+PARTS = (5, 30, 60, 70, 97, 98, 99)
 
 
 def part_of(path: str | Path) -> int:
