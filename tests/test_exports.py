@@ -23,15 +23,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from redaction_cases import HOSTILE_MODEL_IDS
-from skupper_mcp import exports
-from skupper_mcp.exports import (
-    FORMATS,
-    ExportContext,
-    build_export,
-    placeholder_ids,
-    render_export,
-)
+from skupper_mcp import exports, placeholders
+from skupper_mcp.exports import FORMATS, ExportContext, build_export, render_export
 from skupper_mcp.models import ModelRow, PoolBackend, PoolStatus
+from skupper_mcp.placeholders import placeholder_ids
 
 KEY_VARIABLE = "GPU1_MODEL_API_KEY"
 KEY_VALUE = "sk-test-never-in-an-export-4c1d"
@@ -496,7 +491,7 @@ def test_a_placeholder_the_filter_missed_is_refused_not_written(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The last line: with the per-id filter gone, the rendered file is still refused."""
-    monkeypatch.setattr(exports, "PLACEHOLDERS", {})
+    monkeypatch.setattr(placeholders, "PLACEHOLDERS", {})
     for fmt, model_id in [
         ("opencode", "x{file:~/.ssh/id_ed25519}"),
         ("continue", "${{ secrets.GITHUB_TOKEN }}"),
