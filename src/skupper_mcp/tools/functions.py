@@ -158,7 +158,7 @@ async def test_model(
         NAME,
         ByNames(
             lambda names: (
-                f"{sentence(names.providers())}; not all, local or the "
+                f"{sentence(names.model_routes())}; not all, local or the "
                 "Kubernetes site (they serve no model)"
             )
         ),
