@@ -385,6 +385,19 @@ async def test_what_the_agent_reads_names_the_users_hosts_not_the_lab(
     assert all(tool.title for tool in tools.values())
 
 
+async def test_test_models_target_names_the_model_pools(write_topology: Any) -> None:
+    """test_model takes a pool's name too: its target says so where the topology has one
+    (and stays as it was where it has none: the golden snapshot's topology)."""
+    pool = 'POOLS="chat"\nPOOL_CHAT_PROVIDERS="gpu1 gpu2"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+    async with Client(
+        build_server(write_topology(GPU_TOPOLOGY + pool)), read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    target = tools["test_model"].input_schema["properties"]["target"]["description"]
+    assert "or a model pool (chat); not all, local" in target, target
+    assert "pool" not in tools["logs"].input_schema["properties"]["target"]["description"]
+
+
 async def test_without_a_topology_the_names_are_examples(tmp_path: Path) -> None:
     server = build_server(tmp_path / "missing.env")
     texts = await what_the_agent_reads(server)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
-from typing import get_args
+from typing import Annotated, get_args, get_origin
 
 import pytest
 from pydantic import BaseModel
@@ -14,9 +15,37 @@ from skupper_mcp.cli import build_parser
 from skupper_mcp.tools import TOOLS
 
 
-def test_every_result_names_a_model() -> None:
+def test_every_function_answers_with_a_model_and_says_what_it_does() -> None:
     for tool in TOOLS:
-        assert issubclass(getattr(models, tool.result), BaseModel), tool.name
+        function = tool.function
+        assert function.__name__ == tool.name
+        returned = inspect.signature(function).return_annotation
+        assert issubclass(returned, BaseModel), tool.name
+        assert returned.__module__ == models.__name__, tool.name
+        assert inspect.getdoc(function), tool.name  # the MCP tool's description
+
+
+def base(annotation: object) -> object:
+    return get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
+
+
+def test_the_cli_spells_each_functions_parameters() -> None:
+    """The CLI's arguments are the function's parameters after the Engine and the progress:
+    the same names in the same order, kinds, defaults and choices."""
+    for tool in TOOLS:
+        engine, progress, *parameters = inspect.signature(tool.function).parameters.values()
+        assert (engine.name, progress.name) == ("engine", "progress"), tool.name
+        assert [p.name for p in parameters] == [a.name for a in tool.arguments], tool.name
+        for parameter, argument in zip(parameters, tool.arguments, strict=True):
+            kind = base(parameter.annotation)
+            if argument.choices:
+                assert get_args(kind) == argument.choices, (tool.name, argument.name)
+            else:
+                assert kind is argument.kind, (tool.name, argument.name)
+            if argument.required:
+                assert parameter.default is inspect.Parameter.empty, (tool.name, argument.name)
+            else:
+                assert parameter.default == argument.default, (tool.name, argument.name)
 
 
 def test_the_log_components_are_the_models() -> None:

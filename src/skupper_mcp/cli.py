@@ -379,7 +379,9 @@ async def _run_verb(args: argparse.Namespace) -> int:
                 f"{tool.verb} removes the Skupper sites, units and router containers on every "
                 "host; run it on a terminal to be asked, or pass --yes (see the plan with --plan)"
             )
-        result = await tool.call(engine, vars(args), _progress)
+        # the tool's typed function, as the MCP server runs it, with the parsed arguments
+        arguments = {argument.name: getattr(args, argument.name) for argument in tool.arguments}
+        result = await tool.function(engine, _progress, **arguments)
         if tool.notice is not None and not args.json:
             show(tool.notice(result), stream=sys.stderr)
         code, text = tool.exit_code(result), tool.render(result, output_width())

@@ -47,6 +47,7 @@ class Names:
     local_site: str
     kube_site: str | None  # None: no Kubernetes site
     known: bool
+    pools: tuple[str, ...] = ()  # the model pools' names (test_model takes them)
 
     @classmethod
     def of(cls, topology: Topology | None) -> Names:
@@ -60,6 +61,7 @@ class Names:
             local_site=topology.local.site_name,
             kube_site=kube.site_name if kube else None,
             known=True,
+            pools=tuple(pool.name for pool in topology.pools),
         )
 
     def _of(self, names: tuple[str, ...]) -> str:
@@ -99,9 +101,10 @@ class Names:
             f"a profile ({self.profile_list}: resolved to its host)",
         ]
 
-    def providers(self) -> str:
-        """A provider: its host, its site or one of its profiles."""
-        return either(self._provider_parts())
+    def model_routes(self) -> str:
+        """What test_model takes: a provider (host, site, profile) or a model pool."""
+        pools = [f"a model pool ({listing(self.pools)})"] if self.pools else []
+        return either([*self._provider_parts(), *pools])
 
     def any_site(self) -> str:
         """Any one site: a provider (host, site, profile), local or the Kubernetes site."""

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 from mcp.server.apps import client_supports_apps
 from mcp.server.mcpserver import (
@@ -43,7 +43,8 @@ from skupper_mcp.naming import EXAMPLES, Names
 from skupper_mcp.prompts import register_prompts
 from skupper_mcp.render import models_markdown, status_markdown, topology_markdown
 from skupper_mcp.safe_text import safe_text
-from skupper_mcp.tools import TOOLS, Argument, Tool
+from skupper_mcp.tools import TOOLS, Tool
+from skupper_mcp.tools.functions import ByNames
 from skupper_mcp.topology import (
     Topology,
     default_state_dir,
@@ -161,6 +162,9 @@ def require_consent(consent: ElicitationResult[TeardownConsent]) -> None:
     )
 
 
+CONTEXT = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+"""The call's context, in place of the Engine and the progress a tool's function takes."""
+
 CONFIRM = inspect.Parameter(
     "confirm",
     inspect.Parameter.KEYWORD_ONLY,
@@ -184,26 +188,30 @@ CONSENT = inspect.Parameter(
 """The user's answer, which the SDK asks for before the tool runs (not in the schema)."""
 
 
-def parameter(argument: Argument, names: Names) -> inspect.Parameter:
-    """An argument of the table as the parameter the SDK makes its input schema from; its
-    description names the user's hosts, sites and profiles."""
-    kind: Any = Literal[argument.choices] if argument.choices else argument.kind
-    # strict: "true", "yes" or 1 from a client is refused, not taken as a yes
-    strict = [Strict()] if argument.kind is bool else []
-    field = Field(description=argument.describe(names), **argument.limits)
-    return inspect.Parameter(
-        argument.name,
-        inspect.Parameter.KEYWORD_ONLY,
-        default=inspect.Parameter.empty if argument.required else argument.default,
-        annotation=Annotated[(kind, *strict, field)],
-    )
+def named(parameter: inspect.Parameter, names: Names) -> inspect.Parameter:
+    """A parameter of a tool's function as the server offers it: keyword-only, and a
+    description that names the user's hosts, sites and profiles (``ByNames``) written."""
+    annotation = parameter.annotation
+    if get_origin(annotation) is Annotated:
+        kind, *metadata = get_args(annotation)
+        written = [
+            Field(description=m.describe(names)) if isinstance(m, ByNames) else m for m in metadata
+        ]
+        annotation = Annotated[(kind, *written)]
+    return parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
 
 
 def tool_function(tool: Tool, names: Names = EXAMPLES) -> Callable[..., Awaitable[Any]]:
-    """The function MCPServer registers for a tool of the table. The SDK reads its signature,
-    made from the table's arguments: the parameters give the input schema, the return
-    annotation (the tool's result model) the output schema."""
-    result_type: Any = getattr(models, tool.result)  # a model class
+    """The function MCPServer registers for a tool of the table: the tool's typed function
+    with the call's context in place of its Engine and progress (the server gives both from
+    the context), and, for a tool that needs the user's yes, the consent first. The SDK
+    reads the schemas from that signature: the function's parameters, as they are, give the
+    input schema, its return annotation (the result model) the output schema."""
+    function = tool.function
+    # the function's annotations are objects, not strings (its module does not postpone
+    # them): all but the Engine's, which is dropped here unread
+    signature = inspect.signature(function)
+    _engine, _progress, *arguments = signature.parameters.values()
 
     async def call(ctx: Context, **arguments: Any) -> Any:
         if tool.consent:
@@ -213,20 +221,36 @@ def tool_function(tool: Tool, names: Names = EXAMPLES) -> Callable[..., Awaitabl
         caller = journal.CALLER.set(client_identity(ctx))  # this call's, for the journal
         try:
             async with state(ctx).engine_in_use() as engine:
-                result = await run(lambda: tool.call(engine, arguments, report))
+                return await run(lambda: function(engine, report, **arguments))
         finally:
             journal.CALLER.reset(caller)
-        # setup's result model is the union of the two the Engine answers with
-        return result if isinstance(result, result_type) else result_type(result)
 
-    context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
     consent = [CONSENT, CONFIRM] if tool.consent else []
-    parameters = [context, *consent, *(parameter(a, names) for a in tool.arguments)]
-    call.__signature__ = inspect.Signature(parameters, return_annotation=result_type)  # type: ignore[attr-defined]
+    parameters = [CONTEXT, *consent, *(named(p, names) for p in arguments)]
+    call.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     # the SDK finds the context and the resolved parameters through the annotations
-    call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": result_type}
+    call.__annotations__ = {p.name: p.annotation for p in parameters} | {
+        "return": signature.return_annotation
+    }
     call.__name__ = call.__qualname__ = tool.name
+    call.__doc__ = inspect.getdoc(function)  # the tool's description
     return call
+
+
+def registration(tool: Tool) -> dict[str, Any]:
+    """What ``add_tool`` takes besides the function: the table's name, title and hints, and
+    the function's docstring as the description."""
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": inspect.getdoc(tool.function),
+        "annotations": ToolAnnotations(
+            read_only_hint=tool.hints.read_only,
+            destructive_hint=tool.hints.destructive,
+            idempotent_hint=tool.hints.idempotent,
+            open_world_hint=tool.hints.open_world,
+        ),
+    }
 
 
 async def view_refresh(ctx: Context) -> StatusResult:
@@ -422,23 +446,9 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     # The instructions and the descriptions are made once, here: they name the hosts of the
     # topology as it is now (neutral examples when it cannot be read; the lifespan says why).
     names = Names.of(_load(topology_path, quiet=True)[0])
-
-    def arguments(tool: Tool) -> dict[str, Any]:
-        return {
-            "name": tool.name,
-            "title": tool.title,
-            "description": tool.description,
-            "annotations": ToolAnnotations(
-                read_only_hint=tool.hints.read_only,
-                destructive_hint=tool.hints.destructive,
-                idempotent_hint=tool.hints.idempotent,
-                open_world_hint=tool.hints.open_world,
-            ),
-        }
-
     offered = [tool for tool in TOOLS if tool.read_only or not read_only]
     # the tools the VAN view draws are bound to it through the SDK's Apps extension
-    drawn = [(tool_function(t, names), arguments(t)) for t in offered if t.drawn]
+    drawn = [(tool_function(t, names), registration(t)) for t in offered if t.drawn]
     drawn.append((view_refresh, VIEW_REFRESH_ARGUMENTS))
     server = MCPServer(
         "skupper-mcp",
@@ -450,7 +460,15 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     )
     for tool in offered:
         if not tool.drawn:
-            server.add_tool(tool_function(tool, names), **arguments(tool))
+            server.add_tool(tool_function(tool, names), **registration(tool))
+    add_topology_resources(server, topology_path)
+    add_live_resources(server, live)
+    register_prompts(server, topology_path, read_only=read_only, names=names)
+    return server
+
+
+def add_topology_resources(server: MCPServer, topology_path: str | Path | None) -> None:
+    """The topology's resources, each read from the file as it is when it is read."""
 
     def topology_resource(
         render: Callable[[Topology], str], render_error: Callable[[ConfigError], str]
@@ -469,6 +487,18 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
             topology_resource(render, render_error)
         )
 
+
+def as_json(found: BaseModel | str) -> str:
+    """A JSON resource's content: the result, or why there is none as ``{"error": ...}``."""
+    if isinstance(found, str):
+        return json.dumps({"error": found})
+    return found.model_dump_json(indent=2, by_alias=True)
+
+
+def add_live_resources(server: MCPServer, live: list[ServerState]) -> None:
+    """The resources the running server's engine answers (``live``: its state while it
+    runs): status, models and history."""
+
     async def answered(ask: Callable[[Engine], Awaitable[T]]) -> T | str:
         """What the running server's engine answers, or why there is none (a resource
         says it in place of its content)."""
@@ -479,12 +509,6 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
             return f"The topology is not usable: {error}"
         async with live[-1].engine_in_use() as engine:
             return await ask(engine)
-
-    def as_json(found: BaseModel | str) -> str:
-        """A JSON resource's content: the result, or why there is none as ``{"error": ...}``."""
-        if isinstance(found, str):
-            return json.dumps({"error": found})
-        return found.model_dump_json(indent=2, by_alias=True)
 
     async def live_status() -> StatusResult | str:
         return await answered(lambda engine: engine.status())
@@ -546,9 +570,6 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     )
     async def history_resource() -> str:
         return as_json(await answered(lambda engine: engine.history()))
-
-    register_prompts(server, topology_path, read_only=read_only, names=names)
-    return server
 
 
 def serve(
