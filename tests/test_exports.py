@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -533,12 +534,31 @@ def test_all_writes_a_stopped_row_commented_with_the_id_its_profile_names() -> N
         text = build_export(rows, fmt, include_all=True, context=CONTEXT).text
         parsed = yaml.safe_load(text)
         assert "org/stopped-model-4k" not in _strings(parsed)  # only in a comment
-        assert "# not serving now (--all): uncomment when it serves" in text
+        assert "# not serving now (--all): uncomment an entry when it serves" in text
         assert "org/stopped-model-4k" in text
+        # uncommented as the note says, the file still parses and lists the stopped model
+        uncommented = re.sub(r"(?m)^# (?=[ -]|[a-z_]+:$)", "", text)
+        assert "org/stopped-model-4k" in _strings(yaml.safe_load(uncommented))
+
     serving = rows[1].model_copy(update={"state": "serving", "model_ids": ["org/stopped-model-4k"]})
     shape = build_export([rows[0], serving], "env", include_all=True, context=CONTEXT).text
     # the same blocks whether the host serves or not: only the comment says its state
     assert [a[1:] for a in _env_assignments(env)] == [a[1:] for a in _env_assignments(shape)]
+
+
+@pytest.mark.parametrize("fmt,key", [("litellm", "model_list"), ("continue", "models")])
+def test_all_with_nothing_serving_says_which_line_its_commented_entries_replace(
+    fmt: str, key: str
+) -> None:
+    """With no live entry the list is ``[]`` (a null would be refused by the tools), and the
+    commented entries bring the key with them: the file a user makes of them parses."""
+    stopped = _row("gpu3", 10001, [], profile="g3-4k", state="provider-stopped")
+    text = build_export([stopped], fmt, include_all=True, context=CONTEXT).text
+    assert yaml.safe_load(text)[key] == []
+    assert f"replace `{key}: []` with these lines" in text
+    replaced = re.sub(r"(?m)^# (?=[ -]|[a-z_]+:$)", "", text.replace(f"{key}: []\n", ""))
+    listed = yaml.safe_load(replaced)[key]
+    assert "org/stopped-model-4k" in _strings(listed)
 
 
 def test_env_live_block_is_the_first_serving_row_never_a_stopped_one() -> None:

@@ -322,9 +322,10 @@ def litellm_config(
                 renamed=True,
             )
         )
+    # model_list last: --all's commented deployments continue it (``_with_commented``)
     config = {
-        "model_list": live,
         "general_settings": {"master_key": f"os.environ/{LITELLM_MASTER_KEY}"},
+        "model_list": live,
     }
     return config, commented
 
@@ -341,11 +342,7 @@ def render_litellm(entries: list[Entry], ctx: ExportContext, left_out: list[Left
         *_key_notes(entries, "the proxy reads"),
         *_header_notes(left_out),
     ]
-    text = "\n".join(header) + "\n" + _yaml(config)
-    if commented:
-        text += "# not serving now (--all): uncomment when it serves\n"
-        text += _commented_yaml(commented)
-    return text
+    return "\n".join(header) + "\n" + _with_commented(config, "model_list", commented)
 
 
 # -- opencode --------------------------------------------------------------------------------
@@ -425,12 +422,8 @@ def render_continue(entries: list[Entry], ctx: ExportContext, left_out: list[Lef
         *_key_notes(entries, "Continue reads each secret from ~/.continue/.env:"),
         *_header_notes(left_out),
     ]
-    text = "\n".join(header) + "\n" + _yaml(continue_config(entries))
     commented = [m for is_live, m in continue_models(entries) if not is_live]
-    if commented:
-        text += "# not serving now (--all): uncomment when it serves\n"
-        text += _commented_yaml(commented)
-    return text
+    return "\n".join(header) + "\n" + _with_commented(continue_config(entries), "models", commented)
 
 
 # -- Goose -----------------------------------------------------------------------------------
@@ -534,8 +527,22 @@ def _key_notes(entries: list[Entry], how: str) -> list[str]:
     return [f"# model API keys: {how} {', '.join(keys)} (each <VAR>_FILE's key in the topology)"]
 
 
-def _commented_yaml(items: list[dict[str, Any]]) -> str:
-    return "".join(f"# {line}\n" for line in _yaml({"commented": items}).splitlines()[1:])
+def _with_commented(config: dict[str, Any], key: str, commented: list[dict[str, Any]]) -> str:
+    """``config`` as YAML whose last key, the list ``key``, is followed by ``commented``
+    (--all's rows that do not serve) as commented items of that list, so that uncommenting
+    one adds it to the list. An empty list is written ``[]`` (the tools refuse a null), and
+    the commented items then bring the key with them, to replace that line."""
+    assert list(config)[-1] == key, f"{key} must be the config's last key"
+    text = _yaml(config)
+    if not commented:
+        return text
+    items = _yaml({key: commented}).splitlines()
+    if config[key]:
+        note = "# not serving now (--all): uncomment an entry when it serves\n"
+        items = items[1:]
+    else:
+        note = f"# not serving now (--all): when one serves, replace `{key}: []` with these lines\n"
+    return text + note + "".join(f"# {line}\n" for line in items)
 
 
 def _served_by(row: ModelRow) -> str:
