@@ -186,8 +186,11 @@ async def test_read_only_lists_only_read_only_tools(example_path: Path, mode: st
         build_server(example_path, read_only=True), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
     ) as client:
         tools = (await client.list_tools()).tools
+        said = client.instructions or ""
     assert sorted(t.name for t in tools) == READ_ONLY_TOOLS
     assert all(t.annotations and t.annotations.read_only_hint for t in tools)
+    # the instructions name no tool it does not offer (a stranger read "Run setup" there)
+    assert said and not any(f"{name} " in said for name in ("setup", "up", "down", "teardown"))
 
 
 async def test_topology_resources(server: MCPServer) -> None:

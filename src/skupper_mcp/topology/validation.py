@@ -494,7 +494,7 @@ def _reject_unknown(reader: Reader, provider_names: list[str]) -> None:
         hint = (
             f"did you mean {close[0]}?"
             if close
-            else "docs/configuration.md, 'Configuration for real hosts', lists every variable"
+            else "`skupper-mcp init PATH` writes a starter topology that names every variable"
         )
         if key.endswith("_SSH_HOST"):
             host = key[: -len("_SSH_HOST")].lower().replace("_", "-")
