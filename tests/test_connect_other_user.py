@@ -136,7 +136,7 @@ def test_another_user_never_reads_a_backup_of_a_private_file(
             path.write_text(json.dumps(document))
             path.chmod(0o600)
             assert connect("claude-code", home, shared, example_path, monkeypatch) == 0
-        time.sleep(0.5)
+        time.sleep(0.5)  # a fixed window: the watcher must not read the last backup in it
     finally:
         watcher.kill()
         out, err = watcher.communicate(timeout=30)
