@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from browser import Browser, Page, chromium
 from lifecycle import part_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,3 +147,32 @@ else:
 
     def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> ByWorkUnit:
         return ByWorkUnit(config, log)
+
+
+# --- The browser suites' Chromium ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for a module's tests."""
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh tab, closed after the test."""
+    p = browser.new_page()
+    yield p
+    browser.close_page(p)
+
+
+@pytest.fixture(scope="module")
+def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the VAN view's screenshots are kept: ``$SKMCP_ARTEFACTS/van-view``, else a
+    temporary directory (printed)."""
+    base = os.environ.get("SKMCP_ARTEFACTS")
+    path = Path(base) / "van-view" if base else tmp_path_factory.mktemp("van-view")
+    path.mkdir(parents=True, exist_ok=True)
+    print(f"VAN view screenshots: {path}")
+    return path
