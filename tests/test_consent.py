@@ -9,17 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 from mcp.types import ElicitRequestParams, ElicitResult
 
+from mcp_client import MODES, served
 from skupper_mcp.engine import Engine
 from skupper_mcp.models import OperationResult
-from skupper_mcp.server import build_server
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
-
-CLIENT_TIMEOUT = 30.0
-MODES = ["legacy", "auto"]
 
 
 @pytest.fixture
@@ -55,12 +51,7 @@ class User:
 async def call_teardown(
     topology: Path, mode: str, user: User | None, arguments: dict[str, Any]
 ) -> Any:
-    async with Client(
-        build_server(topology),
-        mode=mode,
-        elicitation_callback=user,
-        read_timeout_seconds=CLIENT_TIMEOUT,
-    ) as client:
+    async with served(topology, mode, elicitation_callback=user) as client:
         return await client.call_tool("teardown", arguments)
 
 
@@ -135,12 +126,7 @@ async def test_the_user_is_asked_every_time(
     example_path: Path, teardowns: list[bool], mode: str
 ) -> None:
     user = User("accept", {"confirm": True})
-    async with Client(
-        build_server(example_path),
-        mode=mode,
-        elicitation_callback=user,
-        read_timeout_seconds=CLIENT_TIMEOUT,
-    ) as client:
+    async with served(example_path, mode, elicitation_callback=user) as client:
         for _ in range(2):
             assert not (await client.call_tool("teardown", {"confirm": True})).is_error
     assert len(user.questions) == 2
@@ -179,9 +165,7 @@ async def test_the_skill_pre_approves_only_read_only_tools(example_path: Path) -
         for line in front_matter.splitlines()
         if line.startswith("allowed-tools:")
     )
-    async with Client(
-        build_server(example_path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(example_path, "legacy") as client:
         tools = (await client.list_tools()).tools
     read_only = {
         f"mcp__skupper__{t.name}"

@@ -11,18 +11,16 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 import apps_protocol as P
+from mcp_client import served
 from record_results import HOSTILE
 from recorded_results import recorded_operation, recorded_status
-from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_mcp.view import APP_MIME_TYPE, APP_URI, app_html, page_html, topology_svg
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
-CLIENT_TIMEOUT = 30.0
 DRAWN = {"setup", "up", "down", "status", "diagnose"}
 #: The view's script, from which view/build.mjs bundles van.html.
 VIEW_SOURCE = Path(__file__).parents[1] / "view" / "src" / "van.js"
@@ -106,12 +104,7 @@ async def test_the_app_resource_and_the_tools_that_name_it(
     _meta.ui on the drawn tools and the app-only refresh only for a client that declared
     the extension; the extension advertised where the protocol has the field."""
     extensions = [P.apps_client_extension()] if declared else []
-    async with Client(
-        build_server(example_path),
-        mode=mode,
-        extensions=extensions,
-        read_timeout_seconds=CLIENT_TIMEOUT,
-    ) as client:
+    async with served(example_path, mode, extensions=extensions) as client:
         resources = {str(r.uri): r for r in (await client.list_resources()).resources}
         tools = (await client.list_tools()).tools
         app = await client.read_resource(APP_URI)
