@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from fake_connector import Call, FakeConnector, FakeHosts, Reply
+from site_replay import cert_reply, recorded
 from skupper_mcp.connectors.pool import ConnectorPool
 from skupper_mcp.engine.desired.cluster import base_resources
 from skupper_mcp.engine.operations import setup, teardown, updown
@@ -56,19 +57,6 @@ READ = "@@section version"  # only the site-state script prints this
 CERT = "@@file cert"  # only the client-certificate script prints this
 CONTROLLER = "skupper-controller.service"
 ROUTER = "skupper-default.service"
-
-
-def recorded(phase: str, host: str) -> str:
-    return (STATES / phase / f"{host}.txt").read_text()
-
-
-def cert_reply(site: str) -> str:
-    """The client certificate as the recorded Secrets hold it (placeholders, no key)."""
-    lines = []
-    for name in ("ca.crt", "tls.crt", "tls.key"):
-        data = base64.b64encode(f"recorded {name} of {site}".encode()).decode()
-        lines += [f"@@file cert {name}", f"|{data}"]
-    return "\n".join([*lines, "@@end", ""])
 
 
 def host_answers(host: str, phase: str) -> FakeConnector:
