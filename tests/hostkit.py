@@ -81,6 +81,11 @@ class HostKit:
             timeout=timeout,
         )
 
+    def show(self, unit: str, *props: str) -> dict[str, str]:
+        """``systemctl --user show UNIT -p PROPS``: each property's value, by name."""
+        out = self.sh(f"systemctl --user show {unit} -p {','.join(props)}").stdout
+        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
     def skupper(
         self, *args: str, stdin: str | None = None, platform: bool = True, timeout: float = 90
     ) -> subprocess.CompletedProcess[str]:
