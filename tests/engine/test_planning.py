@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from fake_connector import Call, FakeConnector, FakeHosts, Reply
-from site_replay import cert_reply, recorded
+from site_replay import cert_reply, recorded, recorded_topology
 from skupper_mcp.connectors.pool import ConnectorPool
 from skupper_mcp.engine.desired.cluster import base_resources
 from skupper_mcp.engine.operations import setup, teardown, updown
@@ -78,10 +78,7 @@ def host_answers(host: str, phase: str) -> FakeConnector:
 
 @pytest.fixture(scope="module")
 def topology(tmp_path_factory: pytest.TempPathFactory) -> Topology:
-    state_dir = tmp_path_factory.mktemp("state")
-    path = state_dir / "topology.env"
-    path.write_text((STATES / "topology.env").read_text() + f"STATE_DIR={state_dir}\n")
-    return load_topology(path)
+    return recorded_topology(tmp_path_factory.mktemp("state"))
 
 
 @dataclass
