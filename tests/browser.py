@@ -39,6 +39,8 @@ from typing import Any, cast
 
 import pytest
 
+from local_tools import end
+
 CHROMIUM = "chromium"
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 30.0
@@ -465,12 +467,7 @@ class Browser:
         for page in self.pages:
             page.close()
         if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+            end(self.proc)
         # any helper left of the group this browser led (its own id)
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
