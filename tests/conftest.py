@@ -11,6 +11,7 @@ import pytest
 
 from browser import Browser, Page, chromium
 from lifecycle import part_of
+from mcp_client import MODES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "topology.env.example"
@@ -20,6 +21,13 @@ EXAMPLE = ROOT / "topology.env.example"
 def example_path() -> Path:
     """The repository's topology.env.example."""
     return EXAMPLE
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    """The MCP client's mode: a test that takes it runs once in each (legacy and the
+    default, ``auto``)."""
+    return str(request.param)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import ServerCapabilities
 
-from mcp_client import CLIENT_TIMEOUT, MODES, served
+from mcp_client import CLIENT_TIMEOUT, served
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
@@ -41,7 +41,6 @@ async def assert_refuses_subscriptions(client: Client, mode: str) -> None:
                 pass
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_in_process_claims_match_behaviour(example_path: Path, mode: str) -> None:
     async with served(example_path, mode) as client:
         assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
@@ -50,7 +49,6 @@ async def test_in_process_claims_match_behaviour(example_path: Path, mode: str) 
 
 
 @pytest.mark.spawns
-@pytest.mark.parametrize("mode", MODES)
 async def test_over_stdio_claims_match_behaviour(example_path: Path, mode: str) -> None:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "skupper_mcp", "--topology", str(example_path)]

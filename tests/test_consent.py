@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp.types import ElicitRequestParams, ElicitResult
 
-from mcp_client import MODES, served
+from mcp_client import served
 from skupper_mcp.engine import Engine
 from skupper_mcp.models import OperationResult
 
@@ -59,7 +59,6 @@ def text(result: Any) -> str:
     return str(result.content[0].text)
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("action", "word"), [("decline", "declined"), ("cancel", "cancelled")])
 async def test_a_user_who_says_no_removes_nothing_even_with_confirm_true(
     example_path: Path, teardowns: list[bool], mode: str, action: str, word: str
@@ -72,7 +71,6 @@ async def test_a_user_who_says_no_removes_nothing_even_with_confirm_true(
     assert teardowns == []
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("answer", ["yes", 1, "on", "true", 0, None, False])
 async def test_an_answer_that_is_not_the_boolean_true_removes_nothing(
     example_path: Path, teardowns: list[bool], mode: str, answer: object
@@ -84,7 +82,6 @@ async def test_an_answer_that_is_not_the_boolean_true_removes_nothing(
     assert teardowns == []
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_text_answer_is_refused_with_what_to_do(
     example_path: Path, teardowns: list[bool], mode: str
 ) -> None:
@@ -96,7 +93,6 @@ async def test_a_text_answer_is_refused_with_what_to_do(
     assert teardowns == []
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_the_question_asks_for_a_strict_boolean(
     example_path: Path, teardowns: list[bool], mode: str
 ) -> None:
@@ -108,7 +104,6 @@ async def test_the_question_asks_for_a_strict_boolean(
     assert "every host" in user.questions[0].message
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("confirm", [False, True])
 async def test_the_users_true_proceeds_whatever_confirm_says(
     example_path: Path, teardowns: list[bool], mode: str, confirm: bool
@@ -121,7 +116,6 @@ async def test_the_users_true_proceeds_whatever_confirm_says(
     assert len(user.questions) == 1
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_the_user_is_asked_every_time(
     example_path: Path, teardowns: list[bool], mode: str
 ) -> None:
@@ -133,7 +127,6 @@ async def test_the_user_is_asked_every_time(
     assert teardowns == [False, False]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_plan_asks_nothing(example_path: Path, teardowns: list[bool], mode: str) -> None:
     user = User("decline")
     result = await call_teardown(example_path, mode, user, {"plan": True})
@@ -142,7 +135,6 @@ async def test_a_plan_asks_nothing(example_path: Path, teardowns: list[bool], mo
     assert teardowns == [True]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_client_that_cannot_ask_needs_confirm_true(
     example_path: Path, teardowns: list[bool], mode: str
 ) -> None:

@@ -10,7 +10,7 @@ import pytest
 from mcp import MCPError, StdioServerParameters
 from mcp.types import PromptReference
 
-from mcp_client import MODES, served
+from mcp_client import served
 from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
@@ -42,7 +42,6 @@ def in_order(text: str, *parts: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_prompts_list_the_four_flows_with_their_arguments(
     example_path: Path, mode: str
 ) -> None:
@@ -57,7 +56,6 @@ async def test_prompts_list_the_four_flows_with_their_arguments(
     assert all(p.description and p.title for p in listed.values())
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_prompts_render_the_flows_in_order_with_the_target(
     example_path: Path, mode: str
 ) -> None:
@@ -90,7 +88,6 @@ async def test_prompts_render_the_flows_in_order_with_the_target(
         assert set(CALL.findall(text)) <= ALL_TOOLS | DIAGNOSE_TOOLS, text
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_prompts_without_a_target_act_on_all(example_path: Path, mode: str) -> None:
     async with served(example_path, mode) as client:
         start = text_of(await client.get_prompt("start-skupper"))
@@ -101,7 +98,6 @@ async def test_prompts_without_a_target_act_on_all(example_path: Path, mode: str
     assert '`diagnose(target="all")`' in diagnose
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_read_only_prompts_name_no_write_tool(example_path: Path, mode: str) -> None:
     async with served(example_path, mode, read_only=True) as client:
         listed = {p.name for p in (await client.list_prompts()).prompts}
@@ -121,7 +117,6 @@ async def test_read_only_prompts_name_no_write_tool(example_path: Path, mode: st
     assert "read-only" in texts[2] and '`diagnose(target="rhtevan-work")` again' in texts[2]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_the_full_diagnose_flow_asks_before_the_write_tools(
     example_path: Path, mode: str
 ) -> None:
@@ -131,7 +126,6 @@ async def test_the_full_diagnose_flow_asks_before_the_write_tools(
     assert in_order(text, "ask first before `setup`, `up`, `down` or `teardown`", "plan=true")
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_prompt_targets_complete_from_the_topology(example_path: Path, mode: str) -> None:
     prompt = PromptReference(name="start-skupper")
     async with served(example_path, mode) as client:
@@ -171,7 +165,6 @@ def _stdio(topology: Path, *extra: str) -> StdioServerParameters:
 
 
 @pytest.mark.spawns
-@pytest.mark.parametrize("mode", MODES)
 async def test_stdio_server_offers_and_renders_the_prompts(example_path: Path, mode: str) -> None:
     async with served(_stdio(example_path), mode) as client:
         listed = {p.name for p in (await client.list_prompts()).prompts}
@@ -183,7 +176,6 @@ async def test_stdio_server_offers_and_renders_the_prompts(example_path: Path, m
 
 
 @pytest.mark.spawns
-@pytest.mark.parametrize("mode", MODES)
 async def test_stdio_read_only_offers_only_the_read_only_flows(
     example_path: Path, mode: str
 ) -> None:
@@ -194,7 +186,6 @@ async def test_stdio_read_only_offers_only_the_read_only_flows(
     assert '`diagnose(target="rhel-ai")`' in diagnose and not WRITE_TOOL.search(diagnose)
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("read_only", [False, True])
 async def test_every_flow_says_host_text_is_data_to_quote(
     example_path: Path, mode: str, read_only: bool

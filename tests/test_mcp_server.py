@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from apps_protocol import apps_client_extension
-from mcp_client import CLIENT_TIMEOUT, MODES, served
+from mcp_client import CLIENT_TIMEOUT, served
 from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
 from skupper_mcp.server import build_server
 from topology_samples import ALL_TOOLS, GPU_TOPOLOGY, LAB_NAMES, READ_ONLY_TOOLS
@@ -47,7 +47,6 @@ def server(example_path: Path) -> MCPServer:
     return build_server(example_path)
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode: str) -> None:
     async with served(server, mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -83,7 +82,6 @@ async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode
     assert all(t.output_schema and t.output_schema["type"] == "object" for t in tools.values())
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_resolve_profile_returns_structured_content(server: MCPServer, mode: str) -> None:
     async with served(server, mode) as client:
         result = await client.call_tool("resolve_profile", {"name": "g3b-16k"})
@@ -97,7 +95,6 @@ async def test_resolve_profile_returns_structured_content(server: MCPServer, mod
     assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_unknown_name_is_a_tool_error_listing_names(server: MCPServer, mode: str) -> None:
     async with served(server, mode) as client:
         result = await client.call_tool("resolve_profile", {"name": "nope"})
@@ -122,7 +119,6 @@ def refusing(write_topology, tmp_path: Path) -> Path:
     return write_topology(text + f"STATE_DIR={tmp_path / 'state'}\n")
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
     refusing: Path, mode: str
 ) -> None:
@@ -135,7 +131,6 @@ async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
     assert alpha.outcome == "failed" and not alpha.changed and "ssh" in (alpha.reason or "")
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_teardown_without_consent_asks_for_confirm_true(refusing: Path, mode: str) -> None:
     async with served(refusing, mode) as client:
         result = await client.call_tool("teardown", {})
@@ -173,7 +168,6 @@ async def test_setup_check_returns_a_check_result(
     assert any(line.startswith("alpha:") for line in lines)
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_read_only_lists_only_read_only_tools(example_path: Path, mode: str) -> None:
     async with served(example_path, mode, read_only=True) as client:
         tools = (await client.list_tools()).tools
@@ -210,7 +204,6 @@ async def test_tools_list_matches_the_golden_snapshot(server: MCPServer) -> None
     assert current == expected, "tools/list changed: review, then rerun with UPDATE_SNAPSHOTS=1"
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("tool", ["up", "down"])
 async def test_a_blank_target_is_refused_not_taken_as_all(
     refusing: Path, mode: str, tool: str
@@ -222,7 +215,6 @@ async def test_a_blank_target_is_refused_not_taken_as_all(
     assert "the target is empty" in text and "alpha" in text
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("confirm", ["true", 1, "yes"])
 async def test_teardown_consent_must_be_a_real_boolean(
     refusing: Path, mode: str, confirm: object
@@ -234,7 +226,6 @@ async def test_teardown_consent_must_be_a_real_boolean(
     assert "confirm" in text and "Nothing was removed" not in text
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_changed_topology_file_is_read_again_on_the_next_call(
     tmp_path: Path, mode: str
 ) -> None:
@@ -256,7 +247,6 @@ async def test_a_changed_topology_file_is_read_again_on_the_next_call(
         assert "read again on the next call" in broken.content[0].text  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_logs_refuses_what_it_cannot_read_before_touching_a_host(
     server: MCPServer, mode: str
 ) -> None:
@@ -291,7 +281,6 @@ def _described_untrusted(schema: dict[str, Any], *path: str) -> bool:
     return "untrusted data" in node.get("description", "")
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_host_text_is_marked_untrusted_in_schemas_descriptions_and_instructions(
     server: MCPServer, mode: str
 ) -> None:
