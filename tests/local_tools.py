@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 
@@ -14,6 +15,17 @@ def tool_dir(directory: Path, **tools: str) -> Path:
         (directory / name).write_text(text)
         (directory / name).chmod(0o755)
     return directory
+
+
+def run_python(
+    *args: str, cwd: Path, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """This interpreter run with ``args`` in ``cwd``: what it wrote, as text; its exit code is
+    the caller's to judge."""
+    command = [sys.executable, *args]
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def end(process: subprocess.Popen[bytes] | subprocess.Popen[str], grace: float = 10) -> None:
