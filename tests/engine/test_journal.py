@@ -6,27 +6,29 @@ from __future__ import annotations
 import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 from skupper_mcp.engine.store import journal
 from skupper_mcp.engine.store.journal import Journal, entry, parse_since
 from skupper_mcp.errors import ConfigError
-from skupper_mcp.models import OperationResult, SiteResult, Step
+from skupper_mcp.models import OperationResult, Outcome, SiteResult, Step
 from skupper_mcp.render import history_text
 
 
-def _on_gpu1(operation: str, target: str, outcome: str, **site: Any) -> OperationResult:
+def _on_gpu1(
+    operation: Literal["up", "down"], target: str, outcome: Outcome, **site: Any
+) -> OperationResult:
     """The result of ``operation`` that left gpu1's provider site ``outcome``."""
-    where = {"host": "gpu1", "site": "hub-gpu1", "role": "provider", "platform": "podman"}
+    where: dict[str, Any] = {"host": "gpu1", "site": "hub-gpu1", "role": "provider"}
     ok = outcome != "failed"
     summary = f"{operation}: {'' if ok else 'failed: '}gpu1"
     return OperationResult(
         operation=operation,
         target=target,
         ok=ok,
-        sites=[SiteResult(**where, outcome=outcome, **site)],
+        sites=[SiteResult(**where, platform="podman", outcome=outcome, **site)],
         summary=summary,
     )
 
