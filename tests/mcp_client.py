@@ -1,5 +1,9 @@
 """The product's MCP server in-process through the real ``mcp.Client``: what the MCP suites
-open, in the legacy and the default (``auto``) mode."""
+open, in the legacy and the default (``auto``) mode.
+
+Every client opened here has ``read_timeout_seconds``. This is no test module, so it cannot
+request the ``bounded_mcp_clients`` fixture itself: each test module that opens clients
+through it does (``pytestmark``), as tests/test_suite_rules.py asks of one that opens them."""
 
 from __future__ import annotations
 
