@@ -39,6 +39,8 @@ from typing import Any, cast
 
 import pytest
 
+from local_tools import end
+
 CHROMIUM = "chromium"
 START_TIMEOUT = 30.0
 CALL_TIMEOUT = 30.0
@@ -346,6 +348,16 @@ class Page:
         self.until(child, timeout, "the child frame's script context")
         return found[-1]
 
+    def resize(self, width: int, height: int) -> None:
+        """Lay the page out at width x height CSS pixels (a desktop, scale 1)."""
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+
     def screenshot(
         self,
         path: Path,
@@ -357,13 +369,7 @@ class Page:
     ) -> Path:
         """A PNG of the page at width x height CSS pixels, taken once ``ready`` (JS, in
         ``context_id``) is true: a page that redraws on resize is shot after it redrew."""
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            width=width,
-            height=height,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
+        self.resize(width, height)
         if ready is not None:
             self.wait_for(ready, context_id=context_id, what=f"the page redrawn at {width}px")
         data = self.call("Page.captureScreenshot", format="png")["data"]
@@ -461,12 +467,7 @@ class Browser:
         for page in self.pages:
             page.close()
         if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+            end(self.proc)
         # any helper left of the group this browser led (its own id)
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from browser import Browser, Page, chromium
 from lifecycle import part_of
+from mcp_client import MODES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "topology.env.example"
@@ -17,6 +21,13 @@ EXAMPLE = ROOT / "topology.env.example"
 def example_path() -> Path:
     """The repository's topology.env.example."""
     return EXAMPLE
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    """The MCP client's mode: a test that takes it runs once in each (legacy and the
+    default, ``auto``)."""
+    return str(request.param)
 
 
 @pytest.fixture
@@ -144,3 +155,32 @@ else:
 
     def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> ByWorkUnit:
         return ByWorkUnit(config, log)
+
+
+# --- The browser suites' Chromium ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for a module's tests."""
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh tab, closed after the test."""
+    p = browser.new_page()
+    yield p
+    browser.close_page(p)
+
+
+@pytest.fixture(scope="module")
+def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the VAN view's screenshots are kept: ``$SKMCP_ARTEFACTS/van-view``, else a
+    temporary directory (printed)."""
+    base = os.environ.get("SKMCP_ARTEFACTS")
+    path = Path(base) / "van-view" if base else tmp_path_factory.mktemp("van-view")
+    path.mkdir(parents=True, exist_ok=True)
+    print(f"VAN view screenshots: {path}")
+    return path

@@ -21,9 +21,11 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from skupper_sandbox.kube.kubeconfig import ApiCredentials
+from skupper_sandbox.kube.kubeconfig import ApiCredentials, ensure_credentials
+from sshkit import free_port
 
 MODES = ("trickle", "trickle-head", "endless", "long-error", "deep", "gzip")
 #: A thousand levels of JSON in 2 KB: ``json.loads`` raises ``RecursionError`` on it.
@@ -150,3 +152,15 @@ def kubeconfig_for(credentials: ApiCredentials, path: Path) -> Path:
     config["contexts"][0]["context"]["namespace"] = "van"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+@contextlib.contextmanager
+def hostile_kubeconfig(folder: Path, address: str, mode: str) -> Iterator[Path]:
+    """A ``HostileKubeApi`` in ``mode`` on a free port of ``address`` (its credentials under
+    folder/api), stopped after: the kubeconfig (folder/kubeconfig) that reaches it."""
+    credentials = ensure_credentials(folder / "api", address, port := free_port(address))
+    server = HostileKubeApi(credentials, address, port, mode)
+    try:
+        yield kubeconfig_for(credentials, folder / "kubeconfig")
+    finally:
+        server.stop()

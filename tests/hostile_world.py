@@ -31,19 +31,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from local_tools import end
+
 #: What a hostile host puts in its text: a lone surrogate (as a JSON escape gives it), the
 #: bidi controls, and line breaks that would open a Markdown heading and table rows.
 HOSTILE_TEXT = "bad \ud800 \u202eevil\u202c \u2066x\u2069\n# Forged heading\n| a | b |\n"
 BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 MODEL_IDS = [HOSTILE_TEXT, "x" + "\u202e" * 3 + "|id|"]
 #: The alias bomb of the finding: nine anchors of ten aliases each (10**9 strings composed).
+#: x0 anchors ten strings, and each x{i} ten aliases of the x{i-1} before it.
+_ANCHORS = [f"x{i}: &a{i} [{', '.join([f'*a{i - 1}' if i else 'lol'] * 10)}]" for i in range(9)]
 BOMB = "\n".join(
     [
         "apiVersion: skupper.io/v2alpha1",
         "kind: Listener",
         "metadata: {name: bomb}",
-        "x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]",
-        *(f"x{i}: &a{i} [{', '.join(f'*a{i - 1}' for _ in range(10))}]" for i in range(1, 9)),
+        *_ANCHORS,
         "spec: {routingKey: *a8, host: 127.0.0.1, port: 9000}",
     ]
 )
@@ -182,12 +185,7 @@ class HostileModel:
             return False
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
+        end(self.process)
 
 
 #: The pace of a trickled answer: each byte quick enough for any per-read timeout.

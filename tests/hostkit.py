@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from polling import wait_for
 from skupper_sandbox import hostenv
@@ -80,6 +81,11 @@ class HostKit:
             text=True,
             timeout=timeout,
         )
+
+    def show(self, unit: str, *props: str) -> dict[str, str]:
+        """``systemctl --user show UNIT -p PROPS``: each property's value, by name."""
+        out = self.sh(f"systemctl --user show {unit} -p {','.join(props)}").stdout
+        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
     def skupper(
         self, *args: str, stdin: str | None = None, platform: bool = True, timeout: float = 90
@@ -276,3 +282,25 @@ def running_host(root: Path, *args: Any, **kwargs: Any) -> Iterator[HostKit]:
         yield kit
     finally:
         kit.cleanup()
+
+
+def hub_resources(site: str, address: str, ports: tuple[int, int]) -> str:
+    """A hub's input for ``skupper system apply``: its Site; its RouterAccess on ``ports``
+    (inter-router, edge), named ``address`` and ``<site>.example.com`` in its certificate;
+    and a Connector for the model API on port 9000."""
+    v2 = "skupper.io/v2alpha1"
+    access = f"{site}-public"
+    roles = [{"name": "inter-router", "port": ports[0]}, {"name": "edge", "port": ports[1]}]
+    names = [address, f"{site}.example.com"]
+    api = {"routingKey": "model-api", "host": "127.0.0.1", "port": 9000}
+    documents = [
+        {"apiVersion": v2, "kind": "Site", "metadata": {"name": site}},
+        {
+            "apiVersion": v2,
+            "kind": "RouterAccess",
+            "metadata": {"name": access},
+            "spec": {"roles": roles, "tlsCredentials": access, "subjectAlternativeNames": names},
+        },
+        {"apiVersion": v2, "kind": "Connector", "metadata": {"name": "model-api"}, "spec": api},
+    ]
+    return yaml.safe_dump_all(documents, sort_keys=False)

@@ -66,6 +66,14 @@ def recorded(phase: str, host: str) -> str:
     return (STATES / phase / f"{host}.txt").read_text()
 
 
+def recorded_topology(state_dir: Path) -> Topology:
+    """The recorded world's topology (``site_states/topology.env``), its state in
+    ``state_dir``."""
+    path = state_dir / "topology.env"
+    path.write_text(f"{(STATES / 'topology.env').read_text()}STATE_DIR={state_dir}\n")
+    return load_topology(path)
+
+
 def cert_reply(site: str) -> str:
     """The client certificate as the recorded Secrets hold it (placeholders, no key)."""
     lines = []

@@ -16,12 +16,9 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import ServerCapabilities
 
-from skupper_mcp.server import build_server
+from mcp_client import CLIENT_TIMEOUT, served
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
-
-CLIENT_TIMEOUT = 30.0
-MODES = ["legacy", "auto"]
 
 
 def assert_claims_no_notification(caps: ServerCapabilities) -> None:
@@ -44,18 +41,14 @@ async def assert_refuses_subscriptions(client: Client, mode: str) -> None:
                 pass
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_in_process_claims_match_behaviour(example_path: Path, mode: str) -> None:
-    async with Client(
-        build_server(example_path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(example_path, mode) as client:
         assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
         assert_claims_no_notification(client.server_capabilities)
         await assert_refuses_subscriptions(client, mode)
 
 
 @pytest.mark.spawns
-@pytest.mark.parametrize("mode", MODES)
 async def test_over_stdio_claims_match_behaviour(example_path: Path, mode: str) -> None:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "skupper_mcp", "--topology", str(example_path)]

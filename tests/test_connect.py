@@ -280,26 +280,11 @@ def test_claude_code_cli_lists_the_server_connected(tmp_path: Path, example_path
             argv, env=environ, cwd=tmp_path, text=True, capture_output=True, timeout=180
         )
 
-    connected = run(
-        sys.executable,
-        "-m",
-        "skupper_mcp",
-        "connect",
-        "claude-code",
-        "--topology",
-        str(example_path),
-    )
+    connect = [sys.executable, "-m", "skupper_mcp", "connect", "claude-code"]
+    connected = run(*connect, "--topology", str(example_path))
     assert connected.returncode == 0, connected.stdout + connected.stderr
     assert "Claude Code's CLI" in connected.stdout
-    again = run(
-        sys.executable,
-        "-m",
-        "skupper_mcp",
-        "connect",
-        "claude-code",
-        "--topology",
-        str(example_path),
-    )
+    again = run(*connect, "--topology", str(example_path))
     assert again.returncode == 0, again.stdout + again.stderr
     assert "nothing changed" in again.stdout  # the second run neither backs up nor re-adds
     (backup,) = home.glob(".claude.json.*.bak")  # the first run's; the second changed nothing
@@ -332,19 +317,18 @@ def test_gemini_cli_lists_the_server_connected(tmp_path: Path, example_path: Pat
     environ = {**os.environ, "HOME": str(home)}
     for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "XDG_CONFIG_HOME"):
         environ.pop(key, None)
-    connected = subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "connect", "gemini", "--topology", str(example_path)],
-        env=environ,
-        cwd=work,
-        text=True,
-        capture_output=True,
-        timeout=120,
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv, env=environ, cwd=work, text=True, capture_output=True, timeout=180
+        )
+
+    connected = run(
+        sys.executable, "-m", "skupper_mcp", "connect", "gemini", "--topology", str(example_path)
     )
     assert connected.returncode == 0, connected.stdout + connected.stderr
     (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(work): "TRUST_FOLDER"}))
-    listed = subprocess.run(
-        [gemini, "mcp", "list"], env=environ, cwd=work, text=True, capture_output=True, timeout=180
-    )
+    listed = run(gemini, "mcp", "list")
     said = listed.stdout + listed.stderr  # Gemini CLI writes the list to stderr
     print(said)
     line = next(x for x in said.splitlines() if f"{SERVER_NAME}:" in x)

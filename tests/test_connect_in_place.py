@@ -8,6 +8,7 @@ parse; of a key written twice one block was dropped; every file re-indented)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -72,17 +73,36 @@ def _one_chunk_added(old: str, new: str) -> str:
     return new[start : len(new) - end]
 
 
-def _connect(
-    name: str,
-    home: Path,
-    example_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> int:
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+@pytest.fixture
+def connect(
+    tmp_path: Path, example_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[str], int]:
+    """``connect NAME`` with the example topology, HOME (and the folder it runs in) at
+    tmp_path and no ``claude`` on PATH: its exit code."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
     monkeypatch.setenv("PATH", "/nonexistent")  # no `claude`
-    monkeypatch.chdir(home)
-    return main(["connect", name, "--topology", str(example_path)])
+    monkeypatch.chdir(tmp_path)
+    return lambda name: main(["connect", name, "--topology", str(example_path)])
+
+
+@pytest.fixture
+def refused(
+    connect: Callable[[str], int], capsys: pytest.CaptureFixture[str]
+) -> Callable[[str, Path, str], str]:
+    """``connect NAME`` over a file holding text it must not edit: exit 2, the file named in
+    what it said and left as it was, no backup made; what it said."""
+
+    def run(name: str, path: Path, text: str) -> str:
+        path.write_text(text)
+        assert connect(name) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err
+        assert path.read_text() == text
+        assert not list(path.parent.glob("*.bak"))
+        return err
+
+    return run
 
 
 def _goose(home: Path) -> Path:
@@ -92,11 +112,11 @@ def _goose(home: Path) -> Path:
 
 
 def test_goose_keeps_every_other_line_as_written(
-    tmp_path: Path, example_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, connect: Callable[[str], int]
 ) -> None:
     path = _goose(tmp_path)
     path.write_text(GOOSE)
-    assert _connect("goose", tmp_path, example_path, monkeypatch) == 0
+    assert connect("goose") == 0
     text = path.read_text()
     added = _one_chunk_added(GOOSE, text)
     assert added.startswith("      name: skupper\n") or f"{SERVER_NAME}:" in added
@@ -108,9 +128,9 @@ def test_goose_keeps_every_other_line_as_written(
     # our entry changed (another installation): only its lines are replaced
     entry = document["extensions"][SERVER_NAME]
     path.write_text(text.replace(entry["cmd"], "/old/skupper-mcp"))
-    assert _connect("goose", tmp_path, example_path, monkeypatch) == 0
+    assert connect("goose") == 0
     assert path.read_text() == text
-    assert _connect("goose", tmp_path, example_path, monkeypatch) == 0  # nothing to change
+    assert connect("goose") == 0  # nothing to change
     assert len(list(path.parent.glob("config.yaml.*.bak"))) == 2
 
 
@@ -119,25 +139,21 @@ def test_goose_keeps_every_other_line_as_written(
     ["", "# nothing yet\n", "extensions:\n", "extensions: {}\nx: 1", "extensions:\n  a: {}\n"],
     ids=["empty", "comment", "null", "empty-flow", "no-newline-at-end"],
 )
-def test_goose_edge_layouts(
-    before: str, tmp_path: Path, example_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_goose_edge_layouts(before: str, tmp_path: Path, connect: Callable[[str], int]) -> None:
     path = _goose(tmp_path)
     path.write_text(before)
-    assert _connect("goose", tmp_path, example_path, monkeypatch) == 0
+    assert connect("goose") == 0
     document = YAML(typ="safe").load(path.read_text())
     assert SERVER_NAME in document["extensions"]
     if before.startswith("#"):
         assert path.read_text().startswith(before)
 
 
-def test_json_keeps_every_other_byte(
-    tmp_path: Path, example_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_json_keeps_every_other_byte(tmp_path: Path, connect: Callable[[str], int]) -> None:
     path = tmp_path / ".cursor" / "mcp.json"
     path.parent.mkdir()
     path.write_text(CURSOR)
-    assert _connect("cursor", tmp_path, example_path, monkeypatch) == 0
+    assert connect("cursor") == 0
     text = path.read_text()
     added = _one_chunk_added(CURSOR, text)
     assert added.startswith(',\n        "skupper": {\n            "command": ')
@@ -145,7 +161,7 @@ def test_json_keeps_every_other_byte(
     assert document["mcpServers"]["other"] == {"command": "other-server", "args": []}
     entry = document["mcpServers"][SERVER_NAME]
     path.write_text(text.replace(json.dumps(entry["command"]), '"/old/skupper-mcp"'))
-    assert _connect("cursor", tmp_path, example_path, monkeypatch) == 0
+    assert connect("cursor") == 0
     assert path.read_text() == text
 
 
@@ -163,21 +179,12 @@ def test_json_keeps_every_other_byte(
     ids=["overflow", "nan", "infinity", "duplicate"],
 )
 def test_json_a_reader_would_read_differently_is_refused(
-    text: str,
-    why: str,
-    tmp_path: Path,
-    example_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    text: str, why: str, tmp_path: Path, refused: Callable[[str, Path, str], str]
 ) -> None:
     path = tmp_path / ".gemini" / "settings.json"
     path.parent.mkdir()
-    path.write_text(text)
-    assert _connect("gemini", tmp_path, example_path, monkeypatch) == 2
-    err = capsys.readouterr().err
-    assert why in err and str(path) in err and "cannot parse" in err
-    assert path.read_text() == text
-    assert not list(path.parent.glob("*.bak"))
+    err = refused("gemini", path, text)
+    assert why in err and "cannot parse" in err
 
 
 @pytest.mark.parametrize(
@@ -190,29 +197,18 @@ def test_json_a_reader_would_read_differently_is_refused(
     ids=["duplicate", "flow", "sequence"],
 )
 def test_goose_a_file_we_cannot_edit_in_place_is_refused(
-    text: str,
-    why: str,
-    tmp_path: Path,
-    example_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    text: str, why: str, tmp_path: Path, refused: Callable[[str, Path, str], str]
 ) -> None:
-    path = _goose(tmp_path)
-    path.write_text(text)
-    assert _connect("goose", tmp_path, example_path, monkeypatch) == 2
-    err = capsys.readouterr().err
-    assert why in err and str(path) in err
-    assert path.read_text() == text
-    assert not list(path.parent.glob("*.bak"))
+    assert why in refused("goose", _goose(tmp_path), text)
 
 
 def test_json_a_null_container_is_replaced_by_ours(
-    tmp_path: Path, example_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, connect: Callable[[str], int]
 ) -> None:
     path = tmp_path / ".cursor" / "mcp.json"
     path.parent.mkdir()
     path.write_text('{\n  "theme": "dark",\n  "mcpServers": null\n}\n')
-    assert _connect("cursor", tmp_path, example_path, monkeypatch) == 0
+    assert connect("cursor") == 0
     text = path.read_text()
     assert text.startswith('{\n  "theme": "dark",\n  "mcpServers": {\n    "skupper": {\n')
     assert list(json.loads(text)["mcpServers"]) == [SERVER_NAME]

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -77,14 +77,22 @@ def as_user(account: real_users.Account, script: str, *args: str) -> subprocess.
     )
 
 
-def connect(
-    client: str, home: Path, cwd: Path, example_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> int:
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `claude`: the file is written by us
-    monkeypatch.chdir(cwd)
-    return main(["connect", client, "--topology", str(example_path)])
+Connect = Callable[[str, Path, Path], int]
+
+
+@pytest.fixture
+def connect(example_path: Path, monkeypatch: pytest.MonkeyPatch) -> Connect:
+    """``connect CLIENT`` with the example topology, HOME at ``home``, run in ``cwd``: its
+    exit code."""
+
+    def run(client: str, home: Path, cwd: Path) -> int:
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+        monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `claude`: the file is written by us
+        monkeypatch.chdir(cwd)
+        return main(["connect", client, "--topology", str(example_path)])
+
+    return run
 
 
 #: How many backups the watcher gets to catch (before, it caught most of 12 of 8 MB)
@@ -113,10 +121,7 @@ WATCHER = """
 
 
 def test_another_user_never_reads_a_backup_of_a_private_file(
-    shared: Path,
-    other_user: real_users.Account,
-    example_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    shared: Path, other_user: real_users.Account, connect: Connect
 ) -> None:
     """~/.claude.json is 0600 and large (project history); its backup is never readable by
     another user, not even while it is being written. Before, it was created 0644 and
@@ -135,7 +140,7 @@ def test_another_user_never_reads_a_backup_of_a_private_file(
             document["projects"] = history
             path.write_text(json.dumps(document))
             path.chmod(0o600)
-            assert connect("claude-code", home, shared, example_path, monkeypatch) == 0
+            assert connect("claude-code", home, shared) == 0
         time.sleep(0.5)  # a fixed window: the watcher must not read the last backup in it
     finally:
         watcher.kill()
@@ -161,10 +166,7 @@ PLANTER = """
 
 
 def test_a_link_planted_at_the_next_backup_name_is_not_written_through(
-    shared: Path,
-    other_user: real_users.Account,
-    example_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    shared: Path, other_user: real_users.Account, connect: Connect
 ) -> None:
     """A shared project whose ``.vscode/`` its group may write: the other user links the
     next backup names to the victim's ~/.bash_login and puts a command in mcp.json. Before,
@@ -186,7 +188,7 @@ def test_a_link_planted_at_the_next_backup_name_is_not_written_through(
     out, err = planter.communicate(timeout=60)
     assert planter.returncode == 0 and "planted" in out, err
 
-    assert connect("vscode", home, project, example_path, monkeypatch) == 0
+    assert connect("vscode", home, project) == 0
     assert not os.path.lexists(bash_login), "the backup was written through a planted link"
     links = [p for p in vscode.iterdir() if p.is_symlink()]
     assert len(links) == 62 * 4  # each left as it was
@@ -225,9 +227,8 @@ def _plant(other_user: real_users.Account, link: Path, target: str) -> None:
 def test_a_repositorys_link_out_of_it_is_followed_and_said_never_copied_in(
     shared: Path,
     other_user: real_users.Account,
-    example_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    connect: Connect,
 ) -> None:
     """``.vscode/mcp.json -> ../../victim/.claude.json``: before, the whole ~/.claude.json
     (its token) was written into the repository as a plain mcp.json, ready to commit. Now
@@ -238,7 +239,7 @@ def test_a_repositorys_link_out_of_it_is_followed_and_said_never_copied_in(
     link = repository / ".vscode" / "mcp.json"
     _plant(other_user, link, "../../victim/.claude.json")
 
-    assert connect("vscode", home, repository, example_path, monkeypatch) == 0
+    assert connect("vscode", home, repository) == 0
     out = capsys.readouterr().out
     assert link.is_symlink() and os.readlink(link) == "../../victim/.claude.json"
     assert f"{link} is a link" in out and str(home / ".claude.json") in out
@@ -262,9 +263,8 @@ def test_a_repositorys_link_into_itself_is_refused_and_named(
     target: str,
     shared: Path,
     other_user: real_users.Account,
-    example_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    connect: Connect,
 ) -> None:
     home, repository = _cloned(shared, other_user)
     package = repository / "package.json"
@@ -275,7 +275,7 @@ def test_a_repositorys_link_into_itself_is_refused_and_named(
     _plant(other_user, repository / link, target)
     before = {p: p.read_text() for p in (package, editor / "mcp.json")}
 
-    assert connect("vscode", home, repository, example_path, monkeypatch) == 2
+    assert connect("vscode", home, repository) == 2
     err = capsys.readouterr().err
     assert str(repository / link) in err and "inside the current folder" in err
     assert {p: p.read_text() for p in before} == before
@@ -286,9 +286,8 @@ def test_a_repositorys_link_into_itself_is_refused_and_named(
 def test_a_link_to_nothing_is_refused(
     shared: Path,
     other_user: real_users.Account,
-    example_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    connect: Connect,
 ) -> None:
     """A dangling ``.vscode/mcp.json`` to the victim's ~/.bash_login: no file is created
     through a link (before, the link was replaced by a plain file; a link to a file that
@@ -296,7 +295,7 @@ def test_a_link_to_nothing_is_refused(
     home, repository = _cloned(shared, other_user)
     link = repository / ".vscode" / "mcp.json"
     _plant(other_user, link, str(home / ".bash_login"))
-    assert connect("vscode", home, repository, example_path, monkeypatch) == 2
+    assert connect("vscode", home, repository) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not os.path.lexists(home / ".bash_login") and link.is_symlink()
 
@@ -304,9 +303,8 @@ def test_a_link_to_nothing_is_refused(
 def test_a_repositorys_vscode_folder_linked_out_of_it_is_followed_and_said(
     shared: Path,
     other_user: real_users.Account,
-    example_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    connect: Connect,
 ) -> None:
     """``.vscode -> ../victim/editor`` (the victim's settings kept elsewhere): the file in
     the linked folder gets our entry, the link stays, and the output says where it went.
@@ -318,7 +316,7 @@ def test_a_repositorys_vscode_folder_linked_out_of_it_is_followed_and_said(
     (editor / "mcp.json").write_text(original)
     _plant(other_user, repository / ".vscode", "../victim/editor")
 
-    assert connect("vscode", home, repository, example_path, monkeypatch) == 0
+    assert connect("vscode", home, repository) == 0
     out = capsys.readouterr().out
     assert f"{repository / '.vscode'} is a link" in out and str(editor / "mcp.json") in out
     assert (repository / ".vscode").is_symlink()

@@ -9,17 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 from mcp.types import ElicitRequestParams, ElicitResult
 
+from mcp_client import served
 from skupper_mcp.engine import Engine
 from skupper_mcp.models import OperationResult
-from skupper_mcp.server import build_server
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
-
-CLIENT_TIMEOUT = 30.0
-MODES = ["legacy", "auto"]
 
 
 @pytest.fixture
@@ -55,12 +51,7 @@ class User:
 async def call_teardown(
     topology: Path, mode: str, user: User | None, arguments: dict[str, Any]
 ) -> Any:
-    async with Client(
-        build_server(topology),
-        mode=mode,
-        elicitation_callback=user,
-        read_timeout_seconds=CLIENT_TIMEOUT,
-    ) as client:
+    async with served(topology, mode, elicitation_callback=user) as client:
         return await client.call_tool("teardown", arguments)
 
 
@@ -68,7 +59,6 @@ def text(result: Any) -> str:
     return str(result.content[0].text)
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("action", "word"), [("decline", "declined"), ("cancel", "cancelled")])
 async def test_a_user_who_says_no_removes_nothing_even_with_confirm_true(
     example_path: Path, teardowns: list[bool], mode: str, action: str, word: str
@@ -81,7 +71,6 @@ async def test_a_user_who_says_no_removes_nothing_even_with_confirm_true(
     assert teardowns == []
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("answer", ["yes", 1, "on", "true", 0, None, False])
 async def test_an_answer_that_is_not_the_boolean_true_removes_nothing(
     example_path: Path, teardowns: list[bool], mode: str, answer: object
@@ -93,7 +82,6 @@ async def test_an_answer_that_is_not_the_boolean_true_removes_nothing(
     assert teardowns == []
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_text_answer_is_refused_with_what_to_do(
     example_path: Path, teardowns: list[bool], mode: str
 ) -> None:
@@ -105,7 +93,6 @@ async def test_a_text_answer_is_refused_with_what_to_do(
     assert teardowns == []
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_the_question_asks_for_a_strict_boolean(
     example_path: Path, teardowns: list[bool], mode: str
 ) -> None:
@@ -117,7 +104,6 @@ async def test_the_question_asks_for_a_strict_boolean(
     assert "every host" in user.questions[0].message
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("confirm", [False, True])
 async def test_the_users_true_proceeds_whatever_confirm_says(
     example_path: Path, teardowns: list[bool], mode: str, confirm: bool
@@ -130,24 +116,17 @@ async def test_the_users_true_proceeds_whatever_confirm_says(
     assert len(user.questions) == 1
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_the_user_is_asked_every_time(
     example_path: Path, teardowns: list[bool], mode: str
 ) -> None:
     user = User("accept", {"confirm": True})
-    async with Client(
-        build_server(example_path),
-        mode=mode,
-        elicitation_callback=user,
-        read_timeout_seconds=CLIENT_TIMEOUT,
-    ) as client:
+    async with served(example_path, mode, elicitation_callback=user) as client:
         for _ in range(2):
             assert not (await client.call_tool("teardown", {"confirm": True})).is_error
     assert len(user.questions) == 2
     assert teardowns == [False, False]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_plan_asks_nothing(example_path: Path, teardowns: list[bool], mode: str) -> None:
     user = User("decline")
     result = await call_teardown(example_path, mode, user, {"plan": True})
@@ -156,7 +135,6 @@ async def test_a_plan_asks_nothing(example_path: Path, teardowns: list[bool], mo
     assert teardowns == [True]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_client_that_cannot_ask_needs_confirm_true(
     example_path: Path, teardowns: list[bool], mode: str
 ) -> None:
@@ -179,9 +157,7 @@ async def test_the_skill_pre_approves_only_read_only_tools(example_path: Path) -
         for line in front_matter.splitlines()
         if line.startswith("allowed-tools:")
     )
-    async with Client(
-        build_server(example_path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(example_path, "legacy") as client:
         tools = (await client.list_tools()).tools
     read_only = {
         f"mcp__skupper__{t.name}"

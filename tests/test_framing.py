@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from local_tools import tool_dir
 from skupper_mcp.connectors.shell import prelude, quote
 from skupper_mcp.facts.framing import (
     ONE_LINE,
@@ -69,16 +70,13 @@ HOSTILE = st.one_of(
 @pytest.fixture
 def host(tmp_path: Path) -> dict[str, str]:
     """A fake host: its tools on PATH, the environment the script runs in."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, text in [
-        ("podman", FAKE_PODMAN),
-        ("curl", FAKE_CURL),
-        ("systemctl", FAKE_SYSTEMCTL),
-        ("skupper", FAKE_SKUPPER),
-    ]:
-        (bin_dir / name).write_text(text)
-        (bin_dir / name).chmod(0o755)
+    bin_dir = tool_dir(
+        tmp_path / "bin",
+        podman=FAKE_PODMAN,
+        curl=FAKE_CURL,
+        systemctl=FAKE_SYSTEMCTL,
+        skupper=FAKE_SKUPPER,
+    )
     return {
         "HOME": str(tmp_path),
         "PATH": f"{bin_dir}:/usr/bin:/bin",

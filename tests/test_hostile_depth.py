@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from hostile_kube_server import HostileKubeApi, kubeconfig_for
+from hostile_kube_server import hostile_kubeconfig
 from hostile_model_server import DEEP, model_list, serving
 from skupper_mcp.cli import main
 from skupper_mcp.engine.operations import catalog
@@ -29,8 +29,7 @@ from skupper_mcp.models import ModelsResult, OperationResult, StatusResult
 from skupper_mcp.server import build_server
 from skupper_mcp.sites import kube as kube_site
 from skupper_mcp.topology import parse_topology
-from skupper_sandbox.kube.kubeconfig import ensure_credentials
-from sshkit import asyncssh_server, free_port
+from sshkit import asyncssh_server
 from topology_samples import ssh_topology
 
 API_ADDRESS = "127.207.0.50"
@@ -52,13 +51,8 @@ def deep_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     reads as stopped: here it asks every one, as it does where the routes are up."""
     monkeypatch.setattr(kube_site, "KUBE_TIMEOUT", 2.0)
     monkeypatch.setattr(catalog, "needs_probe", lambda *_: True)
-    port = free_port(API_ADDRESS)
-    credentials = ensure_credentials(tmp_path / "api", API_ADDRESS, port)
-    server = HostileKubeApi(credentials, API_ADDRESS, port, "deep")
-    try:
-        yield kubeconfig_for(credentials, tmp_path / "kubeconfig")
-    finally:
-        server.stop()
+    with hostile_kubeconfig(tmp_path, API_ADDRESS, "deep") as kubeconfig:
+        yield kubeconfig
 
 
 def _tools(directory: Path, **scripts: str) -> Path:

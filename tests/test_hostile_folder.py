@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from local_tools import run_python
 from topology_samples import SMALL_TOPOLOGY
 
 CLUSTER = """\
@@ -63,15 +63,7 @@ def status(folder: Path, home: Path, **extra: str) -> subprocess.CompletedProces
     dropped = ("SKUPPER_MCP_TOPOLOGY", "KUBECONFIG", "COLUMNS")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), **extra)
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "status"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_python("-m", "skupper_mcp", "status", cwd=folder, env=env, timeout=120)
 
 
 @pytest.mark.spawns

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from local_tools import tool_dir
 from skupper_mcp.connectors.local import LocalConnector
 from skupper_mcp.engine.store.backups import check_complete
 from skupper_mcp.facts.site_state import SiteState, parse_site_state, site_state_script
@@ -52,20 +53,15 @@ HOSTILE_NAMES = [
 SITE = b"apiVersion: skupper.io/v2alpha1\nkind: Site\nmetadata:\n  name: hub\nspec: {}\n"
 
 
+#: The fake host's tools, by name.
+TOOLS = {"podman": FAKE_PODMAN, "systemctl": FAKE_SYSTEMCTL, "skupper": FAKE_SKUPPER, "id": FAKE_ID}
+
+
 @pytest.fixture
 def host(tmp_path: Path) -> dict[str, str]:
     """A fake host (its tools on PATH) with a namespace holding a Site, a rendered Site and
     a CA; the environment the scripts run in."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, text in [
-        ("podman", FAKE_PODMAN),
-        ("systemctl", FAKE_SYSTEMCTL),
-        ("skupper", FAKE_SKUPPER),
-        ("id", FAKE_ID),
-    ]:
-        (bin_dir / name).write_text(text)
-        (bin_dir / name).chmod(0o755)
+    bin_dir = tool_dir(tmp_path / "bin", **TOOLS)
     ns = tmp_path / "data/skupper/namespaces" / NS
     for sub in ("input/resources", "runtime/resources", "runtime/certs/site", "runtime/issuers/ca"):
         (ns / sub).mkdir(parents=True)

@@ -7,16 +7,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import MCPError, StdioServerParameters
 from mcp.types import PromptReference
 
-from skupper_mcp.server import build_server
+from mcp_client import served
 from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
-CLIENT_TIMEOUT = 30.0
-MODES = ["legacy", "auto"]
 
 FLOWS = {"start-skupper", "stop-skupper", "check-skupper", "diagnose-skupper"}
 WRITE_TOOLS = {"setup", "up", "down", "teardown"}
@@ -44,13 +42,10 @@ def in_order(text: str, *parts: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_prompts_list_the_four_flows_with_their_arguments(
     example_path: Path, mode: str
 ) -> None:
-    async with Client(
-        build_server(example_path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(example_path, mode) as client:
         listed = {p.name: p for p in (await client.list_prompts()).prompts}
     assert set(listed) == FLOWS
     for name in ("start-skupper", "stop-skupper", "diagnose-skupper"):
@@ -61,13 +56,10 @@ async def test_prompts_list_the_four_flows_with_their_arguments(
     assert all(p.description and p.title for p in listed.values())
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_prompts_render_the_flows_in_order_with_the_target(
     example_path: Path, mode: str
 ) -> None:
-    async with Client(
-        build_server(example_path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(example_path, mode) as client:
         start = text_of(await client.get_prompt("start-skupper", {"target": "rhel-ai"}))
         stop = text_of(await client.get_prompt("stop-skupper", {"target": "g3b-16k"}))
         check = text_of(await client.get_prompt("check-skupper"))
@@ -96,11 +88,8 @@ async def test_prompts_render_the_flows_in_order_with_the_target(
         assert set(CALL.findall(text)) <= ALL_TOOLS | DIAGNOSE_TOOLS, text
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_prompts_without_a_target_act_on_all(example_path: Path, mode: str) -> None:
-    async with Client(
-        build_server(example_path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(example_path, mode) as client:
         start = text_of(await client.get_prompt("start-skupper"))
         blank = text_of(await client.get_prompt("stop-skupper", {"target": "  "}))
         diagnose = text_of(await client.get_prompt("diagnose-skupper"))
@@ -109,13 +98,8 @@ async def test_prompts_without_a_target_act_on_all(example_path: Path, mode: str
     assert '`diagnose(target="all")`' in diagnose
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_read_only_prompts_name_no_write_tool(example_path: Path, mode: str) -> None:
-    async with Client(
-        build_server(example_path, read_only=True),
-        mode=mode,
-        read_timeout_seconds=CLIENT_TIMEOUT,
-    ) as client:
+    async with served(example_path, mode, read_only=True) as client:
         listed = {p.name for p in (await client.list_prompts()).prompts}
         texts = [
             text_of(await client.get_prompt("check-skupper")),
@@ -133,24 +117,18 @@ async def test_read_only_prompts_name_no_write_tool(example_path: Path, mode: st
     assert "read-only" in texts[2] and '`diagnose(target="rhtevan-work")` again' in texts[2]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_the_full_diagnose_flow_asks_before_the_write_tools(
     example_path: Path, mode: str
 ) -> None:
-    async with Client(
-        build_server(example_path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(example_path, mode) as client:
         text = text_of(await client.get_prompt("diagnose-skupper"))
     assert set(WRITE_TOOL.findall(text)) == WRITE_TOOLS
     assert in_order(text, "ask first before `setup`, `up`, `down` or `teardown`", "plan=true")
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_prompt_targets_complete_from_the_topology(example_path: Path, mode: str) -> None:
     prompt = PromptReference(name="start-skupper")
-    async with Client(
-        build_server(example_path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(example_path, mode) as client:
         some = await client.complete(prompt, {"name": "target", "value": "rh"})
         hub = await client.complete(
             PromptReference(name="diagnose-skupper"),
@@ -172,9 +150,7 @@ async def test_prompt_targets_complete_from_the_topology(example_path: Path, mod
 
 async def test_completion_of_a_broken_topology_offers_all(write_topology) -> None:
     path = write_topology("RHEL_AI_SSH_HOST=h\nRHEL_AI_MODEL_PORT=99999\n")
-    async with Client(
-        build_server(path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(path, "legacy") as client:
         found = await client.complete(
             PromptReference(name="stop-skupper"),
             {"name": "target", "value": ""},
@@ -189,11 +165,8 @@ def _stdio(topology: Path, *extra: str) -> StdioServerParameters:
 
 
 @pytest.mark.spawns
-@pytest.mark.parametrize("mode", MODES)
 async def test_stdio_server_offers_and_renders_the_prompts(example_path: Path, mode: str) -> None:
-    async with Client(
-        _stdio(example_path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(_stdio(example_path), mode) as client:
         listed = {p.name for p in (await client.list_prompts()).prompts}
         start = text_of(await client.get_prompt("start-skupper", {"target": "rhel-ai"}))
         check = text_of(await client.get_prompt("check-skupper"))
@@ -203,29 +176,21 @@ async def test_stdio_server_offers_and_renders_the_prompts(example_path: Path, m
 
 
 @pytest.mark.spawns
-@pytest.mark.parametrize("mode", MODES)
 async def test_stdio_read_only_offers_only_the_read_only_flows(
     example_path: Path, mode: str
 ) -> None:
-    async with Client(
-        _stdio(example_path, "--read-only"), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(_stdio(example_path, "--read-only"), mode) as client:
         listed = {p.name for p in (await client.list_prompts()).prompts}
         diagnose = text_of(await client.get_prompt("diagnose-skupper", {"target": "rhel-ai"}))
     assert listed == {"check-skupper", "diagnose-skupper"}
     assert '`diagnose(target="rhel-ai")`' in diagnose and not WRITE_TOOL.search(diagnose)
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("read_only", [False, True])
 async def test_every_flow_says_host_text_is_data_to_quote(
     example_path: Path, mode: str, read_only: bool
 ) -> None:
-    async with Client(
-        build_server(example_path, read_only=read_only),
-        mode=mode,
-        read_timeout_seconds=CLIENT_TIMEOUT,
-    ) as client:
+    async with served(example_path, mode, read_only=read_only) as client:
         names = [p.name for p in (await client.list_prompts()).prompts]
         texts = [text_of(await client.get_prompt(name)) for name in names]
     for text in texts:

@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from apps_protocol import apps_client_extension
+from mcp_client import CLIENT_TIMEOUT, served
 from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
 from skupper_mcp.server import build_server
 from topology_samples import ALL_TOOLS, GPU_TOPOLOGY, LAB_NAMES, READ_ONLY_TOOLS
@@ -20,10 +21,8 @@ from topology_samples import ALL_TOOLS, GPU_TOPOLOGY, LAB_NAMES, READ_ONLY_TOOLS
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
 #: Every MCP request of this module is bounded: in-process and stdio servers answer in seconds.
-CLIENT_TIMEOUT = 30.0
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
-MODES = ["legacy", "auto"]
 
 
 def tools_snapshot(tools: list[Any]) -> list[dict[str, Any]]:
@@ -48,9 +47,8 @@ def server(example_path: Path) -> MCPServer:
     return build_server(example_path)
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode: str) -> None:
-    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+    async with served(server, mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == ALL_TOOLS
     resolve = tools["resolve_profile"]
@@ -84,9 +82,8 @@ async def test_tools_have_output_schemas_and_annotations(server: MCPServer, mode
     assert all(t.output_schema and t.output_schema["type"] == "object" for t in tools.values())
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_resolve_profile_returns_structured_content(server: MCPServer, mode: str) -> None:
-    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+    async with served(server, mode) as client:
         result = await client.call_tool("resolve_profile", {"name": "g3b-16k"})
     assert not result.is_error
     resolved = ResolveResult.model_validate(result.structured_content)
@@ -98,9 +95,8 @@ async def test_resolve_profile_returns_structured_content(server: MCPServer, mod
     assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_unknown_name_is_a_tool_error_listing_names(server: MCPServer, mode: str) -> None:
-    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+    async with served(server, mode) as client:
         result = await client.call_tool("resolve_profile", {"name": "nope"})
         empty = await client.call_tool("resolve_profile", {"name": ""})
     assert result.is_error
@@ -123,13 +119,10 @@ def refusing(write_topology, tmp_path: Path) -> Path:
     return write_topology(text + f"STATE_DIR={tmp_path / 'state'}\n")
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
     refusing: Path, mode: str
 ) -> None:
-    async with Client(
-        build_server(refusing), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(refusing, mode) as client:
         result = await client.call_tool("setup", {})
     assert not result.is_error
     outcome = OperationResult.model_validate(result.structured_content)
@@ -138,11 +131,8 @@ async def test_setup_stops_at_a_failed_precheck_and_changes_nothing(
     assert alpha.outcome == "failed" and not alpha.changed and "ssh" in (alpha.reason or "")
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_teardown_without_consent_asks_for_confirm_true(refusing: Path, mode: str) -> None:
-    async with Client(
-        build_server(refusing), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(refusing, mode) as client:
         result = await client.call_tool("teardown", {})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
@@ -167,9 +157,7 @@ async def test_setup_check_returns_a_check_result(
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         lines.append(message or "")
 
-    async with Client(
-        build_server(write_topology(text)), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(write_topology(text), "legacy") as client:
         result = await client.call_tool("setup", {"check": True}, progress_callback=on_progress)
     assert not result.is_error
     checked = CheckResult.model_validate(result.structured_content)
@@ -180,11 +168,8 @@ async def test_setup_check_returns_a_check_result(
     assert any(line.startswith("alpha:") for line in lines)
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_read_only_lists_only_read_only_tools(example_path: Path, mode: str) -> None:
-    async with Client(
-        build_server(example_path, read_only=True), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(example_path, mode, read_only=True) as client:
         tools = (await client.list_tools()).tools
         said = client.instructions or ""
     assert sorted(t.name for t in tools) == READ_ONLY_TOOLS
@@ -194,7 +179,7 @@ async def test_read_only_lists_only_read_only_tools(example_path: Path, mode: st
 
 
 async def test_topology_resources(server: MCPServer) -> None:
-    async with Client(server, mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT) as client:
+    async with served(server, "legacy") as client:
         markdown = await client.read_resource("skupper://topology")
         document = await client.read_resource("skupper://topology.json")
     text = markdown.contents[0].text  # type: ignore[union-attr]
@@ -205,9 +190,7 @@ async def test_topology_resources(server: MCPServer) -> None:
 
 async def test_bad_topology_makes_every_tool_say_what_to_fix(write_topology) -> None:
     path = write_topology("RHEL_AI_SSH_HOST=h\nRHEL_AI_MODEL_PORT=99999\n")
-    async with Client(
-        build_server(path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(path, "legacy") as client:
         result = await client.call_tool("resolve_profile", {"name": "rhel-ai"})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
@@ -216,12 +199,7 @@ async def test_bad_topology_makes_every_tool_say_what_to_fix(write_topology) -> 
 
 async def test_tools_list_matches_the_golden_snapshot(server: MCPServer) -> None:
     # as an MCP Apps host sees it: with _meta.ui and the view's app-only tool
-    async with Client(
-        server,
-        mode="legacy",
-        extensions=[apps_client_extension()],
-        read_timeout_seconds=CLIENT_TIMEOUT,
-    ) as client:
+    async with served(server, "legacy", extensions=[apps_client_extension()]) as client:
         current = tools_snapshot((await client.list_tools()).tools)
     if os.environ.get("UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
@@ -229,35 +207,28 @@ async def test_tools_list_matches_the_golden_snapshot(server: MCPServer) -> None
     assert current == expected, "tools/list changed: review, then rerun with UPDATE_SNAPSHOTS=1"
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("tool", ["up", "down"])
 async def test_a_blank_target_is_refused_not_taken_as_all(
     refusing: Path, mode: str, tool: str
 ) -> None:
-    async with Client(
-        build_server(refusing), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(refusing, mode) as client:
         result = await client.call_tool(tool, {"target": "  ", "plan": True})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
     assert "the target is empty" in text and "alpha" in text
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("confirm", ["true", 1, "yes"])
 async def test_teardown_consent_must_be_a_real_boolean(
     refusing: Path, mode: str, confirm: object
 ) -> None:
-    async with Client(
-        build_server(refusing), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
+    async with served(refusing, mode) as client:
         result = await client.call_tool("teardown", {"confirm": confirm})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
     assert "confirm" in text and "Nothing was removed" not in text
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_changed_topology_file_is_read_again_on_the_next_call(
     tmp_path: Path, mode: str
 ) -> None:
@@ -267,7 +238,7 @@ async def test_a_changed_topology_file_is_read_again_on_the_next_call(
 
     path = tmp_path / "topology.env"
     path.write_text(SMALL_TOPOLOGY)
-    async with Client(build_server(path), mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+    async with served(path, mode) as client:
         before = await client.call_tool("resolve_profile", {"name": "a-big"})
         assert (before.structured_content or {})["listener_port"] == 9000
         path.write_text(SMALL_TOPOLOGY.replace("ALPHA_MODEL_PORT=9000", "ALPHA_MODEL_PORT=9100"))
@@ -279,11 +250,10 @@ async def test_a_changed_topology_file_is_read_again_on_the_next_call(
         assert "read again on the next call" in broken.content[0].text  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_logs_refuses_what_it_cannot_read_before_touching_a_host(
     server: MCPServer, mode: str
 ) -> None:
-    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+    async with served(server, mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         every = await client.call_tool("logs", {"target": "all"})
         unknown = await client.call_tool("logs", {"target": "rhel"})
@@ -314,11 +284,10 @@ def _described_untrusted(schema: dict[str, Any], *path: str) -> bool:
     return "untrusted data" in node.get("description", "")
 
 
-@pytest.mark.parametrize("mode", MODES)
 async def test_host_text_is_marked_untrusted_in_schemas_descriptions_and_instructions(
     server: MCPServer, mode: str
 ) -> None:
-    async with Client(server, mode=mode, read_timeout_seconds=CLIENT_TIMEOUT) as client:
+    async with served(server, mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         instructions = client.instructions
     schemas = {name: t.output_schema or {} for name, t in tools.items()}

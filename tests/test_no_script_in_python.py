@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 PRODUCT = Path(__file__).resolve().parent.parent / "src" / "skupper_mcp"
 
@@ -129,28 +132,39 @@ def _literal_entries() -> set[str]:
     return {entry for path in sorted(PRODUCT.rglob("*.py")) for entry in shell_literals(path)}
 
 
-def test_the_rule_finds_a_script_assembled_from_lines(tmp_path: Path) -> None:
-    sample = tmp_path / "sample.py"
-    sample.write_text('def s(x):\n    return script(f"a={x}", "echo $a")\n')
-    assert assembled_scripts(sample, tmp_path) == ["sample.py:s"]
-    sample.write_text('def s(x):\n    return Script("sum", ("a=1", "echo $a"), "done")\n')
-    assert assembled_scripts(sample, tmp_path) == ["sample.py:s"]
-    sample.write_text("def s(x):\n    return script(*lines)\n")
-    assert assembled_scripts(sample, tmp_path) == ["sample.py:s"]
-    sample.write_text(
+def _sample(folder: Path, text: str, rule: Callable[[Path, Path], list[str]]) -> list[str]:
+    """What ``rule`` finds in sample.py (in ``folder``) holding ``text``."""
+    sample = folder / "sample.py"
+    sample.write_text(text)
+    return rule(sample, folder)
+
+
+ASSEMBLED = [
+    ('def s(x):\n    return script(f"a={x}", "echo $a")\n', ["sample.py:s"]),
+    ('def s(x):\n    return Script("sum", ("a=1", "echo $a"), "done")\n', ["sample.py:s"]),
+    ("def s(x):\n    return script(*lines)\n", ["sample.py:s"]),
+    (
         'def s(x):\n    return Script("sum", (f"podman rm -f {x}",), "done")\n'
-        "def t(x):\n    return script(program_body(x))\n"
-    )
-    assert assembled_scripts(sample, tmp_path) == []
+        "def t(x):\n    return script(program_body(x))\n",
+        [],
+    ),
+]
+LITERALS = [
+    ('def s(x):\n    return f"if [ -f {x} ]; then\\n  echo yes\\nfi"\n', ["sample.py:s"]),
+    ('X = (\n    "a=$(id -u)\\n"\n    "b"\n)\n', ["sample.py:"]),
+    ('def s(x):\n    """Docs.\n\n    echo this is prose"""\n    return "one line"\n', []),
+]
 
 
-def test_the_rule_finds_a_script_in_an_f_string(tmp_path: Path) -> None:
-    sample = tmp_path / "sample.py"
-    sample.write_text('def s(x):\n    return f"if [ -f {x} ]; then\\n  echo yes\\nfi"\n')
-    assert shell_literals(sample, tmp_path) == ["sample.py:s"]
-    sample.write_text('X = (\n    "a=$(id -u)\\n"\n    "b"\n)\n')
-    assert shell_literals(sample, tmp_path) == ["sample.py:"]
-    sample.write_text(
-        'def s(x):\n    """Docs.\n\n    echo this is prose"""\n    return "one line"\n'
-    )
-    assert shell_literals(sample, tmp_path) == []
+@pytest.mark.parametrize(("text", "found"), ASSEMBLED)
+def test_the_rule_finds_a_script_assembled_from_lines(
+    tmp_path: Path, text: str, found: list[str]
+) -> None:
+    assert _sample(tmp_path, text, assembled_scripts) == found
+
+
+@pytest.mark.parametrize(("text", "found"), LITERALS)
+def test_the_rule_finds_a_script_in_an_f_string(
+    tmp_path: Path, text: str, found: list[str]
+) -> None:
+    assert _sample(tmp_path, text, shell_literals) == found

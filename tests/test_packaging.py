@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from local_tools import run_python
 from skupper_mcp import data
 from topology_samples import SMALL_TOPOLOGY
 
@@ -49,13 +49,8 @@ def _without_kubernetes(
 ) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "topology.env"
     path.write_text(topology)
-    return subprocess.run(
-        [sys.executable, "-c", WITHOUT_KUBERNETES, "--topology", str(path), *args],
-        cwd=tmp_path,
-        text=True,
-        capture_output=True,
-        timeout=60,
-        check=False,
+    return run_python(
+        "-c", WITHOUT_KUBERNETES, "--topology", str(path), *args, cwd=tmp_path, timeout=60
     )
 
 

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -191,31 +192,28 @@ def _claude() -> str | None:
     return os.environ.get("CLAUDE_BIN") or shutil.which("claude")
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(_claude() is None, reason="Claude Code's CLI is not installed (CLAUDE_BIN)")
-def test_claude_code_loads_the_plugin_and_its_server_connects(
-    tmp_path: Path, example_path: Path
-) -> None:
-    """``claude --plugin-dir plugin``: the plugin's skill and server load, and the server
-    (``skupper-mcp`` from PATH, the topology from SKUPPER_MCP_TOPOLOGY) connects."""
+def _claude_at_home(home: Path, topology: Path, *options: str) -> Callable[..., str]:
+    """Claude Code's CLI with ``options``, run in (and with its HOME at) ``home``, finding
+    ``skupper-mcp`` on PATH and the topology in SKUPPER_MCP_TOPOLOGY, logged out: each call
+    must succeed, and answers its output."""
     claude = _claude()
     assert claude is not None
-    bin_dir = tmp_path / "bin"
+    bin_dir = home / "bin"
     bin_dir.mkdir()
     (bin_dir / "skupper-mcp").symlink_to(Path(sys.executable).parent / "skupper-mcp")
     environ = {
         **os.environ,
-        "HOME": str(tmp_path),
+        "HOME": str(home),
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-        "SKUPPER_MCP_TOPOLOGY": str(example_path),
+        "SKUPPER_MCP_TOPOLOGY": str(topology),
     }
     environ.pop("ANTHROPIC_API_KEY", None)
 
     def run(*argv: str) -> str:
         done = subprocess.run(
-            [claude, "--plugin-dir", str(PLUGIN), *argv],
+            [claude, *options, *argv],
             env=environ,
-            cwd=tmp_path,
+            cwd=home,
             text=True,
             capture_output=True,
             timeout=180,
@@ -223,6 +221,17 @@ def test_claude_code_loads_the_plugin_and_its_server_connects(
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
+    return run
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_claude() is None, reason="Claude Code's CLI is not installed (CLAUDE_BIN)")
+def test_claude_code_loads_the_plugin_and_its_server_connects(
+    tmp_path: Path, example_path: Path
+) -> None:
+    """``claude --plugin-dir plugin``: the plugin's skill and server load, and the server
+    (``skupper-mcp`` from PATH, the topology from SKUPPER_MCP_TOPOLOGY) connects."""
+    run = _claude_at_home(tmp_path, example_path, "--plugin-dir", str(PLUGIN))
     listed = run("mcp", "list")
     plugin = _plugin_name()
     line = next(x for x in listed.splitlines() if x.startswith(f"plugin:{plugin}:{SERVER_NAME}:"))
@@ -246,26 +255,7 @@ def test_claude_code_installs_the_plugin_from_the_repository_marketplace(
 ) -> None:
     """What a user runs: ``claude plugin marketplace add`` (the repository) and ``claude
     plugin install skupper-mcp@skupper-mcp``; then ``claude mcp list`` has it connected."""
-    claude = _claude()
-    assert claude is not None
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "skupper-mcp").symlink_to(Path(sys.executable).parent / "skupper-mcp")
-    environ = {
-        **os.environ,
-        "HOME": str(tmp_path),
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-        "SKUPPER_MCP_TOPOLOGY": str(example_path),
-    }
-    environ.pop("ANTHROPIC_API_KEY", None)
-
-    def run(*argv: str) -> str:
-        done = subprocess.run(
-            [claude, *argv], env=environ, cwd=tmp_path, text=True, capture_output=True, timeout=180
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout
-
+    run = _claude_at_home(tmp_path, example_path)
     plugin = _plugin_name()
     run("plugin", "marketplace", "add", str(ROOT))
     run("plugin", "install", f"{plugin}@{plugin}")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,30 +76,35 @@ def _fake_curl(directory: Path, body: str) -> Path:
     return bin_dir
 
 
-async def _resolve_alpha(tmp_path: Path, write_topology, tools: Path) -> ResolveResult:
+@asynccontextmanager
+async def _engine_over_ssh(
+    tmp_path: Path, write_topology, tools: Path, *others: tuple[str, str, int], **options: Any
+) -> AsyncIterator[Engine]:
+    """An engine on alpha, an SSH server at 127.207.0.2 with ``tools`` on its PATH, and on
+    ``others`` (name, address, port)."""
     async with asyncssh_server(tmp_path / "ssh", "127.207.0.2", tools=tools) as server:
         text = ssh_topology(
-            [("alpha", "127.207.0.2", server.port)],
+            [("alpha", "127.207.0.2", server.port), *others],
             identities=[str(server.keys.client_key)],
             known_hosts=str(server.known_hosts),
+            **options,
         )
         async with Engine(parse_topology(text, write_topology(text))) as engine:
-            return await engine.resolve("alpha")
+            yield engine
+
+
+async def _resolve_alpha(tmp_path: Path, write_topology, tools: Path) -> ResolveResult:
+    async with _engine_over_ssh(tmp_path, write_topology, tools) as engine:
+        return await engine.resolve("alpha")
 
 
 async def test_host_resolves_to_the_active_profile_over_ssh(tmp_path: Path, write_topology) -> None:
     served = json.dumps({"data": [{"id": "org/alpha-alt"}]})
     tools = _fake_curl(tmp_path, served)
-    async with asyncssh_server(tmp_path / "ssh", "127.207.0.2", tools=tools) as server:
-        text = ssh_topology(
-            [("alpha", "127.207.0.2", server.port), ("beta", "127.207.0.3", 1)],
-            identities=[str(server.keys.client_key)],
-            known_hosts=str(server.known_hosts),
-            connect_timeout=2,
-        )
-        async with Engine(parse_topology(text, write_topology(text))) as engine:
-            active = await engine.resolve("alpha")
-            unreachable = await engine.resolve("hub-beta")
+    beta = ("beta", "127.207.0.3", 1)
+    async with _engine_over_ssh(tmp_path, write_topology, tools, beta, connect_timeout=2) as engine:
+        active = await engine.resolve("alpha")
+        unreachable = await engine.resolve("hub-beta")
     assert (active.profile, active.profile_source) == ("alpha-alt", "active")
     assert active.model_id == "org/alpha-alt"
     # beta's SSH port 1 refuses: the default profile, with the reason
@@ -109,14 +117,7 @@ async def test_host_serving_a_foreign_model_falls_back_to_default(
 ) -> None:
     served = json.dumps({"data": [{"id": "someone/else"}]})
     tools = _fake_curl(tmp_path, served)
-    async with asyncssh_server(tmp_path / "ssh", "127.207.0.2", tools=tools) as server:
-        text = ssh_topology(
-            [("alpha", "127.207.0.2", server.port)],
-            identities=[str(server.keys.client_key)],
-            known_hosts=str(server.known_hosts),
-        )
-        async with Engine(parse_topology(text, write_topology(text))) as engine:
-            result = await engine.resolve("alpha")
+    result = await _resolve_alpha(tmp_path, write_topology, tools)
     assert (result.profile, result.profile_source) == ("alpha-main", "default")
     assert "someone/else" in (result.detail or "")
 

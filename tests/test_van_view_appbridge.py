@@ -13,8 +13,6 @@ Screenshots at 1280 and 400 px, dark, are kept with the other view screenshots.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ import pytest
 import apps_protocol as P
 from appbridge_host import bridge_page, require_appbridge
 from apps_host import HOST_URL, call_tool_result, host_page
-from browser import Browser, Page, chromium
+from browser import Page
 from van_page import ELEMENTS_JS, assert_clean
 from van_results import SCENARIOS, Scenario, provider_down
 
@@ -52,36 +50,8 @@ SEEN_JS = """(() => {
 })()"""
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    p = browser.new_page()
-    yield p
-    browser.close_page(p)
-
-
-@pytest.fixture(scope="module")
-def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = os.environ.get("SKMCP_ARTEFACTS")
-    path = Path(base) / "van-view" if base else tmp_path_factory.mktemp("van-view")
-    path.mkdir(parents=True, exist_ok=True)
-    print(f"VAN view screenshots: {path}")
-    return path
-
-
 def _size(page: Page, size: tuple[int, int]) -> None:
-    page.call(
-        "Emulation.setDeviceMetricsOverride",
-        width=size[0],
-        height=size[1],
-        deviceScaleFactor=1,
-        mobile=False,
-    )
+    page.resize(*size)
 
 
 def open_in_host(

@@ -15,8 +15,7 @@ its answer rendered. Text a host wrote (a site's detail, a link's status) stays 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ import pytest
 
 import apps_protocol as P
 from apps_host import HOST_URL, call_tool_result, host_page
-from browser import Browser, Page, chromium
+from browser import Page
 from skupper_mcp.models import PoolBackend, PoolStatus
 from van_page import ELEMENTS_JS, SITES_JS, assert_clean
 from van_results import (
@@ -54,28 +53,6 @@ def _view() -> Any:
     return pytest.importorskip(
         "skupper_mcp.view", reason="skupper_mcp.view (the VAN view, issue 26) is not here yet"
     )
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    p = browser.new_page()
-    yield p
-    browser.close_page(p)
-
-
-@pytest.fixture(scope="module")
-def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = os.environ.get("SKMCP_ARTEFACTS")
-    path = Path(base) / "van-view" if base else tmp_path_factory.mktemp("van-view")
-    path.mkdir(parents=True, exist_ok=True)
-    print(f"VAN view screenshots: {path}")
-    return path
 
 
 # --- What a person sees ------------------------------------------------------------------
@@ -136,26 +113,14 @@ def shots(page: Page, artefacts: Path, name: str, frame: int | None = None) -> N
         assert path.stat().st_size > 0
         scroll = page.evaluate("document.documentElement.scrollWidth", frame)
         assert scroll <= width + 1, f"{name} at {width}px scrolls sideways ({scroll}px wide)"
-    page.call(  # back to wide for whatever the test looks at next
-        "Emulation.setDeviceMetricsOverride",
-        width=WIDE[0],
-        height=WIDE[1],
-        deviceScaleFactor=1,
-        mobile=False,
-    )
+    page.resize(*WIDE)  # back to wide for whatever the test looks at next
 
 
 # --- The page (status --html) ------------------------------------------------------------
 
 
 def _wide(page: Page) -> None:
-    page.call(
-        "Emulation.setDeviceMetricsOverride",
-        width=WIDE[0],
-        height=WIDE[1],
-        deviceScaleFactor=1,
-        mobile=False,
-    )
+    page.resize(*WIDE)
 
 
 def _open_page(page: Page, scenario: Scenario) -> None:
@@ -169,13 +134,7 @@ def _open_page(page: Page, scenario: Scenario) -> None:
 def test_page_shows_the_van(make, page: Page, artefacts: Path) -> None:
     view = _view()
     scenario = make()
-    page.call(
-        "Emulation.setDeviceMetricsOverride",
-        width=WIDE[0],
-        height=WIDE[1],
-        deviceScaleFactor=1,
-        mobile=False,
-    )
+    page.resize(*WIDE)
     page.open(view.page_html({scenario.tool: scenario.as_dict()}))
     page.wait_for(
         "document.querySelector('[data-site]:not([data-listener])') !== null", what="a site drawn"

@@ -8,21 +8,20 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 import apps_protocol as P
+from mcp_client import served
 from record_results import HOSTILE
 from recorded_results import recorded_operation, recorded_status
-from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_mcp.view import APP_MIME_TYPE, APP_URI, app_html, page_html, topology_svg
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
-CLIENT_TIMEOUT = 30.0
 DRAWN = {"setup", "up", "down", "status", "diagnose"}
 #: The view's script, from which view/build.mjs bundles van.html.
 VIEW_SOURCE = Path(__file__).parents[1] / "view" / "src" / "van.js"
@@ -106,12 +105,7 @@ async def test_the_app_resource_and_the_tools_that_name_it(
     _meta.ui on the drawn tools and the app-only refresh only for a client that declared
     the extension; the extension advertised where the protocol has the field."""
     extensions = [P.apps_client_extension()] if declared else []
-    async with Client(
-        build_server(example_path),
-        mode=mode,
-        extensions=extensions,
-        read_timeout_seconds=CLIENT_TIMEOUT,
-    ) as client:
+    async with served(example_path, mode, extensions=extensions) as client:
         resources = {str(r.uri): r for r in (await client.list_resources()).resources}
         tools = (await client.list_tools()).tools
         app = await client.read_resource(APP_URI)
@@ -148,12 +142,9 @@ async def test_the_app_resource_and_the_tools_that_name_it(
         assert "call status instead" in refreshed.content[0].text  # type: ignore[union-attr]
 
 
-def test_status_html_writes_the_page(
-    example_path: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+@pytest.fixture
+def status_html(example_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], int]:
+    """``status --html TARGET`` on the recorded status (no host read): its exit code."""
     from skupper_mcp.cli import main
     from skupper_mcp.engine import Engine
 
@@ -161,8 +152,14 @@ def test_status_html_writes_the_page(
         return recorded_status()
 
     monkeypatch.setattr(Engine, "status", status)
+    return lambda target: main(["--topology", str(example_path), "status", "--html", str(target)])
+
+
+def test_status_html_writes_the_page(
+    status_html: Callable[[Path], int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     target = tmp_path / "van.html"
-    code = main(["--topology", str(example_path), "status", "--html", str(target)])
+    code = status_html(target)
     assert code == 3  # rhtevan-work and the cluster are unreachable in the recording
     assert capsys.readouterr().out.strip() == f"wrote {target}"
     data = embedded(target.read_text())
@@ -176,20 +173,10 @@ def test_status_html_writes_the_page(
 
 
 def test_html_into_a_missing_directory_says_so(
-    example_path: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    status_html: Callable[[Path], int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from skupper_mcp.cli import main
-    from skupper_mcp.engine import Engine
-
-    async def status(self: Engine):
-        return recorded_status()
-
-    monkeypatch.setattr(Engine, "status", status)
     target = tmp_path / "nowhere" / "van.html"
-    assert main(["--topology", str(example_path), "status", "--html", str(target)]) == 2
+    assert status_html(target) == 2
     assert "cannot write" in capsys.readouterr().err
 
 

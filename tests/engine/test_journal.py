@@ -6,23 +6,38 @@ from __future__ import annotations
 import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
 from skupper_mcp.engine.store import journal
 from skupper_mcp.engine.store.journal import Journal, entry, parse_since
 from skupper_mcp.errors import ConfigError
-from skupper_mcp.models import OperationResult, SiteResult, Step
+from skupper_mcp.models import OperationResult, Outcome, SiteResult, Step
 from skupper_mcp.render import history_text
 
 
+def _on_gpu1(
+    operation: Literal["up", "down"], target: str, outcome: Outcome, **site: Any
+) -> OperationResult:
+    """The result of ``operation`` that left gpu1's provider site ``outcome``."""
+    where: dict[str, Any] = {"host": "gpu1", "site": "hub-gpu1", "role": "provider"}
+    ok = outcome != "failed"
+    summary = f"{operation}: {'' if ok else 'failed: '}gpu1"
+    return OperationResult(
+        operation=operation,
+        target=target,
+        ok=ok,
+        sites=[SiteResult(**where, platform="podman", outcome=outcome, **site)],
+        summary=summary,
+    )
+
+
 def _result() -> OperationResult:
-    site = SiteResult(
-        host="gpu1",
-        site="hub-gpu1",
-        role="provider",
-        platform="podman",
-        outcome="failed",
+    return _on_gpu1(
+        "up",
+        "gpu1",
+        "failed",
         changed=True,
         reason="start router failed: password=hunter2 rejected",
         steps=[
@@ -30,9 +45,6 @@ def _result() -> OperationResult:
             Step(name="verify", ok=True),
             Step(name="start router", ok=False, changes=True),
         ],
-    )
-    return OperationResult(
-        operation="up", target="gpu1", ok=False, sites=[site], summary="up: failed: gpu1"
     )
 
 
@@ -86,17 +98,8 @@ def test_since_takes_a_duration_or_a_time() -> None:
 
 
 def _refused() -> OperationResult:
-    site = SiteResult(
-        host="gpu1",
-        site="hub-gpu1",
-        role="provider",
-        platform="podman",
-        outcome="failed",
-        changed=False,
-        reason="refused: the model is not stopped",
-    )
-    return OperationResult(
-        operation="up", target="gpu1", ok=False, sites=[site], summary="up: failed: gpu1"
+    return _on_gpu1(
+        "up", "gpu1", "failed", changed=False, reason="refused: the model is not stopped"
     )
 
 
@@ -132,15 +135,5 @@ def test_what_rotation_drops_is_counted(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def _down() -> OperationResult:
-    site = SiteResult(
-        host="gpu1",
-        site="hub-gpu1",
-        role="provider",
-        platform="podman",
-        outcome="down",
-        changed=True,
-        steps=[Step(name="stop router", ok=True, changes=True)],
-    )
-    return OperationResult(
-        operation="down", target="all", ok=True, sites=[site], summary="down: gpu1"
-    )
+    steps = [Step(name="stop router", ok=True, changes=True)]
+    return _on_gpu1("down", "all", "down", changed=True, steps=steps)

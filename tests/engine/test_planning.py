@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from fake_connector import Call, FakeConnector, FakeHosts, Reply
+from site_replay import cert_reply, recorded, recorded_topology
 from skupper_mcp.connectors.pool import ConnectorPool
 from skupper_mcp.engine.desired.cluster import base_resources
 from skupper_mcp.engine.operations import setup, teardown, updown
@@ -58,19 +59,6 @@ CONTROLLER = "skupper-controller.service"
 ROUTER = "skupper-default.service"
 
 
-def recorded(phase: str, host: str) -> str:
-    return (STATES / phase / f"{host}.txt").read_text()
-
-
-def cert_reply(site: str) -> str:
-    """The client certificate as the recorded Secrets hold it (placeholders, no key)."""
-    lines = []
-    for name in ("ca.crt", "tls.crt", "tls.key"):
-        data = base64.b64encode(f"recorded {name} of {site}".encode()).decode()
-        lines += [f"@@file cert {name}", f"|{data}"]
-    return "\n".join([*lines, "@@end", ""])
-
-
 def host_answers(host: str, phase: str) -> FakeConnector:
     """A host in a recorded phase: it answers reads, and nothing else."""
     state = recorded(phase, host)
@@ -90,10 +78,7 @@ def host_answers(host: str, phase: str) -> FakeConnector:
 
 @pytest.fixture(scope="module")
 def topology(tmp_path_factory: pytest.TempPathFactory) -> Topology:
-    state_dir = tmp_path_factory.mktemp("state")
-    path = state_dir / "topology.env"
-    path.write_text((STATES / "topology.env").read_text() + f"STATE_DIR={state_dir}\n")
-    return load_topology(path)
+    return recorded_topology(tmp_path_factory.mktemp("state"))
 
 
 @dataclass

@@ -3,12 +3,11 @@ Skupper 2.0.x stops it before anything is changed anywhere."""
 
 from __future__ import annotations
 
-import json
-
 from skupper_mcp.models import OperationResult
 from skupper_sandbox.testing import World
 
-from .conftest import host_file, namespace_dir, new_engine
+from .conftest import namespace_dir, new_engine
+from .helpers import skupper_version
 
 
 def namespaces(world: World) -> list[str]:
@@ -35,16 +34,9 @@ async def test_setup_plan_lists_every_step_and_changes_nothing(world: World) -> 
 
 
 async def test_a_skupper_2_0_host_fails_setup_and_nothing_changes(world: World) -> None:
-    path = host_file(world, "rhtevan-work")
-    original = path.read_text()
-    info = json.loads(original)
-    info["skupper_version"] = "2.0.1"
-    path.write_text(json.dumps(info))
-    try:
+    with skupper_version(world, "rhtevan-work", "2.0.1"):
         async with new_engine(world) as engine:
             result = await engine.setup()
-    finally:
-        path.write_text(original)
     assert isinstance(result, OperationResult), result.summary
     by_host = {s.host: s for s in result.sites}
     assert not result.ok

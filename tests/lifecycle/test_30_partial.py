@@ -15,7 +15,7 @@ from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 
 from .conftest import bound, listener_port, new_engine
-from .helpers import only_up, outcomes
+from .helpers import faulted, only_up, outcomes
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
@@ -27,14 +27,10 @@ async def test_t9a_up_skips_an_unreachable_provider(
     built: World, engine: Engine, fault: str
 ) -> None:
     await only_up(engine, ())
-    built.fault("rhel-ai", fault)
-    try:
-        async with new_engine(built) as fresh:  # new connections, as a new agent session
-            started = time.monotonic()
-            result = await fresh.up()
-            took = time.monotonic() - started
-    finally:
-        built.fault("rhel-ai", "restore")
+    async with faulted(built, "rhel-ai", fault) as fresh:
+        started = time.monotonic()
+        result = await fresh.up()
+        took = time.monotonic() - started
     by_host = {s.host: s for s in result.sites}
     assert by_host["rhel-ai"].outcome == "skipped"
     assert "rhel-ai" in (by_host["rhel-ai"].reason or "")
@@ -89,12 +85,8 @@ async def test_a_silent_provider_holds_up_no_other_site(built: World, engine: En
 
 async def test_t9c_down_skips_an_unreachable_provider(built: World, engine: Engine) -> None:
     await only_up(engine, ("rhel-ai", "rhtevan-work"))
-    built.fault("rhtevan-work", "down")
-    try:
-        async with new_engine(built) as fresh:
-            result = await fresh.down()
-    finally:
-        built.fault("rhtevan-work", "restore")
+    async with faulted(built, "rhtevan-work", "down") as fresh:
+        result = await fresh.down()
     by_host = outcomes(result)
     assert by_host["rhel-ai"] == "down" and by_host["local"] == "down"
     assert by_host["rhtevan-work"] == "skipped"

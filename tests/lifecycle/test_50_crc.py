@@ -9,8 +9,8 @@ from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_sandbox.testing import World
 
-from .conftest import bound, new_engine
-from .helpers import only_up, outcomes
+from .conftest import bound
+from .helpers import faulted, only_up, outcomes
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
@@ -24,12 +24,8 @@ async def crc_links(engine: Engine) -> dict[str, str]:
 
 async def test_t9b_up_skips_an_unauthenticated_cluster(built: World, engine: Engine) -> None:
     await only_up(engine, ())
-    built.fault("crc", "unauthenticated")
-    try:
-        async with new_engine(built) as fresh:
-            result = await fresh.up()
-    finally:
-        built.fault("crc", "restore")
+    async with faulted(built, "crc", "unauthenticated") as fresh:
+        result = await fresh.up()
     by_host = {s.host: s for s in result.sites}
     assert by_host["crc"].outcome == "skipped"
     assert "401" in (by_host["crc"].reason or "") or "authenticated" in (

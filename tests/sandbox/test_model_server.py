@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -22,6 +24,24 @@ ADDRESS = "127.202.0.200"
 PORT = 18200
 
 
+@contextmanager
+def _listening(process: subprocess.Popen[bytes], port: int, name: str) -> Iterator[str]:
+    """``name``'s URL once it listens on ``port`` of ADDRESS (it must not have exited); the
+    process is killed after."""
+    try:
+        wait_for(
+            lambda: process.poll() is not None or port_open(ADDRESS, port),
+            timeout=5,
+            every=0.02,
+            what=f"{name} to listen",
+        )
+        assert process.poll() is None, f"{name} exited"
+        yield f"http://{ADDRESS}:{port}"
+    finally:
+        process.kill()
+        process.wait(timeout=5)
+
+
 @pytest.fixture(scope="module")
 def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A model server on a sandbox host that was told HOST=0.0.0.0 (the host's own address)."""
@@ -30,18 +50,8 @@ def model_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     process = start_model_server(
         info.host_dir, "0.0.0.0", PORT, "ibm-granite/granite-3.3-8b-instruct"
     )
-    try:
-        wait_for(
-            lambda: process.poll() is not None or port_open(ADDRESS, PORT),
-            timeout=5,
-            every=0.02,
-            what="the model server to listen",
-        )
-        assert process.poll() is None, "the model server exited"
-        yield f"http://{ADDRESS}:{PORT}"
-    finally:
-        process.kill()
-        process.wait(timeout=5)
+    with _listening(process, PORT, "the model server") as url:
+        yield url
 
 
 def test_health_answers_ok(model_url: str) -> None:
@@ -150,18 +160,8 @@ def keyed_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "org/keyed-model",
         ["--api-key-file", str(key_file), "--no-health"],
     )
-    try:
-        wait_for(
-            lambda: process.poll() is not None or port_open(ADDRESS, KEYED_PORT),
-            timeout=5,
-            every=0.02,
-            what="the keyed model server to listen",
-        )
-        assert process.poll() is None, "the keyed model server exited"
-        yield f"http://{ADDRESS}:{KEYED_PORT}"
-    finally:
-        process.kill()
-        process.wait(timeout=5)
+    with _listening(process, KEYED_PORT, "the keyed model server") as url:
+        yield url
 
 
 @pytest.mark.parametrize(

@@ -30,14 +30,13 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.usefixtures("bo
 
 CRC_PORT = 8100
 VERSIONS = {"rhel-ai": "2.2.1", "rhtevan-work": "2.2.1", "local": "2.2.1", "crc": "2.2.1"}
+#: The world of this file: two providers and the cluster, every site on Skupper 2.2.1.
+SPEC = WorldSpec(providers=2, kubernetes=True, skupper_versions=VERSIONS)
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    with running_world(
-        tmp_path_factory.mktemp("pool-cluster"),
-        WorldSpec(providers=2, kubernetes=True, skupper_versions=VERSIONS),
-    ) as w:
+    with running_world(tmp_path_factory.mktemp("pool-cluster"), SPEC) as w:
         yield w
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hostkit import HostKit, running_host
+from hostkit import HostKit, hub_resources, running_host
 from skupper_sandbox import certs
 from skupper_sandbox.emulated import controller
 from skupper_sandbox.emulated.skupper import render, site_state
@@ -19,24 +19,7 @@ from skupper_sandbox.emulated.skupper.table import tab_table
 
 ADDRESS = "127.205.0.2"
 
-HUB_INPUT = """\
-apiVersion: skupper.io/v2alpha1
-kind: Site
-metadata: {name: hub-a}
----
-apiVersion: skupper.io/v2alpha1
-kind: RouterAccess
-metadata: {name: hub-a-public}
-spec:
-  roles: [{name: inter-router, port: 8000}, {name: edge, port: 8001}]
-  tlsCredentials: hub-a-public
-  subjectAlternativeNames: [127.205.0.2, hub-a.example.com]
----
-apiVersion: skupper.io/v2alpha1
-kind: Connector
-metadata: {name: model-api}
-spec: {routingKey: model-api, host: 127.0.0.1, port: 9000}
-"""
+HUB_INPUT = hub_resources("hub-a", ADDRESS, (8000, 8001))
 
 
 @pytest.fixture

@@ -18,11 +18,6 @@ def host(tmp_path: Path) -> Iterator[HostKit]:
         yield kit
 
 
-def show(kit: HostKit, unit: str, *props: str) -> dict[str, str]:
-    out = kit.sh(f"systemctl --user show {unit} -p {','.join(props)}").stdout
-    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-
-
 START_WATCH = """[Unit]
 Description=watch {name}
 [Service]
@@ -39,17 +34,17 @@ def test_restart_on_failure_restarts_a_killed_process(host: HostKit) -> None:
         "[Service]\nExecStart=/bin/sleep 60\nRestart=on-failure\nRestartSec=200ms\n",
     )
     assert host.sh("systemctl --user start crashy").returncode == 0
-    first = show(host, "crashy", "MainPID", "NRestarts")
+    first = host.show("crashy", "MainPID", "NRestarts")
     assert first["NRestarts"] == "0" and first["MainPID"] != "0"
 
     os.kill(int(first["MainPID"]), signal.SIGKILL)
 
     def restarted() -> bool:
-        now = show(host, "crashy", "ActiveState", "MainPID", "NRestarts")
+        now = host.show("crashy", "ActiveState", "MainPID", "NRestarts")
         return now["ActiveState"] == "active" and now["MainPID"] not in ("0", first["MainPID"])
 
     assert wait_for(restarted, timeout=5)
-    assert show(host, "crashy", "NRestarts")["NRestarts"] == "1"
+    assert host.show("crashy", "NRestarts")["NRestarts"] == "1"
 
 
 def _stopped_watch_unit(host: HostKit, success_exit_status: str) -> dict[str, str]:
@@ -63,7 +58,7 @@ def _stopped_watch_unit(host: HostKit, success_exit_status: str) -> dict[str, st
     )
     host.sh("systemctl --user stop watch.service")
     assert host.sh("podman inspect --format '{{.State.ExitCode}}' router").stdout.strip() == "143"
-    return show(host, "watch", "ActiveState", "Result", "ExecMainCode", "ExecMainStatus")
+    return host.show("watch", "ActiveState", "Result", "ExecMainCode", "ExecMainStatus")
 
 
 def test_success_exit_status_sigterm_does_not_make_exit_143_clean(host: HostKit) -> None:
@@ -94,12 +89,12 @@ def test_a_daemon_killed_by_sigterm_is_clean_without_success_exit_status(host: H
     # EXIT_CLEAN_DAEMON: a long-running main process dying of SIGHUP/INT/TERM/PIPE is clean.
     host.write_unit("daemon.service", "[Service]\nExecStart=/bin/sleep 60\n")
     assert host.sh("systemctl --user start daemon").returncode == 0
-    pid = int(show(host, "daemon", "MainPID")["MainPID"])
+    pid = int(host.show("daemon", "MainPID")["MainPID"])
     os.kill(pid, signal.SIGTERM)
     assert wait_for(
-        lambda: show(host, "daemon", "ActiveState")["ActiveState"] == "inactive", timeout=5
+        lambda: host.show("daemon", "ActiveState")["ActiveState"] == "inactive", timeout=5
     )
-    assert show(host, "daemon", "Result", "ExecMainCode") == {
+    assert host.show("daemon", "Result", "ExecMainCode") == {
         "Result": "success",
         "ExecMainCode": "2",
     }
@@ -113,21 +108,21 @@ def test_a_oneshot_killed_by_sigterm_fails_unless_success_exit_status_names_it(
     host.write_unit("plain.service", script)
     host.write_unit("named.service", script + "SuccessExitStatus=SIGTERM\n")
     assert host.sh("systemctl --user start plain").returncode != 0
-    assert show(host, "plain", "ActiveState", "Result") == {
+    assert host.show("plain", "ActiveState", "Result") == {
         "ActiveState": "failed",
         "Result": "signal",
     }
     assert host.sh("systemctl --user start named").returncode == 0
-    assert show(host, "named", "Result")["Result"] == "success"
+    assert host.show("named", "Result")["Result"] == "success"
 
 
 def test_remain_after_exit_stays_active_after_its_process_exits(host: HostKit) -> None:
     host.write_unit("site.service", "[Service]\nExecStart=/bin/true\nRemainAfterExit=yes\n")
     assert host.sh("systemctl --user start site").returncode == 0
-    assert wait_for(lambda: show(host, "site", "SubState")["SubState"] == "exited", timeout=5)
+    assert wait_for(lambda: host.show("site", "SubState")["SubState"] == "exited", timeout=5)
     active = host.sh("systemctl --user is-active site.service")
     assert (active.returncode, active.stdout) == (0, "active\n")
-    assert show(host, "site", "MainPID")["MainPID"] == "0"
+    assert host.show("site", "MainPID")["MainPID"] == "0"
 
 
 def test_enable_and_disable_manage_default_target_links(host: HostKit) -> None:
@@ -156,14 +151,14 @@ def test_unit_without_install_section_is_static(host: HostKit) -> None:
     host.write_unit("watch.service", "[Service]\nExecStart=/bin/sleep 60\n")
     result = host.sh("systemctl --user is-enabled watch.service")
     assert (result.returncode, result.stdout) == (0, "static\n")
-    assert show(host, "watch", "UnitFileState")["UnitFileState"] == "static"
+    assert host.show("watch", "UnitFileState")["UnitFileState"] == "static"
 
 
 def test_unknown_unit_cannot_start(host: HostKit) -> None:
     result = host.sh("systemctl --user start ghost.service")
     assert result.returncode == 5
     assert result.stderr == "Failed to start ghost.service: Unit ghost.service not found.\n"
-    assert show(host, "ghost", "LoadState")["LoadState"] == "not-found"
+    assert host.show("ghost", "LoadState")["LoadState"] == "not-found"
     inactive = host.sh("systemctl --user is-active ghost")
     assert (inactive.returncode, inactive.stdout) == (3, "inactive\n")
 
@@ -173,8 +168,8 @@ def test_a_unit_that_keeps_failing_hits_the_start_limit(host: HostKit) -> None:
         "flaky.service", "[Service]\nExecStart=/bin/false\nRestart=always\nRestartSec=10ms\n"
     )
     host.sh("systemctl --user start flaky")
-    assert wait_for(lambda: show(host, "flaky", "Result")["Result"] == "start-limit-hit", timeout=5)
-    assert show(host, "flaky", "ActiveState", "NRestarts") == {
+    assert wait_for(lambda: host.show("flaky", "Result")["Result"] == "start-limit-hit", timeout=5)
+    assert host.show("flaky", "ActiveState", "NRestarts") == {
         "ActiveState": "failed",
         "NRestarts": "5",
     }
@@ -190,7 +185,7 @@ def test_stop_escalates_to_sigkill_after_timeout_stop_sec(host: HostKit) -> None
     )
     assert host.sh("systemctl --user start stubborn").returncode == 0
     host.sh("systemctl --user stop stubborn")
-    assert show(host, "stubborn", "ActiveState", "Result") == {
+    assert host.show("stubborn", "ActiveState", "Result") == {
         "ActiveState": "failed",
         "Result": "timeout",
     }
