@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help test lint types unit e2e lifecycle demo bench clean venv hostdeps view view-packages
+.PHONY: help client-tools test lint types unit e2e lifecycle demo bench clean venv hostdeps view view-packages
 
 # Both distributions of the repository, editable: the product with what the tests need, and
 # the sandbox (sandbox/: the simulator the tests and the demo run against).
@@ -27,6 +27,7 @@ help:
 	@echo "make lifecycle  tests/lifecycle on this machine's real podman where it runs (LIFECYCLE_WORKERS=2)"
 	@echo "make hostdeps   what the end-to-end suite needs from the machine (scripts/host-deps.sh, as root)"
 	@echo "make venv       .venv with both distributions, editable; make clean removes it"
+	@echo "make client-tools  the LiteLLM proxy, opencode and cn in .tools/ for the exports' tests (. .tools/env)"
 	@echo "make view       rebuild src/skupper_mcp/view/van.html from view/ (npm ci, then node build.mjs)"
 	@echo "make bench      bench/lifecycle.py: setup, up and down timed on 2 and 8 providers"
 
@@ -48,6 +49,11 @@ lint: $(STAMP)
 # rebuild the view (make view), and for the browser tests' AppBridge host
 view-packages:
 	cd view && npm ci --no-audit --no-fund
+
+# The real tools the exports are for, in .tools/ (about 1.2 GB; `. .tools/env` points the
+# tests at them): tests/sandbox/test_exports_in_tools.py skips, saying so, without them
+client-tools:
+	sh scripts/client-tools.sh .tools
 
 # Rebuild src/skupper_mcp/view/van.html from view/src (commit the result)
 view: view-packages
