@@ -100,7 +100,7 @@ def test_2_1_without_the_namespace_directory_has_no_version() -> None:
 @pytest.mark.parametrize(
     ("output", "status", "words"),
     [
-        ("sh: skupper: not found\n", 127, "not found"),
+        ("sh: 1: eval: skupper: not found\n", 127, "the skupper CLI is not installed"),
         ("", 1, "command not found"),
         ("undefined\n", 0, "development build"),
         ("Error: unknown command\n", 0, "no version in the output: Error: unknown command"),
@@ -110,6 +110,15 @@ def test_2_1_without_the_namespace_directory_has_no_version() -> None:
 def test_why_there_is_no_version(output: str, status: int, words: str) -> None:
     reading = parse_skupper_version(output, status)
     assert reading.cli is None and words in (reading.problem or "")
+
+
+def test_a_cli_the_shell_cannot_find_is_not_installed_whatever_the_shell_says() -> None:
+    """A stranger's up --plan read 'skupper CLI not usable: sh: 1: eval: skupper: not found'
+    and diagnose called it a version mismatch; the shell's 127 is the fact."""
+    for said in ("sh: 1: eval: skupper: not found\n", "fish: Unknown command: skupper\n", ""):
+        reading = parse_skupper_version(said, 127)
+        assert reading.not_installed and reading.problem == "the skupper CLI is not installed"
+    assert not parse_skupper_version("sh: skupper: Permission denied\n", 126).not_installed
 
 
 def test_versions_compare_by_number_and_keep_their_text() -> None:

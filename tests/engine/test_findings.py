@@ -411,6 +411,18 @@ def test_versions_below_the_floor_and_mixed_minors(topology: Topology) -> None:
     assert info.severity == "info"
 
 
+def test_a_host_without_the_skupper_cli_is_told_to_install_it_not_to_upgrade(
+    topology: Topology,
+) -> None:
+    bare = states()["rhel-ai"]
+    bare.skupper = parse_skupper_version("sh: 1: eval: skupper: not found\n", 127)
+    net = network(topology, {"rhel-ai": bare})
+    found = one(net, "skupper-missing")
+    assert (found.host, found.severity) == ("rhel-ai", "error")
+    assert "install the skupper CLI" in found.fix and "eval" not in " ".join(found.evidence)
+    assert "version-mismatch" not in {f.id for f in findings(net) if f.host == "rhel-ai"}
+
+
 def test_an_unreachable_host_is_one_finding(topology: Topology) -> None:
     net = network(topology, errors={"rhel-ai": ConnectError("rhel-ai", "timed out")})
     assert problems(net) == {"rhel-ai": {"site-unreadable"}}

@@ -127,6 +127,11 @@ class SiteMap:
         """Why this host's Skupper cannot be driven (2.1+ is needed), or None."""
         reading = state.skupper
         meets = reading.meets(self.topology.min_skupper_version)
+        if reading.not_installed:
+            return (
+                f"the skupper CLI is not installed: install skupper "
+                f"{self.topology.min_skupper_version} or later on this host"
+            )
         if meets is None:
             return f"skupper CLI not usable: {reading.problem or 'no version reported'}"
         if not meets:

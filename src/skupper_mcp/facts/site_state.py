@@ -458,7 +458,7 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
             state.complete = True
     version_rc = bodies.get("version:rc", "")
     state.skupper = parse_skupper_version(
-        bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else 127
+        bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else None
     )
     if bodies.get("units:rc") == "0":
         state.units = _parsed(state, bodies, "units", parse_systemctl_show) or {}

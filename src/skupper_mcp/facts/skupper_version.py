@@ -46,15 +46,22 @@ class Version:
         return self.text or f"{self.major}.{self.minor}.{self.patch}"
 
 
+#: The shell's exit status for a command it could not find (POSIX, "Command Search and
+#: Execution"): the CLI is not installed, whatever the shell printed about it.
+COMMAND_NOT_FOUND = 127
+
+
 @dataclass(frozen=True)
 class SkupperVersion:
     """The answer of ``skupper version``: ``cli`` is the CLI's version, or None and
     ``problem`` says why. ``missing_namespace`` is the namespace a 2.0.1-2.1.x CLI found no
-    directory for (it then prints no version at all)."""
+    directory for (it then prints no version at all). ``not_installed``: the shell found no
+    ``skupper`` command (exit status 127, POSIX's "command not found")."""
 
     cli: Version | None
     problem: str | None = None
     missing_namespace: str | None = None
+    not_installed: bool = False
 
     def meets(self, minimum: str) -> bool | None:
         """Whether the CLI is at least ``minimum``; None when its version is unknown."""
@@ -76,6 +83,8 @@ def parse_skupper_version(output: str, exit_status: int | None = 0) -> SkupperVe
         missing = _NO_NAMESPACE.search(line)
         if missing:
             return SkupperVersion(None, line, missing_namespace=missing.group(1))
+    if exit_status == COMMAND_NOT_FOUND:
+        return SkupperVersion(None, "the skupper CLI is not installed", not_installed=True)
     if exit_status not in (0, None):
         return SkupperVersion(None, output.strip()[-300:] or "skupper: command not found")
     rows = [line.split() for line in lines]

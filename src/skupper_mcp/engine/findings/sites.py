@@ -157,7 +157,18 @@ def version_mismatch(network: Network) -> Iterator[Finding]:
     for ref, state in network.podman_sites():
         reading = state.skupper
         meets = reading.meets(minimum)
-        if meets is None:
+        if reading.not_installed:
+            yield finding(
+                "skupper-missing",
+                ref,
+                "error",
+                symptom=f"the skupper CLI is not installed on {ref.host}",
+                evidence=[f"skupper version: {reading.problem}"],
+                cause="setup, up and down drive Skupper through its CLI on the host",
+                fix=f"install the skupper CLI {minimum} or later on {ref.host}, then run setup",
+                next=[on_host(ref.host, f"install skupper {minimum} or later"), call("setup")],
+            )
+        elif meets is None:
             yield finding(
                 "version-mismatch",
                 ref,
