@@ -155,6 +155,22 @@ def test_split_horizon_does_not_advertise_a_route_back_to_its_peer() -> None:
     assert table.advertisement_for("c") == {"k": 1}
 
 
+def test_a_route_held_from_a_lost_peer_is_kept_but_not_passed_on() -> None:
+    """A router that lost "b" keeps b's key for its hold (its own listener stays bound) but
+    tells its live neighbours only what it reaches now: they compute b unreachable from the
+    link states, as real routers do, and drop it on their own hold, not on this one's."""
+    table = RouteTable()
+    table.learn("b", {"k": 0}, link_cost=1)
+    table.learn("c", {"j": 0}, link_cost=1)
+    table.set_local({"mine"})
+
+    assert table.best("k") == Route("b", 1)  # held: b's link is gone, its routes stay
+    assert table.advertisement_for("c", alive={"c"}) == {"mine": 0}
+    assert table.advertisement_for("c", alive={"b", "c"}) == {"k": 1, "mine": 0}
+    assert table.advertisement_for("b", alive={"b", "c"}) == {"j": 1, "mine": 0}
+    assert table.advertisement_for("c") == {"k": 1, "mine": 0}  # without alive: everything
+
+
 def test_routes_through_a_closed_link_are_dropped() -> None:
     table = RouteTable()
     table.learn("b", {"k": 0}, link_cost=1)

@@ -387,6 +387,11 @@ class Router:
             self._lost_at[link.name] = lost_at
             self._lost_router[link.name] = link.peer.router_id
             self._spawn(self._expire_routes(link.name, lost_at, lost_at - link.up_at))
+            # ...but only here: the neighbours hear at once that the lost router is no longer
+            # reachable through this one (a router's changed link state goes out on its next
+            # one-second tick, node.py@3.4.2 tick), so a held route never keeps their
+            # listeners bound for this router's hold.
+            self._advertise()
         return reason
 
     def _forget_earlier_links_of(self, router_id: str) -> bool:
@@ -448,8 +453,8 @@ class Router:
 
     def _send_routes(self, link: LinkSession) -> None:
         body = {
-            "keys": self.keys.advertisement_for(link.name),
-            "sites": self.sites.advertisement_for(link.name),
+            "keys": self.keys.advertisement_for(link.name, alive=self.links),
+            "sites": self.sites.advertisement_for(link.name, alive=self.links),
         }
         link.send_nowait(json_frame(FrameType.ROUTES, body))
 

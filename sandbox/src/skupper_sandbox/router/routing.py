@@ -101,11 +101,25 @@ class RouteTable:
                 result[key] = route.cost
         return result
 
-    def advertisement_for(self, peer: str) -> dict[str, int]:
-        """What to tell ``peer``: the best routes that do not go through it (split horizon)."""
+    def advertisement_for(
+        self, peer: str, *, alive: Collection[str] | None = None
+    ) -> dict[str, int]:
+        """What to tell ``peer``: the best routes that do not go through it (split horizon);
+        with ``alive``, only those through a live peer (or local). A route held from a lost
+        peer is this router's own to keep, not to pass on: a real router advertises its own
+        link state and addresses, and its neighbours compute their paths from every router's
+        link state (skupper-router ``router/path.py``), so a router one of them lost is
+        unreachable to them once their own and this router's links to it are gone, however
+        long this router holds its addresses."""
         result: dict[str, int] = {}
         for key in sorted(self.keys()):
-            route = self.best(key, excluding=peer)
+            if alive is None:
+                route = self.best(key, excluding=peer)
+            elif key in self._local:
+                route = Route(None, 0)
+            else:
+                live = [r for r in self.routes(key, alive=alive) if r.via != peer]
+                route = min(live, key=lambda r: r.cost, default=None)
             if route is not None and route.cost < MAX_COST:
                 result[key] = route.cost
         return result
