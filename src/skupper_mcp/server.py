@@ -38,6 +38,7 @@ from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
 from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
 from skupper_mcp.http_sessions import session_limits
 from skupper_mcp.mcp_apps import VIEW_REFRESH, apps_only_for_declared_clients, van_apps
+from skupper_mcp.mcp_tasks import Tasks, current_task
 from skupper_mcp.models import StatusResult
 from skupper_mcp.naming import EXAMPLES, Names
 from skupper_mcp.prompts import register_prompts
@@ -228,6 +229,9 @@ def tool_function(tool: Tool, names: Names = EXAMPLES) -> Callable[..., Awaitabl
         caller = journal.CALLER.set(client_identity(ctx))  # this call's, for the journal
         try:
             async with state(ctx).engine_in_use() as engine:
+                task = current_task()  # a long call of a client that declared MCP tasks
+                if task is not None:  # it becomes the task now; its progress goes there
+                    report = task.begin()
                 return await run(lambda: function(engine, report, **arguments))
         finally:
             journal.CALLER.reset(caller)
@@ -438,6 +442,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     """
 
     live: list[ServerState] = []  # the running server's state, for resources
+    tasks = Tasks()  # the long calls of a client that declared MCP tasks (mcp_tasks)
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[ServerState]:
@@ -448,6 +453,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
             yield held
         finally:
             live.clear()
+            await tasks.close()  # no task outlives the engine it runs on
             await held.close()
 
     # The instructions and the descriptions are made once, here: they name the hosts of the
@@ -463,7 +469,7 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
         instructions=instructions(names, read_only=read_only),
         lifespan=lifespan,
         middleware=[apps_only_for_declared_clients],
-        **server_options(extensions=[van_apps(drawn)]),
+        **server_options(extensions=[van_apps(drawn), tasks]),
     )
     for tool in offered:
         if not tool.drawn:

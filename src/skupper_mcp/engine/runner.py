@@ -22,6 +22,7 @@ from ..sites.podman import PodmanSite
 from ..sites.work import ApiCall, Script, Work, summary
 from ..vocabulary import CountedProgress, Progress, plural
 from .scope import SiteRef
+from .stopping import left_undone, stop_requested, stopped
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,10 @@ class SiteRun:
     async def perform(self, actions: list[Action]) -> bool:
         """Run (or, in a plan, list) actions in order; stop at the first failure."""
         self._expect(len(actions))
-        for action in actions:
+        for index, action in enumerate(actions):
+            if not self.plan and stop_requested():
+                await self.stop_short([a.name for a in actions[index:]])
+                return False
             if self.plan:
                 step = Step(
                     name=action.name, ok=True, detail=action.plan_detail, changes=action.changes
@@ -142,6 +146,16 @@ class SiteRun:
         self.outcome = "failed"
         self.reason = reason
 
+    async def stop_short(self, not_done: list[str]) -> None:
+        """The call was asked to stop (``stopping``): these steps are not started. The site
+        is skipped with what ran and what did not, so the next run knows where it stands."""
+        done = [s.name for s in self.steps if s.ok and s.changes]
+        ran = f"done: {', '.join(done)}" if done else "nothing was changed there"
+        line = f"cancelled before {not_done[0]}; {ran}; not done: {', '.join(not_done)}"
+        self.skip(line)
+        left_undone(f"{self.ref.host}: {line}")
+        await self._say(f"{self.ref.host}: cancelled: not done: {', '.join(not_done)}")
+
     def skip(self, reason: str) -> None:
         self.outcome = "skipped"
         self.reason = reason
@@ -166,13 +180,14 @@ def operation_result(
     model_actions: list[ModelAction],
     plan: bool,
 ) -> OperationResult:
+    cancelled = stopped()  # asked to stop and left something undone: not what was asked
     return OperationResult(
         operation=operation,
         target=target,
-        ok=not any(r.outcome == "failed" for r in results),
+        ok=not cancelled and not any(r.outcome == "failed" for r in results),
         sites=results,
         model_actions=model_actions,
-        summary=summarize(operation, results, plan),
+        summary=summarize(operation, results, plan, cancelled=cancelled),
         plan=plan,
     )
 
@@ -182,7 +197,9 @@ def operation_result(
 AIMED: dict[str, Outcome] = {"setup": "up", "up": "up", "down": "down", "teardown": "removed"}
 
 
-def summarize(operation: str, results: list[SiteResult], plan: bool) -> str:
+def summarize(
+    operation: str, results: list[SiteResult], plan: bool, *, cancelled: bool = False
+) -> str:
     groups: dict[str, list[str]] = {}
     aimed = AIMED.get(operation)
     for r in sorted(results, key=lambda r: r.outcome != aimed):  # stable: the aimed first
@@ -194,6 +211,8 @@ def summarize(operation: str, results: list[SiteResult], plan: bool) -> str:
     changed = sum(r.changed for r in results)
     verb = "would change" if plan else "changed"
     head = f"{operation} (plan)" if plan else operation
+    if cancelled:
+        head = f"{operation} cancelled (run it again to finish)"
     return f"{head}: " + "; ".join(parts) + f" ({verb} {changed} of {plural(len(results), 'site')})"
 
 

@@ -57,6 +57,7 @@ from ..runner import (
 from ..scope import SiteRef
 from ..scope import sites as all_sites
 from ..sitemap import SiteMap, skip_or_fail
+from ..stopping import stop_requested
 from ..store.backups import Backups
 from ..verify import Pacing, wait_for_links
 
@@ -383,7 +384,7 @@ async def _local(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) 
     desired, missing = local_resources(topo, view.state, certs)
     if missing and run.plan:
         await run.perform([_once_set_up(name) for name in missing])
-    elif missing:
+    elif missing and not stop_requested():  # a stopped setup says so at the site itself
         await run.note("links", f"no link yet to {', '.join(missing)}: not set up", ok=False)
     await _podman(backups, run, view, desired, False, listener_pool_keys(topo))
     if missing and not run.failed and not run.plan:
@@ -409,6 +410,11 @@ async def _kube(sites: SiteMap, run: SiteRun, view: Reading, plan: bool) -> None
 
 async def _verify(topology: Topology, runs: dict[str, SiteRun], views: dict[str, Reading]) -> None:
     deadline = time.monotonic() + VERIFY_DEADLINE
+    if stop_requested():  # a stopped setup does not wait: each site says verify did not run
+        for run in runs.values():
+            if not run.failed and isinstance(views[run.ref.host], PodmanReading):
+                await run.stop_short(["verify"])
+        return
     checks = [
         wait_site_ready(run, reading, deadline, _links_of(topology, host))
         for host, run in runs.items()
@@ -455,6 +461,9 @@ async def wait_site_ready(
             last = "; ".join(pending)
         except SITE_ERRORS as exc:
             last = describe(exc)
+        if stop_requested():
+            await run.stop_short(["verify"])
+            return
         if time.monotonic() >= deadline:
             await run.note("verify", last, ok=False, seconds=time.monotonic() - started)
             run.fail(f"not ready after setup: {last}")

@@ -36,6 +36,7 @@ from ..scope import SiteRef, local_stops, resolve_target, scope
 from ..scope import sites as all_sites
 from ..served import Served, read_served, served_ids
 from ..sitemap import SiteMap, skip_or_fail
+from ..stopping import stop_requested
 from ..verify import probe_listeners, tcp_probe, wait_for_links, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
@@ -249,6 +250,9 @@ async def _verify_up(sites: SiteMap, runs: dict[str, SiteRun], views: dict[str, 
     for host, run in runs.items():
         view = views[host]
         if run.failed or not isinstance(view, PodmanReading):
+            continue
+        if stop_requested():  # a stopped up does not wait: the site says verify did not run
+            await run.stop_short(["verify"])
             continue
         checks.append(wait_router(run, view, deadline))
     await asyncio.gather(*checks)
