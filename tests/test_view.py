@@ -125,7 +125,8 @@ async def test_the_app_resource_and_the_tools_that_name_it(
     assert app.contents[0].meta == {"ui": ui}
     ET.fromstring(svg.contents[0].text.encode())  # type: ignore[union-attr]
     if negotiated == "2026-07-28":  # 2025-11-25's ServerCapabilities has no extensions field
-        assert advertised == {P.EXTENSION_ID: {}}
+        # beside MCP Tasks (mcp_tasks), which every 2026-07-28 client is told of too
+        assert advertised == {P.EXTENSION_ID: {}, "io.modelcontextprotocol/tasks": {}}
     meta = {t.name: t.meta for t in tools}
     if declared:
         for name in DRAWN:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.types import ElicitRequestParams, ElicitResult
 
 from mcp_client import served
 from skupper_mcp.models import OperationResult
@@ -18,13 +19,19 @@ from skupper_sandbox.testing import World
 from tasks_client import TaskCancelled, TasksClient
 
 from .conftest import namespace_dir
-from .test_90_teardown import HOSTS, answer
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
 #: Every MCP request of this module is bounded: one poll or one call answers in seconds, but
 #: the server holds a tools/call that is not a task for the whole operation.
 CLIENT_TIMEOUT = 180.0
+#: The world's podman sites, whose namespace directories teardown removes and setup makes.
+HOSTS = ("rhel-ai", "rhtevan-work", "local")
+
+
+async def yes(context: Any, params: ElicitRequestParams) -> ElicitResult:
+    """The user's yes to the teardown question."""
+    return ElicitResult(action="accept", content={"confirm": True})
 
 
 def comparable(result: Any) -> dict[str, Any]:
@@ -50,7 +57,7 @@ async def test_teardown_and_setup_as_tasks_and_a_cancel_mid_setup(built: World) 
         built.topology,
         "auto",
         extensions=[removing],
-        elicitation_callback=answer("accept"),  # the user's yes, asked before the task
+        elicitation_callback=yes,  # the user's yes, asked before the task
         timeout=CLIENT_TIMEOUT,
     ) as client:
         removed = await client.call_tool("teardown", {})
