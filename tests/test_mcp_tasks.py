@@ -6,10 +6,12 @@ run against the sandbox in tests/lifecycle/test_74_tasks.py."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
 
+import asyncssh
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.extension import advertise
@@ -21,6 +23,7 @@ from tasks_client import (
     CancelTaskRequest,
     DetailedTask,
     GetTaskRequest,
+    TaskCancelled,
     TaskParams,
     TasksClient,
 )
@@ -162,3 +165,44 @@ async def test_over_stdio_setup_is_a_task_only_where_declared(refused: Path, mod
     assert OperationResult.model_validate(result.structured_content).summary.startswith(
         "setup stopped"
     )
+
+
+async def test_a_cancelled_diagnose_stops_at_once(
+    write_topology, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """diagnose only reads: its cancel stops it at once (a write stops at a step's end). Its
+    provider accepts TCP and never says a word of SSH, so the read would wait out the
+    minute of its connect timeout, and the task would end completed, had the cancel not
+    stopped it."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    silent = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    monkeypatch.setenv("PATH", "/nonexistent")
+    key = tmp_path / "id_ed25519"  # a key that exists: the read goes as far as the host
+    asyncssh.generate_private_key("ssh-ed25519").write_private_key(str(key))
+    key.chmod(0o600)
+    path = write_topology(
+        ssh_topology(
+            [("alpha", "127.0.0.1", port)],
+            identities=[str(key)],
+            known_hosts=str(tmp_path / "known_hosts"),
+            connect_timeout=60,
+        )
+    )
+    tasks = TasksClient(cancel_when=lambda _message: True)
+    try:
+        async with served(path, "auto", extensions=[tasks]) as client:
+            with pytest.raises(TaskCancelled) as cancelled:
+                await client.call_tool("diagnose", {})
+    finally:
+        for writer in held:
+            writer.close()
+        silent.close()
+        await silent.wait_closed()
+    assert tasks.cancelled and len(tasks.created) == 1
+    assert cancelled.value.task.status == "cancelled" and cancelled.value.result is None
+    assert str(cancelled.value) == "diagnose cancelled: it only reads, nothing was changed"
