@@ -151,8 +151,13 @@ class TaskRecord:
     def end(self, runner: asyncio.Task[HandlerResult]) -> None:
         """Record how the call ended (the runner's done callback)."""
         self.ended = time.monotonic()
-        if runner.cancelled():
-            self._set(f"{self.tool} cancelled: it only reads, nothing was changed", "cancelled")
+        if runner.cancelled():  # a read's cancel, or the server stopping under the call
+            why = (
+                "it only reads, nothing was changed"
+                if self.tool in READS
+                else "the server stopped while it ran; status says where each site stands"
+            )
+            self._set(f"{self.tool} cancelled: {why}", "cancelled")
             return
         error = runner.exception()
         if error is not None:
