@@ -123,9 +123,9 @@ def test_logs_usage_errors_exit_2_before_reaching_a_host(
 HOSTILE = "router up \x1b]0;title\x07\x1b[2J\x1b[31mred\x1b[0m \x9b2J\x9d0;t\x9c\x7f\r\x00done\tend"
 
 
-@pytest.fixture
-def hostile_logs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine's logs answer with a line a hostile host wrote, without reaching a host."""
+def logs_answering(monkeypatch: pytest.MonkeyPatch, line: str, source: str) -> None:
+    """The engine's logs answer with ``line`` (and a summary quoting it), without reaching
+    a host."""
     from skupper_mcp.engine import Engine
     from skupper_mcp.models import LogsResult
 
@@ -137,14 +137,20 @@ def hostile_logs(monkeypatch: pytest.MonkeyPatch) -> None:
             role="provider",
             platform="podman",
             component="router",
-            source="hostile",
+            source=source,
             found=True,
-            lines=[HOSTILE],
+            lines=[line],
             requested=lines,
-            summary=f"1 line from {HOSTILE}",
+            summary=f"1 line from {line}",
         )
 
     monkeypatch.setattr(Engine, "logs", logs)
+
+
+@pytest.fixture
+def hostile_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's logs answer with a line a hostile host wrote, without reaching a host."""
+    logs_answering(monkeypatch, HOSTILE, "hostile")
 
 
 def terminal_controls(text: str) -> list[str]:
@@ -186,26 +192,7 @@ BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c
 def bidi_logs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine's logs answer with a line whose bidi controls turn it around, and a lone
     surrogate (an undecodable byte)."""
-    from skupper_mcp.engine import Engine
-    from skupper_mcp.models import LogsResult
-
-    async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):
-        line = f"user\u202eexe.txt\u202c ok{BIDI} \ud800end"
-        return LogsResult(
-            target=target,
-            host=target,
-            site=f"hub-{target}",
-            role="provider",
-            platform="podman",
-            component="router",
-            source="bidi",
-            found=True,
-            lines=[line],
-            requested=lines,
-            summary=f"1 line from {line}",
-        )
-
-    monkeypatch.setattr(Engine, "logs", logs)
+    logs_answering(monkeypatch, f"user\u202eexe.txt\u202c ok{BIDI} \ud800end", "bidi")
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])

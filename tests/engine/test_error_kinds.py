@@ -168,26 +168,30 @@ def topology() -> Topology:
     return load_topology(STATES / "topology.env")
 
 
-@pytest.mark.parametrize(
-    ("error", "reach"),
-    [
-        (ConnectError("rhel-ai", "authentication failed", kind=Kind.REFUSED), "refused"),
-        (HostKeyError("rhel-ai", "the host key changed"), "refused"),
-        (ConnectError("rhel-ai", "connection refused (is sshd running?)"), "unreachable"),
-        (ConnectError("rhel-ai", "timed out after 5s", kind=Kind.TIMEOUT), "unreachable"),
-        (SiteConfigError("rhel-ai", "no identity", variable="SSH_IDENTITY"), "unreachable"),
-        (CommandError("rhel-ai", "sh state.sh", 2, "syntax error"), "reached"),
+def test_reach_is_refused_by_kind_and_unreachable_only_where_no_connection_was_made() -> None:
+    errors = {
+        "ssh authentication": ConnectError("rhel-ai", "auth failed", kind=Kind.REFUSED),
+        "host key": HostKeyError("rhel-ai", "the host key changed"),
+        "closed port": ConnectError("rhel-ai", "connection refused (is sshd running?)"),
+        "connect timeout": ConnectError("rhel-ai", "timed out after 5s", kind=Kind.TIMEOUT),
+        "no identity file": SiteConfigError("rhel-ai", "no identity", variable="SSH_IDENTITY"),
+        "script failed": CommandError("rhel-ai", "sh state.sh", 2, "syntax error"),
         # the host answered; its command did not finish: reached, not unreachable
-        (CommandTimeout("rhel-ai", "sh state.sh", 30), "reached"),
-    ],
-)
-def test_an_ssh_host_that_refuses_our_key_is_refused_not_unreachable(
-    topology: Topology, error: Exception, reach: str
-) -> None:
-    view = Unread(GPU, error)
-    assert view.reach == reach
-    if reach != "refused":
-        return
+        "command timeout": CommandTimeout("rhel-ai", "sh state.sh", 30),
+    }
+    assert {what: Unread(GPU, error).reach for what, error in errors.items()} == {
+        "ssh authentication": "refused",
+        "host key": "refused",
+        "closed port": "unreachable",
+        "connect timeout": "unreachable",
+        "no identity file": "unreachable",
+        "script failed": "reached",
+        "command timeout": "reached",
+    }
+
+
+def test_an_ssh_host_that_refuses_our_key_is_told_to_fix_the_key(topology: Topology) -> None:
+    view = Unread(GPU, ConnectError("rhel-ai", "authentication failed", kind=Kind.REFUSED))
     assert view.problem().startswith("rhel-ai refused our credentials: ")
     [found] = unreadable(Network(topology, {"rhel-ai": view}, []))
     assert "refuses our credentials" in found.symptom

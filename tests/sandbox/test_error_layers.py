@@ -9,31 +9,24 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import asyncssh
 import pytest
 
 from product import cli
-from skupper_sandbox.layout import WorldSpec, env_prefix
-from skupper_sandbox.testing import World, running_world
+from skupper_sandbox.layout import env_prefix
+from skupper_sandbox.testing import World
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.spawns]
 
 PROVIDER = "rhel-ai"
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    with running_world(
-        tmp_path_factory.mktemp("layers"), WorldSpec(providers=1, kubernetes=False)
-    ) as made:
-        yield made
-
-
-def _changed(world: World, path: Path, change: Callable[[str], str]) -> Path:
-    path.write_text(change(world.topology.read_text()))
+def _with(world: World, path: Path, variable: str, value: object) -> Path:
+    """``world``'s topology with ``variable`` set to ``value``, written at ``path``."""
+    text = re.sub(rf"(?m)^{variable}=.*$", f"{variable}={value}", world.topology.read_text())
+    path.write_text(text)
     return path
 
 
@@ -50,31 +43,20 @@ def _closed_port(address: str) -> int:
 
 
 def test_a_key_the_host_does_not_authorize_is_refused_not_unreachable(
-    world: World, tmp_path: Path
+    small_world: World, tmp_path: Path
 ) -> None:
     stranger = tmp_path / "stranger"
     asyncssh.generate_private_key("ssh-ed25519").write_private_key(str(stranger))
     stranger.chmod(0o600)
-    topology = _changed(
-        world,
-        tmp_path / "stranger.env",
-        lambda text: re.sub(r"(?m)^SSH_IDENTITY=.*$", f"SSH_IDENTITY={stranger}", text),
-    )
-    row = _rows(topology)[PROVIDER]
+    row = _rows(_with(small_world, tmp_path / "stranger.env", "SSH_IDENTITY", stranger))[PROVIDER]
     assert row["reachable"] is False
     assert row["detail"].startswith(f"{PROVIDER} refused our credentials: authentication failed")
 
 
-def test_a_closed_ssh_port_is_unreachable(world: World, tmp_path: Path) -> None:
-    address = world.hosts[PROVIDER].address
-    port = _closed_port(address)
-    prefix = env_prefix(PROVIDER)
-    topology = _changed(
-        world,
-        tmp_path / "closed.env",
-        lambda text: re.sub(rf"(?m)^{prefix}SSH_PORT=.*$", f"{prefix}SSH_PORT={port}", text),
-    )
-    rows = _rows(topology)
+def test_a_closed_ssh_port_is_unreachable(small_world: World, tmp_path: Path) -> None:
+    port = _closed_port(small_world.hosts[PROVIDER].address)
+    variable = f"{env_prefix(PROVIDER)}SSH_PORT"
+    rows = _rows(_with(small_world, tmp_path / "closed.env", variable, port))
     assert rows[PROVIDER]["reachable"] is False
     assert rows[PROVIDER]["state"] == "unreachable"
     assert rows[PROVIDER]["detail"].startswith(f"{PROVIDER} unreachable: connection refused")
@@ -82,14 +64,9 @@ def test_a_closed_ssh_port_is_unreachable(world: World, tmp_path: Path) -> None:
 
 
 def test_an_identity_file_that_is_not_there_is_the_topologys_mistake(
-    world: World, tmp_path: Path
+    small_world: World, tmp_path: Path
 ) -> None:
     missing = tmp_path / "no-such-key"
-    topology = _changed(
-        world,
-        tmp_path / "missing.env",
-        lambda text: re.sub(r"(?m)^SSH_IDENTITY=.*$", f"SSH_IDENTITY={missing}", text),
-    )
-    row = _rows(topology)[PROVIDER]
+    row = _rows(_with(small_world, tmp_path / "missing.env", "SSH_IDENTITY", missing))[PROVIDER]
     assert row["reachable"] is False
     assert "cannot be used as configured" in row["detail"] and "SSH_IDENTITY" in row["detail"]
