@@ -35,7 +35,7 @@ from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
 from ..scope import SiteRef, local_stops, resolve_target, scope
 from ..scope import sites as all_sites
 from ..served import Served, read_served, served_ids
-from ..sitemap import SiteMap, skip_or_fail
+from ..sitemap import SiteMap, nothing_to_do, skip_or_fail
 from ..verify import probe_listeners, tcp_probe, wait_for_links, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
@@ -327,7 +327,7 @@ async def down(
                 tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
                 todo = podman_down_actions(view, tmpfs)
         if not todo:
-            await run.note("down", "already stopped", seconds=view.seconds)
+            await nothing_to_do(run, view, "down", "already stopped")
         await run.perform(todo)
 
     try:
