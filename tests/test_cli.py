@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.models import ResolveResult
+from skupper_mcp.results import ResolveResult
 from topology_samples import SMALL_TOPOLOGY
 
 
@@ -127,7 +127,7 @@ def logs_answering(monkeypatch: pytest.MonkeyPatch, line: str, source: str) -> N
     """The engine's logs answer with ``line`` (and a summary quoting it), without reaching
     a host."""
     from skupper_mcp.engine import Engine
-    from skupper_mcp.models import LogsResult
+    from skupper_mcp.results import LogsResult
 
     async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):
         return LogsResult(
@@ -180,7 +180,7 @@ def test_json_output_holds_the_text_without_what_a_terminal_acts_on(
     assert main(["--topology", str(example_path), "--json", "logs", "rhel-ai"]) == 0
     printed = capsys.readouterr().out
     assert terminal_controls(printed) == []
-    # the result itself holds no control (models.Result): the text stays, the sequences go
+    # the result itself holds no control (results.Result): the text stays, the sequences go
     assert json.loads(printed)["lines"] == ["router up red 2J0;tdone\tend"]
 
 

@@ -44,7 +44,7 @@ from skupper_mcp.facts.site_state import (
     SiteState,
     parse_site_state,
 )
-from skupper_mcp.models import CheckResult, OperationResult
+from skupper_mcp.results import CheckResult, OperationResult
 from skupper_mcp.sites.kube import ClusterSite, KubeState
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.sites.resources import ClientCert

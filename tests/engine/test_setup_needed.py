@@ -29,7 +29,7 @@ from skupper_mcp.errors import SiteStateError
 from skupper_mcp.facts import names
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
 from skupper_mcp.facts.unparsed import ParseError
-from skupper_mcp.models import CheckResult
+from skupper_mcp.results import CheckResult
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.sites.resources import ClientCert
 from skupper_mcp.topology import Topology

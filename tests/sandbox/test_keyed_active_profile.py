@@ -16,7 +16,7 @@ import pytest
 
 from product import keyed_world
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import ModelAction, OperationResult
+from skupper_mcp.results import ModelAction, OperationResult
 from skupper_mcp.topology import load_topology
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.spawns]

@@ -22,7 +22,7 @@ from mcp import Client
 from polling import eventually
 from product import cli
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import OperationResult, TestModelResult
+from skupper_mcp.results import OperationResult, TestModelResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec

@@ -22,7 +22,7 @@ from polling import wait_for
 from product import PODMAN_KINDS, podman_kind
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.facts.site_state import site_state_script
-from skupper_mcp.models import ListenerStatus
+from skupper_mcp.results import ListenerStatus
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world

@@ -20,7 +20,7 @@ from mcp import Client
 from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.findings.podman import STANDALONE
-from skupper_mcp.models import DiagnoseResult, OperationResult, StatusResult
+from skupper_mcp.results import DiagnoseResult, OperationResult, StatusResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World

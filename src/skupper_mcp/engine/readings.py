@@ -11,7 +11,7 @@ from typing import Literal, get_args
 
 from ..errors import ConnectError, Kind, KubeError, MissingExtraError, SiteConfigError, kind_of
 from ..facts.site_state import SiteState
-from ..models import Operation
+from ..results import Operation
 from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
 from .runner import describe

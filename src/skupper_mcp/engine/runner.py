@@ -24,7 +24,7 @@ from ..errors import (
     SkupperMcpError,
     kind_of,
 )
-from ..models import ModelAction, Operation, OperationResult, Outcome, SiteResult, Step
+from ..results import ModelAction, Operation, OperationResult, Outcome, SiteResult, Step
 from ..sites.kube import ClusterSite
 from ..sites.podman import PodmanSite
 from ..sites.work import ApiCall, Script, Work, summary

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..connectors.pool import ConnectorPool
 from ..errors import ConfigError, ConnectError
 from ..facts.site_state import SiteState
-from ..models import SiteResult
+from ..results import SiteResult
 from ..sites import resources as cr
 from ..sites.kube import ClusterSite, status_of
 from ..sites.podman import PodmanSite

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ...errors import MissingExtraError, SiteConfigError, install_hint
 from ...facts.skupper_version import SkupperVersion
-from ...models import Finding, NextStep
+from ...results import Finding, NextStep
 from ..condition import unparsed_reason
 from ..desired.needs import drift_lines
 from ..readings import ClusterReading, PodmanReading, Unread

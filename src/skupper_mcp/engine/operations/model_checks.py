@@ -18,7 +18,7 @@ from typing import Any
 from ... import host_json
 from ...errors import CheckFailed, ConfigError, Kind, status_kind
 from ...facts.model_endpoint import listed_ids, model_ids
-from ...models import ModelCheck, TestModelResult
+from ...results import ModelCheck, TestModelResult
 from ...sites.podman import PodmanSite
 from ...topology import ProviderHost, Topology
 from ..model_actions import active_or_default

@@ -33,7 +33,7 @@ from skupper_mcp.errors import (
 from skupper_mcp.facts.precheck import SiteFacts, install_command, ports_bound
 from skupper_mcp.facts.private_keys import KEYS_CAUSE, KEYS_FIX, summary
 from skupper_mcp.facts.site_state import is_active
-from skupper_mcp.models import Check, CheckResult
+from skupper_mcp.results import Check, CheckResult
 from skupper_mcp.sites.kube import ClusterSite, credential_plugin, site_kubeconfigs
 from skupper_mcp.topology import KubeSite, SSHTarget, Topology
 from skupper_mcp.topology.diagram import topology_diagram

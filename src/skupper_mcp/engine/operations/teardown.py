@@ -11,7 +11,7 @@ import asyncio
 
 from ...facts import names
 from ...facts.site_state import SiteState
-from ...models import OperationResult
+from ...results import OperationResult
 from ...sites import resources as cr
 from ...sites.kube import ClusterSite, KubeState, delete_calls
 from ...sites.podman import PodmanSite

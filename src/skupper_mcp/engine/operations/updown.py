@@ -13,7 +13,7 @@ import asyncio
 import time
 
 from ...facts import names
-from ...models import ListenerStatus, OperationResult, SiteResult
+from ...results import ListenerStatus, OperationResult, SiteResult
 from ...sites import resources as cr
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...topology import Topology
