@@ -75,22 +75,19 @@ def _unread_advice(view: Unread) -> tuple[str, str, NextStep]:
     if cluster:
         # a cluster is no SSH host, and diagnosing it again finds the same
         cause = (
-            "the cluster is stopped, its API does not answer at the kubeconfig's server "
-            "address, or it refuses the kubeconfig's credentials"
+            "the cluster is stopped, or its API does not answer at the kubeconfig's server "
+            "address (one that answered and refused the credentials would say so)"
         )
         fix = (
-            "start the cluster (e.g. `crc start`) or log in again (e.g. `oc login`), then "
+            "start the cluster (e.g. `crc start`) or fix the kubeconfig's server address, then "
             "check it with setup check=true; up and down skip it meanwhile"
         )
         return cause, fix, check
     cause = (
-        "the host is down, its SSH does not answer in time, or it refuses the "
-        "credentials in topology.env"
+        "the host is down, or its SSH server does not answer in time at the address and port "
+        "topology.env gives (one that answered and refused the key would say so)"
     )
-    fix = (
-        f"check that {view.ref.host} is up and answers SSH with the credentials in "
-        "topology.env, then diagnose again"
-    )
+    fix = f"check that {view.ref.host} is up and its SSH server answers, then diagnose again"
     return cause, fix, call("diagnose", target=view.ref.host)
 
 
