@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import OperationResult
+from skupper_mcp.results import OperationResult
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import running_world

@@ -12,7 +12,7 @@ import json
 from functools import cache
 from typing import Any
 
-from skupper_mcp.models import DiagnoseResult, OperationResult, StatusResult
+from skupper_mcp.results import DiagnoseResult, OperationResult, StatusResult
 
 #: The scenario ``recorded_status`` gives by default: a network a stranger finds, with
 #: something of everything (a killed router, an unreachable host, a silent cluster).

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.models import ResolveResult
+from skupper_mcp.results import ResolveResult
 from topology_samples import SMALL_TOPOLOGY
 
 
@@ -123,11 +123,11 @@ def test_logs_usage_errors_exit_2_before_reaching_a_host(
 HOSTILE = "router up \x1b]0;title\x07\x1b[2J\x1b[31mred\x1b[0m \x9b2J\x9d0;t\x9c\x7f\r\x00done\tend"
 
 
-@pytest.fixture
-def hostile_logs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine's logs answer with a line a hostile host wrote, without reaching a host."""
+def logs_answering(monkeypatch: pytest.MonkeyPatch, line: str, source: str) -> None:
+    """The engine's logs answer with ``line`` (and a summary quoting it), without reaching
+    a host."""
     from skupper_mcp.engine import Engine
-    from skupper_mcp.models import LogsResult
+    from skupper_mcp.results import LogsResult
 
     async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):
         return LogsResult(
@@ -137,14 +137,20 @@ def hostile_logs(monkeypatch: pytest.MonkeyPatch) -> None:
             role="provider",
             platform="podman",
             component="router",
-            source="hostile",
+            source=source,
             found=True,
-            lines=[HOSTILE],
+            lines=[line],
             requested=lines,
-            summary=f"1 line from {HOSTILE}",
+            summary=f"1 line from {line}",
         )
 
     monkeypatch.setattr(Engine, "logs", logs)
+
+
+@pytest.fixture
+def hostile_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's logs answer with a line a hostile host wrote, without reaching a host."""
+    logs_answering(monkeypatch, HOSTILE, "hostile")
 
 
 def terminal_controls(text: str) -> list[str]:
@@ -174,7 +180,7 @@ def test_json_output_holds_the_text_without_what_a_terminal_acts_on(
     assert main(["--topology", str(example_path), "--json", "logs", "rhel-ai"]) == 0
     printed = capsys.readouterr().out
     assert terminal_controls(printed) == []
-    # the result itself holds no control (models.Result): the text stays, the sequences go
+    # the result itself holds no control (results.Result): the text stays, the sequences go
     assert json.loads(printed)["lines"] == ["router up red 2J0;tdone\tend"]
 
 
@@ -186,26 +192,7 @@ BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c
 def bidi_logs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine's logs answer with a line whose bidi controls turn it around, and a lone
     surrogate (an undecodable byte)."""
-    from skupper_mcp.engine import Engine
-    from skupper_mcp.models import LogsResult
-
-    async def logs(self: Engine, target: str, component: str = "router", lines: int = 50):
-        line = f"user\u202eexe.txt\u202c ok{BIDI} \ud800end"
-        return LogsResult(
-            target=target,
-            host=target,
-            site=f"hub-{target}",
-            role="provider",
-            platform="podman",
-            component="router",
-            source="bidi",
-            found=True,
-            lines=[line],
-            requested=lines,
-            summary=f"1 line from {line}",
-        )
-
-    monkeypatch.setattr(Engine, "logs", logs)
+    logs_answering(monkeypatch, f"user\u202eexe.txt\u202c ok{BIDI} \ud800end", "bidi")
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])

@@ -8,8 +8,8 @@ import pytest
 from recorded_results import recorded_operation
 from skupper_mcp.engine.runner import summarize
 from skupper_mcp.facts.precheck import distribution_ids, install_command
-from skupper_mcp.models import SiteResult
 from skupper_mcp.render import operation_text
+from skupper_mcp.results import SiteResult
 from skupper_mcp.tools import TOOLS
 
 
@@ -67,8 +67,8 @@ def test_history_is_a_table_that_fits_the_terminal() -> None:
     from datetime import UTC, datetime
 
     from skupper_mcp.engine.store.journal import entry
-    from skupper_mcp.models import HistoryResult
     from skupper_mcp.render import history_text
+    from skupper_mcp.results import HistoryResult
 
     done = recorded_operation("router-killed", "up-plan")
     line = entry("up", {"target": "all"}, datetime(2026, 12, 3, 18, tzinfo=UTC), 12.5, done)

@@ -20,6 +20,7 @@ from skupper_mcp.connectors.kube import KubeConnector
 from skupper_mcp.errors import (
     KUBE_REASON_CHARS,
     ConnectError,
+    Kind,
     KubeBoundError,
     KubeError,
     SiteConfigError,
@@ -138,6 +139,7 @@ async def test_expired_token_is_kube_error_401_saying_to_log_in(
     finally:
         await kube.close()
     assert raised.value.status == 401
+    assert raised.value.kind is Kind.REFUSED  # the API answered: not unreachable
     assert "oc login" in str(raised.value)
 
 
@@ -153,6 +155,7 @@ async def test_api_that_is_down_is_a_connect_error(tmp_path: Path) -> None:
         await kube.close()
     assert raised.value.host == "crc-admin"
     assert "connection refused" in str(raised.value)
+    assert raised.value.kind is Kind.CONNECT
 
 
 async def test_unknown_context_names_crc_context_and_the_known_ones(kubeconfig: Path) -> None:
@@ -160,6 +163,7 @@ async def test_unknown_context_names_crc_context_and_the_known_ones(kubeconfig: 
     with pytest.raises(SiteConfigError, match="no context 'no-such-context'") as raised:
         await kube.list("sites")
     assert raised.value.variable == "CRC_CONTEXT" and "crc-admin" in str(raised.value)
+    assert raised.value.kind is Kind.CONFIG
 
 
 async def test_a_missing_kubeconfig_names_crc_kubeconfig(tmp_path: Path) -> None:
@@ -314,6 +318,7 @@ async def test_a_trickling_answer_ends_at_the_deadline_of_the_whole_call(
     kube = KubeConnector(config, "crc-admin", timeout=HOSTILE_TIMEOUT)
     error, seconds = await _bounded(kube, kube.list_pods())
     assert isinstance(error, KubeBoundError) and error.bound == "deadline"
+    assert error.kind is Kind.TIMEOUT
     assert f"no complete answer within {HOSTILE_TIMEOUT:g}s" in str(error)
     assert "list pods in namespace van" in str(error)
     assert seconds < HOSTILE_TIMEOUT + 3.0
@@ -331,6 +336,7 @@ async def test_a_nested_answer_is_the_calls_error_not_a_recursion(
     method = getattr(kube, call)
     error, _ = await _bounded(kube, method("sites") if call == "list" else method())
     assert "nests 1000 levels deep" in str(error), error
+    assert isinstance(error, KubeError) and error.kind is Kind.PARSE
 
 
 @pytest.mark.parametrize("hostile", ["gzip"], indirect=True)

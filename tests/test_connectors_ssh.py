@@ -27,6 +27,7 @@ from skupper_mcp.errors import (
     CommandTimeout,
     ConnectError,
     HostKeyError,
+    Kind,
     OutputLimitError,
 )
 from sshkit import (
@@ -234,8 +235,9 @@ async def test_a_host_that_is_down_is_a_connect_error_then_recovers(
     try:
         await conn.run("true")
         await asyncssh_only.kill()
-        with pytest.raises(ConnectError, match="connection refused"):
+        with pytest.raises(ConnectError, match="connection refused") as raised:
             await conn.run("true")
+        assert raised.value.kind is Kind.CONNECT
         await asyncssh_only.start()
         assert (await conn.run("echo back")).stdout == "back\n"
     finally:
@@ -257,8 +259,9 @@ async def test_a_held_connection_to_a_host_gone_silent_fails_within_the_connect_
             await conn.run("true")
             link.go_silent()
             started = time.monotonic()
-            with pytest.raises(ConnectError, match="stopped answering"):
+            with pytest.raises(ConnectError, match="stopped answering") as raised:
                 await conn.run("true")
+            assert raised.value.kind is Kind.TIMEOUT
             # the subject: the connect timeout ends it, where TCP's retransmits take
             # minutes (a bound no load brings a 1 s timeout near)
             assert time.monotonic() - started < SILENCE_BOUND
@@ -410,6 +413,7 @@ async def test_refused_host_fails_fast_with_a_hint() -> None:
     assert time.monotonic() - started < SILENCE_BOUND
     assert raised.value.host == "gpu-1"
     assert f"is sshd running on {REFUSING_ADDRESS}:{port}?" in str(raised.value)
+    assert raised.value.kind is Kind.CONNECT  # a closed port: not reached, not refused
 
 
 async def test_host_that_never_answers_times_out_at_the_connect_timeout() -> None:
@@ -424,6 +428,7 @@ async def test_host_that_never_answers_times_out_at_the_connect_timeout() -> Non
     # the loop from listening, and never unbounded
     assert 0.9 <= elapsed < SILENCE_BOUND
     assert f"timed out after 1s connecting to {address}:{port}" in str(raised.value)
+    assert raised.value.kind is Kind.TIMEOUT
 
 
 async def test_wrong_client_key_is_an_authentication_error(
@@ -432,8 +437,10 @@ async def test_wrong_client_key_is_an_authentication_error(
     stranger = make_keys(tmp_path / "stranger").client_key
     options = dataclasses.replace(server.options, identity_files=(stranger,))
     conn = SSHConnector("gpu-1", server.target, options)
-    with pytest.raises(ConnectError, match="authentication failed for user"):
+    with pytest.raises(ConnectError, match="authentication failed for user") as raised:
         await conn.run("true")
+    # the host answered: a fix of the credentials, not of the network
+    assert raised.value.kind is Kind.REFUSED
 
 
 async def test_changed_host_key_is_refused_and_nothing_runs(
@@ -502,6 +509,7 @@ async def test_unknown_host_is_refused_with_how_to_trust_it(server: SSHServer) -
     conn = SSHConnector("gpu-1", server.target, server.options)
     with pytest.raises(HostKeyError) as raised:
         await conn.run("true")
+    assert raised.value.kind is Kind.REFUSED
     assert "ssh-keyscan" in str(raised.value)
     assert "SSH_ACCEPT_NEW_HOST_KEYS=true" in str(raised.value)
     assert server.known_hosts.read_text() == ""

@@ -13,7 +13,7 @@ from mcp.types import ElicitRequestParams, ElicitResult
 
 from mcp_client import served
 from skupper_mcp.engine import Engine
-from skupper_mcp.models import OperationResult
+from skupper_mcp.results import OperationResult
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 

@@ -31,8 +31,8 @@ from skupper_mcp.exports import (
     build_export,
     render_export,
 )
-from skupper_mcp.models import ModelRow, PoolBackend, PoolStatus
 from skupper_mcp.placeholders import placeholder_ids
+from skupper_mcp.results import ModelRow, PoolBackend, PoolStatus
 
 KEY_VARIABLE = "GPU1_MODEL_API_KEY"
 KEY_VALUE = "sk-test-never-in-an-export-4c1d"

@@ -1,5 +1,5 @@
 """Host text in results: every field that can carry it says so, no byte of it can fail a
-result (models.Result cleans every string), and the renderers keep it inside its cell."""
+result (results.Result cleans every string), and the renderers keep it inside its cell."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from redaction_cases import HOSTILE_TEXT, TextCase
-from skupper_mcp import models
+from skupper_mcp import results
 from skupper_mcp.engine import Engine
 from skupper_mcp.engine.operations import status as status_op
 from skupper_mcp.engine.readings import ClusterReading, Reading, Unread
@@ -21,7 +21,6 @@ from skupper_mcp.engine.scope import sites as all_sites
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConnectError
 from skupper_mcp.facts.model_endpoint import ROW_IDS, kept_ids
-from skupper_mcp.models import HOST_TEXT, ModelRow, ModelsResult, StatusResult
 from skupper_mcp.render import (
     markdown_cell,
     model_rows,
@@ -30,6 +29,7 @@ from skupper_mcp.render import (
     status_text,
     wrap_text,
 )
+from skupper_mcp.results import HOST_TEXT, ModelRow, ModelsResult, StatusResult
 from skupper_mcp.server import build_server
 from skupper_mcp.sites.kube import KubeState
 from skupper_mcp.topology import Topology
@@ -179,13 +179,13 @@ def _holds_text(annotation: Any) -> bool:
     return any(_holds_text(arg) for arg in typing.get_args(annotation))
 
 
-def _result_models() -> list[type[models.Result]]:
+def _result_models() -> list[type[results.Result]]:
     return [
         found
-        for found in vars(models).values()
+        for found in vars(results).values()
         if isinstance(found, type)
-        and issubclass(found, models.Result)
-        and found is not models.Result
+        and issubclass(found, results.Result)
+        and found is not results.Result
     ]
 
 
@@ -218,12 +218,12 @@ def test_every_host_text_field_says_so_and_no_other_does() -> None:
 def test_every_result_model_is_made_safe_by_the_one_base() -> None:
     plain = [
         found.__name__
-        for found in vars(models).values()
+        for found in vars(results).values()
         if isinstance(found, type)
-        and issubclass(found, models.BaseModel)
-        and not issubclass(found, models.Result | models.RootModel)
+        and issubclass(found, results.BaseModel)
+        and not issubclass(found, results.Result | results.RootModel)
     ]
-    assert plain == ["BaseModel"], f"result models outside models.Result: {plain}"
+    assert plain == ["BaseModel"], f"result models outside results.Result: {plain}"
 
 
 def _schema_node(schema: dict[str, Any], model: str, field: str) -> dict[str, Any] | None:
@@ -375,11 +375,11 @@ async def test_a_tool_errors_message_is_cleaned_too(
     ],
 )
 def test_every_string_of_a_result_is_made_safe_however_it_gets_there(value: str) -> None:
-    safe = models.safe_text(value)
-    built = models.LinkStatus.model_validate(
+    safe = results.safe_text(value)
+    built = results.LinkStatus.model_validate(
         {"from": value, "to": "hub", "endpoint": "e:1", "status": value}
     )
-    row = models.SiteStatus(
+    row = results.SiteStatus(
         host="h",
         site="s",
         role="provider",
@@ -389,7 +389,7 @@ def test_every_string_of_a_result_is_made_safe_however_it_gets_there(value: str)
         drift=[value],
     )
     row.router = value  # set after it was built
-    finding = models.Finding(
+    finding = results.Finding(
         id="x", site="s", host="h", severity="info", symptom=value, cause="c", fix="f"
     )
     copied = finding.model_copy(update={"evidence": [value]})
@@ -401,7 +401,7 @@ def test_every_string_of_a_result_is_made_safe_however_it_gets_there(value: str)
 
 
 def test_newlines_and_tabs_stay_where_a_field_holds_lines() -> None:
-    step = models.Step(name="run", ok=False, detail="line one\n\tline two\r\n")
+    step = results.Step(name="run", ok=False, detail="line one\n\tline two\r\n")
     assert step.detail == "line one\n\tline two\n"
 
 
@@ -456,7 +456,7 @@ async def test_a_newline_in_a_cell_stays_on_its_row_in_the_cli_table() -> None:
 def test_the_status_summary_says_no_host_text() -> None:
     """Its words are ours and its names the topology's: a phase or a container state that
     looks like a summary changes nothing in it."""
-    row = models.SiteStatus(
+    row = results.SiteStatus(
         host="alpha",
         site="hub-alpha",
         role="provider",
@@ -473,7 +473,7 @@ def test_a_line_break_in_a_symptom_or_evidence_writes_no_finding_of_its_own() ->
     from skupper_mcp.render import diagnose_text
 
     forged = "\n\n[error] site-unreadable on local (local-test): forged"
-    finding = models.Finding(
+    finding = results.Finding(
         id="unit-failed-after-stop",
         site="hub-alpha",
         host="alpha",
@@ -483,7 +483,7 @@ def test_a_line_break_in_a_symptom_or_evidence_writes_no_finding_of_its_own() ->
         cause="c",
         fix="f",
     )
-    result = models.DiagnoseResult(target="all", findings=[finding], ok=False, summary="s")
+    result = results.DiagnoseResult(target="all", findings=[finding], ok=False, summary="s")
     for width in (None, 60):
         text = diagnose_text(result, width)
         assert [line for line in text.splitlines() if line.startswith("[")] == [
@@ -512,7 +512,7 @@ def test_the_logs_summary_names_a_pod_only_when_its_name_is_a_plain_name() -> No
 @pytest.mark.parametrize("case", HOSTILE_TEXT.values(), ids=HOSTILE_TEXT.keys())
 def test_hostile_text_is_shown_as_what_it_is(case: TextCase) -> None:
     if case.where == "safe_text":
-        safe = models.safe_text(case.text)
+        safe = results.safe_text(case.text)
         assert not any(part in safe for part in case.must_not_show), ascii(safe)
         assert safe.isprintable()
     elif case.where == "markdown":
@@ -557,7 +557,7 @@ def test_a_row_keeps_a_bounded_number_of_ids_and_says_how_many_it_cut() -> None:
 async def test_a_bare_url_in_a_model_actions_reason_is_not_a_link() -> None:
     found = await _status_of(_cluster_state("OK"))
     found.model_actions = [
-        models.ModelAction(
+        results.ModelAction(
             host="alpha",
             profile="alpha-main",
             action="start",

@@ -25,7 +25,7 @@ from hostile_kube_server import hostile_kubeconfig
 from hostile_model_server import DEEP, model_list, serving
 from skupper_mcp.cli import main
 from skupper_mcp.engine.operations import catalog
-from skupper_mcp.models import ModelsResult, OperationResult, StatusResult
+from skupper_mcp.results import ModelsResult, OperationResult, StatusResult
 from skupper_mcp.server import build_server
 from skupper_mcp.sites import kube as kube_site
 from skupper_mcp.topology import parse_topology

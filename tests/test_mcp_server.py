@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 
 from apps_protocol import apps_client_extension
 from mcp_client import CLIENT_TIMEOUT, served
-from skupper_mcp.models import CheckResult, OperationResult, ResolveResult
+from skupper_mcp.results import CheckResult, OperationResult, ResolveResult
 from skupper_mcp.server import build_server
 from topology_samples import ALL_TOOLS, GPU_TOPOLOGY, LAB_NAMES, READ_ONLY_TOOLS
 

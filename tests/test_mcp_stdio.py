@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from skupper_mcp.models import ResolveResult
+from skupper_mcp.results import ResolveResult
 from topology_samples import ALL_TOOLS, READ_ONLY_TOOLS
 
 pytestmark = [pytest.mark.spawns, pytest.mark.usefixtures("bounded_mcp_clients")]

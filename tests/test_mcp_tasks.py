@@ -18,7 +18,7 @@ from mcp.client.extension import advertise
 
 from mcp_client import CLIENT_TIMEOUT, served
 from skupper_mcp.mcp_tasks import EXTENSION_ID
-from skupper_mcp.models import DiagnoseResult, OperationResult
+from skupper_mcp.results import DiagnoseResult, OperationResult
 from tasks_client import (
     CancelTaskRequest,
     DetailedTask,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from skupper_mcp.cli import main, write_export
-from skupper_mcp.models import ModelRow, ModelsResult
+from skupper_mcp.results import ModelRow, ModelsResult
 from skupper_mcp.tools import EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, TOOLS
 
 

@@ -12,7 +12,7 @@ import pytest
 from skupper_mcp.engine.desired.podman import hub_resources, local_base_resources
 from skupper_mcp.engine.pools import pool_rows, serving_after_down
 from skupper_mcp.errors import ConfigError, ConfigErrors
-from skupper_mcp.models import LinkStatus, SiteCondition, SiteStatus
+from skupper_mcp.results import LinkStatus, SiteCondition, SiteStatus
 from skupper_mcp.topology import Topology, parse_topology
 from skupper_sandbox.router.config import TcpEndpoint
 from skupper_sandbox.router.config import parse as parse_router_config
@@ -386,8 +386,8 @@ def test_a_multikeylistener_without_destination_reads_the_same_in_every_releases
         rows[words] = pool.cluster
     assert {(r.destination, r.state, r.bound) for r in rows.values()} == {(False, "serving", False)}
     # the status table says what the words mean, whichever they are
-    from skupper_mcp.models import StatusResult
     from skupper_mcp.render import status_tables
+    from skupper_mcp.results import StatusResult
 
     for words, row in rows.items():
         status = StatusResult(sites=[], links=[], listeners=[], pools=[row], summary="s")

@@ -28,7 +28,7 @@ from skupper_mcp.facts.precheck import (
     ports_bound,
     site_facts_script,
 )
-from skupper_mcp.models import Check
+from skupper_mcp.results import Check
 from skupper_mcp.topology import KubeSite, parse_topology
 from sshkit import asyncssh_server, blackhole_server, free_port
 from topology_samples import ssh_topology

@@ -30,7 +30,7 @@ from skupper_mcp.engine.operations import logs as logs_engine
 from skupper_mcp.engine.runner import describe
 from skupper_mcp.errors import CommandError, SiteStateError
 from skupper_mcp.facts.redact import MARK, MAX_LINE, PRIVATE_KEY_MARK, redact, redact_lines
-from skupper_mcp.models import Finding
+from skupper_mcp.results import Finding
 from skupper_mcp.topology import load_topology
 from topology_samples import SMALL_TOPOLOGY
 

@@ -7,15 +7,6 @@ from pathlib import Path
 import pytest
 
 from recorded_results import recorded_status
-from skupper_mcp.models import (
-    Check,
-    CheckResult,
-    DiagnoseResult,
-    Finding,
-    ListenerStatus,
-    NextStep,
-    StatusResult,
-)
 from skupper_mcp.render import (
     check_text,
     diagnose_text,
@@ -26,6 +17,15 @@ from skupper_mcp.render import (
     topology_diagram,
     topology_markdown,
     wrap_text,
+)
+from skupper_mcp.results import (
+    Check,
+    CheckResult,
+    DiagnoseResult,
+    Finding,
+    ListenerStatus,
+    NextStep,
+    StatusResult,
 )
 from skupper_mcp.topology import load_topology
 
@@ -162,8 +162,8 @@ def test_diagnose_text_wraps_each_line_under_its_label() -> None:
 def test_a_closing_listener_is_told_apart_from_a_serving_one() -> None:
     from skupper_mcp.engine.listeners import closing, listener_row
     from skupper_mcp.facts.router_release import route_hold
-    from skupper_mcp.models import OperationResult
     from skupper_mcp.render import operation_text, status_text
+    from skupper_mcp.results import OperationResult
 
     state = closing("rhel-ai", "local", 5, route_hold(None, None))
     lingering = listener_row("local", 9000, "k-a", True, "rhel-ai", state)

@@ -17,7 +17,7 @@ from skupper_mcp.engine.operations.resolve import resolve_static
 from skupper_mcp.engine.sitemap import model_url
 from skupper_mcp.errors import ConfigError
 from skupper_mcp.facts.model_endpoint import models_command, parse_model_ids
-from skupper_mcp.models import ResolveResult
+from skupper_mcp.results import ResolveResult
 from skupper_mcp.topology import load_topology, parse_topology
 from sshkit import asyncssh_server
 from topology_samples import SMALL_TOPOLOGY, ssh_topology

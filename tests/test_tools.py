@@ -10,7 +10,7 @@ from typing import Annotated, get_args, get_origin
 import pytest
 from pydantic import BaseModel
 
-from skupper_mcp import models
+from skupper_mcp import results
 from skupper_mcp.cli import build_parser
 from skupper_mcp.tools import TOOLS
 
@@ -21,7 +21,7 @@ def test_every_function_answers_with_a_model_and_says_what_it_does() -> None:
         assert function.__name__ == tool.name
         returned = inspect.signature(function).return_annotation
         assert issubclass(returned, BaseModel), tool.name
-        assert returned.__module__ == models.__name__, tool.name
+        assert returned.__module__ == results.__name__, tool.name
         assert inspect.getdoc(function), tool.name  # the MCP tool's description
 
 
@@ -51,7 +51,7 @@ def test_the_cli_spells_each_functions_parameters() -> None:
 def test_the_log_components_are_the_models() -> None:
     logs = next(tool for tool in TOOLS if tool.name == "logs")
     component = next(argument for argument in logs.arguments if argument.name == "component")
-    assert component.choices == get_args(models.LogComponent)
+    assert component.choices == get_args(results.LogComponent)
 
 
 def test_every_tool_is_a_verb_with_its_arguments() -> None:

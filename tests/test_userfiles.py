@@ -91,7 +91,7 @@ def test_an_export_named_through_a_link_is_written_where_it_leads_and_said(
     through the link, and a link to nothing created its target; now the target is replaced
     (the link stays) and said, and a link to nothing is refused."""
     from skupper_mcp.cli import write_export
-    from skupper_mcp.models import ModelsResult
+    from skupper_mcp.results import ModelsResult
 
     result = ModelsResult(rows=[], summary="0/0 serving")
     target = tmp_path / "dotfiles" / "litellm.yaml"

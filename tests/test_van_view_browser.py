@@ -24,7 +24,7 @@ import pytest
 import apps_protocol as P
 from apps_host import HOST_URL, call_tool_result, host_page
 from browser import Page
-from skupper_mcp.models import PoolBackend, PoolStatus
+from skupper_mcp.results import PoolBackend, PoolStatus
 from van_page import ELEMENTS_JS, SITES_JS, assert_clean
 from van_results import (
     MORE_SCENARIOS,

@@ -245,7 +245,7 @@ def test_the_view_compares_no_host_text() -> None:
 def test_the_view_draws_every_site_condition() -> None:
     from typing import get_args
 
-    from skupper_mcp.models import SiteCondition
+    from skupper_mcp.results import SiteCondition
 
     conditions = list(get_args(SiteCondition))
     assert _array("STATES")[: len(conditions)] == conditions

@@ -22,7 +22,7 @@ from typing import Any
 
 from record_results import HOSTILE
 from recorded_results import recorded_diagnose, recorded_operation, recorded_status
-from skupper_mcp.models import DiagnoseResult, OperationResult, StatusResult
+from skupper_mcp.results import DiagnoseResult, OperationResult, StatusResult
 
 __all__ = ["HOSTILE", "SCENARIOS", "Scenario"]
 

@@ -287,7 +287,7 @@ def terminal_safe(text: str) -> str:
 def json_safe(document: str) -> str:
     """A JSON document with DEL, C1 and the bidi controls escaped as the encoder escapes C0:
     the same data, and nothing a terminal acts on or reads the other way round. (A result
-    holds none of them: models.Result takes them out; this is for any other document.)"""
+    holds none of them: results.Result takes them out; this is for any other document.)"""
     return _RAW_IN_JSON.sub(lambda found: f"\\u{ord(found.group()):04x}", document)
 
 

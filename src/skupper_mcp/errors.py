@@ -25,11 +25,26 @@ translated into these at the connector seam, with the original kept as ``__cause
 
 Every failure the product expects is one of these, so whatever else is raised is a bug and
 surfaces as one (``engine.runner.SITE_ERRORS`` catches only ``SkupperMcpError``).
+
+Across that tree, every error has a ``kind`` (``Kind``), the layer that failed, grouped as
+httpx groups its own: ``config`` (what we were told is wrong: nothing was tried),
+``connect`` (the far end could not be reached: no route, no name, a closed port, a
+connection lost), ``timeout`` (it did not answer in time), ``refused`` (it answered and
+refused our credentials or its key is not the one we trust: a fix of the credentials, not
+of the network), ``parse`` (it answered what cannot be read), ``failed`` (it did what we
+asked and said no: a command's exit status, an API's error) and ``local`` (our own files on
+this machine). ``kind_of()`` is the one mapping from a foreign exception (asyncssh,
+kubernetes and urllib3, httpx, OSError, a JSON parse) to its kind: the connectors build
+their errors with it, and every consumer reads ``kind`` rather than an exception's class
+or an HTTP status.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import sys
+from enum import StrEnum
 
 from .redaction import redact
 from .vocabulary import plural
@@ -38,12 +53,38 @@ from .vocabulary import plural
 KEPT_OUTPUT = 64 * 1024
 
 
+class Kind(StrEnum):
+    """The layer a failure is of (see the module's docstring): what to fix follows from it."""
+
+    CONFIG = "config"
+    CONNECT = "connect"
+    TIMEOUT = "timeout"
+    REFUSED = "refused"
+    PARSE = "parse"
+    FAILED = "failed"
+    LOCAL = "local"
+
+
+#: The HTTP statuses of a server that answered and refused our credentials.
+REFUSED_STATUSES = frozenset({401, 403})
+
+
+def status_kind(status: object) -> Kind:
+    """An HTTP error answer's kind: refused for 401/403, failed for another status."""
+    return Kind.REFUSED if status in REFUSED_STATUSES else Kind.FAILED
+
+
 class SkupperMcpError(Exception):
-    """Root of every error this project raises on purpose."""
+    """Root of every error this project raises on purpose. ``kind`` is its layer: a class's
+    own, or one an instance was given (a ``ConnectError`` that timed out)."""
+
+    kind: Kind = Kind.FAILED
 
 
 class ConfigError(SkupperMcpError):
     """Bad configuration or arguments. ``location`` is "file:line" when known."""
+
+    kind = Kind.CONFIG
 
     def __init__(
         self,
@@ -78,16 +119,25 @@ class ConfigErrors(ConfigError):
 
 
 class ConnectError(SkupperMcpError):
-    """A host could not be reached."""
+    """A host could not be used: not reached (``kind`` connect), no answer in time
+    (timeout), or it answered and refused our credentials (refused). Give ``kind`` from
+    ``kind_of(the foreign exception)``; a subclass has its own."""
 
-    def __init__(self, host: str, reason: str) -> None:
+    kind = Kind.CONNECT
+
+    def __init__(self, host: str, reason: str, *, kind: Kind | None = None) -> None:
         self.host = host
         self.reason = reason
+        if kind is not None:
+            self.kind = kind
         super().__init__(f"cannot connect to {host}: {reason}")
 
 
 class HostKeyError(ConnectError):
-    """The host key is not trusted (unknown, or different from known_hosts)."""
+    """The host key is not trusted (unknown, or different from known_hosts): the host
+    answered, and is not the one known_hosts trusts."""
+
+    kind = Kind.REFUSED
 
 
 class SiteConfigError(ConnectError):
@@ -95,6 +145,8 @@ class SiteConfigError(ConnectError):
     CRC_KUBECONFIG) does not exist or cannot be read, or the kubeconfig has no such context
     (CRC_CONTEXT). Nothing was tried on the host; ``variable`` is the one to fix. A
     ``ConnectError``, so the site is skipped like one that cannot be reached."""
+
+    kind = Kind.CONFIG
 
     def __init__(self, host: str, reason: str, *, variable: str) -> None:
         self.variable = variable
@@ -130,6 +182,8 @@ class CommandError(SkupperMcpError):
 class CommandTimeout(SkupperMcpError):
     """A command did not finish in time."""
 
+    kind = Kind.TIMEOUT
+
     def __init__(
         self, host: str, command: str, seconds: float, *, summary: str | None = None
     ) -> None:
@@ -143,6 +197,8 @@ class CommandTimeout(SkupperMcpError):
 class OutputLimitError(SkupperMcpError):
     """A command's output passed what the client reads of it: the command was ended and
     what it sent is not used (a host cannot fill this machine's memory)."""
+
+    kind = Kind.PARSE
 
     def __init__(self, host: str, summary: str, stream: str, limit: int) -> None:
         self.host = host
@@ -158,6 +214,8 @@ class SiteStateError(SkupperMcpError):
     """A site's state could not be read whole (the host went away mid-read), or it lacks
     what a step needs (a container, a client certificate). The message may quote the
     host's output, so it is redacted, and so is ``stderr``."""
+
+    kind = Kind.PARSE
 
     def __init__(
         self,
@@ -179,6 +237,8 @@ class Unparsed(SkupperMcpError):
     """A parser was given text that is not what its command prints; ``str`` says why. The
     reader that ran the command keeps it as a ``facts.unparsed.ParseError`` of that fact."""
 
+    kind = Kind.PARSE
+
 
 class TooDeep(Unparsed, ValueError):
     """A host's JSON nests deeper than a parse of host text may go (``host_json``): refused
@@ -194,6 +254,8 @@ class TooDeep(Unparsed, ValueError):
 class NotReadyError(SkupperMcpError):
     """What an operation waited for (links, a router) was not ready by its deadline."""
 
+    kind = Kind.TIMEOUT
+
     def __init__(self, host: str, message: str, seconds: float) -> None:
         self.host = host
         self.seconds = seconds
@@ -204,15 +266,25 @@ class CheckFailed(SkupperMcpError):
     """An end-to-end check found the model route broken: a port that does not accept, an
     HTTP error, an answer of the wrong shape, a container that does not run."""
 
-    def __init__(self, message: str, *, host: str | None = None, status: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        host: str | None = None,
+        status: int | None = None,
+        kind: Kind | None = None,
+    ):
         self.host = host
         self.status = status
+        self.kind = kind or status_kind(status)
         super().__init__(message)
 
 
 class LocalStateError(SkupperMcpError):
     """A file of our own state on this machine (a backup, the operation lock) could not be
     read or written."""
+
+    kind = Kind.LOCAL
 
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
@@ -228,13 +300,16 @@ KUBE_REASON_CHARS = 1000
 class KubeError(SkupperMcpError):
     """A Kubernetes API call failed. ``reason`` is cut to ``KUBE_REASON_CHARS``, saying so."""
 
-    def __init__(self, context: str, reason: str, status: int | None = None) -> None:
+    def __init__(
+        self, context: str, reason: str, status: int | None = None, *, kind: Kind | None = None
+    ) -> None:
         if len(reason) > KUBE_REASON_CHARS:
             cut = len(reason) - KUBE_REASON_CHARS
             reason = f"{reason[:KUBE_REASON_CHARS]}... ({cut} more characters cut)"
         self.context = context
         self.reason = reason
         self.status = status
+        self.kind = kind or status_kind(status)
         super().__init__(f"Kubernetes API ({context}): {reason}")
 
 
@@ -245,11 +320,13 @@ class KubeBoundError(KubeError):
 
     def __init__(self, context: str, reason: str, *, bound: str) -> None:
         self.bound = bound
-        super().__init__(context, reason)
+        super().__init__(context, reason, kind=Kind.TIMEOUT if bound == "deadline" else Kind.PARSE)
 
 
 class BusyError(SkupperMcpError):
     """Another operation on the same topology is running."""
+
+    kind = Kind.LOCAL
 
 
 # What the skupper CLI writes on stderr without failing: log/slog records ("2025/01/02
@@ -289,6 +366,8 @@ def stderr_tail(text: str, lines: int = 3, limit: int = 400) -> str:
 class BackupError(SkupperMcpError):
     """A backup that does not hold everything it must; ``missing`` names what it lacks."""
 
+    kind = Kind.LOCAL
+
     def __init__(self, host: str, message: str, missing: list[str]) -> None:
         self.host = host
         self.missing = missing
@@ -298,6 +377,8 @@ class BackupError(SkupperMcpError):
 class MissingExtraError(SkupperMcpError):
     """A site needs an optional part of skupper-mcp whose package is not installed (the
     Kubernetes client for a Kubernetes site); the message names the extra that brings it."""
+
+    kind = Kind.CONFIG
 
     def __init__(self, needed_by: str, package: str, extra: str) -> None:
         self.package = package
@@ -317,3 +398,68 @@ def install_hint(package: str, extra: str) -> str:
         f"pipx inject skupper-mcp {package} (pipx), or "
         f"uv tool install --with {package} skupper-mcp (uv tool)"
     )
+
+
+def _foreign(module: str, *names: str) -> tuple[type[BaseException], ...]:
+    """The exception classes ``names`` of ``module`` when it is imported (an exception of a
+    module never imported cannot be at hand): the mapping imports none of the clients, so
+    an install without the Kubernetes extra, or a run that never used SSH, pays nothing."""
+    loaded = sys.modules.get(module)
+    found = (getattr(loaded, name, None) for name in names) if loaded else ()
+    return tuple(c for c in found if isinstance(c, type) and issubclass(c, BaseException))
+
+
+#: The kinds of the clients' own exceptions, the first class that matches deciding (a
+#: subclass before its base): module, class names, kind.
+_CLIENT_KINDS: tuple[tuple[str, tuple[str, ...], Kind], ...] = (
+    ("asyncssh", ("PermissionDenied", "HostKeyNotVerifiable"), Kind.REFUSED),
+    ("asyncssh", ("ConfigParseError",), Kind.CONFIG),
+    ("asyncssh", ("Error",), Kind.CONNECT),  # disconnects, channels that would not open
+    ("kubernetes.config.config_exception", ("ConfigException",), Kind.CONFIG),
+    # a ConnectTimeoutError too, by urllib3's own tree: a refused connection all the same
+    ("urllib3.exceptions", ("NewConnectionError",), Kind.CONNECT),
+    ("urllib3.exceptions", ("TimeoutError",), Kind.TIMEOUT),
+    ("urllib3.exceptions", ("DecodeError",), Kind.PARSE),
+    ("urllib3.exceptions", ("HTTPError",), Kind.CONNECT),
+    ("httpx", ("TimeoutException",), Kind.TIMEOUT),
+    ("httpx", ("DecodingError", "TooManyRedirects"), Kind.PARSE),
+    ("httpx", ("InvalidURL", "UnsupportedProtocol"), Kind.CONFIG),
+    ("httpx", ("TransportError", "StreamError"), Kind.CONNECT),
+)
+
+
+def _client_kind(exc: BaseException) -> Kind | None:
+    """The kind of an asyncssh, kubernetes/urllib3 or httpx exception; None for another.
+    An answer with an HTTP status is judged by it; urllib3's retries by what ended them."""
+    if isinstance(exc, _foreign("kubernetes.client.exceptions", "ApiException")):
+        return status_kind(getattr(exc, "status", None))
+    if isinstance(exc, _foreign("httpx", "HTTPStatusError")):
+        return status_kind(getattr(getattr(exc, "response", None), "status_code", None))
+    if isinstance(exc, _foreign("urllib3.exceptions", "MaxRetryError")):
+        reason = getattr(exc, "reason", None)
+        return kind_of(reason) if isinstance(reason, BaseException) else Kind.CONNECT
+    for module, names, kind in _CLIENT_KINDS:
+        if isinstance(exc, _foreign(module, *names)):
+            return kind
+    return None
+
+
+def kind_of(exc: BaseException) -> Kind | None:
+    """The layer ``exc`` failed in: its own ``kind`` for the product's errors, else the
+    one mapping of a foreign exception (asyncssh, kubernetes and urllib3, httpx, OSError,
+    a JSON or text decode); None for what none of them is (a bug, not a failure the
+    product expects)."""
+    if isinstance(exc, SkupperMcpError):
+        return exc.kind
+    client = _client_kind(exc)
+    if client is not None:
+        return client
+    if isinstance(exc, TimeoutError):  # socket.timeout and asyncio's are this one
+        return Kind.TIMEOUT
+    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError, RecursionError)):
+        return Kind.PARSE
+    if isinstance(exc, OSError):
+        # A socket's error (refused, reset, no route, a name that does not resolve) names no
+        # file; one of a file on this machine does.
+        return Kind.LOCAL if exc.filename and not isinstance(exc, ConnectionError) else Kind.CONNECT
+    return None

@@ -43,8 +43,8 @@ from typing import Any
 
 import yaml
 
-from skupper_mcp.models import ModelRow
 from skupper_mcp.placeholders import placeholder
+from skupper_mcp.results import ModelRow
 from skupper_mcp.vocabulary import EXPORT_FORMATS
 
 FORMATS: tuple[str, ...] = EXPORT_FORMATS

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from skupper_mcp.facts.model_endpoint import quoted_ids
-from skupper_mcp.models import (
+from skupper_mcp.results import (
     CheckResult,
     DiagnoseResult,
     HistoryResult,

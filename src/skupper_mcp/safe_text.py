@@ -1,5 +1,5 @@
 """What no text this program hands out may hold, whatever a host sent: the one cleaner that
-the result models (``models.Result``) and the CLI's printing both use. Pure, standard
+the result models (``results.Result``) and the CLI's printing both use. Pure, standard
 library only, at the bottom of the layers (the CLI loads it without pydantic).
 
 - A lone surrogate (an undecodable byte kept by ``surrogateescape``, or a ``\\ud800`` escape

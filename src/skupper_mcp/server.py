@@ -29,7 +29,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, Strict, WithJsonSchema
 
-from skupper_mcp import __version__, models
+from skupper_mcp import __version__, results
 from skupper_mcp.capabilities import server_options
 from skupper_mcp.engine import Engine
 from skupper_mcp.engine.store import journal
@@ -39,10 +39,10 @@ from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transp
 from skupper_mcp.http_sessions import session_limits
 from skupper_mcp.mcp_apps import VIEW_REFRESH, apps_only_for_declared_clients, van_apps
 from skupper_mcp.mcp_tasks import Tasks, current_task
-from skupper_mcp.models import StatusResult
 from skupper_mcp.naming import EXAMPLES, Names
 from skupper_mcp.prompts import register_prompts
 from skupper_mcp.render import models_markdown, status_markdown, topology_markdown
+from skupper_mcp.results import StatusResult
 from skupper_mcp.safe_text import safe_text
 from skupper_mcp.tools import TOOLS, Tool
 from skupper_mcp.tools.functions import ByNames
@@ -276,7 +276,7 @@ VIEW_REFRESH_ARGUMENTS: dict[str, Any] = {
     "name": VIEW_REFRESH,
     "title": "Refresh the VAN view",
     "description": "The VAN view's Refresh button: the live status of every site, link and "
-    "listener, as status answers (for the view only; a model calls status). " + models.HOST_TEXT,
+    "listener, as status answers (for the view only; a model calls status). " + results.HOST_TEXT,
     "annotations": ToolAnnotations(
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
     ),
@@ -531,7 +531,7 @@ def add_live_resources(server: MCPServer, live: list[ServerState]) -> None:
         name="status",
         description="Live status of the VAN as Markdown tables (sites, links, listeners); "
         "its unit, pod and container states, details, drift and link statuses come from the "
-        f"hosts. {models.HOST_TEXT}",
+        f"hosts. {results.HOST_TEXT}",
         mime_type="text/markdown",
     )
     async def status_resource() -> str:
@@ -542,13 +542,13 @@ def add_live_resources(server: MCPServer, live: list[ServerState]) -> None:
         "skupper://status.json",
         name="status.json",
         description="Live status of the VAN as JSON (a StatusResult); the fields the "
-        f"status tool's output schema marks come from the hosts. {models.HOST_TEXT}",
+        f"status tool's output schema marks come from the hosts. {results.HOST_TEXT}",
         mime_type="application/json",
     )
     async def status_json() -> str:
         return as_json(await live_status())
 
-    async def live_models() -> models.ModelsResult | str:
+    async def live_models() -> results.ModelsResult | str:
         return await answered(lambda engine: engine.models())
 
     @server.resource(
@@ -556,7 +556,7 @@ def add_live_resources(server: MCPServer, live: list[ServerState]) -> None:
         name="models",
         description="The models the VAN brings to this machine as a Markdown table: ids, "
         "local and cluster base URLs, host, profile, state and probe latency; the ids and "
-        f"reasons come from the model servers. {models.HOST_TEXT}",
+        f"reasons come from the model servers. {results.HOST_TEXT}",
         mime_type="text/markdown",
     )
     async def models_resource() -> str:
@@ -567,7 +567,7 @@ def add_live_resources(server: MCPServer, live: list[ServerState]) -> None:
         "skupper://models.json",
         name="models.json",
         description="The models the VAN brings to this machine as JSON (a ModelsResult); "
-        f"the ids and reasons come from the model servers. {models.HOST_TEXT}",
+        f"the ids and reasons come from the model servers. {results.HOST_TEXT}",
         mime_type="application/json",
     )
     async def models_json() -> str:
@@ -578,7 +578,7 @@ def add_live_resources(server: MCPServer, live: list[ServerState]) -> None:
         name="history",
         description="The operations journal as JSON (a HistoryResult): every setup, up, down "
         "and teardown, oldest first, with its client, arguments, outcomes and model actions; "
-        f"a site's reason and an error come from the hosts. {models.HOST_TEXT}",
+        f"a site's reason and an error come from the hosts. {results.HOST_TEXT}",
         mime_type="application/json",
     )
     async def history_resource() -> str:

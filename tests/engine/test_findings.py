@@ -23,7 +23,7 @@ from skupper_mcp.facts.connector_status import ConnectorStatus
 from skupper_mcp.facts.private_keys import OpenKey
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
 from skupper_mcp.facts.skupper_version import parse_skupper_version
-from skupper_mcp.models import Finding
+from skupper_mcp.results import Finding
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.topology import Topology, load_topology
 

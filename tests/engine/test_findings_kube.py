@@ -14,7 +14,7 @@ from skupper_mcp.engine.findings.kube import router_pod_stale, secret_type
 from skupper_mcp.engine.readings import ClusterReading, Unread
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.errors import ConnectError
-from skupper_mcp.models import Finding
+from skupper_mcp.results import Finding
 from skupper_mcp.sites import resources as cr
 from skupper_mcp.sites.kube import ClusterSite, KubeState
 from skupper_mcp.topology import Topology

@@ -13,8 +13,8 @@ import pytest
 from skupper_mcp.engine.store import journal
 from skupper_mcp.engine.store.journal import Journal, entry, parse_since
 from skupper_mcp.errors import ConfigError
-from skupper_mcp.models import OperationResult, Outcome, SiteResult, Step
 from skupper_mcp.render import history_text
+from skupper_mcp.results import OperationResult, Outcome, SiteResult, Step
 
 
 def _on_gpu1(

@@ -20,7 +20,7 @@ from skupper_mcp.facts.site_state import (
     parse_podman_ps,
 )
 from skupper_mcp.facts.skupper_version import SkupperVersion, Version
-from skupper_mcp.models import ListenerStatus
+from skupper_mcp.results import ListenerStatus
 from skupper_mcp.sites.podman import PodmanSite
 
 NS = "models"

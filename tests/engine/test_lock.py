@@ -141,7 +141,7 @@ async def test_a_plan_reads_while_a_write_holds_the_lock_and_a_write_waits(
     without ``plan`` waits for the lock."""
     from skupper_mcp.engine import operations as op
     from skupper_mcp.engine.core import Engine
-    from skupper_mcp.models import OperationResult
+    from skupper_mcp.results import OperationResult
     from skupper_mcp.topology import load_topology
     from topology_samples import SMALL_TOPOLOGY
 

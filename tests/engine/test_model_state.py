@@ -11,7 +11,7 @@ from skupper_mcp.engine.model_state import (
     pool_model_condition,
     pool_needs_probe,
 )
-from skupper_mcp.models import PoolBackend, PoolStatus
+from skupper_mcp.results import PoolBackend, PoolStatus
 
 ADDRESS = "http://127.0.0.1:9000"
 LISTED = ModelsProbe(200, ["granite-3b"], None, 3.0)

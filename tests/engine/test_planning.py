@@ -24,7 +24,7 @@ from fake_connector import Call, FakeConnector, FakeHosts, Reply
 from site_replay import cert_reply, recorded, recorded_topology
 from skupper_mcp.connectors.pool import ConnectorPool
 from skupper_mcp.engine.desired.cluster import base_resources
-from skupper_mcp.engine.operations import setup, teardown, updown
+from skupper_mcp.engine.operations import setup, status, teardown, updown
 from skupper_mcp.engine.operations.setup import kube_setup_actions, podman_setup_actions
 from skupper_mcp.engine.operations.teardown import kube_teardown_actions
 from skupper_mcp.engine.operations.updown import (
@@ -44,7 +44,7 @@ from skupper_mcp.facts.site_state import (
     SiteState,
     parse_site_state,
 )
-from skupper_mcp.models import CheckResult, OperationResult
+from skupper_mcp.results import CheckResult, OperationResult
 from skupper_mcp.sites.kube import ClusterSite, KubeState
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.sites.resources import ClientCert
@@ -383,9 +383,27 @@ async def test_teardown_plan_backs_up_then_removes_every_site(
     fresh = hosts(topology, dict.fromkeys(HOSTS, "fresh"))
     nothing = await teardown.run(fresh.sites, Backups(tmp_path), plan=True)
     # Sites never set up have nothing of Skupper's: a provider's model container is not
-    # a reason to tear anything down there.
+    # a reason to tear anything down there. The plan says so as status does (not set up,
+    # and why), never "removed", and asks for no model to be stopped.
     assert steps(nothing) == {h: ["teardown"] for h in HOSTS}
     assert not any(s.changed for s in nothing.sites)
+    assert outcomes(nothing) == dict.fromkeys(HOSTS, "skipped")
+    assert reasons(nothing) == dict.fromkeys(HOSTS, "not set up: setup has not been run here")
+    assert models(nothing) == []
+
+
+async def test_down_plan_on_sites_never_set_up_says_not_set_up_as_status_does(
+    topology: Topology,
+) -> None:
+    fresh = hosts(topology, dict.fromkeys(HOSTS, "fresh"))
+    shown = await status.run(fresh.sites)
+    planned = await updown.down(fresh.sites, "all", plan=True)
+    assert {s.host: s.state for s in shown.sites} == dict.fromkeys(HOSTS, "not-set-up")
+    assert outcomes(planned) == dict.fromkeys(HOSTS, "skipped")
+    assert reasons(planned) == {s.host: f"not set up: {s.state_reason}" for s in shown.sites}
+    assert "already stopped" not in str(planned.model_dump())
+    assert models(planned) == []
+    assert fresh.changes() == {}
 
 
 # The planning functions themselves: pure, from a recorded state to the scripts they run.

@@ -9,7 +9,7 @@ import pytest
 from skupper_mcp.engine.model_actions import model_actions, status_actions
 from skupper_mcp.engine.scope import local_stops, resolve_target, scope
 from skupper_mcp.errors import ConfigError
-from skupper_mcp.models import Outcome, SiteResult
+from skupper_mcp.results import Outcome, SiteResult
 from skupper_mcp.topology import Topology, load_topology
 from skupper_mcp.vocabulary import Role
 

@@ -13,7 +13,7 @@ from skupper_mcp.engine.readings import PodmanReading, Reading
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.engine.served import read_served, served_ids
 from skupper_mcp.facts.site_state import parse_site_state
-from skupper_mcp.models import SiteResult
+from skupper_mcp.results import SiteResult
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.topology import Topology, load_topology
 

@@ -5,7 +5,6 @@ a hand-edited router unit file gives the same answer from status, up and setup's
 
 from __future__ import annotations
 
-import base64
 import copy
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fake_connector import Call, FakeConnector, FakeHosts, Reply
+from site_replay import cert_reply, recorded, recorded_topology
 from skupper_mcp.connectors.pool import ConnectorPool
 from skupper_mcp.engine.desired.needs import setup_needed
 from skupper_mcp.engine.desired.podman import hub_resources, local_resources
@@ -29,12 +29,11 @@ from skupper_mcp.errors import SiteStateError
 from skupper_mcp.facts import names
 from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
 from skupper_mcp.facts.unparsed import ParseError
-from skupper_mcp.models import CheckResult
+from skupper_mcp.results import CheckResult
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.sites.resources import ClientCert
-from skupper_mcp.topology import Topology, load_topology
+from skupper_mcp.topology import Topology
 
-STATES = Path(__file__).resolve().parent / "site_states"
 PHASES = ("fresh", "up", "down", "rhel-ai-down", "rhel-ai-up")
 HOSTS = ("rhel-ai", "rhtevan-work", "local")
 ROUTER_UNIT = names.router_unit("default")
@@ -42,25 +41,9 @@ READ = "@@section version"  # only the site-state script prints this
 CERT = "@@file cert"  # only the client-certificate script prints this
 
 
-def recorded(phase: str, host: str) -> str:
-    return (STATES / phase / f"{host}.txt").read_text()
-
-
-def cert_reply(site: str) -> str:
-    """The client certificate as the recorded Secrets hold it (placeholders, no key)."""
-    lines = []
-    for name in ("ca.crt", "tls.crt", "tls.key"):
-        data = base64.b64encode(f"recorded {name} of {site}".encode()).decode()
-        lines += [f"@@file cert {name}", f"|{data}"]
-    return "\n".join([*lines, "@@end", ""])
-
-
 @pytest.fixture(scope="module")
 def topology(tmp_path_factory: pytest.TempPathFactory) -> Topology:
-    state_dir = tmp_path_factory.mktemp("state")
-    path = state_dir / "topology.env"
-    path.write_text((STATES / "topology.env").read_text() + f"STATE_DIR={state_dir}\n")
-    return load_topology(path)
+    return recorded_topology(tmp_path_factory.mktemp("state"))
 
 
 def _edit_unit(s: SiteState) -> None:

@@ -7,7 +7,7 @@ from skupper_mcp.engine.operations.status import site_status, summary
 from skupper_mcp.engine.readings import Unread
 from skupper_mcp.engine.scope import SiteRef
 from skupper_mcp.errors import CommandTimeout
-from skupper_mcp.models import ListenerStatus, SiteCondition, SiteStatus
+from skupper_mcp.results import ListenerStatus, SiteCondition, SiteStatus
 
 
 def row(host: str, state: SiteCondition, reason: str = "") -> SiteStatus:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import OperationResult
+from skupper_mcp.results import OperationResult
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World
 

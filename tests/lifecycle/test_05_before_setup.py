@@ -3,7 +3,7 @@ Skupper 2.0.x stops it before anything is changed anywhere."""
 
 from __future__ import annotations
 
-from skupper_mcp.models import OperationResult
+from skupper_mcp.results import OperationResult
 from skupper_sandbox.testing import World
 
 from .conftest import namespace_dir, new_engine

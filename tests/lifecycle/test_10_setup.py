@@ -6,7 +6,7 @@ import stat
 from pathlib import Path
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import CheckResult, OperationResult
+from skupper_mcp.results import CheckResult, OperationResult
 from skupper_sandbox.testing import World
 
 from .conftest import bound, listener_port, namespace_dir

@@ -18,7 +18,7 @@ from mcp import Client
 from polling import eventually, wait_for
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.desired.cluster import link_targets
-from skupper_mcp.models import DiagnoseResult, Finding, OperationResult
+from skupper_mcp.results import DiagnoseResult, Finding, OperationResult
 from skupper_mcp.server import build_server
 from skupper_mcp.sites import resources as cr
 from skupper_mcp.topology import load_topology

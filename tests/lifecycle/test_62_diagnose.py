@@ -22,7 +22,7 @@ from by_hand import reload_by_hand
 from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.facts.userns import userns_args
-from skupper_mcp.models import DiagnoseResult, Finding, OperationResult
+from skupper_mcp.results import DiagnoseResult, Finding, OperationResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World

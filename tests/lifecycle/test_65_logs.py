@@ -17,7 +17,7 @@ from mcp import Client
 
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.facts.redact import PRIVATE_KEY_MARK
-from skupper_mcp.models import LogsResult
+from skupper_mcp.results import LogsResult
 from skupper_mcp.server import build_server
 from skupper_sandbox import real_podman
 from skupper_sandbox.testing import World

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from mcp.types import Implementation
 
-from skupper_mcp.models import HistoryResult, OperationResult
+from skupper_mcp.results import HistoryResult, OperationResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.testing import World

@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import ElicitRequestParams, ElicitResult
 
 from mcp_client import served
-from skupper_mcp.models import OperationResult
+from skupper_mcp.results import OperationResult
 from skupper_sandbox.testing import World
 from tasks_client import TaskCancelled, TasksClient
 

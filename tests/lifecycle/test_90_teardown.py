@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.client.session import ElicitationFnT
 from mcp.types import ElicitRequestParams, ElicitResult
 
-from skupper_mcp.models import OperationResult
+from skupper_mcp.results import OperationResult
 from skupper_mcp.server import build_server
 from skupper_sandbox.testing import World
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from skupper_mcp.models import OperationResult, StatusResult
+from skupper_mcp.results import OperationResult, StatusResult
 from skupper_sandbox.testing import World
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from product import PODMAN_KINDS, podman_kind
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import CheckResult, OperationResult
+from skupper_mcp.results import CheckResult, OperationResult
 from skupper_mcp.topology import load_topology
-from skupper_sandbox import real_podman
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
@@ -132,16 +132,14 @@ async def _run(world: World) -> Seen:
     return seen
 
 
-@pytest.fixture(scope="module", params=["emulated", "real"])
+@pytest.fixture(scope="module", params=PODMAN_KINDS)
 def seen(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Seen]:
     """The noisy world on each podman kind: the emulation, and this machine's real podman
     (skipped where it cannot run a container), whose journald host keeps the emulation
     (docs/sandbox.md 4a)."""
-    kind = str(request.param)
-    if kind == "real" and (why_not := real_podman.probe()) is not None:
-        pytest.skip(f"real podman cannot run here: {why_not}")
+    kind = podman_kind(request)
     spec = WorldSpec(
         providers=2,
         skupper_versions=VERSIONS,

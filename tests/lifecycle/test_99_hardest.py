@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import LogsResult, ModelRow, ModelsResult, OperationResult
+from skupper_mcp.results import LogsResult, ModelRow, ModelsResult, OperationResult
 from skupper_mcp.topology import load_topology
 from skupper_sandbox import real_hosts
 from skupper_sandbox.layout import WorldSpec

@@ -23,25 +23,20 @@ tests/test_exports.py.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import os
 import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
 from client_tools import free_port, litellm, litellm_proxy, npm_tool
-from skupper_mcp.engine.core import Engine
-from skupper_mcp.topology import load_topology
-from skupper_sandbox.layout import WorldSpec, env_prefix
-from skupper_sandbox.testing import World, reachable_dir, running_world
+from product import KeyedWorld, cli, keyed_world, set_up_and_up
+from skupper_sandbox.layout import env_prefix
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.spawns]
 
@@ -50,56 +45,14 @@ MASTER_KEY = "sk-i45-litellm-master-8e1f"
 PROVIDER = "rhel-ai"
 
 
-@dataclass
-class Keyed:
-    world: World
-    topology: Path
-    key_file: Path
-
-
-def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="module")
-def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
-    root = tmp_path_factory.mktemp("tools")
-    key_file = root / "model.key"
-    key_file.write_text(KEY + "\n")
-    key_file.chmod(0o600)
-    with contextlib.ExitStack() as stack:
-        served_key = stack.enter_context(reachable_dir("tools-key")) / "model.key"
-        served_key.write_text(KEY + "\n")
-        served_key.chmod(0o644)
-        server = [sys.executable, "-m", "skupper_sandbox.model_server"]
-        spec = WorldSpec(
-            providers=1,
-            kubernetes=False,
-            model_server_command=shlex.join([*server, "--api-key-file", str(served_key)]),
-            model_server_volumes=(str(served_key.parent),),
-        )
-        world = stack.enter_context(running_world(root / "world", spec))
-        topology = root / "keyed.env"
-        topology.write_text(
-            world.topology.read_text() + f"\n{env_prefix(PROVIDER)}MODEL_API_KEY_FILE={key_file}\n"
-        )
-
-        async def build() -> None:
-            async with Engine(load_topology(topology)) as engine:
-                assert (await engine.setup()).ok
-                assert (await engine.up()).ok
-
-        asyncio.run(build())
-        yield Keyed(world, topology, key_file)
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedWorld]:
+    with keyed_world(tmp_path_factory.mktemp("tools"), KEY, (PROVIDER,), providers=1) as made:
+        set_up_and_up(made.keyed)
+        yield made
 
 
-def _served_id(keyed: Keyed) -> str:
+def _served_id(keyed: KeyedWorld) -> str:
     model_id = keyed.world.hosts[PROVIDER].default_model_id
     assert model_id is not None
     return model_id
@@ -118,10 +71,10 @@ print(json.dumps({"ids": ids, "content": answer.choices[0].message.content}))
 """
 
 
-def test_the_env_export_sourced_drives_the_openai_client(keyed: Keyed, tmp_path: Path) -> None:
+def test_the_env_export_sourced_drives_the_openai_client(keyed: KeyedWorld, tmp_path: Path) -> None:
     pytest.importorskip("openai", reason="the openai client is not installed (make venv)")
     exported = tmp_path / "models.env"
-    done = cli(keyed.topology, "models", "--export", "env", "--output", str(exported))
+    done = cli(keyed.keyed, "models", "--export", "env", "--output", str(exported))
     assert done.returncode == 0, done.stderr
     assert KEY not in exported.read_text()
     script = tmp_path / "chat.py"
@@ -142,11 +95,11 @@ def test_the_env_export_sourced_drives_the_openai_client(keyed: Keyed, tmp_path:
 
 
 def test_the_litellm_export_as_written_starts_the_proxy_which_lists_and_chats(
-    keyed: Keyed, tmp_path: Path
+    keyed: KeyedWorld, tmp_path: Path
 ) -> None:
     command_name = litellm()
     config = tmp_path / "config.yaml"
-    done = cli(keyed.topology, "models", "--export", "litellm", "--output", str(config))
+    done = cli(keyed.keyed, "models", "--export", "litellm", "--output", str(config))
     assert done.returncode == 0, done.stderr
     variable = f"{env_prefix(PROVIDER)}MODEL_API_KEY"
     assert f"${variable}" in done.stderr and "$LITELLM_MASTER_KEY" in done.stderr
@@ -184,11 +137,11 @@ def test_the_litellm_export_as_written_starts_the_proxy_which_lists_and_chats(
 
 
 def test_the_opencode_export_as_written_lists_and_chats_in_opencode(
-    keyed: Keyed, tmp_path: Path
+    keyed: KeyedWorld, tmp_path: Path
 ) -> None:
     opencode = npm_tool("SKMCP_OPENCODE", "opencode", "opencode-ai@1.18.33")
     config = tmp_path / "opencode.json"
-    done = cli(keyed.topology, "models", "--export", "opencode", "--output", str(config))
+    done = cli(keyed.keyed, "models", "--export", "opencode", "--output", str(config))
     assert done.returncode == 0, done.stderr
     variable = f"{env_prefix(PROVIDER)}MODEL_API_KEY"
     assert f"${variable}" in done.stderr  # what the user is told to set, and sets
@@ -213,10 +166,10 @@ def test_the_opencode_export_as_written_lists_and_chats_in_opencode(
     assert "You said" in chat.stdout  # the sandbox model server's answer, through the VAN
 
 
-def test_the_continue_export_as_written_chats_in_cn(keyed: Keyed, tmp_path: Path) -> None:
+def test_the_continue_export_as_written_chats_in_cn(keyed: KeyedWorld, tmp_path: Path) -> None:
     cn = npm_tool("SKMCP_CN", "cn", "@continuedev/cli@1.5.47")
     config = tmp_path / "config.yaml"
-    done = cli(keyed.topology, "models", "--export", "continue", "--output", str(config))
+    done = cli(keyed.keyed, "models", "--export", "continue", "--output", str(config))
     assert done.returncode == 0, done.stderr
     variable = f"{env_prefix(PROVIDER)}MODEL_API_KEY"
     assert variable in config.read_text()  # the header names it, and where Continue reads it

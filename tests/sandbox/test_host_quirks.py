@@ -20,6 +20,7 @@ import pytest
 
 from hostkit import running_host, wait_for, write_host
 from polling import eventually
+from product import PODMAN_KINDS, podman_kind
 from skupper_sandbox import quirks, real_podman
 from skupper_sandbox import ssh as sandbox_ssh
 from skupper_sandbox.cli import _parser, _world_spec, up_options
@@ -226,15 +227,13 @@ def test_a_session_runs_under_the_users_login_shell(tmp_path: Path, kind: str, s
 # -- every quirk on a world of either podman kind ------------------------------------------
 
 
-@pytest.fixture(scope="module", params=["emulated", "real"])
+@pytest.fixture(scope="module", params=PODMAN_KINDS)
 def quirky(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[World]:
     """A world whose rhel-ai warns from podman and logs in with zsh, and whose rhtevan-work
     logs its containers to the journal, on the emulated podman and on this machine's."""
-    kind = str(request.param)
-    if kind == "real" and (why_not := real_podman.probe()) is not None:
-        pytest.skip(f"real podman cannot run here: {why_not}")
+    kind = podman_kind(request)
     spec = WorldSpec(
         providers=2,
         kubernetes=False,

@@ -6,7 +6,6 @@ stderr and exits 0; the MCP client's ``models`` marks the same ids as ``placehol
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shlex
@@ -20,11 +19,10 @@ import pytest
 from mcp import Client
 
 from client_tools import free_port, litellm, litellm_proxy, npm_tool
+from product import cli, set_up_and_up
 from redaction_cases import HOSTILE_MODEL_IDS
-from skupper_mcp.engine.core import Engine
 from skupper_mcp.exports import FORMATS
 from skupper_mcp.server import build_server
-from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, reachable_dir, running_world
 
@@ -38,16 +36,6 @@ SERVER = Path(__file__).parents[1] / "hostile_model_server.py"
 PROVIDER = "rhel-ai"
 HONEST = "ibm-granite/granite-3.3-8b-instruct"
 IDS = [HONEST, *(case.model_id for case in HOSTILE_MODEL_IDS.values())]
-
-
-def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +52,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             model_server_volumes=(str(shared), str(SERVER.parent)),
         )
         with running_world(tmp_path_factory.mktemp("hostile-ids"), spec) as made:
-
-            async def build() -> None:
-                async with Engine(load_topology(made.topology)) as engine:
-                    assert (await engine.setup()).ok
-                    assert (await engine.up()).ok
-
-            asyncio.run(build())
+            set_up_and_up(made.topology)
             yield made
 
 

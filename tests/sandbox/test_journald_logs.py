@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from polling import wait_for
-from skupper_mcp.models import LogsResult
+from skupper_mcp.results import LogsResult
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world

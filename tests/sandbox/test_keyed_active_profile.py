@@ -9,20 +9,15 @@ the served one: an agent following ``down`` stopped a model that was not running
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import shlex
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from product import keyed_world
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import ModelAction, OperationResult
+from skupper_mcp.results import ModelAction, OperationResult
 from skupper_mcp.topology import load_topology
-from skupper_sandbox.layout import WorldSpec, env_prefix
-from skupper_sandbox.testing import reachable_dir, running_world
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.spawns]
 
@@ -37,30 +32,10 @@ def keyed_topology(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A one-provider world whose model server takes the key and serves the second
     profile's model; the topology names the key file."""
     root = tmp_path_factory.mktemp("keyed-second-profile")
-    key_file = root / "model.key"
-    key_file.write_text(KEY + "\n")
-    os.chmod(key_file, 0o600)
-    with contextlib.ExitStack() as stack:
-        # the model server runs as the host's user: its copy of the key where it reaches it
-        served_key = stack.enter_context(reachable_dir("model-key-i42")) / "model.key"
-        served_key.write_text(KEY + "\n")
-        served_key.chmod(0o644)
-        server = [sys.executable, "-m", "skupper_sandbox.model_server"]
-        command = f"MODEL_ID={SECOND_MODEL} " + shlex.join(
-            [*server, "--api-key-file", str(served_key)]
-        )
-        spec = WorldSpec(
-            providers=1,
-            kubernetes=False,
-            model_server_command=command,
-            model_server_volumes=(str(served_key.parent),),
-        )
-        world = stack.enter_context(running_world(root / "world", spec))
-        keyed = root / "keyed.env"
-        keyed.write_text(
-            world.topology.read_text() + f"\n{env_prefix(PROVIDER)}MODEL_API_KEY_FILE={key_file}\n"
-        )
-        yield keyed
+    with keyed_world(
+        root, KEY, (PROVIDER,), server_env=f"MODEL_ID={SECOND_MODEL}", providers=1
+    ) as made:
+        yield made.keyed
 
 
 def _named(result: OperationResult) -> list[tuple[str, str]]:

@@ -7,27 +7,21 @@ says the provider is stopped; the key is in no result, log or export."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import os
 import shlex
 import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 from mcp import Client
 
-from skupper_mcp.engine.core import Engine
+from product import PODMAN_KINDS, KeyedWorld, cli, keyed_world, podman_kind, set_up_and_up
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
-from skupper_sandbox import real_podman
-from skupper_sandbox.layout import WorldSpec, env_prefix
-from skupper_sandbox.testing import World, reachable_dir, running_world
+from skupper_sandbox.layout import env_prefix
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -40,69 +34,20 @@ PROVIDERS = ("rhel-ai", "rhtevan-work")
 CLIENT_TIMEOUT = 120.0
 
 
-@dataclass
-class Keyed:
-    world: World
-    key_file: Path
-    plain: Path  # the topology without the key files
-    keyed: Path  # the topology with them
-
-
-def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-
-
-@pytest.fixture(scope="module", params=["emulated", "real"])
+@pytest.fixture(scope="module", params=PODMAN_KINDS)
 def keyed(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Keyed]:
+) -> Iterator[KeyedWorld]:
     """The keyed world on each podman kind: the emulation, and this machine's real podman
-    (the world a user's hosts are; skipped where it cannot run a container)."""
-    kind = str(request.param)
-    if kind == "real" and (why_not := real_podman.probe()) is not None:
-        pytest.skip(f"real podman cannot run here: {why_not}")
+    (the world a user's hosts are; skipped where it cannot run a container), set up and up
+    with the topology that names no key file."""
+    kind = podman_kind(request)
     root = tmp_path_factory.mktemp(f"keyed-models-{kind}")
-    key_file = root / "model.key"
-    key_file.write_text(KEY + "\n")
-    os.chmod(key_file, 0o600)
-    server = [sys.executable, "-m", "skupper_sandbox.model_server"]
-    with contextlib.ExitStack() as stack:
-        # the model servers run as the hosts' users: their copy of the key where they reach it
-        served_key = stack.enter_context(reachable_dir("model-key")) / "model.key"
-        served_key.write_text(KEY + "\n")
-        served_key.chmod(0o644)
-        command = shlex.join([*server, "--api-key-file", str(served_key), "--no-health"])
-        spec = WorldSpec(
-            providers=2,
-            kubernetes=False,
-            model_server_command=command,
-            model_server_volumes=(str(served_key.parent),),
-            podman=kind,
-        )
-        world = stack.enter_context(running_world(root / "world", spec))
-        yield from _keyed(world, root, key_file)
-
-
-def _keyed(world: World, root: Path, key_file: Path) -> Iterator[Keyed]:
-    """The world set up and up, with a topology that names the key file and one that does not."""
-    plain = world.topology
-    keyed_path = root / "keyed.env"
-    lines = [f"{env_prefix(p)}MODEL_API_KEY_FILE={key_file}" for p in PROVIDERS]
-    keyed_path.write_text(plain.read_text() + "\n" + "\n".join(lines) + "\n")
-
-    async def build() -> None:
-        async with Engine(load_topology(plain)) as engine:
-            assert (await engine.setup()).ok
-            assert (await engine.up()).ok
-
-    asyncio.run(build())
-    yield Keyed(world, key_file, plain, keyed_path)
+    with keyed_world(
+        root, KEY, PROVIDERS, server_args=("--no-health",), providers=2, podman=kind
+    ) as made:
+        set_up_and_up(made.plain)
+        yield made
 
 
 def models_json(topology: Path) -> dict[str, dict]:
@@ -112,7 +57,7 @@ def models_json(topology: Path) -> dict[str, dict]:
     return {row["host"]: row for row in json.loads(done.stdout)["rows"]}
 
 
-def test_without_the_key_test_model_fails_naming_the_key_file_variable(keyed: Keyed) -> None:
+def test_without_the_key_test_model_fails_naming_the_key_file_variable(keyed: KeyedWorld) -> None:
     done = cli(keyed.plain, "--json", "test-model", "rhel-ai")
     assert done.returncode == 1, done.stdout + done.stderr
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
@@ -129,7 +74,7 @@ def test_without_the_key_test_model_fails_naming_the_key_file_variable(keyed: Ke
     assert rows["rhel-ai"]["api_key_env"] == "RHEL_AI_MODEL_API_KEY"
 
 
-def test_diagnose_tells_a_refused_key_and_resolve_reads_through_the_key(keyed: Keyed) -> None:
+def test_diagnose_tells_a_refused_key_and_resolve_reads_through_the_key(keyed: KeyedWorld) -> None:
     plain = cli(keyed.plain, "--json", "diagnose", "rhel-ai")
     found = {f["id"]: f for f in json.loads(plain.stdout)["findings"]}
     assert "model-key-refused" in found, found
@@ -145,7 +90,7 @@ def test_diagnose_tells_a_refused_key_and_resolve_reads_through_the_key(keyed: K
     assert resolved["profile_source"] == "active", resolved
 
 
-def test_with_the_key_test_model_passes_six_of_six(keyed: Keyed) -> None:
+def test_with_the_key_test_model_passes_six_of_six(keyed: KeyedWorld) -> None:
     for provider in PROVIDERS:
         done = cli(keyed.keyed, "--json", "--log-level", "DEBUG", "test-model", provider)
         assert KEY not in done.stdout + done.stderr
@@ -155,7 +100,7 @@ def test_with_the_key_test_model_passes_six_of_six(keyed: Keyed) -> None:
         assert "/health answered HTTP 404" in health["detail"]
 
 
-def test_models_lists_every_served_id_at_a_url_that_answers_it(keyed: Keyed) -> None:
+def test_models_lists_every_served_id_at_a_url_that_answers_it(keyed: KeyedWorld) -> None:
     rows = models_json(keyed.keyed)
     assert set(rows) == set(PROVIDERS)
     listener_host = load_topology(keyed.keyed).local.listener_host
@@ -174,7 +119,7 @@ def test_models_lists_every_served_id_at_a_url_that_answers_it(keyed: Keyed) -> 
         assert [m["id"] for m in answer.json()["data"]] == row["model_ids"]
 
 
-def test_the_exports_reference_the_key_and_never_hold_it(keyed: Keyed, tmp_path: Path) -> None:
+def test_the_exports_reference_the_key_and_never_hold_it(keyed: KeyedWorld, tmp_path: Path) -> None:
     env = cli(keyed.keyed, "models", "--export", "env")
     assert env.returncode == 0, env.stderr
     # read from the topology's key file when sourced: the client needs no second variable
@@ -203,7 +148,7 @@ def test_the_exports_reference_the_key_and_never_hold_it(keyed: Keyed, tmp_path:
         assert KEY not in done.stdout + done.stderr + "".join(f.read_text() for f in files), fmt
 
 
-async def test_the_mcp_tool_and_resource_give_the_same_rows(keyed: Keyed) -> None:
+async def test_the_mcp_tool_and_resource_give_the_same_rows(keyed: KeyedWorld) -> None:
     server = build_server(keyed.keyed)
     async with Client(server, read_timeout_seconds=CLIENT_TIMEOUT) as client:
         called = await client.call_tool("models", {})
@@ -218,7 +163,7 @@ async def test_the_mcp_tool_and_resource_give_the_same_rows(keyed: Keyed) -> Non
     assert KEY not in json.dumps(called.structured_content) + text
 
 
-def test_after_down_of_a_provider_its_row_says_it_is_stopped(keyed: Keyed) -> None:
+def test_after_down_of_a_provider_its_row_says_it_is_stopped(keyed: KeyedWorld) -> None:
     down = cli(keyed.keyed, "down", "rhtevan-work")
     assert down.returncode == 0, down.stdout + down.stderr
     rows = models_json(keyed.keyed)
@@ -232,7 +177,7 @@ def test_after_down_of_a_provider_its_row_says_it_is_stopped(keyed: Keyed) -> No
 
 
 def test_an_export_with_a_stopped_provider_exits_0_and_keeps_its_block(
-    keyed: Keyed, tmp_path: Path
+    keyed: KeyedWorld, tmp_path: Path
 ) -> None:
     """Issue 45 items 4 and 5 (after the test above stopped rhtevan-work): the file is
     written, so `models --export FMT --output FILE && tool --config FILE` goes on; --all

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +20,9 @@ import pytest
 from mcp import Client
 
 from polling import eventually
+from product import cli
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import OperationResult, TestModelResult
+from skupper_mcp.results import OperationResult, TestModelResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
@@ -126,6 +126,17 @@ async def take_down(engine: Engine, world: World, host: str) -> Probe:
     return probe
 
 
+@asynccontextmanager
+async def set_up_pool(world: World) -> AsyncIterator[Engine]:
+    """An engine on the pool's topology, after a setup that went well and once the pool
+    serves a model."""
+    async with Engine(load_topology(pool_topology(world))) as engine:
+        result = await engine.setup()
+        assert result.ok, result.model_dump_json(indent=1)
+        assert await eventually(lambda: served_model(world), timeout=60, what="the pool")
+        yield engine
+
+
 def model_of(world: World, host: str) -> str:
     model = world.info.host(host).default_model_id
     assert model is not None
@@ -135,11 +146,7 @@ def model_of(world: World, host: str) -> str:
 async def test_an_any_pool_keeps_answering_on_its_port_while_either_provider_is_down(
     pool_world: World,
 ) -> None:
-    async with Engine(load_topology(pool_topology(pool_world))) as engine:
-        result = await engine.setup()
-        assert result.ok, result.model_dump_json(indent=1)
-        assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
-
+    async with set_up_pool(pool_world) as engine:
         status = await engine.status()
         [pool] = status.pools
         assert (pool.state, pool.bound, pool.strategy) == ("serving", True, "any"), pool
@@ -298,16 +305,6 @@ async def test_an_any_pool_fails_over_when_a_providers_router_dies_or_its_networ
         assert measured["blackhole"] < 30, measured
 
 
-def run_cli(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(path), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-
-
 @pytest.mark.spawns
 async def test_through_the_cli_the_pool_answers_on_its_port_while_either_provider_is_down(
     pool_world: World,
@@ -323,7 +320,7 @@ async def test_through_the_cli_the_pool_answers_on_its_port_while_either_provide
         stop = asyncio.Event()
         task = asyncio.create_task(probe.run(stop))
         began = time.monotonic()
-        done = await asyncio.to_thread(run_cli, path, "down", down)
+        done = await asyncio.to_thread(cli, path, "down", down)
         ended = time.monotonic()
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"pool granite (:{POOL_PORT}) keeps serving from {other}" in " ".join(
@@ -338,22 +335,18 @@ async def test_through_the_cli_the_pool_answers_on_its_port_while_either_provide
         late = [at for at in probe.misses if not began <= at <= ended]
         assert late == [] and probe.gap() <= 0.5, (began, ended, probe.misses)
         assert {m for _, m in probe.answers[-5:]} == {model_of(pool_world, other)}
-        shown = await asyncio.to_thread(run_cli, path, "--json", "status")
+        shown = await asyncio.to_thread(cli, path, "--json", "status")
         [pool] = json.loads(shown.stdout)["pools"]
         assert pool["state"] == "degraded"
         assert {b["provider"]: b["live"] for b in pool["backends"]} == {down: False, other: True}
-        again = await asyncio.to_thread(run_cli, path, "up", down)
+        again = await asyncio.to_thread(cli, path, "up", down)
         assert again.returncode == 0, again.stdout + again.stderr
 
 
 async def test_models_lists_the_pool_as_one_url_that_still_serves_with_a_provider_down(
     pool_world: World,
 ) -> None:
-    async with Engine(load_topology(pool_topology(pool_world))) as engine:
-        result = await engine.setup()
-        assert result.ok, result.model_dump_json(indent=1)
-        assert await eventually(lambda: served_model(pool_world), timeout=60, what="the pool")
-
+    async with set_up_pool(pool_world) as engine:
         models = await engine.models()
         [row] = [r for r in models.rows if r.pool is not None]
         assert (row.host, row.state, row.listener_port) == ("granite", "serving", POOL_PORT), row

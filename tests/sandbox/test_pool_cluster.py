@@ -21,7 +21,7 @@ from kubernetes import config as k8s_config
 
 from polling import eventually
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import OperationResult, PoolStatus
+from skupper_mcp.results import OperationResult, PoolStatus
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import CRC_NAMESPACE, WorldSpec
 from skupper_sandbox.testing import World, running_world

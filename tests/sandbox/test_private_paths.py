@@ -7,7 +7,6 @@ when its world does not start."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import subprocess
@@ -157,16 +156,10 @@ def test_a_script_the_hosts_users_cannot_read_fails_up_before_anything_starts(
     assert "podman import" not in said
 
 
-def test_a_demo_whose_world_does_not_start_leaves_no_directory(tmp_path: Path) -> None:
-    env = {**os.environ, "TMPDIR": str(tmp_path), real_podman.MODE_VAR: "no-such-kind"}
-    demo = subprocess.run(
-        [sys.executable, "-m", "skupper_sandbox.demo"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+def test_a_demo_whose_world_does_not_start_leaves_no_directory(
+    tmp_path: Path, demo_that_cannot_start: subprocess.CompletedProcess[str]
+) -> None:
+    demo = demo_that_cannot_start
     assert demo.returncode == 1
     assert "--podman no-such-kind" in demo.stdout
     assert list(tmp_path.iterdir()) == []

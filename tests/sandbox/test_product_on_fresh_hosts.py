@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from polling import wait_for
+from product import PODMAN_KINDS, podman_kind
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.facts.site_state import site_state_script
-from skupper_mcp.models import ListenerStatus
+from skupper_mcp.results import ListenerStatus
 from skupper_mcp.topology import load_topology
-from skupper_sandbox import real_podman
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
@@ -191,16 +191,14 @@ def test_teardown_keeps_the_controller_another_namespace_still_uses(fresh: World
 # -- a 2.2.1 consumer beside a 2.1.x site that lost the same provider, on either podman -----
 
 
-@pytest.fixture(scope="module", params=["emulated", "real"])
+@pytest.fixture(scope="module", params=PODMAN_KINDS)
 def consumer(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[World]:
     """Two 2.1.3 providers, a 2.2.1 local site and the crc site (2.1.3: skupper-router
     3.4.2), which links to the providers too; set up; on the emulated podman and on this
     machine's."""
-    kind = str(request.param)
-    if kind == "real" and (why_not := real_podman.probe()) is not None:
-        pytest.skip(f"real podman cannot run here: {why_not}")
+    kind = podman_kind(request)
     spec = WorldSpec(
         providers=2,
         kubernetes=True,

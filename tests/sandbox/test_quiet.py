@@ -5,14 +5,12 @@ with the cryptography release ``make venv`` installs) go to the log at DEBUG."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from skupper_sandbox import real_podman
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import running_world
 
@@ -92,15 +90,9 @@ def _stdio_status(topology: Path) -> str:
     return server.stderr.read()
 
 
-def test_a_demo_that_cannot_start_says_why_without_library_warnings(tmp_path: Path) -> None:
-    env = {**os.environ, "TMPDIR": str(tmp_path), real_podman.MODE_VAR: "no-such-kind"}
-    demo = subprocess.run(
-        [sys.executable, "-m", "skupper_sandbox.demo"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+def test_a_demo_that_cannot_start_says_why_without_library_warnings(
+    demo_that_cannot_start: subprocess.CompletedProcess[str],
+) -> None:
+    demo = demo_that_cannot_start
     assert demo.returncode == 1 and "--podman no-such-kind" in demo.stdout
     _no_warning(demo.stdout + demo.stderr)

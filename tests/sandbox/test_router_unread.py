@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from skupper_mcp.engine.core import Engine
-from skupper_mcp.models import CheckResult, OperationResult
+from skupper_mcp.results import CheckResult, OperationResult
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world

@@ -11,7 +11,6 @@ works. A world of its own, since setup is run on it twice with different topolog
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -21,25 +20,15 @@ from mcp import Client
 from polling import eventually
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.findings.podman import STANDALONE
-from skupper_mcp.models import DiagnoseResult, OperationResult, StatusResult
+from skupper_mcp.results import DiagnoseResult, OperationResult, StatusResult
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
-from skupper_sandbox.layout import WorldSpec
-from skupper_sandbox.testing import World, running_world
+from skupper_sandbox.testing import World
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.usefixtures("bounded_mcp_clients")]
 
 HOST = "rhel-ai"
 ROUTER = "default-skupper-router"
-
-
-@pytest.fixture(scope="module")
-def small_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    """The local site and rhel-ai only (no second provider, no crc)."""
-    with running_world(
-        tmp_path_factory.mktemp("tmp-not-writable"), WorldSpec(providers=1, kubernetes=False)
-    ) as w:
-        yield w
 
 
 def topology(world: World, workaround: bool) -> Path:

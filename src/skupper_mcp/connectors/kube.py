@@ -32,10 +32,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skupper_mcp import host_json
 from skupper_mcp.errors import (
     ConnectError,
+    Kind,
     KubeBoundError,
     KubeError,
     MissingExtraError,
     SiteConfigError,
+    kind_of,
 )
 from skupper_mcp.vocabulary import KUBE_HOST
 
@@ -256,12 +258,16 @@ class KubeConnector:
         try:
             found = host_json.loads(body)
         except host_json.TooDeep as exc:
-            raise KubeError(self.context, f"secrets in {ns}: {exc}") from exc
+            raise KubeError(self.context, f"secrets in {ns}: {exc}", kind=Kind.PARSE) from exc
         except ValueError as exc:
-            raise KubeError(self.context, f"secrets in {ns}: the answer is not JSON") from exc
+            raise KubeError(
+                self.context, f"secrets in {ns}: the answer is not JSON", kind=Kind.PARSE
+            ) from exc
         if not isinstance(found, dict) or found.get("kind") != "PartialObjectMetadataList":
             # a server that ignored the Accept header sent the Secrets whole: not kept
-            raise KubeError(self.context, f"secrets in {ns}: the API sent more than metadata")
+            raise KubeError(
+                self.context, f"secrets in {ns}: the API sent more than metadata", kind=Kind.PARSE
+            )
         items = found.get("items") or []
         return [i for i in items if isinstance(i, dict) and isinstance(i.get("metadata"), dict)]
 
@@ -577,11 +583,15 @@ class KubeConnector:
         except ApiException as exc:
             raise self._api_error(exc, verb, resource, namespace) from exc
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # the client's own parse
-            raise KubeError(self.context, f"{budget.call}: the answer is not JSON") from exc
+            raise KubeError(
+                self.context, f"{budget.call}: the answer is not JSON", kind=kind_of(exc)
+            ) from exc
         except (HTTPError, OSError) as exc:
             host = self._api.configuration.host if self._api else "the API server"
             raise ConnectError(
-                self.context, f"cannot reach the Kubernetes API at {host}: {_reason(exc)}"
+                self.context,
+                f"cannot reach the Kubernetes API at {host}: {_reason(exc)}",
+                kind=kind_of(exc),
             ) from exc
 
     def _api_error(self, exc: Any, verb: str, resource: str, namespace: str | None) -> KubeError:

@@ -28,7 +28,14 @@ from skupper_mcp.connectors.base import (
 )
 from skupper_mcp.connectors.listening import within
 from skupper_mcp.connectors.shared import SharedAttempt
-from skupper_mcp.errors import CommandTimeout, ConnectError, HostKeyError, SiteConfigError
+from skupper_mcp.errors import (
+    CommandTimeout,
+    ConnectError,
+    HostKeyError,
+    Kind,
+    SiteConfigError,
+    kind_of,
+)
 
 if TYPE_CHECKING:
     import asyncssh
@@ -108,7 +115,7 @@ class SSHConnector:
                 await self._drop_connection()
                 reason = getattr(exc, "reason", None) or str(exc)
                 raise ConnectError(
-                    self._name, f"connection lost to {self._address}: {reason}"
+                    self._name, f"connection lost to {self._address}: {reason}", kind=kind_of(exc)
                 ) from exc
         remote = _RemoteCommand(process)
         try:
@@ -134,7 +141,9 @@ class SSHConnector:
             await self._drop_connection()
             reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
             raise ConnectError(
-                self._name, f"connection lost while running a command on {self._address}: {reason}"
+                self._name,
+                f"connection lost while running a command on {self._address}: {reason}",
+                kind=kind_of(exc),
             ) from exc
         except BaseException:
             await asyncio.shield(self._end_remote(remote))
@@ -232,6 +241,7 @@ class SSHConnector:
                 self._name,
                 f"{self._address} stopped answering (no reply within {seconds:g}s "
                 "on an open connection)",
+                kind=Kind.TIMEOUT,
             ) from exc
 
     async def _connection(self) -> asyncssh.SSHClientConnection:
@@ -287,6 +297,7 @@ class SSHConnector:
                         self._name,
                         f"cannot reach the ProxyJump host {hop.host} "
                         f"({hop_resolved.address}, from {resolved.config_file}): {exc.reason}",
+                        kind=exc.kind,
                     ) from exc
         except BaseException:
             if conn is not None:
@@ -355,24 +366,31 @@ class SSHConnector:
                 self._name,
                 f"authentication failed for user {user} at {address}: check that "
                 "the identity file's public key is in the remote authorized_keys",
+                kind=kind_of(exc),
             ) from exc
         except asyncssh.DisconnectError as exc:
-            raise ConnectError(self._name, f"connection lost to {address}: {exc.reason}") from exc
+            raise ConnectError(
+                self._name, f"connection lost to {address}: {exc.reason}", kind=kind_of(exc)
+            ) from exc
         except asyncssh.ChannelOpenError as exc:  # the jump host refused to forward
             raise ConnectError(
-                self._name, f"the ProxyJump host {via} cannot open {address}: {exc.reason}"
+                self._name,
+                f"the ProxyJump host {via} cannot open {address}: {exc.reason}",
+                kind=kind_of(exc),
             ) from exc
         except ConnectionRefusedError as exc:
             raise ConnectError(
-                self._name, f"connection refused (is sshd running on {address}?)"
+                self._name, f"connection refused (is sshd running on {address}?)", kind=kind_of(exc)
             ) from exc
         except TimeoutError as exc:
             raise ConnectError(
-                self._name, f"timed out after {seconds:g}s connecting to {address}"
+                self._name,
+                f"timed out after {seconds:g}s connecting to {address}",
+                kind=kind_of(exc),
             ) from exc
         except OSError as exc:
             reason = exc.strerror or str(exc)
-            raise ConnectError(self._name, f"{reason} ({address})") from exc
+            raise ConnectError(self._name, f"{reason} ({address})", kind=kind_of(exc)) from exc
         if tunnel is not None:
             conn.set_tunnel(tunnel)  # closed with the connection it carries
         verifier.record_accepted_key(resolved.host, resolved.port)

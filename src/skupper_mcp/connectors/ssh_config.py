@@ -17,7 +17,7 @@ from pathlib import Path
 
 from skupper_mcp.connectors.base import SSHOptions, SSHTarget
 from skupper_mcp.errors import SiteConfigError
-from skupper_mcp.models import SSHSetting
+from skupper_mcp.results import SSHSetting
 
 __all__ = [
     "DEFAULT_PORT",

@@ -31,7 +31,7 @@ A site's condition (``SiteStatus.state``):
 from __future__ import annotations
 
 from ..facts import names
-from ..models import ListenerState, SiteCondition
+from ..results import ListenerState, SiteCondition
 from .predicates import (
     claims_ready,
     cluster_router_running,

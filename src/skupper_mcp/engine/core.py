@@ -29,7 +29,7 @@ from skupper_mcp.engine.store import journal
 from skupper_mcp.engine.store.backups import Backups
 from skupper_mcp.engine.store.lock import operation_lock
 from skupper_mcp.errors import SkupperMcpError
-from skupper_mcp.models import (
+from skupper_mcp.results import (
     CheckResult,
     DiagnoseResult,
     HistoryResult,

@@ -13,7 +13,7 @@ since when it is stopped, when the host says), and the consumer's router release
 from __future__ import annotations
 
 from ..facts.router_release import REMOTE_LS_HOLD, RouteHold, image_release, route_hold
-from ..models import ListenerState, ListenerStatus
+from ..results import ListenerState, ListenerStatus
 from .condition import listener_condition, stopped_for
 from .readings import PodmanReading, Reading
 

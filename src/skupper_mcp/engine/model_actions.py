@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import ConfigError
-from ..models import ModelAction, SiteResult
+from ..results import ModelAction, SiteResult
 from ..topology import ProviderHost, Topology
 from .predicates import STOPS
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import host_json
-from ..errors import CheckFailed, ConfigError
+from ..errors import CheckFailed, ConfigError, Kind, status_kind
 from ..facts.model_endpoint import MODELS_MAX_BYTES, model_ids
 from ..model_keys import read_model_api_key
 from ..safe_text import safe_text
@@ -190,7 +190,7 @@ class ModelsProbe:
     @property
     def refused(self) -> bool:
         """The server answered and refused the request's credentials (401/403)."""
-        return self.status in (401, 403)
+        return self.status is not None and status_kind(self.status) is Kind.REFUSED
 
 
 async def probe_models(
@@ -211,10 +211,6 @@ async def probe_models(
             http, "GET", url, timeout, MODELS_MAX_BYTES, headers=key.headers()
         )
     except (CheckFailed, httpx.HTTPError, OSError) as error:
-        if isinstance(error, httpx.TransportError) and not str(error):
-            return done(
-                None, None, f"no answer: the connection was closed ({type(error).__name__})"
-            )
         return done(None, None, describe(error))
     if status != 200:
         return done(status, None, f"/v1/models answered HTTP {status}")

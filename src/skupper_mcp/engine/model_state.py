@@ -7,7 +7,7 @@ the probe only where the route is up.
 
 from __future__ import annotations
 
-from ..models import ListenerState, ModelState, PoolStatus, SiteCondition
+from ..results import ListenerState, ModelState, PoolStatus, SiteCondition
 from .model_http import ModelsProbe
 from .predicates import STOPPED, UNREAD
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..models import LinkStatus, PoolBackend, PoolState, PoolStatus, SiteStatus
+from ..results import LinkStatus, PoolBackend, PoolState, PoolStatus, SiteStatus
 from ..sites.resources import ResourceStatus, resource_status
 from ..topology import ModelPool, Topology
 from .desired.leftovers import cluster_pool_name

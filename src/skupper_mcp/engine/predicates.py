@@ -13,7 +13,7 @@ from typing import Any
 from ..facts import names
 from ..facts.resource_status import resource_status
 from ..facts.site_state import pod_running
-from ..models import SiteCondition
+from ..results import SiteCondition
 from ..sites.kube import KubeState
 from .readings import Asked, ClusterReading, PodmanReading, Reading
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from ..errors import ConnectError, KubeError, MissingExtraError, SiteConfigError
+from ..errors import ConnectError, Kind, KubeError, MissingExtraError, SiteConfigError, kind_of
 from ..facts.site_state import SiteState
-from ..models import Operation
+from ..results import Operation
 from ..sites.kube import ClusterSite, KubeState
 from ..sites.podman import PodmanSite
 from .runner import describe
@@ -24,8 +24,6 @@ ASKED_VALUES: tuple[Asked, ...] = get_args(Operation)
 
 #: How far a site's read got (``Unread.reach``).
 Reach = Literal["reached", "refused", "unreachable"]
-#: The HTTP statuses of an API that answered and refused our credentials.
-REFUSED_STATUSES = (401, 403)
 
 
 @dataclass(frozen=True)
@@ -65,13 +63,17 @@ class Unread:
 
     @property
     def reach(self) -> Reach:
-        """How far the read got: the host could not be reached (``unreachable``), the
-        cluster answered and refused our credentials, 401/403 (``refused``: a fix of the
-        credentials, not of the network), or the site answered (``reached``)."""
+        """How far the read got: it answered and refused our credentials (``refused``,
+        from the error's kind, ``errors.kind_of``: SSH authentication, a host key
+        known_hosts does not trust, an API's 401/403; a fix of the credentials, not of the
+        network), no connection was made (``unreachable``: a ``ConnectError``, whether
+        nothing answered, not in time, or topology.env named what is not there), or the
+        site answered and what it said could not be used (``reached``: a command that timed
+        out or failed, an answer past its bounds)."""
+        if kind_of(self.error) is Kind.REFUSED:
+            return "refused"
         if isinstance(self.error, ConnectError):
             return "unreachable"
-        if isinstance(self.error, KubeError) and self.error.status in REFUSED_STATUSES:
-            return "refused"
         return "reached"
 
     @property
@@ -91,10 +93,11 @@ class Unread:
             return f"{self.ref.host} skipped: {self.error}"
         if isinstance(self.error, SiteConfigError):
             return f"{self.ref.host} cannot be used as configured: {self.error.reason}"
+        if self.reach == "refused":
+            why = self.error.reason if isinstance(self.error, ConnectError) else self.error
+            return f"{self.ref.host} refused our credentials: {why}"
         if isinstance(self.error, ConnectError):
             return f"{self.ref.host} unreachable: {self.error.reason}"
-        if self.reach == "refused":
-            return f"{self.ref.host} refused our credentials: {self.error}"
         if isinstance(self.error, KubeError):
             return f"{self.ref.host}: {self.error}"
         return f"cannot read the state of {self.ref.host}: {describe(self.error)}"

@@ -15,8 +15,16 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from ..errors import CommandError, CommandTimeout, ConnectError, KubeError, SkupperMcpError
-from ..models import ModelAction, Operation, OperationResult, Outcome, SiteResult, Step
+from ..errors import (
+    CommandError,
+    CommandTimeout,
+    ConnectError,
+    Kind,
+    KubeError,
+    SkupperMcpError,
+    kind_of,
+)
+from ..results import ModelAction, Operation, OperationResult, Outcome, SiteResult, Step
 from ..sites.kube import ClusterSite
 from ..sites.podman import PodmanSite
 from ..sites.work import ApiCall, Script, Work, summary
@@ -230,5 +238,12 @@ def describe(exc: BaseException) -> str:
         return str(exc)
     if isinstance(exc, RecursionError):
         return "its answer nests too deep to be read"
+    if not str(exc):  # an HTTP client's transport error often has no text of its own
+        name = type(exc).__name__
+        match kind_of(exc):
+            case Kind.CONNECT:
+                return f"no answer: the connection was reset or closed ({name})"
+            case Kind.TIMEOUT:
+                return f"no answer in time ({name})"
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0] if text else type(exc).__name__

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from ..connectors.pool import ConnectorPool
 from ..errors import ConfigError, ConnectError
 from ..facts.site_state import SiteState
-from ..models import SiteResult
+from ..results import SiteResult
 from ..sites import resources as cr
 from ..sites.kube import ClusterSite, status_of
 from ..sites.podman import PodmanSite
 from ..sites.resources import ClientCert, LinkTarget
 from ..topology import ProviderHost, Topology
 from ..vocabulary import KUBE_HOST, LOCAL_HOST
+from .condition import site_condition
 from .desired.cluster import link_targets
 from .predicates import claims_ready, link_up
 from .readings import Asked, ClusterReading, PodmanReading, Reading, Unread
@@ -36,6 +37,21 @@ def skip_or_fail(run: SiteRun, reading: Unread) -> None:
     otherwise; the run says why."""
     skipped = not reading.reachable or reading.missing_extra
     (run.skip if skipped else run.fail)(reading.problem())
+
+
+async def nothing_to_do(
+    run: SiteRun, reading: PodmanReading | ClusterReading, operation: str, done: str
+) -> None:
+    """A site where ``operation`` (down, teardown) finds nothing to change, said as
+    ``status`` says it (``condition.site_condition``, decided once): one never set up, or
+    removed by teardown, is skipped as not set up, with status's reason; another is noted
+    as ``done`` (``already stopped``, ``nothing to remove``)."""
+    state, why = site_condition(reading)
+    if state == "not-set-up":
+        run.skip(f"not set up: {why}")
+        await run.note(operation, "not set up: nothing to do", seconds=reading.seconds)
+        return
+    await run.note(operation, done, seconds=reading.seconds)
 
 
 class SiteMap:

@@ -65,7 +65,7 @@ from ..facts.site_state import (
 )
 from ..facts.unparsed import ParseError, Unparsed, first_line
 from ..facts.userns import userns_args
-from ..models import SSHSetting
+from ..results import SSHSetting
 from . import units
 from .resources import API_VERSION, ClientCert, Resource
 from .work import RETRY_PAUSE, RUNS, Script

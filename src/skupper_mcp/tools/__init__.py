@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skupper_mcp.models import (
+    from skupper_mcp.results import (
         CheckResult,
         DiagnoseResult,
         HistoryResult,
@@ -131,13 +131,13 @@ def _setup_result(
 ) -> CheckResult | OperationResult:
     """What setup answered: a CheckResult or an OperationResult (its function's SetupResult
     holds one of them)."""
-    from skupper_mcp.models import SetupResult
+    from skupper_mcp.results import SetupResult
 
     return result.root if isinstance(result, SetupResult) else result
 
 
 def _setup_exit_code(result: SetupResult | CheckResult | OperationResult) -> int:
-    from skupper_mcp.models import CheckResult
+    from skupper_mcp.results import CheckResult
 
     answered = _setup_result(result)
     if isinstance(answered, CheckResult):
@@ -146,8 +146,8 @@ def _setup_exit_code(result: SetupResult | CheckResult | OperationResult) -> int
 
 
 def _setup_text(result: SetupResult | CheckResult | OperationResult, width: int | None) -> str:
-    from skupper_mcp.models import CheckResult
     from skupper_mcp.render import check_text, operation_text
+    from skupper_mcp.results import CheckResult
 
     answered = _setup_result(result)
     # setup's plan and result print as up's, down's and teardown's do: the table on stdout
@@ -353,7 +353,7 @@ TOOLS: tuple[Tool, ...] = (
                 str,
                 "(default: router)",
                 "router",
-                choices=("router", "controller"),  # models.LogComponent
+                choices=("router", "controller"),  # results.LogComponent
             ),
             Argument("lines", int, "newest lines, 1-500 (default: 50)", 50),
         ),

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, Strict
 
-from skupper_mcp.models import (
+from skupper_mcp.naming import Names, sentence
+from skupper_mcp.results import (
     DiagnoseResult,
     HistoryResult,
     LogComponent,
@@ -30,7 +31,6 @@ from skupper_mcp.models import (
     StatusResult,
     TestModelResult,
 )
-from skupper_mcp.naming import Names, sentence
 from skupper_mcp.vocabulary import Progress
 
 if TYPE_CHECKING:

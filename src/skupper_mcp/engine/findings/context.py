@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...facts.site_state import SiteState
-from ...models import Finding, NextStep, Severity, UnparsedOutput
+from ...results import Finding, NextStep, Severity, UnparsedOutput
 from ...sites.kube import KubeState
 from ...topology import ProviderHost, Topology
 from ...vocabulary import LOCAL_HOST

@@ -14,7 +14,7 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
-from ...models import Finding
+from ...results import Finding
 from ...sites.kube import KubeState, ready, status_of
 from ..desired.cluster import kube_secret_names
 from .context import Network, call, finding

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...facts import names
-from ...models import Finding
+from ...results import Finding
 from ..scope import site_ref
 from .context import LinkProbe, Network, call, finding, set_variable
 from .podman import STANDALONE

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ...facts import names
 from ...facts.model_endpoint import CurlExit
 from ...facts.private_keys import KEYS_CAUSE, KEYS_FIX
-from ...models import Finding, UnparsedOutput
+from ...results import Finding, UnparsedOutput
 from ...sites import units
 from ...topology import ProviderHost
 from ...vocabulary import LOCAL_HOST

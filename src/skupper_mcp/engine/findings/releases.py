@@ -31,7 +31,7 @@ from typing import Any
 
 from ...facts import names
 from ...facts.skupper_version import Version
-from ...models import Finding
+from ...results import Finding
 from ...sites.kube import KubeState
 from ..condition import unparsed_reason
 from ..predicates import (

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ...errors import MissingExtraError, SiteConfigError, install_hint
 from ...facts.skupper_version import SkupperVersion
-from ...models import Finding
+from ...results import Finding, NextStep
 from ..condition import unparsed_reason
 from ..desired.needs import drift_lines
 from ..readings import ClusterReading, PodmanReading, Unread
@@ -30,38 +30,7 @@ def unreadable(network: Network) -> Iterator[Finding]:
             "refused": "refuses our credentials",
             "reached": "could not be read",
         }[view.reach]
-        if view.reach == "refused":
-            # it answers: the network is fine, the credentials are not
-            cause = (
-                "the cluster's API answered and refused the kubeconfig's credentials "
-                "(HTTP 401: not logged in or the token expired; 403: the user may not do this)"
-            )
-            fix = (
-                "log in again (e.g. `oc login`) or use a kubeconfig whose user may manage "
-                "Skupper in the namespace, then check it with setup check=true"
-            )
-            step = call("setup", check=True)
-        elif view.ref.platform == "kubernetes":
-            # a cluster is no SSH host, and diagnosing it again finds the same
-            cause = (
-                "the cluster is stopped, its API does not answer at the kubeconfig's server "
-                "address, or it refuses the kubeconfig's credentials"
-            )
-            fix = (
-                "start the cluster (e.g. `crc start`) or log in again (e.g. `oc login`), then "
-                "check it with setup check=true; up and down skip it meanwhile"
-            )
-            step = call("setup", check=True)
-        else:
-            cause = (
-                "the host is down, its SSH does not answer in time, or it refuses the "
-                "credentials in topology.env"
-            )
-            fix = (
-                f"check that {view.ref.host} is up and answers SSH with the credentials in "
-                "topology.env, then diagnose again"
-            )
-            step = call("diagnose", target=view.ref.host)
+        cause, fix, step = _unread_advice(view)
         yield finding(
             "site-unreadable",
             view.ref,
@@ -72,6 +41,54 @@ def unreadable(network: Network) -> Iterator[Finding]:
             fix=fix,
             next=[step],
         )
+
+
+def _unread_advice(view: Unread) -> tuple[str, str, NextStep]:
+    """Why a site could not be read and what to do, by how far its read got (``reach``,
+    from the error's kind) and its platform: a refusal is a fix of the credentials, never
+    of the network."""
+    cluster = view.ref.platform == "kubernetes"
+    check = call("setup", check=True)
+    if view.reach == "refused" and not cluster:
+        # sshd answers: the network is fine, the key or the host's key is not
+        cause = (
+            "the host's SSH server answered and refused the credentials in topology.env "
+            "(the identity's public key is not in its authorized_keys), or its host key "
+            "is not the one known_hosts trusts"
+        )
+        fix = (
+            f"authorize the key on {view.ref.host} (e.g. ssh-copy-id) or verify its host "
+            "key (ssh-keyscan, known_hosts), then check it with setup check=true"
+        )
+        return cause, fix, check
+    if view.reach == "refused":
+        # it answers: the network is fine, the credentials are not
+        cause = (
+            "the cluster's API answered and refused the kubeconfig's credentials "
+            "(HTTP 401: not logged in or the token expired; 403: the user may not do this)"
+        )
+        fix = (
+            "log in again (e.g. `oc login`) or use a kubeconfig whose user may manage "
+            "Skupper in the namespace, then check it with setup check=true"
+        )
+        return cause, fix, check
+    if cluster:
+        # a cluster is no SSH host, and diagnosing it again finds the same
+        cause = (
+            "the cluster is stopped, or its API does not answer at the kubeconfig's server "
+            "address (one that answered and refused the credentials would say so)"
+        )
+        fix = (
+            "start the cluster (e.g. `crc start`) or fix the kubeconfig's server address, then "
+            "check it with setup check=true; up and down skip it meanwhile"
+        )
+        return cause, fix, check
+    cause = (
+        "the host is down, or its SSH server does not answer in time at the address and port "
+        "topology.env gives (one that answered and refused the key would say so)"
+    )
+    fix = f"check that {view.ref.host} is up and its SSH server answers, then diagnose again"
+    return cause, fix, call("diagnose", target=view.ref.host)
 
 
 def extra_missing(ref: SiteRef, error: MissingExtraError) -> Finding:

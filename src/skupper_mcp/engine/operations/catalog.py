@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 
 from ...facts.model_endpoint import kept_ids
-from ...models import ModelRow, ModelsResult, PoolStatus
 from ...placeholders import placeholder_ids
+from ...results import ModelRow, ModelsResult, PoolStatus
 from ...topology import ProviderHost, Topology
 from ..condition import site_condition
 from ..listeners import listener_state

@@ -16,7 +16,7 @@ from ...errors import Unparsed
 from ...facts import names
 from ...facts.logs import MAX_LOG_BYTES, log_unavailable
 from ...facts.redact import redact_lines
-from ...models import DiagnosedSite, DiagnoseResult, Finding, NextStep
+from ...results import DiagnosedSite, DiagnoseResult, Finding, NextStep
 from ...topology import Topology
 from ...vocabulary import plural
 from ..condition import site_condition

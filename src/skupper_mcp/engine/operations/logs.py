@@ -19,7 +19,7 @@ from ...errors import ConfigError, ConnectError
 from ...facts import names
 from ...facts.logs import MAX_LOG_BYTES, log_unavailable, merged_pod_logs, tail_lines
 from ...facts.redact import redact
-from ...models import LogComponent, LogsResult, LogVia
+from ...results import LogComponent, LogsResult, LogVia
 from ...sites.kube import (
     CONTROLLER_DEPLOYMENT,
     ROUTER_CONTAINER,

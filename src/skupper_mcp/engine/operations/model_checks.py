@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ... import host_json
-from ...errors import CheckFailed, ConfigError
+from ...errors import CheckFailed, ConfigError, Kind, status_kind
 from ...facts.model_endpoint import listed_ids, model_ids
-from ...models import ModelCheck, TestModelResult
+from ...results import ModelCheck, TestModelResult
 from ...sites.podman import PodmanSite
 from ...topology import ProviderHost, Topology
 from ..model_actions import active_or_default
@@ -47,26 +47,18 @@ async def _timed(name: str, check: Callable[[], Awaitable[str]]) -> ModelCheck:
         detail = await check()
         passed = True
     except expected as exc:
-        detail, passed = _reason(exc), False
+        detail, passed = describe(exc), False
     return ModelCheck(
         name=name, passed=passed, detail=detail, seconds=round(time.monotonic() - started, 3)
     )
 
 
-def _reason(exc: BaseException) -> str:
-    import httpx
-
-    if isinstance(exc, httpx.TransportError) and not str(exc):
-        return f"no answer: the connection was reset or closed ({type(exc).__name__})"
-    return describe(exc)
-
-
 def _json(answer: tuple[int, bytes], what: str, key: KeyUse | None = None) -> Any:
     status, body = answer
-    if status in (401, 403) and key is not None:
-        raise CheckFailed(key.refused(what, status))
+    if status != 200 and status_kind(status) is Kind.REFUSED and key is not None:
+        raise CheckFailed(key.refused(what, status), status=status)
     if status != 200:
-        raise CheckFailed(f"{what} answered HTTP {status}")
+        raise CheckFailed(f"{what} answered HTTP {status}", status=status)
     try:
         return host_json.loads(body)
     except ValueError as exc:

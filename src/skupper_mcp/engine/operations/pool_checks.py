@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ...models import ModelCheck, TestModelResult
+from ...results import ModelCheck, TestModelResult
 from ...topology import ModelPool, PoolMember, Topology
 from .model_checks import route_checks
 

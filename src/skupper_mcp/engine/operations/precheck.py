@@ -22,16 +22,18 @@ from skupper_mcp.errors import (
     ConfigError,
     ConnectError,
     HostKeyError,
+    Kind,
     KubeError,
     MissingExtraError,
     SiteConfigError,
     SkupperMcpError,
     install_hint,
+    kind_of,
 )
 from skupper_mcp.facts.precheck import SiteFacts, install_command, ports_bound
 from skupper_mcp.facts.private_keys import KEYS_CAUSE, KEYS_FIX, summary
 from skupper_mcp.facts.site_state import is_active
-from skupper_mcp.models import Check, CheckResult
+from skupper_mcp.results import Check, CheckResult
 from skupper_mcp.sites.kube import ClusterSite, credential_plugin, site_kubeconfigs
 from skupper_mcp.topology import KubeSite, SSHTarget, Topology
 from skupper_mcp.topology.diagram import topology_diagram
@@ -357,19 +359,8 @@ async def check_podman_site(sites: SiteMap, host: str, target: SSHTarget | None)
         site = await asyncio.wait_for(
             sites.podman(site_ref(topology, host)), topology.ssh.connect_timeout + 2
         )
-    except SiteConfigError as error:
-        hint = f"fix {error.variable} in topology.env"
-        if error.variable == "SSH_CONFIG":
-            hint = "fix the SSH config file, or name another with SSH_CONFIG in topology.env"
-        return [_ssh_fail(host, target, error, start, hint)]
-    except HostKeyError as error:
-        return [_ssh_fail(host, target, error, start, _host_key_hint(topology, target))]
     except (ConnectError, TimeoutError) as error:
-        hint = (
-            f"check that {target} is up and its SSH server answers (on the port "
-            "topology.env or the SSH config gives it), and that your key is authorized"
-        )
-        return [_ssh_fail(host, target, error, start, hint)]
+        return [_ssh_fail(host, target, error, start, _ssh_hint(topology, target, error))]
     seconds = round(time.monotonic() - start, 3)
     how = f"connected to {target} in {seconds:.2f}s" if target else "local commands"
     settings = site.ssh_settings
@@ -413,12 +404,61 @@ def _ssh_fail(
     )
 
 
+def _ssh_hint(topology: Topology, target: SSHTarget | None, error: BaseException) -> str:
+    """What to fix when SSH failed, by the failure's kind (``errors.kind_of``): topology.env
+    (config), the credentials or the host key (refused: the host answered), or the host and
+    the network between (connect, timeout)."""
+    match kind_of(error):
+        case Kind.CONFIG:
+            variable = getattr(error, "variable", None)
+            if variable == "SSH_CONFIG":
+                return "fix the SSH config file, or name another with SSH_CONFIG in topology.env"
+            return f"fix {variable} in topology.env"
+        case Kind.REFUSED if isinstance(error, HostKeyError):
+            return _host_key_hint(topology, target)
+        case Kind.REFUSED:
+            return (
+                f"{target} answered and refused the key: add the identity's public key to its "
+                "~/.ssh/authorized_keys (e.g. ssh-copy-id), or name the authorized one with "
+                "SSH_IDENTITY in topology.env"
+            )
+        case _:
+            return (
+                f"check that {target} is up and its SSH server answers (on the port "
+                "topology.env or the SSH config gives it)"
+            )
+
+
 def _host_key_hint(topology: Topology, target: SSHTarget | None) -> str:
     known = topology.ssh.known_hosts or "~/.ssh/known_hosts"
     return (
         f"verify {target}'s host key and add it to {known} "
         "(ssh-keyscan), or remove a stale entry if the host was reinstalled"
     )
+
+
+def _kube_refusal(
+    kube: KubeSite, error: BaseException, where: str, seconds: float, start: float
+) -> Check:
+    """The failed check of a cluster's API, its hint by the failure's kind: refused (401/403:
+    log in again), not reached or no answer in time (start the cluster), or an API error."""
+    match kind_of(error):
+        case Kind.REFUSED:
+            hint = (
+                f"log in to the cluster again (e.g. `oc login` or `crc console --credentials`) "
+                f"so {where} has a valid token"
+            )
+            return _kube_fail(kube, str(error), hint, start)
+        case Kind.CONNECT | Kind.TIMEOUT:
+            return _kube_fail(
+                kube,
+                # A bare TimeoutError has no text: say what happened instead of nothing.
+                f"unreachable: {str(error) or f'no answer within {seconds:g}s'}",
+                "start the cluster (crc start) or fix the kubeconfig's server address",
+                start,
+            )
+    hint = f"check the cluster is running and namespace {kube.namespace} is accessible"
+    return _kube_fail(kube, str(error), hint, start)
 
 
 #: How the precheck asks the cluster's site for its API version (tests give their own).
@@ -440,23 +480,8 @@ async def check_kubernetes(
         version = await asyncio.wait_for(access(), timeout + 2)
     except SiteConfigError as error:
         return _kube_fail(kube, error.reason, f"fix {error.variable} in topology.env", start)
-    except KubeError as error:
-        if error.status in (401, 403):
-            hint = (
-                f"log in to the cluster again (e.g. `oc login` or `crc console --credentials`) "
-                f"so {where} has a valid token"
-            )
-        else:
-            hint = f"check the cluster is running and namespace {kube.namespace} is accessible"
-        return _kube_fail(kube, str(error), hint, start)
-    except (ConnectError, TimeoutError) as error:
-        return _kube_fail(
-            kube,
-            # A bare TimeoutError has no text: say what happened instead of nothing.
-            f"unreachable: {str(error) or f'no answer within {timeout + 2:g}s'}",
-            "start the cluster (crc start) or fix the kubeconfig's server address",
-            start,
-        )
+    except (KubeError, ConnectError, TimeoutError) as error:
+        return _kube_refusal(kube, error, where, timeout + 2, start)
     except MissingExtraError as error:
         # The cluster is optional: setup goes on with the other sites and skips this one.
         return Check(

@@ -14,7 +14,7 @@ from skupper_mcp.engine.served import provider_served
 from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConfigError, SkupperMcpError
 from skupper_mcp.facts.model_endpoint import listed_ids
-from skupper_mcp.models import ResolveResult
+from skupper_mcp.results import ResolveResult
 from skupper_mcp.topology import ProviderHost, Topology
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from dataclasses import replace
 from ...errors import CheckFailed, SiteStateError
 from ...facts import names
 from ...facts.site_state import SiteState
-from ...models import Check, CheckResult, OperationResult
+from ...results import Check, CheckResult, OperationResult
 from ...sites import resources as cr
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...sites.podman import PodmanSite

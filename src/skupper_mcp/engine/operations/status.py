@@ -14,7 +14,7 @@ from typing import Any
 
 from ...facts import names
 from ...facts.model_endpoint import kept_ids
-from ...models import LinkStatus, ListenerStatus, PoolStatus, SiteStatus, StatusResult
+from ...results import LinkStatus, ListenerStatus, PoolStatus, SiteStatus, StatusResult
 from ...sites.kube import status_of
 from ...topology import Topology
 from .. import model_actions as actions_for

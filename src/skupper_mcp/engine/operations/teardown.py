@@ -11,7 +11,7 @@ import asyncio
 
 from ...facts import names
 from ...facts.site_state import SiteState
-from ...models import OperationResult
+from ...results import OperationResult
 from ...sites import resources as cr
 from ...sites.kube import ClusterSite, KubeState, delete_calls
 from ...sites.podman import PodmanSite
@@ -23,7 +23,7 @@ from ..readings import ClusterReading, PodmanReading, Unread
 from ..runner import Action, SiteRun, on_cluster, operation_result
 from ..scope import sites as all_sites
 from ..served import read_served, served_ids
-from ..sitemap import SiteMap, skip_or_fail
+from ..sitemap import SiteMap, nothing_to_do, skip_or_fail
 from ..store.backups import Backups, checked
 
 
@@ -81,7 +81,7 @@ async def run(
             case PodmanReading():
                 todo = podman_teardown_actions(ref.host, view.site, view.state, backups)
         if not todo:
-            await run.note("teardown", "nothing to remove", seconds=view.seconds)
+            await nothing_to_do(run, view, "teardown", "nothing to remove")
         work.append(run.perform(todo))
     await asyncio.gather(*work)
     results = [runs[r.host].result("removed") for r in refs]

@@ -13,7 +13,7 @@ import asyncio
 import time
 
 from ...facts import names
-from ...models import ListenerStatus, OperationResult, SiteResult
+from ...results import ListenerStatus, OperationResult, SiteResult
 from ...sites import resources as cr
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...topology import Topology
@@ -35,7 +35,7 @@ from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
 from ..scope import SiteRef, local_stops, resolve_target, scope
 from ..scope import sites as all_sites
 from ..served import Served, read_served, served_ids
-from ..sitemap import SiteMap, skip_or_fail
+from ..sitemap import SiteMap, nothing_to_do, skip_or_fail
 from ..stopping import stop_requested
 from ..verify import probe_listeners, tcp_probe, wait_for_links, wait_router
 
@@ -331,7 +331,7 @@ async def down(
                 tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
                 todo = podman_down_actions(view, tmpfs)
         if not todo:
-            await run.note("down", "already stopped", seconds=view.seconds)
+            await nothing_to_do(run, view, "down", "already stopped")
         await run.perform(todo)
 
     try:

@@ -1,7 +1,7 @@
 """The operations journal: one JSON line per write, in ``STATE_DIR/journal.jsonl``.
 
 Every ``setup``, ``up``, ``down`` and ``teardown`` that is not a plan appends what it did
-(``models.JournalEntry``): when, which client asked (its MCP initialize, or ``cli``), the
+(``results.JournalEntry``): when, which client asked (its MCP initialize, or ``cli``), the
 arguments, each site's outcome and the steps that changed it, the model actions and how long
 it took. So after an agent has worked, the user can ask what was changed, where, by whom.
 
@@ -28,8 +28,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ...errors import ConfigError
-from ...models import HistoryResult, JournalEntry, JournalSite, OperationResult
 from ...redaction import redact
+from ...results import HistoryResult, JournalEntry, JournalSite, OperationResult
 from .statedir import existing_private_dir, open_private_file, private_dir
 
 JOURNAL = "journal.jsonl"
