@@ -470,15 +470,32 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
     elif kind == "kill-router" and not args:
         killed = faults.kill_routers(host_dir / "home")
         return f"{host}: killed {', '.join(killed) or 'no running router'}"
+    elif kind == "cert-ends" and len(args) == 2:
+        return _cert_ends(host, host_dir, args)
     elif kind == "restore" and not args:
         faults.clear_network(info.id, host)
         faults.clear_slow(host_dir)
     else:
         raise SandboxError(
             f"usage: sandbox fault {host} down|blackhole|firewall PORT|slow SECONDS|kill-router"
-            "|restore"
+            "|cert-ends DAYS NAME|restore"
         )
     return f"{host}: {kind}{' ' + ' '.join(args) if args else ''}"
+
+
+def _cert_ends(host: str, host_dir: Path, args: list[str]) -> str:
+    """``fault HOST cert-ends DAYS NAME``: the certificate NAME (a directory of the site's
+    runtime/issuers or runtime/certs) ends DAYS days from now, as one does five years after
+    setup."""
+    try:
+        days = float(args[0])
+    except ValueError as exc:
+        raise SandboxError(f"cert-ends needs a number of days, not {args[0]!r}") from exc
+    name = args[1]
+    changed = faults.age_certificate(host_dir, name, days)
+    if not changed:
+        raise SandboxError(f"{host} has no certificate {name!r} (is its site set up?)")
+    return f"{host}: {name} ends in {args[0]} days ({', '.join(changed)})"
 
 
 # --- command line ---------------------------------------------------------------------
@@ -585,9 +602,11 @@ def _parser() -> argparse.ArgumentParser:
     fault_p = verb("fault", "inject or undo a fault on a host")
     fault_p.add_argument("host", help="host name, or crc")
     fault_p.add_argument(
-        "kind", help="down|blackhole|slow|kill-router|restore (crc: unauthenticated|down|restore)"
+        "kind",
+        help="down|blackhole|slow|kill-router|cert-ends|restore (crc: unauthenticated|down|"
+        "restore)",
     )
-    fault_p.add_argument("args", nargs="*", help="SECONDS for slow")
+    fault_p.add_argument("args", nargs="*", help="SECONDS for slow; DAYS CERTIFICATE for cert-ends")
     verb("down", "stop everything the world started")
     return parser
 
