@@ -317,3 +317,12 @@ def install_hint(package: str, extra: str) -> str:
         f"pipx inject skupper-mcp {package} (pipx), or "
         f"uv tool install --with {package} skupper-mcp (uv tool)"
     )
+
+
+class PullFailed(SkupperMcpError):
+    """Skupper's images could not be pulled on a host (refused, or not within setup's pull
+    deadline): that host's failure, with the image, the registry and what to do."""
+
+    def __init__(self, host: str, message: str) -> None:
+        self.host = host
+        super().__init__(message)

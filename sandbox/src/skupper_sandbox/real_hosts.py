@@ -200,6 +200,8 @@ def prepare(layout: WorldLayout, info: WorldInfo, python: str = sys.executable) 
             warning.write_text(warnings.go_quote(warnings.CGROUPS_V1) + "\n")
             if as_user is not None:
                 os.chown(warning, as_user.uid, as_user.gid)
+        if not HostQuirks(tuple(host.quirks)).images_pulled:  # emulated/pulls.py pulls
+            (store.root / real_podman.PULL_MARKER).write_text("")
     return [h.name for h in real]
 
 

@@ -24,6 +24,7 @@ import hashlib
 import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -475,6 +476,9 @@ def log_tail(host_dir: Path, name: str, as_user: RunAs | None = None, lines: int
 #: unless ``$PODMAN_IGNORE_CGROUPSV1_WARNING`` is set, the global ``--log-level`` is above
 #: warn, or the command is ``--version``/``version``; logrus's terminal form on a terminal.
 WARNING_FILE = "warning"
+#: Beside a store's configuration on a host with a pull quirk (``slow-pull``, ``pull-fails``):
+#: the wrapper hands ``pull`` and ``image exists`` to ``emulated/pulls.py``.
+PULL_MARKER = "pull-quirk"
 WRAPPER = """#!/bin/sh
 store="${SKMCP_SANDBOX_HOST:-/nonexistent}/podman"
 if [ -r "$store/containers.conf" ]; then
@@ -512,6 +516,16 @@ if [ -r "$store/containers.conf" ]; then
                 ;;
         esac
     fi
+    # a host with a pull quirk: its Skupper images are pulled as emulated/pulls.py says
+    if [ -r "$store/%(pull_marker)s" ]; then
+        case $1 in
+            pull|image)
+                %(python)s -m skupper_sandbox.emulated.pulls "$@"
+                rc=$?
+                [ "$rc" -eq 99 ] || exit "$rc"
+                ;;
+        esac
+    fi
     exec /usr/bin/podman "$@"
 fi
 exec "${0%%/*}/.emulated/podman" "$@"
@@ -533,5 +547,12 @@ def write_wrapper(bin_dir: Path) -> None:
     from skupper_sandbox.emulated.podman.cli import GLOBAL_VALUE_FLAGS
 
     value_flags = "|".join(sorted(GLOBAL_VALUE_FLAGS - {"--log-level"}))
-    shim.write_text(WRAPPER % {"value_flags": value_flags})
+    shim.write_text(
+        WRAPPER
+        % {
+            "value_flags": value_flags,
+            "pull_marker": PULL_MARKER,
+            "python": shlex.quote(sys.executable),
+        }
+    )
     shim.chmod(0o755)
