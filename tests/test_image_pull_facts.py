@@ -3,7 +3,7 @@ answer read into each pull's layers, end and refusal (the lines podman pull prin
 
 from __future__ import annotations
 
-from skupper_mcp.facts.images import parse_pull, pull_refused, release_images
+from skupper_mcp.facts.images import parse_pull, pull_refused, release_drift, release_images
 from skupper_mcp.facts.skupper_version import Version
 
 
@@ -58,3 +58,14 @@ def test_a_pull_still_running_is_not_done() -> None:
     state = parse_pull("@@pull 1 router\n|quay.io/skupper/skupper-router:3.5.1\n@@end\n")
     assert state.complete and not state.done and state.failed is None
     assert state.pulls[0].registry == "quay.io"
+
+
+def test_a_cli_upgraded_under_its_router_is_a_drift_decided_once() -> None:
+    drift = release_drift(Version(2, 2, 1), Version(3, 4, 2))
+    assert drift is not None and drift.wanted == "3.5.1"
+    line = drift.line("default-skupper-router")
+    assert "skupper-router 3.4.2 runs" in line and "CLI is 2.2.1" in line and "#2390" in line
+    assert release_drift(Version(2, 2, 1), Version(3, 5, 1)) is None
+    assert release_drift(Version(2, 1, 3), Version(3, 4, 2)) is None
+    assert release_drift(None, Version(3, 4, 2)) is None  # unknown: nothing said
+    assert release_drift(Version(2, 3, 0), Version(3, 4, 2)) is None  # a release not known

@@ -238,3 +238,11 @@ def _owner(host_dir: Path) -> real_podman.RunAs | None:
         return run_as(host_dir)
     except (OSError, ValueError, TypeError):
         return None
+
+
+def upgrade_images(layout: WorldLayout, info: WorldInfo, host: HostEntry, python: str) -> None:
+    """The images of ``host``'s (new) release imported into its store, as after a pull."""
+    host_dir = layout.host_dir(host.name)
+    store = real_podman.host_store(host_dir)
+    wanted = [i for i in host_images(info, host, python) if i.name.startswith("quay.io/skupper/")]
+    real_podman.import_images(store, wanted, run_as(host_dir))

@@ -418,8 +418,18 @@ def prepare_host(
             os.chown(path, as_user.uid, as_user.gid)
     run_env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
     import_base_image(run_env, store.root, SHELL_TAGS, as_user=as_user)
+    import_images(store, images, as_user)
+    return store
+
+
+def import_images(store: StoreConfig, images: Sequence[ImageSpec], as_user: RunAs | None) -> None:
+    """Import ``images`` into the host's store (``prepare_host``; ``sandbox upgrade``: the
+    new release's images, as a package upgrade's pull leaves them)."""
+    run_env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
     tarball = store.root / "skeleton.tar"
     tarball.write_bytes(skeleton_tar())
+    if as_user is not None:
+        os.chown(tarball, as_user.uid, as_user.gid)
     try:
         for image in images:
             changes = [f"CMD {json.dumps(list(image.argv))}"]
@@ -429,7 +439,6 @@ def prepare_host(
             podman(run_env, "import", "--quiet", *args, str(tarball), image.name, as_user=as_user)
     finally:
         tarball.unlink(missing_ok=True)
-    return store
 
 
 def remove_host(host_dir: Path, as_user: RunAs | None = None) -> None:

@@ -128,3 +128,33 @@ def pull_refused(pull: ImagePull, host: str) -> str:
         "SKUPPER_ROUTER_IMAGE / SKUPPER_SYSTEM_CONTROLLER_IMAGE) in the login's environment; "
         "then run setup again"
     )
+
+
+@dataclass(frozen=True)
+class ReleaseDrift:
+    """A site whose skupper CLI went to another release than its router was installed with
+    (a package upgrade: the CLI is new, the router container keeps its image)."""
+
+    cli: Version
+    router: Version
+    #: the router release the CLI installs
+    wanted: str
+
+    def line(self, container: str) -> str:
+        return (
+            f"router container {container}: skupper-router {self.router} runs, installed by "
+            f"an earlier Skupper; the skupper CLI is {self.cli}, whose router is "
+            f"{self.wanted} (no in-place upgrade: re-bootstrap, skupper #2390)"
+        )
+
+
+def release_drift(cli: Version | None, router: Version | None) -> ReleaseDrift | None:
+    """``cli`` (``skupper version``) against ``router`` (the router container's image tag):
+    a drift when the CLI's release installs another router than the one that runs; None when
+    either is unknown or they agree."""
+    if cli is None or router is None:
+        return None
+    wanted = ROUTER_TAG.get(Version(cli.major, cli.minor, cli.patch))
+    if wanted is None or Version.parse(wanted) == router:
+        return None
+    return ReleaseDrift(cli, router, wanted)

@@ -14,9 +14,16 @@ from .links import LINK_RULES
 from .podman import PODMAN_RULES
 from .releases import RELEASE_RULES
 from .sites import SITE_RULES
+from .upgrades import UPGRADE_RULES
 
 RULES: tuple[Rule, ...] = (
-    SITE_RULES + PODMAN_RULES + RELEASE_RULES + CERTIFICATE_RULES + LINK_RULES + KUBE_RULES
+    SITE_RULES
+    + PODMAN_RULES
+    + RELEASE_RULES
+    + UPGRADE_RULES
+    + CERTIFICATE_RULES
+    + LINK_RULES
+    + KUBE_RULES
 )
 
 __all__ = ["RULES", "Network", "Rule"]

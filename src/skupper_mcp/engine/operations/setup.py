@@ -368,7 +368,8 @@ async def _podman(
     todo = needs_actions(site, view.state, need, restore_ca=ca)
     if not todo:
         await run.note("setup", "already set up", seconds=view.seconds)
-    if need.install_controller or need.first_render:  # Skupper pulls its images in these
+    if need.install_controller or need.first_render or need.of("router-release"):
+        # Skupper pulls its images in these (an upgraded CLI: the new release's router)
         todo.insert(0, _pull_images(site, view.state.skupper.cli, run))
     await run.perform(todo)
 
