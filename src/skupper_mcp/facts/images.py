@@ -86,6 +86,8 @@ class PullState:
     present: list[str] = field(default_factory=list)
     pulls: list[ImagePull] = field(default_factory=list)
     complete: bool = False
+    #: the script could not write its work directory under the login's home
+    unwritable: bool = False
 
     @property
     def done(self) -> bool:
@@ -112,6 +114,8 @@ def parse_pull(output: str) -> PullState:
             index, _, status = frame.argument.partition(" ")
             if index in by_index and status.isascii() and status.isdigit():
                 by_index[index].status = int(status)
+        elif frame.tag == "unwritable":
+            state.unwritable = True
         elif frame.tag == "end":
             state.complete = True
     return state

@@ -275,6 +275,8 @@ class PodmanSite:
         if not images:
             return f"Skupper {release or '(release unknown)'} pulls its images itself"
         state = await self._pull("start", *images)
+        if state.unwritable:
+            return f"~/{PULL_DIR} cannot be written: Skupper pulls its images itself, silently"
         if not state.pulls:
             return "already on the host: " + ", ".join(state.present)
         for pull in state.pulls:
