@@ -6,10 +6,11 @@ The fix is what the real source allows on a system site, the same at 2.1.3 and 2
 (``internal/nonkube/common/fs_config_renderer.go``): ``skupper system reload`` empties
 ``runtime/certs`` (``reloadDirectories``, @2.2.1:33-40) and issues those certificates anew,
 valid five years (``internal/certs/certs.go@2.2.1:118-121``), from the CA it keeps
-(``ignoreExisting``, @2.2.1:396-404); a CA is replaced only by one the user gives in
-``input/issuers/NAME`` (``loadUserCertAsSecret``, @2.2.1:525-529), or, from 2.2.0, by a
-Secret of that name among the site's resources (@2.2.1:386-392). Rotation on system sites
-is open upstream (skupper #2492).
+(``ignoreExisting``, @2.2.1:404-414); a CA is replaced only by one the user gives in
+``input/issuers/NAME`` (``loadUserCertAsSecret``, @2.2.1:525-529, which alone turns
+``ignoreExisting`` off). 2.2.0's Secret of that name among the site's resources
+(@2.2.1:386-392) is written only where no CA is on disk yet, so it replaces none.
+Rotation on system sites is open upstream (skupper #2492).
 """
 
 from __future__ import annotations
@@ -17,14 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...facts.certificates import CertificateEnd
-from ...facts.skupper_version import Version
 from ...models import Finding, NextStep
 from ..certificates import WARN_DAYS, site_certificate
 from .context import Network, call, finding, on_host
-
-#: From this release a Secret among the site's resources can stand for a CA (#2395's
-#: renderer: fs_config_renderer.go@2.2.0).
-CA_FROM_SECRET = Version(2, 2, 0)
 
 
 def _line(cert: CertificateEnd, now: int) -> str:
@@ -34,9 +30,7 @@ def _line(cert: CertificateEnd, now: int) -> str:
     return f"{where} ({cert.kind}, {cert.subject}): ends {cert.date()}, {when}"
 
 
-def _fix(
-    cert: CertificateEnd, host: str, ns: str, version: Version | None
-) -> tuple[str, list[NextStep]]:
+def _fix(cert: CertificateEnd, host: str, ns: str) -> tuple[str, list[NextStep]]:
     reload = f"SKUPPER_PLATFORM=podman skupper system reload --namespace {ns}"
     if cert.kind == "issued":
         return (
@@ -52,15 +46,10 @@ def _fix(
             f"which gives {host} the new one",
             [call("setup")],
         )
-    secret = (
-        f", or a Secret named {cert.name} among input/resources (Skupper {version} reads one)"
-        if version is not None and version >= CA_FROM_SECRET
-        else ""
-    )
     return (
         f"`{reload}` keeps the CA {cert.name}; Skupper replaces it only with one you give: "
         f"put a new CA's tls.crt, tls.key and ca.crt in input/issuers/{cert.name} of the "
-        f"namespace{secret}, run `{reload}` on {host}, then setup, which gives every site "
+        f"namespace, run `{reload}` on {host}, then setup, which gives every site "
         "linked to this one a certificate of the new CA (automatic rotation on system sites "
         "is open upstream: skupper #2492)",
         [on_host(host, reload), call("setup")],
@@ -75,7 +64,7 @@ def certificate_ending(network: Network) -> Iterator[Finding]:
         now = view.state.now
         ending = [c for c in view.state.certificates or () if c.days_left(now) <= WARN_DAYS]
         ref, cert = view.ref, first.cert
-        fix, steps = _fix(cert, ref.host, view.namespace, view.state.skupper.cli)
+        fix, steps = _fix(cert, ref.host, view.namespace)
         ended = first.ended
         yield finding(
             "certificate-expired" if ended else "certificate-expiring",
