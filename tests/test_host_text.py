@@ -50,6 +50,7 @@ HOST_TEXT_FIELDS = {
     ("SiteStatus", "router"): "systemctl's states; the router pods' names and phases",
     ("SiteStatus", "container"): "podman's container State",
     ("SiteStatus", "detail"): "the Site resource's status message, a read's error",
+    ("CertificateEnd", "name"): "a certificate directory's name under runtime/ (made plain)",
     ("SiteStatus", "drift"): "the values found in the site's resources",
     ("LinkStatus", "status"): "the Link resource's status and message",
     ("ModelCheck", "detail"): "the model endpoint's error text and replies",
@@ -75,6 +76,8 @@ HOST_TEXT_FIELDS = {
 
 #: The str fields that hold only our own words, the topology's values or the caller's query.
 OWN_WORDS_FIELDS = {
+    # a date the product formats from the certificate it parsed
+    ("CertificateEnd", "ends"),
     # the user's own topology.env and SSH config, never a host's
     ("SSHSetting", "option"),
     ("SSHSetting", "value"),

@@ -400,6 +400,15 @@ def install_hint(package: str, extra: str) -> str:
     )
 
 
+class PullFailed(SkupperMcpError):
+    """Skupper's images could not be pulled on a host (refused, or not within setup's pull
+    deadline): that host's failure, with the image, the registry and what to do."""
+
+    def __init__(self, host: str, message: str) -> None:
+        self.host = host
+        super().__init__(message)
+
+
 def _foreign(module: str, *names: str) -> tuple[type[BaseException], ...]:
     """The exception classes ``names`` of ``module`` when it is imported (an exception of a
     module never imported cannot be at hand): the mapping imports none of the clients, so

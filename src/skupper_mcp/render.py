@@ -9,6 +9,7 @@ from functools import partial
 
 from skupper_mcp.facts.model_endpoint import quoted_ids
 from skupper_mcp.results import (
+    CertificateEnd,
     CheckResult,
     DiagnoseResult,
     HistoryResult,
@@ -280,6 +281,16 @@ def _link_text(link: LinkStatus) -> str:
 Table = Callable[[Sequence[str], Sequence[Sequence[Cell]]], str]
 
 
+def _certificate_text(cert: CertificateEnd | None) -> str | None:
+    """The date the site's first certificate ends, and which (its days left when few)."""
+    if cert is None:
+        return None
+    text = f"{cert.ends[:10]} ({cert.name})"
+    if cert.days_left <= 0:
+        return f"ENDED {text}"
+    return f"{text}, {cert.days_left:.0f} days" if cert.days_left <= 60 else text
+
+
 def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[str, str]:
     """The status tables (sites, links, listeners), Markdown unless another ``table``."""
     sites = table(
@@ -292,6 +303,7 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
             "Controller",
             "Router",
             "Container",
+            "Certificates end",
             "Detail",
         ],
         [
@@ -304,6 +316,7 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
                 s.controller,
                 s.router,
                 s.container,
+                _certificate_text(s.certificate),
                 s.detail,
             ]
             for s in status.sites

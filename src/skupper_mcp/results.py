@@ -134,6 +134,21 @@ class OperationResult(Result):
     )
 
 
+class CertificateEnd(Result):
+    """A site's certificate that ends first, as the site's own files say."""
+
+    name: str = Field(
+        description=f"The certificate as Skupper names it (its directory). {HOST_TEXT}"
+    )
+    kind: Literal["ca", "issued", "link"] = Field(
+        description="ca: the site's CA (every certificate it issued, and every link to the "
+        "site, ends with it); issued: a certificate the site issued itself (its server or "
+        "client certificate); link: a link's certificate, issued by the site it dials"
+    )
+    ends: str = Field(description="When it ends (ISO 8601, UTC)")
+    days_left: float = Field(description="Days from the host's clock to the end (negative: ended)")
+
+
 class SiteStatus(Result):
     """Live state of one site."""
 
@@ -177,6 +192,11 @@ class SiteStatus(Result):
         description="How the site differs from topology.env (empty: it matches; null: not "
         "read). Anything listed means setup is needed there. Each entry quotes the value "
         f"found at the site. {HOST_TEXT}",
+    )
+    certificate: CertificateEnd | None = Field(
+        default=None,
+        description="The site's certificate that ends first (null: none read, or a site "
+        "whose certificates the product does not read); diagnose warns 30 days before",
     )
 
 

@@ -293,6 +293,7 @@ async def plan_setup(world: Hosts, tmp_path: Path) -> OperationResult:
 
 
 FRESH_HUB = [
+    "pull images",  # Skupper's images, where the host lacks them (issue 46 item 3)
     "install system controller",
     "apply resources",
     "skupper system start",
@@ -308,7 +309,7 @@ async def test_setup_plan_of_fresh_hosts_builds_everything(
     world = hosts(topology, dict.fromkeys(HOSTS, "fresh"))
     result = await plan_setup(world, tmp_path)
     assert result.ok and result.plan, result.summary
-    rhel_ai = [*FRESH_HUB[:3], "recreate router with tmpfs /tmp", *FRESH_HUB[3:]]
+    rhel_ai = [*FRESH_HUB[:4], "recreate router with tmpfs /tmp", *FRESH_HUB[4:]]
     assert steps(result) == {
         "rhel-ai": rhel_ai,  # the tmpfs host, and only it, gets its router re-created
         "rhtevan-work": FRESH_HUB,
@@ -324,6 +325,10 @@ async def test_setup_plan_of_fresh_hosts_builds_everything(
     assert by_step[("rhel-ai", "apply resources")] == (
         "would run: skupper system apply -n default -f - (Site/hub-rhel-ai, "
         "RouterAccess/hub-rhel-ai-public, Connector/model-api-rhel-ai)"
+    )
+    assert by_step[("rhel-ai", "pull images")] == (
+        "would run: podman pull of system-controller=system-controller:2.1.3, "
+        "router=skupper-router:3.4.2 where missing (up to 900 s)"
     )
     assert by_step[("rhel-ai", "recreate router with tmpfs /tmp")].startswith(
         f"would run: systemctl stop {ROUTER}; podman rm -f default-skupper-router;"
@@ -563,7 +568,7 @@ async def test_a_new_local_site_links_to_built_hubs_and_the_plan_shows_no_key(
     result = await plan_setup(world, tmp_path)
     local = next(s for s in result.sites if s.host == "local")
     assert [st.name for st in local.steps] == FRESH_HUB
-    apply = local.steps[1].detail
+    apply = local.steps[FRESH_HUB.index("apply resources")].detail
     assert apply.startswith("would run: skupper system apply -n default -f - (Site/local-sandbox")
     assert "Secret/link-hub-rhel-ai, Link/link-hub-rhel-ai" in apply
     key = base64.b64encode(b"recorded tls.key of hub-rhel-ai").decode()

@@ -121,3 +121,29 @@ def dns_sans(cert_pem: bytes) -> list[str]:
     except x509.ExtensionNotFound:
         return []
     return list(ext.value.get_values_for_type(x509.DNSName))
+
+
+def aged(cert_pem: bytes, signer_key_pem: bytes, days: float) -> bytes:
+    """``cert_pem`` as it is when it has ``days`` left: the same subject, issuer, key,
+    serial and extensions, ending ``days`` from now, signed again by its issuer's key (the
+    CA's; a CA's own for a CA). A sandbox certificate is five years old at once, without
+    waiting for it: what a host's clock would see years after setup."""
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    key = serialization.load_pem_private_key(signer_key_pem, password=None)
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ValueError("the signing key must be an RSA key")
+    now = dt.datetime.now(dt.UTC)
+    end = now + dt.timedelta(days=days)
+    start = min(cert.not_valid_before_utc, end - dt.timedelta(minutes=5))
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(cert.subject)
+        .issuer_name(cert.issuer)
+        .public_key(cert.public_key())
+        .serial_number(cert.serial_number)
+        .not_valid_before(start)
+        .not_valid_after(end)
+    )
+    for ext in cert.extensions:
+        builder = builder.add_extension(ext.value, critical=ext.critical)
+    return builder.sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -470,15 +471,62 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
     elif kind == "kill-router" and not args:
         killed = faults.kill_routers(host_dir / "home")
         return f"{host}: killed {', '.join(killed) or 'no running router'}"
+    elif kind == "cert-ends" and len(args) == 2:
+        return _cert_ends(host, host_dir, args)
     elif kind == "restore" and not args:
         faults.clear_network(info.id, host)
         faults.clear_slow(host_dir)
     else:
         raise SandboxError(
             f"usage: sandbox fault {host} down|blackhole|firewall PORT|slow SECONDS|kill-router"
-            "|restore"
+            "|cert-ends DAYS NAME|restore"
         )
     return f"{host}: {kind}{' ' + ' '.join(args) if args else ''}"
+
+
+def _cert_ends(host: str, host_dir: Path, args: list[str]) -> str:
+    """``fault HOST cert-ends DAYS NAME``: the certificate NAME (a directory of the site's
+    runtime/issuers or runtime/certs) ends DAYS days from now, as one does five years after
+    setup."""
+    try:
+        days = float(args[0])
+    except ValueError as exc:
+        raise SandboxError(f"cert-ends needs a number of days, not {args[0]!r}") from exc
+    name = args[1]
+    changed = faults.age_certificate(host_dir, name, days)
+    if not changed:
+        raise SandboxError(f"{host} has no certificate {name!r} (is its site set up?)")
+    return f"{host}: {name} ends in {args[0]} days ({', '.join(changed)})"
+
+
+def upgrade(layout: WorldLayout, host: str, release: str) -> str:
+    """``sandbox upgrade HOST RELEASE``: what a package upgrade does on a real host. The host's
+    skupper CLI is RELEASE from now on (host.json, world.json); on a real-podman host the
+    release's images are imported into its store, as after a pull (the emulated podman has
+    every release's). The running router and controller keep the images they run and the
+    units stay as written: Skupper has no in-place upgrade of a system site (skupper #2390)."""
+    from skupper_sandbox import real_hosts, real_podman
+
+    if release not in ROUTER_VERSIONS:
+        raise SandboxError(f"unknown release {release!r} (known: {', '.join(ROUTER_VERSIONS)})")
+    info = layout.load()
+    if daemon_pid(layout) is None:
+        raise SandboxError(f"no sandbox is running in {layout.root}; run sandbox up first")
+    try:
+        entry = info.host(host)
+    except KeyError as exc:
+        raise SandboxError(str(exc.args[0])) from exc
+    if entry.role == "kubernetes":
+        raise SandboxError("upgrade takes an SSH host (the cluster's release is its own)")
+    was = entry.skupper_version
+    entry.skupper_version = release
+    layout.save(info)
+    host_dir = layout.host_dir(host)
+    known = hostenv.load_host_info(host_dir)
+    hostenv.write_host_info(dataclasses.replace(known, skupper_version=release))
+    if real_podman.is_real(host_dir):
+        real_hosts.upgrade_images(layout, info, entry, sys.executable)
+    return f"{host}: skupper {was} -> {release} (its running site untouched)"
 
 
 # --- command line ---------------------------------------------------------------------
@@ -585,9 +633,18 @@ def _parser() -> argparse.ArgumentParser:
     fault_p = verb("fault", "inject or undo a fault on a host")
     fault_p.add_argument("host", help="host name, or crc")
     fault_p.add_argument(
-        "kind", help="down|blackhole|slow|kill-router|restore (crc: unauthenticated|down|restore)"
+        "kind",
+        help="down|blackhole|slow|kill-router|cert-ends|restore (crc: unauthenticated|down|"
+        "restore)",
     )
-    fault_p.add_argument("args", nargs="*", help="SECONDS for slow")
+    fault_p.add_argument("args", nargs="*", help="SECONDS for slow; DAYS CERTIFICATE for cert-ends")
+    upgrade_p = verb(
+        "upgrade",
+        "a package upgrade of a host's Skupper: the new CLI and its release's images there, "
+        "nothing running touched",
+    )
+    upgrade_p.add_argument("host", help="an SSH host of the world")
+    upgrade_p.add_argument("release", help="the Skupper release, e.g. 2.2.1")
     verb("down", "stop everything the world started")
     return parser
 
@@ -682,6 +739,10 @@ def main(argv: list[str] | None = None) -> int:
             if not layout.world_json.exists():
                 raise SandboxError(f"no sandbox in {layout.root}; run sandbox up first")
             print(apply_fault(layout, args.host, args.kind, args.args))
+        elif args.verb == "upgrade":
+            if not layout.world_json.exists():
+                raise SandboxError(f"no sandbox in {layout.root}; run sandbox up first")
+            print(upgrade(layout, args.host, args.release))
     except (SandboxError, faults.FaultError) as exc:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 1 if args.verb in ("up", "down") else 2

@@ -214,3 +214,51 @@ def kube_fault(fault_file: Path) -> str | None:
         return str(json.loads(fault_file.read_text()).get("mode") or "") or None
     except (FileNotFoundError, json.JSONDecodeError):
         return None
+
+
+def _namespace_homes(host_dir: Path) -> list[Path]:
+    """Each Skupper namespace home of a host: its user's data home and, for a root host,
+    ``/var/lib/skupper`` in its sysroot (emulated/skupper/paths.py's ``data_home``)."""
+    bases = [
+        host_dir / "home" / ".local" / "share" / "skupper" / "namespaces",
+        host_dir / "sysroot" / "var" / "lib" / "skupper" / "namespaces",
+    ]
+    return [ns for base in bases if base.is_dir() for ns in sorted(base.iterdir())]
+
+
+def age_certificate(host_dir: Path, name: str, days: float) -> list[str]:
+    """Make the certificate ``name`` of every namespace of the host end ``days`` from now
+    (``fault HOST cert-ends DAYS NAME``): a CA under runtime/issuers re-signed by its
+    own key (what it issued still verifies), any other under runtime/certs by the CA that
+    issued it. The running router keeps what it loaded, as skrouterd does until it
+    restarts. Returns the files changed, relative to the host."""
+    from skupper_sandbox import certs
+
+    changed = []
+    for ns in _namespace_homes(host_dir):
+        runtime = ns / "runtime"
+        ca_dir = runtime / "issuers" / name
+        if (ca_dir / "tls.crt").is_file():
+            targets = [ca_dir / f for f in ("tls.crt", "ca.crt")]
+            signer = ca_dir / "tls.key"
+            # every copy of the CA beside a certificate it issued ends with it
+            targets += [
+                d / "ca.crt"
+                for d in (runtime / "certs").glob("*")
+                if (d / "ca.crt").is_file()
+                and (d / "ca.crt").read_bytes() == (ca_dir / "tls.crt").read_bytes()
+            ]
+        else:
+            targets = [runtime / "certs" / name / "tls.crt"]
+            signer = runtime / "issuers" / "skupper-site-ca" / "tls.key"
+        if not targets[0].is_file() or not signer.is_file():
+            continue
+        new = certs.aged(targets[0].read_bytes(), signer.read_bytes(), days)
+        for target in targets:
+            if target.is_file():
+                stat = target.stat()
+                target.write_bytes(new)
+                with contextlib.suppress(PermissionError):
+                    os.chown(target, stat.st_uid, stat.st_gid)
+                changed.append(str(target.relative_to(host_dir)))
+    return changed

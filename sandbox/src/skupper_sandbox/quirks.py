@@ -14,6 +14,8 @@ from dataclasses import dataclass
 PODMAN_WARNS = "podman-warns"
 JOURNALD = "journald"
 SHELL_PREFIX = "shell="
+SLOW_PULL_PREFIX = "slow-pull="
+PULL_FAILS_PREFIX = "pull-fails="
 
 #: The login shells a host's user can have (Debian's packages), by name.
 SHELLS = {"bash": "/bin/bash", "dash": "/bin/dash", "zsh": "/bin/zsh", "fish": "/usr/bin/fish"}
@@ -25,6 +27,10 @@ DESCRIPTIONS = {
     "on stderr, as podman 5 does on a cgroup-v1 host (stdout unchanged)",
     JOURNALD: "containers log to the journal (podman's journald log driver): podman logs "
     "prints nothing and exits 0, journalctl --user has the lines",
+    "slow-pull=SECONDS": "Skupper's images are not on the host yet and pulling each takes "
+    "SECONDS (podman pull prints its lines as it goes; skupper's own pull says nothing)",
+    "pull-fails=REASON": "Skupper's images are not on the host yet and pulling them fails "
+    "with REASON as the registry's answer (e.g. unauthorized: not logged in)",
     "shell=NAME": "the login shell of the host's user, one of " + ", ".join(SHELLS) + " (sshd "
     "runs every command as $SHELL -c COMMAND)",
 }
@@ -49,6 +55,27 @@ class HostQuirks:
         return JOURNALD in self.names
 
     @property
+    def slow_pull(self) -> float | None:
+        """Seconds each pull of a Skupper image takes (``slow-pull=SECONDS``)."""
+        for name in self.names:
+            if name.startswith(SLOW_PULL_PREFIX):
+                return float(name[len(SLOW_PULL_PREFIX) :])
+        return None
+
+    @property
+    def pull_fails(self) -> str | None:
+        """What the registry answers a pull of a Skupper image (``pull-fails=REASON``)."""
+        for name in self.names:
+            if name.startswith(PULL_FAILS_PREFIX):
+                return name[len(PULL_FAILS_PREFIX) :]
+        return None
+
+    @property
+    def images_pulled(self) -> bool:
+        """Whether Skupper's images are on the host from the start (no pull quirk)."""
+        return self.slow_pull is None and self.pull_fails is None
+
+    @property
     def shell(self) -> str:
         """The path of the user's login shell (``/bin/sh`` unless ``shell=NAME``)."""
         for name in self.names:
@@ -60,6 +87,18 @@ class HostQuirks:
 def check(quirk: str) -> str:
     """``quirk`` when it is a known name; ``QuirkError`` names the known ones."""
     if quirk in (PODMAN_WARNS, JOURNALD):
+        return quirk
+    if quirk.startswith(SLOW_PULL_PREFIX):
+        try:
+            seconds = float(quirk[len(SLOW_PULL_PREFIX) :])
+        except ValueError:
+            seconds = -1
+        if not 0 <= seconds <= 3600:
+            raise QuirkError(f"{quirk!r}: SECONDS is a number from 0 to 3600")
+        return quirk
+    if quirk.startswith(PULL_FAILS_PREFIX):
+        if not quirk[len(PULL_FAILS_PREFIX) :].strip():
+            raise QuirkError(f"{quirk!r}: REASON is the registry's answer, not empty")
         return quirk
     if quirk.startswith(SHELL_PREFIX):
         shell = quirk[len(SHELL_PREFIX) :]

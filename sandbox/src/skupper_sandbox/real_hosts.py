@@ -200,6 +200,8 @@ def prepare(layout: WorldLayout, info: WorldInfo, python: str = sys.executable) 
             warning.write_text(warnings.go_quote(warnings.CGROUPS_V1) + "\n")
             if as_user is not None:
                 os.chown(warning, as_user.uid, as_user.gid)
+        if not HostQuirks(tuple(host.quirks)).images_pulled:  # emulated/pulls.py pulls
+            (store.root / real_podman.PULL_MARKER).write_text("")
     return [h.name for h in real]
 
 
@@ -236,3 +238,11 @@ def _owner(host_dir: Path) -> real_podman.RunAs | None:
         return run_as(host_dir)
     except (OSError, ValueError, TypeError):
         return None
+
+
+def upgrade_images(layout: WorldLayout, info: WorldInfo, host: HostEntry, python: str) -> None:
+    """The images of ``host``'s (new) release imported into its store, as after a pull."""
+    host_dir = layout.host_dir(host.name)
+    store = real_podman.host_store(host_dir)
+    wanted = [i for i in host_images(info, host, python) if i.name.startswith("quay.io/skupper/")]
+    real_podman.import_images(store, wanted, run_as(host_dir))

@@ -24,6 +24,7 @@ import hashlib
 import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -417,8 +418,18 @@ def prepare_host(
             os.chown(path, as_user.uid, as_user.gid)
     run_env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
     import_base_image(run_env, store.root, SHELL_TAGS, as_user=as_user)
+    import_images(store, images, as_user)
+    return store
+
+
+def import_images(store: StoreConfig, images: Sequence[ImageSpec], as_user: RunAs | None) -> None:
+    """Import ``images`` into the host's store (``prepare_host``; ``sandbox upgrade``: the
+    new release's images, as a package upgrade's pull leaves them)."""
+    run_env = {"PATH": "/usr/bin:/bin", **store.env_vars()}
     tarball = store.root / "skeleton.tar"
     tarball.write_bytes(skeleton_tar())
+    if as_user is not None:
+        os.chown(tarball, as_user.uid, as_user.gid)
     try:
         for image in images:
             changes = [f"CMD {json.dumps(list(image.argv))}"]
@@ -428,7 +439,6 @@ def prepare_host(
             podman(run_env, "import", "--quiet", *args, str(tarball), image.name, as_user=as_user)
     finally:
         tarball.unlink(missing_ok=True)
-    return store
 
 
 def remove_host(host_dir: Path, as_user: RunAs | None = None) -> None:
@@ -475,6 +485,9 @@ def log_tail(host_dir: Path, name: str, as_user: RunAs | None = None, lines: int
 #: unless ``$PODMAN_IGNORE_CGROUPSV1_WARNING`` is set, the global ``--log-level`` is above
 #: warn, or the command is ``--version``/``version``; logrus's terminal form on a terminal.
 WARNING_FILE = "warning"
+#: Beside a store's configuration on a host with a pull quirk (``slow-pull``, ``pull-fails``):
+#: the wrapper hands ``pull`` and ``image exists`` to ``emulated/pulls.py``.
+PULL_MARKER = "pull-quirk"
 WRAPPER = """#!/bin/sh
 store="${SKMCP_SANDBOX_HOST:-/nonexistent}/podman"
 if [ -r "$store/containers.conf" ]; then
@@ -512,6 +525,16 @@ if [ -r "$store/containers.conf" ]; then
                 ;;
         esac
     fi
+    # a host with a pull quirk: its Skupper images are pulled as emulated/pulls.py says
+    if [ -r "$store/%(pull_marker)s" ]; then
+        case $1 in
+            pull|image)
+                %(python)s -m skupper_sandbox.emulated.pulls "$@"
+                rc=$?
+                [ "$rc" -eq 99 ] || exit "$rc"
+                ;;
+        esac
+    fi
     exec /usr/bin/podman "$@"
 fi
 exec "${0%%/*}/.emulated/podman" "$@"
@@ -533,5 +556,12 @@ def write_wrapper(bin_dir: Path) -> None:
     from skupper_sandbox.emulated.podman.cli import GLOBAL_VALUE_FLAGS
 
     value_flags = "|".join(sorted(GLOBAL_VALUE_FLAGS - {"--log-level"}))
-    shim.write_text(WRAPPER % {"value_flags": value_flags})
+    shim.write_text(
+        WRAPPER
+        % {
+            "value_flags": value_flags,
+            "pull_marker": PULL_MARKER,
+            "python": shlex.quote(sys.executable),
+        }
+    )
     shim.chmod(0o755)

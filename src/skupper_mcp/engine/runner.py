@@ -84,6 +84,10 @@ class SiteRun:
     def failed(self) -> bool:
         return self.outcome in ("failed", "skipped")
 
+    async def say(self, line: str) -> None:
+        """A progress line of a step that runs for long (a pull), as it happens."""
+        await self._say(line)
+
     async def _say(self, line: str) -> None:
         log.info("%s", line)
         if self.progress is not None:

@@ -24,6 +24,7 @@ from typing import Any
 from .. import host_json
 from ..connectors.shell import program, script
 from . import names
+from .certificates import CertificateEnd, certificates_or_error
 from .connector_status import ConnectorStatus
 from .framing import (
     STDERR,
@@ -179,6 +180,9 @@ class SiteState:
     issuer: str | None = None
     certs_private: bool = False
     private_certs: list[str] = field(default_factory=list)
+    #: Every certificate of the site with its end, earliest first (``facts/certificates``);
+    #: None when its files could not be read (a ``ParseError`` says why)
+    certificates: list[CertificateEnd] | None = None
     served_models: list[str] | None = None
     models_error: str | None = None
     #: curl's exit status asking the model endpoint (None: not asked, or not a number):
@@ -410,6 +414,7 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
     bodies: dict[str, str] = {}
     seen: set[str] = set()
     resources = _ResourceBudget(state, budget)
+    cert_files: dict[str, str] = {}
     for frame in split_frames(output):
         tag, arg, body = frame.tag, frame.argument, frame.body
         if tag in _ONCE:
@@ -442,6 +447,8 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
                 state.unit_files[name] = body.rstrip("\n") + "\n"
             elif kind == "watch":
                 state.watch_script = body.rstrip("\n") + "\n"
+            elif kind == "cert":
+                cert_files[name] = body
         elif tag == "boot":
             state.enabled_at_boot.add(arg)
         elif tag == "keys":
@@ -456,6 +463,7 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
             state.private_certs = [line for line in frame.lines if _PRIVATE_CERT.fullmatch(line)]
         elif tag == "end":
             state.complete = True
+    state.certificates = certificates_or_error(cert_files, state.parse_errors)
     version_rc = bodies.get("version:rc", "")
     state.skupper = parse_skupper_version(
         bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else None

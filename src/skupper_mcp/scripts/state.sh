@@ -24,7 +24,11 @@ nsdir="$data/namespaces/$ns"
 # it): each process a read starts is host CPU a warm status spends.
 skmcp_show_files() {
     awk 'FNR == 1 { name = FILENAME; sub(/.*\//, "", name);
-        gsub(/[^A-Za-z0-9._-]/, "?", name); print "@@file " tag " " name }
+        gsub(/[^A-Za-z0-9._-]/, "?", name)
+        # a certificate is named by its place too: issuers/NAME/FILE or certs/NAME/FILE
+        if (tag == "cert") { n = split(FILENAME, p, "/"); d = p[n - 1]; k = p[n - 2];
+            gsub(/[^A-Za-z0-9._-]/, "?", d); name = k "/" d "/" name }
+        print "@@file " tag " " name }
         tag ~ /^(input|runtime)$/ && /^ *tls\.key:/ { sub(/tls\.key:.*/, "tls.key: redacted") }
         { print "|" $0 }' "$@" </dev/null
 }
@@ -63,6 +67,12 @@ UnitFileState,MainPID,ExecMainCode,ExecMainStatus \"\$router_unit\" \"\$controll
     for u in "$router_unit" "$controller_unit" "$user$legacy_suffix"; do
         [ -s "$ud/$u" ] && set -- "$@" "$ud/$u"
         [ -f "$ud/$u" ] && [ ! -s "$ud/$u" ] && echo "@@file unit $u"
+    done
+    # the certificates' public halves (never a tls.key): when each ends (facts/certificates.py)
+    set -- "$@" tag=cert
+    for f in "$nsdir"/runtime/issuers/*/tls.crt "$nsdir"/runtime/certs/*/tls.crt \
+        "$nsdir"/runtime/certs/*/ca.crt; do
+        [ -f "$f" ] && set -- "$@" "$f"
     done
     f="$HOME/$watch_script"
     [ -s "$f" ] && set -- "$@" tag=watch "$f"

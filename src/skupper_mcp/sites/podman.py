@@ -15,16 +15,16 @@ import functools
 import logging
 import os
 import shlex
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
 import yaml
 
 from ..connectors.base import Connector
-from ..connectors.shell import quote
+from ..connectors.shell import program, quote
 from ..connectors.ssh import SSHConnector
-from ..errors import CommandError, SiteStateError
+from ..errors import CommandError, PullFailed, SiteStateError
 from ..facts import names
 from ..facts.connector_status import (
     MAX_CONNECTORS_BYTES,
@@ -33,6 +33,7 @@ from ..facts.connector_status import (
     parse_connector_status,
 )
 from ..facts.framing import safe_label, split_frames
+from ..facts.images import PullState, parse_pull, pull_refused, release_images
 from ..facts.logs import (
     JournalLogRead,
     PodmanLogRead,
@@ -63,6 +64,7 @@ from ..facts.site_state import (
     podman_ps_script,
     site_state_script,
 )
+from ..facts.skupper_version import Version
 from ..facts.unparsed import ParseError, Unparsed, first_line
 from ..facts.userns import userns_args
 from ..results import SSHSetting
@@ -73,6 +75,9 @@ from .work import RETRY_PAUSE, RUNS, Script
 log = logging.getLogger(__name__)
 
 READ_TIMEOUT = 30.0
+#: Where scripts/pull.sh keeps a pull's lines, under the login's home; how often they are read.
+PULL_DIR = ".cache/skupper-mcp/pull"
+PULL_POLL = 2.0
 #: Seconds a site's state may take to parse (a healthy one takes milliseconds).
 PARSE_BUDGET = 5.0
 #: What Go's RemoveAll says when a file appeared in a directory it was emptying: how a
@@ -258,6 +263,57 @@ class PodmanSite:
             raise SiteStateError(
                 self.host, f"{self.host}: {error}", command=result.command, stderr=result.stderr
             ) from exc
+
+    async def pull_images(
+        self, release: Version | None, say: Callable[[str], Awaitable[None]], deadline: float
+    ) -> str:
+        """Pull the images ``release`` runs that the host lacks, with ``podman pull`` in the
+        background (``scripts/pull.sh``), saying what it copies as it goes, within
+        ``deadline`` seconds of its own; ``PullFailed`` names the image, its registry and
+        what the user can do. Skupper then finds them there and its own pull is quick."""
+        images = release_images(release)
+        if not images:
+            return f"Skupper {release or '(release unknown)'} pulls its images itself"
+        state = await self._pull("start", *images)
+        if state.unwritable:
+            return f"~/{PULL_DIR} cannot be written: Skupper pulls its images itself, silently"
+        if not state.pulls:
+            return "already on the host: " + ", ".join(state.present)
+        for pull in state.pulls:
+            await say(f"{self.host}: pulling the {pull.component} image {pull.image}")
+        shown: dict[str, str] = {}
+        started = asyncio.get_running_loop().time()
+        while not state.done:
+            if asyncio.get_running_loop().time() - started > deadline:
+                await self._pull("stop")
+                pending = ", ".join(p.image for p in state.pulls if p.status is None)
+                raise PullFailed(
+                    self.host,
+                    f"pulling {pending} did not end within {deadline:.0f} s (the last line: "
+                    f"{state.pulls[-1].progress()}); a slow registry or link: pull it on "
+                    f"{self.host} by hand (podman pull IMAGE) or from a nearer mirror "
+                    "(SKUPPER_IMAGE_REGISTRY), then run setup again",
+                )
+            await asyncio.sleep(PULL_POLL)
+            state = await self._pull("poll")
+            for pull in state.pulls:
+                line = pull.progress()
+                if pull.lines and shown.get(pull.image) != line:
+                    shown[pull.image] = line
+                    await say(f"{self.host}: {pull.image}: {line}")
+        failed = state.failed
+        if failed is not None:
+            raise PullFailed(self.host, pull_refused(failed, self.host))
+        return "pulled " + ", ".join(f"{p.image} ({p.layers} layers)" for p in state.pulls)
+
+    async def _pull(self, mode: str, *images: str) -> PullState:
+        result = await self.connector.run(
+            program("pull.sh", mode, PULL_DIR, *images), timeout=READ_TIMEOUT, check=True
+        )
+        state = parse_pull(result.stdout)
+        if not state.complete:
+            raise SiteStateError(self.host, f"scripts/pull.sh {mode} was cut short")
+        return state
 
     def install_controller(self) -> Script:
         return Script(

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...facts import names
+from ...facts.images import release_drift
 from ...facts.private_keys import reads_as_owner
 from ...facts.private_keys import summary as keys_summary
+from ...facts.router_release import image_release
 from ...facts.site_state import SiteState
 from ...sites import resources as cr
 from ...sites import units
@@ -52,6 +54,7 @@ NeedKind = Literal[
     "router-missing",  # a reload makes the router container
     "router-by-hand",  # a reload makes it with SSL_PROFILE_BASE_PATH
     "router-other-uid",  # a reload makes it run as the keys' owner
+    "router-release",  # a reload re-bootstraps a router an earlier Skupper installed
     "remove-backup",  # a reload's leftover <router>-backup removed before the reload
     "tmpfs",  # the router re-created with a tmpfs /tmp
     "router-unread",  # refused: the router's inspect could not be read, nothing is re-created
@@ -64,7 +67,15 @@ NeedKind = Literal[
 
 #: The needs a ``skupper system reload`` fulfils (when the namespace is already rendered).
 RELOADS: frozenset[NeedKind] = frozenset(
-    {"apply", "remove", "replace", "router-missing", "router-by-hand", "router-other-uid"}
+    {
+        "apply",
+        "remove",
+        "replace",
+        "router-missing",
+        "router-by-hand",
+        "router-other-uid",
+        "router-release",
+    }
 )
 #: The needs setup cannot fulfil: it refuses the site with their line and changes nothing.
 REFUSALS: frozenset[NeedKind] = frozenset({"router-unread"})
@@ -308,6 +319,11 @@ def _router_needs(say: _Say, state: SiteState, router: str, tmpfs: bool) -> None
             f"router container {router}: runs as another user than the keys' owner",
             True,
         )
+    drift = release_drift(
+        state.skupper.cli, image_release(state.router.inspect) if state.router else None
+    )
+    if drift is not None and router in state.containers:  # diagnose: release-upgraded
+        say("router-release", drift.line(router), True)
     leftover = f"{router}-backup"
     if say.reloads() and leftover in state.containers:
         say(

@@ -20,12 +20,15 @@ from dataclasses import replace
 
 from ...errors import CheckFailed, SiteStateError
 from ...facts import names
+from ...facts.images import release_images
 from ...facts.site_state import SiteState
+from ...facts.skupper_version import Version
 from ...results import Check, CheckResult, OperationResult
 from ...sites import resources as cr
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...sites.podman import PodmanSite
 from ...sites.resources import Resource, resource_status
+from ...sites.work import Script
 from ...topology import Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
@@ -366,7 +369,27 @@ async def _podman(
     todo = needs_actions(site, view.state, need, restore_ca=ca)
     if not todo:
         await run.note("setup", "already set up", seconds=view.seconds)
+    if need.install_controller or need.first_render or need.of("router-release"):
+        # Skupper pulls its images in these (an upgraded CLI: the new release's router)
+        todo.insert(0, _pull_images(site, view.state.skupper.cli, run))
     await run.perform(todo)
+
+
+#: How long setup lets a host's image pulls take: a first pull over a slow link takes
+#: minutes, far beyond the verify's 40 s (VERIFY_DEADLINE).
+PULL_DEADLINE = 900.0
+
+
+def _pull_images(site: PodmanSite, release: Version | None, run: SiteRun) -> Action:
+    """``podman pull`` of the images the host's release runs, before Skupper's silent pull
+    (facts/images.py), each line it prints a progress line."""
+    images = ", ".join(release_images(release)) or "none known for this release"
+    shown = Script(
+        f"podman pull of {images} where missing (up to {PULL_DEADLINE:.0f} s)", (), "pulled"
+    )
+    return Action(
+        "pull images", (shown,), lambda: site.pull_images(release, run.say, PULL_DEADLINE)
+    )
 
 
 async def _hub(sites: SiteMap, backups: Backups, run: SiteRun, view: Reading) -> None:

@@ -18,6 +18,7 @@ from ...results import LinkStatus, ListenerStatus, PoolStatus, SiteStatus, Statu
 from ...sites.kube import status_of
 from ...topology import Topology
 from .. import model_actions as actions_for
+from ..certificates import site_certificate
 from ..condition import site_condition
 from ..desired.cluster import cluster_link_names
 from ..desired.needs import setup_needed
@@ -53,6 +54,8 @@ def site_status(reading: Reading, cluster_links: tuple[str, ...] = ()) -> SiteSt
         state_reason=reason,
         stale=state == "stale",
     )
+    cert = site_certificate(reading)
+    row.certificate = cert.row() if cert else None
     match reading:
         case Unread():
             row.detail = reading.problem()

@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from skupper_sandbox.emulated import images
+from skupper_sandbox.emulated import images, pulls
 from skupper_sandbox.emulated.podman import containers
 
 from .container_verbs import (
@@ -117,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         host = current_host(events_backend)
         for line in runtime_warnings(host.info, log_level, os.environ):
             print(line, file=sys.stderr, flush=True)
+        pulled = pulls.podman_main([verb, *rest])  # a host whose images are not pulled yet
+        if pulled is not None:
+            return pulled
         return dispatch(host, verb, rest)
     except images.UnknownImage as exc:
         print(f"Error: {exc.message}", file=sys.stderr)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import hostenv, real_podman
-from .. import podman_api
+from .. import podman_api, pulls
 from ..podman import containers
 from . import render, units
 from . import resources as res
@@ -202,6 +202,7 @@ class System:
                 raise self._socket_error(
                     f"failed to pull router image {router_image(self.cli_version)}"
                 )
+            self._pull_router()
             self._create_router(paths, rendered.site_id)
             self._install_site_unit(paths)
         except CliFailure as exc:
@@ -223,6 +224,15 @@ class System:
         if rendered.link_files:
             print(f"Static links have been defined at: {paths.links}")
         print(f"Definition is available at: {paths.input_resources}")
+
+    def _pull_router(self) -> None:
+        """pullImages (compat/site_state_renderer.go@2.2.1:265-279): Skupper pulls the
+        router's image through podman's API before it creates the container."""
+        host = pulls.host_of(self.env)
+        image = router_image(self.cli_version)
+        refused = pulls.api_pull(host, image) if host is not None else None
+        if refused is not None:
+            raise CliFailure(f"failed to pull router image {image}: {refused}")
 
     def _listed(self) -> list[Listed]:
         """The host's containers as its podman lists them: a real-podman host's through
@@ -365,6 +375,10 @@ class System:
             )
             return
         image = controller_image(self.cli_version)
+        host = pulls.host_of(self.env)
+        refused = pulls.api_pull(host, image) if host is not None else None
+        if refused is not None:  # install.go@2.2.1:69-72
+            raise CliFailure(f"failed to pull system-controller image: {refused}")
         print(f"Pulled system-controller image: {image}")
         socket = podman_socket_path(self.runtime_dir)
         env = {

@@ -1,0 +1,88 @@
+"""A site whose certificates end soon or have ended: every link that uses them fails at
+once, with nothing said before (issue 46). The end dates are read in the site's state read
+(``facts/certificates.py``) and judged once (``engine/certificates.py``).
+
+The fix is what the real source allows on a system site, the same at 2.1.3 and 2.2.1
+(``internal/nonkube/common/fs_config_renderer.go``): ``skupper system reload`` empties
+``runtime/certs`` (``reloadDirectories``, @2.2.1:33-40) and issues those certificates anew,
+valid five years (``internal/certs/certs.go@2.2.1:118-121``), from the CA it keeps
+(``ignoreExisting``, @2.2.1:404-414); a CA is replaced only by one the user gives in
+``input/issuers/NAME`` (``loadUserCertAsSecret``, @2.2.1:525-529, which alone turns
+``ignoreExisting`` off). 2.2.0's Secret of that name among the site's resources
+(@2.2.1:386-392) is written only where no CA is on disk yet, so it replaces none.
+Rotation on system sites is open upstream (skupper #2492).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...facts.certificates import CertificateEnd
+from ...results import Finding, NextStep
+from ..certificates import WARN_DAYS, site_certificate
+from .context import Network, call, finding, on_host
+
+
+def _line(cert: CertificateEnd, now: int) -> str:
+    days = cert.days_left(now)
+    when = f"ended {-days:.0f} days ago" if days <= 0 else f"{days:.0f} days left"
+    where = f"runtime/{cert.place}/{cert.file}"
+    return f"{where} ({cert.kind}, {cert.subject}): ends {cert.date()}, {when}"
+
+
+def _fix(cert: CertificateEnd, host: str, ns: str) -> tuple[str, list[NextStep]]:
+    reload = f"SKUPPER_PLATFORM=podman skupper system reload --namespace {ns}"
+    if cert.kind == "issued":
+        return (
+            f"on {host}, run `{reload}`: Skupper issues the site's certificates anew from its "
+            "CA, valid five years (the router restarts); then run setup, which gives every "
+            "site linked to this one the new client certificate",
+            [on_host(host, reload), call("setup")],
+        )
+    if cert.kind == "link":
+        return (
+            "this certificate is the link's, issued by the site it dials: run "
+            "`skupper system reload` there (it issues its certificates anew), then setup, "
+            f"which gives {host} the new one",
+            [call("setup")],
+        )
+    return (
+        f"`{reload}` keeps the CA {cert.name}; Skupper replaces it only with one you give: "
+        f"put a new CA's tls.crt, tls.key and ca.crt in input/issuers/{cert.name} of the "
+        f"namespace, run `{reload}` on {host}, then setup, which gives every site "
+        "linked to this one a certificate of the new CA (automatic rotation on system sites "
+        "is open upstream: skupper #2492)",
+        [on_host(host, reload), call("setup")],
+    )
+
+
+def certificate_ending(network: Network) -> Iterator[Finding]:
+    for view in network.podman_readings():
+        first = site_certificate(view)
+        if first is None or not first.ending or view.state.now is None:
+            continue
+        now = view.state.now
+        ending = [c for c in view.state.certificates or () if c.days_left(now) <= WARN_DAYS]
+        ref, cert = view.ref, first.cert
+        fix, steps = _fix(cert, ref.host, view.namespace)
+        ended = first.ended
+        yield finding(
+            "certificate-expired" if ended else "certificate-expiring",
+            ref,
+            "error" if ended else "warning",
+            symptom=(
+                f"{ref.site}'s certificate {cert.name} ended on {cert.date()[:10]}: every "
+                "link that uses it fails"
+                if ended
+                else f"{ref.site}'s certificate {cert.name} ends on {cert.date()[:10]} "
+                f"({first.days_left:.0f} days): every link that uses it will fail then"
+            ),
+            evidence=[_line(c, now) for c in ending],
+            cause="Skupper issues a system site's certificates valid five years and renews "
+            "none of them by itself; a CA's end is the end of everything it issued",
+            fix=fix,
+            next=steps,
+        )
+
+
+CERTIFICATE_RULES = (certificate_ending,)
