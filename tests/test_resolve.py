@@ -55,7 +55,7 @@ def test_profiles_and_consumers_resolve_without_any_host(example_path: Path) -> 
         consumer = resolve_static(t, name)
         assert isinstance(consumer, ResolveResult)
         assert consumer.role == "consumer" and consumer.profile is None
-    assert resolve_static(t, "hub-rhel-ai") == t.providers[0]
+    assert resolve_static(t, "hub-rhel-ai") == t.providers[0].endpoints[0]
 
 
 def test_unknown_name_lists_the_valid_ones(example_path: Path) -> None:

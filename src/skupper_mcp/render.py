@@ -217,7 +217,10 @@ def site_rows(topology: Topology) -> list[list[Cell]]:
         [local.site_name, local.name, "podman", "consumer", local.inter_router_port, None]
     ]
     for p in topology.providers:
-        rows.append([p.site_name, p.name, "podman", "provider", p.inter_router_port, p.model_port])
+        ports: Cell = ", ".join(str(e.model_port) for e in p.endpoints)
+        if not p.multi_endpoint:
+            ports = p.model_port
+        rows.append([p.site_name, p.name, "podman", "provider", p.inter_router_port, ports])
     kube = topology.kubernetes
     if kube:
         ports = ", ".join(str(port) for port in kube.listeners.values()) or None
@@ -230,10 +233,11 @@ ROUTING_HEADERS = ["Host", "Local port", "Routing key", "Default profile", "Prof
 
 
 def routing_rows(topology: Topology) -> list[list[Cell]]:
-    """The host-based routing table: which local port reaches which provider's model."""
+    """The host-based routing table: which local port reaches which provider's model (a
+    row per model endpoint, ``HOST/ENDPOINT`` for a host with several)."""
     return [
-        [p.name, p.local_port, p.routing_key, p.default_profile, ", ".join(p.profiles)]
-        for p in topology.providers
+        [e.label, e.local_port, e.routing_key, e.default_profile, ", ".join(e.profiles)]
+        for e in topology.model_endpoints()
     ]
 
 

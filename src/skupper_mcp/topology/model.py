@@ -30,6 +30,7 @@ class ModelEndpoint(_Model):
     name: str | None = Field(
         default=None, description="The endpoint's name (<PREFIX>_ENDPOINTS); None: single-port"
     )
+    index: int = Field(default=0, description="Its place among its host's endpoints, from 0")
     prefix: str = Field(description="Variable prefix of its settings (RHEL_AI or RHEL_AI_CHAT)")
     model_host: str = Field(description="Connector target host as seen on the provider")
     model_port: int = Field(description="Connector target port: the model API on the provider")
@@ -53,6 +54,12 @@ class ModelEndpoint(_Model):
             if served == model_id:
                 return profile
         return None
+
+
+def cluster_listener_name(label: str) -> str:
+    """The cluster Listener (and its Service) of a model endpoint: ``model-listener-HOST``,
+    ``model-listener-HOST-ENDPOINT`` for a host with endpoints."""
+    return "model-listener-" + label.replace("/", "-")
 
 
 class ProviderHost(_Model):
@@ -271,6 +278,14 @@ class Topology(_Model):
         if not name:
             return provider.endpoints[0] if not provider.multi_endpoint else None
         return provider.endpoint(name)
+
+    def member_endpoint(self, member: PoolMember) -> ModelEndpoint:
+        """The model endpoint a pool member serves the pool from: its profile's."""
+        provider = self.provider(member.provider)
+        endpoint = provider.endpoint_of_profile(member.profile) if provider else None
+        if endpoint is None:  # the topology's parse checked every member
+            raise KeyError(f"{member.provider}: {member.profile}")
+        return endpoint
 
     def pool(self, name: str) -> ModelPool | None:
         return next((pool for pool in self.pools if pool.name == name), None)

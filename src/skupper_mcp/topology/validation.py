@@ -318,14 +318,16 @@ def _endpoints(reader: Reader, host: str) -> list[ModelEndpoint] | None:
                     f"{p}_<ENDPOINT>_{suffix} ({p}_{prefix_of(names[0])}_{suffix})",
                 )
             )
-    found = [_one_endpoint(reader, host, n, f"{p}_{prefix_of(n)}", p) for n in names]
+    found = [
+        _one_endpoint(reader, host, n, f"{p}_{prefix_of(n)}", p, i) for i, n in enumerate(names)
+    ]
     parsed = [e for e in found if e is not None]
     _check_endpoints(reader, parsed)
     return parsed if len(parsed) == len(found) and names else None
 
 
 def _one_endpoint(
-    reader: Reader, host: str, name: str | None, ep: str, p: str
+    reader: Reader, host: str, name: str | None, ep: str, p: str, index: int = 0
 ) -> ModelEndpoint | None:
     before = len(reader.problems)
     what = f"{host}/{name}" if name else host
@@ -358,6 +360,7 @@ def _one_endpoint(
     return ModelEndpoint(
         host=host,
         name=name,
+        index=index,
         prefix=ep,
         model_host=model_host,
         model_port=model_port,
