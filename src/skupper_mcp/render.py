@@ -394,7 +394,7 @@ def status_markdown(status: StatusResult) -> str:
     tables = status_tables(status)
     # a reason may quote the model endpoint's ids: host text, shown as a cell's is
     actions = [
-        f"- {a.action} `{a.profile}` on {a.host}: {markdown_cell(a.reason)}"
+        f"- {a.action} `{a.profile}` on {a.endpoint or a.host}: {markdown_cell(a.reason)}"
         for a in status.model_actions
     ]
     parts = [
@@ -461,7 +461,7 @@ def resolve_text(result: ResolveResult, width: int | None = None) -> str:
 def _actions_text(actions: Sequence[ModelAction], width: int | None) -> list[str]:
     if not actions:
         return []
-    rows = [[a.action, a.profile, a.host, a.reason] for a in actions]
+    rows = [[a.action, a.profile, a.endpoint or a.host, a.reason] for a in actions]
     table = text_table(["Action", "Profile", "Host", "Why"], rows, width)
     return ["", "hosted-model-ctl next:", table]
 
@@ -477,7 +477,7 @@ def operation_text(result: OperationResult, width: int | None = None) -> str:
         line
         for li in result.listeners
         for line in _indented(
-            f"listener :{li.port} ({li.provider}) on {li.site}",
+            f"listener :{li.port} ({li.endpoint or li.provider}) on {li.site}",
             f"{li.state}: {li.detail}" if li.detail else f"{li.state}",
             width,
         )

@@ -82,6 +82,12 @@ def test_the_topology_names_two_endpoints_each_its_own_connector_and_listeners(
     # one listener per endpoint on the local site and on the cluster site
     assert by_site[t.local.site_name] == ROWS, status["listeners"]
     assert {CHAT, EMBED} <= by_site[t.kubernetes.site_name], status["listeners"]
+    cluster = {
+        li["endpoint"]: li for li in status["listeners"] if li["site"] == t.kubernetes.site_name
+    }
+    # the cluster's controller took each endpoint's Listener (its Service is the endpoint's)
+    assert cluster[EMBED]["bound"] is True, cluster[EMBED]
+    assert cluster[EMBED]["service"].startswith("model-listener-rhel-ai-embed."), cluster[EMBED]
     local = {li["endpoint"]: li for li in status["listeners"] if li["site"] == t.local.site_name}
     assert local[EMBED]["state"] == "serving" and local[EMBED]["model_ids"] == [EMBED_MODEL_ID]
     assert not any(site["drift"] for site in status["sites"]), status["sites"]
@@ -143,6 +149,32 @@ async def test_the_mcp_tools_give_the_same_rows_and_test_the_endpoint(world: Wor
     assert resolved.structured_content["endpoint"] == EMBED
     text = markdown.contents[0].text  # type: ignore[union-attr]
     assert EMBED in text and EMBED_MODEL_ID in text
+
+
+def test_diagnose_names_the_endpoint_whose_container_stopped(world: World) -> None:
+    code, _, err = world.ssh("rhel-ai", "podman stop hosted-model-embed")
+    assert code == 0, err
+    try:
+        found = cli_json(world.topology, "diagnose", "rhel-ai", codes=(0, 1, 3))
+        stopped = [f for f in found["findings"] if f["id"] == "model-container-stopped"]
+        assert len(stopped) == 1, found["findings"]  # the chat endpoint still serves
+        [finding] = stopped
+        assert EMBED in finding["symptom"] and "hosted-model-embed" in finding["symptom"]
+        start = next(s for s in finding["next"] if s.get("action") == "start")
+        assert start["profile"] == "rhel-ai-embed", finding["next"]
+        rows = _rows(world.topology)
+        assert rows[CHAT]["state"] == "serving" and rows[EMBED]["state"] != "serving", rows
+    finally:
+        code, _, err = world.ssh("rhel-ai", "podman start hosted-model-embed")
+        assert code == 0, err
+
+
+def test_the_van_view_shows_each_endpoint(world: World, tmp_path: Path) -> None:
+    page = tmp_path / "status.html"
+    done = cli(world.topology, "status", "--html", str(page))
+    assert done.returncode in (0, 3), done.stderr
+    html = page.read_text()
+    assert EMBED in html and EMBED_MODEL_ID in html
 
 
 def test_down_and_up_of_the_host_stop_and_start_both_endpoints(world: World) -> None:
