@@ -39,7 +39,7 @@ def test_active_profile_matches_the_hosts_own_profiles() -> None:
 
 def test_models_command_quotes_the_url() -> None:
     alpha = parse_topology(SMALL_TOPOLOGY).providers[0]
-    assert models_command(model_url(alpha)) == (
+    assert models_command(model_url(alpha.endpoints[0])) == (
         "curl -fsS --max-time 3 http://127.0.0.1:9000/v1/models | head -c 1048577"
     )
 
