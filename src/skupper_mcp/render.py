@@ -453,6 +453,8 @@ def resolve_text(result: ResolveResult, width: int | None = None) -> str:
         ["listener port", result.listener_port],
         ["routing key", result.routing_key],
     ]
+    if result.endpoint:
+        rows.insert(2, ["endpoint", result.endpoint])
     if result.detail:
         rows.append(["detail", result.detail])
     return text_table(["Field", "Value"], rows, width)
@@ -555,7 +557,8 @@ def test_model_text(result: TestModelResult, width: int | None = None) -> str:
         for c in result.checks
     ]
     table = text_table(["Result", "Check", "Detail", "Time"], rows, width)
-    head = f"{result.host} (profile {result.profile}): {result.passed}/{result.total} passed"
+    named = result.endpoint or result.host
+    head = f"{named} (profile {result.profile}): {result.passed}/{result.total} passed"
     return "\n".join([table, "", wrap_text(head, width)])
 
 
