@@ -5,9 +5,15 @@ naming that endpoint's profile."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from fake_connector import FakeConnector, framed
 from skupper_mcp.engine.desired.cluster import base_resources
 from skupper_mcp.engine.desired.podman import hub_resources, local_base_resources
 from skupper_mcp.engine.model_actions import model_actions, status_actions
+from skupper_mcp.engine.operations import catalog
+from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.models import SiteResult
 from skupper_mcp.topology import parse_topology
 from topology_samples import SMALL_TOPOLOGY, TWO_ENDPOINTS_TOPOLOGY
@@ -97,3 +103,57 @@ def test_each_endpoint_gets_its_own_model_action_with_its_profile() -> None:
         ("alpha", "alpha/embed", "a-embed"),
         ("beta", None, "b-fast"),
     ]
+
+
+FOUR_ENDPOINTS = TWO_ENDPOINTS_TOPOLOGY.replace(
+    'BETA_MODEL_PORT=10000\nBETA_PROFILES="b-fast=org/beta-fast"\n',
+    'BETA_ENDPOINTS="one two"\n'
+    "BETA_ONE_MODEL_PORT=10000\n"
+    'BETA_ONE_PROFILES="b-fast=org/beta-fast"\n'
+    "BETA_TWO_MODEL_PORT=10001\n"
+    'BETA_TWO_PROFILES="b-two=org/beta-two"\n',
+)
+
+
+def _models_read(ids: list[str]) -> str:
+    """A stopped site's state read whose model endpoints answered ``ids``, one each."""
+    lines = ["@@user tester", "@@podman /usr/bin/podman"]
+    for i, model_id in enumerate(ids):
+        section = "models" if i == 0 else f"models-{i}"
+        body = json.dumps({"object": "list", "data": [{"id": model_id}]})
+        lines += [f"@@section {section}", body, "@@rc 0"]
+    return framed("\n".join([*lines, "@@end"]) + "\n")
+
+
+class _Recording:
+    """Hands each host one FakeConnector, answering its state read, and keeps them."""
+
+    def __init__(self, answers: dict[str, list[str]]) -> None:
+        self.connectors: dict[str, FakeConnector] = {}
+        self.answers = answers
+
+    async def get(self, name: str, target: object) -> FakeConnector:
+        if name not in self.connectors:
+            fake = FakeConnector(name)
+            fake.on("@@section version", _models_read(self.answers.get(name, [])))
+            self.connectors[name] = fake
+        return self.connectors[name]
+
+
+async def test_models_reads_four_endpoints_on_two_hosts_in_one_round_trip_each(
+    tmp_path: Path,
+) -> None:
+    """``models`` with 4 endpoints on 2 hosts: each host's one state read asks all its
+    endpoints' /v1/models (issue 48's bench bound, counted here by the commands run)."""
+    t = parse_topology(FOUR_ENDPOINTS + f"STATE_DIR={tmp_path}\n", tmp_path / "topology.env")
+    pool = _Recording({"alpha": ["org/alpha-big", "org/alpha-embed"], "beta": ["org/beta-fast"]})
+    result = await catalog.run(SiteMap(t, pool, None))  # type: ignore[arg-type]
+    for host, urls in (("alpha", (9000, 9001)), ("beta", (10000, 10001))):
+        [command] = pool.connectors[host].commands
+        for port in urls:
+            assert f"http://127.0.0.1:{port}/v1/models" in command, host
+    rows = {r.host: r for r in result.rows}
+    assert list(rows) == ["alpha/chat", "alpha/embed", "beta/one", "beta/two"]
+    # stopped routers: no route to prove, each row says so, with each endpoint's profile
+    assert {r.state for r in rows.values()} == {"provider-stopped"}, rows
+    assert rows["alpha/embed"].profile == "a-embed" and rows["beta/two"].profile == "b-two"
