@@ -158,3 +158,15 @@ def test_cluster_listeners_name_an_endpoint() -> None:
     # a host with endpoints has no listener of its own name
     whole = TWO_ENDPOINTS_TOPOLOGY + "CRC_SITE_NAME=crc-test\nCRC_ALPHA_PORT=8100\n"
     assert [v for v, _, _ in _problems(whole)] == ["CRC_ALPHA_PORT"]
+
+
+def test_the_agent_is_told_the_endpoints_it_may_name() -> None:
+    from skupper_mcp.naming import Names
+    from skupper_mcp.server import instructions
+
+    names = Names.of(parse_topology(TWO_ENDPOINTS_TOPOLOGY))
+    assert names.endpoints == ("alpha/chat", "alpha/embed")
+    assert "alpha/chat, alpha/embed" in names.model_routes()
+    assert "model endpoints (alpha/chat, alpha/embed" in instructions(names)
+    single = Names.of(parse_topology(SMALL_TOPOLOGY))
+    assert single.endpoints == () and "endpoint" not in instructions(single)
