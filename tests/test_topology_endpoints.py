@@ -169,4 +169,4 @@ def test_the_agent_is_told_the_endpoints_it_may_name() -> None:
     assert "alpha/chat, alpha/embed" in names.model_routes()
     assert "model endpoints (alpha/chat, alpha/embed" in instructions(names)
     single = Names.of(parse_topology(SMALL_TOPOLOGY))
-    assert single.endpoints == () and "endpoint" not in instructions(single)
+    assert single.endpoints == () and "several model endpoints" not in instructions(single)
