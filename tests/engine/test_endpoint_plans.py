@@ -92,6 +92,8 @@ def test_each_endpoint_gets_its_own_model_action_with_its_profile() -> None:
     # a requested profile starts on its own endpoint only
     asked = model_actions("up", t, [_up("alpha")], served, "a-embed")
     assert [(a.endpoint, a.profile) for a in asked] == [("alpha/embed", "a-embed")]
+    named = model_actions("up", t, [_up("alpha")], served, None, "alpha/embed")
+    assert [(a.endpoint, a.profile) for a in named] == [("alpha/embed", "a-embed")]
     stops = model_actions("down", t, [_up("alpha").model_copy(update={"outcome": "down"})], {})
     assert [(a.endpoint, a.profile) for a in stops] == [
         ("alpha/chat", "a-big"),

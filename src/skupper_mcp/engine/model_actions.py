@@ -45,10 +45,12 @@ def model_actions(
     results: list[SiteResult],
     served: Mapping[str, list[str] | None],
     requested_profile: str | None = None,
+    requested_endpoint: str | None = None,
 ) -> list[ModelAction]:
     """Model actions for ``operation`` (setup, up, down, teardown) from site results: one
     per model endpoint of each provider (``served`` by endpoint label), each naming that
-    endpoint's profile; a requested profile starts on its own endpoint only."""
+    endpoint's profile; a requested profile (or endpoint, ``HOST/ENDPOINT``) starts on its
+    own endpoint only. A stop names every endpoint: the whole host's router goes."""
     actions: list[ModelAction] = []
     for result in results:
         if result.role != "provider" or result.outcome == "skipped":
@@ -57,6 +59,8 @@ def model_actions(
         if provider is None:
             continue
         for e in provider.endpoints:
+            if operation == "up" and requested_endpoint not in (None, e.label):
+                continue
             action = _action(operation, topology, e, result, served, requested_profile)
             if action is not None:
                 actions.append(action)

@@ -184,7 +184,7 @@ async def up(
         "up",
         target_query,
         results,
-        actions_for.model_actions("up", topology, results, served, target.profile),
+        actions_for.model_actions("up", topology, results, served, target.profile, target.endpoint),
         plan,
     )
 
