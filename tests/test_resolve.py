@@ -39,7 +39,7 @@ def test_active_profile_matches_the_hosts_own_profiles() -> None:
 
 def test_models_command_quotes_the_url() -> None:
     alpha = parse_topology(SMALL_TOPOLOGY).providers[0]
-    assert models_command(model_url(alpha)) == (
+    assert models_command(model_url(alpha.endpoints[0])) == (
         "curl -fsS --max-time 3 http://127.0.0.1:9000/v1/models | head -c 1048577"
     )
 
@@ -55,7 +55,7 @@ def test_profiles_and_consumers_resolve_without_any_host(example_path: Path) -> 
         consumer = resolve_static(t, name)
         assert isinstance(consumer, ResolveResult)
         assert consumer.role == "consumer" and consumer.profile is None
-    assert resolve_static(t, "hub-rhel-ai") == t.providers[0]
+    assert resolve_static(t, "hub-rhel-ai") == t.providers[0].endpoints[0]
 
 
 def test_unknown_name_lists_the_valid_ones(example_path: Path) -> None:

@@ -51,3 +51,47 @@ def test_nothing_is_written_before_the_read_ends_then_all_of_it(tmp_path: Path) 
     assert text.startswith("@@user ") and text.endswith("@@end\n")
     state = parse_site_state(text)
     assert state.complete and state.containers == {}
+
+
+#: A curl that answers each model endpoint of a host by its port: a list, another list,
+#: and a port where nothing listens (curl's exit 7).
+ENDPOINTS_CURL = """#!/bin/sh
+for url; do :; done
+case "$url" in
+*:9000/*) echo '{"object":"list","data":[{"id":"org/chat"}]}' ;;
+*:9001/*) echo '{"object":"list","data":[{"id":"org/embed"}]}' ;;
+*) echo "curl: (7) Failed to connect" >&2; exit 7 ;;
+esac
+"""
+
+
+def test_every_model_endpoint_of_a_host_is_read_in_the_one_round_trip(tmp_path: Path) -> None:
+    """A host with several model endpoints: the one state read asks each one's /v1/models,
+    each answer in its own section, a failure as its own (issue 48)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("curl", ENDPOINTS_CURL), ("podman", "#!/bin/sh\necho '[]'\n")):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    script = site_state_script(
+        "models",
+        "http://127.0.0.1:9000/v1/models",
+        0,
+        ("http://127.0.0.1:9001/v1/models", "http://127.0.0.1:9002/v1/models"),
+    )
+    done = subprocess.run(
+        ["sh", "-c", script],
+        env={"HOME": str(tmp_path), "PATH": f"{bin_dir}:/usr/bin:/bin"},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    state = parse_site_state(done.stdout.decode())
+    assert state.complete
+    assert state.served_models == ["org/chat"]
+    assert state.models_answer(0).served_models == ["org/chat"]
+    assert state.models_answer(1).served_models == ["org/embed"]
+    third = state.models_answer(2)
+    assert third.served_models is None and third.models_exit == 7
+    assert "Failed to connect" in (third.models_error or "")
+    assert state.models_answer(3).served_models is None  # not asked

@@ -93,3 +93,18 @@ LOCAL_SITE_NAME=local-me
 """
 #: The makers' lab hosts, sites and profiles: no stranger's topology has them.
 LAB_NAMES = ("rhel-ai", "rhtevan-work", "hub-rhel-ai", "g3b-16k", "g8b", "crc")
+
+
+# SMALL_TOPOLOGY with alpha serving two models side by side (issue 48): a chat server and
+# an embeddings server, each its own port, routing key, local port, profiles and container.
+TWO_ENDPOINTS_TOPOLOGY = SMALL_TOPOLOGY.replace(
+    "ALPHA_MODEL_PORT=9000\n"
+    'ALPHA_PROFILES="a-big=org/alpha-big a-small=org/alpha-small"\n'
+    "ALPHA_DEFAULT_PROFILE=a-big\n",
+    'ALPHA_ENDPOINTS="chat embed"\n'
+    "ALPHA_CHAT_MODEL_PORT=9000\n"
+    'ALPHA_CHAT_PROFILES="a-big=org/alpha-big a-small=org/alpha-small"\n'
+    "ALPHA_CHAT_DEFAULT_PROFILE=a-big\n"
+    "ALPHA_EMBED_MODEL_PORT=9001\n"
+    'ALPHA_EMBED_PROFILES="a-embed=org/alpha-embed"\n',
+)

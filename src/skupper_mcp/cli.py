@@ -457,11 +457,11 @@ def export_context(topology: Any) -> ExportContext:
 
     key_files = {}
     profiles: dict[str, dict[str, str]] = {}
-    for p in topology.providers:
+    for p in topology.model_endpoints():  # a row per model endpoint, named by its label
         name = key_env(p)
         if name is not None and p.model_api_key_file is not None:
             key_files[name] = p.model_api_key_file
-        profiles[p.name] = dict(p.profiles)
+        profiles[p.label] = dict(p.profiles)
     for pool in topology.pools:
         profiles[pool.name] = {
             m.profile: topology.provider(m.provider).profiles[m.profile] for m in pool.members

@@ -307,7 +307,7 @@ def litellm_config(
                 "api_base": row.local_base_url,
                 "api_key": f"os.environ/{row.api_key_env}" if row.api_key_env else NO_KEY,
             },
-            "model_info": {"id": f"skupper-{row.host}-{model_id}"},
+            "model_info": {"id": f"skupper-{_slug(row.host)}-{model_id}"},
         }
         (live if entry.live else commented).append(deployment)
     shared_ids = sorted(i for i, hosts in hosts_of.items() if len(hosts) > 1)
@@ -365,7 +365,7 @@ def opencode_config(entries: list[Entry]) -> dict[str, Any]:
         options: dict[str, str] = {"baseURL": row.local_base_url}
         if row.api_key_env:
             options["apiKey"] = f"{{env:{row.api_key_env}}}"
-        providers[f"skupper-{row.host}"] = {
+        providers[f"skupper-{_slug(row.host)}"] = {
             "npm": "@ai-sdk/openai-compatible",
             "name": f"{row.host} (Skupper)",
             "options": options,
@@ -447,7 +447,7 @@ def goose_providers(entries: list[Entry], ctx: ExportContext) -> dict[str, dict[
     files: dict[str, dict[str, Any]] = {}
     for entry in entries:
         row = entry.row
-        name = f"skupper_{row.host.replace('-', '_')}"
+        name = f"skupper_{_slug(row.host).replace('-', '_')}"
         files[f"{name}.json"] = {
             "name": name,
             "engine": "openai",
@@ -581,3 +581,9 @@ _RENDERERS: dict[str, Callable[[list[Entry], ExportContext, list[LeftOut]], dict
     "continue": _one(render_continue),
     "goose": render_goose,
 }
+
+
+def _slug(label: str) -> str:
+    """A row's name (``HOST`` or ``HOST/ENDPOINT``) as a name part: a provider id that
+    opencode splits at ``/``, a Goose file name."""
+    return label.replace("/", "-")

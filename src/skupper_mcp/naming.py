@@ -48,6 +48,8 @@ class Names:
     kube_site: str | None  # None: no Kubernetes site
     known: bool
     pools: tuple[str, ...] = ()  # the model pools' names (test_model takes them)
+    #: HOST/ENDPOINT of each host with several model endpoints (test_model takes them)
+    endpoints: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, topology: Topology | None) -> Names:
@@ -62,6 +64,7 @@ class Names:
             kube_site=kube.site_name if kube else None,
             known=True,
             pools=tuple(pool.name for pool in topology.pools),
+            endpoints=tuple(e.label for e in topology.model_endpoints() if e.name is not None),
         )
 
     def _of(self, names: tuple[str, ...]) -> str:
@@ -102,9 +105,15 @@ class Names:
         ]
 
     def model_routes(self) -> str:
-        """What test_model takes: a provider (host, site, profile) or a model pool."""
+        """What test_model takes: a provider (host, site, profile), one of a host's several
+        model endpoints (HOST/ENDPOINT) or a model pool."""
         pools = [f"a model pool ({listing(self.pools)})"] if self.pools else []
-        return either([*self._provider_parts(), *pools])
+        endpoints = (
+            [f"one of a host's model endpoints ({listing(self.endpoints)})"]
+            if self.endpoints
+            else []
+        )
+        return either([*self._provider_parts(), *endpoints, *pools])
 
     def any_site(self) -> str:
         """Any one site: a provider (host, site, profile), local or the Kubernetes site."""

@@ -218,7 +218,10 @@ def site_rows(topology: Topology) -> list[list[Cell]]:
         [local.site_name, local.name, "podman", "consumer", local.inter_router_port, None]
     ]
     for p in topology.providers:
-        rows.append([p.site_name, p.name, "podman", "provider", p.inter_router_port, p.model_port])
+        ports: Cell = ", ".join(str(e.model_port) for e in p.endpoints)
+        if not p.multi_endpoint:
+            ports = p.model_port
+        rows.append([p.site_name, p.name, "podman", "provider", p.inter_router_port, ports])
     kube = topology.kubernetes
     if kube:
         ports = ", ".join(str(port) for port in kube.listeners.values()) or None
@@ -231,10 +234,11 @@ ROUTING_HEADERS = ["Host", "Local port", "Routing key", "Default profile", "Prof
 
 
 def routing_rows(topology: Topology) -> list[list[Cell]]:
-    """The host-based routing table: which local port reaches which provider's model."""
+    """The host-based routing table: which local port reaches which provider's model (a
+    row per model endpoint, ``HOST/ENDPOINT`` for a host with several)."""
     return [
-        [p.name, p.local_port, p.routing_key, p.default_profile, ", ".join(p.profiles)]
-        for p in topology.providers
+        [e.label, e.local_port, e.routing_key, e.default_profile, ", ".join(e.profiles)]
+        for e in topology.model_endpoints()
     ]
 
 
@@ -403,7 +407,7 @@ def status_markdown(status: StatusResult) -> str:
     tables = status_tables(status)
     # a reason may quote the model endpoint's ids: host text, shown as a cell's is
     actions = [
-        f"- {a.action} `{a.profile}` on {a.host}: {markdown_cell(a.reason)}"
+        f"- {a.action} `{a.profile}` on {a.endpoint or a.host}: {markdown_cell(a.reason)}"
         for a in status.model_actions
     ]
     parts = [
@@ -462,6 +466,8 @@ def resolve_text(result: ResolveResult, width: int | None = None) -> str:
         ["listener port", result.listener_port],
         ["routing key", result.routing_key],
     ]
+    if result.endpoint:
+        rows.insert(2, ["endpoint", result.endpoint])
     if result.detail:
         rows.append(["detail", result.detail])
     return text_table(["Field", "Value"], rows, width)
@@ -470,7 +476,7 @@ def resolve_text(result: ResolveResult, width: int | None = None) -> str:
 def _actions_text(actions: Sequence[ModelAction], width: int | None) -> list[str]:
     if not actions:
         return []
-    rows = [[a.action, a.profile, a.host, a.reason] for a in actions]
+    rows = [[a.action, a.profile, a.endpoint or a.host, a.reason] for a in actions]
     table = text_table(["Action", "Profile", "Host", "Why"], rows, width)
     return ["", "hosted-model-ctl next:", table]
 
@@ -486,7 +492,7 @@ def operation_text(result: OperationResult, width: int | None = None) -> str:
         line
         for li in result.listeners
         for line in _indented(
-            f"listener :{li.port} ({li.provider}) on {li.site}",
+            f"listener :{li.port} ({li.endpoint or li.provider}) on {li.site}",
             f"{li.state}: {li.detail}" if li.detail else f"{li.state}",
             width,
         )
@@ -564,7 +570,8 @@ def test_model_text(result: TestModelResult, width: int | None = None) -> str:
         for c in result.checks
     ]
     table = text_table(["Result", "Check", "Detail", "Time"], rows, width)
-    head = f"{result.host} (profile {result.profile}): {result.passed}/{result.total} passed"
+    named = result.endpoint or result.host
+    head = f"{named} (profile {result.profile}): {result.passed}/{result.total} passed"
     return "\n".join([table, "", wrap_text(head, width)])
 
 

@@ -112,6 +112,11 @@ class ModelAction(Result):
     profile: str = Field(description="Profile name to pass to hosted-model-ctl")
     action: ActionName = Field(description="hosted-model-ctl verb: setup, start, stop, status")
     reason: str = Field(description="Why this action follows from the operation")
+    endpoint: str | None = Field(
+        default=None,
+        description="The host's model endpoint (HOST/ENDPOINT) the profile runs on, for a "
+        "host with several (<PREFIX>_ENDPOINTS); None for a host with one",
+    )
 
 
 class OperationResult(Result):
@@ -237,6 +242,11 @@ class ListenerStatus(Result):
     bound: bool | None = Field(default=None, description="Whether the port accepts connections")
     service: str | None = Field(default=None, description="Kubernetes Service name:port")
     provider: str | None = Field(default=None, description="Provider host whose model it brings")
+    endpoint: str | None = Field(
+        default=None,
+        description="The provider's model endpoint it brings (HOST/ENDPOINT), for a host "
+        "with several; null for a host with one model port",
+    )
     state: ListenerState | None = Field(
         default=None,
         description="serving: bound and the provider's router runs. closing: still bound, "
@@ -369,6 +379,10 @@ class TestModelResult(Result):
 
     target: str
     host: str
+    endpoint: str | None = Field(
+        default=None,
+        description="The model endpoint checked (HOST/ENDPOINT), for a host with several",
+    )
     profile: str
     checks: list[ModelCheck]
     passed: int = Field(description="How many checks passed")
@@ -380,6 +394,11 @@ class ResolveResult(Result):
 
     query: str = Field(description="The name asked about")
     host: str = Field(description="Host name in the topology")
+    endpoint: str | None = Field(
+        default=None,
+        description="The provider's model endpoint (HOST/ENDPOINT) the profile runs on, for "
+        "a host with several; null for a host with one model port",
+    )
     site: str = Field(description="Skupper site name")
     role: Role
     profile: str | None = Field(
@@ -607,6 +626,12 @@ class ModelRow(Result):
     )
     host: str = Field(
         description="Provider host in the topology that serves it; a pool's row: the pool's name"
+    )
+    endpoint: str | None = Field(
+        default=None,
+        description="The model endpoint's name on its host (<PREFIX>_ENDPOINTS), for a host "
+        "with several: the row's host is then HOST/ENDPOINT, what test_model takes; null for "
+        "a host with one model port, and for a pool",
     )
     profile: str = Field(
         description="hosted-model-ctl profile it serves (the active one, else the host's "

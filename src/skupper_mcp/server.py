@@ -39,7 +39,7 @@ from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transp
 from skupper_mcp.http_sessions import session_limits
 from skupper_mcp.mcp_apps import VIEW_REFRESH, apps_only_for_declared_clients, van_apps
 from skupper_mcp.mcp_tasks import Tasks, current_task
-from skupper_mcp.naming import EXAMPLES, Names
+from skupper_mcp.naming import EXAMPLES, Names, listing
 from skupper_mcp.prompts import register_prompts
 from skupper_mcp.render import models_markdown, status_markdown, topology_markdown
 from skupper_mcp.results import StatusResult
@@ -67,11 +67,18 @@ def instructions(names: Names, *, read_only: bool = False) -> str:
     kubernetes = f", and {names.kubernetes}" if names.kubernetes else ""
     guidance = GUIDANCE.replace(FIRST_SETUP, "") if read_only else GUIDANCE
     cluster = " and to a Kubernetes cluster" if names.kube_site or not names.known else ""
+    endpoints = (
+        f", one of a host's several model endpoints ({listing(names.endpoints)}: each its own "
+        "model row, test_model target and hosted-model-ctl profile; up and down act on its "
+        "whole host)"
+        if names.endpoints
+        else ""
+    )
     return (
         "Controls a Skupper V2 network (VAN) that brings LLM model APIs on remote GPU hosts "
         f"to localhost{cluster}. Names: a provider host ({names.host_list}), its Skupper site "
         f"({names.site_list}), a profile ({names.profile_list}: a model configuration a "
-        f"provider can serve), {names.local}{kubernetes}. " + guidance
+        f"provider can serve){endpoints}, {names.local}{kubernetes}. " + guidance
     )
 
 

@@ -65,7 +65,10 @@ def scrub(text: str, world: World) -> str:
 
 
 def read_states(world: World, topology: Topology) -> dict[str, str]:
-    scripts = {p.name: site_state_script(p.namespace, model_url(p)) for p in topology.providers}
+    scripts = {
+        p.name: site_state_script(p.namespace, model_url(p.endpoints[0]))
+        for p in topology.providers
+    }
     scripts["local"] = site_state_script(topology.local.namespace)
     states = {}
     for host in HOSTS:

@@ -25,7 +25,7 @@ from skupper_mcp.facts.site_state import SiteState, UnitState, parse_site_state
 from skupper_mcp.facts.skupper_version import parse_skupper_version
 from skupper_mcp.results import Finding
 from skupper_mcp.sites.podman import PodmanSite
-from skupper_mcp.topology import Topology, load_topology
+from skupper_mcp.topology import ProviderHost, Topology, load_topology
 
 STATES = Path(__file__).resolve().parent / "site_states"
 PODMAN_HOSTS = ("rhel-ai", "rhtevan-work", "local")
@@ -238,9 +238,13 @@ def test_a_model_that_does_not_answer_behind_a_running_router(topology: Topology
 def test_a_model_served_by_no_container_blames_no_container(topology: Topology) -> None:
     """<PREFIX>_MODEL_CONTAINER= empty: the model runs as a systemd unit, under docker or
     as a bare process, so no container state is evidence and no container is to be set up."""
+
+    def without_container(p: ProviderHost) -> ProviderHost:
+        only = p.endpoints[0].model_copy(update={"model_container": None})
+        return p.model_copy(update={"model_container": None, "endpoints": [only]})
+
     providers = [
-        p.model_copy(update={"model_container": None}) if p.name == "rhtevan-work" else p
-        for p in topology.providers
+        without_container(p) if p.name == "rhtevan-work" else p for p in topology.providers
     ]
     no_container = topology.model_copy(update={"providers": providers})
     hub = states()["rhtevan-work"]

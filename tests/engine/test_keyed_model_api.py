@@ -13,11 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from skupper_mcp.connectors.base import SSHTarget
 from skupper_mcp.engine.model_http import ApiKey, api_key, probe_models
 from skupper_mcp.engine.operations.model_checks import route_checks
 from skupper_mcp.redaction import redact
-from skupper_mcp.topology import ProviderHost
+from skupper_mcp.topology import ModelEndpoint
 from skupper_sandbox.model_server import ModelServer
 
 ADDRESS = "127.204.1.33"
@@ -99,18 +98,11 @@ async def test_the_probe_of_a_closed_port_is_a_result_not_an_exception() -> None
     assert found.status is None and found.ids is None and found.error
 
 
-def _provider(key_file: Path | None) -> ProviderHost:
-    return ProviderHost.model_validate(
+def _provider(key_file: Path | None) -> ModelEndpoint:
+    return ModelEndpoint.model_validate(
         {
-            "name": "gpu",
+            "host": "gpu",
             "prefix": "GPU",
-            "ssh": SSHTarget("gpu.example.com", 22, "u"),
-            "public_host": "gpu.example.com",
-            "inter_router_port": 55671,
-            "edge_port": 45671,
-            "sans": ["gpu.example.com"],
-            "site_name": "hub-gpu",
-            "namespace": "default",
             "model_host": "127.0.0.1",
             "model_port": 8000,
             "local_port": 9000,
@@ -119,7 +111,6 @@ def _provider(key_file: Path | None) -> ProviderHost:
             "default_profile": "small",
             "model_container": None,
             "model_api_key_file": key_file,
-            "tmpfs_workaround": False,
         }
     )
 

@@ -38,8 +38,8 @@ async def test_listener_probes_say_how_long_each_took_and_which_never_bound() ->
         unused.bind(("127.0.0.1", 0))
         closed_port = unused.getsockname()[1]
     providers = [
-        SimpleNamespace(name="bound", local_port=open_port),
-        SimpleNamespace(name="silent", local_port=closed_port),
+        SimpleNamespace(label="bound", local_port=open_port),
+        SimpleNamespace(label="silent", local_port=closed_port),
     ]
     async with server:
         found = await probe_listeners("127.0.0.1", providers, time.monotonic() + 1.0)  # type: ignore[arg-type]

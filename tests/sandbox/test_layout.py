@@ -61,3 +61,31 @@ def test_skupper_versions_and_namespace_reach_host_json_and_topology(tmp_path: P
     assert [h.skupper_version for h in cluster.hosts if h.role == "kubernetes"] == ["2.2.1"]
     with pytest.raises(ValueError, match="no host gpu9"):
         layout.plan_world(tmp_path, "127.250.0", WorldSpec(skupper_versions={"gpu9": "2.2.1"}))
+
+
+def test_embeddings_hosts_get_a_second_server_and_two_endpoints(tmp_path: Path) -> None:
+    """`sandbox up --embeddings HOST` (docs/sandbox.md section 6): the world's topology
+    declares the host's chat and embed endpoints, which the product's parse accepts."""
+    from skupper_mcp.topology import parse_topology
+
+    spec = WorldSpec(providers=3, embeddings_hosts=frozenset({"rhel-ai", "provider-3"}))
+    info = layout.plan_world(tmp_path, "127.250.0", spec)
+    embed = {h.name: h.ports.get("embed") for h in info.providers}
+    assert embed == {"rhel-ai": 9500, "rhtevan-work": None, "provider-3": 10503}
+    topology = parse_topology(layout.render_topology_env(info))
+    labels = [e.label for e in topology.model_endpoints()]
+    assert labels == ["rhel-ai/chat", "rhel-ai/embed", "rhtevan-work", "provider-3/chat",
+                      "provider-3/embed"]  # fmt: skip
+    chat, embedding = topology.providers[0].endpoints
+    assert (chat.routing_key, chat.local_port) == ("model-api-rhel-ai", 9000)  # kept as it was
+    assert embedding.profiles == {"rhel-ai-embed": layout.EMBED_MODEL_ID}
+    assert embedding.model_container == layout.EMBED_CONTAINER
+    assert topology.kubernetes is not None
+    assert topology.kubernetes.listeners == {
+        "rhel-ai/chat": 8000,
+        "rhtevan-work": 8001,
+        "rhel-ai/embed": 8002,
+        "provider-3/embed": 8003,
+    }
+    with pytest.raises(ValueError, match="no provider local for --embeddings"):
+        layout.plan_world(tmp_path, "127.250.0", WorldSpec(embeddings_hosts=frozenset({"local"})))

@@ -164,6 +164,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
       var s = site(host, { site: str(x.site) });
       var state = LISTENER_STATES.indexOf(x.state) >= 0 ? x.state : "unknown";
       s.listeners.push({ port: str(x.port), key: str(x.routing_key), provider: str(x.provider),
+        endpoint: str(x.endpoint),
         state: state, stated: LISTENER_STATES.indexOf(x.state) >= 0, detail: str(x.detail),
         service: str(x.service), closes: x.closes_within,
         models: arr(x.model_ids).map(str).join(", "), url: str(x.base_url) });
@@ -276,7 +277,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
   }
 
   function listenerLine(l) {
-    var to = l.provider || l.key;
+    var to = l.endpoint || l.provider || l.key;
     var line = ":" + l.port + " \u2192 " + to + "  " + (l.stated ? l.state : "state not given");
     if (l.state === "closing" && typeof l.closes === "number") line += " (closes within ~" + Math.round(l.closes) + " s)";
     if (l.models) line += "  " + l.models;
@@ -627,7 +628,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     else {
       ul = html("ol", null, node);
       model.actions.forEach(function (a) {
-        html("li", "hosted-model-ctl " + str(a.action) + " " + str(a.profile) + " (on " + str(a.host) + "): " + str(a.reason), ul);
+        html("li", "hosted-model-ctl " + str(a.action) + " " + str(a.profile) + " (on " + str(a.endpoint || a.host) + "): " + str(a.reason), ul);
       });
     }
     if (model.kinds.indexOf("diagnose") >= 0) {

@@ -614,6 +614,14 @@ def _parser() -> argparse.ArgumentParser:
         help="give SSH host HOST a quirk of real hosts (repeatable). " + quirks.help_text(),
     )
     up_p.add_argument(
+        "--embeddings",
+        metavar="HOST",
+        action="append",
+        default=[],
+        help="provider HOST serves two models side by side: its chat server and an "
+        "embeddings server (a second container), two endpoints in topology.env; repeatable",
+    )
+    up_p.add_argument(
         "--router",
         choices=("auto", "real", "imitation"),
         default=None,
@@ -663,6 +671,7 @@ def _world_spec(args: argparse.Namespace) -> WorldSpec:
         router=args.router,
         podman=args.podman,
         host_quirks=_host_quirks(args.host_quirk),
+        embeddings_hosts=frozenset(args.embeddings),
     )
 
 
@@ -693,6 +702,8 @@ def up_options(spec: WorldSpec) -> list[str]:
     if spec.podman:
         options += ["--podman", spec.podman]
     options += quirks.options(spec.host_quirks)
+    for name in sorted(spec.embeddings_hosts):
+        options += ["--embeddings", name]
     return options
 
 

@@ -1,10 +1,11 @@
 """``make demo`` (``python -m skupper_sandbox.demo``): the main job, end to end, on a sandbox
 world.
 
-Starts a simulated VAN (two GPU providers, the local consumer, a Kubernetes consumer),
-then runs what an agent runs when a user says "set up skupper", "start skupper", "is it
-working?", "stop skupper on rhel-ai" and "stop skupper", printing each command as a
-person would type it and what it answered. The sandbox is stopped at the end, whatever
+Starts a simulated VAN (two GPU providers, one of them, rhel-ai, serving a chat and an
+embeddings model side by side, the local consumer, a Kubernetes consumer), then runs what
+an agent runs when a user says "set up skupper", "start skupper", "is it working?",
+"which models do I have?", "stop skupper on rhel-ai" and "stop skupper", printing each
+command as a person would type it and what it answered. The sandbox is stopped at the end, whatever
 happened (``--keep`` leaves it running for you to explore).
 
 The demo belongs to the sandbox's distribution, not the product's: a user's install of
@@ -33,6 +34,8 @@ STEPS: list[tuple[str, list[str]]] = [
     ("Start skupper", ["up"]),
     ("Check skupper", ["status"]),
     ("Prove a model route end to end", ["test-model", "rhtevan-work"]),
+    ("Which models this machine now has (rhel-ai serves two: chat and embed)", ["models"]),
+    ("Prove one endpoint of a host with two", ["test-model", "rhel-ai/embed"]),
     ("Before 'stop skupper on rhel-ai': which model to stop first", ["down", "rhel-ai", "--plan"]),
     ("Stop skupper on rhel-ai (the local site stays: rhtevan-work is active)", ["down", "rhel-ai"]),
     ("Stop skupper", ["down"]),
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     say(f"Starting a sandbox VAN in {directory} ...")
     started = time.monotonic()
     up = subprocess.run(
-        [*SANDBOX, "up", "--dir", str(directory)],
+        [*SANDBOX, "up", "--dir", str(directory), "--embeddings", "rhel-ai"],
         text=True,
         capture_output=True,
         check=False,

@@ -25,6 +25,7 @@ DEFAULT_EDGE_PORT = 45671
 MAX_PROVIDERS = 200
 DEFAULT_SKUPPER_VERSION = "2.1.3"
 MODEL_CONTAINER = "hosted-model"
+EMBED_CONTAINER = "hosted-model-embed"
 BUILTIN_MODEL_IMAGE = "localhost/skupper-mcp-sandbox/model-server:latest"
 CUSTOM_MODEL_IMAGE = "localhost/skupper-mcp-sandbox/custom-model:latest"
 LOCAL_SITE_NAME = "local-sandbox"
@@ -33,6 +34,12 @@ CRC_NAMESPACE = "skupper-models"
 CRC_CONTEXT = "crc-admin"
 CRC_MODEL_PORT = 8000
 CRC_RHTEVAN_MODEL_PORT = 8001
+#: The cluster listener of the first embeddings endpoint; the next ones count up from it.
+CRC_EMBED_PORT = 8002
+#: How far above a host's chat model port its embeddings server listens (``--embeddings``).
+EMBED_PORT_OFFSET = 500
+#: The model id a host's embeddings server answers (``--embeddings``).
+EMBED_MODEL_ID = "granite-embedding-125m-english"
 
 # The users a real deployment logs in as (topology.env.example): RHEL AI's cloud image
 # user, and a developer's own account on a workstation and a laptop. Each is the first user
@@ -93,6 +100,9 @@ class WorldSpec:
     podman: str | None = None
     # host name -> its quirks (skupper_sandbox.quirks), as `--host-quirk HOST=QUIRK` gives
     host_quirks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # providers that serve two models side by side (`--embeddings HOST`): their topology
+    # declares two endpoints, chat (the usual server) and embed (a second container)
+    embeddings_hosts: frozenset[str] = frozenset()
 
 
 class HostEntry(BaseModel):
@@ -114,6 +124,9 @@ class HostEntry(BaseModel):
     # a Unix user made for this world (skupper_sandbox.real_users), not root wearing a name
     real_user: bool = False
     quirks: list[str] = Field(default_factory=list)
+    # a second model server beside the first (`--embeddings HOST`): ports["embed"] serves
+    # EMBED_MODEL_ID from the container EMBED_CONTAINER
+    embeddings: bool = False
 
     @property
     def default_model_id(self) -> str | None:
@@ -316,6 +329,14 @@ def plan_world(
         raise ValueError(f"no SSH host {', '.join(unknown)} for a quirk (hosts: {valid})")
     for host in hosts:
         host.quirks = list(spec.host_quirks.get(host.name, ()))
+    unknown = sorted(spec.embeddings_hosts - {h.name for h in hosts if h.role == "provider"})
+    if unknown:
+        valid = ", ".join(h.name for h in hosts if h.role == "provider")
+        raise ValueError(f"no provider {', '.join(unknown)} for --embeddings (providers: {valid})")
+    for host in hosts:
+        if host.name in spec.embeddings_hosts:
+            host.embeddings = True
+            host.ports["embed"] = host.ports["model"] + EMBED_PORT_OFFSET
     return WorldInfo(
         namespace=spec.namespace,
         id=world_id or uuid.uuid4().hex[:12],
@@ -370,7 +391,6 @@ def render_topology_env(info: WorldInfo) -> str:
     ]
     for host in info.providers:
         p = host.prefix
-        profiles = " ".join(f"{k}={v}" for k, v in host.profiles.items())
         lines += [
             "",
             f"{p}SSH_HOST={host.address}",
@@ -383,12 +403,7 @@ def render_topology_env(info: WorldInfo) -> str:
             f"{p}SITE_NAME=hub-{host.name}",
             f"{p}NAMESPACE={info.namespace}",
             f"{p}MODEL_HOST=127.0.0.1",
-            f"{p}MODEL_PORT={host.ports['model']}",
-            f"{p}LOCAL_PORT={host.ports['local']}",
-            f"{p}ROUTING_KEY={host.routing_key}",
-            f"{p}PROFILES={_quote(profiles)}",
-            f"{p}DEFAULT_PROFILE={host.default_profile}",
-            f"{p}MODEL_CONTAINER={MODEL_CONTAINER}",
+            *_endpoint_lines(host),
             f"{p}TMPFS_WORKAROUND={'false' if host.tmp_writable else 'true'}",
         ]
     local = info.host("local")
@@ -418,6 +433,9 @@ def render_topology_env(info: WorldInfo) -> str:
         ]
         if len(info.providers) > 1:
             lines.append(f"CRC_RHTEVAN_MODEL_PORT={CRC_RHTEVAN_MODEL_PORT}")
+        embedding = [h for h in info.providers if h.embeddings]
+        for i, host in enumerate(embedding):
+            lines.append(f"CRC_{host.prefix}EMBED_PORT={CRC_EMBED_PORT + i}")
         lines.append(f"CRC_DIRECT_LINKS={first.name}")
     lines += [
         "",
@@ -427,6 +445,33 @@ def render_topology_env(info: WorldInfo) -> str:
         f"STATE_DIR={_quote(str(layout.root / 'state'))}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _endpoint_lines(host: HostEntry) -> list[str]:
+    """A provider's model variables: the single-port form, or (``--embeddings``) two
+    endpoints, chat (the usual server, its routing key and local port kept) and embed."""
+    p = host.prefix
+    profiles = " ".join(f"{k}={v}" for k, v in host.profiles.items())
+    lines = [
+        f"MODEL_PORT={host.ports['model']}",
+        f"LOCAL_PORT={host.ports['local']}",
+        f"ROUTING_KEY={host.routing_key}",
+        f"PROFILES={_quote(profiles)}",
+        f"DEFAULT_PROFILE={host.default_profile}",
+        f"MODEL_CONTAINER={MODEL_CONTAINER}",
+    ]
+    if not host.embeddings:
+        return [p + line for line in lines]
+    embed = f"{host.name}-embed={EMBED_MODEL_ID}"
+    return (
+        [f'{p}ENDPOINTS="chat embed"']
+        + [f"{p}CHAT_{line}" for line in lines]
+        + [
+            f"{p}EMBED_MODEL_PORT={host.ports['embed']}",
+            f"{p}EMBED_PROFILES={embed}",
+            f"{p}EMBED_MODEL_CONTAINER={EMBED_CONTAINER}",
+        ]
+    )
 
 
 def ssh_user(info: WorldInfo, host: HostEntry) -> str:

@@ -29,6 +29,8 @@ from skupper_sandbox.commands.server import socket_name
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
     CUSTOM_MODEL_IMAGE,
+    EMBED_CONTAINER,
+    EMBED_MODEL_ID,
     MODEL_CONTAINER,
     HostEntry,
     WorldInfo,
@@ -117,7 +119,7 @@ def _exists(path: Path) -> bool:
     return path.exists()
 
 
-def _raise_if_exited(home: Path, host: str) -> None:
+def _raise_if_exited(home: Path, host: str, name: str = MODEL_CONTAINER) -> None:
     """Fail fast when the model container died instead of waiting out the deadline."""
     from skupper_sandbox.emulated.podman import containers
 
@@ -125,14 +127,14 @@ def _raise_if_exited(home: Path, host: str) -> None:
         from skupper_sandbox import real_hosts
 
         for listed in real_hosts.host_containers(home.parent):
-            if listed.name == MODEL_CONTAINER and listed.state == "exited":
-                tail = real_hosts.log_tail(home.parent, MODEL_CONTAINER)[-400:]
+            if listed.name == name and listed.state == "exited":
+                tail = real_hosts.log_tail(home.parent, name)[-400:]
                 raise RuntimeError(
                     f"the model container on {host} exited with {listed.exit_code}: {tail} "
                     f"({REAL_CONTAINER_FILES})"
                 )
         return
-    container = containers.get(home, MODEL_CONTAINER)
+    container = containers.get(home, name)
     if container is None or container.status != "exited":
         return
     try:
@@ -334,10 +336,22 @@ class WorldDaemon:
 
         await wait_until(api_ready, "the Kubernetes API", START_TIMEOUT)
 
-    async def start_model(self, host: HostEntry) -> None:
+    async def start_models(self, host: HostEntry) -> None:
+        """The host's model server, and its embeddings server beside it (--embeddings)."""
+        steps = [
+            self.start_model(host, MODEL_CONTAINER, host.ports["model"], host.default_model_id)
+        ]
+        if host.embeddings:
+            steps.append(
+                self.start_model(host, EMBED_CONTAINER, host.ports["embed"], EMBED_MODEL_ID)
+            )
+        await asyncio.gather(*steps)
+
+    async def start_model(
+        self, host: HostEntry, container: str, port: int, model_id: str | None
+    ) -> None:
         host_dir = self.layout.host_dir(host.name)
         env = hostenv.host_env(host_dir)
-        port = host.ports["model"]
         image = CUSTOM_MODEL_IMAGE if self.info.model_server_command else BUILTIN_MODEL_IMAGE
         real = real_podman.is_real(host_dir)
         podman = [sys.executable, "-m", PODMAN_MODULE]
@@ -345,7 +359,7 @@ class WorldDaemon:
             podman = [str(self.layout.bin_dir / "podman")]
         argv = [
             *podman, "run", "-d",
-            "--name", MODEL_CONTAINER,
+            "--name", container,
             # the host's network: a real podman's default is a network namespace of the
             # container's own, where the server's port is nobody else's
             "--network", "host",
@@ -353,7 +367,7 @@ class WorldDaemon:
             # "all interfaces" of a host of its own is its own address here
             "-e", f"HOST={host.address if real else '0.0.0.0'}",
             "-e", f"PORT={port}",
-            "-e", f"MODEL_ID={host.default_model_id}",
+            "-e", f"MODEL_ID={model_id}",
         ]  # fmt: skip
         if self.info.model_server_command:
             argv += ["-e", f"SKMCP_MODEL_SERVER_COMMAND={self.info.model_server_command}"]
@@ -391,7 +405,7 @@ class WorldDaemon:
         async def healthy() -> bool:
             if await model_server_up(host.address, port):
                 return True
-            _raise_if_exited(home, host.name)
+            _raise_if_exited(home, host.name, container)
             return False
 
         await wait_until(healthy, f"the model server on {host.name}", timeout, interval=0.1)
@@ -410,7 +424,7 @@ class WorldDaemon:
         steps += [self.start_user_manager(h) for h in ssh_hosts]
         if self.info.kube is not None:
             steps.append(self.start_kube())
-        steps += [self.start_model(h) for h in self.info.providers]
+        steps += [self.start_models(h) for h in self.info.providers]
         await asyncio.gather(*steps)
         self.info.daemon_pid = os.getpid()
         self.layout.save(self.info)

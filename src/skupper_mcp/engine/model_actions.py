@@ -8,11 +8,11 @@ from collections.abc import Mapping
 
 from ..errors import ConfigError
 from ..results import ModelAction, SiteResult
-from ..topology import ProviderHost, Topology
+from ..topology import ModelEndpoint, ProviderHost, Topology
 from .predicates import STOPS
 
 
-def active_profile(provider: ProviderHost, served: list[str] | None) -> str | None:
+def active_profile(provider: ProviderHost | ModelEndpoint, served: list[str] | None) -> str | None:
     """The active profile: the first model id the endpoint lists (in its order) that a
     profile of this host serves; None when it serves none of them. resolve_profile and
     the model actions both read this."""
@@ -23,15 +23,20 @@ def active_profile(provider: ProviderHost, served: list[str] | None) -> str | No
     return None
 
 
-def active_or_default(topology: Topology, host: str, served: list[str] | None) -> tuple[str, str]:
-    """(profile, how it was chosen): the profile whose model the host serves, else its default."""
-    provider = topology.provider(host)
+def active_or_default(topology: Topology, label: str, served: list[str] | None) -> tuple[str, str]:
+    """(profile, how it was chosen): the profile whose model the endpoint (``HOST`` or
+    ``HOST/ENDPOINT``; a host with endpoints by its name: its first) serves, else its
+    default."""
+    provider = topology.provider(label.partition("/")[0])
+    endpoint = topology.model_endpoint(label)
     if provider is None:
-        raise ConfigError(f"{host!r} is not a provider host of the topology")
-    profile = active_profile(provider, served)
+        raise ConfigError(f"{label!r} is not a provider host of the topology")
+    if endpoint is None:
+        endpoint = provider.endpoints[0]
+    profile = active_profile(endpoint, served)
     if profile:
         return profile, "active"
-    return provider.default_profile, "default"
+    return endpoint.default_profile, "default"
 
 
 def model_actions(
@@ -40,45 +45,83 @@ def model_actions(
     results: list[SiteResult],
     served: Mapping[str, list[str] | None],
     requested_profile: str | None = None,
+    requested_endpoint: str | None = None,
 ) -> list[ModelAction]:
-    """Model actions for ``operation`` (setup, up, down, teardown) from site results."""
+    """Model actions for ``operation`` (setup, up, down, teardown) from site results: one
+    per model endpoint of each provider (``served`` by endpoint label), each naming that
+    endpoint's profile; a requested profile (or endpoint, ``HOST/ENDPOINT``) starts on its
+    own endpoint only. A stop names every endpoint: the whole host's router goes."""
     actions: list[ModelAction] = []
     for result in results:
         if result.role != "provider" or result.outcome == "skipped":
             continue
-        host = result.host
-        if operation == "setup" and result.outcome == "up":
-            profile, _ = active_or_default(topology, host, None)
-            why = "infrastructure is ready: deploy the default profile"
-            actions.append(ModelAction(host=host, profile=profile, action="setup", reason=why))
-        elif operation == "up" and result.outcome == "up":
-            profile, how = requested_profile or "", "requested"
-            if not requested_profile:
-                profile, how = active_or_default(topology, host, served.get(host))
-            why = f"{host} is up: start its {how} profile"
-            actions.append(ModelAction(host=host, profile=profile, action="start", reason=why))
-        elif operation in STOPS:
-            profile, how = active_or_default(topology, host, served.get(host))
-            then = "goes down" if operation == "down" else "is removed (stop, do not remove)"
-            why = f"stop the {how} profile before its router {then}"
-            actions.append(ModelAction(host=host, profile=profile, action="stop", reason=why))
+        provider = topology.provider(result.host)
+        if provider is None:
+            continue
+        for e in provider.endpoints:
+            if operation == "up" and requested_endpoint not in (None, e.label):
+                continue
+            action = _action(operation, topology, e, result, served, requested_profile)
+            if action is not None:
+                actions.append(action)
     return actions
+
+
+def _action(
+    operation: str,
+    topology: Topology,
+    e: ModelEndpoint,
+    result: SiteResult,
+    served: Mapping[str, list[str] | None],
+    requested_profile: str | None,
+) -> ModelAction | None:
+    host, endpoint = e.host, (e.label if e.name else None)
+    if operation == "setup" and result.outcome == "up":
+        profile, _ = active_or_default(topology, e.label, None)
+        why = "infrastructure is ready: deploy the default profile"
+        return ModelAction(
+            host=host, profile=profile, action="setup", reason=why, endpoint=endpoint
+        )
+    if operation == "up" and result.outcome == "up":
+        elsewhere = any(requested_profile in o.profiles for o in _siblings(topology, e))
+        if requested_profile and requested_profile not in e.profiles and elsewhere:
+            return None  # it starts on its own endpoint
+        profile, how = requested_profile or "", "requested"
+        if not requested_profile:
+            profile, how = active_or_default(topology, e.label, served.get(e.label))
+        why = f"{e.label} is up: start its {how} profile"
+        return ModelAction(
+            host=host, profile=profile, action="start", reason=why, endpoint=endpoint
+        )
+    if operation in STOPS:
+        profile, how = active_or_default(topology, e.label, served.get(e.label))
+        then = "goes down" if operation == "down" else "is removed (stop, do not remove)"
+        why = f"stop the {how} profile before its router {then}"
+        return ModelAction(host=host, profile=profile, action="stop", reason=why, endpoint=endpoint)
+    return None
+
+
+def _siblings(topology: Topology, e: ModelEndpoint) -> list[ModelEndpoint]:
+    provider = topology.provider(e.host)
+    return [o for o in provider.endpoints if o != e] if provider else []
 
 
 def status_actions(
     topology: Topology, reachable: Mapping[str, bool], served: Mapping[str, list[str] | None]
 ) -> list[ModelAction]:
-    """``status`` on each reachable provider, with its active-or-default profile."""
+    """``status`` on each reachable provider's every model endpoint, with its
+    active-or-default profile."""
     actions = []
-    for provider in topology.providers:
-        if reachable.get(provider.name):
-            profile, _ = active_or_default(topology, provider.name, served.get(provider.name))
+    for e in topology.model_endpoints():
+        if reachable.get(e.host):
+            profile, _ = active_or_default(topology, e.label, served.get(e.label))
             actions.append(
                 ModelAction(
-                    host=provider.name,
+                    host=e.host,
                     profile=profile,
                     action="status",
                     reason="report the model container's state beside the network's",
+                    endpoint=e.label if e.name else None,
                 )
             )
     return actions

@@ -21,7 +21,7 @@ from ..errors import CheckFailed, ConfigError, Kind, status_kind
 from ..facts.model_endpoint import MODELS_MAX_BYTES, model_ids
 from ..model_keys import read_model_api_key
 from ..safe_text import safe_text
-from ..topology import ModelPool, ProviderHost, Topology
+from ..topology import ModelEndpoint, ModelPool, Topology, cluster_listener_name
 from .desired.leftovers import cluster_pool_name
 from .runner import describe
 
@@ -37,18 +37,19 @@ def base_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def local_base_url(topology: Topology, p: ProviderHost) -> str:
+def local_base_url(topology: Topology, p: ModelEndpoint) -> str:
     """The OpenAI base URL of ``p``'s model on this machine."""
     return f"{base_url(topology.local.listener_host, p.local_port)}/v1"
 
 
-def cluster_base_url(topology: Topology, p: ProviderHost) -> str | None:
+def cluster_base_url(topology: Topology, p: ModelEndpoint) -> str | None:
     """The OpenAI base URL of ``p``'s model inside the cluster: its listener's Service DNS
     name (the Listener's host, ``desired.cluster.base_resources``); None without one."""
     kube = topology.kubernetes
-    if kube is None or p.name not in kube.listeners:
+    if kube is None or p.label not in kube.listeners:
         return None
-    return f"http://model-listener-{p.name}.{kube.namespace}.svc:{kube.listeners[p.name]}/v1"
+    service = cluster_listener_name(p.label)
+    return f"http://{service}.{kube.namespace}.svc:{kube.listeners[p.label]}/v1"
 
 
 def pool_cluster_base_url(topology: Topology, pool: ModelPool) -> str | None:
@@ -60,12 +61,12 @@ def pool_cluster_base_url(topology: Topology, pool: ModelPool) -> str | None:
     return f"http://{cluster_pool_name(pool)}.{kube.namespace}.svc:{pool.kube_port}/v1"
 
 
-def key_variable(p: ProviderHost) -> str:
+def key_variable(p: ModelEndpoint) -> str:
     """The topology variable that names the provider's key file (what a finding names)."""
     return f"{p.prefix}_MODEL_API_KEY_FILE"
 
 
-def key_env(p: ProviderHost) -> str | None:
+def key_env(p: ModelEndpoint) -> str | None:
     """The environment variable an exported client configuration reads the key from
     (``<PREFIX>_MODEL_API_KEY``); None when the provider declares no key."""
     return f"{p.prefix}_MODEL_API_KEY" if p.model_api_key_file is not None else None
@@ -83,7 +84,7 @@ class ApiKey:
         return {"Authorization": f"Bearer {self.value}"} if self.value else {}
 
 
-def api_key(p: ProviderHost) -> ApiKey:
+def api_key(p: ModelEndpoint) -> ApiKey:
     """The key of ``p`` as its topology declares it."""
     if p.model_api_key_file is None:
         return ApiKey()

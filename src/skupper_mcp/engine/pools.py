@@ -162,7 +162,8 @@ def _backend(
     p = topology.provider(provider)
     assert p is not None  # the topology's parse checked every member
     member = next(m for m in pool.members if m.provider == provider)
-    key = pool.routing_key if pool.strategy == "any" else p.routing_key
+    own = topology.member_endpoint(member).routing_key
+    key = pool.routing_key if pool.strategy == "any" else own
     row = PoolBackend(
         provider=provider, profile=member.profile, routing_key=key, weight=member.weight
     )

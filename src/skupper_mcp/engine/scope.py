@@ -33,6 +33,8 @@ class Target:
     query: str
     host: str | None  # None means all
     profile: str | None = None
+    #: the model endpoint named (HOST/ENDPOINT, or the one of the profile); None: the host
+    endpoint: str | None = None
 
     @property
     def everything(self) -> bool:
@@ -75,9 +77,13 @@ def resolve_target(topology: Topology, query: str) -> Target:
             return Target(query=query, host=ref.host)
     if name in ("localhost",):
         return Target(query=query, host=LOCAL_HOST)
+    endpoint = topology.model_endpoint(name) if "/" in name else None
+    if endpoint is not None:  # up and down act on its host: one site serves them all
+        return Target(query=query, host=endpoint.host, endpoint=endpoint.label)
     for provider in topology.providers:
-        if name in provider.profiles:
-            return Target(query=query, host=provider.name, profile=name)
+        found = provider.endpoint_of_profile(name)
+        if found is not None:
+            return Target(query=query, host=provider.name, profile=name, endpoint=found.label)
     raise ConfigError(f"unknown target {query!r}: use one of {', '.join(valid_targets(topology))}")
 
 

@@ -14,6 +14,10 @@ A provider's endpoint is read where it answers what is asked:
 A listener is only asked where a route can be behind it (the caller says which providers:
 by default those whose router runs in the reading); the others' ids are not known
 (``ids`` None), and their active profile falls back to the default, saying so.
+
+Everything is keyed by model endpoint (``ModelEndpoint.label``: the host's name for a host
+of the single-port form, ``HOST/ENDPOINT`` for one with several); a host's endpoints are
+all read in its one site-state round trip.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from ..errors import CheckFailed
-from ..topology import ProviderHost, Topology
+from ..topology import ModelEndpoint, Topology
 from .model_http import PROBE_TIMEOUT, ModelsProbe, api_key, base_url, probe_models
 from .predicates import router_running
 from .readings import PodmanReading, Reading
@@ -45,53 +49,53 @@ class Served:
     problem: str | None = None
 
 
-#: host -> what it serves (every provider of the topology has a row).
+#: endpoint label -> what it serves (every model endpoint of the topology has a row).
 ServedMap = Mapping[str, Served]
 
 
-def keyed(p: ProviderHost) -> bool:
-    """Whether the provider's server takes a key: its host's own read cannot list it."""
+def keyed(p: ModelEndpoint) -> bool:
+    """Whether the endpoint's server takes a key: its host's own read cannot list it."""
     return p.model_api_key_file is not None
 
 
-def host_ids(p: ProviderHost, reading: Reading | None) -> list[str] | None:
+def host_ids(p: ModelEndpoint, reading: Reading | None) -> list[str] | None:
     """The ids the site-state read's host-side ``GET /v1/models`` listed (None: none, or
-    the provider has a key, so that read without it says nothing)."""
+    the endpoint has a key, so that read without it says nothing)."""
     if keyed(p) or not isinstance(reading, PodmanReading):
         return None
-    return reading.state.served_models
+    return reading.state.models_answer(p.index).served_models
 
 
-def wants_listener(p: ProviderHost, reading: Reading | None) -> bool:
+def wants_listener(p: ModelEndpoint, reading: Reading | None) -> bool:
     """Whether the provider's served models are to be asked through the listener: it has a
     key, or its host's read answered no list."""
     return keyed(p) or (isinstance(reading, PodmanReading) and host_ids(p, reading) is None)
 
 
-def route_up(readings: Mapping[str, Reading]) -> Callable[[ProviderHost], bool]:
+def route_up(readings: Mapping[str, Reading]) -> Callable[[ModelEndpoint], bool]:
     """By default a listener is asked when the provider's router runs in its reading."""
-    return lambda p: router_running(readings.get(p.name)) is True
+    return lambda p: router_running(readings.get(p.host)) is True
 
 
 async def read_served(
     topology: Topology,
     readings: Mapping[str, Reading],
     *,
-    routed: Callable[[ProviderHost], bool] | None = None,
+    routed: Callable[[ModelEndpoint], bool] | None = None,
     listener: Collection[str] = (),
     only: Collection[str] | None = None,
     timeout: float = PROBE_TIMEOUT,
 ) -> dict[str, Served]:
-    """What every provider serves (``only``: these providers), see the module's
-    docstring. ``routed`` says which providers have a route behind their listener now
-    (default ``route_up``); ``listener`` names providers to ask through it whatever their
-    host's read said (``models``: a row proves its route)."""
+    """What every model endpoint serves (``only``: these providers' hosts), by label, see
+    the module's docstring. ``routed`` says which endpoints have a route behind their
+    listener now (default ``route_up``); ``listener`` names endpoints (labels) to ask
+    through it whatever their host's read said (``models``: a row proves its route)."""
     routed = routed or route_up(readings)
-    providers = [p for p in topology.providers if only is None or p.name in only]
+    providers = [e for e in topology.model_endpoints() if only is None or e.host in only]
     ask = [
         p
         for p in providers
-        if routed(p) and (p.name in listener or wants_listener(p, readings.get(p.name)))
+        if routed(p) and (p.label in listener or wants_listener(p, readings.get(p.host)))
     ]
     probes: dict[str, ModelsProbe] = {}
     if ask:
@@ -108,11 +112,11 @@ async def read_served(
                     for p in ask
                 )
             )
-        probes = {p.name: probe for p, probe in zip(ask, found, strict=True)}
-    return {p.name: _served(p, readings.get(p.name), probes.get(p.name)) for p in providers}
+        probes = {p.label: probe for p, probe in zip(ask, found, strict=True)}
+    return {p.label: _served(p, readings.get(p.host), probes.get(p.label)) for p in providers}
 
 
-def _served(p: ProviderHost, reading: Reading | None, probe: ModelsProbe | None) -> Served:
+def _served(p: ModelEndpoint, reading: Reading | None, probe: ModelsProbe | None) -> Served:
     if probe is not None:
         if probe.ids is not None:
             return Served(probe.ids, probe)
@@ -123,20 +127,20 @@ def _served(p: ProviderHost, reading: Reading | None, probe: ModelsProbe | None)
     if ids is not None:
         return Served(ids)
     if not isinstance(reading, PodmanReading):
-        return Served(None, problem=f"{p.name} was not read")
+        return Served(None, problem=f"{p.host} was not read")
     if keyed(p):
         return Served(None, problem="its server takes a key and no route to it is up")
     return Served(None, problem="its endpoint answered no model list on the host")
 
 
-async def provider_served(sites: SiteMap, p: ProviderHost, timeout: float) -> list[str]:
-    """What one provider serves, by the same rule, without a site's whole reading
+async def provider_served(sites: SiteMap, p: ModelEndpoint, timeout: float) -> list[str]:
+    """What one model endpoint serves, by the same rule, without a site's whole reading
     (``resolve_profile``): without a key, asked on the host (the site-state read's own
     command, over SSH; [] when it answers no list: no model is served); with one, through
     the listener with the key. Raises what stopped it (``SkupperMcpError``)."""
     if not keyed(p):
-        site = await sites.podman(site_ref(sites.topology, p.name))
-        return await site.served_model_ids(timeout) or []
+        site = await sites.podman(site_ref(sites.topology, p.host))
+        return await site.served_model_ids(timeout, p.index) or []
     import httpx
 
     key = api_key(p)
@@ -150,5 +154,6 @@ async def provider_served(sites: SiteMap, p: ProviderHost, timeout: float) -> li
 
 
 def served_ids(served: ServedMap) -> dict[str, list[str] | None]:
-    """host -> the model ids it serves (None: not known): what ``model_actions`` reads."""
+    """endpoint label -> the model ids it serves (None: not known): what
+    ``model_actions`` reads."""
     return {host: s.ids for host, s in served.items()}

@@ -18,7 +18,7 @@ from ..sites import resources as cr
 from ..sites.kube import ClusterSite, status_of
 from ..sites.podman import PodmanSite
 from ..sites.resources import ClientCert, LinkTarget
-from ..topology import ProviderHost, Topology
+from ..topology import ModelEndpoint, ProviderHost, Topology
 from ..vocabulary import KUBE_HOST, LOCAL_HOST
 from .condition import site_condition
 from .desired.cluster import link_targets
@@ -95,7 +95,10 @@ class SiteMap:
             return PodmanSite(connector, local.namespace)
         p = self.provider(ref.host)
         connector = await self.pool.get(p.name, p.ssh)
-        return PodmanSite(connector, p.namespace, model_url=model_url(p))
+        urls = [model_url(e) for e in p.endpoints]
+        return PodmanSite(
+            connector, p.namespace, model_url=urls[0], more_model_urls=tuple(urls[1:])
+        )
 
     def kube(self) -> ClusterSite:
         if self.kube_factory is None:
@@ -159,8 +162,9 @@ class SiteMap:
         return None
 
 
-def model_url(p: ProviderHost) -> str:
-    return f"http://{p.model_host}:{p.model_port}/v1/models"
+def model_url(e: ModelEndpoint) -> str:
+    """A model endpoint's ``/v1/models`` as the provider host reaches it."""
+    return f"http://{e.model_host}:{e.model_port}/v1/models"
 
 
 @dataclass(frozen=True)

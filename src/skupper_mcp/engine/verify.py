@@ -13,7 +13,7 @@ from ..errors import NotReadyError
 from ..facts import names
 from ..sites.kube import ClusterSite, status_of
 from ..sites.work import ApiCall
-from ..topology import ProviderHost
+from ..topology import ModelEndpoint
 from .predicates import link_connected, podman_router_running, podman_router_supervised
 from .readings import PodmanReading
 from .runner import SITE_ERRORS, Action, SiteRun, describe
@@ -85,12 +85,12 @@ async def wait_router(run: SiteRun, reading: PodmanReading, deadline: float) -> 
 
 
 async def probe_listeners(
-    host: str, providers: Iterable[ProviderHost], deadline: float
+    host: str, providers: Iterable[ModelEndpoint], deadline: float
 ) -> dict[str, float | None]:
-    """Poll each provider's local listener port until it accepts or the deadline passes:
-    the seconds each took to accept, None for one that never did."""
+    """Poll each model endpoint's local listener port until it accepts or the deadline
+    passes: the seconds each (by label) took to accept, None for one that never did."""
     started = time.monotonic()
-    pending = {p.name: p.local_port for p in providers}
+    pending = {p.label: p.local_port for p in providers}
     bound: dict[str, float | None] = dict.fromkeys(pending)
     while pending:
         results = await asyncio.gather(*(tcp_probe(host, port, 0.5) for port in pending.values()))

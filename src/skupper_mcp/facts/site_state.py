@@ -44,10 +44,16 @@ MAX_MODELS_BODY = 256 * 1024
 MAX_LOG_READ = 256 * 1024
 
 
-def site_state_script(namespace: str, model_url: str | None = None, log_lines: int = 0) -> str:
+def site_state_script(
+    namespace: str,
+    model_url: str | None = None,
+    log_lines: int = 0,
+    more_model_urls: tuple[str, ...] = (),
+) -> str:
     """The one command that reads everything about a podman site (``scripts/state.sh``);
     with ``log_lines``, also the last lines of the router's and the controller's container
-    logs (for diagnose).
+    logs (for diagnose); with ``more_model_urls``, the host's other model endpoints too, in
+    the same round trip (``SiteState.more_models``).
 
     Everything the host says is framed (``framing``): a command's output, a file, the model
     endpoint's body and the logs are stuffed, so none of it can fake a marker. The output is
@@ -70,6 +76,7 @@ def site_state_script(namespace: str, model_url: str | None = None, log_lines: i
         MAX_LOG_READ,
         model_url or "",
         MAX_MODELS_BODY,
+        " ".join(more_model_urls),
     )
 
 
@@ -94,6 +101,16 @@ def pod_running(pod: Any) -> bool:
     an object."""
     status = pod.get("status") if isinstance(pod, dict) else None
     return isinstance(status, dict) and status.get("phase") == "Running"
+
+
+@dataclass(frozen=True)
+class ModelsAnswer:
+    """What one model endpoint's ``GET /v1/models`` on the host answered: its ids (None: no
+    list), else why (curl's exit status and its words)."""
+
+    served_models: list[str] | None = None
+    models_error: str | None = None
+    models_exit: int | None = None
 
 
 @dataclass
@@ -184,6 +201,9 @@ class SiteState:
     #: None when its files could not be read (a ``ParseError`` says why)
     certificates: list[CertificateEnd] | None = None
     served_models: list[str] | None = None
+    #: The host's other model endpoints' answers (several per host), in topology order
+    #: after the first, whose answer is ``served_models``/``models_error``/``models_exit``.
+    more_models: list[ModelsAnswer] = field(default_factory=list)
     models_error: str | None = None
     #: curl's exit status asking the model endpoint (None: not asked, or not a number):
     #: ``model_endpoint.CurlExit`` says which ones the product tells apart.
@@ -208,6 +228,15 @@ class SiteState:
     parse_errors: list[ParseError] = field(default_factory=list)
     complete: bool = False
     refused: list[str] = field(default_factory=list)  # values the host sent that are not ones
+
+    def models_answer(self, index: int) -> ModelsAnswer:
+        """The host's ``GET /v1/models`` answer for its ``index``-th model endpoint (0: the
+        first; past the ones read: not asked)."""
+        if index == 0:
+            return ModelsAnswer(self.served_models, self.models_error, self.models_exit)
+        if index - 1 < len(self.more_models):
+            return self.more_models[index - 1]
+        return ModelsAnswer()
 
     def unparsed(self, fact: str) -> ParseError | None:
         """Why ``fact`` (``units``, ``containers``, ``router``) is unknown, if it is."""
@@ -401,6 +430,18 @@ _ONCE = frozenset({"user", "now", "podman", "rendered", "issuer", "certs-private
 _PRIVATE_CERT = re.compile(r"[0-7]{1,4} runtime/certs/[A-Za-z0-9._/ +?-]+")
 
 
+def _models_answer(state: SiteState, bodies: dict[str, str], section: str) -> ModelsAnswer:
+    if bodies.get(f"{section}:rc") == "0":
+        return ModelsAnswer(parse_model_ids(bodies[section]))
+    rc = bodies.get(f"{section}:rc", "")
+    said = state.stderr.get(section) or bodies[section]
+    return ModelsAnswer(
+        None,
+        said.strip()[-300:] or f"exit {rc}",
+        int(rc) if rc.isascii() and rc.isdigit() else None,
+    )
+
+
 def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
     """Turn the script's output into a SiteState. Missing pieces stay at their defaults; a
     value the host sent that is not one (a user name, a podman path, a resource file the
@@ -475,13 +516,14 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
     if bodies.get("router:rc") == "0":
         state.router = _parsed(state, bodies, "router", parse_router_inspect)
     if "models" in bodies:
-        if bodies.get("models:rc") == "0":
-            state.served_models = parse_model_ids(bodies["models"])
-        else:
-            rc = bodies.get("models:rc", "")
-            state.models_exit = int(rc) if rc.isascii() and rc.isdigit() else None
-            said = state.stderr.get("models") or bodies["models"]
-            state.models_error = said.strip()[-300:] or f"exit {bodies['models:rc']}"
+        first = _models_answer(state, bodies, "models")
+        state.served_models = first.served_models
+        state.models_exit = first.models_exit
+        state.models_error = first.models_error
+    n = 1
+    while f"models-{n}" in bodies:
+        state.more_models.append(_models_answer(state, bodies, f"models-{n}"))
+        n += 1
     for component in ("router", "controller"):
         if bodies.get(f"log-{component}:rc") == "0":
             # joined streams: podman's own warnings (logrus's) are no line of the log

@@ -6,7 +6,9 @@
 # legacy controller unit and in the controller container; $8 the watch script, from $HOME;
 # $9 how the Skupper version is read; ${10} how many open keys are listed at most;
 # ${11} how many log lines to read (0: none) and ${12} how many bytes of each log;
-# ${13} the model endpoint to probe (empty: none) and ${14} how many bytes of its body.
+# ${13} the model endpoint to probe (empty: none) and ${14} how many bytes of its body;
+# ${15} the host's other model endpoints (several per host), separated by spaces, each
+# read as the first is, in a section of its own (models-1, models-2 ...).
 # (some are read only by the commands skmcp_framed evaluates, which name them, quoted, so
 # that no value is ever spliced into a command's text)
 # shellcheck disable=SC2034
@@ -14,6 +16,7 @@ ns=$1 router_container=$2 router_unit=$3 controller_unit=$4 socket_unit=$5
 # shellcheck disable=SC2034
 legacy_suffix=$6 controller_suffix=$7 watch_script=$8 version_command=$9
 max_listed=${10} log_lines=${11} max_log_bytes=${12} model_url=${13} max_model_bytes=${14}
+more_model_urls=${15:-}
 data="$SKMCP_DATA"
 nsdir="$data/namespaces/$ns"
 
@@ -108,6 +111,12 @@ UnitFileState,MainPID,ExecMainCode,ExecMainStatus \"\$router_unit\" \"\$controll
         echo "@@section models"
         skmcp_framed -f "$max_model_bytes" "curl -fsS --max-time 2 \"\$model_url\""
     fi
+    n=0
+    for model_url in $more_model_urls; do
+        n=$((n + 1))
+        echo "@@section models-$n"
+        skmcp_framed -f "$max_model_bytes" "curl -fsS --max-time 2 \"\$model_url\""
+    done
     echo "@@end"
 }
 

@@ -111,6 +111,8 @@ class PodmanSite:
     connector: Connector
     namespace: str
     model_url: str | None = None
+    #: a host's other model endpoints, read in the same round trip (site_state_script)
+    more_model_urls: tuple[str, ...] = ()
 
     @property
     def host(self) -> str:
@@ -153,7 +155,7 @@ class PodmanSite:
     async def read(self, log_lines: int = 0) -> SiteState:
         """The site's whole state, in one round trip (with ``log_lines`` of the router's and
         controller's logs)."""
-        command = site_state_script(self.namespace, self.model_url, log_lines)
+        command = site_state_script(self.namespace, self.model_url, log_lines, self.more_model_urls)
         result = await self.connector.run(command, timeout=READ_TIMEOUT)
         # in a worker thread, within its budget: one host's files never hold up another's call
         state = await anyio.to_thread.run_sync(
@@ -234,11 +236,13 @@ class PodmanSite:
         result = await self.connector.run(command, timeout=timeout)
         return parse_site_facts(result.stdout)
 
-    async def served_model_ids(self, timeout: float) -> list[str] | None:
-        """The model ids the host's model endpoint reports (None when it answers no list);
-        ``SiteStateError`` when its answer is longer than a model list may be."""
+    async def served_model_ids(self, timeout: float, index: int = 0) -> list[str] | None:
+        """The model ids the host's ``index``-th model endpoint reports (None when it
+        answers no list); ``SiteStateError`` when its answer is longer than a model list
+        may be."""
         assert self.model_url is not None, "only a provider has a model endpoint"
-        result = await self.connector.run(models_command(self.model_url), timeout=timeout)
+        url = self.model_url if index == 0 else self.more_model_urls[index - 1]
+        result = await self.connector.run(models_command(url), timeout=timeout)
         if answer_cut(result.stdout):
             raise SiteStateError(
                 self.host,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .model import KubeSite, ModelPool, ProviderHost, Topology
+from .model import KubeSite, ModelPool, ProviderHost, Topology, cluster_listener_name
 
 
 def _link_block(
@@ -35,15 +35,19 @@ def _others(sans: Sequence[str], host: str) -> list[str]:
 
 
 def _provider_line(p: ProviderHost) -> list[str]:
-    profiles = ", ".join(
-        f"{name} (default)" if name == p.default_profile else name for name in p.profiles
-    )
     tmpfs = "; tmpfs workaround" if p.tmpfs_workaround else ""
-    return [
-        f"  {p.site_name} ({p.name}: {p.ssh}, podman, namespace {p.namespace})",
-        f"        connector {p.model_host}:{p.model_port} ← {p.routing_key}{tmpfs}",
-        f"        profiles: {profiles}; container {p.model_container or '(none)'}",
-    ]
+    lines = [f"  {p.site_name} ({p.name}: {p.ssh}, podman, namespace {p.namespace})"]
+    for e in p.endpoints:
+        profiles = ", ".join(
+            f"{name} (default)" if name == e.default_profile else name for name in e.profiles
+        )
+        which = f"endpoint {e.name}: " if e.name else ""
+        lines += [
+            f"        {which}connector {e.model_host}:{e.model_port} ← {e.routing_key}{tmpfs}",
+            f"        {' ' * len(which)}profiles: {profiles}; "
+            f"container {e.model_container or '(none)'}",
+        ]
+    return lines
 
 
 def _kube_links(
@@ -53,13 +57,15 @@ def _kube_links(
     by_name = {p.name: p for p in topology.providers}
 
     def listener_lines(provider: ProviderHost) -> list[str]:
-        port = kube.listeners.get(provider.name)
-        if port is None:
-            return []
-        return [
-            f"Listener :{port} ← {provider.routing_key}",
-            f"Service: model-listener-{provider.name}.{kube.namespace}:{port}",
-        ]
+        lines = []
+        for e in provider.endpoints:
+            port = kube.listeners.get(e.label)
+            if port is not None:
+                lines += [
+                    f"Listener :{port} ← {e.routing_key}",
+                    f"Service: {cluster_listener_name(e.label)}.{kube.namespace}:{port}",
+                ]
+        return lines
 
     links = []
     for name in kube.direct_links:
@@ -96,7 +102,7 @@ def topology_diagram(topology: Topology) -> str:
             p.public_host,
             _others(p.sans, p.public_host),
             p.inter_router_port,
-            [f"Listener :{p.local_port} ← {p.routing_key}"],
+            [f"Listener :{e.local_port} ← {e.routing_key}" for e in p.endpoints],
         )
     kube = topology.kubernetes
     if kube:

@@ -20,8 +20,54 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class ModelEndpoint(_Model):
+    """One model server of a provider host: its port, routing key, local listener port,
+    profiles, container and key file. A host of the single-port form has one, named None;
+    a host with ``<PREFIX>_ENDPOINTS`` has one per name, each read from
+    ``<PREFIX>_<ENDPOINT>_...`` variables."""
+
+    host: str = Field(description="The provider host's name")
+    name: str | None = Field(
+        default=None, description="The endpoint's name (<PREFIX>_ENDPOINTS); None: single-port"
+    )
+    index: int = Field(default=0, description="Its place among its host's endpoints, from 0")
+    prefix: str = Field(description="Variable prefix of its settings (RHEL_AI or RHEL_AI_CHAT)")
+    model_host: str = Field(description="Connector target host as seen on the provider")
+    model_port: int = Field(description="Connector target port: the model API on the provider")
+    local_port: int = Field(description="Listener port on the local site")
+    routing_key: str
+    profiles: dict[str, str] = Field(description="Profile name -> model id, in file order")
+    default_profile: str
+    model_container: str | None = Field(
+        description="The podman container that serves the model; None when none does"
+    )
+    model_api_key_file: Path | None = None
+
+    @property
+    def label(self) -> str:
+        """How rows and targets name it: ``HOST`` (single-port form) or ``HOST/ENDPOINT``."""
+        return self.host if self.name is None else f"{self.host}/{self.name}"
+
+    def profile_for_model(self, model_id: str) -> str | None:
+        """The first profile of this endpoint that serves ``model_id``."""
+        for profile, served in self.profiles.items():
+            if served == model_id:
+                return profile
+        return None
+
+
+def cluster_listener_name(label: str) -> str:
+    """The cluster Listener (and its Service) of a model endpoint: ``model-listener-HOST``,
+    ``model-listener-HOST-ENDPOINT`` for a host with endpoints."""
+    return "model-listener-" + label.replace("/", "-")
+
+
 class ProviderHost(_Model):
-    """A GPU machine that serves a model through its own Skupper site (a hub)."""
+    """A GPU machine that serves a model through its own Skupper site (a hub).
+
+    Its ``model_*``, ``local_port``, ``routing_key``, ``default_profile``, container and key
+    file fields are its first endpoint's; ``profiles`` are every endpoint's; ``endpoints``
+    lists each model server (one for the single-port form)."""
 
     name: str = Field(description="Host name in this topology, a DNS label (e.g. gpu1)")
     prefix: str = Field(description="Variable prefix in topology.env (RHEL_AI)")
@@ -48,6 +94,21 @@ class ProviderHost(_Model):
         "never at parse time; model_keys.read_model_api_key)",
     )
     tmpfs_workaround: bool
+    endpoints: list[ModelEndpoint] = Field(
+        description="Its model servers: one (named None) for the single-port form"
+    )
+
+    @property
+    def multi_endpoint(self) -> bool:
+        """True when the host declares ``<PREFIX>_ENDPOINTS``."""
+        return self.endpoints[0].name is not None
+
+    def endpoint(self, name: str | None) -> ModelEndpoint | None:
+        return next((e for e in self.endpoints if e.name == name), None)
+
+    def endpoint_of_profile(self, profile: str) -> ModelEndpoint | None:
+        """The endpoint that serves ``profile``."""
+        return next((e for e in self.endpoints if profile in e.profiles), None)
 
     def profile_for_model(self, model_id: str) -> str | None:
         """The first profile of this host that serves ``model_id``."""
@@ -81,7 +142,9 @@ class KubeSite(_Model):
     namespace: str
     kubeconfig: Path | None
     context: str | None
-    listeners: dict[str, int] = Field(description="Provider name -> listener port on the cluster")
+    listeners: dict[str, int] = Field(
+        description="Model endpoint (HOST or HOST/ENDPOINT) -> listener port on the cluster"
+    )
     direct_links: list[str] = Field(
         description="Providers linked directly; the others are reached through the local site"
     )
@@ -202,6 +265,28 @@ class Topology(_Model):
         provider = self.provider(name)
         return provider.name if provider else None
 
+    def model_endpoints(self) -> list[ModelEndpoint]:
+        """Every provider's every model endpoint, in file order."""
+        return [e for p in self.providers for e in p.endpoints]
+
+    def model_endpoint(self, label: str) -> ModelEndpoint | None:
+        """The endpoint ``HOST/ENDPOINT`` names, or a single-port host's only one."""
+        host, _, name = label.partition("/")
+        provider = self.provider(host)
+        if provider is None:
+            return None
+        if not name:
+            return provider.endpoints[0] if not provider.multi_endpoint else None
+        return provider.endpoint(name)
+
+    def member_endpoint(self, member: PoolMember) -> ModelEndpoint:
+        """The model endpoint a pool member serves the pool from: its profile's."""
+        provider = self.provider(member.provider)
+        endpoint = provider.endpoint_of_profile(member.profile) if provider else None
+        if endpoint is None:  # the topology's parse checked every member
+            raise KeyError(f"{member.provider}: {member.profile}")
+        return endpoint
+
     def pool(self, name: str) -> ModelPool | None:
         return next((pool for pool in self.pools if pool.name == name), None)
 
@@ -218,7 +303,8 @@ class Topology(_Model):
         names += [p.site_name for p in self.providers] + [self.local.site_name]
         if self.kubernetes:
             names.append(self.kubernetes.site_name)
-        return names + self.profile_names()
+        endpoints = [e.label for e in self.model_endpoints() if e.name is not None]
+        return names + endpoints + self.profile_names()
 
 
 def default_state_dir() -> Path:

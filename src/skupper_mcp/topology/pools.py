@@ -138,11 +138,12 @@ def _check_one_key(
     one key, and whichever member answers gets it, so members with different keys would
     each be sent the other's (the models probe and the exports send the preferred one's)."""
     by_name = {p.name: p for p in providers}
-    files = {m.provider: by_name[m.provider].model_api_key_file for m in members}
+    endpoints = [by_name[m.provider].endpoint_of_profile(m.profile) for m in members]
+    files = {(e.label, e.prefix): e.model_api_key_file for e in endpoints if e is not None}
     if len(set(files.values())) > 1:
         each = ", ".join(
-            f"{name} {by_name[name].prefix}_MODEL_API_KEY_FILE={path or '(none)'}"
-            for name, path in files.items()
+            f"{label} {prefix}_MODEL_API_KEY_FILE={path or '(none)'}"
+            for (label, prefix), path in files.items()
         )
         reader.problems.append(
             reader.error(
@@ -191,13 +192,14 @@ def _check_names(
             reader.problems.append(
                 reader.error(POOLS_KEY, f"pool {name!r} has the name of a host or profile")
             )
-        if routing_key == p.routing_key:
-            reader.problems.append(
-                reader.error(
-                    pool_prefix(name) + "ROUTING_KEY",
-                    f"{routing_key!r} is {p.name}'s own routing key; a pool needs its own",
+        for e in p.endpoints:
+            if routing_key == e.routing_key:
+                reader.problems.append(
+                    reader.error(
+                        pool_prefix(name) + "ROUTING_KEY",
+                        f"{routing_key!r} is {e.label}'s own routing key; a pool needs its own",
+                    )
                 )
-            )
 
 
 def _version(text: str) -> tuple[int, ...]:

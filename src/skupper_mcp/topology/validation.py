@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from .model import (
     DEFAULT_MIN_SKUPPER_VERSION,
     KubeSite,
     LocalSite,
+    ModelEndpoint,
     ModelPool,
     ProviderHost,
     SSHSettings,
@@ -68,6 +68,12 @@ _PROVIDER_SUFFIXES = (
     "SANS",
     "SITE_NAME",
     "NAMESPACE",
+    "TMPFS_WORKAROUND",
+    "ENDPOINTS",
+)
+#: A model endpoint's variables: <PREFIX>_<SUFFIX> in the single-port form,
+#: <PREFIX>_<ENDPOINT>_<SUFFIX> for each name of <PREFIX>_ENDPOINTS.
+ENDPOINT_SUFFIXES = (
     "MODEL_HOST",
     "MODEL_PORT",
     "LOCAL_PORT",
@@ -76,7 +82,6 @@ _PROVIDER_SUFFIXES = (
     "DEFAULT_PROFILE",
     "MODEL_CONTAINER",
     "MODEL_API_KEY_FILE",
-    "TMPFS_WORKAROUND",
 )
 _LOCAL_SUFFIXES = (
     "SITE_NAME",
@@ -242,30 +247,15 @@ def _provider(reader: Reader, name: str) -> ProviderHost | None:
         reader.problems.append(
             reader.error(f"{p}_EDGE_PORT", "must differ from the inter-router port")
         )
-    model_port = required_port(f"{p}_MODEL_PORT", f"the model API port on {name}")
-    profiles = reader.attempt(lambda: _profiles(reader, f"{p}_PROFILES", name), None)
-    default_profile = reader.label(f"{p}_DEFAULT_PROFILE", next(iter(profiles)) if profiles else "")
-    if profiles and default_profile not in profiles:
-        reader.problems.append(
-            reader.error(
-                f"{p}_DEFAULT_PROFILE",
-                f"{default_profile!r} is not one of {name}'s profiles: {', '.join(profiles)}",
-            )
-        )
     sans = _sans(reader, f"{p}_SANS", public_host)
     site_name = reader.label(f"{p}_SITE_NAME", f"hub-{name}")
     namespace = reader.label(f"{p}_NAMESPACE", "default")
-    model_host = reader.host(f"{p}_MODEL_HOST", "127.0.0.1")
-    local_port = reader.port(f"{p}_LOCAL_PORT", model_port or 1)
-    routing_key = reader.text(
-        f"{p}_ROUTING_KEY", f"model-api-{name}", _ROUTING_KEY, _ROUTING_KEY_RULE
-    )
-    model_container = _model_container(reader, f"{p}_MODEL_CONTAINER")
-    key_file = reader.attempt(lambda: _key_file(reader, f"{p}_MODEL_API_KEY_FILE"), None)
+    endpoints = reader.attempt(lambda: _endpoints(reader, name), None)
     tmpfs_workaround = reader.boolean(f"{p}_TMPFS_WORKAROUND", False)
     if len(reader.problems) > before:
         return None
-    assert ssh and public_host and inter_router and model_port and profiles
+    assert ssh and public_host and inter_router and endpoints
+    first = endpoints[0]
     return ProviderHost(
         name=name,
         prefix=p,
@@ -273,30 +263,125 @@ def _provider(reader: Reader, name: str) -> ProviderHost | None:
         public_host=public_host,
         inter_router_port=inter_router,
         edge_port=edge,
-        model_port=model_port,
+        model_port=first.model_port,
         sans=sans,
         site_name=site_name,
         namespace=namespace,
+        model_host=first.model_host,
+        local_port=first.local_port,
+        routing_key=first.routing_key,
+        profiles={k: v for e in endpoints for k, v in e.profiles.items()},
+        default_profile=first.default_profile,
+        model_container=first.model_container,
+        model_api_key_file=first.model_api_key_file,
+        tmpfs_workaround=tmpfs_workaround,
+        endpoints=endpoints,
+    )
+
+
+def endpoint_names(reader: Reader, host: str) -> list[str] | None:
+    """The names ``<PREFIX>_ENDPOINTS`` lists, or None for the single-port form."""
+    key = f"{prefix_of(host)}_ENDPOINTS"
+    if not reader.has(key):
+        return None
+    names = reader.words(key)
+    if not names:
+        raise reader.error(key, "lists no endpoint; name each model server (chat embed)")
+    for word in names:  # each bad name a problem; the good ones are still read
+        if not DNS_LABEL.fullmatch(word):
+            reader.problems.append(
+                reader.error(
+                    key,
+                    f"{excerpt(word)} is not valid: expected an endpoint name that is {LABEL_RULE}",
+                )
+            )
+    if len(set(names)) != len(names):
+        reader.problems.append(reader.error(key, "lists an endpoint twice"))
+    return [n for n in dict.fromkeys(names) if DNS_LABEL.fullmatch(n)]
+
+
+def _endpoints(reader: Reader, host: str) -> list[ModelEndpoint] | None:
+    """A host's model endpoints: one from ``<PREFIX>_MODEL_PORT`` ... (single-port form), or
+    one per name of ``<PREFIX>_ENDPOINTS`` from ``<PREFIX>_<ENDPOINT>_MODEL_PORT`` ...
+    Each is read even after another failed; None when any failed."""
+    p = prefix_of(host)
+    names = endpoint_names(reader, host)
+    if names is None:
+        single = _one_endpoint(reader, host, None, p, p)
+        return [single] if single else None
+    for suffix in ENDPOINT_SUFFIXES:
+        if reader.has(f"{p}_{suffix}") and suffix != "MODEL_HOST":
+            reader.problems.append(
+                reader.error(
+                    f"{p}_{suffix}",
+                    f"with {p}_ENDPOINTS each endpoint has its own: set "
+                    f"{p}_<ENDPOINT>_{suffix} ({p}_{prefix_of(names[0])}_{suffix})",
+                )
+            )
+    found = [
+        _one_endpoint(reader, host, n, f"{p}_{prefix_of(n)}", p, i) for i, n in enumerate(names)
+    ]
+    parsed = [e for e in found if e is not None]
+    _check_endpoints(reader, parsed)
+    return parsed if len(parsed) == len(found) and names else None
+
+
+def _one_endpoint(
+    reader: Reader, host: str, name: str | None, ep: str, p: str, index: int = 0
+) -> ModelEndpoint | None:
+    before = len(reader.problems)
+    what = f"{host}/{name}" if name else host
+    model_port = reader.attempt(
+        lambda: reader.port(f"{ep}_MODEL_PORT", required=f"the model API port of {what}"), None
+    )
+    profiles = reader.attempt(lambda: _profiles(reader, f"{ep}_PROFILES", what), None)
+    default_profile = reader.label(
+        f"{ep}_DEFAULT_PROFILE", next(iter(profiles)) if profiles else ""
+    )
+    if profiles and default_profile not in profiles:
+        reader.problems.append(
+            reader.error(
+                f"{ep}_DEFAULT_PROFILE",
+                f"{default_profile!r} is not one of {what}'s profiles: {', '.join(profiles)}",
+            )
+        )
+    model_host = reader.host(
+        f"{ep}_MODEL_HOST", reader.host(f"{p}_MODEL_HOST", "127.0.0.1") if name else "127.0.0.1"
+    )
+    local_port = reader.port(f"{ep}_LOCAL_PORT", model_port or 1)
+    default_key = f"model-api-{host}" + (f"-{name}" if name else "")
+    routing_key = reader.text(f"{ep}_ROUTING_KEY", default_key, _ROUTING_KEY, _ROUTING_KEY_RULE)
+    container_default = DEFAULT_MODEL_CONTAINER + (f"-{name}" if name else "")
+    model_container = _model_container(reader, f"{ep}_MODEL_CONTAINER", container_default)
+    key_file = reader.attempt(lambda: _key_file(reader, f"{ep}_MODEL_API_KEY_FILE"), None)
+    if len(reader.problems) > before:
+        return None
+    assert model_port and profiles
+    return ModelEndpoint(
+        host=host,
+        name=name,
+        index=index,
+        prefix=ep,
         model_host=model_host,
+        model_port=model_port,
         local_port=local_port,
         routing_key=routing_key,
         profiles=profiles,
         default_profile=default_profile,
         model_container=model_container,
         model_api_key_file=key_file,
-        tmpfs_workaround=tmpfs_workaround,
     )
 
 
-def _model_container(reader: Reader, key: str) -> str | None:
-    """The container that serves the model: ``hosted-model`` when the variable is absent,
-    None when it is set empty (the model is served some other way: a systemd unit, docker,
-    a bare process)."""
+def _model_container(reader: Reader, key: str, default: str) -> str | None:
+    """The container that serves the model: ``hosted-model`` (``hosted-model-<endpoint>``)
+    when the variable is absent, None when it is set empty (the model is served some other
+    way: a systemd unit, docker, a bare process)."""
     if not reader.has(key):
-        return DEFAULT_MODEL_CONTAINER
+        return default
     if reader.raw(key) == "":
         return None
-    return reader.text(key, DEFAULT_MODEL_CONTAINER, _CONTAINER, "a container name")
+    return reader.text(key, default, _CONTAINER, "a container name")
 
 
 def _key_file(reader: Reader, key: str) -> Path | None:
@@ -391,36 +476,36 @@ def _kube_site(reader: Reader, providers: list[ProviderHost], base: Path) -> Kub
         reader, "CRC_SITE_NAME", "the Kubernetes site's name, since CRC_ variables are set"
     )
     by_name = {p.name: p for p in providers}
+    endpoints = [e for p in providers for e in p.endpoints]
     listeners: dict[str, int] = {}
     listener_keys: dict[str, str] = {}
 
-    def add(provider: ProviderHost, key: str) -> None:
-        if provider.name in listeners:
-            raise reader.error(
-                key, f"{provider.name} already has a listener from {listener_keys[provider.name]}"
-            )
-        listeners[provider.name] = reader.port(key)
-        listener_keys[provider.name] = key
+    def add(label: str, key: str) -> None:
+        if label in listeners:
+            raise reader.error(key, f"{label} already has a listener from {listener_keys[label]}")
+        listeners[label] = reader.port(key)
+        listener_keys[label] = key
 
     if reader.has("CRC_MODEL_PORT"):
         key = reader.raw("CRC_ROUTING_KEY")
         if key:
-            owners = [p for p in providers if p.routing_key == key]
+            owners = [e for e in endpoints if e.routing_key == key]
             if not owners:
-                keys_known = ", ".join(p.routing_key for p in providers)
+                keys_known = ", ".join(e.routing_key for e in endpoints)
                 raise reader.error("CRC_ROUTING_KEY", f"{key!r} is no provider's: {keys_known}")
-            add(owners[0], "CRC_MODEL_PORT")
+            add(owners[0].label, "CRC_MODEL_PORT")
         else:
-            add(providers[0], "CRC_MODEL_PORT")
+            add(endpoints[0].label, "CRC_MODEL_PORT")
     elif reader.raw("CRC_ROUTING_KEY"):
         raise reader.error("CRC_ROUTING_KEY", "needs CRC_MODEL_PORT, the listener's port")
+    by_prefix = {e.prefix: e.label for e in endpoints}
     for key in keys:
         match = _KUBE_PORT.fullmatch(key)
         if key == "CRC_MODEL_PORT" or not match:
             continue
-        prefix = _prefix_by_short_name([p.prefix for p in providers], match.group(1))
+        prefix = _prefix_by_short_name(list(by_prefix), match.group(1))
         if prefix is not None:
-            add(next(p for p in providers if p.prefix == prefix), key)
+            add(by_prefix[prefix], key)
     direct = reader.words("CRC_DIRECT_LINKS") or [providers[0].name]
     for name in direct:
         if name not in by_name:
@@ -470,20 +555,52 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
 
 
-def _known_keys(provider_names: Iterable[str], pools: list[str]) -> set[str]:
+def _known_keys(endpoints: dict[str, list[str] | None], pools: list[str]) -> set[str]:
+    """Every variable the file may set, given each host's endpoint names (None: the
+    single-port form)."""
     known = set(_GLOBAL_KEYS) | pool_keys(pools)
     known |= {f"LOCAL_{s}" for s in _LOCAL_SUFFIXES}
     known |= {f"CRC_{s}" for s in _KUBE_SUFFIXES}
-    for name in provider_names:
-        known |= {f"{prefix_of(name)}_{s}" for s in _PROVIDER_SUFFIXES}
-        known.add(f"CRC_{prefix_of(name)}_PORT")
+    for name, names in endpoints.items():
+        p = prefix_of(name)
+        known |= {f"{p}_{s}" for s in _PROVIDER_SUFFIXES}
+        # with endpoints, the host's own are reported by _endpoints, with what to set
+        known |= {f"{p}_{s}" for s in ENDPOINT_SUFFIXES}
+        if names is None:
+            known.add(f"CRC_{p}_PORT")
+            continue
+        for endpoint in names:
+            known |= {f"{p}_{prefix_of(endpoint)}_{s}" for s in ENDPOINT_SUFFIXES}
+            known.add(f"CRC_{p}_{prefix_of(endpoint)}_PORT")
     return known
+
+
+def _endpoint_names_or_none(reader: Reader, host: str) -> list[str] | None:
+    """``endpoint_names`` for the unknown-variable check: valid names only (the host's own
+    parse reports the others)."""
+    words = reader.words(f"{prefix_of(host)}_ENDPOINTS")
+    if not reader.has(f"{prefix_of(host)}_ENDPOINTS"):
+        return None
+    return [w for w in words if DNS_LABEL.fullmatch(w)]
+
+
+def listener_prefixes(reader: Reader, provider_names: list[str]) -> dict[str, str]:
+    """Variable prefix -> the endpoint label a ``CRC_<PREFIX>_PORT`` names: a single-port
+    host's own prefix, each endpoint's ``<PREFIX>_<ENDPOINT>`` for a host with endpoints."""
+    found: dict[str, str] = {}
+    for name in provider_names:
+        names = _endpoint_names_or_none(reader, name)
+        if names is None:
+            found[prefix_of(name)] = name
+        for endpoint in names or ():
+            found[f"{prefix_of(name)}_{prefix_of(endpoint)}"] = f"{name}/{endpoint}"
+    return found
 
 
 def _reject_unknown(reader: Reader, provider_names: list[str]) -> None:
     pools = [w for w in reader.words("POOLS") if DNS_LABEL.fullmatch(w)]  # parse_pools checks
-    known = _known_keys(provider_names, pools)
-    prefixes = [prefix_of(name) for name in provider_names]
+    known = _known_keys({n: _endpoint_names_or_none(reader, n) for n in provider_names}, pools)
+    prefixes = list(listener_prefixes(reader, provider_names))
     for key in reader.assignments:
         if key in known:
             continue
@@ -510,6 +627,7 @@ def _check_unique(
     pools: list[ModelPool],
 ) -> None:
     """Every port, address, profile and site name that must be one thing's only."""
+    _unique_endpoints(reader, providers)
     local_ports = _unique_local_ports(reader, providers)
     kube_ports = {port: name for name, port in (kube.listeners.items() if kube else ())}
     check_pool_ports(reader, pools, local_ports, kube_ports)
@@ -529,22 +647,74 @@ def _check_unique(
 
 
 def _unique_local_ports(reader: Reader, providers: list[ProviderHost]) -> dict[int, str]:
-    """port -> provider: each provider's local listener port, each its own."""
+    """port -> model endpoint: each endpoint's local listener port, each its own."""
     local_ports: dict[int, str] = {}
-    for p in providers:
+    for e in (e for p in providers for e in p.endpoints):
         key = (
-            f"{p.prefix}_LOCAL_PORT"
-            if reader.has(f"{p.prefix}_LOCAL_PORT")
-            else (f"{p.prefix}_MODEL_PORT")
+            f"{e.prefix}_LOCAL_PORT"
+            if reader.has(f"{e.prefix}_LOCAL_PORT")
+            else (f"{e.prefix}_MODEL_PORT")
         )
-        if p.local_port in local_ports:
+        if e.local_port in local_ports:
             raise reader.error(
                 key,
-                f"local listener port {p.local_port} is already used by {local_ports[p.local_port]}"
-                "; each provider needs its own local port",
+                f"local listener port {e.local_port} is already used by {local_ports[e.local_port]}"
+                f"; each {'endpoint' if e.name else 'provider'} needs its own local port",
             )
-        local_ports[p.local_port] = p.name
+        local_ports[e.local_port] = e.label
     return local_ports
+
+
+def _unique_endpoints(reader: Reader, providers: list[ProviderHost]) -> None:
+    """A routing key two hosts' endpoints share, or an endpoint whose variable prefix is
+    another host's: each a problem of its own (one host's own: ``_check_endpoints``)."""
+    keys: dict[str, str] = {}  # a pool's key against them: pools._check_names
+    prefixes = {p.prefix: p.name for p in providers}
+    for p in providers:
+        for e in p.endpoints:
+            if e.routing_key in keys and not keys[e.routing_key].startswith(f"{p.name}/"):
+                reader.problems.append(_key_twice(reader, e, keys[e.routing_key]))
+            keys.setdefault(e.routing_key, e.label)
+            if e.name is not None and e.prefix in prefixes:
+                reader.problems.append(
+                    reader.error(
+                        f"{p.prefix}_ENDPOINTS",
+                        f"endpoint {e.name!r} makes the prefix {e.prefix}_, which is already "
+                        f"host {prefixes[e.prefix]}'s; rename the endpoint",
+                    )
+                )
+
+
+def _key_twice(reader: Reader, e: ModelEndpoint, other: str) -> ConfigError:
+    key = (
+        f"{e.prefix}_ROUTING_KEY"
+        if reader.has(f"{e.prefix}_ROUTING_KEY")
+        else f"{e.prefix}_MODEL_PORT"
+    )
+    return reader.error(
+        key,
+        f"routing key {e.routing_key!r} is already used by {other}; each endpoint needs its own",
+    )
+
+
+def _check_endpoints(reader: Reader, endpoints: list[ModelEndpoint]) -> None:
+    """One host's endpoints: two on one model port, or one routing key twice."""
+    ports: dict[tuple[str, int], str] = {}
+    keys: dict[str, str] = {}
+    for e in endpoints:
+        where = (e.model_host, e.model_port)
+        if where in ports:
+            reader.problems.append(
+                reader.error(
+                    f"{e.prefix}_MODEL_PORT",
+                    f"{e.model_host}:{e.model_port} is already the model port of "
+                    f"{ports[where]}; each endpoint is a model server of its own",
+                )
+            )
+        ports.setdefault(where, e.label)
+        if e.routing_key in keys:
+            reader.problems.append(_key_twice(reader, e, keys[e.routing_key]))
+        keys.setdefault(e.routing_key, e.label)
 
 
 def _unique_kube_ports(reader: Reader, kube: KubeSite) -> None:

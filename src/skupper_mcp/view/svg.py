@@ -44,7 +44,10 @@ def _boxes(topology: Topology) -> tuple[list[_Box], list[_Box], list[tuple[str, 
             local.site_name,
             "consumer",
             [f"site {local.site_name} (podman)"]
-            + [f":{p.local_port} \u2192 {p.name} ({p.routing_key})" for p in topology.providers],
+            + [
+                f":{e.local_port} \u2192 {e.label} ({e.routing_key})"
+                for e in topology.model_endpoints()
+            ],
         )
     ]
     providers = [
@@ -55,7 +58,10 @@ def _boxes(topology: Topology) -> tuple[list[_Box], list[_Box], list[tuple[str, 
             [
                 f"site {p.site_name} (podman)",
                 f"{p.public_host}:{p.inter_router_port}",
-                f"model {p.model_host}:{p.model_port}",
+            ]
+            + [
+                f"model {e.name + ' ' if e.name else ''}{e.model_host}:{e.model_port}"
+                for e in p.endpoints
             ],
         )
         for p in topology.providers
@@ -66,6 +72,7 @@ def _boxes(topology: Topology) -> tuple[list[_Box], list[_Box], list[tuple[str, 
     kube = topology.kubernetes
     if kube is not None:
         by_name = {p.name: p for p in topology.providers}
+        by_label = {e.label: e for e in topology.model_endpoints()}
         consumers.append(
             _Box(
                 kube.name,
@@ -73,8 +80,8 @@ def _boxes(topology: Topology) -> tuple[list[_Box], list[_Box], list[tuple[str, 
                 "consumer",
                 [f"site {kube.site_name} (kubernetes, {kube.namespace})"]
                 + [
-                    f":{port} \u2192 {name} ({by_name[name].routing_key})"
-                    if name in by_name
+                    f":{port} \u2192 {name} ({by_label[name].routing_key})"
+                    if name in by_label
                     else f":{port} \u2192 {name}"
                     for name, port in kube.listeners.items()
                 ],

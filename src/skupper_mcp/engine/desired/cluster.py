@@ -16,7 +16,7 @@ from __future__ import annotations
 from ...sites import resources as cr
 from ...sites.kube import KubeState
 from ...sites.resources import ClientCert, LinkTarget, Resource
-from ...topology import Topology
+from ...topology import Topology, cluster_listener_name
 from ...vocabulary import LOCAL_HOST
 from .leftovers import cluster_pool_name
 from .podman import hub_target, pool_listener
@@ -49,11 +49,11 @@ def base_resources(topology: Topology) -> list[Resource]:
     """Site and Listeners: what the cluster needs regardless of links."""
     kube = topology.kubernetes
     assert kube is not None
-    keys = {p.name: p.routing_key for p in topology.providers}
+    keys = {e.label: e.routing_key for e in topology.model_endpoints()}
     found = [cr.site(kube.site_name)]
-    for host, port in kube.listeners.items():
-        name = f"model-listener-{host}"
-        found.append(cr.listener(name, keys[host], name, port))
+    for label, port in kube.listeners.items():
+        name = cluster_listener_name(label)
+        found.append(cr.listener(name, keys[label], name, port))
     for pool in topology.pools:
         if pool.kube_port is not None:
             # its host names the Service the controller makes for it

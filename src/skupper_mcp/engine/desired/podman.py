@@ -12,19 +12,22 @@ from ...topology import ModelPool, ProviderHost, Topology
 
 
 def hub_resources(p: ProviderHost, pools: list[ModelPool]) -> list[Resource]:
-    """What a provider's hub holds: its Site, RouterAccess (SANs, explicit ports), the
-    Connector to its model, and one more on the same model for each ``any`` pool it serves
-    (the pool's shared key: the router sends each connection to a reachable connector of
-    it). Priority and weighted pools reach it by its own key."""
-    return [
+    """What a provider's hub holds: its Site, RouterAccess (SANs, explicit ports), a
+    Connector to each of its model endpoints, and one more on the member's endpoint for
+    each ``any`` pool it serves (the pool's shared key: the router sends each connection to
+    a reachable connector of it). Priority and weighted pools reach it by its own key."""
+    found = [
         cr.site(p.site_name),
         cr.router_access(p.site_name, p.inter_router_port, p.edge_port, p.sans),
-        cr.connector(p.routing_key, p.model_host, p.model_port),
-    ] + [
-        cr.connector(pool.routing_key, p.model_host, p.model_port)
-        for pool in pools
-        if pool.strategy == "any" and pool.has(p.name)
-    ]
+    ] + [cr.connector(e.routing_key, e.model_host, e.model_port) for e in p.endpoints]
+    for pool in pools:
+        if pool.strategy != "any":
+            continue
+        for member in pool.members:
+            e = p.endpoint_of_profile(member.profile) if member.provider == p.name else None
+            if e is not None:
+                found.append(cr.connector(pool.routing_key, e.model_host, e.model_port))
+    return found
 
 
 def pool_listener(topology: Topology, pool: ModelPool, host: str, port: int) -> Resource:
@@ -36,8 +39,9 @@ def pool_listener(topology: Topology, pool: ModelPool, host: str, port: int) -> 
     keys = []
     for member in pool.members:
         provider = topology.provider(member.provider)
-        assert provider is not None  # the topology's parse checked every member
-        keys.append((provider.routing_key, member.weight))
+        endpoint = provider.endpoint_of_profile(member.profile) if provider else None
+        assert endpoint is not None  # the topology's parse checked every member
+        keys.append((endpoint.routing_key, member.weight))
     return cr.multi_key_listener(name, host, port, pool.strategy, keys)
 
 
@@ -47,7 +51,8 @@ def hub_target(p: ProviderHost) -> LinkTarget:
 
 
 def local_base_resources(topology: Topology) -> list[Resource]:
-    """The local site's Site, RouterAccess and a Listener per provider (its links aside)."""
+    """The local site's Site, RouterAccess and a Listener per model endpoint (its links
+    aside)."""
     local = topology.local
     found: list[Resource] = [
         cr.site(local.site_name),
@@ -56,8 +61,8 @@ def local_base_resources(topology: Topology) -> list[Resource]:
     return (
         found
         + [
-            cr.listener(p.routing_key, p.routing_key, "0.0.0.0", p.local_port)
-            for p in topology.providers
+            cr.listener(e.routing_key, e.routing_key, "0.0.0.0", e.local_port)
+            for e in topology.model_endpoints()
         ]
         + [pool_listener(topology, pool, "0.0.0.0", pool.local_port) for pool in topology.pools]
     )

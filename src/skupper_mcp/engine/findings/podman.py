@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from ...facts import names
 from ...facts.model_endpoint import CurlExit
 from ...facts.private_keys import KEYS_CAUSE, KEYS_FIX
+from ...facts.site_state import SiteState
 from ...results import Finding, UnparsedOutput
 from ...sites import units
-from ...topology import ProviderHost
+from ...topology import ModelEndpoint
 from ...vocabulary import LOCAL_HOST
 from ..condition import podman_condition
 from ..model_actions import active_or_default
@@ -252,93 +253,103 @@ def stale_status(network: Network) -> Iterator[Finding]:
 
 
 def model_not_serving(network: Network) -> Iterator[Finding]:
-    """A provider whose router runs but whose model endpoint, asked on the host, answered
-    no model list. Told apart, each with its own id and next step: the server answers but
-    refuses the key (``model-key-refused``), its container is stopped
-    (``model-container-stopped``), nothing listens on the model port
+    """A provider's model endpoint (each of a host's several) whose router runs but which,
+    asked on the host, answered no model list. Told apart, each with its own id and next
+    step: the server answers but refuses the key (``model-key-refused``), its container is
+    stopped (``model-container-stopped``), nothing listens on the model port
     (``model-port-closed``); anything else is ``model-not-serving``. A server that lists
     its models through the listener with the key serves: the host's probe has no key."""
     for ref, state in network.podman_sites():
-        p = network.provider(ref.host)
-        if p is None or ref.host == LOCAL_HOST or state.served_models is not None:
+        provider = network.provider(ref.host)
+        if provider is None or ref.host == LOCAL_HOST:
             continue
         view = network.podman_reading(ref.host)
         if view is None or not podman_router_running(view):
             continue
-        probe = network.model_probes.get(p.name)
-        if probe is not None and probe.ids is not None:
-            continue
-        asked = (
-            f"GET http://{p.model_host}:{p.model_port}/v1/models on {p.name}: "
-            f"{state.models_error or 'no model list'}"
-        )
-        through = (
-            [f"GET /v1/models through the local listener :{p.local_port}: {probe.error}"]
-            if probe is not None and probe.error
-            else []
-        )
-        if probe is not None and probe.refused:
-            yield _key_refused(network, ref, p, [*through, asked])
-            continue
-        container = state.container(p.model_container) if p.model_container else None
-        profile, _ = active_or_default(network.topology, p.name, None)
-        if p.model_container and (container is None or not container.running):
-            steps = [model_ctl("start", profile, p.name)]
-            if container is None:
-                steps.insert(0, model_ctl("setup", profile, p.name))
-            yield finding(
-                "model-container-stopped",
-                ref,
-                "error",
-                symptom=f"the route to {p.name} ends at its router: its model container "
-                f"{p.model_container} is {container.state if container else 'absent'}",
-                evidence=[
-                    asked,
-                    f"{p.model_container}: {container.state if container else 'absent'}",
-                ],
-                cause="the model container is stopped (or never started) on the provider",
-                fix=f"start profile {profile} with hosted-model-ctl, then test_model",
-                next=[*steps, call("test_model", target=profile)],
-            )
-            continue
-        seen = (
-            f"{p.model_container}: {container.state}"
-            if p.model_container and container is not None
-            else f"{p.name} declares no model container (MODEL_CONTAINER empty)"
-        )
-        if state.models_exit == CurlExit.COULDNT_CONNECT:
-            yield finding(
-                "model-port-closed",
-                ref,
-                "error",
-                symptom=f"nothing listens on {p.model_host}:{p.model_port} on {p.name}, where "
-                "its connector sends the model's traffic",
-                evidence=[asked, seen, *through],
-                cause="the model server is not running, or listens on another address or "
-                f"port than {p.prefix}_MODEL_HOST:{p.prefix}_MODEL_PORT say",
-                fix=f"start the model server on {p.name}, or set {p.prefix}_MODEL_PORT (and "
-                f"{p.prefix}_MODEL_HOST) to where it listens and run setup; then test_model",
-                next=[
-                    on_host(p.name, f"ss -ltnp | grep -w {p.model_port}"),
-                    set_variable(
-                        network, f"{p.prefix}_MODEL_PORT", None, "the port the server listens on"
-                    ),
-                    call("test_model", target=profile),
-                ],
-            )
-            continue
+        for p in provider.endpoints:
+            yield from _endpoint_not_serving(network, ref, state, p)
+
+
+def _endpoint_not_serving(
+    network: Network, ref: SiteRef, state: SiteState, p: ModelEndpoint
+) -> Iterator[Finding]:
+    answer = state.models_answer(p.index)
+    if answer.served_models is not None:
+        return
+    probe = network.model_probes.get(p.label)
+    if probe is not None and probe.ids is not None:
+        return
+    asked = (
+        f"GET http://{p.model_host}:{p.model_port}/v1/models on {p.host}: "
+        f"{answer.models_error or 'no model list'}"
+    )
+    through = (
+        [f"GET /v1/models through the local listener :{p.local_port}: {probe.error}"]
+        if probe is not None and probe.error
+        else []
+    )
+    if probe is not None and probe.refused:
+        yield _key_refused(network, ref, p, [*through, asked])
+        return
+    container = state.container(p.model_container) if p.model_container else None
+    profile, _ = active_or_default(network.topology, p.label, None)
+    if p.model_container and (container is None or not container.running):
+        steps = [model_ctl("start", profile, p.host)]
+        if container is None:
+            steps.insert(0, model_ctl("setup", profile, p.host))
         yield finding(
-            "model-not-serving",
+            "model-container-stopped",
             ref,
             "error",
-            symptom=f"the route to {p.name} ends at its router: {p.model_host}:"
-            f"{p.model_port} answers no model list",
-            evidence=[asked, seen, *through],
-            cause="the model server is stopped, still loading, or answers something else "
-            "than an OpenAI model list",
+            symptom=f"the route to {p.label} ends at its router: its model container "
+            f"{p.model_container} is {container.state if container else 'absent'}",
+            evidence=[
+                asked,
+                f"{p.model_container}: {container.state if container else 'absent'}",
+            ],
+            cause="the model container is stopped (or never started) on the provider",
             fix=f"start profile {profile} with hosted-model-ctl, then test_model",
-            next=[model_ctl("start", profile, p.name), call("test_model", target=profile)],
+            next=[*steps, call("test_model", target=profile)],
         )
+        return
+    seen = (
+        f"{p.model_container}: {container.state}"
+        if p.model_container and container is not None
+        else f"{p.label} declares no model container (MODEL_CONTAINER empty)"
+    )
+    if answer.models_exit == CurlExit.COULDNT_CONNECT:
+        yield finding(
+            "model-port-closed",
+            ref,
+            "error",
+            symptom=f"nothing listens on {p.model_host}:{p.model_port} on {p.host}, where "
+            f"the connector of {p.label} sends the model's traffic",
+            evidence=[asked, seen, *through],
+            cause="the model server is not running, or listens on another address or "
+            f"port than {p.prefix}_MODEL_HOST:{p.prefix}_MODEL_PORT say",
+            fix=f"start the model server on {p.host}, or set {p.prefix}_MODEL_PORT (and "
+            f"{p.prefix}_MODEL_HOST) to where it listens and run setup; then test_model",
+            next=[
+                on_host(p.host, f"ss -ltnp | grep -w {p.model_port}"),
+                set_variable(
+                    network, f"{p.prefix}_MODEL_PORT", None, "the port the server listens on"
+                ),
+                call("test_model", target=profile),
+            ],
+        )
+        return
+    yield finding(
+        "model-not-serving",
+        ref,
+        "error",
+        symptom=f"the route to {p.label} ends at its router: {p.model_host}:"
+        f"{p.model_port} answers no model list",
+        evidence=[asked, seen, *through],
+        cause="the model server is stopped, still loading, or answers something else "
+        "than an OpenAI model list",
+        fix=f"start profile {profile} with hosted-model-ctl, then test_model",
+        next=[model_ctl("start", profile, p.host), call("test_model", target=profile)],
+    )
 
 
 def read_unparsed(network: Network) -> Iterator[Finding]:
@@ -395,7 +406,7 @@ def unreadable_log(network: Network) -> Iterator[Finding]:
             )
 
 
-def _key_refused(network: Network, ref: SiteRef, p: ProviderHost, evidence: list[str]) -> Finding:
+def _key_refused(network: Network, ref: SiteRef, p: ModelEndpoint, evidence: list[str]) -> Finding:
     variable = f"{p.prefix}_MODEL_API_KEY_FILE"
     declared = p.model_api_key_file is not None
     cause = (
@@ -407,7 +418,7 @@ def _key_refused(network: Network, ref: SiteRef, p: ProviderHost, evidence: list
         "model-key-refused",
         ref,
         "error",
-        symptom=f"the model server on {p.name} answers but refuses the request (401/403): "
+        symptom=f"the model server of {p.label} answers but refuses the request (401/403): "
         "it needs its API key",
         evidence=[*evidence, f"{variable}: {'set' if declared else 'not set'}"],
         cause=cause,
@@ -415,7 +426,7 @@ def _key_refused(network: Network, ref: SiteRef, p: ProviderHost, evidence: list
         f"in {variable}; then test_model",
         next=[
             set_variable(network, variable, None, "a file holding the model server's API key"),
-            call("test_model", target=p.name),
+            call("test_model", target=p.label),
         ],
     )
 

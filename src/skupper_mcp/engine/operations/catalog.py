@@ -19,7 +19,7 @@ import asyncio
 from ...facts.model_endpoint import kept_ids
 from ...placeholders import placeholder_ids
 from ...results import ModelRow, ModelsResult, PoolStatus
-from ...topology import ProviderHost, Topology
+from ...topology import ModelEndpoint, Topology
 from ..condition import site_condition
 from ..listeners import listener_state
 from ..model_actions import active_or_default
@@ -50,23 +50,23 @@ async def run(sites: SiteMap) -> ModelsResult:
     import httpx
 
     topo = sites.topology
-    providers = list(topo.providers)
+    providers = topo.model_endpoints()  # a row per model endpoint, its host read once
     host = topo.local.listener_host
     # a pool's backends are judged from the local site's links too: every site is read
-    refs = all_sites(topo) if topo.pools else [site_ref(topo, p.name) for p in providers]
+    refs = all_sites(topo) if topo.pools else [site_ref(topo, p.name) for p in topo.providers]
     views = await sites.read_all(refs)
     pools = await pool_status(sites, views) if topo.pools else []
     # after the reads, as status does: SSH handshakes on the loop would make a connect to
     # a bound port miss its second
     bound = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in providers))
-    keys = {p.name: api_key(p) for p in providers}
-    # a row proves its route: every provider whose route is up is asked through its listener
+    keys = {p.label: api_key(p) for p in providers}
+    # a row proves its route: every endpoint whose route is up is asked through its listener
     routed = {
-        p.name
+        p.label
         for p, is_bound in zip(providers, bound, strict=True)
         if needs_probe(
-            site_condition(views[p.name])[0],
-            listener_state(is_bound, p.name, views[p.name], topo.local.site_name)[0],
+            site_condition(views[p.host])[0],
+            listener_state(is_bound, p.host, views[p.host], topo.local.site_name)[0],
         )
     }
     limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=0)
@@ -76,44 +76,46 @@ async def run(sites: SiteMap) -> ModelsResult:
             if not pool_needs_probe(pool):
                 return None
             url = f"{base_url(host, pool.port)}/v1/models"
-            return await probe_models(http, keys[_key_provider(topo, pool).name], url)
+            return await probe_models(http, keys[_key_provider(topo, pool).label], url)
 
         served, pool_probes = await asyncio.gather(
             read_served(
                 topo,
                 views,
-                routed=lambda p: p.name in routed,
+                routed=lambda p: p.label in routed,
                 listener=routed,
-                only={p.name for p in providers},
+                only={p.name for p in topo.providers},
             ),
             asyncio.gather(*(probe_pool(pool) for pool in pools)),
         )
     rows = [
-        _row(topo, p, views[p.name], b, served[p.name], keys[p.name])
+        _row(topo, p, views[p.host], b, served[p.label], keys[p.label])
         for p, b in zip(providers, bound, strict=True)
     ]
     rows += [
-        _pool_row(topo, pool, found, keys[_key_provider(topo, pool).name])
+        _pool_row(topo, pool, found, keys[_key_provider(topo, pool).label])
         for pool, found in zip(pools, pool_probes, strict=True)
     ]
     return ModelsResult(rows=rows, summary=summary(rows))
 
 
-def _key_provider(topo: Topology, pool: PoolStatus) -> ProviderHost:
+def _key_provider(topo: Topology, pool: PoolStatus) -> ModelEndpoint:
     """The backend whose key a client of the pool sends: the preferred one, else the first
     (the members of one pool serve one model, behind one key file: the topology refuses a
-    pool whose members name different ones)."""
+    pool whose members name different ones); the member's endpoint, by its profile."""
     name = pool.preferred or pool.backends[0].provider
+    backend = next(b for b in pool.backends if b.provider == name)
     p = topo.provider(name)
-    assert p is not None  # the topology's parse checked every member
-    return p
+    e = p.endpoint_of_profile(backend.profile) if p else None
+    assert e is not None  # the topology's parse checked every member
+    return e
 
 
 def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: ApiKey) -> ModelRow:
     address = base_url(topo.local.listener_host, pool.port)
     chosen = _key_provider(topo, pool)
     state, why = pool_model_condition(pool, address, probe, _key_words(chosen, key))
-    profile = next(b.profile for b in pool.backends if b.provider == chosen.name)
+    profile = next(b.profile for b in pool.backends if b.provider == chosen.host)
     kept, cut = kept_ids(probe.ids if probe is not None and probe.ids else [])
     return ModelRow(
         model_ids=kept,
@@ -142,29 +144,30 @@ def _pool_cluster_url(topo: Topology, name: str) -> str | None:
 
 def _row(
     topo: Topology,
-    p: ProviderHost,
+    p: ModelEndpoint,
     view: Reading,
     bound: bool,
     served: Served,
     key: ApiKey,
 ) -> ModelRow:
     condition, reason = site_condition(view)
-    listener, detail, _ = listener_state(bound, p.name, view, topo.local.site_name)
+    listener, detail, _ = listener_state(bound, p.host, view, topo.local.site_name)
     address = base_url(topo.local.listener_host, p.local_port)
     probe = served.probe
     words = _key_words(p, key)
     state, why = model_condition(condition, reason, listener, detail, address, probe, words)
     # the row's ids are what its route answered; its profile what the provider serves
     ids = probe.ids if probe is not None and probe.ids else []
-    profile, _ = active_or_default(topo, p.name, served.ids)
+    profile, _ = active_or_default(topo, p.label, served.ids)
     kept, cut = kept_ids(ids)
     return ModelRow(
         model_ids=kept,
         model_ids_cut=cut,
         placeholder_ids=placeholder_ids(kept),
-        host=p.name,
+        host=p.label,
+        endpoint=p.name,
         profile=profile,
-        site=p.site_name,
+        site=topo.site_name_of(p.host),
         listener_port=p.local_port,
         local_base_url=local_base_url(topo, p),
         cluster_base_url=cluster_base_url(topo, p),
@@ -176,7 +179,7 @@ def _row(
     )
 
 
-def _key_words(p: ProviderHost, key: ApiKey) -> str:
+def _key_words(p: ModelEndpoint, key: ApiKey) -> str:
     """What to say of the key when the server refuses a request: the variable that names
     its file and the variable a client reads it from, as test_model says them."""
     client = f"{p.prefix}_MODEL_API_KEY"
@@ -193,7 +196,7 @@ def _key_words(p: ProviderHost, key: ApiKey) -> str:
     )
 
 
-def _client_key_env(p: ProviderHost, probe: ModelsProbe | None) -> str | None:
+def _client_key_env(p: ModelEndpoint, probe: ModelsProbe | None) -> str | None:
     """The variable a client reads the key from: the provider's when it declares a key
     file, or when its server refused the probe for want of one (it needs a key)."""
     if probe is not None and probe.refused:

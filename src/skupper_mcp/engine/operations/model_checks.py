@@ -20,7 +20,7 @@ from ...errors import CheckFailed, ConfigError, Kind, status_kind
 from ...facts.model_endpoint import listed_ids, model_ids
 from ...results import ModelCheck, TestModelResult
 from ...sites.podman import PodmanSite
-from ...topology import ProviderHost, Topology
+from ...topology import ModelEndpoint, Topology
 from ..model_actions import active_or_default
 from ..model_http import HTTP_MAX_BYTES, ApiKey, api_key, base_url, exchange, key_variable
 from ..runner import SITE_ERRORS, describe
@@ -200,7 +200,11 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
             f"test_model needs a provider host or profile, not {target_query!r}: "
             f"use one of {', '.join(names)}, a profile or a pool name"
         )
-    p = sites.provider(target.host)
+    host = sites.provider(target.host)
+    p = sites.topology.model_endpoint(target.endpoint) if target.endpoint else host.endpoints[0]
+    if p is None or (host.multi_endpoint and target.endpoint is None):
+        labels = ", ".join(e.label for e in host.endpoints)
+        raise ConfigError(f"{host.name} serves several model endpoints: test_model one of {labels}")
     profile = target.profile
     route, remote = await asyncio.gather(_route(sites.topology, p, profile), _remote(sites, p))
     checks = [*route, *remote]
@@ -210,10 +214,11 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
             (c.detail.split("serves ")[-1] for c in checks if c.name == "model id" and c.passed),
             None,
         )
-        profile, _ = active_or_default(sites.topology, p.name, [served] if served else None)
+        profile, _ = active_or_default(sites.topology, p.label, [served] if served else None)
     return TestModelResult(
         target=target_query,
-        host=p.name,
+        host=p.host,
+        endpoint=p.label if p.name else None,
         profile=profile,
         checks=checks,
         passed=sum(c.passed for c in checks),
@@ -221,7 +226,7 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
     )
 
 
-async def _route(topology: Topology, p: ProviderHost, profile: str | None) -> list[ModelCheck]:
+async def _route(topology: Topology, p: ModelEndpoint, profile: str | None) -> list[ModelCheck]:
     wanted = [p.profiles[profile]] if profile else list(p.profiles.values())
     return await route_checks(
         topology.local.listener_host,
@@ -232,23 +237,23 @@ async def _route(topology: Topology, p: ProviderHost, profile: str | None) -> li
     )
 
 
-async def _remote(sites: SiteMap, p: ProviderHost) -> list[ModelCheck]:
+async def _remote(sites: SiteMap, p: ModelEndpoint) -> list[ModelCheck]:
     site: PodmanSite | None = None
 
     async def reachable() -> str:
         nonlocal site
         started = time.monotonic()
-        site = await sites.podman(site_ref(sites.topology, p.name))
+        site = await sites.podman(site_ref(sites.topology, p.host))
         await site.answer(timeout=10)
-        return f"{p.ssh} answered in {time.monotonic() - started:.2f}s"
+        return f"{sites.provider(p.host).ssh} answered in {time.monotonic() - started:.2f}s"
 
     async def container() -> str:
         assert site is not None
         if p.model_container is None:  # <PREFIX>_MODEL_CONTAINER= empty: nothing to check
-            return f"not checked: {p.name} declares no model container"
+            return f"not checked: {p.label} declares no model container"
         found = (await site.containers(timeout=20)).get(p.model_container)
         if found is None:
-            raise CheckFailed(f"no container {p.model_container!r} on {p.name}")
+            raise CheckFailed(f"no container {p.model_container!r} on {p.host}")
         if not found.running:
             raise CheckFailed(f"container {p.model_container!r} is {found.state}")
         return f"{p.model_container} running"

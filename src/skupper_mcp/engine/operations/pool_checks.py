@@ -38,15 +38,13 @@ async def run(topology: Topology, pool: ModelPool) -> TestModelResult:
 
 
 def _model_id(topology: Topology, member: PoolMember) -> str:
-    provider = topology.provider(member.provider)
-    assert provider is not None  # the topology's parse checked every member
-    return provider.profiles[member.profile]
+    return topology.member_endpoint(member).profiles[member.profile]
 
 
 async def _member_check(topology: Topology, member: PoolMember) -> ModelCheck:
-    """Whether the member's own route serves its model: the backend the pool can use."""
-    provider = topology.provider(member.provider)
-    assert provider is not None
+    """Whether the member's own route serves its model: the backend the pool can use (its
+    profile's model endpoint)."""
+    provider = topology.member_endpoint(member)
     checks = await route_checks(
         topology.local.listener_host, provider.local_port, [_model_id(topology, member)]
     )

@@ -384,7 +384,7 @@ async def check_podman_site(sites: SiteMap, host: str, target: SSHTarget | None)
         return checks
     checks += evaluate_facts(host, facts, topology.min_skupper_version, is_local=is_local)
     if is_local:
-        ports = {p.local_port: p.name for p in topology.providers}
+        ports = {e.local_port: e.label for e in topology.model_endpoints()}
         checks += evaluate_ports(host, facts, topology.local.listener_host, ports)
     return checks
 

@@ -15,7 +15,7 @@ from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConfigError, SkupperMcpError
 from skupper_mcp.facts.model_endpoint import listed_ids
 from skupper_mcp.results import ResolveResult
-from skupper_mcp.topology import ProviderHost, Topology
+from skupper_mcp.topology import ModelEndpoint, Topology
 
 log = logging.getLogger(__name__)
 
@@ -28,18 +28,26 @@ def unknown_name(topology: Topology, name: str) -> ConfigError:
     return ConfigError(f"unknown host, site or profile {name!r}; valid names: {', '.join(valid)}")
 
 
-def resolve_static(topology: Topology, name: str) -> ResolveResult | ProviderHost:
+def resolve_static(topology: Topology, name: str) -> ResolveResult | ModelEndpoint:
     """Resolve without touching any host: a finished result for profiles and consumers,
-    or the provider whose active profile still has to be read."""
+    or the model endpoint whose active profile still has to be read (``HOST/ENDPOINT``; a
+    host with several by its name alone: its first)."""
     provider = topology.provider_for_profile(name)
     if provider is not None:
-        return _provider_result(name, provider, name, "given", "the name is a profile")
+        endpoint = provider.endpoint_of_profile(name)
+        assert endpoint is not None  # the host's profiles are its endpoints'
+        return _provider_result(topology, name, endpoint, name, "given", "the name is a profile")
+    if "/" in name:
+        found_endpoint = topology.model_endpoint(name)
+        if found_endpoint is None:
+            raise unknown_name(topology, name)
+        return found_endpoint
     host = topology.host_of(name)
     if host is None:
         raise unknown_name(topology, name)
     found = topology.provider(host)
     if found is not None:
-        return found
+        return found.endpoints[0]
     return ResolveResult(
         query=name,
         host=host,
@@ -50,13 +58,14 @@ def resolve_static(topology: Topology, name: str) -> ResolveResult | ProviderHos
 
 
 def _provider_result(
-    query: str, provider: ProviderHost, profile: str, source: str, detail: str
+    topology: Topology, query: str, provider: ModelEndpoint, profile: str, source: str, detail: str
 ) -> ResolveResult:
     return ResolveResult.model_validate(
         {
             "query": query,
-            "host": provider.name,
-            "site": provider.site_name,
+            "host": provider.host,
+            "endpoint": provider.label if provider.name else None,
+            "site": topology.site_name_of(provider.host),
             "role": "provider",
             "profile": profile,
             "profile_source": source,
@@ -74,11 +83,13 @@ async def resolve(sites: SiteMap, name: str) -> ResolveResult:
     if isinstance(found, ResolveResult):
         return found
     provider = found
+    topology = sites.topology
     try:
         ids = await provider_served(sites, provider, MODELS_TIMEOUT)
     except SkupperMcpError as error:
-        log.info("cannot read the active profile of %s: %s", provider.name, error)
+        log.info("cannot read the active profile of %s: %s", provider.label, error)
         return _provider_result(
+            topology,
             name,
             provider,
             provider.default_profile,
@@ -88,6 +99,7 @@ async def resolve(sites: SiteMap, name: str) -> ResolveResult:
     profile = active_profile(provider, ids)
     if profile:
         return _provider_result(
+            topology,
             name,
             provider,
             profile,
@@ -95,10 +107,10 @@ async def resolve(sites: SiteMap, name: str) -> ResolveResult:
             f"the model endpoint serves {provider.profiles[profile]}",
         )
     why = (
-        f"the model endpoint serves {listed_ids(ids)}, which is no profile of {provider.name}"
+        f"the model endpoint serves {listed_ids(ids)}, which is no profile of {provider.label}"
         if ids
         else "no model is being served"
     )
     return _provider_result(
-        name, provider, provider.default_profile, "default", f"{why}; using the default"
+        topology, name, provider, provider.default_profile, "default", f"{why}; using the default"
     )

@@ -16,7 +16,7 @@ from ...facts import names
 from ...facts.model_endpoint import kept_ids
 from ...results import LinkStatus, ListenerStatus, PoolStatus, SiteStatus, StatusResult
 from ...sites.kube import status_of
-from ...topology import Topology
+from ...topology import Topology, cluster_listener_name
 from .. import model_actions as actions_for
 from ..certificates import site_certificate
 from ..condition import site_condition
@@ -147,7 +147,7 @@ async def run(sites: SiteMap) -> StatusResult:
     # after the connects, never beside them (a connect has its second)
     served = served_ids(await read_served(topo, views))
     for listener in listeners:
-        ids = served.get(listener.provider or "")
+        ids = served.get(listener.endpoint or listener.provider or "")
         if ids:
             listener.model_ids, listener.model_ids_cut = kept_ids(list(ids))
     pools = pool_rows(topo, site_rows, links, pool_bound, pool_resources(topo, views))
@@ -198,27 +198,31 @@ async def _links(topology: Topology, views: dict[str, Reading]) -> list[LinkStat
 async def _listeners(sites: SiteMap, views: dict[str, Reading]) -> list[ListenerStatus]:
     topo = sites.topology
     host = topo.local.listener_host
-    probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in topo.providers))
+    endpoints = topo.model_endpoints()
+    probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in endpoints))
     rows = [
-        _listener(topo.local.site_name, p.local_port, p.routing_key, ok, p.name, views)
-        for p, ok in zip(topo.providers, probes, strict=True)
+        _listener(topo.local.site_name, p.local_port, p.routing_key, ok, p.host, views)
+        for p, ok in zip(endpoints, probes, strict=True)
     ]
-    for row, p in zip(rows, topo.providers, strict=True):
+    for row, p in zip(rows, endpoints, strict=True):
         row.base_url = local_base_url(topo, p)
+        row.endpoint = p.label if p.name else None
     kube = topo.kubernetes
     if kube is not None:
         cluster = views.get(kube.name)
-        for provider, port in kube.listeners.items():
-            name = f"model-listener-{provider}"
-            key = sites.provider(provider).routing_key
+        for label, port in kube.listeners.items():
+            e = topo.model_endpoint(label)
+            assert e is not None  # the topology's parse named each one's endpoint
+            name = cluster_listener_name(label)
             bound = (
                 claims_ready(cluster.state.listeners.get(name))
                 if isinstance(cluster, ClusterReading)
                 else None
             )
-            row = _listener(kube.site_name, port, key, bound, provider, views)
+            row = _listener(kube.site_name, port, e.routing_key, bound, e.host, views)
             row.service = f"{name}.{kube.namespace}:{port}"
-            row.base_url = cluster_base_url(topo, sites.provider(provider))
+            row.base_url = cluster_base_url(topo, e)
+            row.endpoint = e.label if e.name else None
             rows.append(row)
     return rows
 

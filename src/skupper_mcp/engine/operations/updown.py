@@ -176,7 +176,7 @@ async def up(
             topology,
             views,
             routed=lambda p: (
-                not local_down and (p.name in started or router_running(views[p.name]) is True)
+                not local_down and (p.host in started or router_running(views[p.host]) is True)
             ),
             only={r.host for r in results if r.role == "provider"},
         )
@@ -185,7 +185,7 @@ async def up(
         "up",
         target_query,
         results,
-        actions_for.model_actions("up", topology, results, served, target.profile),
+        actions_for.model_actions("up", topology, results, served, target.profile, target.endpoint),
         plan,
     )
 
@@ -260,9 +260,9 @@ async def _verify_up(sites: SiteMap, runs: dict[str, SiteRun], views: dict[str, 
     if local_run is None or local_run.failed:
         return
     providers = [
-        sites.provider(h)
-        for h, run in runs.items()
-        if run.ref.role == "provider" and not run.failed
+        e
+        for e in sites.topology.model_endpoints()
+        if e.host in runs and runs[e.host].ref.role == "provider" and not runs[e.host].failed
     ]
     started = time.monotonic()
     bound = await probe_listeners(
@@ -270,19 +270,20 @@ async def _verify_up(sites: SiteMap, runs: dict[str, SiteRun], views: dict[str, 
     )
     waited = time.monotonic() - started
     for p in providers:
-        seconds = bound.get(p.name)
+        seconds = bound.get(p.label)
         ok = seconds is not None
-        await runs[p.name].note(
+        of = f" ({p.name})" if p.name else ""
+        await runs[p.host].note(
             "verify listener",
-            f":{p.local_port} on the local site {'accepts' if ok else 'did not bind'}",
+            f":{p.local_port}{of} on the local site {'accepts' if ok else 'did not bind'}",
             ok=ok,
             seconds=waited if seconds is None else seconds,
         )
         if not ok:
-            runs[p.name].fail(
-                f"the local listener :{p.local_port} for {p.name} did not come up within "
+            runs[p.host].fail(
+                f"the local listener :{p.local_port} for {p.label} did not come up within "
                 f"{LISTENER_DEADLINE:g}s of the routers running (is the local site's link "
-                f"to {p.site_name} connected?)"
+                f"to {sites.topology.site_name_of(p.host)} connected?)"
             )
 
 
@@ -337,7 +338,9 @@ async def down(
     try:
         await asyncio.gather(*(read_then_down(ref) for ref in refs))
         views = {host: await read for host, read in reads.items()}
-        served = {host: (await found).ids for host, found in serving.items()}
+        served = {
+            label: each.ids for found in serving.values() for label, each in (await found).items()
+        }
     finally:
         for read in reads.values():  # a cancelled down leaves no reading running
             read.cancel()
@@ -373,18 +376,18 @@ async def down(
 
 def _served_reads(
     topology: Topology, reads: dict[str, asyncio.Future[Reading]]
-) -> dict[str, asyncio.Future[Served]]:
-    """What each provider serves, read as soon as its reading is in: before it or the
-    local site stops (a keyed server is asked through the route they hold)."""
+) -> dict[str, asyncio.Future[dict[str, Served]]]:
+    """What each provider's model endpoints serve (by label), read as soon as its reading
+    is in: before it or the local site stops (a keyed server is asked through the route
+    they hold)."""
 
-    async def served_of(host: str) -> Served:
-        found = await read_served(topology, {host: await reads[host]}, only={host})
-        return found[host]
+    async def served_of(host: str) -> dict[str, Served]:
+        return await read_served(topology, {host: await reads[host]}, only={host})
 
     return {host: asyncio.ensure_future(served_of(host)) for host in reads}
 
 
-async def _served_first(host: str, serving: dict[str, asyncio.Future[Served]]) -> None:
+async def _served_first(host: str, serving: dict[str, asyncio.Future[dict[str, Served]]]) -> None:
     """Before a site stops: its own served models read, and the local site's stop (which
     closes every route) waits for them all."""
     if host == LOCAL_HOST:
@@ -401,18 +404,20 @@ async def _listeners_after_down(
     exited), and the local router keeps the route for a while after, by its release
     (``listeners.consumer_hold``)."""
     topo = sites.topology
-    down = [r for r in results if r.role == "provider" and r.outcome == "down"]
-    providers = [sites.provider(r.host) for r in down]
+    down = {r.host: r for r in results if r.role == "provider" and r.outcome == "down"}
+    endpoints = [e for e in topo.model_endpoints() if e.host in down]
     host = topo.local.listener_host
-    probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in providers))
+    probes = await asyncio.gather(*(tcp_probe(host, p.local_port) for p in endpoints))
     rows = []
-    for r, p, bound in zip(down, providers, probes, strict=True):
+    for p, bound in zip(endpoints, probes, strict=True):
         site = topo.local.site_name
         if not bound:
-            state = listener_state(False, p.name, None, site)
+            state = listener_state(False, p.host, None, site)
         else:
-            view = views.get(p.name)
-            stopped_for = 0.0 if r.changed else stopped_since(view)
-            state = closing(p.name, site, stopped_for, consumer_hold(views.get(LOCAL_HOST)))
-        rows.append(listener_row(site, p.local_port, p.routing_key, bound, p.name, state))
+            view = views.get(p.host)
+            stopped_for = 0.0 if down[p.host].changed else stopped_since(view)
+            state = closing(p.host, site, stopped_for, consumer_hold(views.get(LOCAL_HOST)))
+        row = listener_row(site, p.local_port, p.routing_key, bound, p.host, state)
+        row.endpoint = p.label if p.name else None
+        rows.append(row)
     return rows
