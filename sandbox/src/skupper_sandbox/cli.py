@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skupper_sandbox import faults, hostenv, quirks
+from skupper_sandbox import faults, hostenv, quirks, reboot
 from skupper_sandbox.layout import (
     DEFAULT_SKUPPER_VERSION,
     WorldInfo,
@@ -467,6 +467,8 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
         faults.set_slow(host_dir, seconds)
     elif kind == "firewall" and len(args) == 1 and args[0].isdigit():
         faults.set_firewall(info.id, host, entry.address, int(args[0]))
+    elif kind == "reboot" and not args:
+        return reboot.reboot(host_dir)
     elif kind == "kill-router" and not args:
         killed = faults.kill_routers(host_dir / "home")
         return f"{host}: killed {', '.join(killed) or 'no running router'}"
@@ -476,9 +478,27 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
     else:
         raise SandboxError(
             f"usage: sandbox fault {host} down|blackhole|firewall PORT|slow SECONDS|kill-router"
-            "|restore"
+            "|reboot|restore"
         )
     return f"{host}: {kind}{' ' + ' '.join(args) if args else ''}"
+
+
+def host_verb(layout: WorldLayout, args: argparse.Namespace) -> str:
+    """``reboot HOST`` or ``linger HOST yes|no`` (as root runs loginctl there)."""
+    if daemon_pid(layout) is None:
+        raise SandboxError(f"no sandbox is running in {layout.root}; run sandbox up first")
+    info = layout.load()
+    try:
+        entry = info.host(args.host)
+    except KeyError as exc:
+        raise SandboxError(str(exc.args[0])) from exc
+    if entry.role == "kubernetes":
+        raise SandboxError(f"{args.host} is the Kubernetes site, not an SSH host")
+    host_dir = layout.host_dir(args.host)
+    if args.verb == "reboot":
+        return reboot.reboot(host_dir)
+    hostenv.set_linger(hostenv.load_host_info(host_dir), args.setting == "yes")
+    return f"{args.host}: Linger={args.setting}"
 
 
 # --- command line ---------------------------------------------------------------------
@@ -585,9 +605,24 @@ def _parser() -> argparse.ArgumentParser:
     fault_p = verb("fault", "inject or undo a fault on a host")
     fault_p.add_argument("host", help="host name, or crc")
     fault_p.add_argument(
-        "kind", help="down|blackhole|slow|kill-router|restore (crc: unauthenticated|down|restore)"
+        "kind",
+        help="down|blackhole|slow|kill-router|reboot|restore (crc: unauthenticated|down|restore)",
     )
     fault_p.add_argument("args", nargs="*", help="SECONDS for slow")
+    reboot_p = verb(
+        "reboot",
+        "reboot a host: every process of it ends, its runtime directories are emptied, its "
+        "boot id changes; then only what a real host starts runs (the user's enabled units "
+        "when it lingers, nothing otherwise)",
+    )
+    reboot_p.add_argument("host", help="an SSH host of the world")
+    linger_p = verb(
+        "linger",
+        "what `loginctl enable-linger|disable-linger USER` does as root on HOST: the user "
+        "manager comes up (and starts the enabled units) or stays down after the next reboot",
+    )
+    linger_p.add_argument("host", help="an SSH host of the world")
+    linger_p.add_argument("setting", choices=("yes", "no"))
     verb("down", "stop everything the world started")
     return parser
 
@@ -640,7 +675,7 @@ def up_options(spec: WorldSpec) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``sandbox up|status|fault|down`` (``argv``: default the command line); returns
+    """Run ``sandbox up|status|fault|reboot|linger|down`` (``argv``: default the command line); returns
     the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     library_warnings_to_log()
@@ -682,7 +717,9 @@ def main(argv: list[str] | None = None) -> int:
             if not layout.world_json.exists():
                 raise SandboxError(f"no sandbox in {layout.root}; run sandbox up first")
             print(apply_fault(layout, args.host, args.kind, args.args))
-    except (SandboxError, faults.FaultError) as exc:
+        elif args.verb in ("reboot", "linger"):
+            print(host_verb(layout, args))
+    except (SandboxError, faults.FaultError, reboot.RebootError) as exc:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 1 if args.verb in ("up", "down") else 2
     return 0

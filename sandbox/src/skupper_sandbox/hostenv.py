@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import uuid
 import os
 import pwd
 import re
@@ -109,6 +110,62 @@ def write_host_info(info: HostInfo) -> None:
     if info.is_root:  # what every root filesystem has before Skupper runs
         for directory in ("etc/systemd/system", "var/lib", "run/systemd"):
             (info.sysroot / directory).mkdir(parents=True, exist_ok=True)
+    set_linger(info, info.quirks.lingers)
+    if info.quirks.user_session:  # whoever set the host up is logged in (see SESSION_FILE)
+        (Path(info.host_dir) / SESSION_FILE).write_text("")
+    new_boot_id(info)
+
+
+#: Present while a login session of the host's user holds its user manager up: the one that
+#: set the host up, until a reboot ends it (a ``no-user-session`` host never had one).
+SESSION_FILE = "session"
+#: The host's boot id (``/proc/sys/kernel/random/boot_id`` on a real host): new at each boot.
+BOOT_ID_FILE = "boot_id"
+
+
+def linger_file(info: HostInfo) -> Path:
+    """logind's mark that a user lingers: ``/var/lib/systemd/linger/<user>`` (its file's
+    existence is the setting, as Skupper's ``IsLingeringEnabled`` reads it)."""
+    return system_path(info, f"/var/lib/systemd/linger/{info.user}")
+
+
+def lingering(info: HostInfo) -> bool:
+    return linger_file(info).exists()
+
+
+def set_linger(info: HostInfo, on: bool) -> None:
+    path = linger_file(info)
+    if on:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    else:
+        path.unlink(missing_ok=True)
+
+
+#: Present while the host reboots (``skupper_sandbox.reboot``): nothing of it may run.
+HALTED_FILE = "halted"
+
+
+def manager_may_run(info: HostInfo) -> bool:
+    """Whether the host's manager runs now: not while it reboots; then the system manager
+    always, a user's while it lingers or a session of it is open."""
+    host_dir = Path(info.host_dir)
+    if (host_dir / HALTED_FILE).exists():
+        return False
+    return info.is_root or lingering(info) or (host_dir / SESSION_FILE).exists()
+
+
+def boot_id(info: HostInfo) -> str:
+    try:
+        return (Path(info.host_dir) / BOOT_ID_FILE).read_text().strip()
+    except FileNotFoundError:
+        return ""
+
+
+def new_boot_id(info: HostInfo) -> str:
+    value = str(uuid.uuid4())
+    (Path(info.host_dir) / BOOT_ID_FILE).write_text(value + "\n")
+    return value
 
 
 def system_path(info: HostInfo, path: str) -> Path:

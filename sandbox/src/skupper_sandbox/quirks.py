@@ -14,6 +14,8 @@ from dataclasses import dataclass
 PODMAN_WARNS = "podman-warns"
 JOURNALD = "journald"
 SHELL_PREFIX = "shell="
+LINGER_NO = "linger=no"
+NO_USER_SESSION = "no-user-session"
 
 #: The login shells a host's user can have (Debian's packages), by name.
 SHELLS = {"bash": "/bin/bash", "dash": "/bin/dash", "zsh": "/bin/zsh", "fish": "/usr/bin/fish"}
@@ -25,6 +27,12 @@ DESCRIPTIONS = {
     "on stderr, as podman 5 does on a cgroup-v1 host (stdout unchanged)",
     JOURNALD: "containers log to the journal (podman's journald log driver): podman logs "
     "prints nothing and exits 0, journalctl --user has the lines",
+    LINGER_NO: "the user does not linger (Linger=no, no /var/lib/systemd/linger/USER): "
+    "its user manager runs only for the session that set the host up; after a reboot "
+    "nothing of the user starts until the user lingers (loginctl enable-linger)",
+    NO_USER_SESSION: "no login starts a user manager (sshd without pam_systemd) and the "
+    "user does not linger: systemctl --user fails 'Failed to connect to bus: No such file "
+    "or directory' until the user lingers",
     "shell=NAME": "the login shell of the host's user, one of " + ", ".join(SHELLS) + " (sshd "
     "runs every command as $SHELL -c COMMAND)",
 }
@@ -49,6 +57,17 @@ class HostQuirks:
         return JOURNALD in self.names
 
     @property
+    def lingers(self) -> bool:
+        """Whether the user lingers from the start (``linger=no``, ``no-user-session``:
+        not)."""
+        return LINGER_NO not in self.names and NO_USER_SESSION not in self.names
+
+    @property
+    def user_session(self) -> bool:
+        """Whether a login session holds the user manager up at the start."""
+        return NO_USER_SESSION not in self.names
+
+    @property
     def shell(self) -> str:
         """The path of the user's login shell (``/bin/sh`` unless ``shell=NAME``)."""
         for name in self.names:
@@ -59,7 +78,7 @@ class HostQuirks:
 
 def check(quirk: str) -> str:
     """``quirk`` when it is a known name; ``QuirkError`` names the known ones."""
-    if quirk in (PODMAN_WARNS, JOURNALD):
+    if quirk in (PODMAN_WARNS, JOURNALD, LINGER_NO, NO_USER_SESSION):
         return quirk
     if quirk.startswith(SHELL_PREFIX):
         shell = quirk[len(SHELL_PREFIX) :]
