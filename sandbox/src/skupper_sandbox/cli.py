@@ -675,8 +675,8 @@ def up_options(spec: WorldSpec) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``sandbox up|status|fault|reboot|linger|down`` (``argv``: default the command line); returns
-    the exit code."""
+    """Run ``sandbox up|status|fault|reboot|linger|down`` (``argv``: default the command
+    line); returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     library_warnings_to_log()
     try:

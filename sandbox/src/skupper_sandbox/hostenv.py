@@ -19,10 +19,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import uuid
 import os
 import pwd
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,7 +37,13 @@ TMPFS_VAR = "SKMCP_SANDBOX_TMPFS"
 IDENT_FILE = "ident"
 ROOT_UID = 0
 # The paths a root host's Skupper, systemd and podman use, kept under the host's sysroot/.
-SYSTEM_PATHS = ("/var/lib/skupper", "/etc/systemd/system", "/run/podman", "/run/systemd")
+SYSTEM_PATHS = (
+    "/var/lib/skupper",
+    "/etc/systemd/system",
+    "/run/podman",
+    "/run/systemd",
+    "/var/lib/systemd/linger",
+)
 _SYSTEM_PATH_RE = re.compile(
     r"(?<![\w./-])(" + "|".join(re.escape(p) for p in SYSTEM_PATHS) + r")(?![\w.-])"
 )

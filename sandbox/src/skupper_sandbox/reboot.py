@@ -54,9 +54,9 @@ def host_processes(info: hostenv.HostInfo) -> list[int]:
     found = set()
     host_dir = str(Path(info.host_dir))
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) not in mine:
-            if _environ_host(int(entry.name)) == host_dir:
-                found.add(int(entry.name))
+        pid = int(entry.name) if entry.name.isdigit() else None
+        if pid is not None and pid not in mine and _environ_host(pid) == host_dir:
+            found.add(pid)
     if info.real_user:
         account = real_users.lookup(info.user)
         if account is not None:

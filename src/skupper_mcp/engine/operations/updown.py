@@ -29,6 +29,7 @@ from ..predicates import (
     podman_router_running,
     router_running,
     router_unit_active,
+    starts_at_boot,
 )
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
@@ -80,19 +81,25 @@ def _start(reading: PodmanReading, what: str, unit: str) -> Action:
     return on_host(name, site, site.start([unit], limit_hit=limit_hit))
 
 
+#: How down stops a unit: disabled as it stops, so a site stopped as asked stays stopped
+#: when its host boots (up enables it again)
+STOP = "disable --now"
+
+
 def podman_down_actions(reading: PodmanReading, tmpfs: bool) -> list[Action]:
     """Routers first, then controllers; ``podman stop`` as a safety net on tmpfs hosts."""
     site = reading.site
     ns = site.namespace
     todo: list[Action] = []
-    if router_unit_active(reading):
-        todo.append(on_host("stop router", site, site.systemctl("stop", [names.router_unit(ns)])))
+    router_unit = names.router_unit(ns)
+    if router_unit_active(reading) or starts_at_boot(reading, router_unit):
+        todo.append(on_host("stop router", site, site.systemctl(STOP, [names.router_unit(ns)])))
     if tmpfs and podman_router_running(reading):
         container = names.router_container(ns)
         todo.append(on_host("podman stop router", site, site.podman_stop(container)))
-    if controller_unit_active(reading):
+    if controller_unit_active(reading) or starts_at_boot(reading, names.controller_unit()):
         todo.append(
-            on_host("stop controller", site, site.systemctl("stop", [names.controller_unit()]))
+            on_host("stop controller", site, site.systemctl(STOP, [names.controller_unit()]))
         )
     return todo
 

@@ -20,7 +20,6 @@ from skupper_sandbox.emulated.systemd.bus import (
 
 from .unit import JobResult, Unit
 
-
 #: How often a manager that may not run yet looks again (a user's linger or session)
 MAY_RUN_POLL = 0.2
 
