@@ -96,7 +96,7 @@ def boot_blocker(reading: PodmanReading) -> str | None:
     if not_enabled:
         return (
             f"{' and '.join(not_enabled)} not enabled, so a reboot leaves the router down "
-            "until up (setup and up enable them)"
+            "until up, which enables them as it starts them"
         )
     return None
 

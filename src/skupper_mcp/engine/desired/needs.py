@@ -206,12 +206,10 @@ def podman_needs(
     tmpfs: bool,
     owned: Mapping[Key, str] | None = None,
     site: str = "",
-    stopped: bool = False,
 ) -> PodmanNeeds:
     """Everything setup must build on a podman site (``site``: its host), in the seed's
     order; ``owned`` are the pools' resources the site may hold (``leftovers``), those not
-    desired removed. ``stopped``: the user stopped the site (down), whose units are then
-    meant to stay disabled at boot."""
+    desired removed."""
     say = _Say(site)
     _controller_needs(say, state)
     _resource_needs(say, state, desired, owned or {})
@@ -224,7 +222,7 @@ def podman_needs(
     podman = state.podman_path or "podman"
     wanted = units.site_units(namespace, state.user, podman)
     if not say.rendering():  # a render writes Skupper's units over ours: all are written
-        _unit_needs(say, state, wanted, stopped)
+        _unit_needs(say, state, wanted)
     legacy = names.legacy_controller_unit(state.user)
     if state.watch_script != units.watch_script(podman):
         what = "missing" if state.watch_script is None else "differs from what setup writes"
@@ -334,14 +332,12 @@ def _router_needs(say: _Say, state: SiteState, router: str, tmpfs: bool) -> None
         say("tmpfs", "router container: no tmpfs /tmp, though the topology asks for the workaround")
 
 
-def _unit_needs(say: _Say, state: SiteState, wanted: list[units.WatchUnit], stopped: bool) -> None:
+def _unit_needs(say: _Say, state: SiteState, wanted: list[units.WatchUnit]) -> None:
     for w in wanted:
         have = state.unit_files.get(w.name)
         if have != w.content:
             what = "not installed" if have is None else "not the unit setup writes"
             say("unit", f"{w.name}: {what}", True, name=w.name)
-        elif not stopped and w.name not in state.enabled_at_boot:
-            say("unit", f"{w.name}: not enabled (a reboot would leave it down)", True, name=w.name)
 
 
 @dataclass(frozen=True)
@@ -438,7 +434,6 @@ def reading_needs(
             tmpfs=False,
             owned=listener_pool_keys(topology),
             site=host,
-            stopped=stopped_as_asked(reading.asked),
         )
     p = topology.provider(host)
     assert p is not None  # a podman reading other than the local site's is a provider's
@@ -448,7 +443,6 @@ def reading_needs(
         namespace=reading.namespace,
         tmpfs=p.tmpfs_workaround,
         owned=hub_pool_keys(topology),
-        stopped=stopped_as_asked(reading.asked),
         site=host,
     )
 
