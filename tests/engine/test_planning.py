@@ -126,8 +126,8 @@ ALL_DOWN = dict.fromkeys(HOSTS, "down")
 ONLY_RHTEVAN = {"rhel-ai": "down", "rhtevan-work": "up", "local": "up"}
 ONLY_RHEL_AI = {"rhel-ai": "up", "rhtevan-work": "down", "local": "up"}
 START = ["start controller", "start router"]
-STOP = ["stop router", "stop controller"]
-STOP_TMPFS = ["stop router", "podman stop router", "stop controller"]
+STOP = ["stop router", "stop controller", "disable at boot"]
+STOP_TMPFS = ["stop router", "podman stop router", "stop controller", "disable at boot"]
 FP8 = ("rhel-ai", "g8b-fp8-spec-128k")  # the profile rhel-ai's recorded endpoint serves
 G3B = ("rhtevan-work", "g3b-16k")  # rhtevan-work's default (its endpoint serves no profile)
 
@@ -272,11 +272,13 @@ async def test_a_plan_step_says_what_would_run(topology: Topology) -> None:
     result = await updown.down(world.sites, "rhel-ai", plan=True)
     details = {(s.host, step.name): step.detail for s in result.sites for step in s.steps}
     assert details == {
-        ("rhel-ai", "stop router"): f"would run: systemctl disable --now {ROUTER}",
+        ("rhel-ai", "stop router"): f"would run: systemctl stop {ROUTER}",
         ("rhel-ai", "podman stop router"): "would run: podman stop -t 10 default-skupper-router",
-        ("rhel-ai", "stop controller"): f"would run: systemctl disable --now {CONTROLLER}",
-        ("local", "stop router"): f"would run: systemctl disable --now {ROUTER}",
-        ("local", "stop controller"): f"would run: systemctl disable --now {CONTROLLER}",
+        ("rhel-ai", "stop controller"): f"would run: systemctl stop {CONTROLLER}",
+        ("local", "stop router"): f"would run: systemctl stop {ROUTER}",
+        ("local", "stop controller"): f"would run: systemctl stop {CONTROLLER}",
+        ("rhel-ai", "disable at boot"): f"would run: systemctl disable {ROUTER} {CONTROLLER}",
+        ("local", "disable at boot"): f"would run: systemctl disable {ROUTER} {CONTROLLER}",
     }
     assert [s.changed for s in result.sites] == [True, True]
 
@@ -351,7 +353,10 @@ async def test_setup_plan_starts_what_a_down_restarted_nothing_else(
     assert steps(result) == {h: ["start units"] for h in HOSTS}
     details = [st.detail for s in result.sites for st in s.steps]
     units = f"{CONTROLLER} {ROUTER}"
-    assert details == [f"would run: systemctl reset-failed {units}; systemctl enable --now {units}"] * 3
+    assert (
+        details
+        == [f"would run: systemctl reset-failed {units}; systemctl enable --now {units}"] * 3
+    )
 
 
 async def test_setup_plan_skips_an_unreachable_host_and_says_why(
@@ -446,7 +451,7 @@ def test_down_stops_the_container_too_on_tmpfs_hosts_only() -> None:
     down = parse_site_state(recorded("down", "rhel-ai"))
     assert podman_down_actions(read_as(podman, down), tmpfs=True) == []
     assert scripts(podman_down_actions(read_as(podman, up), tmpfs=False))[0].endswith(
-        f"$SKMCP_CTL disable --now {ROUTER}"
+        f"$SKMCP_CTL stop {ROUTER}"
     )
     assert fake.calls == []
 

@@ -96,6 +96,8 @@ def podman_condition(reading: PodmanReading) -> Condition:
     unparsed = unparsed_reason(reading)
     if unparsed is not None:
         return "unknown", unparsed
+    if state.boot.unhandled_reboot is not None:  # podman answers nothing: nothing is known
+        return "unknown", f"whether the router runs is not known: {boot_blocker(reading)}"
     if podman_router_running(reading):
         if not router_unit_active(reading):
             return "degraded", (
