@@ -112,6 +112,7 @@ def test_the_units_are_written_and_the_legacy_unit_goes(host: dict[str, str]) ->
         f"systemctl --user disable {controller} {router}",
         "systemctl --user disable --now tester-skupper-controller.service",
         "systemctl --user daemon-reload",
+        f"systemctl --user enable {controller} {router}",
     ]
 
 

@@ -43,7 +43,7 @@ def test_a_unit_at_its_start_limit_is_reset_and_the_step_says_so() -> None:
     assert name == "start router (start limit hit: reset-failed first)"
     assert "start-limit-hit" in script.done and "reset-failed" in script.done
     assert script.body == (
-        f"$SKMCP_CTL reset-failed {ROUTER} 2>/dev/null || true; $SKMCP_CTL start {ROUTER}",
+        f"$SKMCP_CTL reset-failed {ROUTER} 2>/dev/null || true; $SKMCP_CTL enable --now {ROUTER}",
     )
 
 
@@ -51,7 +51,7 @@ def test_a_unit_merely_stopped_is_started_with_the_plain_words() -> None:
     stopped = UnitState(ROUTER, load_state="loaded", active_state="inactive", result="success")
     name, script = _router_step(_reading(stopped))
     assert name == "start router"
-    assert script.done == f"systemctl start {ROUTER}"
+    assert script.done == f"systemctl enable --now {ROUTER}"
 
 
 @pytest.fixture

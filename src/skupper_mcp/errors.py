@@ -233,6 +233,36 @@ class SiteStateError(SkupperMcpError):
         super().__init__(redact(message)[0])
 
 
+class UserManagerDown(SiteStateError):
+    """``systemctl`` on the host could not reach the login's systemd manager ("Failed to
+    connect to bus"): the site's units can be neither read nor started. ``lingers`` is
+    whether the user lingers (None: not known); the message says the fix."""
+
+    def __init__(self, host: str, user: str, said: str, lingers: bool | None) -> None:
+        self.user = user
+        self.said = said
+        self.lingers = lingers
+        who = user or "the SSH user"
+        if lingers is False:
+            why = (
+                f"{who} does not linger (Linger=no), so its manager runs only while a login "
+                "session holds it and starts nothing after a reboot. Fix: run `loginctl "
+                f"enable-linger {who}` on {host} as root (or where polkit allows it): the "
+                "manager then starts, and with it the units setup enabled"
+            )
+        else:
+            why = (
+                f"its manager (user@UID.service) is not running for {who}. Fix: log in to "
+                f"{host} as {who} or run `loginctl enable-linger {who}` there as root (or "
+                "where polkit allows it), then run up"
+            )
+        super().__init__(
+            host,
+            f"systemctl cannot reach {who}'s systemd manager ({said}): nothing of "
+            f"Skupper's can start or be read there; {why}",
+        )
+
+
 class Unparsed(SkupperMcpError):
     """A parser was given text that is not what its command prints; ``str`` says why. The
     reader that ran the command keeps it as a ``facts.unparsed.ParseError`` of that fact."""

@@ -45,11 +45,11 @@ def cluster(found: KubeState, asked: Asked | None = None) -> ClusterReading:
         ("fresh", "teardown", "not-set-up"),
         ("up", None, "up"),
         ("up", "down", "up"),  # it runs, whatever was asked: up
-        # down stops the controller too, so the rendered status keeps saying Ready
         ("down", "down", "stopped"),
         ("down", "teardown", "stopped"),
-        ("down", None, "stale"),  # nothing recorded explains it
-        ("down", "up", "stale"),  # died behind the user's back
+        # the controller wrote the Site Pending as its router stopped: nothing claims Ready
+        ("down", None, "stopped"),
+        ("down", "up", "stopped"),
         ("rhel-ai-down", "down", "stopped"),
     ],
 )
@@ -57,6 +57,16 @@ def test_a_podman_sites_condition(phase: str, asked: Asked | None, expected: str
     condition, reason = site_condition(podman(state(phase), asked))
     assert condition == expected, reason
     assert reason
+
+
+def test_a_stopped_router_whose_status_still_says_ready_is_stale() -> None:
+    found = state("down")
+    site = next(r for (k, _), r in found.runtime_resources.items() if k == "Site")
+    site["status"] = {"status": "Ready", "message": "OK"}
+    for asked in (None, "up"):
+        condition, reason = site_condition(podman(found, asked))
+        assert condition == "stale", reason  # nothing recorded explains it, or it died
+    assert site_condition(podman(found, "down"))[0] == "stopped"
 
 
 def test_a_router_outside_its_unit_or_without_its_controller_is_degraded() -> None:

@@ -504,6 +504,7 @@ def test_a_router_stopped_by_down_is_no_stale_status_and_nothing_starts_it_again
     hub.containers[f"{hub.user}-skupper-controller"].state = "exited"
     hub.units["skupper-controller.service"] = UnitState("skupper-controller.service")
     hub.units["skupper-default.service"] = UnitState("skupper-default.service")
+    hub.enabled_at_boot.clear()  # down disables them
     assert problems(network(topology, {"rhtevan-work": hub}, asked={"rhtevan-work": "up"})) == {
         "rhtevan-work": {"stale-status"}
     }

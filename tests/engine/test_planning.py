@@ -126,8 +126,8 @@ ALL_DOWN = dict.fromkeys(HOSTS, "down")
 ONLY_RHTEVAN = {"rhel-ai": "down", "rhtevan-work": "up", "local": "up"}
 ONLY_RHEL_AI = {"rhel-ai": "up", "rhtevan-work": "down", "local": "up"}
 START = ["start controller", "start router"]
-STOP = ["stop router", "stop controller"]
-STOP_TMPFS = ["stop router", "podman stop router", "stop controller"]
+STOP = ["stop router", "stop controller", "disable at boot"]
+STOP_TMPFS = ["stop router", "podman stop router", "stop controller", "disable at boot"]
 FP8 = ("rhel-ai", "g8b-fp8-spec-128k")  # the profile rhel-ai's recorded endpoint serves
 G3B = ("rhtevan-work", "g3b-16k")  # rhtevan-work's default (its endpoint serves no profile)
 
@@ -277,6 +277,8 @@ async def test_a_plan_step_says_what_would_run(topology: Topology) -> None:
         ("rhel-ai", "stop controller"): f"would run: systemctl stop {CONTROLLER}",
         ("local", "stop router"): f"would run: systemctl stop {ROUTER}",
         ("local", "stop controller"): f"would run: systemctl stop {CONTROLLER}",
+        ("rhel-ai", "disable at boot"): f"would run: systemctl disable {ROUTER} {CONTROLLER}",
+        ("local", "disable at boot"): f"would run: systemctl disable {ROUTER} {CONTROLLER}",
     }
     assert [s.changed for s in result.sites] == [True, True]
 
@@ -356,7 +358,10 @@ async def test_setup_plan_starts_what_a_down_restarted_nothing_else(
     assert steps(result) == {h: ["start units"] for h in HOSTS}
     details = [st.detail for s in result.sites for st in s.steps]
     units = f"{CONTROLLER} {ROUTER}"
-    assert details == [f"would run: systemctl reset-failed {units}; systemctl start {units}"] * 3
+    assert (
+        details
+        == [f"would run: systemctl reset-failed {units}; systemctl enable --now {units}"] * 3
+    )
 
 
 async def test_setup_plan_skips_an_unreachable_host_and_says_why(

@@ -237,7 +237,7 @@ async def test_a_router_whose_inspect_fails_after_the_stop_is_started_again() ->
     with pytest.raises(SiteStateError, match="its unit was started again"):
         await recreate.run()
     stop = next(i for i, c in enumerate(fake.commands) if f"stop {ROUTER_UNIT}" in c)
-    assert any(f"start {ROUTER_UNIT}" in c for c in fake.commands[stop + 1 :]), fake.commands
+    assert any(f"enable --now {ROUTER_UNIT}" in c for c in fake.commands[stop + 1 :]), fake.commands
     assert not any("podman create" in c for c in fake.commands)
 
 

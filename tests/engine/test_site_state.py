@@ -146,7 +146,7 @@ def test_auto_restart_units_take_skuppers_names_and_restart_on_failure() -> None
     for unit in (controller, router):
         assert "Restart=on-failure" in unit.content
         assert "SuccessExitStatus=143 SIGTERM" in unit.content
-        assert "[Install]" not in unit.content
+        assert "[Install]\nWantedBy=default.target\n" in unit.content  # enabled: back at boot
     assert "start-watch.sh default-skupper-router" in router.content
     script = units.watch_script("/usr/bin/podman")
     assert 'podman wait "$1"' in script and 'exit "${RC:-1}"' in script

@@ -2,10 +2,11 @@
 its own: namespace ``default``, a 2.1.2 provider and a 2.2.1 local site (the lifecycle world
 has the opposite mix and namespace ``models``).
 
-The tests run in order on one world: setup from nothing, nothing enabled at boot, no private
-key read, ``down`` stops Skupper's controller unit, then a setup that fails half-way and the
-teardown that must leave nothing behind, next to another namespace. The 2.2.1 consumer's
-closing listener runs last, on a world of its own with the crc site, on either podman."""
+The tests run in order on one world: setup from nothing, only its own units enabled at boot,
+no private key read, ``down`` stops Skupper's controller unit, then a setup that fails half-way
+and the teardown that must leave nothing behind, next to another namespace. The 2.2.1
+consumer's closing listener runs last, on a world of its own with the crc site, on either
+podman."""
 
 from __future__ import annotations
 
@@ -93,12 +94,19 @@ def test_setup_succeeds_where_no_namespace_exists_yet(fresh: World) -> None:
     assert result.ok, result.model_dump_json(indent=1)
 
 
-def test_no_skupper_unit_starts_at_boot_after_setup(fresh: World) -> None:
+def enabled_at_boot(world: World, host: str) -> list[str]:
+    wants = unit_dir(world, host) / "default.target.wants"
+    return sorted(p.name for p in wants.iterdir()) if wants.is_dir() else []
+
+
+def test_only_setups_own_units_start_at_boot_after_setup(fresh: World) -> None:
+    """Setup enables the auto-restart units it writes (the site comes back when its host
+    boots, issue 46) and no fire-and-forget unit of Skupper's."""
     for host in HOSTS:
-        wants = unit_dir(fresh, host) / "default.target.wants"
-        enabled = sorted(p.name for p in wants.iterdir()) if wants.is_dir() else []
-        assert not [u for u in enabled if u.startswith("skupper")], (host, enabled)
-        assert (unit_dir(fresh, host) / "skupper-controller.service").is_file()
+        enabled = enabled_at_boot(fresh, host)
+        assert enabled == sorted(SKUPPER_UNITS), (host, enabled)
+        for name in enabled:
+            assert "managed by skupper-mcp" in (unit_dir(fresh, host) / name).read_text()
         assert not (unit_dir(fresh, host) / f"{controller(fresh, host)}.service").exists()
 
 
@@ -121,6 +129,7 @@ def test_down_stops_skuppers_controller_unit(fresh: World) -> None:
         assert states.split() == ["inactive", "inactive"], host
         running = ssh(fresh, host, "podman ps --format '{{.Names}}'").split()
         assert controller(fresh, host) not in running
+        assert enabled_at_boot(fresh, host) == [], host  # stays stopped across a reboot
 
 
 def test_an_inactive_podman_socket_is_prechecked_and_enabled_by_setup(fresh: World) -> None:

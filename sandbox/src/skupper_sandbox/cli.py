@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skupper_sandbox import faults, hostenv, quirks
+from skupper_sandbox import faults, hostenv, quirks, reboot
 from skupper_sandbox.layout import (
     DEFAULT_SKUPPER_VERSION,
     WorldInfo,
@@ -468,6 +468,8 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
         faults.set_slow(host_dir, seconds)
     elif kind == "firewall" and len(args) == 1 and args[0].isdigit():
         faults.set_firewall(info.id, host, entry.address, int(args[0]))
+    elif kind == "reboot" and not args:
+        return reboot.reboot(host_dir)
     elif kind == "kill-router" and not args:
         killed = faults.kill_routers(host_dir / "home")
         return f"{host}: killed {', '.join(killed) or 'no running router'}"
@@ -479,7 +481,7 @@ def apply_fault(layout: WorldLayout, host: str, kind: str, args: list[str]) -> s
     else:
         raise SandboxError(
             f"usage: sandbox fault {host} down|blackhole|firewall PORT|slow SECONDS|kill-router"
-            "|cert-ends DAYS NAME|restore"
+            "|cert-ends DAYS NAME|reboot|restore"
         )
     return f"{host}: {kind}{' ' + ' '.join(args) if args else ''}"
 
@@ -527,6 +529,24 @@ def upgrade(layout: WorldLayout, host: str, release: str) -> str:
     if real_podman.is_real(host_dir):
         real_hosts.upgrade_images(layout, info, entry, sys.executable)
     return f"{host}: skupper {was} -> {release} (its running site untouched)"
+
+
+def host_verb(layout: WorldLayout, args: argparse.Namespace) -> str:
+    """``reboot HOST`` or ``linger HOST yes|no`` (as root runs loginctl there)."""
+    if daemon_pid(layout) is None:
+        raise SandboxError(f"no sandbox is running in {layout.root}; run sandbox up first")
+    info = layout.load()
+    try:
+        entry = info.host(args.host)
+    except KeyError as exc:
+        raise SandboxError(str(exc.args[0])) from exc
+    if entry.role == "kubernetes":
+        raise SandboxError(f"{args.host} is the Kubernetes site, not an SSH host")
+    host_dir = layout.host_dir(args.host)
+    if args.verb == "reboot":
+        return reboot.reboot(host_dir)
+    hostenv.set_linger(hostenv.load_host_info(host_dir), args.setting == "yes")
+    return f"{args.host}: Linger={args.setting}"
 
 
 # --- command line ---------------------------------------------------------------------
@@ -642,8 +662,8 @@ def _parser() -> argparse.ArgumentParser:
     fault_p.add_argument("host", help="host name, or crc")
     fault_p.add_argument(
         "kind",
-        help="down|blackhole|slow|kill-router|cert-ends|restore (crc: unauthenticated|down|"
-        "restore)",
+        help="down|blackhole|slow|kill-router|cert-ends|reboot|restore (crc: unauthenticated|"
+        "down|restore)",
     )
     fault_p.add_argument("args", nargs="*", help="SECONDS for slow; DAYS CERTIFICATE for cert-ends")
     upgrade_p = verb(
@@ -653,6 +673,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     upgrade_p.add_argument("host", help="an SSH host of the world")
     upgrade_p.add_argument("release", help="the Skupper release, e.g. 2.2.1")
+    reboot_p = verb(
+        "reboot",
+        "reboot a host: every process of it ends, its runtime directories are emptied, its "
+        "boot id changes; then only what a real host starts runs (the user's enabled units "
+        "when it lingers, nothing otherwise)",
+    )
+    reboot_p.add_argument("host", help="an SSH host of the world")
+    linger_p = verb(
+        "linger",
+        "what `loginctl enable-linger|disable-linger USER` does as root on HOST: the user "
+        "manager comes up (and starts the enabled units) or stays down after the next reboot",
+    )
+    linger_p.add_argument("host", help="an SSH host of the world")
+    linger_p.add_argument("setting", choices=("yes", "no"))
     verb("down", "stop everything the world started")
     return parser
 
@@ -708,8 +742,8 @@ def up_options(spec: WorldSpec) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``sandbox up|status|fault|down`` (``argv``: default the command line); returns
-    the exit code."""
+    """Run ``sandbox up|status|fault|reboot|linger|down`` (``argv``: default the command
+    line); returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     library_warnings_to_log()
     try:
@@ -754,7 +788,9 @@ def main(argv: list[str] | None = None) -> int:
             if not layout.world_json.exists():
                 raise SandboxError(f"no sandbox in {layout.root}; run sandbox up first")
             print(upgrade(layout, args.host, args.release))
-    except (SandboxError, faults.FaultError) as exc:
+        elif args.verb in ("reboot", "linger"):
+            print(host_verb(layout, args))
+    except (SandboxError, faults.FaultError, reboot.RebootError) as exc:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 1 if args.verb in ("up", "down") else 2
     return 0

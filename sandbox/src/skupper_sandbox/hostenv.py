@@ -22,6 +22,7 @@ import json
 import os
 import pwd
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,7 +37,13 @@ TMPFS_VAR = "SKMCP_SANDBOX_TMPFS"
 IDENT_FILE = "ident"
 ROOT_UID = 0
 # The paths a root host's Skupper, systemd and podman use, kept under the host's sysroot/.
-SYSTEM_PATHS = ("/var/lib/skupper", "/etc/systemd/system", "/run/podman", "/run/systemd")
+SYSTEM_PATHS = (
+    "/var/lib/skupper",
+    "/etc/systemd/system",
+    "/run/podman",
+    "/run/systemd",
+    "/var/lib/systemd/linger",
+)
 _SYSTEM_PATH_RE = re.compile(
     r"(?<![\w./-])(" + "|".join(re.escape(p) for p in SYSTEM_PATHS) + r")(?![\w.-])"
 )
@@ -109,6 +116,62 @@ def write_host_info(info: HostInfo) -> None:
     if info.is_root:  # what every root filesystem has before Skupper runs
         for directory in ("etc/systemd/system", "var/lib", "run/systemd"):
             (info.sysroot / directory).mkdir(parents=True, exist_ok=True)
+    set_linger(info, info.quirks.lingers)
+    if info.quirks.user_session:  # whoever set the host up is logged in (see SESSION_FILE)
+        (Path(info.host_dir) / SESSION_FILE).write_text("")
+    new_boot_id(info)
+
+
+#: Present while a login session of the host's user holds its user manager up: the one that
+#: set the host up, until a reboot ends it (a ``no-user-session`` host never had one).
+SESSION_FILE = "session"
+#: The host's boot id (``/proc/sys/kernel/random/boot_id`` on a real host): new at each boot.
+BOOT_ID_FILE = "boot_id"
+
+
+def linger_file(info: HostInfo) -> Path:
+    """logind's mark that a user lingers: ``/var/lib/systemd/linger/<user>`` (its file's
+    existence is the setting, as Skupper's ``IsLingeringEnabled`` reads it)."""
+    return system_path(info, f"/var/lib/systemd/linger/{info.user}")
+
+
+def lingering(info: HostInfo) -> bool:
+    return linger_file(info).exists()
+
+
+def set_linger(info: HostInfo, on: bool) -> None:
+    path = linger_file(info)
+    if on:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    else:
+        path.unlink(missing_ok=True)
+
+
+#: Present while the host reboots (``skupper_sandbox.reboot``): nothing of it may run.
+HALTED_FILE = "halted"
+
+
+def manager_may_run(info: HostInfo) -> bool:
+    """Whether the host's manager runs now: not while it reboots; then the system manager
+    always, a user's while it lingers or a session of it is open."""
+    host_dir = Path(info.host_dir)
+    if (host_dir / HALTED_FILE).exists():
+        return False
+    return info.is_root or lingering(info) or (host_dir / SESSION_FILE).exists()
+
+
+def boot_id(info: HostInfo) -> str:
+    try:
+        return (Path(info.host_dir) / BOOT_ID_FILE).read_text().strip()
+    except FileNotFoundError:
+        return ""
+
+
+def new_boot_id(info: HostInfo) -> str:
+    value = str(uuid.uuid4())
+    (Path(info.host_dir) / BOOT_ID_FILE).write_text(value + "\n")
+    return value
 
 
 def system_path(info: HostInfo, path: str) -> Path:

@@ -16,6 +16,8 @@ JOURNALD = "journald"
 SHELL_PREFIX = "shell="
 SLOW_PULL_PREFIX = "slow-pull="
 PULL_FAILS_PREFIX = "pull-fails="
+LINGER_NO = "linger=no"
+NO_USER_SESSION = "no-user-session"
 
 #: The login shells a host's user can have (Debian's packages), by name.
 SHELLS = {"bash": "/bin/bash", "dash": "/bin/dash", "zsh": "/bin/zsh", "fish": "/usr/bin/fish"}
@@ -31,6 +33,12 @@ DESCRIPTIONS = {
     "SECONDS (podman pull prints its lines as it goes; skupper's own pull says nothing)",
     "pull-fails=REASON": "Skupper's images are not on the host yet and pulling them fails "
     "with REASON as the registry's answer (e.g. unauthorized: not logged in)",
+    LINGER_NO: "the user does not linger (Linger=no, no /var/lib/systemd/linger/USER): "
+    "its user manager runs only for the session that set the host up; after a reboot "
+    "nothing of the user starts until the user lingers (loginctl enable-linger)",
+    NO_USER_SESSION: "no login starts a user manager (sshd without pam_systemd) and the "
+    "user does not linger: systemctl --user fails 'Failed to connect to bus: No such file "
+    "or directory' until the user lingers",
     "shell=NAME": "the login shell of the host's user, one of " + ", ".join(SHELLS) + " (sshd "
     "runs every command as $SHELL -c COMMAND)",
 }
@@ -76,6 +84,17 @@ class HostQuirks:
         return self.slow_pull is None and self.pull_fails is None
 
     @property
+    def lingers(self) -> bool:
+        """Whether the user lingers from the start (``linger=no``, ``no-user-session``:
+        not)."""
+        return LINGER_NO not in self.names and NO_USER_SESSION not in self.names
+
+    @property
+    def user_session(self) -> bool:
+        """Whether a login session holds the user manager up at the start."""
+        return NO_USER_SESSION not in self.names
+
+    @property
     def shell(self) -> str:
         """The path of the user's login shell (``/bin/sh`` unless ``shell=NAME``)."""
         for name in self.names:
@@ -86,7 +105,7 @@ class HostQuirks:
 
 def check(quirk: str) -> str:
     """``quirk`` when it is a known name; ``QuirkError`` names the known ones."""
-    if quirk in (PODMAN_WARNS, JOURNALD):
+    if quirk in (PODMAN_WARNS, JOURNALD, LINGER_NO, NO_USER_SESSION):
         return quirk
     if quirk.startswith(SLOW_PULL_PREFIX):
         try:

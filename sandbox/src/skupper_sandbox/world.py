@@ -293,7 +293,10 @@ class WorldDaemon:
                 as_user=host_user(host_dir),
             )
         )
-        bus = hostenv.manager_bus(hostenv.load_host_info(host_dir))
+        info = hostenv.load_host_info(host_dir)
+        if not hostenv.manager_may_run(info):
+            return  # no linger and no session (no-user-session): it waits for either
+        bus = hostenv.manager_bus(info)
 
         async def bus_ready() -> bool:
             return _exists(bus)

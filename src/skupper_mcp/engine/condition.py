@@ -33,6 +33,7 @@ from __future__ import annotations
 from ..facts import names
 from ..results import ListenerState, SiteCondition
 from .predicates import (
+    boot_blocker,
     claims_ready,
     cluster_router_running,
     podman_controller_running,
@@ -95,6 +96,8 @@ def podman_condition(reading: PodmanReading) -> Condition:
     unparsed = unparsed_reason(reading)
     if unparsed is not None:
         return "unknown", unparsed
+    if state.boot.unhandled_reboot is not None:  # podman answers nothing: nothing is known
+        return "unknown", f"whether the router runs is not known: {boot_blocker(reading)}"
     if podman_router_running(reading):
         if not router_unit_active(reading):
             return "degraded", (
@@ -114,14 +117,18 @@ def podman_condition(reading: PodmanReading) -> Condition:
             "the router is not running (the system controller, which runs, keeps "
             "the site's status)",
         )
+    blocker = boot_blocker(reading)
+    by_itself = "" if blocker is None else f"; it does not start by itself: {blocker}"
     if claims_ready(podman_site_resource(reading)):
         return "stale", (
             "Skupper's rendered status says Ready, but the router is not running and no down "
-            "asked for that"
+            f"asked for that{by_itself}"
         )
     if asked in ("up", "setup"):
-        return "stopped", f"the router is not running, though the last {asked} started it"
-    return "stopped", "the router is not running"
+        return "stopped", (
+            f"the router is not running, though the last {asked} started it{by_itself}"
+        )
+    return "stopped", f"the router is not running{by_itself}"
 
 
 def cluster_condition(reading: ClusterReading, cluster_links: tuple[str, ...] = ()) -> Condition:

@@ -67,6 +67,40 @@ def podman_controller_running(reading: PodmanReading) -> bool:
     )
 
 
+def starts_at_boot(reading: PodmanReading, unit: str) -> bool:
+    """Whether ``default.target`` wants the unit: it starts when its host boots."""
+    return unit in reading.state.enabled_at_boot
+
+
+def boot_blocker(reading: PodmanReading) -> str | None:
+    """Why the site's router does not start by itself when its host boots, or None: podman
+    refusing to run after a reboot it did not handle (podman 5.1+), a login user that does
+    not linger (its manager, and so every unit of it, starts only with a session), or the
+    router's and controller's units not enabled (``default.target`` does not want them)."""
+    state = reading.state
+    boot = state.boot
+    if boot.unhandled_reboot is not None:
+        return (
+            f"podman refuses to run after a reboot it did not handle ({boot.unhandled_reboot}): "
+            "delete the two directories it names, as the user, then run up"
+        )
+    user = state.user or "the SSH user"
+    if boot.linger is False:
+        return (
+            f"{user} does not linger (Linger=no): after a reboot nothing of it starts until "
+            f"`loginctl enable-linger {user}` is run on the host as root (or where polkit "
+            "allows it)"
+        )
+    wanted = (names.controller_unit(), names.router_unit(reading.namespace))
+    not_enabled = [u for u in wanted if u not in state.enabled_at_boot]
+    if not_enabled:
+        return (
+            f"{' and '.join(not_enabled)} not enabled, so a reboot leaves the router down "
+            "until up, which enables them as it starts them"
+        )
+    return None
+
+
 def podman_site_resource(reading: PodmanReading) -> dict[str, Any] | None:
     """The rendered Site resource (runtime/resources), if any."""
     return next((r for (k, _), r in reading.state.runtime_resources.items() if k == "Site"), None)

@@ -24,6 +24,7 @@ from typing import Any
 from .. import host_json
 from ..connectors.shell import program, script
 from . import names
+from .boot import BootFacts, parse_boot
 from .certificates import CertificateEnd, certificates_or_error
 from .connector_status import ConnectorStatus
 from .framing import (
@@ -226,6 +227,8 @@ class SiteState:
     stderr: dict[str, str] = field(default_factory=dict)
     #: The facts whose output could not be parsed: each is unknown, not empty.
     parse_errors: list[ParseError] = field(default_factory=list)
+    #: The host's boot: linger, a manager that does not answer, podman's refusal (facts/boot).
+    boot: BootFacts = field(default_factory=BootFacts)
     complete: bool = False
     refused: list[str] = field(default_factory=list)  # values the host sent that are not ones
 
@@ -505,6 +508,7 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
         elif tag == "end":
             state.complete = True
     state.certificates = certificates_or_error(cert_files, state.parse_errors)
+    state.boot = parse_boot(bodies, state.stderr)
     version_rc = bodies.get("version:rc", "")
     state.skupper = parse_skupper_version(
         bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else None

@@ -1,5 +1,5 @@
-# Disable Skupper's units (system start and install enable them at boot), then write ours
-# over them (no [Install]) and reload systemd; the controller unit an earlier skupper-mcp
+# Disable Skupper's units, write ours over them, reload systemd and enable ours (so the site
+# comes back when the host boots; down disables them); the controller unit an earlier skupper-mcp
 # wrote under "<user>-skupper-controller.service" goes (sites/podman.py install_units).
 # $1: the login's user name (empty: asked of the host); $2: what it is followed by in the
 # legacy controller unit; $3: the watch script, from $HOME; $4: its text in base64; then a
@@ -16,8 +16,9 @@ unit_names() {
     done
 }
 # unit names are plain words (names.py): split on the newlines between them
-# shellcheck disable=SC2046
-$SKMCP_CTL disable $(unit_names "$@") >/dev/null 2>&1 || true
+wanted=$(unit_names "$@")
+# shellcheck disable=SC2086
+$SKMCP_CTL disable $wanted >/dev/null 2>&1 || true
 $SKMCP_CTL disable --now "$legacy" >/dev/null 2>&1 || true
 rm -f "$u/$legacy"
 while [ $# -gt 1 ]; do
@@ -26,3 +27,5 @@ while [ $# -gt 1 ]; do
 done
 printf %s "$watch_text" | base64 -d > "$watch"
 $SKMCP_CTL daemon-reload
+# shellcheck disable=SC2086
+$SKMCP_CTL enable $wanted >/dev/null 2>&1

@@ -48,6 +48,13 @@ skmcp_read_state() {
     skmcp_framed "\$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,\
 UnitFileState,MainPID,ExecMainCode,ExecMainStatus \"\$router_unit\" \"\$controller_unit\" \
 \"\$socket_unit\" \"\$user\$legacy_suffix\""
+    # whether the user lingers, read as Skupper reads it (logind's file: loginctl needs a
+    # session or linger to answer at all); root runs Skupper under the system manager
+    if [ "$SKMCP_UID" != 0 ]; then
+        echo "@@section linger"
+        skmcp_framed "if [ -e \"/var/lib/systemd/linger/\$user\" ]; then echo Linger=yes; \
+else echo Linger=no; fi"
+    fi
     echo "@@section containers"
     skmcp_framed "podman ps -a --format json"
     echo "@@section router"

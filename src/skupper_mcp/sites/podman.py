@@ -24,7 +24,7 @@ import yaml
 from ..connectors.base import Connector
 from ..connectors.shell import program, quote
 from ..connectors.ssh import SSHConnector
-from ..errors import CommandError, PullFailed, SiteStateError
+from ..errors import CommandError, PullFailed, SiteStateError, UserManagerDown
 from ..facts import names
 from ..facts.connector_status import (
     MAX_CONNECTORS_BYTES,
@@ -167,6 +167,8 @@ class PodmanSite:
                 f"{self.host} sent {'; and '.join(state.refused)}. Nothing was run with it.",
                 command=command,
             )
+        if state.complete and state.boot.no_bus is not None:
+            raise UserManagerDown(self.host, state.user, state.boot.no_bus, state.boot.linger)
         if not state.complete:
             raise SiteStateError(
                 self.host,
@@ -393,9 +395,10 @@ class PodmanSite:
         )
 
     def install_units(self, state: SiteState) -> Script:
-        """Disable Skupper's units (``system start``/``install`` enable them at boot), then
-        write ours over them (no [Install]) and reload systemd. The controller unit an
-        earlier skupper-mcp wrote under ``<user>-skupper-controller.service`` goes."""
+        """Disable Skupper's units, write ours over them, reload systemd and enable ours
+        (``WantedBy=default.target``: the site comes back when its host boots). The
+        controller unit an earlier skupper-mcp wrote under
+        ``<user>-skupper-controller.service`` goes."""
         podman = state.podman_path or "podman"
         wanted = units.site_units(self.namespace, state.user, podman)
         written = ", ".join(w.name for w in wanted)
@@ -410,7 +413,7 @@ class PodmanSite:
                 _base64(units.watch_script(podman)),
                 *(word for pair in texts for word in pair),
             ),
-            "auto-restart units installed (disabled at boot)",
+            "auto-restart units installed (enabled at boot)",
         )
 
     def enable_podman_socket(self) -> Script:
@@ -439,15 +442,16 @@ class PodmanSite:
         state read saw the limit hit, and the step says it was reset."""
         listed = " ".join(unit_names)
         quoted = " ".join(quote(u) for u in unit_names)
-        done = f"systemctl start {listed}"
+        done = f"systemctl enable --now {listed}"
         if limit_hit:
             done = (
                 f"{listed} had hit systemd's start limit (start-limit-hit): "
                 f"systemctl reset-failed, then {done}"
             )
+        # enabled as it starts: a site the user brought up comes back when its host boots
         return Script(
-            f"systemctl reset-failed {listed}; systemctl start {listed}",
-            (f"{_reset_failed(quoted)}$SKMCP_CTL start {quoted}",),
+            f"systemctl reset-failed {listed}; systemctl enable --now {listed}",
+            (f"{_reset_failed(quoted)}$SKMCP_CTL enable --now {quoted}",),
             done,
         )
 

@@ -7,11 +7,13 @@ container and waits for it, so a crash ends the unit with the container's exit c
 stop a success, not a failure: systemd matches a signal name only against a death *by* that
 signal, so ``SIGTERM`` alone never covers start-watch.sh *exiting* 143, which it does when
 ``podman stop`` ends a container that does not handle SIGTERM (``podman wait`` prints 128+15).
-The router and the controller exit 0 on SIGTERM, so 143 is the fallback. There is no
-``[Install]`` section: the units stay disabled, so nothing starts at boot; ``up`` starts them.
+The router and the controller exit 0 on SIGTERM, so 143 is the fallback. ``[Install]
+WantedBy=default.target``: setup and ``up`` enable them, so a site that was up comes back by
+itself when its host boots (with a lingering user: issue 46), and ``down`` disables them, so a
+site stopped as asked stays stopped across a reboot.
 Ours take Skupper's own unit names (``skupper-<ns>.service``, ``skupper-controller.service``):
 ``system start`` and ``system install`` write and enable those with ``WantedBy=default.target``,
-and setup writes over them and disables them.
+and setup writes over them.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ def watch_unit(unit: str, container: str, podman: str, description: str) -> Watc
         f"RestartSec={RESTART_SEC}\n"
         "SuccessExitStatus=143 SIGTERM\n"
         "TimeoutStopSec=30\n"
+        "\n"
+        "[Install]\n"
+        "WantedBy=default.target\n"
     )
     return WatchUnit(unit, content)
 

@@ -1,4 +1,7 @@
-"""Emulated `loginctl`: the host's user lingers (that is how its user manager runs)."""
+"""Emulated `loginctl`: whether the host's user lingers is logind's file
+``/var/lib/systemd/linger/<user>`` under the host's sysroot (``hostenv.linger_file``);
+``enable-linger`` makes it, and with it the user manager comes up (logind starts
+``user@UID.service`` at once), ``disable-linger`` removes it."""
 
 from __future__ import annotations
 
@@ -15,8 +18,8 @@ def user_properties(info: hostenv.HostInfo) -> dict[str, str]:
         "RuntimePath": f"/run/user/{info.uid}",
         "Service": f"user@{info.uid}.service",
         "Slice": f"user-{info.uid}.slice",
-        "State": "active",
-        "Linger": "yes",
+        "State": "active" if hostenv.manager_may_run(info) else "closing",
+        "Linger": "yes" if hostenv.lingering(info) else "no",
     }
 
 
@@ -47,6 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     verb, *rest = positional or ["list-users"]
     if verb in ("enable-linger", "disable-linger"):
+        user = rest[0] if rest else info.user
+        if user not in (info.user, str(info.uid)):
+            print(f"Failed to look up user {user}: No such process", file=sys.stderr)
+            return 1
+        hostenv.set_linger(info, verb == "enable-linger")
         return 0
     if verb == "show-user":
         user = rest[0] if rest else info.user

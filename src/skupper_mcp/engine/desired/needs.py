@@ -354,8 +354,6 @@ def _unit_needs(say: _Say, state: SiteState, wanted: list[units.WatchUnit]) -> N
         if have != w.content:
             what = "not installed" if have is None else "not the unit setup writes"
             say("unit", f"{w.name}: {what}", True, name=w.name)
-        elif w.name in state.enabled_at_boot:
-            say("unit", f"{w.name}: enabled at boot", True, name=w.name)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from ...topology import ModelEndpoint
 from ...vocabulary import LOCAL_HOST
 from ..condition import podman_condition
 from ..model_actions import active_or_default
-from ..predicates import podman_router_running, router_unit_active
+from ..predicates import podman_router_running, router_unit_active, stopped_as_asked
 from ..scope import SiteRef
 from .context import Network, call, finding, log_lines, model_ctl, on_host, set_variable
 
@@ -183,20 +183,84 @@ def no_auto_restart(network: Network) -> Iterator[Finding]:
 
 
 def autostart_at_boot(network: Network) -> Iterator[Finding]:
-    for ref, state in network.podman_sites():
-        enabled = sorted(state.enabled_at_boot)
+    """A unit that starts at boot when it should not: Skupper's own fire-and-forget unit
+    (``system start``/``install`` enable theirs), or any of the site's units after a
+    ``down``, which asked the site to stay stopped."""
+    for view in network.podman_readings():
+        ref, state = view.ref, view.state
+        podman = state.podman_path or "podman"
+        ours = {w.content for w in units.site_units(view.namespace, state.user, podman)}
+        stopped = stopped_as_asked(view.asked)
+        enabled = sorted(
+            name
+            for name in state.enabled_at_boot
+            if stopped or state.unit_files.get(name) not in ours
+        )
         if not enabled:
             continue
+        cause = (
+            f"the last thing asked of {ref.host} was {view.asked}, yet its units are enabled "
+            "at boot (enabled by hand, or by skupper system start/install)"
+            if stopped
+            else "skupper system start and system install enable their own units at boot "
+            "(WantedBy=default.target): they start the containers and forget them"
+        )
         yield finding(
             "autostart-at-boot",
             ref,
             "warning",
-            symptom=f"Skupper on {ref.host} starts by itself at boot",
+            symptom=f"Skupper on {ref.host} starts by itself at boot"
+            + (" though it was stopped as asked" if stopped else " under Skupper's own units"),
             evidence=[f"default.target.wants/{name}" for name in enabled],
-            cause="skupper system start and system install enable their units at boot "
-            "(WantedBy=default.target); the VAN should start only when up is called",
-            fix="run setup: it disables the units (they have no [Install] section)",
-            next=[call("setup")],
+            cause=cause,
+            fix="run down again: it disables the units"
+            if stopped
+            else "run setup: it writes the auto-restart units and enables those",
+            next=[call("down" if stopped else "setup")],
+        )
+
+
+def linger_off(network: Network) -> Iterator[Finding]:
+    """A non-root login user that does not linger: its manager, and so every unit of the
+    site, starts only with a login session; after a reboot the site stays down."""
+    for view in network.podman_readings():
+        ref, state = view.ref, view.state
+        if state.boot.linger is not False:
+            continue
+        user = state.user or "the SSH user"
+        yield finding(
+            "linger-off",
+            ref,
+            "warning",
+            symptom=f"Skupper on {ref.host} does not come back by itself after a reboot",
+            evidence=[f"Linger=no for {user} (no /var/lib/systemd/linger/{user})"],
+            cause=f"{user}'s systemd manager runs only while a login session holds it: "
+            "after a reboot none of its units start, enabled or not (Skupper itself warns: "
+            "'It is recommended to enable lingering')",
+            fix=f"run `loginctl enable-linger {user}` on {ref.host}: it needs root (sudo) or "
+            "polkit's consent; the manager then starts at once and at every boot",
+            next=[on_host(ref.host, f"sudo loginctl enable-linger {user}")],
+        )
+
+
+def podman_unhandled_reboot(network: Network) -> Iterator[Finding]:
+    """podman 5.1+ refusing every command after a reboot it did not see (its run root and
+    tmp dir survived the boot: not on tmpfs, or not cleaned)."""
+    for view in network.podman_readings():
+        ref, said = view.ref, view.state.boot.unhandled_reboot
+        if said is None:
+            continue
+        yield finding(
+            "podman-unhandled-reboot",
+            ref,
+            "error",
+            symptom=f"podman on {ref.host} refuses to run after a reboot",
+            evidence=[f"podman ps: {said}"],
+            cause="podman keeps the boot id in its alive file; after a reboot that did not "
+            "empty its run root and tmp dir (not on tmpfs) the ids differ and podman 5.1+ "
+            "stops (libpod checkBootID)",
+            fix="as the SSH user, delete the two directories podman names, then run up",
+            next=[call("up")],
         )
 
 
@@ -440,6 +504,8 @@ PODMAN_RULES = (
     ssl_profile_base_path,
     no_auto_restart,
     autostart_at_boot,
+    linger_off,
+    podman_unhandled_reboot,
     unit_failed_on_stop,
     stale_status,
     model_not_serving,

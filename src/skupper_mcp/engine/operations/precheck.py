@@ -83,9 +83,12 @@ def evaluate_facts(host: str, facts: SiteFacts, min_version: str, *, is_local: b
                 name="linger",
                 site=host,
                 status="warn",
-                detail=f"lingering is not confirmed ({facts.linger or 'loginctl not available'})",
-                hint="run `loginctl enable-linger $USER` on the host so Skupper keeps "
-                "running after you log out",
+                detail=f"lingering is not confirmed ({facts.linger or 'loginctl not available'}): "
+                "the user's manager runs only with a login session, so after a reboot "
+                "nothing of the site starts by itself",
+                hint="run `sudo loginctl enable-linger $USER` on the host "
+                "(it needs root, or polkit's consent) so Skupper keeps running after you log "
+                "out and comes back after a reboot",
             )
         )
     return checks
@@ -110,8 +113,8 @@ def _systemd_hint(facts: SiteFacts) -> str:
             "this user once, or check `systemctl --user status` and XDG_RUNTIME_DIR"
         )
     return (
-        "enable lingering (loginctl enable-linger $USER) so the user manager runs without "
-        "a login session"
+        "enable lingering (`sudo loginctl enable-linger $USER`: it needs "
+        "root, or polkit's consent) so the user manager runs without a login session"
     )
 
 

@@ -29,6 +29,7 @@ from ..predicates import (
     podman_router_running,
     router_running,
     router_unit_active,
+    starts_at_boot,
 )
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..runner import Action, SiteRun, on_cluster, on_host, operation_result
@@ -82,19 +83,24 @@ def _start(reading: PodmanReading, what: str, unit: str) -> Action:
 
 
 def podman_down_actions(reading: PodmanReading, tmpfs: bool) -> list[Action]:
-    """Routers first, then controllers; ``podman stop`` as a safety net on tmpfs hosts."""
+    """Routers first, then controllers; ``podman stop`` as a safety net on tmpfs hosts; then
+    the units disabled, so a site stopped as asked stays stopped when its host boots (up
+    enables them again). The stops come first and close together: the controller, left
+    running a moment longer, would write the Site's status as its router stops."""
     site = reading.site
     ns = site.namespace
     todo: list[Action] = []
+    router_unit, controller_unit = names.router_unit(ns), names.controller_unit()
     if router_unit_active(reading):
-        todo.append(on_host("stop router", site, site.systemctl("stop", [names.router_unit(ns)])))
+        todo.append(on_host("stop router", site, site.systemctl("stop", [router_unit])))
     if tmpfs and podman_router_running(reading):
         container = names.router_container(ns)
         todo.append(on_host("podman stop router", site, site.podman_stop(container)))
     if controller_unit_active(reading):
-        todo.append(
-            on_host("stop controller", site, site.systemctl("stop", [names.controller_unit()]))
-        )
+        todo.append(on_host("stop controller", site, site.systemctl("stop", [controller_unit])))
+    at_boot = [u for u in (router_unit, controller_unit) if starts_at_boot(reading, u)]
+    if at_boot:
+        todo.append(on_host("disable at boot", site, site.systemctl("disable", at_boot)))
     return todo
 
 

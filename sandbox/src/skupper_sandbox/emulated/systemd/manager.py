@@ -20,6 +20,9 @@ from skupper_sandbox.emulated.systemd.bus import (
 
 from .unit import JobResult, Unit
 
+#: How often a manager that may not run yet looks again (a user's linger or session)
+MAY_RUN_POLL = 0.2
+
 
 class Manager:
     """The user manager: its units and the bus that `systemctl --user` talks to."""
@@ -158,17 +161,48 @@ class Manager:
             if unit.proc is not None:
                 unit.kill_group(unit.proc.pid, signal.SIGKILL)
 
+    async def _until_it_may_run(self) -> bool:
+        """Wait while the user neither lingers nor has a session (after a reboot without
+        linger: logind starts ``user@UID.service`` at enable-linger or a login, never
+        before); False when told to stop meanwhile."""
+        while not hostenv.manager_may_run(self.info):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), MAY_RUN_POLL)
+            if self.stopping.is_set():
+                return False
+        return True
+
+    def wanted_at_start(self) -> list[str]:
+        """The units ``default.target`` pulls in: the links ``enable`` made in
+        ``sockets.target.wants/`` (sockets.target comes before: basic.target) and in
+        ``default.target.wants/``. A unit never enabled is not among them."""
+        found: list[str] = []
+        for target in ("sockets.target", "default.target"):
+            wants = self.unit_dir / f"{target}.wants"
+            if wants.is_dir():
+                found += sorted(p.name for p in wants.iterdir() if "." in p.name)
+        return found
+
+    async def boot(self) -> None:
+        """Start what the manager starts when it comes up: ``default.target``'s wants."""
+        for name in self.wanted_at_start():
+            result = await self.unit(name).start(manual=False)
+            print(f"default.target wants {name}: {result.outcome}", file=sys.stderr)
+
     async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+        if not await self._until_it_may_run():
+            return
         bus = hostenv.manager_bus(self.info)
         bus.parent.mkdir(parents=True, exist_ok=True)
         listener = bind_unix(bus)
         server = await asyncio.start_unix_server(self.serve_client, sock=listener)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self.stopping.set)
         kind = "system manager" if self.info.is_root else "user manager"
         print(f"{kind} of {self.info.name} listening on {bus}", file=sys.stderr)
         try:
+            await self.boot()
             await self.stopping.wait()
         finally:
             server.close()

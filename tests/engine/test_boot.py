@@ -1,0 +1,140 @@
+"""The host's boot as the state read tells it (issue 46): whether the user lingers, a manager
+that does not answer, podman's unhandled-reboot refusal; and what status and diagnose say of
+a site that does not come back by itself, decided once (``predicates.boot_blocker``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from fake_connector import FakeConnector, Reply
+from skupper_mcp.engine.condition import site_condition
+from skupper_mcp.engine.findings import RULES, Network
+from skupper_mcp.engine.predicates import boot_blocker
+from skupper_mcp.engine.readings import Asked, PodmanReading
+from skupper_mcp.engine.scope import SiteRef
+from skupper_mcp.errors import UserManagerDown
+from skupper_mcp.facts.boot import BootFacts, parse_boot, parse_linger
+from skupper_mcp.facts.site_state import SiteState, parse_site_state
+from skupper_mcp.results import Finding
+from skupper_mcp.sites.podman import PodmanSite
+from skupper_mcp.topology import load_topology
+
+STATES = Path(__file__).resolve().parent / "site_states"
+HUB = SiteRef("rhel-ai", "hub-rhel-ai", "provider", "podman")
+#: systemd's words (src/shared/bus-util.c bus_log_connect_error), old and new
+NO_BUS = "Failed to connect to bus: No such file or directory"
+NO_BUS_NEW = "Failed to connect to user scope bus via local transport: No such file or directory"
+#: podman 5.1+'s refusal (libpod/runtime_linux.go checkBootID)
+REFUSED = (
+    "Error: current system boot ID differs from cached boot ID; an unhandled reboot has "
+    'occurred. Please delete directories "/run/user/1000/containers" and '
+    '"/run/user/1000/libpod/tmp" and re-run Podman'
+)
+
+
+def recorded(phase: str) -> str:
+    return (STATES / phase / "rhel-ai.txt").read_text()
+
+
+def reading(found: SiteState, asked: Asked | None = None) -> PodmanReading:
+    return PodmanReading(HUB, PodmanSite(FakeConnector("rhel-ai"), "default"), found, asked)
+
+
+def with_section(text: str, section: str, body: str, rc: int, stderr: str = "") -> str:
+    """The recorded reading with ``section``'s frame replaced (or added before @@end)."""
+    framed = "".join(f"|{line}\n" for line in body.splitlines()) + "\n"
+    if stderr:
+        framed += "@@stderr\n" + "".join(f"|{line}\n" for line in stderr.splitlines())
+    frame = f"@@section {section}\n{framed}@@rc {rc}\n"
+    pattern = re.compile(rf"(?ms)^@@section {section}\n.*?^@@rc \d+\n")
+    if pattern.search(text):
+        return pattern.sub(lambda _: frame, text, count=1)
+    return text.replace("@@end", frame + "@@end")
+
+
+@pytest.mark.parametrize(
+    ("said", "lingers"),
+    [("Linger=yes", True), ("Linger=no", False), ("no", False), ("Linger=maybe", None), ("", None)],
+)
+def test_linger_is_read_from_its_one_word(said: str, lingers: bool | None) -> None:
+    assert parse_linger(said) is lingers
+
+
+def test_the_recorded_reading_says_the_user_lingers() -> None:
+    assert parse_site_state(recorded("up")).boot == BootFacts(linger=True)
+
+
+@pytest.mark.parametrize("said", [NO_BUS, NO_BUS_NEW])
+def test_a_manager_that_does_not_answer_is_a_fact_not_an_empty_unit_list(said: str) -> None:
+    facts = parse_boot(
+        {"units": "", "units:rc": "1", "linger": "Linger=no\n", "linger:rc": "0"}, {"units": said}
+    )
+    assert facts == BootFacts(linger=False, no_bus=said)
+    # a unit listing that failed otherwise is no missing manager
+    assert parse_boot({"units": "", "units:rc": "1"}, {"units": "Access denied"}).no_bus is None
+
+
+def test_podmans_refusal_after_an_unhandled_reboot_is_read_from_its_stderr() -> None:
+    text = with_section(recorded("up"), "containers", "", 125, stderr=REFUSED)
+    found = parse_site_state(text)
+    assert found.boot.unhandled_reboot == REFUSED
+    condition, reason = site_condition(reading(found, "up"))
+    assert condition == "unknown" and "unhandled reboot" in reason, reason
+    assert "delete the two directories" in reason
+    ids = {f.id for f in findings_of(found, "up")}
+    assert "podman-unhandled-reboot" in ids
+
+
+def findings_of(found: SiteState, asked: Asked | None) -> list[Finding]:
+    net = Network(load_topology(STATES / "topology.env"), {"rhel-ai": reading(found, asked)})
+    return [f for rule in RULES for f in rule(net)]
+
+
+def test_a_site_asked_up_that_does_not_linger_is_told_why_it_stays_down() -> None:
+    text = with_section(recorded("down"), "linger", "Linger=no", 0)
+    found = parse_site_state(text)
+    assert found.boot.linger is False
+    condition, reason = site_condition(reading(found, "up"))
+    assert condition in ("stopped", "stale")
+    assert "Linger=no" in reason and f"loginctl enable-linger {found.user}" in reason, reason
+    assert "root" in reason and "polkit" in reason
+    linger = [f for f in findings_of(found, "up") if f.id == "linger-off"]
+    assert linger and "enable-linger" in linger[0].fix and "root" in linger[0].fix
+    # stopped as asked: nothing to explain
+    assert site_condition(reading(found, "down")) == ("stopped", "stopped by down, as asked")
+
+
+def test_units_not_enabled_leave_a_site_down_after_a_reboot_and_status_says_so() -> None:
+    found = parse_site_state(recorded("down"))
+    found.enabled_at_boot.clear()
+    why = boot_blocker(reading(found, "up"))
+    assert why is not None and "not enabled" in why
+    found.enabled_at_boot.update({"skupper-controller.service", "skupper-default.service"})
+    assert boot_blocker(reading(found, "up")) is None
+
+
+def test_down_leaves_the_units_disabled_and_diagnose_warns_when_they_are_enabled_again() -> None:
+    found = parse_site_state(recorded("down"))
+    assert not found.enabled_at_boot  # down disabled them
+    assert "autostart-at-boot" not in {f.id for f in findings_of(found, "down")}
+    found.enabled_at_boot.add("skupper-default.service")
+    boot = [f for f in findings_of(found, "down") if f.id == "autostart-at-boot"]
+    assert boot and boot[0].next[0].tool == "down"
+    # our own enabled units on a site that is up are what setup makes: no finding
+    up = parse_site_state(recorded("up"))
+    assert "skupper-default.service" in up.enabled_at_boot
+    assert "autostart-at-boot" not in {f.id for f in findings_of(up, "up")}
+
+
+async def test_a_host_without_a_user_bus_is_the_sites_typed_error_with_the_fix() -> None:
+    text = with_section(recorded("up"), "units", "", 1, stderr=NO_BUS)
+    text = with_section(text, "linger", "Linger=no", 0)
+    fake = FakeConnector("rhel-ai", lambda call: Reply(text))
+    with pytest.raises(UserManagerDown) as caught:
+        await PodmanSite(fake, "default").read()
+    said = str(caught.value)
+    assert NO_BUS in said and "Linger=no" in said
+    assert "loginctl enable-linger" in said and "root" in said
