@@ -93,6 +93,9 @@ class WorldSpec:
     podman: str | None = None
     # host name -> its quirks (skupper_sandbox.quirks), as `--host-quirk HOST=QUIRK` gives
     host_quirks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # provider name -> the engine its model server answers as (skupper_sandbox.engines), as
+    # `--model-engine HOST=ENGINE` gives (the others: openai)
+    model_engines: Mapping[str, str] = field(default_factory=dict)
 
 
 class HostEntry(BaseModel):
@@ -114,6 +117,7 @@ class HostEntry(BaseModel):
     # a Unix user made for this world (skupper_sandbox.real_users), not root wearing a name
     real_user: bool = False
     quirks: list[str] = Field(default_factory=list)
+    model_engine: str = "openai"
 
     @property
     def default_model_id(self) -> str | None:
@@ -316,6 +320,15 @@ def plan_world(
         raise ValueError(f"no SSH host {', '.join(unknown)} for a quirk (hosts: {valid})")
     for host in hosts:
         host.quirks = list(spec.host_quirks.get(host.name, ()))
+    providers = {h.name for h in hosts if h.role == "provider"}
+    unknown = sorted(set(spec.model_engines) - providers)
+    if unknown:
+        raise ValueError(
+            f"no provider {', '.join(unknown)} for a model engine (providers: "
+            f"{', '.join(sorted(providers))})"
+        )
+    for host in hosts:
+        host.model_engine = spec.model_engines.get(host.name, host.model_engine)
     return WorldInfo(
         namespace=spec.namespace,
         id=world_id or uuid.uuid4().hex[:12],
