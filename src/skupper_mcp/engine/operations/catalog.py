@@ -35,8 +35,10 @@ from ..model_http import (
     pool_cluster_base_url,
     probe_models,
 )
+from ..model_reading import EnginePages, decide, read_pages
 from ..model_state import model_condition, needs_probe, pool_model_condition, pool_needs_probe
-from ..readings import Reading
+from ..pools import pool_readings
+from ..readings import PodmanReading, Reading
 from ..scope import site_ref
 from ..scope import sites as all_sites
 from ..served import MAX_CONNECTIONS, Served, read_served
@@ -88,15 +90,52 @@ async def run(sites: SiteMap) -> ModelsResult:
             ),
             asyncio.gather(*(probe_pool(pool) for pool in pools)),
         )
+        pages = await asyncio.gather(
+            *(_engine_pages(http, topo, p, served[p.name], keys[p.name]) for p in providers)
+        )
     rows = [
-        _row(topo, p, views[p.name], b, served[p.name], keys[p.name])
-        for p, b in zip(providers, bound, strict=True)
+        _with_reading(
+            topo,
+            _row(topo, p, views[p.name], b, served[p.name], keys[p.name]),
+            p,
+            views[p.name],
+            served[p.name],
+            page,
+        )
+        for p, b, page in zip(providers, bound, pages, strict=True)
     ]
+    readings = {r.host: r for r in rows}
     rows += [
-        _pool_row(topo, pool, found, keys[_key_provider(topo, pool).name])
+        pool_readings(_pool_row(topo, pool, found, keys[_key_provider(topo, pool).name]), readings)
         for pool, found in zip(pools, pool_probes, strict=True)
     ]
     return ModelsResult(rows=rows, summary=summary(rows))
+
+
+async def _engine_pages(
+    http: object, topo: Topology, p: ProviderHost, served: Served, key: ApiKey
+) -> EnginePages | None:
+    """The engine's own pages, asked only where its route listed a model."""
+    if served.probe is None or not served.probe.ids:
+        return None
+    return await read_pages(
+        http, base_url(topo.local.listener_host, p.local_port), key, served.probe
+    )
+
+
+def _with_reading(
+    topo: Topology,
+    row: ModelRow,
+    p: ProviderHost,
+    view: Reading,
+    served: Served,
+    pages: EnginePages | None,
+) -> ModelRow:
+    running = None
+    if isinstance(view, PodmanReading) and p.model_container:
+        running = view.state.container_running(p.model_container)
+    reading = decide(row.state, row.reason, served.probe, pages, running, topo.saturated_waiting)
+    return row.model_copy(update={"readiness": reading})
 
 
 def _key_provider(topo: Topology, pool: PoolStatus) -> ProviderHost:
