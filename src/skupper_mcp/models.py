@@ -353,6 +353,11 @@ class TestModelResult(Result):
     checks: list[ModelCheck]
     passed: int = Field(description="How many checks passed")
     total: int = Field(description="How many checks ran")
+    readiness: ModelReading | None = Field(
+        default=None,
+        description="The model's readiness and load as its engine tells them through the "
+        "listener (a pool's: null, its members' are in models)",
+    )
 
 
 class ResolveResult(Result):

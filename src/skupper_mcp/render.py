@@ -597,7 +597,12 @@ def test_model_text(result: TestModelResult, width: int | None = None) -> str:
     ]
     table = text_table(["Result", "Check", "Detail", "Time"], rows, width)
     head = f"{result.host} (profile {result.profile}): {result.passed}/{result.total} passed"
-    return "\n".join([table, "", wrap_text(head, width)])
+    lines = [table, "", wrap_text(head, width)]
+    if result.readiness is not None:
+        load = load_words(result.readiness)
+        said = f"readiness: {result.readiness.state}" + (f" ({load})" if load else "")
+        lines.append(wrap_text(f"{said}: {result.readiness.reason}", width))
+    return "\n".join(lines)
 
 
 def _indented(label: str, text: str, width: int | None) -> list[str]:

@@ -214,3 +214,23 @@ def load_rank(reading: ModelReading) -> tuple[int, float]:
         (reading.waiting or 0),
         (reading.running or 0) + (reading.kv_cache_used or 0.0),
     )
+
+
+async def read_listener(
+    host: str, port: int, key: ApiKey, container_running: bool | None, saturated_waiting: int
+) -> ModelReading:
+    """One listener's reading on its own (``test_model``): its ``/v1/models``, then its
+    engine's pages, decided as a catalog row's."""
+    import httpx
+
+    from .model_http import base_url, probe_models
+    from .verify import tcp_probe
+
+    address = base_url(host, port)
+    if not await tcp_probe(host, port, 2.0):
+        return decide("route-down", f"nothing accepts on {address}", None, None, None, 0)
+    async with httpx.AsyncClient(trust_env=False) as http:
+        probe = await probe_models(http, key, f"{address}/v1/models")
+        pages = await read_pages(http, address, key, probe) if probe.ids else None
+    state: ModelState = "serving" if probe.ids else "route-up-no-model"
+    return decide(state, probe.error, probe, pages, container_running, saturated_waiting)
