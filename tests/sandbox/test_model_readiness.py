@@ -235,3 +235,44 @@ async def test_a_vllm_that_takes_20s_to_load_reads_loading_then_ready(
         assert seen["state"] == "serving"
     finally:
         world.model(VLLM, load_seconds=0)
+
+
+def _step(result: Any, host: str, name: str) -> Any:
+    site = next(s for s in result.sites if s.host == host)
+    return next(s for s in site.steps if s.name == name)
+
+
+async def test_up_waits_until_the_route_serves_or_says_it_does_not_yet(
+    readiness: Readiness,
+) -> None:
+    world = readiness.world
+    async with Engine(load_topology(readiness.topology)) as engine:
+        assert (await engine.down(LLAMACPP)).ok
+        result = await engine.up(LLAMACPP)
+        assert result.ok, result.model_dump_json(indent=1)
+        step = _step(result, LLAMACPP, "verify route")
+        assert step.ok and "carries a request" in step.detail, step
+        # a model that loads for longer than up waits: up says the route does not serve yet
+        world.model(VLLM, load_seconds=600)
+        try:
+            restart_model(readiness, VLLM)
+            result = await engine.up(VLLM)
+            assert result.ok, result.model_dump_json(indent=1)  # the site is up all the same
+            step = _step(result, VLLM, "verify route")
+            assert not step.ok and "does not serve yet" in step.detail, step
+        finally:
+            world.model(VLLM, load_seconds=0)
+            restart_model(readiness, VLLM)
+
+
+async def test_test_model_reports_the_readiness_it_reads(readiness: Readiness) -> None:
+    readiness.world.model(LLAMACPP, waiting=6, running=4)
+    try:
+        done = _cli(readiness.topology, "--json", "test-model", LLAMACPP)
+        assert KEY not in done.stdout + done.stderr
+        reading = json.loads(done.stdout)["readiness"]
+        assert (reading["state"], reading["waiting"], reading["running"]) == ("saturated", 6, 4)
+        text = _cli(readiness.topology, "test-model", LLAMACPP).stdout
+        assert "readiness: saturated (running 4, waiting 6)" in text
+    finally:
+        readiness.world.model(LLAMACPP, waiting=0, running=0)

@@ -16,7 +16,7 @@ from ...facts import names
 from ...models import ListenerStatus, OperationResult, SiteResult
 from ...sites import resources as cr
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
-from ...topology import Topology
+from ...topology import ProviderHost, Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
 from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
@@ -36,13 +36,15 @@ from ..scope import SiteRef, local_stops, resolve_target, scope
 from ..scope import sites as all_sites
 from ..served import Served, read_served, served_ids
 from ..sitemap import SiteMap, skip_or_fail
-from ..verify import probe_listeners, tcp_probe, wait_for_links, wait_router
+from ..verify import probe_listeners, probe_routes, tcp_probe, wait_for_links, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
 #: run, for each provider's local listener to bind (the link connects and the provider's
 #: connector becomes reachable): a slow start is not counted against the links.
 ROUTER_DEADLINE = 25.0
 LISTENER_DEADLINE = 25.0
+#: How long up waits for a bound listener's route to answer a request.
+ROUTE_DEADLINE = 20.0
 
 
 def setup_problem(sites: SiteMap, reading: PodmanReading | ClusterReading) -> str | None:
@@ -280,6 +282,38 @@ async def _verify_up(sites: SiteMap, runs: dict[str, SiteRun], views: dict[str, 
                 f"{LISTENER_DEADLINE:g}s of the routers running (is the local site's link "
                 f"to {p.site_name} connected?)"
             )
+    await _verify_routes(sites, runs, [p for p in providers if bound.get(p.name) is not None])
+
+
+async def _verify_routes(
+    sites: SiteMap, runs: dict[str, SiteRun], providers: list[ProviderHost]
+) -> None:
+    """A bound listener is not yet a route that serves (after a quick down and up the
+    route closed each request for seconds): wait, within ROUTE_DEADLINE, until a request
+    through it gets an HTTP answer, or say it does not yet (the site is up all the same:
+    its model may still be loading)."""
+    if not providers:
+        return
+    started = time.monotonic()
+    answered = await probe_routes(
+        sites.topology.local.listener_host, providers, started + ROUTE_DEADLINE
+    )
+    for p in providers:
+        seconds, seen = answered[p.name]
+        if seconds is not None:
+            detail = f":{p.local_port} carries a request to the model API ({seen})"
+        else:
+            detail = (
+                f":{p.local_port} accepts but no request through it was answered within "
+                f"{ROUTE_DEADLINE:g}s (last: {seen}): the route does not serve yet; the model "
+                "may still be loading (models shows its readiness)"
+            )
+        await runs[p.name].note(
+            "verify route",
+            detail,
+            ok=seconds is not None,
+            seconds=time.monotonic() - started if seconds is None else seconds,
+        )
 
 
 async def down(
