@@ -248,4 +248,11 @@ def summary(rows: list[ModelRow]) -> str:
     others = [f"{r.host} {r.state}" for r in rows if r.state != "serving"]
     if others:
         parts.append(", ".join(others))
+    busy = [
+        f"{r.host} {r.readiness.state}"
+        for r in rows
+        if r.readiness is not None and r.readiness.state in ("loading", "sleeping", "saturated")
+    ]
+    if busy:
+        parts.append("not ready to call: " + ", ".join(busy))
     return "; ".join(parts)
