@@ -282,16 +282,38 @@ async def _verify_up(sites: SiteMap, runs: dict[str, SiteRun], views: dict[str, 
                 f"{LISTENER_DEADLINE:g}s of the routers running (is the local site's link "
                 f"to {p.site_name} connected?)"
             )
-    await _verify_routes(sites, runs, [p for p in providers if bound.get(p.name) is not None])
+    await _verify_routes(
+        sites, runs, views, [p for p in providers if bound.get(p.name) is not None]
+    )
+
+
+def _model_stopped(p: ProviderHost, view: Reading | None) -> bool:
+    """Whether the site's reading shows the provider's model container not running (a
+    route to it cannot serve: up does not wait for it, hosted-model-ctl starts it)."""
+    if p.model_container is None or not isinstance(view, PodmanReading):
+        return False
+    found = view.state.container(p.model_container)
+    return found is not None and not found.running
 
 
 async def _verify_routes(
-    sites: SiteMap, runs: dict[str, SiteRun], providers: list[ProviderHost]
+    sites: SiteMap,
+    runs: dict[str, SiteRun],
+    views: dict[str, Reading],
+    providers: list[ProviderHost],
 ) -> None:
     """A bound listener is not yet a route that serves (after a quick down and up the
     route closed each request for seconds): wait, within ROUTE_DEADLINE, until a request
     through it gets an HTTP answer, or say it does not yet (the site is up all the same:
-    its model may still be loading)."""
+    its model may still be loading). A provider whose model container is stopped is not
+    waited for."""
+    for p in [p for p in providers if _model_stopped(p, views.get(p.name))]:
+        await runs[p.name].note(
+            "verify route",
+            f"not waited for: the model container {p.model_container} is not running",
+            ok=False,
+        )
+    providers = [p for p in providers if not _model_stopped(p, views.get(p.name))]
     if not providers:
         return
     started = time.monotonic()
