@@ -125,3 +125,29 @@ def test_ollama_lists_its_loaded_models_with_their_vram_and_none_once_unloaded(
     engines.write_control(control, sleeping=True)
     assert _get(f"{url}/api/ps").json() == {"models": []}
     assert [m["name"] for m in _get(f"{url}/api/tags").json()["models"]] == [MODEL]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"asleep": True},
+        {"waiting": -1},
+        {"waiting": 1.5},
+        {"sleeping": "yes"},
+        {"kv_cache_used": True},
+    ],
+)
+def test_a_control_the_server_would_misread_is_refused(
+    values: dict[str, object], tmp_path: Path
+) -> None:
+    with pytest.raises(engines.EngineError):
+        engines.write_control(engines.control_path(tmp_path), **values)
+    assert not engines.control_path(tmp_path).exists()
+
+
+def test_the_sandbox_cli_refuses_an_unknown_engine() -> None:
+    from skupper_sandbox.cli import SandboxError, _model_engines
+
+    assert _model_engines(["rhel-ai=vllm"]) == {"rhel-ai": "vllm"}
+    with pytest.raises(SandboxError, match="unknown model engine"):
+        _model_engines(["rhel-ai=tgi"])
