@@ -17,7 +17,7 @@ import secrets
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,11 +167,18 @@ def stop_process(process: subprocess.Popen[bytes], grace: float = 10) -> None:
 
 
 def start_model_server(
-    host_dir: str | Path, host: str, port: int, model_id: str, options: Sequence[str] = ()
+    host_dir: str | Path,
+    host: str,
+    port: int,
+    model_id: str,
+    options: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
     """The sandbox's model server on a host (its environment), listening on ``host:port``,
-    with ``options`` (``--api-key KEY``, ``--no-health``)."""
+    with ``options`` (``--api-key KEY``, ``--no-health``, ``--engine E``) and
+    ``extra_env`` (its control file, ``SKMCP_MODEL_CONTROL``)."""
     env = {
+        **(extra_env or {}),
         **hostenv.host_env(host_dir),
         "HOST": host,
         "PORT": str(port),

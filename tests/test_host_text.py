@@ -68,6 +68,9 @@ HOST_TEXT_FIELDS = {
     ("ModelRow", "placeholder_ids"): "those model ids a client configuration would expand",
     ("ListenerStatus", "model_ids"): "the model ids the endpoint lists",
     ("ModelRow", "reason"): "the model endpoint's error text",
+    ("ModelReading", "reason"): "the engine's words (llama.cpp's 503 message), a model id",
+    ("LoadedModelInfo", "name"): "Ollama's /api/ps model name",
+    ("PoolMemberReading", "model_ids"): "the member's /v1/models ids",
     ("PoolStatus", "resource"): "the pool listener's status and message",
     ("PoolStatus", "reachable_keys"): "the pool listener's status.strategy keys",
     ("JournalSite", "reason"): "a failed command's output, a connector's error (redacted)",
@@ -168,6 +171,9 @@ OWN_WORDS_FIELDS = {
     ("ResolveResult", "endpoint"),
     ("TestModelResult", "endpoint"),
     ("ListenerStatus", "endpoint"),
+    ("ModelRow", "prefer"),  # a topology host name
+    ("PoolMemberReading", "host"),  # a topology host name
+    ("ModelReading", "engine"),  # one of our own names for the engines
     ("ModelRow", "profile"),
     ("ModelRow", "site"),
     ("ModelRow", "local_base_url"),

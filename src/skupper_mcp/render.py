@@ -16,6 +16,7 @@ from skupper_mcp.results import (
     JournalEntry,
     LinkStatus,
     ModelAction,
+    ModelReading,
     ModelRow,
     ModelsResult,
     OperationResult,
@@ -25,6 +26,7 @@ from skupper_mcp.results import (
     StatusResult,
     TestModelResult,
 )
+from skupper_mcp.safe_text import safe_text
 from skupper_mcp.topology import Topology
 from skupper_mcp.topology.diagram import topology_diagram
 from skupper_mcp.vocabulary import plural
@@ -520,7 +522,18 @@ def status_text(status: StatusResult, width: int | None = None) -> str:
     return "\n".join([*parts, *_actions_text(status.model_actions, width), "", summary])
 
 
-MODEL_HEADERS = ("Model", "Host", "Profile", "State", "Local URL", "Cluster URL", "ms", "Reason")
+MODEL_HEADERS = (
+    "Model",
+    "Host",
+    "Profile",
+    "State",
+    "Ready",
+    "Load",
+    "Local URL",
+    "Cluster URL",
+    "ms",
+    "Reason",
+)
 
 
 def model_rows(result: ModelsResult) -> list[list[Cell]]:
@@ -531,6 +544,8 @@ def model_rows(result: ModelsResult) -> list[list[Cell]]:
             r.host,
             r.profile,
             r.state,
+            r.readiness.state if r.readiness is not None else None,
+            load_words(r.readiness) if r.readiness is not None else None,
             r.local_base_url,
             r.cluster_base_url,
             round(r.latency_ms) if r.latency_ms is not None else None,
@@ -540,16 +555,46 @@ def model_rows(result: ModelsResult) -> list[list[Cell]]:
     ]
 
 
+def load_words(reading: ModelReading) -> str | None:
+    """What the engine told of its load, in a few words (None: it told nothing)."""
+    told = [
+        f"{name} {value}"
+        for name, value in (("running", reading.running), ("waiting", reading.waiting))
+        if value is not None
+    ]
+    if reading.kv_cache_used is not None:
+        told.append(f"kv {reading.kv_cache_used:.0%}")
+    for model in reading.loaded_models or []:
+        share = f" ({model.vram_share:.0%} VRAM)" if model.vram_share is not None else ""
+        told.append(f"loaded {safe_text(model.name)[:60]!r}{share}")
+    if reading.loaded_models == []:
+        told.append("nothing loaded")
+    return ", ".join(told) or None
+
+
+def _row_reason(row: ModelRow) -> str | None:
+    """The row's reason; where the route answered, the engine's own (its readiness)."""
+    reading = row.readiness
+    if reading is None or reading.reason == row.reason:
+        return row.reason
+    if row.prefer is not None or row.members:
+        return reading.reason
+    if row.state in ("serving", "route-up-no-model"):
+        return f"{reading.reason}; {row.reason}" if reading.state != "ready" else reading.reason
+    return row.reason
+
+
 def _model_reason(row: ModelRow) -> str | None:
     """The row's reason, and how many of its ids a client's configuration would expand
     (our words: the ids are in the Model column)."""
     if not row.placeholder_ids:
-        return row.reason
+        return _row_reason(row)
     note = (
         f"{len(row.placeholder_ids)} id(s) a client configuration would expand as a "
         "placeholder (a way to read your secrets): left out of exports"
     )
-    return f"{row.reason}; {note}" if row.reason else note
+    reason = _row_reason(row)
+    return f"{reason}; {note}" if reason else note
 
 
 def models_text(result: ModelsResult, width: int | None = None) -> str:
@@ -572,7 +617,12 @@ def test_model_text(result: TestModelResult, width: int | None = None) -> str:
     table = text_table(["Result", "Check", "Detail", "Time"], rows, width)
     named = result.endpoint or result.host
     head = f"{named} (profile {result.profile}): {result.passed}/{result.total} passed"
-    return "\n".join([table, "", wrap_text(head, width)])
+    lines = [table, "", wrap_text(head, width)]
+    if result.readiness is not None:
+        load = load_words(result.readiness)
+        said = f"readiness: {result.readiness.state}" + (f" ({load})" if load else "")
+        lines.append(wrap_text(f"{said}: {result.readiness.reason}", width))
+    return "\n".join(lines)
 
 
 def _indented(label: str, text: str, width: int | None) -> list[str]:

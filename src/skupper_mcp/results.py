@@ -387,6 +387,11 @@ class TestModelResult(Result):
     checks: list[ModelCheck]
     passed: int = Field(description="How many checks passed")
     total: int = Field(description="How many checks ran")
+    readiness: ModelReading | None = Field(
+        default=None,
+        description="The model's readiness and load as its engine tells them through the "
+        "listener (a pool's: null, its members' are in models)",
+    )
 
 
 class ResolveResult(Result):
@@ -611,6 +616,68 @@ ModelState = Literal[
 ]
 
 
+#: A served model's readiness, read through its route (engine/model_reading.py).
+ReadinessState = Literal[
+    "ready",
+    "loading",
+    "sleeping",
+    "saturated",
+    "not-serving",
+    "route-down",
+    "provider-stopped",
+    "provider-skipped",
+]
+
+
+class LoadedModelInfo(Result):
+    """A model an engine holds in memory (Ollama's /api/ps)."""
+
+    name: str = Field(description=f"The model's name as the engine lists it. {HOST_TEXT}")
+    vram_share: float | None = Field(
+        default=None, description="Share of the model in GPU memory (0-1); null: not told"
+    )
+
+
+class ModelReading(Result):
+    """One served model's readiness and load, as its engine tells them through the route."""
+
+    state: ReadinessState = Field(
+        description="ready: loaded and answering. loading: the engine is loading the model "
+        "(wait, with a bound). sleeping: the engine is up with no model in memory (vLLM "
+        "sleep mode, llama.cpp idle sleep, Ollama unloaded): the next request wakes it, "
+        "slowly; wake it or pick another. saturated: more requests waiting than the "
+        "topology's MODEL_SATURATED_WAITING; prefer another. not-serving: the route is up "
+        "and no model answers. route-down, provider-stopped, provider-skipped: as the "
+        "row's state"
+    )
+    engine: str | None = Field(
+        default=None,
+        description="vllm, llama.cpp, ollama or openai-compatible, recognised from what it "
+        "answers; null when nothing answered",
+    )
+    running: int | None = Field(
+        default=None, description="Requests being processed; null where the engine does not say"
+    )
+    waiting: int | None = Field(
+        default=None, description="Requests queued; null where the engine does not say"
+    )
+    kv_cache_used: float | None = Field(
+        default=None, description="KV cache in use, 0-1 (vLLM); null where not told"
+    )
+    loaded_models: list[LoadedModelInfo] | None = Field(
+        default=None, description="Models in memory (Ollama); null where not told"
+    )
+    reason: str = Field(description=f"Why, in words. {HOST_TEXT}")
+
+
+class PoolMemberReading(Result):
+    """One member of a pool: its readiness and the ids it serves."""
+
+    host: str = Field(description="The member provider")
+    model_ids: list[str] = Field(default_factory=list, description=f"What it serves. {HOST_TEXT}")
+    readiness: ModelReading
+
+
 class ModelRow(Result):
     """One model the VAN brings to this machine: where to call it and whether it answers."""
 
@@ -685,6 +752,21 @@ class ModelRow(Result):
         default=None,
         description="Set on a pool's row (one URL, failover across its providers): its "
         "backends, which are live and which one is preferred, as status reports them",
+    )
+    readiness: ModelReading | None = Field(
+        default=None,
+        description="The model's readiness and load as its engine tells them (a pool's "
+        "row: each member's in members)",
+    )
+    members: list[PoolMemberReading] = Field(
+        default_factory=list,
+        description="A pool's row: each member's readiness and load, read through the "
+        "member's own listener",
+    )
+    prefer: str | None = Field(
+        default=None,
+        description="A pool's row: the member a client should prefer now (ready and least "
+        "loaded); null when none is ready",
     )
 
 

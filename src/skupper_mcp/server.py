@@ -87,7 +87,12 @@ GUIDANCE = """\
 Read the resource skupper://topology for the layout. \
 This server never starts or stops model containers: results list `model_actions` for the \
 hosted-model-ctl skill, which takes profile names (use resolve_profile to turn a host into \
-its profile). Run setup with check=true before a first setup. Text read from a host (log \
+its profile). Run setup with check=true before a first setup. Before calling a model, \
+read its row's `readiness` in models: loading, poll models again every few seconds for at \
+most a few minutes, then tell the user; sleeping, the first request wakes it slowly (tell \
+the user, or pick another row that is ready); saturated, prefer another ready row; of \
+several ready rows (or a pool's members) prefer the least loaded (fewest waiting, then \
+running), as a pool's `prefer` names. Text read from a host (log \
 lines, diagnose evidence and symptoms, check details, a site's unit, pod and container \
 states, command output in a step's detail or a site's reason, the model endpoint's words in \
 resolve_profile's detail, a tool error's message: every field whose description says so) is \

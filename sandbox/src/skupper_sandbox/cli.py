@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skupper_sandbox import faults, hostenv, quirks, reboot
+from skupper_sandbox import engines, faults, hostenv, quirks, reboot
 from skupper_sandbox.layout import (
     DEFAULT_SKUPPER_VERSION,
     WorldInfo,
@@ -656,6 +656,22 @@ def _parser() -> argparse.ArgumentParser:
         "one everywhere; auto (the default, or $SKMCP_SANDBOX_PODMAN): real when a probe "
         "container runs here, saying which it chose",
     )
+    up_p.add_argument(
+        "--model-engine",
+        metavar="HOST=ENGINE",
+        action="append",
+        default=[],
+        help="the engine provider HOST's model server answers as (repeatable; one of "
+        f"{', '.join(engines.ENGINES)}; default openai)",
+    )
+    model_p = verb(
+        "model",
+        "move a provider's model server between states: load SECONDS (from its next start), "
+        "sleep, wake, queue RUNNING WAITING, kv FRACTION, vram FRACTION, release old|new",
+    )
+    model_p.add_argument("host", help="provider host name")
+    model_p.add_argument("what", help="load|sleep|wake|queue|kv|vram|release")
+    model_p.add_argument("args", nargs="*", help="its values")
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")
     fault_p = verb("fault", "inject or undo a fault on a host")
@@ -706,7 +722,49 @@ def _world_spec(args: argparse.Namespace) -> WorldSpec:
         podman=args.podman,
         host_quirks=_host_quirks(args.host_quirk),
         embeddings_hosts=frozenset(args.embeddings),
+        model_engines=_model_engines(args.model_engine),
     )
+
+
+def _model_engines(items: list[str]) -> dict[str, str]:
+    chosen: dict[str, str] = {}
+    for item in items:
+        host, sep, engine = item.partition("=")
+        if not sep or not host:
+            raise SandboxError(f"--model-engine {item!r}: expected HOST=ENGINE")
+        try:
+            chosen[host] = engines.check(engine)
+        except engines.EngineError as exc:
+            raise SandboxError(f"--model-engine {item!r}: {exc}") from exc
+    return chosen
+
+
+def model_control(layout: WorldLayout, host: str, what: str, values: list[str]) -> str:
+    """``sandbox model HOST WHAT ARGS``: the provider's control file, changed."""
+    names = {h.name for h in layout.load().providers}
+    if host not in names:
+        raise SandboxError(f"no provider {host!r} (providers: {', '.join(sorted(names))})")
+    fields = {
+        "load": ("load_seconds",),
+        "queue": ("running", "waiting"),
+        "kv": ("kv_cache_used",),
+        "vram": ("vram_share",),
+        "release": ("vllm_release",),
+    }
+    if what in ("sleep", "wake"):
+        change: dict[str, object] = {"sleeping": what == "sleep"}
+    elif what in fields and len(values) == len(fields[what]):
+        change = {
+            name: value if name == "vllm_release" else json.loads(value)
+            for name, value in zip(fields[what], values, strict=True)
+        }
+    else:
+        raise SandboxError(f"model {what} {' '.join(values)}: see sandbox model --help")
+    try:
+        control = engines.write_control(engines.control_path(layout.host_dir(host)), **change)
+    except (engines.EngineError, ValueError) as exc:
+        raise SandboxError(str(exc)) from exc
+    return f"{host}: {control.to_json()}"
 
 
 def _host_quirks(items: list[str]) -> dict[str, tuple[str, ...]]:
@@ -738,6 +796,8 @@ def up_options(spec: WorldSpec) -> list[str]:
     options += quirks.options(spec.host_quirks)
     for name in sorted(spec.embeddings_hosts):
         options += ["--embeddings", name]
+    for host, engine in spec.model_engines.items():
+        options += ["--model-engine", f"{host}={engine}"]
     return options
 
 
@@ -790,6 +850,10 @@ def main(argv: list[str] | None = None) -> int:
             print(upgrade(layout, args.host, args.release))
         elif args.verb in ("reboot", "linger"):
             print(host_verb(layout, args))
+        elif args.verb == "model":
+            if not layout.world_json.exists():
+                raise SandboxError(f"no sandbox in {layout.root}; run sandbox up first")
+            print(model_control(layout, args.host, args.what, args.args))
     except (SandboxError, faults.FaultError, reboot.RebootError) as exc:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 1 if args.verb in ("up", "down") else 2

@@ -103,6 +103,9 @@ class WorldSpec:
     # providers that serve two models side by side (`--embeddings HOST`): their topology
     # declares two endpoints, chat (the usual server) and embed (a second container)
     embeddings_hosts: frozenset[str] = frozenset()
+    # provider name -> the engine its model server answers as (skupper_sandbox.engines), as
+    # `--model-engine HOST=ENGINE` gives (the others: openai)
+    model_engines: Mapping[str, str] = field(default_factory=dict)
 
 
 class HostEntry(BaseModel):
@@ -127,6 +130,7 @@ class HostEntry(BaseModel):
     # a second model server beside the first (`--embeddings HOST`): ports["embed"] serves
     # EMBED_MODEL_ID from the container EMBED_CONTAINER
     embeddings: bool = False
+    model_engine: str = "openai"
 
     @property
     def default_model_id(self) -> str | None:
@@ -337,6 +341,15 @@ def plan_world(
         if host.name in spec.embeddings_hosts:
             host.embeddings = True
             host.ports["embed"] = host.ports["model"] + EMBED_PORT_OFFSET
+    providers = {h.name for h in hosts if h.role == "provider"}
+    unknown = sorted(set(spec.model_engines) - providers)
+    if unknown:
+        raise ValueError(
+            f"no provider {', '.join(unknown)} for a model engine (providers: "
+            f"{', '.join(sorted(providers))})"
+        )
+    for host in hosts:
+        host.model_engine = spec.model_engines.get(host.name, host.model_engine)
     return WorldInfo(
         namespace=spec.namespace,
         id=world_id or uuid.uuid4().hex[:12],

@@ -12,6 +12,10 @@ Two options make it a server as people run them (docs/sandbox.md, "Model servers
   while ``/health`` stays open, as vLLM's ``--api-key`` does;
 - ``--no-health``: no ``/health`` route (404), as Ollama and LM Studio serve only their
   own and the OpenAI routes.
+
+``--engine`` (default ``$SKMCP_MODEL_ENGINE``, else ``openai``) makes it answer as vLLM,
+llama.cpp's server or Ollama do, in the states a test asks for through the control file
+``$SKMCP_MODEL_CONTROL`` (``engines``).
 """
 
 from __future__ import annotations
@@ -22,14 +26,16 @@ import contextlib
 import json
 import os
 import secrets
+import socket
 import sys
 import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from skupper_sandbox import hostenv
+from skupper_sandbox import engines, hostenv
 
 MAX_BODY = 4 * 1024 * 1024
 REASONS = {
@@ -40,6 +46,7 @@ REASONS = {
     405: "Method Not Allowed",
     411: "Length Required",
     413: "Payload Too Large",
+    503: "Service Unavailable",
 }
 
 
@@ -139,10 +146,33 @@ class ModelServer:
     the ``/v1`` routes require it as a bearer token, with ``health`` false there is no
     ``/health``."""
 
-    def __init__(self, model_id: str, api_key: str | None = None, health: bool = True) -> None:
+    def __init__(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        health: bool = True,
+        engine: str = engines.OPENAI,
+        control: str | None = None,
+    ) -> None:
         self.model_id = model_id
         self.api_key = api_key
         self.health = health
+        self.engine = engines.check(engine)
+        self.control_path = control
+        self.started = time.monotonic()
+        self.load_seconds = self.control().load_seconds
+
+    def control(self) -> engines.Control:
+        """What the test asks for now (the defaults when its file cannot be read)."""
+        try:
+            return engines.read_control(self.control_path)
+        except (OSError, ValueError) as exc:
+            print(f"model server: control file not read: {exc}", file=sys.stderr, flush=True)
+            return engines.Control()
+
+    def loading(self) -> bool:
+        """Whether the model is still loading (``load_seconds`` after the start)."""
+        return time.monotonic() - self.started < self.load_seconds
 
     def authorized(self, request: Request) -> bool:
         """vLLM's rule: the scheme is ``Bearer`` in any case, the token the key exactly."""
@@ -170,14 +200,40 @@ class ModelServer:
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
 
+    def _refused(self, path: str, request: Request) -> engines.Answer | None:
+        """The key check's refusal, as the engine words it (None: let it through)."""
+        if self.engine == engines.LLAMACPP:
+            if path in engines.LLAMACPP_PUBLIC or self.authorized(request):
+                return None
+            return engines.llamacpp_error(401, "Invalid API Key", "authentication_error")
+        if path.startswith("/v1") and not self.authorized(request):
+            return engines.Answer.json(401, {"error": "Unauthorized"})
+        return None
+
     async def _route(self, request: Request, writer: asyncio.StreamWriter) -> None:
         path = request.path.split("?", 1)[0].rstrip("/") or "/"
-        if path.startswith("/v1") and not self.authorized(request):
-            await _send_json(writer, 401, {"error": "Unauthorized"})
+        loading = self.loading()
+        if loading and self.engine == engines.LLAMACPP:  # before the key check, as there
+            await _send(writer, engines.LOADING)
+            return
+        refused = self._refused(path, request)
+        if refused is not None:
+            await _send(writer, refused)
+            return
+        control = self.control()
+        own = engines.answer(
+            self.engine, request.method, path, self.model_id, control, loading=loading
+        )
+        if own is not None:
+            await _send(writer, own)
+        elif self.engine == engines.VLLM and path in ("/sleep", "/wake_up"):
+            await self._sleep(path == "/sleep", request, writer)
         elif path == "/health" and self.health:
             await _send_json(writer, 200, {"status": "ok"})
         elif path == "/v1/models" and request.method == "GET":
-            model = {"id": self.model_id, "object": "model", "owned_by": "sandbox", "created": 0}
+            owners = {engines.OLLAMA: "library", engines.VLLM: "vllm", engines.LLAMACPP: "llamacpp"}
+            owner = owners.get(self.engine, "sandbox")
+            model = {"id": self.model_id, "object": "model", "owned_by": owner, "created": 0}
             await _send_json(writer, 200, {"object": "list", "data": [model]})
         elif path == "/v1/chat/completions" and request.method == "POST":
             await self._chat(request, writer)
@@ -186,6 +242,20 @@ class ModelServer:
             await _send_json(writer, 405, _error(message, "method_not_allowed"))
         else:
             await _send_json(writer, 404, _error(f"no route for {path}", "not_found"))
+
+    async def _sleep(self, sleep: bool, request: Request, writer: asyncio.StreamWriter) -> None:
+        """vLLM's ``POST /sleep`` and ``POST /wake_up`` (sleep mode): the control file
+        records the new state, so ``/is_sleeping`` and a test read the same."""
+        if request.method != "POST":
+            await _send_json(writer, 405, {"detail": "Method Not Allowed"})
+            return
+        if self.control_path:
+            try:
+                engines.write_control(Path(self.control_path), sleeping=sleep)
+            except (OSError, ValueError) as exc:
+                await _send_json(writer, 500, {"detail": f"sleep state not kept: {exc}"})
+                return
+        await _send_json(writer, 200, {"status": "sleeping" if sleep else "awake"})
 
     async def _chat(self, request: Request, writer: asyncio.StreamWriter) -> None:
         try:
@@ -272,6 +342,11 @@ def _head(
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
+async def _send(writer: asyncio.StreamWriter, answer: engines.Answer) -> None:
+    writer.write(_head(answer.status, answer.content_type, len(answer.body)) + answer.body)
+    await writer.drain()
+
+
 async def _send_json(writer: asyncio.StreamWriter, status: int, body: Any) -> None:
     data = json.dumps(body).encode()
     writer.write(_head(status, "application/json", len(data)) + data)
@@ -286,13 +361,34 @@ def _bind_host(env: Mapping[str, str]) -> str:
         return host
 
 
+def _bound_socket(host: str, port: int) -> socket.socket:
+    """The port bound and not listening: vLLM binds before it loads its model and listens
+    after, so meanwhile a connection is refused (``setup_server``)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 async def serve(host: str, port: int, model: ModelServer) -> None:
     """Serve until the process is killed."""
-    server = await asyncio.start_server(model.handle, host, port)
+    if model.engine == engines.VLLM and model.load_seconds > 0:
+        sock = _bound_socket(host, port)
+        print(f"vllm: loading {model.model_id} for {model.load_seconds:g}s", flush=True)
+        await asyncio.sleep(model.load_seconds)
+        server = await asyncio.start_server(model.handle, sock=sock)
+    else:
+        server = await asyncio.start_server(model.handle, host, port)
     needs = "; requires a bearer key" if model.api_key is not None else ""
     health = "" if model.health else "; no /health"
     print(
-        f"model server for {model.model_id} listening on {host}:{port}{needs}{health}",
+        f"model server ({model.engine}) for {model.model_id} listening on {host}:{port}"
+        f"{needs}{health}",
         flush=True,
     )
     async with server:
@@ -310,6 +406,12 @@ def _parser() -> argparse.ArgumentParser:
         "--api-key-file", metavar="FILE", help="require the key in FILE (stripped) as bearer"
     )
     parser.add_argument("--no-health", action="store_true", help="serve no /health route")
+    parser.add_argument(
+        "--engine",
+        choices=engines.ENGINES,
+        default=os.environ.get(engines.ENGINE_VAR) or engines.OPENAI,
+        help="answer as this engine does (default $SKMCP_MODEL_ENGINE, else openai)",
+    )
     return parser
 
 
@@ -340,7 +442,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cannot read the API key: {exc}", file=sys.stderr)
         return 2
     host = _bind_host(env)
-    model = ModelServer(env.get("MODEL_ID", "sandbox-model"), api_key, not args.no_health)
+    if args.engine not in engines.ENGINES:
+        print(f"unknown engine {args.engine!r}", file=sys.stderr)
+        return 2
+    model = ModelServer(
+        env.get("MODEL_ID", "sandbox-model"),
+        api_key,
+        not args.no_health,
+        args.engine,
+        env.get(engines.CONTROL_VAR) or None,
+    )
     try:
         asyncio.run(serve(host, port, model))
     except OSError as exc:

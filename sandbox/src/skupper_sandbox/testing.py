@@ -25,7 +25,7 @@ from typing import Any
 
 import asyncssh
 
-from skupper_sandbox import faults, real_podman, real_users
+from skupper_sandbox import engines, faults, real_podman, real_users
 from skupper_sandbox.cli import up_options, world_processes
 from skupper_sandbox.layout import HostEntry, WorldInfo, WorldLayout, WorldSpec, ssh_user
 
@@ -122,6 +122,11 @@ class World:
         """Run a ``sandbox`` verb against this world (``--dir`` is added)."""
         verb, *rest = args
         return sandbox_command(verb, "--dir", str(self.dir), *rest, timeout=timeout)
+
+    def model(self, host: str, **values: object) -> None:
+        """Move ``host``'s model server between states (``engines.Control``'s fields:
+        ``sleeping=True``, ``waiting=8``, ``load_seconds=20`` from its next start, ...)."""
+        engines.write_control(engines.control_path(self.host_dir(host)), **values)
 
     def fault(self, host: str, kind: str, *args: str) -> None:
         """Apply a fault (``down``, ``blackhole``, ``firewall PORT``, ``slow S``,

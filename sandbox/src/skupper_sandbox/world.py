@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skupper_sandbox import hostenv, real_podman, real_users
+from skupper_sandbox import engines, hostenv, real_podman, real_users
 from skupper_sandbox.commands.server import socket_name
 from skupper_sandbox.layout import (
     BUILTIN_MODEL_IMAGE,
@@ -371,6 +371,8 @@ class WorldDaemon:
             "-e", f"HOST={host.address if real else '0.0.0.0'}",
             "-e", f"PORT={port}",
             "-e", f"MODEL_ID={model_id}",
+            "-e", f"{engines.ENGINE_VAR}={host.model_engine}",
+            "-e", f"{engines.CONTROL_VAR}={engines.control_path(host_dir)}",
         ]  # fmt: skip
         if self.info.model_server_command:
             argv += ["-e", f"SKMCP_MODEL_SERVER_COMMAND={self.info.model_server_command}"]
@@ -403,6 +405,7 @@ class WorldDaemon:
                 f"{(err or out).decode(errors='replace').strip()}"
             )
         timeout = CUSTOM_MODEL_TIMEOUT if self.info.model_server_command else START_TIMEOUT
+        timeout += engines.read_control(str(engines.control_path(host_dir))).load_seconds
         home = Path(env["HOME"])
 
         async def healthy() -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import host_json
 from ..errors import CheckFailed, ConfigError, Kind, status_kind
+from ..facts.engine_reading import Engine, engine_of, loading_words
 from ..facts.model_endpoint import MODELS_MAX_BYTES, model_ids
 from ..model_keys import read_model_api_key
 from ..safe_text import safe_text
@@ -187,6 +188,10 @@ class ModelsProbe:
     ids: list[str] | None
     error: str | None
     latency_ms: float
+    #: The engine its list's cards name (``engine_reading.engine_of``; None: no list).
+    engine: Engine | None = None
+    #: llama.cpp's words while it loads its model (its 503's message), else None.
+    loading: str | None = None
 
     @property
     def refused(self) -> bool:
@@ -204,8 +209,15 @@ async def probe_models(
 
     started = time.monotonic()
 
-    def done(status: int | None, ids: list[str] | None, error: str | None) -> ModelsProbe:
-        return ModelsProbe(status, ids, error, round((time.monotonic() - started) * 1000, 1))
+    def done(
+        status: int | None,
+        ids: list[str] | None,
+        error: str | None,
+        engine: Engine | None = None,
+        loading: str | None = None,
+    ) -> ModelsProbe:
+        took = round((time.monotonic() - started) * 1000, 1)
+        return ModelsProbe(status, ids, error, took, engine, loading)
 
     try:
         status, body = await exchange(
@@ -213,12 +225,16 @@ async def probe_models(
         )
     except (CheckFailed, httpx.HTTPError, OSError) as error:
         return done(None, None, describe(error))
-    if status != 200:
-        return done(status, None, f"/v1/models answered HTTP {status}")
     try:
-        ids = model_ids(host_json.loads(body))
+        answer = host_json.loads(body)
     except ValueError:
-        ids = None
+        answer = None
+    if status != 200:
+        words = loading_words(status, answer)
+        if words is not None:
+            return done(status, None, f"/v1/models answered HTTP {status}: {words}", loading=words)
+        return done(status, None, f"/v1/models answered HTTP {status}")
+    ids = model_ids(answer) if answer is not None else None
     if ids is None:
         return done(status, None, "/v1/models did not answer an OpenAI model list")
-    return done(status, ids, None)
+    return done(status, ids, None, engine_of(answer))

@@ -17,10 +17,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..results import LinkStatus, PoolBackend, PoolState, PoolStatus, SiteStatus
+from ..results import (
+    LinkStatus,
+    ModelReading,
+    ModelRow,
+    PoolBackend,
+    PoolMemberReading,
+    PoolState,
+    PoolStatus,
+    SiteStatus,
+)
 from ..sites.resources import ResourceStatus, resource_status
 from ..topology import ModelPool, Topology
 from .desired.leftovers import cluster_pool_name
+from .model_reading import load_rank, route_state
 from .predicates import condition_runs
 from .readings import ClusterReading, PodmanReading, Reading
 
@@ -252,3 +262,65 @@ def serving_after_down(topology: Topology, stopping: set[str], running: set[str]
                 f"({', '.join(pool.member_names())}) is left running"
             )
     return lines
+
+
+#: A member a client may be sent to now, best first: ready, then saturated.
+_USABLE = ("ready", "saturated")
+
+
+def pool_readings(row: ModelRow, members: Mapping[str, ModelRow]) -> ModelRow:
+    """A pool's models row with each member's readiness (its own row's reading, read
+    through the member's listener), the member a client should prefer now (ready and least
+    loaded, else a saturated one; none while every member is loading or asleep), and the
+    pool's own reading: the preferred member's, or the state that keeps every member from
+    serving. Members that serve different model ids are said in the reason."""
+    if row.pool is None:
+        return row
+    found = [members[b.provider] for b in row.pool.backends if b.provider in members]
+    listed = [
+        PoolMemberReading(host=m.host, model_ids=m.model_ids, readiness=m.readiness)
+        for m in found
+        if m.readiness is not None
+    ]
+    prefer = _prefer(listed)
+    reading = _pool_reading(row, listed, prefer)
+    return row.model_copy(update={"members": listed, "prefer": prefer, "readiness": reading})
+
+
+def _prefer(members: list[PoolMemberReading]) -> str | None:
+    for state in _USABLE:
+        usable = [m for m in members if m.readiness.state == state]
+        if usable:
+            return min(usable, key=lambda m: load_rank(m.readiness)).host
+    return None
+
+
+def _pool_reading(
+    row: ModelRow, members: list[PoolMemberReading], prefer: str | None
+) -> ModelReading:
+    ids = {tuple(m.model_ids) for m in members if m.model_ids}
+    served = "; ".join(", ".join(i) for i in sorted(ids))
+    mixed = (
+        f"; its members serve different model ids ({served}): a client of the pool gets either"
+        if len(ids) > 1
+        else ""
+    )
+    others = ", ".join(f"{m.host} {m.readiness.state}" for m in members if m.host != prefer)
+    if prefer is not None:
+        best = next(m for m in members if m.host == prefer).readiness
+        also = f"; {others}" if others else ""
+        return best.model_copy(
+            update={"reason": f"prefer {prefer} ({best.state}: {best.reason}){also}{mixed}"}
+        )
+    route = route_state(row.state)
+    if route is not None:
+        return ModelReading(state=route, reason=(row.reason or route) + mixed)
+    states = [m.readiness.state for m in members]
+    for state in ("loading", "sleeping"):
+        if state in states:
+            return ModelReading(
+                state=state, reason=f"no member is ready: {others or 'no member read'}{mixed}"
+            )
+    return ModelReading(
+        state="not-serving", reason=f"no member is ready: {others or 'no member read'}{mixed}"
+    )

@@ -134,3 +134,45 @@ def wait_for_links(site: ClusterSite, names: list[str]) -> Action:
         lambda: wait_links(site, names, time.monotonic() + LINK_DEADLINE),
         changes=False,
     )
+
+
+async def probe_routes(
+    host: str, providers: Iterable[ModelEndpoint], deadline: float
+) -> dict[str, tuple[float | None, str]]:
+    """Poll ``GET /v1/models`` through each provider's local listener (with its key) until
+    an HTTP answer comes back through the route, whatever its status (a 503 of an engine
+    still loading is the engine's answer: the route carries it), or the deadline passes:
+    per endpoint (by label) the seconds it took (None: no answer) and the last thing seen. A bound
+    listener whose route closes each connection (the router has no live path yet, or the
+    server's port refuses while it loads) is what this waits out."""
+    import httpx
+
+    from .model_http import api_key, base_url, probe_models
+
+    started = time.monotonic()
+    pending = {p.label: p for p in providers}
+    found: dict[str, tuple[float | None, str]] = {n: (None, "not asked") for n in pending}
+    async with httpx.AsyncClient(trust_env=False) as http:
+        while pending:
+            names = list(pending)
+            probes = await asyncio.gather(
+                *(
+                    probe_models(
+                        http,
+                        api_key(pending[n]),
+                        f"{base_url(host, pending[n].local_port)}/v1/models",
+                        2.0,
+                    )
+                    for n in names
+                )
+            )
+            for name, probe in zip(names, probes, strict=True):
+                if probe.status is not None:
+                    found[name] = (time.monotonic() - started, f"HTTP {probe.status}")
+                    del pending[name]
+                else:
+                    found[name] = (None, probe.error or "no answer")
+            if not pending or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(POLL)
+    return found

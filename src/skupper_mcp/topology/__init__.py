@@ -9,6 +9,7 @@ from .discovery import ENV_VARIABLE, find_topology_path, load_topology
 from .envfile import Assignment, parse_assignments
 from .model import (
     DEFAULT_MIN_SKUPPER_VERSION,
+    DEFAULT_SATURATED_WAITING,
     KubeSite,
     LocalSite,
     ModelEndpoint,
@@ -25,6 +26,7 @@ from .validation import parse_topology, prefix_of
 
 __all__ = [
     "DEFAULT_MIN_SKUPPER_VERSION",
+    "DEFAULT_SATURATED_WAITING",
     "ENV_VARIABLE",
     "Assignment",
     "KubeSite",

@@ -14,6 +14,8 @@ from skupper_mcp.errors import ConfigError
 from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST
 
 DEFAULT_MIN_SKUPPER_VERSION = "2.1.0"
+#: Requests waiting at which a model reads ``saturated`` (``MODEL_SATURATED_WAITING``).
+DEFAULT_SATURATED_WAITING = 4
 
 
 class _Model(BaseModel):
@@ -219,6 +221,10 @@ class Topology(_Model):
     pools: list[ModelPool] = Field(default_factory=list)
     ssh: SSHSettings = Field(default_factory=SSHSettings)
     min_skupper_version: str = DEFAULT_MIN_SKUPPER_VERSION
+    saturated_waiting: int = Field(
+        default=DEFAULT_SATURATED_WAITING,
+        description="Requests waiting at which a served model reads saturated",
+    )
     state_dir: Path = Field(
         default_factory=lambda: default_state_dir(),
         description="Where backups and the operation lock live",

@@ -20,6 +20,7 @@ from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST
 from .envfile import DNS_LABEL, LABEL_RULE, SAFE_PATH, Reader, excerpt, parse_assignments
 from .model import (
     DEFAULT_MIN_SKUPPER_VERSION,
+    DEFAULT_SATURATED_WAITING,
     KubeSite,
     LocalSite,
     ModelEndpoint,
@@ -48,6 +49,7 @@ _VERSION = re.compile(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,4}))?", re.ASCII
 _NUMBER = re.compile(r"[0-9]{1,4}(\.[0-9]{1,3})?", re.ASCII)
 
 # Variables that belong to no host.
+_WHOLE = re.compile(r"[1-9][0-9]{0,5}")
 _GLOBAL_KEYS = {
     "PROVIDER_HOSTS",
     "SSH_IDENTITY",
@@ -56,6 +58,7 @@ _GLOBAL_KEYS = {
     "SSH_ACCEPT_NEW_HOST_KEYS",
     "SSH_CONNECT_TIMEOUT",
     "SKUPPER_MIN_VERSION",
+    "MODEL_SATURATED_WAITING",
     "STATE_DIR",
 }
 _PROVIDER_SUFFIXES = (
@@ -145,6 +148,14 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
         "SKUPPER_MIN_VERSION", DEFAULT_MIN_SKUPPER_VERSION, _VERSION, "a version like 2.1.0"
     )
     state_dir = reader.path_value("STATE_DIR", base) or default_state_dir()
+    saturated = int(
+        reader.text(
+            "MODEL_SATURATED_WAITING",
+            str(DEFAULT_SATURATED_WAITING),
+            _WHOLE,
+            "a whole number of waiting requests, 1 or more",
+        )
+    )
     pools: list[ModelPool] = []
     if len(providers) == len(provider_names):
         pools = parse_pools(reader, providers, _version_tuple(min_version))
@@ -179,6 +190,7 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
             ssh=ssh,
             min_skupper_version=min_version,
             state_dir=state_dir,
+            saturated_waiting=saturated,
         )
     except ValidationError as error:  # a bug in the checks above, reported as config
         raise ConfigError(f"invalid topology: {error}", path=path_str) from error

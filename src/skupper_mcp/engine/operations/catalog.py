@@ -35,8 +35,10 @@ from ..model_http import (
     pool_cluster_base_url,
     probe_models,
 )
+from ..model_reading import EnginePages, decide, read_pages
 from ..model_state import model_condition, needs_probe, pool_model_condition, pool_needs_probe
-from ..readings import Reading
+from ..pools import pool_readings
+from ..readings import PodmanReading, Reading
 from ..scope import site_ref
 from ..scope import sites as all_sites
 from ..served import MAX_CONNECTIONS, Served, read_served
@@ -88,15 +90,70 @@ async def run(sites: SiteMap) -> ModelsResult:
             ),
             asyncio.gather(*(probe_pool(pool) for pool in pools)),
         )
+        pages = await asyncio.gather(
+            *(_engine_pages(http, topo, p, served[p.label], keys[p.label]) for p in providers)
+        )
     rows = [
-        _row(topo, p, views[p.host], b, served[p.label], keys[p.label])
-        for p, b in zip(providers, bound, strict=True)
+        _with_reading(
+            topo,
+            _row(topo, p, views[p.host], b, served[p.label], keys[p.label]),
+            p,
+            views[p.host],
+            served[p.label],
+            page,
+        )
+        for p, b, page in zip(providers, bound, pages, strict=True)
     ]
+    by_label = {r.host: r for r in rows}
     rows += [
-        _pool_row(topo, pool, found, keys[_key_provider(topo, pool).label])
+        pool_readings(
+            _pool_row(topo, pool, found, keys[_key_provider(topo, pool).label]),
+            _members(topo, pool, by_label),
+        )
         for pool, found in zip(pools, pool_probes, strict=True)
     ]
     return ModelsResult(rows=rows, summary=summary(rows))
+
+
+def _members(
+    topo: Topology, pool: PoolStatus, by_label: dict[str, ModelRow]
+) -> dict[str, ModelRow]:
+    """Each member's own row, by its provider's name: a member serves through the endpoint
+    its profile names, whose row is labelled ``HOST/ENDPOINT`` on a host with several."""
+    found = {}
+    for b in pool.backends:
+        p = topo.provider(b.provider)
+        e = p.endpoint_of_profile(b.profile) if p else None
+        row = by_label.get(e.label if e else b.provider)
+        if row is not None:
+            found[b.provider] = row
+    return found
+
+
+async def _engine_pages(
+    http: object, topo: Topology, p: ModelEndpoint, served: Served, key: ApiKey
+) -> EnginePages | None:
+    """The engine's own pages, asked only where its route listed a model."""
+    if served.probe is None or not served.probe.ids:
+        return None
+    return await read_pages(
+        http, base_url(topo.local.listener_host, p.local_port), key, served.probe
+    )
+
+
+def _with_reading(
+    topo: Topology,
+    row: ModelRow,
+    p: ModelEndpoint,
+    view: Reading,
+    served: Served,
+    pages: EnginePages | None,
+) -> ModelRow:
+    running = None
+    if isinstance(view, PodmanReading) and p.model_container:
+        running = view.state.container_running(p.model_container)
+    reading = decide(row.state, row.reason, served.probe, pages, running, topo.saturated_waiting)
+    return row.model_copy(update={"readiness": reading})
 
 
 def _key_provider(topo: Topology, pool: PoolStatus) -> ModelEndpoint:
@@ -212,4 +269,11 @@ def summary(rows: list[ModelRow]) -> str:
     others = [f"{r.host} {r.state}" for r in rows if r.state != "serving"]
     if others:
         parts.append(", ".join(others))
+    busy = [
+        f"{r.host} {r.readiness.state}"
+        for r in rows
+        if r.readiness is not None and r.readiness.state in ("loading", "sleeping", "saturated")
+    ]
+    if busy:
+        parts.append("not ready to call: " + ", ".join(busy))
     return "; ".join(parts)

@@ -23,6 +23,7 @@ from ...sites.podman import PodmanSite
 from ...topology import ModelEndpoint, Topology
 from ..model_actions import active_or_default
 from ..model_http import HTTP_MAX_BYTES, ApiKey, api_key, base_url, exchange, key_variable
+from ..model_reading import read_listener
 from ..runner import SITE_ERRORS, describe
 from ..scope import resolve_target, site_ref
 from ..sitemap import SiteMap
@@ -215,6 +216,14 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
             None,
         )
         profile, _ = active_or_default(sites.topology, p.label, [served] if served else None)
+    container = next((c for c in checks if c.name == "remote container running"), None)
+    reading = await read_listener(
+        sites.topology.local.listener_host,
+        p.local_port,
+        api_key(p),
+        container.passed if container is not None else None,
+        sites.topology.saturated_waiting,
+    )
     return TestModelResult(
         target=target_query,
         host=p.host,
@@ -223,6 +232,7 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
         checks=checks,
         passed=sum(c.passed for c in checks),
         total=len(checks),
+        readiness=reading,
     )
 
 

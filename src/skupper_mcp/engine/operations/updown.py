@@ -16,7 +16,7 @@ from ...facts import names
 from ...results import ListenerStatus, OperationResult, SiteResult
 from ...sites import resources as cr
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
-from ...topology import Topology
+from ...topology import ModelEndpoint, Topology
 from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
 from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
@@ -38,13 +38,15 @@ from ..scope import sites as all_sites
 from ..served import Served, read_served, served_ids
 from ..sitemap import SiteMap, nothing_to_do, skip_or_fail
 from ..stopping import stop_requested
-from ..verify import probe_listeners, tcp_probe, wait_for_links, wait_router
+from ..verify import probe_listeners, probe_routes, tcp_probe, wait_for_links, wait_router
 
 #: How long ``up`` waits for the routers it started to run, and then, from when they all
 #: run, for each provider's local listener to bind (the link connects and the provider's
 #: connector becomes reachable): a slow start is not counted against the links.
 ROUTER_DEADLINE = 25.0
 LISTENER_DEADLINE = 25.0
+#: How long up waits for a bound listener's route to answer a request.
+ROUTE_DEADLINE = 20.0
 
 
 def setup_problem(sites: SiteMap, reading: PodmanReading | ClusterReading) -> str | None:
@@ -291,6 +293,65 @@ async def _verify_up(sites: SiteMap, runs: dict[str, SiteRun], views: dict[str, 
                 f"{LISTENER_DEADLINE:g}s of the routers running (is the local site's link "
                 f"to {sites.topology.site_name_of(p.host)} connected?)"
             )
+    await _verify_routes(
+        sites, runs, views, [p for p in providers if bound.get(p.label) is not None]
+    )
+
+
+def _model_stopped(p: ModelEndpoint, view: Reading | None) -> bool:
+    """Whether the site's reading shows the provider's model container not running (a
+    route to it cannot serve: up does not wait for it, hosted-model-ctl starts it)."""
+    if p.model_container is None or not isinstance(view, PodmanReading):
+        return False
+    found = view.state.container(p.model_container)
+    return found is not None and not found.running
+
+
+async def _verify_routes(
+    sites: SiteMap,
+    runs: dict[str, SiteRun],
+    views: dict[str, Reading],
+    providers: list[ModelEndpoint],
+) -> None:
+    """A bound listener is not yet a route that serves (after a quick down and up the
+    route closed each request for seconds): wait, within ROUTE_DEADLINE, until a request
+    through it gets an HTTP answer, or say it does not yet (the site is up all the same:
+    its model may still be loading). A provider whose model container is stopped is not
+    waited for."""
+    for p in [p for p in providers if _model_stopped(p, views.get(p.host))]:
+        await runs[p.host].note(
+            "verify route",
+            f"not waited for: the model container {p.model_container} is not running",
+            ok=False,
+        )
+    providers = [p for p in providers if not _model_stopped(p, views.get(p.host))]
+    if not providers:
+        return
+    started = time.monotonic()
+    answered = await probe_routes(
+        sites.topology.local.listener_host, providers, started + ROUTE_DEADLINE
+    )
+    for p in providers:
+        seconds, seen = answered[p.label]
+        if seconds is not None:
+            detail = f":{p.local_port}{_of(p)} carries a request to the model API ({seen})"
+        else:
+            detail = (
+                f":{p.local_port}{_of(p)} accepts but no request through it was answered within "
+                f"{ROUTE_DEADLINE:g}s (last: {seen}): the route does not serve yet; the model "
+                "may still be loading (models shows its readiness)"
+            )
+        await runs[p.host].note(
+            "verify route",
+            detail,
+            ok=seconds is not None,
+            seconds=time.monotonic() - started if seconds is None else seconds,
+        )
+
+
+def _of(p: ModelEndpoint) -> str:
+    """`` (ENDPOINT)`` after a listener's port where its host has several endpoints."""
+    return f" ({p.name})" if p.name else ""
 
 
 async def down(
