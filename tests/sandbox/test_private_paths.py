@@ -194,3 +194,23 @@ def test_a_script_named_inside_a_shell_string_fails_up_naming_the_volume_flag(
     said = str(failed.value)
     assert "can't open file" in said and str(script) in said
     assert "--model-server-volume DIR" in said
+
+
+def test_a_world_that_asks_no_podman_is_made_where_real_users_reach_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing asked is ``auto`` (real podman where it runs), so a test run without
+    SKMCP_SANDBOX_PODMAN (one file run by hand) makes its world outside pytest's 0700
+    temporary root, as ``real`` does: it was made inside, and its hosts' users were denied
+    their own podman store (``stat .../storage.conf: permission denied``)."""
+    from skupper_sandbox import testing
+
+    monkeypatch.delenv(real_podman.MODE_VAR, raising=False)
+    made, outside = testing._world_dir(tmp_path, WorldSpec())
+    try:
+        assert outside is not None and made.parent == testing.REAL_USERS_BASE
+        assert (tmp_path / testing.WORLD_LINK).resolve() == made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+    monkeypatch.setenv(real_podman.MODE_VAR, "emulated")
+    assert testing._world_dir(tmp_path / "e", WorldSpec()) == ((tmp_path / "e").resolve(), None)

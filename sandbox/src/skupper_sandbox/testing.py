@@ -174,8 +174,10 @@ class World:
 
 
 def _may_have_real_users(spec: WorldSpec) -> bool:
-    """Whether the world may get real podman, and with it real users (``real_hosts``)."""
-    mode = spec.podman or os.environ.get(real_podman.MODE_VAR)
+    """Whether the world may get real podman, and with it real users (``real_hosts``):
+    unless it asks for the emulation, as ``real_podman.choose`` reads the ask (nothing
+    asked is ``auto``, which takes real podman where it runs)."""
+    mode = spec.podman or os.environ.get(real_podman.MODE_VAR) or "auto"
     return mode in ("real", "auto")
 
 
