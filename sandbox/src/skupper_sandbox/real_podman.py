@@ -455,7 +455,8 @@ CALLS = "calls"
 
 
 def podman_calls(host_dir: Path) -> list[str]:
-    """The first argument of every podman the host's logins ran so far (``WRAPPER``)."""
+    """The first argument of every podman the host ran through its ``PATH`` so far (its
+    logins and its units: ``WRAPPER``)."""
     try:
         return (Path(host_dir) / STORE_DIR / CALLS).read_text().splitlines()
     except OSError:
