@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess
@@ -25,17 +24,22 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from skupper_mcp.topology import load_topology
+
+#: Two providers, as the sandbox's default world has them (the server only reads it).
 TOPOLOGY = """\
-PROVIDER_HOSTS="rhel-ai"
+PROVIDER_HOSTS="rhel-ai rhtevan-work"
 RHEL_AI_SSH_HOST=127.0.0.2
-RHEL_AI_SSH_USER=bench
 RHEL_AI_PUBLIC_HOST=127.0.0.2
-RHEL_AI_SITE_NAME=hub-rhel-ai
+RHEL_AI_INTER_ROUTER_PORT=8000
 RHEL_AI_MODEL_PORT=9000
-RHEL_AI_LOCAL_PORT=9000
-RHEL_AI_ROUTING_KEY=model-api-rhel-ai
-LOCAL_SSH_HOST=127.0.0.1
-LOCAL_SSH_USER=bench
+RHEL_AI_PROFILES="g8b=granite-3.3-8b-instruct g3b=granite-3.3-2b-instruct"
+RHEL_AI_DEFAULT_PROFILE=g8b
+RHTEVAN_WORK_SSH_HOST=127.0.0.3
+RHTEVAN_WORK_PUBLIC_HOST=127.0.0.3
+RHTEVAN_WORK_INTER_ROUTER_PORT=55671
+RHTEVAN_WORK_MODEL_PORT=10000
+RHTEVAN_WORK_PROFILES="g3b-16k=granite-3.3-2b-instruct"
 LOCAL_SITE_NAME=local
 """
 TIMEOUT = 60.0
@@ -132,8 +136,8 @@ def main() -> int:
     pythons = args.python or [sys.executable]
     with tempfile.TemporaryDirectory() as tmp:
         topology = Path(tmp) / "topology.env"
-        topology.write_text(TOPOLOGY)
-        os.environ["SKMCP_STATE_DIR"] = str(Path(tmp) / "state")
+        topology.write_text(TOPOLOGY + f"STATE_DIR={Path(tmp) / 'state'}\n")
+        load_topology(topology)  # a topology the server can use, as a user's is
         found: dict[str, tuple[list[float], list[float]]] = {p: ([], []) for p in pythons}
         for _ in range(args.rounds):  # interleaved: a busy moment costs each the same
             for python in pythons:
