@@ -106,6 +106,13 @@ def test_an_api_section_that_is_not_two_answers_is_unknown_not_empty() -> None:
     assert "GET /libpod/containers/json" in str(state.unparsed("containers"))
 
 
+def test_an_api_answer_the_script_would_not_print_is_unknown() -> None:
+    recorded = (STATES / "up" / "rhel-ai.txt").read_text()
+    state = parse_site_state(through_api(recorded).replace("|@http 200\n", "|@http 500\n"))
+    assert state.unparsed("containers") is not None and state.unparsed("router") is not None
+    assert "HTTP 500" in str(state.unparsed("containers")) and state.containers == {}
+
+
 # --- the script as sh runs it --------------------------------------------------------------
 
 PODMAN = """#!/bin/sh

@@ -582,6 +582,15 @@ class _StateReader:
                     ParseError(fact, _API_COMMANDS[fact], first_line(body), str(exc))
                 )
             return
+        # the script prints the section only for these answers: another is the host's text
+        for fact, status, text, ok in (
+            ("containers", listed_status, listed, ("200",)),
+            ("router", router_status, router, ("200", "404")),
+        ):
+            if status not in ok:
+                state.parse_errors.append(
+                    ParseError(fact, _API_COMMANDS[fact], first_line(text), f"HTTP {status}")
+                )
         if listed_status == "200":
             state.containers = _parsed_text(state, "containers", listed, parse_podman_ps) or {}
         if router_status == "200":
