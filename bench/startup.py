@@ -5,7 +5,8 @@
 What an MCP client waits for before it can call a tool: ``python -m skupper_mcp`` started
 over stdio on a topology (a small one written here: the server reads it, no host is
 reached), ``initialize``, then ``tools/list``. The median of ``--rounds`` starts, with the
-fastest and slowest, and the CPU the server process spent; then one start under
+fastest and slowest, and the CPU the server process spent (its median and its least: on a
+shared machine the least is the one other work inflated least); then one start under
 ``python -X importtime``, its costliest modules by their own and by their cumulative time
 (what a lazy import would save). ``--python`` runs another checkout's interpreter, to
 compare side by side in the same run on a shared machine.
@@ -144,12 +145,12 @@ def main() -> int:
                 seconds, cpu, _ = start(python, topology)
                 found[python][0].append(seconds)
                 found[python][1].append(cpu)
-        header = f"{'median s':>10}{'min s':>8}{'max s':>8}{'cpu s':>8}"
+        header = f"{'median s':>10}{'min s':>8}{'max s':>8}{'cpu s':>8}{'min cpu':>9}"
         print(f"{'stdio start to tools/list':<34}{header}")
         for python, (times, cpus) in found.items():
             print(
                 f"{python[-34:]:<34}{statistics.median(times):>10.3f}{min(times):>8.3f}"
-                f"{max(times):>8.3f}{statistics.median(cpus):>8.3f}"
+                f"{max(times):>8.3f}{statistics.median(cpus):>8.3f}{min(cpus):>9.3f}"
             )
         for python in pythons:
             _, _, report = start(python, topology, importtime=True)
