@@ -263,12 +263,16 @@ def test_a_service_that_does_not_answer_is_read_with_the_processes(
     assert "ps -a --format json" in ran and state.router is not None and state.containers
 
 
-def test_container_host_sends_podman_elsewhere_so_the_socket_is_not_asked(
+def test_podman_sent_to_another_service_is_asked_itself_not_the_local_socket(
     host: dict[str, str], api: Path
 ) -> None:
-    _, ran = read({**host, "CONTAINER_HOST": "ssh://elsewhere/run/podman.sock"})
-    assert "ps -a --format json" in ran
-    assert not (Path(host["DATA"]) / "requests").exists()
+    for variable, value in (
+        ("CONTAINER_HOST", "ssh://elsewhere/run/podman.sock"),
+        ("CONTAINER_CONNECTION", "elsewhere"),
+    ):
+        _, ran = read({**host, variable: value})
+        assert "ps -a --format json" in ran
+        assert not (Path(host["DATA"]) / "requests").exists()
 
 
 def test_skupper_version_runs_again_only_when_the_binary_changed(host: dict[str, str]) -> None:

@@ -35,11 +35,14 @@ skmcp_show_files() {
 # The podman API's answers (libpod's GET /containers/json?all=true, which podman ps -a
 # --format json prints, and GET /containers/NAME/json, the object podman inspect lists) as
 # the section podman-api, each answer followed by a line "@http CODE"; a status other
-# than 0 when there is no socket, CONTAINER_HOST sends podman elsewhere, or the service
-# did not answer both (the list 200, the router 200 or 404). No line of podman's JSON can
-# start with "@": it is the encoder's one line, a newline in a string escaped.
+# than 0 when there is no socket, CONTAINER_HOST or CONTAINER_CONNECTION sends podman to
+# another service (podman-remote's variables: the local socket is then not what podman
+# says), or the service did not answer both (the list 200, the router 200 or 404). No
+# line of podman's JSON can start with "@": it is the encoder's one line, a newline in a
+# string escaped.
 skmcp_podman_api() {
-    [ -z "${CONTAINER_HOST:-}" ] && command -v curl >/dev/null 2>&1 || return 1
+    [ -z "${CONTAINER_HOST:-}${CONTAINER_CONNECTION:-}" ] && command -v curl >/dev/null 2>&1 ||
+        return 1
     if [ "$SKMCP_UID" = 0 ]; then
         api_socket=/run/podman/podman.sock
     else
