@@ -1,6 +1,7 @@
 """status, up and down against their anchors, on sandbox worlds of 2, 8 and 32 providers.
 
     .venv/bin/python bench/status.py [--providers 2 8 32] [--rounds 3] [--podman emulated real]
+        [--python OTHER/.venv/bin/python]
 
 For each world (each number of providers on each podman asked for, emulated and this
 machine's real one by default), in the same run, side by side:
@@ -21,12 +22,15 @@ machine's real one by default), in the same run, side by side:
   by kind of process on stderr) and the CPU of the costliest emulated command of a state
   read (what the world's command server records, plus the client).
 
-Medians of ``--rounds``. The sandbox shares this machine's cores with the product, so its own
-cost is printed beside the product's figures. Real podman's commands cost the world far more
-CPU than the emulated ones (docs/sandbox.md 4a), which would hide a change in the product's
-own cost between runs: the two kinds are rows of their own, and ``--podman emulated`` alone
-compares the product's cost across runs. A kind this machine cannot run is said and left
-out.
+Medians of ``--rounds``, and for warm status the least of them too (on a shared machine the
+round other work delayed least). ``--python`` measures another checkout's product as well
+(cold, warm, up and down through its own server, on the same world, right after this one's):
+a figure to compare in the same run, under the same load. The sandbox shares this machine's
+cores with the product, so its own cost is printed beside the product's figures. Real
+podman's commands cost the world far more CPU than the emulated ones (docs/sandbox.md 4a),
+which would hide a change in the product's own cost between runs: the two kinds are rows of
+their own, and ``--podman emulated`` alone compares the product's cost across runs. A kind
+this machine cannot run is said and left out.
 """
 
 from __future__ import annotations
@@ -118,10 +122,10 @@ def bash_way(topology: Topology) -> float:
     return time.monotonic() - started
 
 
-def cold_status(topology_path: Path) -> float:
+def cold_status(topology_path: Path, python: str = sys.executable) -> float:
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology_path), "status"],
+        [python, "-m", "skupper_mcp", "--topology", str(topology_path), "status"],
         capture_output=True,
         timeout=CALL_TIMEOUT,
     )
@@ -184,13 +188,15 @@ def commands_run(world: World) -> dict[str, int]:
     return found
 
 
-async def through_server(topology_path: Path, rounds: int, world: World) -> dict[str, list[float]]:
-    """Warm status, up and down through one MCP server over stdio; with the CPU a warm status
-    costs the product (the server's process) and the sandbox (every process of the world),
-    and the processes it started per site."""
+async def through_server(
+    topology_path: Path, rounds: int, world: World, python: str = sys.executable
+) -> dict[str, list[float]]:
+    """Warm status, up and down through one MCP server over stdio (``python``'s product);
+    with the CPU a warm status costs the product (the server's process) and the sandbox
+    (every process of the world), and the processes it started per site."""
     world_id, sites = world.info.id, len(world.info.ssh_hosts)
     params = StdioServerParameters(
-        command=sys.executable,
+        command=python,
         args=["-m", "skupper_mcp", "--topology", str(topology_path), "--log-level", "ERROR"],
     )
     found: dict[str, list[float]] = {"warm": [], "up": [], "up site": [], "down": []}
@@ -335,7 +341,11 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def run_world(providers: int, rounds: int, podman: str) -> dict[str, float]:
+def run_world(
+    providers: int, rounds: int, podman: str, others: list[str]
+) -> dict[str, dict[str, float]]:
+    """The rows of one world: this checkout's product (``"this"``), then each of ``others``
+    (another checkout's interpreter) on the same world."""
     spec = WorldSpec(providers=providers, kubernetes=False, podman=podman)
     with tempfile.TemporaryDirectory() as tmp, running_world(Path(tmp), spec) as world:
         topology = load_topology(world.topology)
@@ -355,11 +365,16 @@ def run_world(providers: int, rounds: int, podman: str) -> dict[str, float]:
         )
         row["floor"] = median([asyncio.run(floor(topology)) for _ in range(rounds)])
         row["bash way"] = median([bash_way(topology) for _ in range(min(rounds, 2))])
-        row["cold"] = median([cold_status(world.topology) for _ in range(rounds)])
-        served = asyncio.run(through_server(world.topology, rounds, world))
-        for key, values in served.items():
-            row[key] = median(values)
-        return row
+        rows = {}
+        for python in [sys.executable, *others]:
+            product = dict(row)
+            product["cold"] = median([cold_status(world.topology, python) for _ in range(rounds)])
+            served = asyncio.run(through_server(world.topology, rounds, world, python))
+            for key, values in served.items():
+                product[key] = median(values)
+            product["warm min"] = min(served["warm"])
+            rows["this" if python == sys.executable else python] = product
+        return rows
 
 
 def main() -> int:
@@ -369,12 +384,19 @@ def main() -> int:
     parser.add_argument(
         "--podman", choices=("emulated", "real"), nargs="+", default=["emulated", "real"]
     )
+    parser.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        help="another checkout's interpreter whose product is measured too (repeatable)",
+    )
     args = parser.parse_args()
     columns = [
         ("floor", "floor s"),
         ("bash way", "bash s"),
         ("cold", "cold s"),
         ("warm", "warm s"),
+        ("warm min", "warm min s"),
         ("up", "up s"),
         ("up site", "up site s"),
         ("down", "down s"),
@@ -384,37 +406,44 @@ def main() -> int:
         ("idle %", "idle %"),
         ("command ms", "cmd ms"),
     ]
-    rows: dict[tuple[int, str], dict[str, float]] = {}
+    rows: dict[tuple[int, str, str], dict[str, float]] = {}
     for providers in args.providers:
         for podman in args.podman:
             said = f"world of {providers} providers, {podman} podman ..."
             print(said, file=sys.stderr, flush=True)
             try:
-                rows[providers, podman] = run_world(providers, args.rounds, podman)
+                products = run_world(providers, args.rounds, podman, args.python)
             except Exception as exc:  # said, and the other kind still measured
                 if podman != "real":
                     raise
                 print(f"real podman left out: {exc}", file=sys.stderr, flush=True)
-    print(f"{'providers':>9}{'podman':>10}" + "".join(f"{title:>12}" for _, title in columns))
-    for (providers, podman), row in rows.items():
+                continue
+            for product, row in products.items():
+                rows[providers, podman, product] = row
+    for product in dict.fromkeys(p for _, _, p in rows):
+        print(f"product: {product}")
+    head = f"{'providers':>9}{'podman':>10}{'product':>10}"
+    print(head + "".join(f"{title:>12}" for _, title in columns))
+    for (providers, podman, product), row in rows.items():
         cells = "".join(f"{row[key]:>12.2f}" for key, _ in columns)
-        print(f"{providers:>9}{podman:>10}{cells}")
-    print(f"\nprocesses one warm status starts per site\n{'providers':>9}{'podman':>10}", end="")
+        print(f"{providers:>9}{podman:>10}{product[-10:]:>10}{cells}")
+    print(f"\nprocesses one warm status starts per site\n{head}", end="")
     print("".join(f"{tool:>12}" for tool in COUNTED))
-    for (providers, podman), row in rows.items():
-        print(f"{providers:>9}{podman:>10}" + "".join(f"{row[tool]:>12.2f}" for tool in COUNTED))
+    for (providers, podman, product), row in rows.items():
+        counts = "".join(f"{row[tool]:>12.2f}" for tool in COUNTED)
+        print(f"{providers:>9}{podman:>10}{product[-10:]:>10}{counts}")
     print()
-    for (providers, podman), row in rows.items():
+    for (providers, podman, product), row in rows.items():
         print(
-            f"{providers} providers, {podman} podman: warm status "
+            f"{providers} providers, {podman} podman, {product}: warm status "
             f"{row['bash way'] / row['warm']:.1f}x faster than the bash way; up "
             f"{row['up'] / max(row['up site'], 1e-9):.1f}x and down "
             f"{row['down'] / max(row['down site'], 1e-9):.1f}x the slowest site's own work"
         )
     for podman in args.podman:
-        sizes = sorted(p for p, kind in rows if kind == podman)
+        sizes = sorted(p for p, kind, product in rows if kind == podman and product == "this")
         if len(sizes) > 1:
-            small, large = rows[sizes[0], podman], rows[sizes[-1], podman]
+            small, large = rows[sizes[0], podman, "this"], rows[sizes[-1], podman, "this"]
             print(
                 f"warm status on {podman} podman, {sizes[-1]} vs {sizes[0]} providers: "
                 f"{large['warm'] / small['warm']:.1f}x"
