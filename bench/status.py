@@ -373,8 +373,14 @@ def run_world(
             for key, values in served.items():
                 product[key] = median(values)
             product["warm min"] = min(served["warm"])
-            rows["this" if python == sys.executable else python] = product
+            rows["this" if python == sys.executable else checkout_name(python)] = product
         return rows
+
+
+def checkout_name(python: str) -> str:
+    """A checkout's name from its interpreter (``CHECKOUT/.venv/bin/python``)."""
+    path = Path(python)
+    return path.parents[2].name if len(path.parents) > 2 else python
 
 
 def main() -> int:
@@ -420,18 +426,17 @@ def main() -> int:
                 continue
             for product, row in products.items():
                 rows[providers, podman, product] = row
-    for product in dict.fromkeys(p for _, _, p in rows):
-        print(f"product: {product}")
-    head = f"{'providers':>9}{'podman':>10}{'product':>10}"
+    print(f"products: this ({sys.executable}), " + ", ".join(args.python or ["no other"]))
+    head = f"{'providers':>9}{'podman':>10}{'product':>14}"
     print(head + "".join(f"{title:>12}" for _, title in columns))
     for (providers, podman, product), row in rows.items():
         cells = "".join(f"{row[key]:>12.2f}" for key, _ in columns)
-        print(f"{providers:>9}{podman:>10}{product[-10:]:>10}{cells}")
+        print(f"{providers:>9}{podman:>10}{product[-13:]:>14}{cells}")
     print(f"\nprocesses one warm status starts per site\n{head}", end="")
     print("".join(f"{tool:>12}" for tool in COUNTED))
     for (providers, podman, product), row in rows.items():
         counts = "".join(f"{row[tool]:>12.2f}" for tool in COUNTED)
-        print(f"{providers:>9}{podman:>10}{product[-10:]:>10}{counts}")
+        print(f"{providers:>9}{podman:>10}{product[-13:]:>14}{counts}")
     print()
     for (providers, podman, product), row in rows.items():
         print(
