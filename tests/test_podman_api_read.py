@@ -311,7 +311,7 @@ class _Host:
     def answer(self, call: Call) -> Reply:
         sent = next(li for li in call.command.split("\n") if li.startswith("set -- "))
         lines = ["@@user ezhang", f"@@skupper-key {self.binary}"]
-        if sent.endswith(f" '{self.binary}'"):
+        if f" '{self.binary}' " in f"{sent} ":
             lines.append("@@skupper-known")
         else:
             self.versions_run += 1
