@@ -44,6 +44,18 @@ def cli(
     )
 
 
+def set_up(topology: Path) -> None:
+    """``setup`` of every site of ``topology`` through the engine, ok (its result shown
+    when not)."""
+
+    async def build() -> None:
+        async with Engine(load_topology(topology)) as engine:
+            result = await engine.setup()
+        assert result.ok, result.model_dump_json(indent=1)
+
+    asyncio.run(build())
+
+
 def set_up_and_up(topology: Path) -> None:
     """``setup`` then ``up`` of every site of ``topology`` through the engine, each ok."""
 

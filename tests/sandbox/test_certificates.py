@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from mcp import Client
 
-from skupper_mcp.engine.core import Engine
+from product import cli, set_up
 from skupper_mcp.results import DiagnoseResult, Finding, StatusResult
 from skupper_mcp.server import build_server
-from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
@@ -40,26 +36,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     """The local site and rhel-ai, set up by the product."""
     spec = WorldSpec(providers=1, kubernetes=False)
     with running_world(tmp_path_factory.mktemp("certificates"), spec) as w:
-
-        async def setup() -> None:
-            async with Engine(load_topology(w.topology)) as engine:
-                result = await engine.setup()
-            assert result.ok, result.model_dump_json(indent=1)
-
-        import asyncio
-
-        asyncio.run(setup())
+        set_up(w.topology)
         yield w
-
-
-def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
 
 
 async def _findings(world: World) -> list[Finding]:

@@ -6,9 +6,8 @@ cluster site."""
 
 from __future__ import annotations
 
+import functools
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import httpx
 import pytest
 from mcp import Client
 
+import product
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import EMBED_MODEL_ID, WorldSpec
@@ -32,14 +32,8 @@ ROWS = {CHAT, EMBED, "rhtevan-work"}
 CLIENT_TIMEOUT = 180.0
 
 
-def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+#: setup here can take minutes (a pull, a re-bootstrap) on a loaded machine
+cli = functools.partial(product.cli, timeout=300)
 
 
 def cli_json(topology: Path, *args: str, codes: tuple[int, ...] = (0,)) -> dict:

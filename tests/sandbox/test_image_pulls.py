@@ -7,14 +7,13 @@ and rhel-ai are set up."""
 
 from __future__ import annotations
 
+import functools
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+import product
 from skupper_mcp.facts.skupper_version import parse_skupper_version
 from skupper_mcp.results import OperationResult
 from skupper_sandbox.layout import WorldSpec
@@ -42,14 +41,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield w
 
 
-def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+#: setup here can take minutes (a pull, a re-bootstrap) on a loaded machine
+cli = functools.partial(product.cli, timeout=900)
 
 
 def test_a_slow_pull_is_shown_and_a_refused_one_fails_that_host_alone(world: World) -> None:

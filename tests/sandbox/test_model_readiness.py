@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import pytest
 from mcp import Client
 
 from polling import eventually
+from product import cli as _cli
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.server import build_server
 from skupper_mcp.topology import load_topology
@@ -54,16 +54,6 @@ class Readiness:
     world: World
     topology: Path
     keyed: bool
-
-
-def _cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module", params=["unkeyed", "keyed"])

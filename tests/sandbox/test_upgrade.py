@@ -6,21 +6,18 @@ back, the local site untouched."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from mcp import Client
 
+import product
 from polling import wait_for
-from skupper_mcp.engine.core import Engine
+from product import set_up
 from skupper_mcp.results import DiagnoseResult, OperationResult, StatusResult
 from skupper_mcp.server import build_server
-from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
 
@@ -42,24 +39,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         skupper_versions={HOST: "2.1.3", "local": "2.2.1"},
     )
     with running_world(tmp_path_factory.mktemp("upgrade"), spec) as w:
-
-        async def setup() -> None:
-            async with Engine(load_topology(w.topology)) as engine:
-                result = await engine.setup()
-            assert result.ok, result.model_dump_json(indent=1)
-
-        asyncio.run(setup())
+        set_up(w.topology)
         yield w
 
 
-def cli(topology: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+#: setup here can take minutes (a pull, a re-bootstrap) on a loaded machine
+cli = functools.partial(product.cli, timeout=600)
 
 
 def router_image(world: World) -> str:
