@@ -120,8 +120,8 @@ def test_ollama_lists_its_loaded_models_with_their_share_in_vram() -> None:
         ([{"id": "m", "owned_by": "vllm"}], "vllm"),
         ([{"id": "m", "owned_by": "llamacpp"}], "llama.cpp"),
         ([{"id": "m", "owned_by": "library"}], "ollama"),
-        ([{"id": "m", "owned_by": "openai"}], "openai-compatible"),
-        ([{"id": "m"}], "openai-compatible"),
+        ([{"id": "m", "owned_by": "openai"}], "openai"),
+        ([{"id": "m"}], "openai"),
     ],
 )
 def test_the_engine_is_recognised_from_its_model_list(cards: list[dict], engine: str) -> None:

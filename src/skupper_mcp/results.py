@@ -652,8 +652,8 @@ class ModelReading(Result):
     )
     engine: str | None = Field(
         default=None,
-        description="vllm, llama.cpp, ollama or openai-compatible, recognised from what it "
-        "answers; null when nothing answered",
+        description="vllm, llama.cpp, ollama or openai (another OpenAI-compatible server), "
+        "recognised from what it answers; null when nothing answered",
     )
     running: int | None = Field(
         default=None, description="Requests being processed; null where the engine does not say"

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ..errors import Unparsed
 from ..safe_text import safe_text
 
-Engine = Literal["vllm", "llama.cpp", "ollama", "openai-compatible"]
+Engine = Literal["vllm", "llama.cpp", "ollama", "openai"]
 
 #: The most lines of a metrics page that are looked at (vLLM's is a few hundred).
 METRICS_MAX_LINES = 20_000
@@ -74,7 +74,7 @@ def engine_of(models_answer: Any, server_header: str | None = None) -> Engine:
         return "llama.cpp"
     if "library" in owners or "ollama" in owners:
         return "ollama"
-    return "openai-compatible"
+    return "openai"
 
 
 def metric_values(text: str, names: Iterable[str]) -> dict[str, float]:
