@@ -250,11 +250,18 @@ class UserManagerDown(SiteStateError):
                 f"enable-linger {who}` on {host} as root (or where polkit allows it): the "
                 "manager then starts, and with it the units setup enabled"
             )
+        elif user == "root":
+            # root's Skupper runs under the system manager: no bus there is no systemd
+            why = (
+                f"{host} runs no systemd (PID 1 is another program, as in a container), "
+                "and Skupper's system sites run as systemd units. Fix: run the site on a "
+                "host booted with systemd"
+            )
         else:
             why = (
-                f"its manager (user@UID.service) is not running for {who}. Fix: log in to "
-                f"{host} as {who} or run `loginctl enable-linger {who}` there as root (or "
-                "where polkit allows it), then run up"
+                f"its user manager (systemd --user) is not running for {who}. Fix: log in "
+                f"to {host} as {who} or run `loginctl enable-linger {who}` there as root "
+                "(or where polkit allows it), then run up"
             )
         super().__init__(
             host,

@@ -696,9 +696,9 @@ class ModelRow(Result):
     )
     endpoint: str | None = Field(
         default=None,
-        description="The model endpoint's name on its host (<PREFIX>_ENDPOINTS), for a host "
-        "with several: the row's host is then HOST/ENDPOINT, what test_model takes; null for "
-        "a host with one model port, and for a pool",
+        description="The model endpoint (HOST/ENDPOINT, as every tool names it), for a host "
+        "with several (<PREFIX>_ENDPOINTS): the row's host is then the same, what test_model "
+        "takes; null for a host with one model port, and for a pool",
     )
     profile: str = Field(
         description="hosted-model-ctl profile it serves (the active one, else the host's "

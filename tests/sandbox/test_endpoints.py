@@ -95,7 +95,7 @@ def test_models_has_a_row_per_endpoint_that_answers_at_its_url(world: World) -> 
     assert set(rows) == ROWS
     assert all(r["state"] == "serving" for r in rows.values()), rows
     assert rows[EMBED]["model_ids"] == [EMBED_MODEL_ID]
-    assert rows[EMBED]["endpoint"] == "embed" and rows[EMBED]["profile"] == "rhel-ai-embed"
+    assert rows[EMBED]["endpoint"] == EMBED and rows[EMBED]["profile"] == "rhel-ai-embed"
     assert rows[CHAT]["model_ids"] == [world.hosts["rhel-ai"].default_model_id]
     assert rows[EMBED]["listener_port"] != rows[CHAT]["listener_port"]
     assert rows[EMBED]["cluster_base_url"].startswith("http://model-listener-rhel-ai-embed.")

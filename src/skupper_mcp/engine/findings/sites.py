@@ -52,7 +52,7 @@ def _unread_advice(view: Unread) -> tuple[str, str, NextStep]:
     if view.reach == "refused" and not cluster:
         # sshd answers: the network is fine, the key or the host's key is not
         cause = (
-            "the host's SSH server answered and refused the credentials in topology.env "
+            "the host's SSH server answered and refused the credentials the topology gives "
             "(the identity's public key is not in its authorized_keys), or its host key "
             "is not the one known_hosts trusts"
         )
@@ -83,12 +83,28 @@ def _unread_advice(view: Unread) -> tuple[str, str, NextStep]:
             "check it with setup check=true; up and down skip it meanwhile"
         )
         return cause, fix, check
+    if view.reach == "reached":
+        # it answered: what it said (the evidence) is the cause, and carries its own fix
+        cause = (
+            f"{view.ref.host} was reached and what it answered could not be used: the "
+            "evidence says what it said, and its fix where there is one"
+        )
+        fix = (
+            "do what the evidence says, then check the host with setup check=true (each "
+            "of its checks with its own hint)"
+        )
+        return cause, fix, check
+    # setup's checks tell a name that does not resolve from a host that does not answer
     cause = (
-        "the host is down, or its SSH server does not answer in time at the address and port "
-        "topology.env gives (one that answered and refused the key would say so)"
+        "the host is down, its name does not resolve, or its SSH server does not answer in "
+        "time at the address and port the topology gives (one that answered and refused "
+        "the key would say so)"
     )
-    fix = f"check that {view.ref.host} is up and its SSH server answers, then diagnose again"
-    return cause, fix, call("diagnose", target=view.ref.host)
+    fix = (
+        f"check that {view.ref.host}'s name resolves, the host is up and its SSH server "
+        "answers: setup check=true tries each and says which"
+    )
+    return cause, fix, check
 
 
 def extra_missing(ref: SiteRef, error: MissingExtraError) -> Finding:

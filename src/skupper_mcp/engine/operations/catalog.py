@@ -222,7 +222,7 @@ def _row(
         model_ids_cut=cut,
         placeholder_ids=placeholder_ids(kept),
         host=p.label,
-        endpoint=p.name,
+        endpoint=p.label if p.name else None,
         profile=profile,
         site=topo.site_name_of(p.host),
         listener_port=p.local_port,

@@ -260,14 +260,18 @@ def is_placeholder(host: str) -> bool:
     return any(address in network for network in _PLACEHOLDER_NETWORKS)
 
 
-def placeholder_check(site: str, name: str, variable: str, value: str, what: str) -> Check:
-    """A value still the example's: nothing is tried with it."""
+def placeholder_check(
+    site: str, name: str, variable: str, value: str, what: str, source: Path
+) -> Check:
+    """A name or address reserved for examples (RFC 2606's domains, RFC 5737's networks,
+    as the example topology uses): nothing is tried with it. ``source``: the topology file
+    that gives it."""
     return Check(
         name=name,
         site=site,
         status="fail",
-        detail=f"{value} is a placeholder from the example topology, not {what}",
-        hint=f"replace the placeholder host {value} in {variable} (topology.env) with {what}",
+        detail=f"{value} is a name reserved for examples, not {what}",
+        hint=f"replace the placeholder host {value} in {variable} ({source.name}) with {what}",
     )
 
 
@@ -309,10 +313,10 @@ def evaluate_sans(topology: Topology) -> list[Check]:
     return checks
 
 
-async def _public_host_check(host: str, prefix: str, public_host: str) -> Check:
+async def _public_host_check(host: str, prefix: str, public_host: str, source: Path) -> Check:
     if is_placeholder(public_host):
         what = "the address the other sites dial to reach it"
-        return placeholder_check(host, "dns", f"{prefix}_PUBLIC_HOST", public_host, what)
+        return placeholder_check(host, "dns", f"{prefix}_PUBLIC_HOST", public_host, what, source)
     return await check_dns(host, public_host)
 
 
@@ -356,7 +360,11 @@ async def check_podman_site(sites: SiteMap, host: str, target: SSHTarget | None)
     if target is not None and is_placeholder(target.host):
         prefix = "LOCAL" if is_local else sites.provider(host).prefix
         what = "this machine's SSH address" if is_local else f"{host}'s name or address"
-        return [placeholder_check(host, "ssh", f"{prefix}_SSH_HOST", target.host, what)]
+        return [
+            placeholder_check(
+                host, "ssh", f"{prefix}_SSH_HOST", target.host, what, sites.topology.path
+            )
+        ]
     start = time.monotonic()
     try:
         site = await asyncio.wait_for(
@@ -672,11 +680,16 @@ async def run_precheck(
     local = topology.local
     jobs.append(guarded(local.name, check_podman_site(sites, local.name, local.ssh)))
     for p in topology.providers:
-        jobs.append(guarded(p.name, one(_public_host_check(p.name, p.prefix, p.public_host))))
+        jobs.append(
+            guarded(p.name, one(_public_host_check(p.name, p.prefix, p.public_host, topology.path)))
+        )
     if topology.kubernetes:
         if local.public_host:
             jobs.append(
-                guarded(local.name, one(_public_host_check(local.name, "LOCAL", local.public_host)))
+                guarded(
+                    local.name,
+                    one(_public_host_check(local.name, "LOCAL", local.public_host, topology.path)),
+                )
             )
         jobs.append(
             guarded(
