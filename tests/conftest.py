@@ -12,6 +12,7 @@ import pytest
 from browser import Browser, Page, chromium
 from lifecycle import part_of
 from mcp_client import MODES
+from topology_samples import ssh_topology
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "topology.env.example"
@@ -40,6 +41,20 @@ def write_topology(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture
+def refusing_topology(write_topology, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A topology whose only provider refuses at once: setup stops at its precheck and
+    diagnose reads nothing, in a second or two."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    text = ssh_topology(
+        [("alpha", "127.207.0.9", 1)],
+        identities=[str(tmp_path / "none")],
+        known_hosts=str(tmp_path / "known_hosts"),
+        connect_timeout=2,
+    )
+    return write_topology(text)
 
 
 # --- The suite's two halves -------------------------------------------------------------

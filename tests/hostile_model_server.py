@@ -22,7 +22,6 @@ import json
 import os
 import struct
 import sys
-import threading
 import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -104,14 +103,11 @@ def serving(
     server = ThreadingHTTPServer((address, port), _Fixed)
     server.answer = (body, headers)  # type: ignore[attr-defined]
     server.asked = []  # type: ignore[attr-defined]  # each request's headers
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    # imported here: run as a script on a sandbox host, this file imports no test helper
+    from threaded_server import in_thread
+
+    with in_thread(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def listed_ids(path: str) -> bytes:

@@ -24,10 +24,9 @@ EXTENSION_ID = "io.modelcontextprotocol/tasks"
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 
 
-class CreateTaskResult(Result):
-    """The task handle a server answers ``tools/call`` with (flat: ``Result & Task``)."""
+class _Task(Result):
+    """A task's fields, as both a ``tools/call`` handle and ``tasks/get`` carry them."""
 
-    result_type: Literal["task"] = "task"
     task_id: str
     status: str
     status_message: str | None = None
@@ -35,6 +34,12 @@ class CreateTaskResult(Result):
     last_updated_at: str
     ttl_ms: int | None
     poll_interval_ms: int | None = None
+
+
+class CreateTaskResult(_Task):
+    """The task handle a server answers ``tools/call`` with (flat: ``Result & Task``)."""
+
+    result_type: Literal["task"] = "task"
 
 
 class TaskParams(RequestParams):
@@ -53,17 +58,10 @@ class CancelTaskRequest(Request[TaskParams, Literal["tasks/cancel"]]):
     name_param = "taskId"
 
 
-class DetailedTask(Result):
+class DetailedTask(_Task):
     """``tasks/get``'s answer: the task, with its result or error once it ended."""
 
     result_type: str | None = None
-    task_id: str
-    status: str
-    status_message: str | None = None
-    created_at: str
-    last_updated_at: str
-    ttl_ms: int | None
-    poll_interval_ms: int | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
 

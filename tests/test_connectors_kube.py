@@ -34,6 +34,7 @@ from skupper_sandbox.kube.store import Store
 from sshkit import free_port
 
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 ADDRESS = "127.204.0.200"
 NAMESPACE = "van"
 CORE = "/api/v1/namespaces/"
@@ -68,6 +69,17 @@ class RecordingApi(KubeApi):
         where = pod_dir(self.kube_dir / "pods", name)
         where.mkdir(parents=True)
         (where / LOG_FILE).write_bytes(log)
+
+
+async def closed_after(kube: KubeConnector, call: Coroutine[Any, Any, Any], error: type[E]) -> E:
+    """The ``error`` that ``call`` on ``kube`` ends in (any other fails the test); ``kube``
+    closed after it either way."""
+    try:
+        with pytest.raises(error) as raised:
+            await call
+    finally:
+        await kube.close()
+    return raised.value
 
 
 def write_kubeconfig(path: Path, credentials: ApiCredentials, token: str | None = None) -> Path:
@@ -133,14 +145,10 @@ async def test_expired_token_is_kube_error_401_saying_to_log_in(
 ) -> None:
     stale = write_kubeconfig(tmp_path / "stale", api.credentials, token="sha256~rotated")
     kube = KubeConnector(stale, "crc-admin", timeout=5)
-    try:
-        with pytest.raises(KubeError) as raised:
-            await kube.check_access("van")
-    finally:
-        await kube.close()
-    assert raised.value.status == 401
-    assert raised.value.kind is Kind.REFUSED  # the API answered: not unreachable
-    assert "oc login" in str(raised.value)
+    error = await closed_after(kube, kube.check_access("van"), KubeError)
+    assert error.status == 401
+    assert error.kind is Kind.REFUSED  # the API answered: not unreachable
+    assert "oc login" in str(error)
 
 
 async def test_api_that_is_down_is_a_connect_error(tmp_path: Path) -> None:
@@ -148,14 +156,10 @@ async def test_api_that_is_down_is_a_connect_error(tmp_path: Path) -> None:
     credentials = ensure_credentials(tmp_path / "kube", ADDRESS, free_port(ADDRESS))
     config = write_kubeconfig(tmp_path / "kubeconfig", credentials)
     kube = KubeConnector(config, "crc-admin", timeout=2)
-    try:
-        with pytest.raises(ConnectError) as raised:
-            await kube.list("sites")
-    finally:
-        await kube.close()
-    assert raised.value.host == "crc-admin"
-    assert "connection refused" in str(raised.value)
-    assert raised.value.kind is Kind.CONNECT
+    error = await closed_after(kube, kube.list("sites"), ConnectError)
+    assert error.host == "crc-admin"
+    assert "connection refused" in str(error)
+    assert error.kind is Kind.CONNECT
 
 
 async def test_unknown_context_names_crc_context_and_the_known_ones(kubeconfig: Path) -> None:
@@ -302,12 +306,8 @@ async def _bounded(kube: KubeConnector, call: Coroutine[Any, Any, Any]) -> tuple
     """The error ``call`` ends in, and how long it took; a call that outlives four times
     the connector's timeout fails the test (today's main kept reading for minutes)."""
     started = time.monotonic()
-    try:
-        with pytest.raises(KubeError) as raised:
-            await asyncio.wait_for(call, HOSTILE_TIMEOUT * 4)
-    finally:
-        await kube.close()
-    return raised.value, time.monotonic() - started
+    error = await closed_after(kube, asyncio.wait_for(call, HOSTILE_TIMEOUT * 4), KubeError)
+    return error, time.monotonic() - started
 
 
 @pytest.mark.parametrize("hostile", ["trickle", "trickle-head"], indirect=True)
@@ -453,14 +453,10 @@ async def test_an_exec_plugin_of_a_relative_kubeconfig_entry_never_runs(
     monkeypatch.chdir(folder)
     monkeypatch.setenv("KUBECONFIG", "kubeconfig")
     kube = KubeConnector(None, "crc-admin", timeout=5)
-    try:
-        with pytest.raises(SiteConfigError) as raised:
-            await kube.list("sites")
-    finally:
-        await kube.close()
+    error = await closed_after(kube, kube.list("sites"), SiteConfigError)
     assert not mark.exists()
-    assert "credential-plugin` (the exec plugin of user" in str(raised.value)
-    assert "it was not run" in str(raised.value)
+    assert "credential-plugin` (the exec plugin of user" in str(error)
+    assert "it was not run" in str(error)
 
 
 @pytest.mark.spawns

@@ -7,6 +7,7 @@ OpenSSH's sshd when it is installed (CI installs it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import time
@@ -68,6 +69,16 @@ SERVER_KINDS = [
 ]
 
 
+@contextlib.asynccontextmanager
+async def connected(target: SSHTarget, options: SSHOptions) -> AsyncIterator[SSHConnector]:
+    """The connector ``gpu-1`` to ``target``, closed when the block ends however it ends."""
+    conn = SSHConnector("gpu-1", target, options)
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
 @pytest.fixture(params=SERVER_KINDS)
 async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SSHServer]:
     if request.param == "asyncssh":
@@ -87,11 +98,8 @@ async def asyncssh_only(tmp_path: Path) -> AsyncIterator[AsyncSSHServer]:
 
 @pytest.fixture
 async def connector(server: SSHServer) -> AsyncIterator[SSHConnector]:
-    conn = SSHConnector("gpu-1", server.target, server.options)
-    try:
+    async with connected(server.target, server.options) as conn:
         yield conn
-    finally:
-        await conn.close()
 
 
 def _written(path: Path) -> str:
@@ -217,22 +225,18 @@ async def test_cancellation_closes_the_channel_and_ends_the_remote_process(
 async def test_a_host_that_restarted_is_reconnected_on_the_next_command(
     asyncssh_only: AsyncSSHServer,
 ) -> None:
-    conn = SSHConnector("gpu-1", asyncssh_only.target, asyncssh_only.options)
-    try:
+    async with connected(asyncssh_only.target, asyncssh_only.options) as conn:
         assert (await conn.run("echo before")).stdout == "before\n"
         await asyncssh_only.kill()
         await asyncssh_only.start()
         assert (await conn.run("echo after")).stdout == "after\n"
         assert conn.connect_count == 2
-    finally:
-        await conn.close()
 
 
 async def test_a_host_that_is_down_is_a_connect_error_then_recovers(
     asyncssh_only: AsyncSSHServer,
 ) -> None:
-    conn = SSHConnector("gpu-1", asyncssh_only.target, asyncssh_only.options)
-    try:
+    async with connected(asyncssh_only.target, asyncssh_only.options) as conn:
         await conn.run("true")
         await asyncssh_only.kill()
         with pytest.raises(ConnectError, match="connection refused") as raised:
@@ -240,8 +244,6 @@ async def test_a_host_that_is_down_is_a_connect_error_then_recovers(
         assert raised.value.kind is Kind.CONNECT
         await asyncssh_only.start()
         assert (await conn.run("echo back")).stdout == "back\n"
-    finally:
-        await conn.close()
 
 
 async def test_a_held_connection_to_a_host_gone_silent_fails_within_the_connect_timeout(
@@ -254,8 +256,7 @@ async def test_a_held_connection_to_a_host_gone_silent_fails_within_the_connect_
         with asyncssh_only.known_hosts.open("a") as known:
             known.write(known_hosts_line(asyncssh_only.keys.host_key, link.address, link.port))
         options = dataclasses.replace(asyncssh_only.options, connect_timeout=1.0)
-        conn = SSHConnector("gpu-1", target, options)
-        try:
+        async with connected(target, options) as conn:
             await conn.run("true")
             link.go_silent()
             started = time.monotonic()
@@ -268,8 +269,6 @@ async def test_a_held_connection_to_a_host_gone_silent_fails_within_the_connect_
             link.resume()
             assert (await conn.run("echo back")).stdout == "back\n"
             assert conn.connect_count == 2
-        finally:
-            await conn.close()
 
 
 async def test_a_loop_held_past_the_deadline_does_not_fail_a_channel_the_host_answered(
@@ -282,16 +281,13 @@ async def test_a_loop_held_past_the_deadline_does_not_fail_a_channel_the_host_an
     failed 'stopped answering' (docs/sandbox.md 4a)."""
     async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
         options = dataclasses.replace(server.options, connect_timeout=1.0)
-        conn = SSHConnector("gpu-1", server.target, options)
-        try:
+        async with connected(server.target, options) as conn:
             await conn.connect()
             running = asyncio.create_task(conn.run("echo answered"))
             await asyncio.sleep(0)  # the run asks for its channel and waits for the answer
             hold_the_loop(2.5)
             assert (await running).stdout == "answered\n"
             assert conn.connect_count == 1
-        finally:
-            await conn.close()
 
 
 async def test_a_loop_held_past_the_deadline_does_not_fail_a_connect_the_host_answered(
@@ -312,12 +308,9 @@ async def test_a_loop_held_past_the_deadline_does_not_fail_a_connect_the_host_an
         options = dataclasses.replace(
             server.options, connect_timeout=1.0, accept_new_host_keys=True
         )
-        conn = SSHConnector("gpu-1", server.target, options)
-        try:
+        async with connected(server.target, options) as conn:
             await conn.connect()
             assert (await conn.run("echo answered")).stdout == "answered\n"
-        finally:
-            await conn.close()
 
 
 async def test_a_loop_held_while_a_given_up_command_is_killed_still_kills_it(
@@ -337,8 +330,7 @@ async def test_a_loop_held_while_a_given_up_command_is_killed_still_kills_it(
     monkeypatch.setattr(ssh_connector.shell, "login_command", holding_after_the_kill)
     async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
         options = dataclasses.replace(server.options, connect_timeout=1.0)
-        conn = SSHConnector("gpu-1", server.target, options)
-        try:
+        async with connected(server.target, options) as conn:
             pidfile = tmp_path / "remote.pid"
             task = asyncio.create_task(conn.run(f"echo $$ > {pidfile}; exec sleep 30"))
             pid = int(await wait_for_file(pidfile))
@@ -346,8 +338,6 @@ async def test_a_loop_held_while_a_given_up_command_is_killed_still_kills_it(
             with pytest.raises(asyncio.CancelledError):
                 await task
             await wait_gone(pid)
-        finally:
-            await conn.close()
 
 
 async def test_a_run_cancelled_while_its_channel_opens_still_ends_the_command(
@@ -376,27 +366,23 @@ async def test_a_run_cancelled_while_its_channel_opens_still_ends_the_command(
         return await asked
 
     monkeypatch.setattr(asyncssh.channel.SSHClientChannel, "_make_request", cancelled_after_exec)
-    async with asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server:
-        conn = SSHConnector("gpu-1", server.target, server.options)
-        try:
-            await conn.connect()
-            caller.append(asyncio.create_task(conn.run(f"echo $$ > {pidfile}; exec sleep 30")))
-            with pytest.raises(asyncio.CancelledError):
-                await caller[0]
-            await wait_gone(int(_written(pidfile)))
-        finally:
-            await conn.close()
+    async with (
+        asyncssh_server_apart(tmp_path, ASYNCSSH_ADDRESS) as server,
+        connected(server.target, server.options) as conn,
+    ):
+        await conn.connect()
+        caller.append(asyncio.create_task(conn.run(f"echo $$ > {pidfile}; exec sleep 30")))
+        with pytest.raises(asyncio.CancelledError):
+            await caller[0]
+        await wait_gone(int(_written(pidfile)))
 
 
 async def test_a_target_without_a_user_logs_in_as_the_local_user(
     asyncssh_only: AsyncSSHServer,
 ) -> None:
     target = dataclasses.replace(asyncssh_only.target, user=None)
-    conn = SSHConnector("gpu-1", target, asyncssh_only.options)
-    try:
+    async with connected(target, asyncssh_only.options) as conn:
         assert (await conn.run("echo hello")).stdout == "hello\n"
-    finally:
-        await conn.close()
 
 
 # ---- reaching the host ----------------------------------------------------------------
@@ -479,12 +465,9 @@ async def test_a_revoked_host_key_is_refused_on_any_port(
     server.known_hosts.write_text(known)
     marker = tmp_path / "ran"
     options = dataclasses.replace(server.options, accept_new_host_keys=True)
-    conn = SSHConnector("gpu-1", server.target, options)
-    try:
+    async with connected(server.target, options) as conn:
         with pytest.raises(HostKeyError, match="marked @revoked") as raised:
             await conn.run(f"touch {marker}")
-    finally:
-        await conn.close()
     assert "whatever SSH_ACCEPT_NEW_HOST_KEYS says" in str(raised.value)
     assert not marker.exists()
     assert server.known_hosts.read_text() == known
@@ -497,11 +480,8 @@ async def test_a_key_revoked_for_another_host_does_not_refuse_this_one(
     other = "@revoked " + known_hosts_line(server.keys.host_key, "127.204.0.99", server.port)
     trusted = known_hosts_line(server.keys.host_key, server.address, server.port)
     server.known_hosts.write_text(other + trusted)
-    conn = SSHConnector("gpu-1", server.target, server.options)
-    try:
+    async with connected(server.target, server.options) as conn:
         assert (await conn.run("echo trusted")).stdout == "trusted\n"
-    finally:
-        await conn.close()
 
 
 async def test_unknown_host_is_refused_with_how_to_trust_it(server: SSHServer) -> None:
@@ -518,11 +498,8 @@ async def test_unknown_host_is_refused_with_how_to_trust_it(server: SSHServer) -
 async def test_accept_new_trusts_an_unknown_host_and_records_its_key(server: SSHServer) -> None:
     server.known_hosts.unlink()
     accepting = dataclasses.replace(server.options, accept_new_host_keys=True)
-    conn = SSHConnector("gpu-1", server.target, accepting)
-    try:
+    async with connected(server.target, accepting) as conn:
         assert (await conn.run("echo first")).stdout == "first\n"
-    finally:
-        await conn.close()
     expected = known_hosts_line(server.keys.host_key, server.address, server.port)
     assert server.known_hosts.read_text() == expected
     strict = SSHConnector("gpu-1", server.target, server.options)
@@ -599,12 +576,11 @@ async def test_a_slow_host_does_not_delay_the_others(tmp_path: Path) -> None:
 async def test_openssh_runs_commands_as_the_target_user(tmp_path: Path) -> None:
     if not openssh_available():
         pytest.skip("OpenSSH sshd not installed")
-    async with openssh_server(tmp_path, OPENSSH_ADDRESS) as sshd:
-        conn = SSHConnector("gpu-1", sshd.target, sshd.options)
-        try:
-            assert (await conn.run("id -un")).stdout.strip() == sshd.user
-        finally:
-            await conn.close()
+    async with (
+        openssh_server(tmp_path, OPENSSH_ADDRESS) as sshd,
+        connected(sshd.target, sshd.options) as conn,
+    ):
+        assert (await conn.run("id -un")).stdout.strip() == sshd.user
 
 
 async def test_concurrent_commands_to_a_silent_host_share_one_connect_attempt() -> None:

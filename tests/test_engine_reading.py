@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from pools import chat_pool
 from skupper_mcp.engine.model_http import ModelsProbe
 from skupper_mcp.engine.model_reading import EnginePages, decide
 from skupper_mcp.engine.pools import pool_readings
@@ -192,16 +193,7 @@ def _pool() -> PoolStatus:
     backends = [
         PoolBackend(provider=h, profile="p", routing_key=h, live=True) for h in ("a", "b", "c")
     ]
-    return PoolStatus(
-        name="chat",
-        strategy="any",
-        site="local",
-        port=9100,
-        routing_key="chat",
-        bound=True,
-        state="serving",
-        backends=backends,
-    )
+    return chat_pool(backends, site="local", routing_key="chat")
 
 
 def test_a_pool_prefers_its_least_loaded_ready_member_and_says_the_loading_one() -> None:

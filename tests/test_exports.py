@@ -23,6 +23,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pools import chat_pool
 from redaction_cases import HOSTILE_MODEL_IDS
 from skupper_mcp import exports, placeholders
 from skupper_mcp.exports import (
@@ -32,7 +33,7 @@ from skupper_mcp.exports import (
     render_export,
 )
 from skupper_mcp.placeholders import placeholder_ids
-from skupper_mcp.results import ModelRow, PoolBackend, PoolStatus
+from skupper_mcp.results import ModelRow, PoolBackend
 
 KEY_VARIABLE = "GPU1_MODEL_API_KEY"
 KEY_VALUE = "sk-test-never-in-an-export-4c1d"
@@ -428,16 +429,7 @@ def _pool_row(state: str) -> ModelRow:
         PoolBackend(provider="gpu1", profile="granite", routing_key="model-pool-chat", live=True),
         PoolBackend(provider="gpu2", profile="granite", routing_key="model-pool-chat", live=False),
     ]
-    pool = PoolStatus(
-        name="chat",
-        strategy="any",
-        site="local-test",
-        port=9100,
-        routing_key="model-pool-chat",
-        bound=True,
-        state="degraded",
-        backends=backends,
-    )
+    pool = chat_pool(backends, state="degraded")
     return _row("chat", 9100, ["pooled/granite"], state=state, site="local-test", pool=pool)
 
 

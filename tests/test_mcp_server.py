@@ -139,25 +139,14 @@ async def test_teardown_without_consent_asks_for_confirm_true(refusing: Path, mo
     assert "confirm=true" in text and "Nothing was removed" in text
 
 
-async def test_setup_check_returns_a_check_result(
-    write_topology, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_setup_check_returns_a_check_result(refusing_topology: Path) -> None:
     # a topology whose only provider refuses at once: the precheck answers quickly
-    from topology_samples import ssh_topology
-
-    monkeypatch.setenv("PATH", "/nonexistent")
-    text = ssh_topology(
-        [("alpha", "127.207.0.9", 1)],
-        identities=[str(tmp_path / "none")],
-        known_hosts=str(tmp_path / "known_hosts"),
-        connect_timeout=2,
-    )
     lines: list[str] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         lines.append(message or "")
 
-    async with served(write_topology(text), "legacy") as client:
+    async with served(refusing_topology, "legacy") as client:
         result = await client.call_tool("setup", {"check": True}, progress_callback=on_progress)
     assert not result.is_error
     checked = CheckResult.model_validate(result.structured_content)

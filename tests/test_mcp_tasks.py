@@ -32,20 +32,6 @@ from topology_samples import ssh_topology
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 
 
-@pytest.fixture
-def refused(write_topology, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A topology whose only provider refuses at once: setup stops at its precheck and
-    diagnose reads nothing, in a second or two."""
-    monkeypatch.setenv("PATH", "/nonexistent")
-    text = ssh_topology(
-        [("alpha", "127.207.0.9", 1)],
-        identities=[str(tmp_path / "none")],
-        known_hosts=str(tmp_path / "known_hosts"),
-        connect_timeout=2,
-    )
-    return write_topology(text)
-
-
 def without_volatile(result: Any) -> dict[str, Any]:
     """A tool result's structured content without its timings."""
     content = dict(result.structured_content or {})
@@ -57,13 +43,13 @@ def without_volatile(result: Any) -> dict[str, Any]:
 
 
 async def test_a_declaring_client_gets_setup_as_a_task_with_the_plain_result(
-    refused: Path,
+    refusing_topology: Path,
 ) -> None:
     tasks = TasksClient()
-    async with served(refused, "auto", extensions=[tasks]) as client:
+    async with served(refusing_topology, "auto", extensions=[tasks]) as client:
         assert EXTENSION_ID in (client.server_capabilities.extensions or {})
         as_task = await client.call_tool("setup", {})
-    async with served(refused, "auto") as client:
+    async with served(refusing_topology, "auto") as client:
         plain = await client.call_tool("setup", {})
     assert [c.status for c in tasks.created] == ["working"]
     assert tasks.created[0].ttl_ms and tasks.created[0].poll_interval_ms
@@ -77,7 +63,7 @@ async def test_a_declaring_client_gets_setup_as_a_task_with_the_plain_result(
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_client_without_the_extension_gets_the_plain_call_and_its_progress(
-    refused: Path, mode: str
+    refusing_topology: Path, mode: str
 ) -> None:
     lines: list[tuple[float, float | None, str]] = []
 
@@ -88,7 +74,7 @@ async def test_a_client_without_the_extension_gets_the_plain_call_and_its_progre
     # request, so the SDK does not send it and the server makes no task
     tasks = TasksClient()
     extensions = [tasks] if mode == "legacy" else []
-    async with served(refused, mode, extensions=extensions) as client:
+    async with served(refusing_topology, mode, extensions=extensions) as client:
         result = await client.call_tool("setup", {}, progress_callback=on_progress)
     assert tasks.created == []
     assert not result.is_error
@@ -99,9 +85,9 @@ async def test_a_client_without_the_extension_gets_the_plain_call_and_its_progre
     assert any(line.startswith("alpha:") for _, _, line in lines)
 
 
-async def test_diagnose_runs_as_a_task_and_a_quick_read_does_not(refused: Path) -> None:
+async def test_diagnose_runs_as_a_task_and_a_quick_read_does_not(refusing_topology: Path) -> None:
     tasks = TasksClient()
-    async with served(refused, "auto", extensions=[tasks]) as client:
+    async with served(refusing_topology, "auto", extensions=[tasks]) as client:
         diagnosed = await client.call_tool("diagnose", {})
         status = await client.call_tool("status", {})  # not a long tool: never a task
         resolved = await client.call_tool("resolve_profile", {"name": "nowhere"})
@@ -122,23 +108,25 @@ async def test_a_call_answered_before_its_long_work_is_no_task(write_topology) -
 
 
 async def test_tasks_methods_refuse_an_unknown_task_and_a_client_that_did_not_declare(
-    refused: Path,
+    refusing_topology: Path,
 ) -> None:
-    async with served(refused, "auto", extensions=[TasksClient()]) as client:
+    async with served(refusing_topology, "auto", extensions=[TasksClient()]) as client:
         with pytest.raises(MCPError) as unknown:
             await client.session.send_request(
                 GetTaskRequest(params=TaskParams(task_id="task-nope")),
                 DetailedTask,
             )
     assert unknown.value.error.code == -32602
-    async with served(refused, "auto", extensions=[advertise("example.com/other")]) as client:
+    async with served(
+        refusing_topology, "auto", extensions=[advertise("example.com/other")]
+    ) as client:
         with pytest.raises(MCPError) as undeclared:
             await client.session.send_request(
                 CancelTaskRequest(params=TaskParams(task_id="task-nope")),
                 DetailedTask,
             )
     assert undeclared.value.error.code == -32021
-    async with served(refused, "legacy") as client:
+    async with served(refusing_topology, "legacy") as client:
         with pytest.raises(MCPError) as legacy:
             await client.session.send_request(
                 GetTaskRequest(params=TaskParams(task_id="task-nope")),
@@ -149,11 +137,13 @@ async def test_tasks_methods_refuse_an_unknown_task_and_a_client_that_did_not_de
 
 @pytest.mark.spawns
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_over_stdio_setup_is_a_task_only_where_declared(refused: Path, mode: str) -> None:
+async def test_over_stdio_setup_is_a_task_only_where_declared(
+    refusing_topology: Path, mode: str
+) -> None:
     tasks = TasksClient()
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "skupper_mcp", "--topology", str(refused)],
+        args=["-m", "skupper_mcp", "--topology", str(refusing_topology)],
         env={"PATH": "/nonexistent"},
     )
     async with Client(

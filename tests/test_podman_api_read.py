@@ -20,7 +20,6 @@ import shutil
 import socket
 import socketserver
 import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -39,6 +38,7 @@ from skupper_mcp.facts.site_state import (
 )
 from skupper_mcp.facts.skupper_version import SkupperVersion, Version
 from skupper_mcp.sites.podman import KnownVersions, PodmanSite
+from threaded_server import in_thread
 
 RECORDED = sorted(STATES.glob("*/*.txt"))
 
@@ -200,13 +200,8 @@ def api(host: dict[str, str]) -> Iterator[Path]:
     path = Path(host["XDG_RUNTIME_DIR"]) / "podman" / "podman.sock"
     server = _UnixServer(str(path), _Api)
     server.data = Path(host["DATA"])  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with in_thread(server):
         yield path
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def read(host: dict[str, str], known: KnownSkupper | None = None) -> tuple[SiteState, str]:

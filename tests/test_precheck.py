@@ -30,8 +30,25 @@ from skupper_mcp.facts.precheck import (
 )
 from skupper_mcp.results import Check
 from skupper_mcp.topology import KubeSite, parse_topology
-from sshkit import asyncssh_server, blackhole_server, free_port
+from sshkit import AsyncSSHServer, asyncssh_server, blackhole_server, free_port
 from topology_samples import ssh_topology
+
+
+def server_topology(server: AsyncSSHServer, site: tuple[str, str, int]) -> str:
+    """A topology of the one SSH site ``site`` (name, address, port), reached with
+    ``server``'s client key and known hosts."""
+    return ssh_topology(
+        [site],
+        identities=[str(server.keys.client_key)],
+        known_hosts=str(server.known_hosts),
+    )
+
+
+async def checked(text: str, write_topology, site: str, name: str) -> Check:
+    """The check ``name`` of ``site`` in the precheck of the topology ``text``."""
+    async with Engine(parse_topology(text, write_topology(text))) as engine:
+        result = await engine.check()
+    return next(c for c in result.checks if (c.site, c.name) == (site, name))
 
 
 def test_parse_proc_net_address() -> None:
@@ -334,14 +351,8 @@ async def test_precheck_refuses_skupper_2_0(
 ) -> None:
     (fake_tools / "skupper-version").write_text("2.0.1")
     async with asyncssh_server(tmp_path / "s1", "127.207.0.2", tools=fake_tools) as server:
-        text = ssh_topology(
-            [("old", "127.207.0.2", server.port)],
-            identities=[str(server.keys.client_key)],
-            known_hosts=str(server.known_hosts),
-        )
-        async with Engine(parse_topology(text, write_topology(text))) as engine:
-            result = await engine.check()
-    skupper = next(c for c in result.checks if (c.site, c.name) == ("old", "skupper"))
+        text = server_topology(server, ("old", "127.207.0.2", server.port))
+        skupper = await checked(text, write_topology, "old", "skupper")
     assert skupper.status == "fail" and "2.0.1" in skupper.detail
     assert "upgrade" in (skupper.hint or "")
 
@@ -350,14 +361,8 @@ async def test_unknown_host_key_is_a_failed_ssh_check(
     tmp_path: Path, fake_tools: Path, write_topology
 ) -> None:
     async with asyncssh_server(tmp_path / "s1", "127.207.0.2", known=False) as server:
-        text = ssh_topology(
-            [("stranger", "127.207.0.2", server.port)],
-            identities=[str(server.keys.client_key)],
-            known_hosts=str(server.known_hosts),
-        )
-        async with Engine(parse_topology(text, write_topology(text))) as engine:
-            result = await engine.check()
-    ssh = next(c for c in result.checks if (c.site, c.name) == ("stranger", "ssh"))
+        text = server_topology(server, ("stranger", "127.207.0.2", server.port))
+        ssh = await checked(text, write_topology, "stranger", "ssh")
     assert ssh.status == "fail"
     assert "host key" in (ssh.hint or "")
 
@@ -369,15 +374,9 @@ async def test_the_ssh_check_says_which_file_gave_each_setting(
     async with asyncssh_server(tmp_path / "s1", "127.207.0.2", tools=fake_tools) as server:
         config = tmp_path / "ssh_config"
         config.write_text(f"Host gpu-alias\n  HostName 127.207.0.2\n  Port {server.port}\n")
-        text = ssh_topology(
-            [("aliased", "gpu-alias", 22)],
-            identities=[str(server.keys.client_key)],
-            known_hosts=str(server.known_hosts),
-        ).replace("ALIASED_SSH_PORT=22\n", "")
-        text += f"SSH_CONFIG={config}\n"
-        async with Engine(parse_topology(text, write_topology(text))) as engine:
-            result = await engine.check()
-    ssh = next(c for c in result.checks if (c.site, c.name) == ("aliased", "ssh"))
+        text = server_topology(server, ("aliased", "gpu-alias", 22))
+        text = text.replace("ALIASED_SSH_PORT=22\n", "") + f"SSH_CONFIG={config}\n"
+        ssh = await checked(text, write_topology, "aliased", "ssh")
     assert ssh.status == "pass", ssh.detail
     by_option = {s.option: (s.value, s.source) for s in ssh.ssh}
     assert by_option["HostName"] == ("127.207.0.2", str(config))

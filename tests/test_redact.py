@@ -25,12 +25,12 @@ from redaction_cases import (
     _windows,
     _wrapped_base64,
 )
+from result_parts import made_finding
 from skupper_mcp.engine.operations import diagnose
 from skupper_mcp.engine.operations import logs as logs_engine
 from skupper_mcp.engine.runner import describe
 from skupper_mcp.errors import CommandError, SiteStateError
 from skupper_mcp.facts.redact import MARK, MAX_LINE, PRIVATE_KEY_MARK, redact, redact_lines
-from skupper_mcp.results import Finding
 from skupper_mcp.topology import load_topology
 from topology_samples import SMALL_TOPOLOGY
 
@@ -342,16 +342,7 @@ async def test_logs_redacts_off_the_event_loop(write_topology, monkeypatch) -> N
 async def test_diagnose_redacts_evidence_off_the_event_loop(write_topology, monkeypatch) -> None:
     ticker, opened = _Ticker(), threading.Event()
     monkeypatch.setattr(diagnose, "redact_lines", _gated(redact_lines, ticker, opened))
-    finding = Finding(
-        id="hostile",
-        site="hub-alpha",
-        host="alpha",
-        severity="error",
-        symptom="s",
-        evidence=HOSTILE_LOG.splitlines(),
-        cause="c",
-        fix="f",
-    )
+    finding = made_finding("hostile", evidence=HOSTILE_LOG.splitlines())
     monkeypatch.setattr(diagnose, "RULES", [lambda network: [finding]])
 
     async def read(sites):

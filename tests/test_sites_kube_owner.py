@@ -52,23 +52,28 @@ def pod(name: str, uid: str, owners: list[dict[str, Any]], created: str) -> dict
     )
 
 
-DEPLOYMENT = obj(
-    "Deployment",
-    "skupper-router",
-    "d-1",
-    [owner("Site", "crc-t", "site-1")],
-)
-REPLICA_SET = obj(
-    "ReplicaSet", "skupper-router-7c9f", "rs-1", [owner("Deployment", "skupper-router", "d-1")]
+def router_group(
+    deployment: str, hashes: str, uids: tuple[str, str, str], created: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The site crc-t's router Deployment, its ReplicaSet and that one's pod (created at
+    ``created``), each owned by the one before and named as Kubernetes names them: the
+    ReplicaSet after the template's hash, the pod after that and its own (``hashes``,
+    ``7c9f-x2k4q``); ``uids`` theirs in that order."""
+    deployment_uid, set_uid, pod_uid = uids
+    replica_set = f"{deployment}-{hashes.split('-')[0]}"
+    pod_name = f"{deployment}-{hashes}"
+    return (
+        obj("Deployment", deployment, deployment_uid, [owner("Site", "crc-t", "site-1")]),
+        obj("ReplicaSet", replica_set, set_uid, [owner("Deployment", deployment, deployment_uid)]),
+        pod(pod_name, pod_uid, [owner("ReplicaSet", replica_set, set_uid)], created),
+    )
+
+
+DEPLOYMENT, REPLICA_SET, ROUTER_POD = router_group(
+    "skupper-router", "7c9f-x2k4q", ("d-1", "rs-1", "p-1"), "2026-01-01T00:00:00Z"
 )
 FOREIGN_SET = obj(
     "ReplicaSet", "skupper-router-6b8d", "rs-2", [owner("Deployment", "skupper-router", "d-9")]
-)
-ROUTER_POD = pod(
-    "skupper-router-7c9f-x2k4q",
-    "p-1",
-    [owner("ReplicaSet", "skupper-router-7c9f", "rs-1")],
-    "2026-01-01T00:00:00Z",
 )
 #: Newer than the router's, with its labels: each would win if labels chose the pod.
 DECOYS = [
@@ -182,15 +187,8 @@ async def test_a_running_decoy_does_not_make_a_stopped_router_look_running() -> 
 # -- an HA site (spec.ha): a second router Deployment, skupper-router-2 --------------------
 
 #: internal/kube/site/site.go@2.2.1:329-335: an HA site's groups, each a Deployment
-SECOND = obj("Deployment", "skupper-router-2", "d-2", [owner("Site", "crc-t", "site-1")])
-SECOND_SET = obj(
-    "ReplicaSet", "skupper-router-2-5d4c", "rs-3", [owner("Deployment", "skupper-router-2", "d-2")]
-)
-SECOND_POD = pod(
-    "skupper-router-2-5d4c-q8w2e",
-    "p-7",
-    [owner("ReplicaSet", "skupper-router-2-5d4c", "rs-3")],
-    "2026-01-01T00:00:05Z",
+SECOND, SECOND_SET, SECOND_POD = router_group(
+    "skupper-router-2", "5d4c-q8w2e", ("d-2", "rs-3", "p-7"), "2026-01-01T00:00:05Z"
 )
 
 

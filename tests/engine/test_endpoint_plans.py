@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from fake_connector import FakeConnector, framed
+from result_parts import podman_result
 from skupper_mcp.engine.desired.cluster import base_resources
 from skupper_mcp.engine.desired.podman import hub_resources, local_base_resources
 from skupper_mcp.engine.model_actions import model_actions, status_actions
@@ -75,10 +76,7 @@ def test_the_single_port_form_asks_for_what_it_did() -> None:
 
 
 def _up(host: str) -> SiteResult:
-    return SiteResult(
-        host=host, site=f"hub-{host}", role="provider", platform="podman", outcome="up",
-        changed=True,
-    )  # fmt: skip
+    return podman_result(host, "up")
 
 
 def test_each_endpoint_gets_its_own_model_action_with_its_profile() -> None:

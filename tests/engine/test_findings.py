@@ -62,6 +62,17 @@ def states() -> dict[str, SiteState]:
     return found
 
 
+def unanswering_hub(exit_status: int, error: str | None = None) -> SiteState:
+    """rhtevan-work whose host's probe of its model port listed no models: curl's exit
+    status, and its error when the test gives one."""
+    hub = states()["rhtevan-work"]
+    hub.served_models = None
+    if error is not None:
+        hub.models_error = error
+    hub.models_exit = exit_status
+    return hub
+
+
 def network(
     topology: Topology,
     changed: dict[str, SiteState] | None = None,
@@ -247,10 +258,7 @@ def test_a_model_served_by_no_container_blames_no_container(topology: Topology) 
         without_container(p) if p.name == "rhtevan-work" else p for p in topology.providers
     ]
     no_container = topology.model_copy(update={"providers": providers})
-    hub = states()["rhtevan-work"]
-    hub.served_models = None
-    hub.models_error = "curl: (7) Failed to connect to 127.0.0.1 port 10000"
-    hub.models_exit = 7
+    hub = unanswering_hub(7, "curl: (7) Failed to connect to 127.0.0.1 port 10000")
     del hub.containers["hosted-model"]
     found = one(network(no_container, {"rhtevan-work": hub}), "model-port-closed")
     assert "rhtevan-work declares no model container (MODEL_CONTAINER empty)" in found.evidence
@@ -262,10 +270,7 @@ def test_a_model_served_by_no_container_blames_no_container(topology: Topology) 
 def test_nothing_listening_behind_a_running_container_is_the_port_not_the_container(
     topology: Topology,
 ) -> None:
-    hub = states()["rhtevan-work"]
-    hub.served_models = None
-    hub.models_error = "curl: (7) Failed to connect to 127.0.0.1 port 10000"
-    hub.models_exit = 7
+    hub = unanswering_hub(7, "curl: (7) Failed to connect to 127.0.0.1 port 10000")
     assert hub.containers["hosted-model"].running
     assert problems(network(topology, {"rhtevan-work": hub})) == {
         "rhtevan-work": {"model-port-closed"}
@@ -276,10 +281,7 @@ def test_a_server_that_refuses_the_request_names_the_key_file_variable(
     topology: Topology,
 ) -> None:
     """vLLM --api-key: the host's probe (no key) gets 401, and so does the listener's."""
-    hub = states()["rhtevan-work"]
-    hub.served_models = None
-    hub.models_error = "curl: (22) The requested URL returned error: 401"
-    hub.models_exit = 22
+    hub = unanswering_hub(22, "curl: (22) The requested URL returned error: 401")
     net = network(topology, {"rhtevan-work": hub})
     net.model_probes["rhtevan-work"] = ModelsProbe(401, None, "/v1/models answered HTTP 401", 2)
     assert problems(net) == {"rhtevan-work": {"model-key-refused"}}
@@ -293,9 +295,7 @@ def test_a_server_that_refuses_the_request_names_the_key_file_variable(
 
 def test_a_server_that_lists_its_models_with_the_key_is_no_finding(topology: Topology) -> None:
     """The host's own probe carries no key: the listener's, with it, decides."""
-    hub = states()["rhtevan-work"]
-    hub.served_models = None
-    hub.models_exit = 22
+    hub = unanswering_hub(22)
     net = network(topology, {"rhtevan-work": hub})
     net.model_probes["rhtevan-work"] = ModelsProbe(200, ["granite-3b"], None, 2)
     assert problems(net) == {}

@@ -91,6 +91,17 @@ def set_link(state: KubeState, name: str, status: str, message: str = "") -> Non
     state.links[name] = with_status(state.links[name], status, message)
 
 
+def with_first_secret(
+    topology: Topology, created: str, **type_: str | None
+) -> tuple[KubeState, str]:
+    """A healthy cluster whose first link Secret was created at ``created`` (of ``type_``
+    when given), and its name."""
+    state = healthy(topology)
+    name = kube_secret_names(topology)[0]
+    state.secrets[name] = secret(name, created, **type_)
+    return state, name
+
+
 def network(topology: Topology, state: KubeState) -> Network:
     ref = site_ref(topology, "crc")
     site = ClusterSite(api=None, namespace="skupper")  # type: ignore[arg-type]  # never called
@@ -112,9 +123,7 @@ def test_a_healthy_cluster_has_no_finding(topology: Topology) -> None:
 
 
 def test_an_opaque_link_secret_is_crc_secret_type_cleared_by_setup(topology: Topology) -> None:
-    state = healthy(topology)
-    name = kube_secret_names(topology)[0]
-    state.secrets[name] = secret(name, LATER, "Opaque")
+    state, name = with_first_secret(topology, LATER, type_="Opaque")
     set_link(state, name, "Error", f'TLS credentials secret "{name}" is of type Opaque')
 
     [found] = findings(topology, state)
@@ -152,9 +161,7 @@ def test_a_release_not_known_is_no_reason_without_a_link_that_does_not_connect(
 ) -> None:
     """Without the cluster's release the type alone says nothing (2.1.x takes any type):
     an Opaque Secret whose Link is Ready is no finding."""
-    state = healthy(topology)
-    name = kube_secret_names(topology)[0]
-    state.secrets[name] = secret(name, EARLIER, "Opaque")
+    state, _ = with_first_secret(topology, EARLIER, type_="Opaque")
     assert list(secret_type(network(topology, state))) == []
 
 
@@ -197,9 +204,7 @@ def test_crc_secret_type_only_where_the_release_ignores_opaque_secrets(topology:
 def test_a_secret_newer_than_the_router_pod_with_its_link_down_is_crc_router_pod_stale(
     topology: Topology,
 ) -> None:
-    state = healthy(topology)
-    name = kube_secret_names(topology)[0]
-    state.secrets[name] = secret(name, LATER)
+    state, name = with_first_secret(topology, LATER)
     set_link(state, name, "Pending", "Not operational")
 
     [found] = findings(topology, state)
@@ -239,9 +244,7 @@ def test_every_stale_secret_is_evidence_of_one_finding(topology: Topology) -> No
 def test_no_stale_pod_unless_the_secret_is_strictly_newer_and_its_link_down(
     topology: Topology, created: str, status: str, why: str
 ) -> None:
-    state = healthy(topology)
-    name = kube_secret_names(topology)[0]
-    state.secrets[name] = secret(name, created)
+    state, name = with_first_secret(topology, created)
     set_link(state, name, status)
     assert list(router_pod_stale(network(topology, state))) == [], why
 
@@ -249,26 +252,21 @@ def test_no_stale_pod_unless_the_secret_is_strictly_newer_and_its_link_down(
 def test_a_link_the_controller_has_not_reported_on_yet_is_no_evidence(
     topology: Topology,
 ) -> None:
-    state = healthy(topology)
-    name = kube_secret_names(topology)[0]
-    state.secrets[name] = secret(name, LATER)
+    state, name = with_first_secret(topology, LATER)
     state.links[name] = {k: v for k, v in state.links[name].items() if k != "status"}
     assert list(router_pod_stale(network(topology, state))) == []
 
 
 def test_an_opaque_secret_newer_than_the_pod_is_only_a_type_problem(topology: Topology) -> None:
     """A new pod would not mount it either: deleting the pod is not the fix."""
-    state = healthy(topology)
-    name = kube_secret_names(topology)[0]
-    state.secrets[name] = secret(name, LATER, "Opaque")
+    state, name = with_first_secret(topology, LATER, type_="Opaque")
     set_link(state, name, "Error", "wrong type")
     assert [f.id for f in findings(topology, state)] == ["crc-secret-type"]
 
 
 def test_the_pod_compared_is_the_newest_one_not_being_deleted(topology: Topology) -> None:
-    state = healthy(topology)
-    name = kube_secret_names(topology)[0]
-    state.secrets[name] = secret(name, "2026-03-02T10:00:10+00:00")  # as the client returns it
+    # the Secret's time as the client returns it
+    state, name = with_first_secret(topology, "2026-03-02T10:00:10+00:00")
     set_link(state, name, "Pending", "Not operational")
     replacement = pod("skupper-router-hjklm", "2026-03-02T10:00:20+00:00")
     terminating = pod("skupper-router-bcdfg", POD_STARTED, deletionTimestamp=LATER)

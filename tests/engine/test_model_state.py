@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pools import chat_pool
 from skupper_mcp.engine.model_http import ModelsProbe
 from skupper_mcp.engine.model_state import (
     model_condition,
@@ -68,17 +69,7 @@ def _pool(bound: bool | None, state: str, live: tuple[bool, bool]) -> PoolStatus
         for name, is_live in zip(("alpha", "beta"), live, strict=True)
     ]
     preferred = next((b.provider for b in backends if b.live), None)
-    return PoolStatus(
-        name="chat",
-        strategy="priority",
-        site="local-test",
-        port=9100,
-        routing_key="model-pool-chat",
-        bound=bound,
-        state=state,  # type: ignore[arg-type]
-        backends=backends,
-        preferred=preferred,
-    )
+    return chat_pool(backends, strategy="priority", bound=bound, state=state, preferred=preferred)
 
 
 @pytest.mark.parametrize(

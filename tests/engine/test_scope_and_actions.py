@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from result_parts import podman_result
 from skupper_mcp.engine.model_actions import model_actions, status_actions
 from skupper_mcp.engine.scope import local_stops, resolve_target, scope
 from skupper_mcp.errors import ConfigError
@@ -22,9 +23,7 @@ def topo() -> Topology:
 
 
 def site(host: str, outcome: Outcome, role: Role = "provider") -> SiteResult:
-    return SiteResult(
-        host=host, site=f"s-{host}", role=role, platform="podman", outcome=outcome, changed=True
-    )
+    return podman_result(host, outcome, site=f"s-{host}", role=role)
 
 
 def test_targets_resolve_hosts_sites_profiles_and_consumers(topo: Topology) -> None:

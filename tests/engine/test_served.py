@@ -8,12 +8,12 @@ import os
 from pathlib import Path
 
 from fake_connector import FakeConnector
+from result_parts import podman_result
 from skupper_mcp.engine.model_actions import model_actions
 from skupper_mcp.engine.readings import PodmanReading, Reading
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.engine.served import read_served, served_ids
 from skupper_mcp.facts.site_state import parse_site_state
-from skupper_mcp.results import SiteResult
 from skupper_mcp.sites.podman import PodmanSite
 from skupper_mcp.topology import Topology, load_topology
 
@@ -57,13 +57,6 @@ async def test_with_a_key_the_hosts_read_is_never_the_answer(tmp_path: Path) -> 
     assert served["rhel-ai"].ids is None
     assert "takes a key" in (served["rhel-ai"].problem or "")
     assert served["rhtevan-work"].ids  # unkeyed: its host's read
-    result = SiteResult(
-        host="rhel-ai",
-        site="hub-rhel-ai",
-        role="provider",
-        platform="podman",
-        outcome="down",
-        changed=True,
-    )
+    result = podman_result("rhel-ai", "down")
     [action] = model_actions("down", topo, [result], served_ids(served))
     assert action.reason == "stop the default profile before its router goes down"
