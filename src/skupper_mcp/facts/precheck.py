@@ -70,7 +70,23 @@ class SiteFacts:
 def parse_site_facts(stdout: str) -> SiteFacts:
     """Parse the frames of ``site_facts_script``; a line outside a frame is ignored."""
     facts = SiteFacts()
-    bodies, rc = _facts_frames(stdout, facts)
+    section, rc = "", {}
+    bodies: dict[str, list[str]] = {}
+    for frame in split_frames(stdout):
+        tag, value = frame.tag, frame.argument
+        if tag == "section":
+            section = value
+            bodies[section] = [line.removesuffix("\r") for line in frame.lines]
+        elif tag == "rc" and value.isascii() and value.isdigit():
+            rc[section] = int(value)
+        elif tag == "podman-socket":
+            facts.podman_socket = value or None
+        elif tag == "skupper-missing":
+            facts.skupper_missing = True
+        elif tag == "root":
+            facts.root = True
+        elif tag == "end":
+            facts.complete = True
     written = {name: [line for line in lines if line.strip()] for name, lines in bodies.items()}
     if "podman" in written:
         facts.podman = next(iter(written["podman"]), "").strip() or None
@@ -83,42 +99,16 @@ def parse_site_facts(stdout: str) -> SiteFacts:
         facts.systemd_error = [line.strip() for line in written["systemd"][:3]]
     if "linger" in bodies:
         facts.linger = next(iter(written["linger"]), "").strip()
-    facts.listening = {
-        address
-        for line in written.get("listen", [])
-        if (address := parse_proc_net_address(line.strip())) is not None
-    }
-    facts.router_ports = {
-        int(line.strip())
-        for line in written.get("router-ports", [])
-        if line.strip().isascii() and line.strip().isdigit()
-    }
+    for line in written.get("listen", []):
+        socket_address = parse_proc_net_address(line.strip())
+        if socket_address:
+            facts.listening.add(socket_address)
+    for line in written.get("router-ports", []):
+        if line.strip().isascii() and line.strip().isdigit():
+            facts.router_ports.add(int(line.strip()))
     facts.open_keys = open_keys(written.get("open-keys", []))
     facts.distribution = distribution_ids(written.get("os-release", []))
     return facts
-
-
-#: The markers of the precheck that set a fact by themselves, and what each sets.
-_FLAGS = {"skupper-missing": "skupper_missing", "root": "root", "end": "complete"}
-
-
-def _facts_frames(stdout: str, facts: SiteFacts) -> tuple[dict[str, list[str]], dict[str, int]]:
-    """Each section's lines and exit status, the markers' facts set on ``facts``."""
-    section = ""
-    bodies: dict[str, list[str]] = {}
-    rc: dict[str, int] = {}
-    for frame in split_frames(stdout):
-        tag, value = frame.tag, frame.argument
-        if tag == "section":
-            section = value
-            bodies[section] = [line.removesuffix("\r") for line in frame.lines]
-        elif tag == "rc" and value.isascii() and value.isdigit():
-            rc[section] = int(value)
-        elif tag == "podman-socket":
-            facts.podman_socket = value or None
-        elif tag in _FLAGS:
-            setattr(facts, _FLAGS[tag], True)
-    return bodies, rc
 
 
 def distribution_ids(lines: Iterable[str]) -> list[str]:
