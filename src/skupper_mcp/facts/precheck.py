@@ -70,7 +70,30 @@ class SiteFacts:
 def parse_site_facts(stdout: str) -> SiteFacts:
     """Parse the frames of ``site_facts_script``; a line outside a frame is ignored."""
     facts = SiteFacts()
-    section, rc = "", {}
+    rc: dict[str, int] = {}
+    bodies = _frame_bodies(facts, stdout, rc)
+    written = {name: [line for line in lines if line.strip()] for name, lines in bodies.items()}
+    if "podman" in written:
+        facts.podman = next(iter(written["podman"]), "").strip() or None
+    if "skupper" in bodies:
+        facts.skupper_lines = written["skupper"]
+        facts.skupper_exit = rc.get("skupper")
+    if rc.get("systemd") == 0:
+        facts.systemd_ok = True
+    elif "systemd" in bodies:
+        facts.systemd_error = [line.strip() for line in written["systemd"][:3]]
+    if "linger" in bodies:
+        facts.linger = next(iter(written["linger"]), "").strip()
+    _ports(facts, written)
+    facts.open_keys = open_keys(written.get("open-keys", []))
+    facts.distribution = distribution_ids(written.get("os-release", []))
+    return facts
+
+
+def _frame_bodies(facts: SiteFacts, stdout: str, rc: dict[str, int]) -> dict[str, list[str]]:
+    """Each section's lines (and its exit status into ``rc``); the markers that are facts
+    of their own set them on ``facts``."""
+    section = ""
     bodies: dict[str, list[str]] = {}
     for frame in split_frames(stdout):
         tag, value = frame.tag, frame.argument
@@ -87,18 +110,11 @@ def parse_site_facts(stdout: str) -> SiteFacts:
             facts.root = True
         elif tag == "end":
             facts.complete = True
-    written = {name: [line for line in lines if line.strip()] for name, lines in bodies.items()}
-    if "podman" in written:
-        facts.podman = next(iter(written["podman"]), "").strip() or None
-    if "skupper" in bodies:
-        facts.skupper_lines = written["skupper"]
-        facts.skupper_exit = rc.get("skupper")
-    if rc.get("systemd") == 0:
-        facts.systemd_ok = True
-    elif "systemd" in bodies:
-        facts.systemd_error = [line.strip() for line in written["systemd"][:3]]
-    if "linger" in bodies:
-        facts.linger = next(iter(written["linger"]), "").strip()
+    return bodies
+
+
+def _ports(facts: SiteFacts, written: dict[str, list[str]]) -> None:
+    """The addresses something listens on, and the ports the router was given."""
     for line in written.get("listen", []):
         socket_address = parse_proc_net_address(line.strip())
         if socket_address:
@@ -106,9 +122,6 @@ def parse_site_facts(stdout: str) -> SiteFacts:
     for line in written.get("router-ports", []):
         if line.strip().isascii() and line.strip().isdigit():
             facts.router_ports.add(int(line.strip()))
-    facts.open_keys = open_keys(written.get("open-keys", []))
-    facts.distribution = distribution_ids(written.get("os-release", []))
-    return facts
 
 
 def distribution_ids(lines: Iterable[str]) -> list[str]:

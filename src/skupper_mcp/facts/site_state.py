@@ -29,6 +29,7 @@ from .certificates import CertificateEnd, certificates_or_error
 from .connector_status import ConnectorStatus
 from .framing import (
     STDERR,
+    Frame,
     safe_path,
     safe_user,
     split_frames,
@@ -453,90 +454,152 @@ def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
     The resource files are parsed within bounds: each one by ``load_resource``, all of them
     together at most ``MAX_RESOURCES_CHARS``, and, with ``budget``, for at most that many
     seconds (checked between files, so a parse given up on stops working too)."""
-    state = SiteState()
-    section = ""
-    bodies: dict[str, str] = {}
-    seen: set[str] = set()
-    resources = _ResourceBudget(state, budget)
-    cert_files: dict[str, str] = {}
+    reader = _StateReader(budget)
     for frame in split_frames(output):
-        tag, arg, body = frame.tag, frame.argument, frame.body
+        reader.take(frame)
+    return reader.finish()
+
+
+class _StateReader:
+    """The frames of one read, taken in order (``take``), then made facts (``finish``)."""
+
+    def __init__(self, budget: float | None) -> None:
+        self.state = SiteState()
+        self.section = ""
+        self.bodies: dict[str, str] = {}
+        self.seen: set[str] = set()
+        self.resources = _ResourceBudget(self.state, budget)
+        self.cert_files: dict[str, str] = {}
+
+    def take(self, frame: Frame) -> None:
+        tag = frame.tag
         if tag in _ONCE:
-            if tag in seen:
-                state.refused.append(f"a second @@{tag} line ({arg[:80]!r}), which is forged")
-                continue
-            seen.add(tag)
-        if tag == "user":
-            state.user = _checked(state, "user name", arg, safe_user)
-        elif tag == "now":
-            state.now = int(arg) if arg.isascii() and arg.isdigit() else None
-        elif tag == "podman":
-            state.podman_path = _checked(state, "podman path", arg, _podman_path)
-        elif tag == "section":
-            section = arg
-            bodies[section] = body
-        elif tag == "rc":
-            bodies[f"{section}:rc"] = arg
-        elif tag == STDERR:
-            if section and body.strip():
-                state.stderr[section] = body.rstrip("\n")
-        elif tag == "file":
-            kind, _, name = arg.partition(" ")
-            if kind in ("input", "runtime"):
-                res = resources.parse(f"{kind}/resources/{name}", body)
-                if res is not None:
-                    target = state.input_resources if kind == "input" else state.runtime_resources
-                    target[(str(res["kind"]), str(res["metadata"].get("name", "")))] = res
-            elif kind == "unit":
-                state.unit_files[name] = body.rstrip("\n") + "\n"
-            elif kind == "watch":
-                state.watch_script = body.rstrip("\n") + "\n"
-            elif kind == "cert":
-                cert_files[name] = body
-        elif tag == "boot":
-            state.enabled_at_boot.add(arg)
-        elif tag == "keys":
-            state.login_uid = int(arg) if arg.isascii() and arg.isdigit() else None
-            state.open_keys = open_keys(frame.lines)
-        elif tag == "rendered":
-            state.rendered = True
-        elif tag == "issuer":
-            state.issuer = arg or None
-        elif tag == "certs-private":
-            state.certs_private = True
-            state.private_certs = [line for line in frame.lines if _PRIVATE_CERT.fullmatch(line)]
-        elif tag == "end":
-            state.complete = True
-    state.certificates = certificates_or_error(cert_files, state.parse_errors)
-    state.boot = parse_boot(bodies, state.stderr)
-    version_rc = bodies.get("version:rc", "")
-    state.skupper = parse_skupper_version(
-        bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else None
-    )
-    if bodies.get("units:rc") == "0":
-        state.units = _parsed(state, bodies, "units", parse_systemctl_show) or {}
-    if bodies.get("containers:rc") == "0":
-        state.containers = _parsed(state, bodies, "containers", parse_podman_ps) or {}
-    if bodies.get("router:rc") == "0":
-        state.router = _parsed(state, bodies, "router", parse_router_inspect)
-    if "models" in bodies:
+            if tag in self.seen:
+                self.state.refused.append(
+                    f"a second @@{tag} line ({frame.argument[:80]!r}), which is forged"
+                )
+                return
+            self.seen.add(tag)
+        handler = _FRAME_HANDLERS.get(tag)
+        if handler is not None:
+            handler(self, frame)
+
+    # -- one method per marker (``_FRAME_HANDLERS``) ------------------------------------
+
+    def _user(self, frame: Frame) -> None:
+        self.state.user = _checked(self.state, "user name", frame.argument, safe_user)
+
+    def _now(self, frame: Frame) -> None:
+        arg = frame.argument
+        self.state.now = int(arg) if arg.isascii() and arg.isdigit() else None
+
+    def _podman(self, frame: Frame) -> None:
+        self.state.podman_path = _checked(self.state, "podman path", frame.argument, _podman_path)
+
+    def _section(self, frame: Frame) -> None:
+        self.section = frame.argument
+        self.bodies[self.section] = frame.body
+
+    def _rc(self, frame: Frame) -> None:
+        self.bodies[f"{self.section}:rc"] = frame.argument
+
+    def _stderr(self, frame: Frame) -> None:
+        if self.section and frame.body.strip():
+            self.state.stderr[self.section] = frame.body.rstrip("\n")
+
+    def _file(self, frame: Frame) -> None:
+        kind, _, name = frame.argument.partition(" ")
+        body = frame.body
+        if kind in ("input", "runtime"):
+            res = self.resources.parse(f"{kind}/resources/{name}", body)
+            if res is not None:
+                state = self.state
+                target = state.input_resources if kind == "input" else state.runtime_resources
+                target[(str(res["kind"]), str(res["metadata"].get("name", "")))] = res
+        elif kind == "unit":
+            self.state.unit_files[name] = body.rstrip("\n") + "\n"
+        elif kind == "watch":
+            self.state.watch_script = body.rstrip("\n") + "\n"
+        elif kind == "cert":
+            self.cert_files[name] = body
+
+    def _boot(self, frame: Frame) -> None:
+        self.state.enabled_at_boot.add(frame.argument)
+
+    def _keys(self, frame: Frame) -> None:
+        arg = frame.argument
+        self.state.login_uid = int(arg) if arg.isascii() and arg.isdigit() else None
+        self.state.open_keys = open_keys(frame.lines)
+
+    def _rendered(self, frame: Frame) -> None:
+        self.state.rendered = True
+
+    def _issuer(self, frame: Frame) -> None:
+        self.state.issuer = frame.argument or None
+
+    def _certs_private(self, frame: Frame) -> None:
+        self.state.certs_private = True
+        self.state.private_certs = [line for line in frame.lines if _PRIVATE_CERT.fullmatch(line)]
+
+    def _end(self, frame: Frame) -> None:
+        self.state.complete = True
+
+    # -- the facts of the sections, once every frame is taken ----------------------------
+
+    def finish(self) -> SiteState:
+        state, bodies = self.state, self.bodies
+        state.certificates = certificates_or_error(self.cert_files, state.parse_errors)
+        state.boot = parse_boot(bodies, state.stderr)
+        version_rc = bodies.get("version:rc", "")
+        state.skupper = parse_skupper_version(
+            bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else None
+        )
+        if bodies.get("units:rc") == "0":
+            state.units = _parsed(state, bodies, "units", parse_systemctl_show) or {}
+        if bodies.get("containers:rc") == "0":
+            state.containers = _parsed(state, bodies, "containers", parse_podman_ps) or {}
+        if bodies.get("router:rc") == "0":
+            state.router = _parsed(state, bodies, "router", parse_router_inspect)
+        if "models" in bodies:
+            self._models()
+        for component in ("router", "controller"):
+            if bodies.get(f"log-{component}:rc") == "0":
+                # joined streams: podman's own warnings (logrus's) are no line of the log
+                state.logs[component] = [
+                    line
+                    for line in bodies[f"log-{component}"].split("\n")
+                    if line.strip() and not podman_message(line)
+                ]
+        return state
+
+    def _models(self) -> None:
+        """The first model endpoint's answer, then the host's others' (``models-N``)."""
+        state, bodies = self.state, self.bodies
         first = _models_answer(state, bodies, "models")
         state.served_models = first.served_models
         state.models_exit = first.models_exit
         state.models_error = first.models_error
-    n = 1
-    while f"models-{n}" in bodies:
-        state.more_models.append(_models_answer(state, bodies, f"models-{n}"))
-        n += 1
-    for component in ("router", "controller"):
-        if bodies.get(f"log-{component}:rc") == "0":
-            # joined streams: podman's own warnings (logrus's) are no line of the log
-            state.logs[component] = [
-                line
-                for line in bodies[f"log-{component}"].split("\n")
-                if line.strip() and not podman_message(line)
-            ]
-    return state
+        n = 1
+        while f"models-{n}" in bodies:
+            state.more_models.append(_models_answer(state, bodies, f"models-{n}"))
+            n += 1
+
+
+_FRAME_HANDLERS: dict[str, Callable[[_StateReader, Frame], None]] = {
+    "user": _StateReader._user,
+    "now": _StateReader._now,
+    "podman": _StateReader._podman,
+    "section": _StateReader._section,
+    "rc": _StateReader._rc,
+    STDERR: _StateReader._stderr,
+    "file": _StateReader._file,
+    "boot": _StateReader._boot,
+    "keys": _StateReader._keys,
+    "rendered": _StateReader._rendered,
+    "issuer": _StateReader._issuer,
+    "certs-private": _StateReader._certs_private,
+    "end": _StateReader._end,
+}
 
 
 #: The command each parsed section ran, for a parse error's message.
