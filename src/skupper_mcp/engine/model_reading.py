@@ -17,6 +17,7 @@ with several endpoints gets one reading per endpoint the same way.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,24 +66,25 @@ def _json(body: bytes) -> Any:
         return None
 
 
+#: Where an engine says it sleeps, and the reader of its ``/metrics``: vLLM's
+#: ``/is_sleeping``, llama.cpp's ``/props`` (``is_sleeping``).
+_SLEEP_AND_LOAD: dict[str, tuple[str, Callable[[str], EngineLoad]]] = {
+    "vllm": ("/is_sleeping", vllm_load),
+    "llama.cpp": ("/props", llamacpp_load),
+}
+
+
 async def read_pages(http: Any, base: str, key: ApiKey, probe: ModelsProbe) -> EnginePages:
     """The engine's own pages under ``base`` (the listener's URL), asked at once."""
     engine = probe.engine
-    if engine == "vllm":
-        (ms, metrics), (ss, sleep) = await asyncio.gather(
-            _page(http, f"{base}/metrics", key), _page(http, f"{base}/is_sleeping", key)
+    if engine in _SLEEP_AND_LOAD:
+        flag_path, load = _SLEEP_AND_LOAD[engine]
+        (fs, flag), (ms, metrics) = await asyncio.gather(
+            _page(http, f"{base}{flag_path}", key), _page(http, f"{base}/metrics", key)
         )
         return EnginePages(
-            _flag(ss, sleep),
-            vllm_load(metrics.decode("utf-8", "replace")) if ms == 200 else EngineLoad(),
-        )
-    if engine == "llama.cpp":
-        (ps, props), (ms, metrics) = await asyncio.gather(
-            _page(http, f"{base}/props", key), _page(http, f"{base}/metrics", key)
-        )
-        return EnginePages(
-            _flag(ps, props),
-            llamacpp_load(metrics.decode("utf-8", "replace")) if ms == 200 else EngineLoad(),
+            _flag(fs, flag),
+            load(metrics.decode("utf-8", "replace")) if ms == 200 else EngineLoad(),
         )
     if engine == "ollama":
         status, body = await _page(http, f"{base}/api/ps", key)
