@@ -136,9 +136,7 @@ SCENARIOS = [
         "nothing set up anywhere",
         every("fresh"),
         shows=_expect(
-            no_site_rendered=lambda r: all(
-                s["detail"] == "not set up" for s in r["status"]["sites"]
-            )
+            no_site_rendered=lambda r: all(s["state"] == "not-set-up" for s in r["status"]["sites"])
         ),
     ),
     Scenario(
@@ -205,7 +203,7 @@ SCENARIOS = [
         cluster=CLUSTER_TIMEOUT,
         shows=_expect(
             cluster_unreachable=lambda r: not _site(r, "crc")["reachable"],
-            cluster_says_why=lambda r: "timed out" in (_site(r, "crc")["detail"] or ""),
+            cluster_says_why=lambda r: "timed out" in _site(r, "crc")["state_reason"],
         ),
     ),
     Scenario(
@@ -262,7 +260,7 @@ SCENARIOS = [
         unreachable={"rhtevan-work": f"ssh said: {HOSTILE}"},
         no_route=frozenset({"rhel-ai"}),  # its link is not up (the local site says Pending)
         shows=_expect(
-            unreachable_says_it=lambda r: HOSTILE in (_site(r, "rhtevan-work")["detail"] or ""),
+            unreachable_says_it=lambda r: HOSTILE in _site(r, "rhtevan-work")["state_reason"],
             link_says_it=lambda r: HOSTILE in r["status"]["links"][0]["status"],
             site_says_it=lambda r: HOSTILE in (_site(r, "rhel-ai")["detail"] or ""),
         ),

@@ -56,9 +56,10 @@ def site_status(reading: Reading, cluster_links: tuple[str, ...] = ()) -> SiteSt
     )
     cert = site_certificate(reading)
     row.certificate = cert.row() if cert else None
+    # ``detail`` is what the site's own status says; where the site says nothing (not read,
+    # not set up, stale), ``state_reason`` already says why, and detail stays empty rather
+    # than say it twice (one column of the table, one note of the view)
     match reading:
-        case Unread():
-            row.detail = reading.problem()
         case PodmanReading():
             ns = reading.namespace
             container = reading.state.container(names.router_container(ns))
@@ -66,11 +67,7 @@ def site_status(reading: Reading, cluster_links: tuple[str, ...] = ()) -> SiteSt
             row.controller = _unit_text(reading, names.controller_unit())
             row.router = _unit_text(reading, names.router_unit(ns))
             row.container = container.state if container else "absent"
-            if state == "not-set-up":
-                row.detail = "not set up"
-            elif state == "stale":
-                row.detail = "STALE: the rendered status says Ready but the router is not running"
-            else:
+            if state not in ("not-set-up", "stale"):
                 row.detail = status_of(site_res) if site_res else "no status yet"
         case ClusterReading():
             kube = reading.state
@@ -82,7 +79,7 @@ def site_status(reading: Reading, cluster_links: tuple[str, ...] = ()) -> SiteSt
             row.router = pods or "no router pod"
             # the pods' phases as the API gives them: state says what they mean
             row.container = ", ".join(sorted({_phase(p) for p in kube.router_pods})) or "absent"
-            row.detail = status_of(kube.site) if kube.site else "not set up"
+            row.detail = status_of(kube.site) if kube.site else None
     return row
 
 
