@@ -41,8 +41,10 @@ or an HTTP status.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
+import socket
 import sys
 from enum import StrEnum
 
@@ -63,6 +65,39 @@ class Kind(StrEnum):
     PARSE = "parse"
     FAILED = "failed"
     LOCAL = "local"
+
+
+class Unreached(StrEnum):
+    """Why a host that was dialled was not reached, where the socket's error tells (a
+    ``ConnectError``'s ``unreached``): each has its own fix. ``name``: the name does not
+    resolve on this machine, nothing was dialled (fix the name or the resolver); ``closed``:
+    the address answered that nothing listens on the port (start the SSH server, or fix the
+    port); ``no-route``: this machine has no route to the address (the host is off its
+    network, or down); ``silent``: nothing answered in time (the host is down, or a
+    firewall drops the port)."""
+
+    NAME = "name"
+    CLOSED = "closed"
+    NO_ROUTE = "no-route"
+    SILENT = "silent"
+
+
+#: The socket errors that say no route leads to the address.
+_NO_ROUTE_ERRNOS = frozenset({errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN})
+
+
+def unreached_of(exc: BaseException) -> Unreached | None:
+    """The one mapping of a dial's socket error to why the host was not reached; None for
+    what says nothing of it (a connection that was made, then lost or refused)."""
+    if isinstance(exc, socket.gaierror):
+        return Unreached.NAME
+    if isinstance(exc, ConnectionRefusedError):
+        return Unreached.CLOSED
+    if isinstance(exc, TimeoutError):
+        return Unreached.SILENT
+    if isinstance(exc, OSError) and exc.errno in _NO_ROUTE_ERRNOS:
+        return Unreached.NO_ROUTE
+    return None
 
 
 #: The HTTP statuses of a server that answered and refused our credentials.
@@ -121,13 +156,23 @@ class ConfigErrors(ConfigError):
 class ConnectError(SkupperMcpError):
     """A host could not be used: not reached (``kind`` connect), no answer in time
     (timeout), or it answered and refused our credentials (refused). Give ``kind`` from
-    ``kind_of(the foreign exception)``; a subclass has its own."""
+    ``kind_of(the foreign exception)``; a subclass has its own. ``unreached`` says why a
+    dial reached nothing (``unreached_of(the socket's error)``), None when it does not
+    apply or is not known."""
 
     kind = Kind.CONNECT
 
-    def __init__(self, host: str, reason: str, *, kind: Kind | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        reason: str,
+        *,
+        kind: Kind | None = None,
+        unreached: Unreached | None = None,
+    ) -> None:
         self.host = host
         self.reason = reason
+        self.unreached = unreached
         if kind is not None:
             self.kind = kind
         super().__init__(f"cannot connect to {host}: {reason}")

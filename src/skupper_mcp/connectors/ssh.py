@@ -35,6 +35,7 @@ from skupper_mcp.errors import (
     Kind,
     SiteConfigError,
     kind_of,
+    unreached_of,
 )
 
 if TYPE_CHECKING:
@@ -380,17 +381,23 @@ class SSHConnector:
             ) from exc
         except ConnectionRefusedError as exc:
             raise ConnectError(
-                self._name, f"connection refused (is sshd running on {address}?)", kind=kind_of(exc)
+                self._name,
+                f"connection refused (is sshd running on {address}?)",
+                kind=kind_of(exc),
+                unreached=unreached_of(exc),
             ) from exc
         except TimeoutError as exc:
             raise ConnectError(
                 self._name,
                 f"timed out after {seconds:g}s connecting to {address}",
                 kind=kind_of(exc),
+                unreached=unreached_of(exc),
             ) from exc
-        except OSError as exc:
+        except OSError as exc:  # a name that does not resolve, no route to the address
             reason = exc.strerror or str(exc)
-            raise ConnectError(self._name, f"{reason} ({address})", kind=kind_of(exc)) from exc
+            raise ConnectError(
+                self._name, f"{reason} ({address})", kind=kind_of(exc), unreached=unreached_of(exc)
+            ) from exc
         if tunnel is not None:
             conn.set_tunnel(tunnel)  # closed with the connection it carries
         verifier.record_accepted_key(resolved.host, resolved.port)

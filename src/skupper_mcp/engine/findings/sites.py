@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...errors import MissingExtraError, SiteConfigError, install_hint
+from ...errors import ConnectError, MissingExtraError, SiteConfigError, install_hint
 from ...facts.skupper_version import SkupperVersion
 from ...results import Finding, NextStep
 from ..condition import unparsed_reason
 from ..desired.needs import drift_lines
 from ..readings import ClusterReading, PodmanReading, Unread
 from ..scope import SiteRef
+from ..unreached import unreached_advice
 from .context import Network, call, finding, on_host
 
 
@@ -30,7 +31,7 @@ def unreadable(network: Network) -> Iterator[Finding]:
             "refused": "refuses our credentials",
             "reached": "could not be read",
         }[view.reach]
-        cause, fix, step = _unread_advice(view)
+        cause, fix, step = _unread_advice(network, view)
         yield finding(
             "site-unreadable",
             view.ref,
@@ -43,10 +44,11 @@ def unreadable(network: Network) -> Iterator[Finding]:
         )
 
 
-def _unread_advice(view: Unread) -> tuple[str, str, NextStep]:
+def _unread_advice(network: Network, view: Unread) -> tuple[str, str, NextStep]:
     """Why a site could not be read and what to do, by how far its read got (``reach``,
-    from the error's kind) and its platform: a refusal is a fix of the credentials, never
-    of the network."""
+    from the error's kind), its platform and, for a host not reached, why the dial reached
+    nothing (``unreached``): a refusal is a fix of the credentials, never of the network;
+    a name that does not resolve is a fix of the name, not of the host."""
     cluster = view.ref.platform == "kubernetes"
     check = call("setup", check=True)
     if view.reach == "refused" and not cluster:
@@ -94,7 +96,12 @@ def _unread_advice(view: Unread) -> tuple[str, str, NextStep]:
             "of its checks with its own hint)"
         )
         return cause, fix, check
-    # setup's checks tell a name that does not resolve from a host that does not answer
+    unreached = view.error.unreached if isinstance(view.error, ConnectError) else None
+    if unreached is not None:
+        # the dial's own error says which: a name, a closed port, no route, no answer
+        advice = unreached_advice(unreached, view.ref.host, network.prefix(view.ref.host))
+        return advice.cause, advice.fix, check
+    # a failure that does not say why (a ProxyJump hop, a connection lost)
     cause = (
         "the host is down, its name does not resolve, or its SSH server does not answer in "
         "time at the address and port the topology gives (one that answered and refused "

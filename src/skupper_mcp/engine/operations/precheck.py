@@ -17,6 +17,7 @@ from typing import Any
 
 from skupper_mcp.engine.scope import site_ref
 from skupper_mcp.engine.sitemap import SiteMap
+from skupper_mcp.engine.unreached import unreached_advice
 from skupper_mcp.errors import (
     CommandTimeout,
     ConfigError,
@@ -371,7 +372,9 @@ async def check_podman_site(sites: SiteMap, host: str, target: SSHTarget | None)
             sites.podman(site_ref(topology, host)), topology.ssh.connect_timeout + 2
         )
     except (ConnectError, TimeoutError) as error:
-        return [_ssh_fail(host, target, error, start, _ssh_hint(topology, target, error))]
+        prefix = "LOCAL" if is_local else sites.provider(host).prefix
+        hint = _ssh_hint(topology, target, error, host, prefix)
+        return [_ssh_fail(host, target, error, start, hint)]
     seconds = round(time.monotonic() - start, 3)
     how = f"connected to {target} in {seconds:.2f}s" if target else "local commands"
     settings = site.ssh_settings
@@ -415,10 +418,16 @@ def _ssh_fail(
     )
 
 
-def _ssh_hint(topology: Topology, target: SSHTarget | None, error: BaseException) -> str:
+def _ssh_hint(
+    topology: Topology, target: SSHTarget | None, error: BaseException, host: str, prefix: str
+) -> str:
     """What to fix when SSH failed, by the failure's kind (``errors.kind_of``): topology.env
     (config), the credentials or the host key (refused: the host answered), or the host and
-    the network between (connect, timeout)."""
+    the network between (connect, timeout), told apart by why the dial reached nothing
+    (``unreached``: a name, a closed port, no route, no answer) where the socket said."""
+    unreached = error.unreached if isinstance(error, ConnectError) else None
+    if unreached is not None:
+        return unreached_advice(unreached, host, prefix).fix
     match kind_of(error):
         case Kind.CONFIG:
             variable = getattr(error, "variable", None)
@@ -652,15 +661,17 @@ async def run_precheck(
     kube_access: KubeAccess = default_kube_access,
     progress: Progress | None = None,
 ) -> list[Check]:
-    """Every check of every site, concurrently; results in topology order."""
+    """Every check of every site, concurrently; results in topology order. ``progress``
+    gets one line a site, in the same order (a site's line as soon as it and every site
+    before it are done), listing its checks as the result lists them."""
     topology = sites.topology
 
     async def guarded(host: str, work: Awaitable[list[Check]]) -> list[Check]:
         try:
-            checks = await work
+            return await work
         except Exception as error:  # one site's bug must not lose the others
             log.exception("precheck of %s failed", host)
-            checks = [
+            return [
                 Check(
                     name="precheck",
                     site=host,
@@ -669,43 +680,50 @@ async def run_precheck(
                     hint="see the server log",
                 )
             ]
-        if progress:
-            await progress(f"{host}: " + ", ".join(f"{c.name} {c.status}" for c in checks))
-        return checks
 
     async def one(work: Awaitable[Check]) -> list[Check]:
         return [await work]
 
-    jobs = [guarded(p.name, check_podman_site(sites, p.name, p.ssh)) for p in topology.providers]
-    local = topology.local
-    jobs.append(guarded(local.name, check_podman_site(sites, local.name, local.ssh)))
+    order = topology.host_names()
+    works: dict[str, list[Awaitable[list[Check]]]] = {host: [] for host in order}
     for p in topology.providers:
-        jobs.append(
-            guarded(p.name, one(_public_host_check(p.name, p.prefix, p.public_host, topology.path)))
+        works[p.name].append(check_podman_site(sites, p.name, p.ssh))
+    local = topology.local
+    works[local.name].append(check_podman_site(sites, local.name, local.ssh))
+    for p in topology.providers:
+        works[p.name].append(
+            one(_public_host_check(p.name, p.prefix, p.public_host, topology.path))
         )
     if topology.kubernetes:
+        kube = topology.kubernetes
         if local.public_host:
-            jobs.append(
-                guarded(
-                    local.name,
-                    one(_public_host_check(local.name, "LOCAL", local.public_host, topology.path)),
+            works[local.name].append(
+                one(_public_host_check(local.name, "LOCAL", local.public_host, topology.path))
+            )
+        works[kube.name] += [
+            one(
+                check_kubernetes(
+                    kube, lambda: kube_access(sites.kube()), topology.ssh.connect_timeout
                 )
-            )
-        jobs.append(
-            guarded(
-                topology.kubernetes.name,
-                one(
-                    check_kubernetes(
-                        topology.kubernetes,
-                        lambda: kube_access(sites.kube()),
-                        topology.ssh.connect_timeout,
-                    )
-                ),
-            )
-        )
-        jobs.append(guarded(topology.kubernetes.name, check_kube_tls(topology.kubernetes)))
-        jobs.append(guarded(topology.kubernetes.name, check_kube_plugin(topology.kubernetes)))
-    results = await asyncio.gather(*jobs)
-    checks = [c for group in results for c in group] + evaluate_sans(topology)
-    order = {name: i for i, name in enumerate(topology.host_names())}
-    return sorted(checks, key=lambda c: order.get(c.site, len(order)))
+            ),
+            check_kube_tls(kube),
+            check_kube_plugin(kube),
+        ]
+    sans: dict[str, list[Check]] = {host: [] for host in order}
+    for check in evaluate_sans(topology):
+        sans.setdefault(check.site, []).append(check)
+    done = {host: asyncio.Event() for host in order}
+
+    async def site(index: int, host: str) -> list[Check]:
+        groups = await asyncio.gather(*(guarded(host, work) for work in works[host]))
+        checks = [c for group in groups for c in group] + sans.pop(host, [])
+        if index:
+            await done[order[index - 1]].wait()
+        if progress and checks:
+            await progress(f"{host}: " + ", ".join(f"{c.name} {c.status}" for c in checks))
+        done[host].set()
+        return checks
+
+    results = await asyncio.gather(*(site(i, host) for i, host in enumerate(order)))
+    # a SANs check of a name outside the topology's hosts (none today) stays listed, last
+    return [c for group in results for c in group] + [c for rest in sans.values() for c in rest]
