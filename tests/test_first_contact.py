@@ -80,4 +80,7 @@ async def test_the_precheck_of_the_starter_asks_to_replace_each_placeholder(
         "gpu1's name or address"
     )
     assert "203.0.113.10 in GPU1_PUBLIC_HOST" in (gpu1["dns"].hint or "")
+    # a name is a name, an address an address
+    assert gpu1["ssh"].detail.startswith("gpu1.example.com is a name reserved for examples")
+    assert gpu1["dns"].detail.startswith("203.0.113.10 is an address reserved for examples")
     assert "is up" not in " ".join(c.hint or "" for c in gpu1.values())

@@ -33,7 +33,7 @@ class ModelEndpoint(_Model):
         default=None, description="The endpoint's name (<PREFIX>_ENDPOINTS); None: single-port"
     )
     index: int = Field(default=0, description="Its place among its host's endpoints, from 0")
-    prefix: str = Field(description="Variable prefix of its settings (RHEL_AI or RHEL_AI_CHAT)")
+    prefix: str = Field(description="Variable prefix of its settings (GPU1 or GPU1_CHAT)")
     model_host: str = Field(description="Connector target host as seen on the provider")
     model_port: int = Field(description="Connector target port: the model API on the provider")
     local_port: int = Field(description="Listener port on the local site")
@@ -72,7 +72,7 @@ class ProviderHost(_Model):
     lists each model server (one for the single-port form)."""
 
     name: str = Field(description="Host name in this topology, a DNS label (e.g. gpu1)")
-    prefix: str = Field(description="Variable prefix in topology.env (RHEL_AI)")
+    prefix: str = Field(description="Variable prefix in topology.env (GPU1)")
     ssh: SSHTarget
     public_host: str = Field(description="Address peers dial for links")
     inter_router_port: int

@@ -261,6 +261,14 @@ def is_placeholder(host: str) -> bool:
     return any(address in network for network in _PLACEHOLDER_NETWORKS)
 
 
+def _name_or_address(host: str) -> str:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return "a name"
+    return "an address"
+
+
 def placeholder_check(
     site: str, name: str, variable: str, value: str, what: str, source: Path
 ) -> Check:
@@ -271,7 +279,7 @@ def placeholder_check(
         name=name,
         site=site,
         status="fail",
-        detail=f"{value} is a name reserved for examples, not {what}",
+        detail=f"{value} is {_name_or_address(value)} reserved for examples, not {what}",
         hint=f"replace the placeholder host {value} in {variable} ({source.name}) with {what}",
     )
 
