@@ -200,3 +200,23 @@ async def test_a_hostile_model_list_fails_its_check_within_the_bound(mode: str, 
     assert found["API health"] == (True, "/health answered 200")
     assert found["model id"] == (False, words)
     assert found["chat completion"] == (False, "skipped: no model id")
+
+
+async def test_a_server_running_another_profile_says_which_and_what_to_do() -> None:
+    """test_model small4k while the host runs small: the model id check names the profile
+    that runs and the way out, not only two lists of ids."""
+    async with model_api(GOOD) as port:
+        checks = await asyncio.wait_for(
+            route_checks(
+                ADDRESS,
+                port,
+                ["granite-3b-4k"],
+                timeout=5,
+                profiles={"small": MODEL, "small4k": "granite-3b-4k"},
+            ),
+            timeout=20,
+        )
+    passed, detail = details(checks)["model id"]
+    assert not passed
+    assert "runs profile small, not small4k" in detail, detail
+    assert "start small4k with hosted-model-ctl, or test small" in detail, detail

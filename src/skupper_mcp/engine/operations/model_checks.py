@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ... import host_json
@@ -117,12 +117,15 @@ async def route_checks(
     timeout: float = HTTP_TIMEOUT,
     key: ApiKey | None = None,
     key_variable: str | None = None,
+    profiles: Mapping[str, str] | None = None,
 ) -> list[ModelCheck]:
     """The four checks through a local listener: port, health, model id, chat completion.
 
     ``wanted`` are the model ids that count; ``key`` goes as the bearer of every request
-    (``key_variable`` names where it comes from, for a refusal). Every failure is that
-    check's result, with the ones after it marked as skipped, never an exception.
+    (``key_variable`` names where it comes from, for a refusal); ``profiles`` (profile ->
+    model id, the endpoint's) names the profile a server runs when it is not the one asked
+    for. Every failure is that check's result, with the ones after it marked as skipped,
+    never an exception.
     """
     use = KeyUse(key or ApiKey(), key_variable)
     headers = use.key.headers()
@@ -161,7 +164,7 @@ async def route_checks(
             ids = served_model_ids(_json(answer, "/v1/models", use))
             found = [i for i in ids if i in wanted]
             if not found:
-                raise CheckFailed(f"served {listed_ids(ids)}, expected one of {wanted}")
+                raise CheckFailed(other_profile(ids, wanted, profiles or {}))
             model_id = found[0]
             return f"serves {model_id}"
 
@@ -236,6 +239,21 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
     )
 
 
+def other_profile(ids: list[str], wanted: list[str], profiles: Mapping[str, str]) -> str:
+    """Why the model id check failed: the ids served and those asked for, and, when the
+    server runs another profile of the endpoint (``profiles``: profile -> model id), which
+    one, and what to do (start the asked profile, or test the running one)."""
+    served = f"served {listed_ids(ids)}, expected one of {wanted}"
+    asked = [name for name, model in profiles.items() if model in wanted]
+    running = [name for name, model in profiles.items() if model in ids and name not in asked]
+    if len(asked) != 1 or not running:
+        return served
+    return (
+        f"{served}: the server runs profile {running[0]}, not {asked[0]}; start {asked[0]} "
+        f"with hosted-model-ctl, or test {running[0]}"
+    )
+
+
 async def _route(topology: Topology, p: ModelEndpoint, profile: str | None) -> list[ModelCheck]:
     wanted = [p.profiles[profile]] if profile else list(p.profiles.values())
     return await route_checks(
@@ -244,6 +262,7 @@ async def _route(topology: Topology, p: ModelEndpoint, profile: str | None) -> l
         wanted,
         key=api_key(p),
         key_variable=key_variable(p),
+        profiles=p.profiles,
     )
 
 
