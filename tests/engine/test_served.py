@@ -60,3 +60,18 @@ async def test_with_a_key_the_hosts_read_is_never_the_answer(tmp_path: Path) -> 
     result = podman_result("rhel-ai", "down")
     [action] = model_actions("down", topo, [result], served_ids(served))
     assert action.reason == "stop the default profile before its router goes down"
+
+
+def test_a_stop_after_the_run_says_the_router_is_down_not_before_it_goes(tmp_path: Path) -> None:
+    """down without plan ran: its router is already down, so the action cannot say "before
+    its router goes down" (a plan still does)."""
+    topo = topology(tmp_path, keyed=False)
+    result = podman_result("rhel-ai", "down")
+    [ran] = model_actions("down", topo, [result], {}, planned=False)
+    assert ran.action == "stop" and "before" not in ran.reason, ran.reason
+    assert ran.reason.startswith("its router is down: stop the default profile"), ran.reason
+    [gone] = model_actions(
+        "teardown", topo, [podman_result("rhel-ai", "removed")], {}, planned=False
+    )
+    assert gone.reason.startswith("its router is removed: stop"), gone.reason
+    assert "do not remove" in gone.reason, gone.reason

@@ -46,11 +46,14 @@ def model_actions(
     served: Mapping[str, list[str] | None],
     requested_profile: str | None = None,
     requested_endpoint: str | None = None,
+    *,
+    planned: bool = True,
 ) -> list[ModelAction]:
     """Model actions for ``operation`` (setup, up, down, teardown) from site results: one
     per model endpoint of each provider (``served`` by endpoint label), each naming that
     endpoint's profile; a requested profile (or endpoint, ``HOST/ENDPOINT``) starts on its
-    own endpoint only. A stop names every endpoint: the whole host's router goes."""
+    own endpoint only. A stop names every endpoint: the whole host's router goes; its
+    reason says "before" for a plan (``planned``), and what is already done after a run."""
     actions: list[ModelAction] = []
     for result in results:
         if result.role != "provider" or result.outcome == "skipped":
@@ -61,7 +64,7 @@ def model_actions(
         for e in provider.endpoints:
             if operation == "up" and requested_endpoint not in (None, e.label):
                 continue
-            action = _action(operation, topology, e, result, served, requested_profile)
+            action = _action(operation, topology, e, result, served, requested_profile, planned)
             if action is not None:
                 actions.append(action)
     return actions
@@ -74,6 +77,7 @@ def _action(
     result: SiteResult,
     served: Mapping[str, list[str] | None],
     requested_profile: str | None,
+    planned: bool = True,
 ) -> ModelAction | None:
     host, endpoint = e.host, (e.label if e.name else None)
     if operation == "setup" and result.outcome == "up":
@@ -95,10 +99,19 @@ def _action(
         )
     if operation in STOPS:
         profile, how = active_or_default(topology, e.label, served.get(e.label))
-        then = "goes down" if operation == "down" else "is removed (stop, do not remove)"
-        why = f"stop the {how} profile before its router {then}"
+        why = _stop_reason(operation, how, planned)
         return ModelAction(host=host, profile=profile, action="stop", reason=why, endpoint=endpoint)
     return None
+
+
+def _stop_reason(operation: str, how: str, planned: bool) -> str:
+    """Why stop the profile: before the router goes (a plan), or because it went (a run,
+    whose router is already down: "before" would ask for what can no longer be done)."""
+    if planned:
+        then = "goes down" if operation == "down" else "is removed (stop, do not remove)"
+        return f"stop the {how} profile before its router {then}"
+    done = "is down" if operation == "down" else "is removed"
+    return f"its router {done}: stop the {how} profile too (do not remove it)"
 
 
 def _siblings(topology: Topology, e: ModelEndpoint) -> list[ModelEndpoint]:

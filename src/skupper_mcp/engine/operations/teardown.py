@@ -91,6 +91,6 @@ async def run(
         "teardown",
         "all",
         results,
-        actions_for.model_actions("teardown", topo, results, served),
+        actions_for.model_actions("teardown", topo, results, served, planned=plan),
         plan,
     )

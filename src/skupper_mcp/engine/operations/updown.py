@@ -420,7 +420,7 @@ async def down(
         "down",
         target_query,
         results,
-        actions_for.model_actions("down", topology, results, served),
+        actions_for.model_actions("down", topology, results, served, planned=plan),
         plan,
     )
     stopping = {r.host for r in refs if r.role == "provider"}
