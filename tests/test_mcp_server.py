@@ -142,9 +142,11 @@ async def test_teardown_without_consent_asks_for_confirm_true(refusing: Path, mo
 async def test_setup_check_returns_a_check_result(refusing_topology: Path) -> None:
     # a topology whose only provider refuses at once: the precheck answers quickly
     lines: list[str] = []
+    counts: list[tuple[float, float | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         lines.append(message or "")
+        counts.append((progress, total))
 
     async with served(refusing_topology, "legacy") as client:
         result = await client.call_tool("setup", {"check": True}, progress_callback=on_progress)
@@ -155,6 +157,11 @@ async def test_setup_check_returns_a_check_result(refusing_topology: Path) -> No
     alpha_ssh = next(c for c in checked.checks if (c.site, c.name) == ("alpha", "ssh"))
     assert alpha_ssh.status == "fail" and alpha_ssh.hint
     assert any(line.startswith("alpha:") for line in lines)
+    # one notification a site, in the result's order, each counted of every site: the first
+    # is 1 of N, not 1 of 1 (which a client draws as done)
+    sites = list(dict.fromkeys(c.site for c in checked.checks))
+    assert [line.split(":")[0] for line in lines] == sites, lines
+    assert counts == [(n, len(sites)) for n in range(1, len(sites) + 1)], counts
 
 
 async def test_read_only_lists_only_read_only_tools(example_path: Path, mode: str) -> None:

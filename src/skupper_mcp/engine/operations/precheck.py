@@ -38,7 +38,7 @@ from skupper_mcp.results import Check, CheckResult
 from skupper_mcp.sites.kube import ClusterSite, credential_plugin, site_kubeconfigs
 from skupper_mcp.topology import KubeSite, SSHTarget, Topology
 from skupper_mcp.topology.diagram import topology_diagram
-from skupper_mcp.vocabulary import Progress, plural
+from skupper_mcp.vocabulary import CountedProgress, Progress, plural
 
 log = logging.getLogger(__name__)
 
@@ -721,6 +721,8 @@ async def run_precheck(
     for check in evaluate_sans(topology):
         sans.setdefault(check.site, []).append(check)
     done = {host: asyncio.Event() for host in order}
+    if isinstance(progress, CountedProgress):
+        progress.expect(len(order))  # one line a site: "1/3", not "1/1" as if all were done
 
     async def site(index: int, host: str) -> list[Check]:
         groups = await asyncio.gather(*(guarded(host, work) for work in works[host]))
