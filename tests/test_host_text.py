@@ -345,7 +345,7 @@ async def test_a_surrogate_in_a_cluster_sites_message_replaces_only_that_text(
     assert set(by_host) == {s.host for s in all_sites(parse_topology(TOPOLOGY))}
     assert by_host["crc"].detail == "Pending: bad byte \ufffd in the message"
     assert by_host["crc"].router == "skupper-router-7c5d9d6f4b-qg2lp Running"
-    assert all("unreachable" in (by_host[h].detail or "") for h in ("local", "alpha", "beta"))
+    assert all("unreachable" in by_host[h].state_reason for h in ("local", "alpha", "beta"))
     parsed = json.loads(document.contents[0].text)  # type: ignore[union-attr]
     assert parsed["sites"][-1]["detail"] == "Pending: bad byte \ufffd in the message"
     assert "bad byte \ufffd in the message" in markdown.contents[0].text  # type: ignore[union-attr]

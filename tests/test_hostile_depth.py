@@ -123,7 +123,7 @@ async def test_nested_answers_are_each_hosts_own_result_through_the_mcp_client(
     assert not status.is_error, status.content
     sites = _by_host(StatusResult.model_validate(status.structured_content).model_dump()["sites"])
     assert set(sites) == {"local", "alpha", "beta", "crc"}
-    assert "nests 1000 levels deep" in str(sites["crc"]["detail"]), sites["crc"]
+    assert "nests 1000 levels deep" in str(sites["crc"]["state_reason"]), sites["crc"]
     assert not models.is_error, models.content
     catalog = ModelsResult.model_validate(models.structured_content).model_dump()
     rows = {str(r["host"]): r for r in catalog["rows"]}
@@ -150,7 +150,7 @@ async def test_nested_answers_are_each_hosts_own_result_on_the_cli(
     assert code in (0, 3), status.err
     sites = _by_host(json.loads(status.out)["sites"])
     assert set(sites) == {"local", "alpha", "beta", "crc"}
-    assert "nests 1000 levels deep" in str(sites["crc"]["detail"])
+    assert "nests 1000 levels deep" in str(sites["crc"]["state_reason"])
     rows = {r["host"]: r for r in json.loads(models.out)["rows"]}
     assert rows["beta"]["model_ids"] == BETA_IDS[:100]
     assert rows["beta"]["model_ids_cut"] == 39_901
