@@ -66,7 +66,7 @@ async def test_a_silent_provider_is_skipped_in_bounded_time_then_comes_back(
     status_result = StatusResult.model_validate(status)
     row = next(s for s in status_result.sites if s.host == "rhtevan-work")
     assert status_seconds <= 20, status_seconds  # the subject, as up's above
-    assert not row.reachable and "unreachable" in (row.detail or ""), row
+    assert not row.reachable and "unreachable" in row.state_reason, row
     assert "unreachable: rhtevan-work" in status_result.summary
 
     back = OperationResult.model_validate(after)

@@ -50,7 +50,9 @@ def test_a_key_the_host_does_not_authorize_is_refused_not_unreachable(
     stranger.chmod(0o600)
     row = _rows(_with(small_world, tmp_path / "stranger.env", "SSH_IDENTITY", stranger))[PROVIDER]
     assert row["reachable"] is False
-    assert row["detail"].startswith(f"{PROVIDER} refused our credentials: authentication failed")
+    assert row["state_reason"].startswith(
+        f"{PROVIDER} refused our credentials: authentication failed"
+    )
 
 
 def test_a_closed_ssh_port_is_unreachable(small_world: World, tmp_path: Path) -> None:
@@ -59,7 +61,7 @@ def test_a_closed_ssh_port_is_unreachable(small_world: World, tmp_path: Path) ->
     rows = _rows(_with(small_world, tmp_path / "closed.env", variable, port))
     assert rows[PROVIDER]["reachable"] is False
     assert rows[PROVIDER]["state"] == "unreachable"
-    assert rows[PROVIDER]["detail"].startswith(f"{PROVIDER} unreachable: connection refused")
+    assert rows[PROVIDER]["state_reason"].startswith(f"{PROVIDER} unreachable: connection refused")
     assert rows["local"]["reachable"] is True  # the others are read as ever
 
 
