@@ -5,13 +5,17 @@ loopback port nothing listens on; the local site runs fake tools."""
 
 from __future__ import annotations
 
+import errno
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import asyncssh
 import pytest
 
+from skupper_mcp.engine.unreached import unreached_advice
+from skupper_mcp.errors import Unreached, unreached_of
 from sshkit import free_port
 from topology_samples import ssh_topology
 
@@ -106,3 +110,25 @@ def test_status_says_why_a_site_is_unreachable_once(
     table, _ = cli(topology, capsys, "status")
     sites = table.split("\n\n")[0]  # the first table: one row a site
     assert sites.count("connection refused") == 1, sites
+
+
+@pytest.mark.parametrize(
+    ("error", "unreached"),
+    [
+        (socket.gaierror(socket.EAI_NONAME, "Name or service not known"), Unreached.NAME),
+        (socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"), Unreached.NAME),
+        (ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused"), Unreached.CLOSED),
+        (OSError(errno.EHOSTUNREACH, "No route to host"), Unreached.NO_ROUTE),
+        (OSError(errno.ENETUNREACH, "Network is unreachable"), Unreached.NO_ROUTE),
+        (TimeoutError(), Unreached.SILENT),
+        (ConnectionResetError(errno.ECONNRESET, "reset"), None),  # reached, then lost
+    ],
+)
+def test_each_socket_error_of_a_dial_has_one_reason_and_its_own_fix(
+    error: OSError, unreached: Unreached | None
+) -> None:
+    assert unreached_of(error) is unreached
+    if unreached is not None:
+        advice = unreached_advice(unreached, "tower", "TOWER")
+        others = [unreached_advice(u, "tower", "TOWER").fix for u in Unreached if u != unreached]
+        assert advice.fix not in others and "tower" in advice.cause
