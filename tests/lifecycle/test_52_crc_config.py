@@ -35,7 +35,7 @@ async def check_skipped_and_diagnosed(engine: Engine, *words: str) -> None:
     status = await engine.status()
     crc = next(s for s in status.sites if s.host == "crc")
     assert crc.reachable is False
-    assert all(w in (crc.detail or "") for w in words)
+    assert all(w in crc.state_reason for w in words)
     found = [f for f in (await engine.diagnose()).findings if f.host == "crc"]
     assert found, "the cluster's problem is a finding"
     for f in found:

@@ -71,4 +71,5 @@ def test_an_identity_file_that_is_not_there_is_the_topologys_mistake(
     missing = tmp_path / "no-such-key"
     row = _rows(_with(small_world, tmp_path / "missing.env", "SSH_IDENTITY", missing))[PROVIDER]
     assert row["reachable"] is False
-    assert "cannot be used as configured" in row["detail"] and "SSH_IDENTITY" in row["detail"]
+    why = row["state_reason"]
+    assert "cannot be used as configured" in why and "SSH_IDENTITY" in why
