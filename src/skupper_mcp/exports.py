@@ -307,7 +307,7 @@ def litellm_config(
                 "api_base": row.local_base_url,
                 "api_key": f"os.environ/{row.api_key_env}" if row.api_key_env else NO_KEY,
             },
-            "model_info": {"id": f"skupper-{_slug(row.host)}-{model_id}"},
+            "model_info": _litellm_info(row, model_id),
         }
         (live if entry.live else commented).append(deployment)
     shared_ids = sorted(i for i, hosts in hosts_of.items() if len(hosts) > 1)
@@ -328,6 +328,19 @@ def litellm_config(
         "model_list": live,
     }
     return config, commented
+
+
+#: LiteLLM's ``model_info.mode`` of a kind other than chat (its default): what its health
+#: check and router call the deployment with (https://docs.litellm.ai/docs/proxy/health:
+#: ``mode: embedding``, ``mode: completion``).
+LITELLM_MODES = {"embeddings": "embedding", "completions": "completion"}
+
+
+def _litellm_info(row: ModelRow, model_id: str) -> dict[str, str]:
+    info = {"id": f"skupper-{_slug(row.host)}-{model_id}"}
+    if row.kind in LITELLM_MODES:
+        info["mode"] = LITELLM_MODES[row.kind]
+    return info
 
 
 def render_litellm(entries: list[Entry], ctx: ExportContext, left_out: list[LeftOut]) -> str:
@@ -382,6 +395,12 @@ def render_opencode(entries: list[Entry], ctx: ExportContext, left_out: list[Lef
 # -- Continue --------------------------------------------------------------------------------
 
 
+#: Continue's ``roles`` of a kind other than chat (its default roles are chat, edit, apply,
+#: summarize): https://docs.continue.dev/customize/model-roles/00-intro (``embed``: vector
+#: search for @Codebase and @Docs; ``autocomplete``: completions in the editor).
+CONTINUE_ROLES = {"embeddings": ("embed",), "completions": ("autocomplete",)}
+
+
 def continue_models(entries: list[Entry]) -> list[tuple[bool, dict[str, Any]]]:
     """Continue ``config.yaml`` (schema v1) ``models`` entries, each with whether it is
     live: ``provider: openai``, ``model`` the id, ``apiBase`` the local URL and ``apiKey``
@@ -404,6 +423,8 @@ def continue_models(entries: list[Entry]) -> list[tuple[bool, dict[str, Any]]]:
             }
             if row.api_key_env:
                 model["apiKey"] = f"${{{{ secrets.{row.api_key_env} }}}}"
+            if row.kind in CONTINUE_ROLES:
+                model["roles"] = list(CONTINUE_ROLES[row.kind])
             models.append((entry.live, model))
     return models
 

@@ -10,12 +10,13 @@ import difflib
 import re
 from functools import partial
 from pathlib import Path
+from typing import get_args
 
 from pydantic import ValidationError
 
 from skupper_mcp.connectors.base import DEFAULT_CONNECT_TIMEOUT, SSHTarget
 from skupper_mcp.errors import ConfigError, ConfigErrors
-from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST
+from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST, MODEL_KINDS, ModelKind
 
 from .envfile import DNS_LABEL, LABEL_RULE, SAFE_PATH, Reader, excerpt, parse_assignments
 from .model import (
@@ -46,6 +47,7 @@ DEFAULT_MODEL_CONTAINER = "hosted-model"
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}", re.ASCII)
 _CONTEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,252}", re.ASCII)
 _VERSION = re.compile(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,4}))?", re.ASCII)
+_KIND = re.compile("|".join(MODEL_KINDS))
 _NUMBER = re.compile(r"[0-9]{1,4}(\.[0-9]{1,3})?", re.ASCII)
 
 # Variables that belong to no host.
@@ -85,6 +87,7 @@ ENDPOINT_SUFFIXES = (
     "DEFAULT_PROFILE",
     "MODEL_CONTAINER",
     "MODEL_API_KEY_FILE",
+    "MODEL_KIND",
 )
 _LOCAL_SUFFIXES = (
     "SITE_NAME",
@@ -369,6 +372,8 @@ def _one_endpoint(
     container_default = DEFAULT_MODEL_CONTAINER + (f"-{name}" if name else "")
     model_container = _model_container(reader, f"{ep}_MODEL_CONTAINER", container_default)
     key_file = reader.attempt(lambda: _key_file(reader, f"{ep}_MODEL_API_KEY_FILE"), None)
+    kind_text = reader.text(f"{ep}_MODEL_KIND", "", _KIND, "one of " + ", ".join(MODEL_KINDS))
+    kind = next((k for k in get_args(ModelKind) if k == kind_text), None)
     if len(reader.problems) > before:
         return None
     assert model_port and profiles
@@ -385,6 +390,7 @@ def _one_endpoint(
         default_profile=default_profile,
         model_container=model_container,
         model_api_key_file=key_file,
+        kind=kind,
     )
 
 
