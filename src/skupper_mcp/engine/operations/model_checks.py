@@ -283,8 +283,9 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
     host = sites.provider(target.host)
     p = sites.topology.model_endpoint(target.endpoint) if target.endpoint else host.endpoints[0]
     if p is None or (host.multi_endpoint and target.endpoint is None):
-        labels = ", ".join(e.label for e in host.endpoints)
-        raise ConfigError(f"{host.name} serves several model endpoints: test_model one of {labels}")
+        from .resolve import several_endpoints
+
+        raise several_endpoints(host, "test_model")
     profile = target.profile
     route, remote = await asyncio.gather(_route(sites.topology, p, profile), _remote(sites, p))
     checks = [*route, *remote]
