@@ -216,19 +216,24 @@ def render_env(entries: list[Entry], ctx: ExportContext, left_out: list[LeftOut]
     https://docs.litellm.ai/docs/providers/openai_compatible) and ``OPENAI_API_KEY``.
 
     One process takes one base URL, so each model is a block of its own: the first serving
-    one is live (``source`` the file, or ``eval "$(...)"``), the others are commented out,
-    to be swapped in. The key is read when the file is sourced from the key file the
-    topology names (``$(cat -- 'FILE')``: a client needs no second variable); a key whose
-    file the topology does not name is ``${NAME:?...}``, which stops the ``source`` with a
-    message naming the variable when it is unset. A model that needs no key gets ``EMPTY``
+    chat model (else the first serving one) is live (``source`` the file, or
+    ``eval "$(...)"``), the others are commented out, to be swapped in. The key is read
+    when the file is sourced from the key file the topology names (``$(cat -- 'FILE')``:
+    a client needs no second variable); a key whose file the topology does not name is
+    ``${NAME:?...}``, which stops the ``source`` with a message naming the variable when it
+    is unset. A model that needs no key gets ``EMPTY``
     (never the user's own ``OPENAI_API_KEY``, which would go to the model server)."""
     lines = [
         "# skupper-mcp models --export env: the OpenAI-compatible base URL of each model on",
-        "# this machine. A process takes one base URL: the first serving block is live,",
+        "# this machine. A process takes one base URL: a serving chat model's block is live,",
         "# uncomment another (and comment this one) to call that model instead.",
         *_header_notes(left_out),
     ]
-    live = next((i for i, e in enumerate(entries) if e.live), None)
+    # the live block is a chat model's where one serves: what a client of OPENAI_BASE_URL
+    # calls first is a chat completion, which an embeddings server refuses
+    serving = [i for i, e in enumerate(entries) if e.live]
+    live = next((i for i in serving if entries[i].row.kind == "chat"), None)
+    live = serving[0] if live is None and serving else live
     if live is None:
         lines.append("# no model is serving: no block is live")
     for index, entry in enumerate(entries):
@@ -237,7 +242,8 @@ def render_env(entries: list[Entry], ctx: ExportContext, left_out: list[LeftOut]
         url = shlex.quote(row.local_base_url)
         lines += [
             "",
-            f"# {_comment(', '.join(entry.ids))}: {_served_by(row)}, {row.state}",
+            f"# {_comment(', '.join(entry.ids))}: {_served_by(row)}, {row.state}"
+            + ("" if row.kind == "chat" else f", {row.kind}"),
             f"{prefix}export OPENAI_BASE_URL={url}",
             f"{prefix}export OPENAI_API_BASE={url}",
             f"{prefix}export OPENAI_API_KEY={_env_key(row, ctx)}",

@@ -174,3 +174,14 @@ def test_the_exports_name_the_kind_where_the_tool_has_one() -> None:
     continue_ = yaml.safe_load(render_export(rows, "continue"))
     roles = {m["model"]: m.get("roles") for m in continue_["models"]}
     assert roles == {"org/alpha-big": None, EMBED_ID: ["embed"], "org/beta-code": ["autocomplete"]}
+
+
+def test_the_env_exports_live_block_is_a_chat_model() -> None:
+    rows = [
+        _row("alpha-embed", 9001, [EMBED_ID], kind="embeddings"),
+        _row("alpha-chat", 9000, ["org/alpha-big"]),
+    ]
+    lines = render_export(rows, "env").splitlines()
+    assert "export OPENAI_BASE_URL=http://127.0.0.1:9000/v1" in lines
+    assert "# export OPENAI_BASE_URL=http://127.0.0.1:9001/v1" in lines
+    assert any(line.endswith("serving, embeddings") for line in lines), lines
