@@ -170,3 +170,53 @@ def test_the_agent_is_told_the_endpoints_it_may_name() -> None:
     assert "model endpoints (alpha/chat, alpha/embed" in instructions(names)
     single = Names.of(parse_topology(SMALL_TOPOLOGY))
     assert single.endpoints == () and "several model endpoints" not in instructions(single)
+
+
+def test_mistakes_of_every_kind_are_named_in_one_error_not_in_rounds() -> None:
+    """A host with a bad value of its own does not hide the clashes across hosts: names,
+    values, ports, keys, profiles and pools are all checked in the one run, each mistake
+    with its line, its variable and what to do (before, the port and key clashes came out
+    only once every host parsed: a second and a third run)."""
+    text = (
+        TWO_ENDPOINTS_TOPOLOGY.replace(
+            "ALPHA_EMBED_MODEL_PORT=9001", "ALPHA_EMBED_MODEL_PORT=9000"
+        ).replace("BETA_INTER_ROUTER_PORT=55671", "BETA_INTER_ROUTER_PORT=5567x")
+        + "ALPHA_EMBED_MODLE_HOST=127.0.0.1\n"
+        + "ALPHA_EMBED_LOCAL_PORT=45671\n"
+        + "BETA_ROUTING_KEY=model-api-alpha-chat\n"
+        + 'POOLS="granite"\nPOOL_GRANITE_PROVIDERS="alpha beta"\nPOOL_GRANITE_LOCAL_PORT=10000\n'
+        + "ALPHA_RERANK_MODEL_PORT=9005\n"
+        + "ALPHA_EMBD_PROFILES=x=y\n"
+        + 'BETA_PROFILES="b-fast=org/beta-fast a-embed=org/x"\n'
+    ).replace('BETA_PROFILES="b-fast=org/beta-fast"\n', "")
+    with pytest.raises(ConfigErrors) as caught:
+        parse_topology(text, "/etc/topo.env")
+    error = caught.value
+    found = [(p.variable, p.line, str(p)) for p in error.problems]
+    expected = {
+        "ALPHA_EMBED_MODEL_PORT": "already the model port of alpha/chat",
+        "BETA_INTER_ROUTER_PORT": "expected 1-65535",
+        "ALPHA_EMBED_MODLE_HOST": "did you mean ALPHA_EMBED_MODEL_HOST?",
+        "ALPHA_EMBED_LOCAL_PORT": "router port (LOCAL_EDGE_PORT",
+        "BETA_ROUTING_KEY": "already used by alpha/chat",
+        "POOL_GRANITE_LOCAL_PORT": "already used by beta",
+        "ALPHA_RERANK_MODEL_PORT": "'rerank' is not one of ALPHA_ENDPOINTS (chat embed)",
+        "ALPHA_EMBD_PROFILES": "did you mean ALPHA_EMBED_PROFILES?",
+        "BETA_PROFILES": "also a profile of alpha/embed",
+    }
+    for variable, words in expected.items():
+        said = [(line, message) for v, line, message in found if v == variable]
+        assert said, (variable, found)
+        line, message = said[0]
+        assert line == _line_of(text, variable), (variable, found)
+        assert words in message and "/etc/topo.env" in message, (variable, message)
+    assert len(found) == len(expected), found
+    # the one error's text names every one, in the file's order
+    text_of_all = str(error)
+    assert all(variable in text_of_all for variable in expected)
+
+
+def test_an_endpoint_variable_of_a_single_port_host_says_how_to_declare_endpoints() -> None:
+    [(variable, _, said)] = _problems(SMALL_TOPOLOGY + "ALPHA_EMBED_MODEL_PORT=9001\n")
+    assert variable == "ALPHA_EMBED_MODEL_PORT"
+    assert 'ALPHA_ENDPOINTS="chat embed"' in said and "set by ALPHA_MODEL_PORT" in said

@@ -216,19 +216,24 @@ def render_env(entries: list[Entry], ctx: ExportContext, left_out: list[LeftOut]
     https://docs.litellm.ai/docs/providers/openai_compatible) and ``OPENAI_API_KEY``.
 
     One process takes one base URL, so each model is a block of its own: the first serving
-    one is live (``source`` the file, or ``eval "$(...)"``), the others are commented out,
-    to be swapped in. The key is read when the file is sourced from the key file the
-    topology names (``$(cat -- 'FILE')``: a client needs no second variable); a key whose
-    file the topology does not name is ``${NAME:?...}``, which stops the ``source`` with a
-    message naming the variable when it is unset. A model that needs no key gets ``EMPTY``
+    chat model (else the first serving one) is live (``source`` the file, or
+    ``eval "$(...)"``), the others are commented out, to be swapped in. The key is read
+    when the file is sourced from the key file the topology names (``$(cat -- 'FILE')``:
+    a client needs no second variable); a key whose file the topology does not name is
+    ``${NAME:?...}``, which stops the ``source`` with a message naming the variable when it
+    is unset. A model that needs no key gets ``EMPTY``
     (never the user's own ``OPENAI_API_KEY``, which would go to the model server)."""
     lines = [
         "# skupper-mcp models --export env: the OpenAI-compatible base URL of each model on",
-        "# this machine. A process takes one base URL: the first serving block is live,",
+        "# this machine. A process takes one base URL: a serving chat model's block is live,",
         "# uncomment another (and comment this one) to call that model instead.",
         *_header_notes(left_out),
     ]
-    live = next((i for i, e in enumerate(entries) if e.live), None)
+    # the live block is a chat model's where one serves: what a client of OPENAI_BASE_URL
+    # calls first is a chat completion, which an embeddings server refuses
+    serving = [i for i, e in enumerate(entries) if e.live]
+    live = next((i for i in serving if entries[i].row.kind == "chat"), None)
+    live = serving[0] if live is None and serving else live
     if live is None:
         lines.append("# no model is serving: no block is live")
     for index, entry in enumerate(entries):
@@ -237,7 +242,8 @@ def render_env(entries: list[Entry], ctx: ExportContext, left_out: list[LeftOut]
         url = shlex.quote(row.local_base_url)
         lines += [
             "",
-            f"# {_comment(', '.join(entry.ids))}: {_served_by(row)}, {row.state}",
+            f"# {_comment(', '.join(entry.ids))}: {_served_by(row)}, {row.state}"
+            + ("" if row.kind == "chat" else f", {row.kind}"),
             f"{prefix}export OPENAI_BASE_URL={url}",
             f"{prefix}export OPENAI_API_BASE={url}",
             f"{prefix}export OPENAI_API_KEY={_env_key(row, ctx)}",
@@ -307,7 +313,7 @@ def litellm_config(
                 "api_base": row.local_base_url,
                 "api_key": f"os.environ/{row.api_key_env}" if row.api_key_env else NO_KEY,
             },
-            "model_info": {"id": f"skupper-{_slug(row.host)}-{model_id}"},
+            "model_info": _litellm_info(row, model_id),
         }
         (live if entry.live else commented).append(deployment)
     shared_ids = sorted(i for i, hosts in hosts_of.items() if len(hosts) > 1)
@@ -328,6 +334,19 @@ def litellm_config(
         "model_list": live,
     }
     return config, commented
+
+
+#: LiteLLM's ``model_info.mode`` of a kind other than chat (its default): what its health
+#: check and router call the deployment with (https://docs.litellm.ai/docs/proxy/health:
+#: ``mode: embedding``, ``mode: completion``).
+LITELLM_MODES = {"embeddings": "embedding", "completions": "completion"}
+
+
+def _litellm_info(row: ModelRow, model_id: str) -> dict[str, str]:
+    info = {"id": f"skupper-{_slug(row.host)}-{model_id}"}
+    if row.kind in LITELLM_MODES:
+        info["mode"] = LITELLM_MODES[row.kind]
+    return info
 
 
 def render_litellm(entries: list[Entry], ctx: ExportContext, left_out: list[LeftOut]) -> str:
@@ -382,6 +401,12 @@ def render_opencode(entries: list[Entry], ctx: ExportContext, left_out: list[Lef
 # -- Continue --------------------------------------------------------------------------------
 
 
+#: Continue's ``roles`` of a kind other than chat (its default roles are chat, edit, apply,
+#: summarize): https://docs.continue.dev/customize/model-roles/00-intro (``embed``: vector
+#: search for @Codebase and @Docs; ``autocomplete``: completions in the editor).
+CONTINUE_ROLES = {"embeddings": ("embed",), "completions": ("autocomplete",)}
+
+
 def continue_models(entries: list[Entry]) -> list[tuple[bool, dict[str, Any]]]:
     """Continue ``config.yaml`` (schema v1) ``models`` entries, each with whether it is
     live: ``provider: openai``, ``model`` the id, ``apiBase`` the local URL and ``apiKey``
@@ -404,6 +429,8 @@ def continue_models(entries: list[Entry]) -> list[tuple[bool, dict[str, Any]]]:
             }
             if row.api_key_env:
                 model["apiKey"] = f"${{{{ secrets.{row.api_key_env} }}}}"
+            if row.kind in CONTINUE_ROLES:
+                model["roles"] = list(CONTINUE_ROLES[row.kind])
             models.append((entry.live, model))
     return models
 

@@ -121,8 +121,18 @@ class Names:
         return either([*self._provider_parts(), *consumers])
 
     def target(self) -> str:
-        """What up, down and diagnose take."""
-        return f"all (the default), {self.any_site()}"
+        """What up, down and diagnose take: a host's model endpoint names its host (one site
+        serves all its endpoints), and up's model action that endpoint's profile."""
+        endpoints = (
+            [
+                f"one of a host's model endpoints ({listing(self.endpoints)}: its whole host, "
+                "with that endpoint's hosted-model-ctl action)"
+            ]
+            if self.endpoints
+            else []
+        )
+        consumers = [self.local, *([self.kubernetes] if self.kubernetes else [])]
+        return "all (the default), " + either([*self._provider_parts(), *endpoints, *consumers])
 
 
 #: The names said when no topology could be loaded: neutral, each after "e.g.".

@@ -540,7 +540,7 @@ def model_rows(result: ModelsResult) -> list[list[Cell]]:
     """One row per model row of the catalog, as both the CLI and the resource show it."""
     return [
         [
-            quoted_ids(r.model_ids, r.model_ids_cut) or None,
+            _model_cell(r),
             r.host,
             r.profile,
             r.state,
@@ -553,6 +553,14 @@ def model_rows(result: ModelsResult) -> list[list[Cell]]:
         ]
         for r in result.rows
     ]
+
+
+def _model_cell(row: ModelRow) -> str | None:
+    """The row's quoted ids, with its kind after them where it is not chat (the default)."""
+    ids = quoted_ids(row.model_ids, row.model_ids_cut) or None
+    if row.kind == "chat":
+        return ids
+    return f"{ids} ({row.kind})" if ids else f"({row.kind})"
 
 
 def load_words(reading: ModelReading) -> str | None:

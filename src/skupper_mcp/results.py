@@ -12,7 +12,7 @@ from typing import Any, Literal, Self
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from skupper_mcp.safe_text import safe_text
-from skupper_mcp.vocabulary import Platform, Role
+from skupper_mcp.vocabulary import KindFrom, ModelKind, Platform, Role
 
 Outcome = Literal["up", "down", "removed", "skipped", "failed"]
 ActionName = Literal["setup", "start", "stop", "status"]
@@ -719,6 +719,17 @@ class ModelRow(Result):
         "name); null when the cluster has no listener for it",
     )
     routing_key: str = Field(description="Skupper routing key of the listener and connector")
+    kind: ModelKind = Field(
+        default="chat",
+        description="What it serves: chat (chat completions), embeddings (POST "
+        "/v1/embeddings) or completions (POST /v1/completions); kind_from says how it is known",
+    )
+    kind_from: KindFrom = Field(
+        default="default",
+        description="topology: <PREFIX>_MODEL_KIND declares it; model id: its id names an "
+        "embeddings model; default: nothing says otherwise, chat assumed (test_model asks the "
+        "server)",
+    )
     state: ModelState = Field(
         description="serving: the route is up and /v1/models, read through the local "
         "listener, lists a model. route-up-no-model: the route is up but the model server "

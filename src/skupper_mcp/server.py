@@ -69,8 +69,9 @@ def instructions(names: Names, *, read_only: bool = False) -> str:
     cluster = " and to a Kubernetes cluster" if names.kube_site or not names.known else ""
     endpoints = (
         f", one of a host's several model endpoints ({listing(names.endpoints)}: each its own "
-        "model row, test_model target and hosted-model-ctl profile; up and down act on its "
-        "whole host)"
+        "model row (with its kind: chat, embeddings or completions), test_model target and "
+        "hosted-model-ctl profile; the bare host name is none of them; up and down act on "
+        "its whole host)"
         if names.endpoints
         else ""
     )

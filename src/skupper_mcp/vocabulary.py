@@ -22,6 +22,14 @@ KUBE_HOST = "crc"
 Progress = Callable[[str], Awaitable[None]]
 """Receives one line per step as an operation runs (CLI: stderr; MCP: progress)."""
 
+ModelKind = Literal["chat", "embeddings", "completions"]
+"""What a model endpoint serves: chat completions, embeddings (a pooling model: vLLM
+``--runner pooling``, llama.cpp ``--embeddings``) or plain text completions."""
+MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
+KindFrom = Literal["topology", "model id", "default"]
+"""Where a model endpoint's kind was learnt: declared in the topology, read in its model
+id, or assumed (chat); test_model asks the server itself and says so in its check."""
+
 ExportFormat = Literal["env", "litellm", "opencode", "continue", "goose"]
 """The client configurations ``models --export`` writes (``exports``: one renderer each)."""
 EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)

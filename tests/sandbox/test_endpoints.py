@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 from mcp import Client
 
 import product
@@ -99,17 +100,27 @@ def test_models_has_a_row_per_endpoint_that_answers_at_its_url(world: World) -> 
     assert rows[CHAT]["model_ids"] == [world.hosts["rhel-ai"].default_model_id]
     assert rows[EMBED]["listener_port"] != rows[CHAT]["listener_port"]
     assert rows[EMBED]["cluster_base_url"].startswith("http://model-listener-rhel-ai-embed.")
+    # what each serves: the embeddings server's id names an embeddings model
+    assert (rows[EMBED]["kind"], rows[EMBED]["kind_from"]) == ("embeddings", "model id")
+    assert (rows[CHAT]["kind"], rows[CHAT]["kind_from"]) == ("chat", "default")
     for row in rows.values():
         answer = httpx.get(f"{row['local_base_url']}/models", timeout=10)
         assert [m["id"] for m in answer.json()["data"]] == row["model_ids"]
 
 
 def test_test_model_takes_host_slash_endpoint(world: World) -> None:
-    result = cli_json(world.topology, "test-model", EMBED)
+    result = cli_json(world.topology, "test-model", EMBED, codes=(0, 1))
     assert (result["passed"], result["total"]) == (6, 6), result["checks"]
     assert result["endpoint"] == EMBED and result["profile"] == "rhel-ai-embed"
     container = next(c for c in result["checks"] if c["name"] == "remote container running")
     assert "hosted-model-embed" in container["detail"]
+    # an embeddings server is checked on /v1/embeddings: a vector comes back (its chat
+    # route answers 404, as vLLM's with a pooling model)
+    checks = {c["name"]: c for c in result["checks"]}
+    assert "chat completion" not in checks, checks
+    assert "vector of 768 numbers" in checks["embeddings"]["detail"], checks
+    chat = cli_json(world.topology, "test-model", CHAT)
+    assert chat["passed"] == 6 and any(c["name"] == "chat completion" for c in chat["checks"])
     # the host alone names no one model server
     done = cli(world.topology, "test-model", "rhel-ai")
     assert done.returncode != 0 and EMBED in done.stdout + done.stderr
@@ -127,6 +138,13 @@ def test_every_export_names_both_endpoints_models(world: World, tmp_path: Path) 
         assert chat_id in text and EMBED_MODEL_ID in text, (fmt, text)
     goose = sorted(f.name for f in (tmp_path / "goose").iterdir())
     assert "skupper_rhel_ai_embed.json" in goose, goose
+    # the tools that have a kind are told it: LiteLLM's mode, Continue's role
+    litellm = yaml.safe_load((tmp_path / "litellm").read_text())
+    modes = {d["model_name"]: d["model_info"].get("mode") for d in litellm["model_list"]}
+    assert modes[EMBED_MODEL_ID] == "embedding" and modes[chat_id] is None, modes
+    continue_ = yaml.safe_load((tmp_path / "continue").read_text())
+    roles = {m["model"]: m.get("roles") for m in continue_["models"]}
+    assert roles[EMBED_MODEL_ID] == ["embed"] and roles[chat_id] is None, roles
 
 
 async def test_the_mcp_tools_give_the_same_rows_and_test_the_endpoint(world: World) -> None:

@@ -255,3 +255,66 @@ def test_a_loading_server_and_nothing_listening_are_not_up() -> None:
         server.server_close()
         thread.join(timeout=5)
     assert not asyncio.run(model_server_up("127.0.0.1", server.server_address[1]))
+
+
+@pytest.mark.parametrize(
+    ("engine", "refusal"),
+    [
+        ("vllm", (404, {"detail": "Not Found"})),
+        (
+            "llamacpp",
+            (
+                501,
+                {
+                    "error": {
+                        "message": "This server does not support completions. Start it "
+                        "without `--embeddings`",
+                        "type": "not_supported_error",
+                        "code": 501,
+                    }
+                },
+            ),
+        ),
+    ],
+)
+def test_an_embeddings_server_answers_vectors_and_refuses_chat_as_its_engine_does(
+    tmp_path: Path, engine: str, refusal: tuple[int, dict[str, object]]
+) -> None:
+    """``--kind embeddings`` (``SKMCP_MODEL_KIND``, the ``--embeddings HOST`` server): vLLM
+    with a pooling model has no chat route (FastAPI's 404), llama.cpp's server with
+    ``--embeddings`` answers 501 in its words; ``/v1/embeddings`` answers a vector per input,
+    the same text the same vector."""
+    port = 18231 + (engine == "llamacpp")
+    info = write_host(tmp_path, "provider", ADDRESS, skupper_version="2.1.3")
+    process = start_model_server(
+        info.host_dir, "0.0.0.0", port, "granite-embedding-125m-english", ["--engine", engine],
+        {"SKMCP_MODEL_KIND": "embeddings"},
+    )  # fmt: skip
+    with _listening(process, port, "the embeddings server") as url:
+        chat = httpx.post(f"{url}/v1/chat/completions", json={"messages": []}, timeout=10)
+        assert (chat.status_code, chat.json()) == refusal
+        texts = ["is the network up?", "is the network up?", "another"]
+        answer = httpx.post(f"{url}/v1/embeddings", json={"input": texts}, timeout=10).json()
+        vectors = [d["embedding"] for d in answer["data"]]
+        assert answer["object"] == "list" and [d["index"] for d in answer["data"]] == [0, 1, 2]
+        assert len(vectors[0]) == 768 and vectors[0] == vectors[1] != vectors[2]
+        bad = httpx.post(f"{url}/v1/embeddings", json={"input": 3}, timeout=10)
+        assert bad.status_code == 400
+
+
+def test_a_chat_server_refuses_embeddings_as_its_engine_does(tmp_path: Path) -> None:
+    """A chat server's ``/v1/embeddings``: llama.cpp without ``--embeddings`` answers 501
+    ``Start it with `--embeddings```."""
+    port = 18233
+    info = write_host(tmp_path, "provider", ADDRESS, skupper_version="2.1.3")
+    process = start_model_server(info.host_dir, "0.0.0.0", port, "m", ["--engine", "llamacpp"])
+    with _listening(process, port, "the llama.cpp server") as url:
+        wait_for(
+            lambda: httpx.get(f"{url}/health", timeout=5).status_code == 200,
+            timeout=10,
+            every=0.05,
+            what="llama.cpp to load",
+        )
+        answer = httpx.post(f"{url}/v1/embeddings", json={"input": "x"}, timeout=10)
+        assert answer.status_code == 501
+        assert "Start it with `--embeddings`" in answer.json()["error"]["message"]

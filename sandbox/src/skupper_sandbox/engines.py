@@ -150,6 +150,85 @@ def llamacpp_error(status: int, message: str, kind: str) -> Answer:
 
 
 LOADING = llamacpp_error(503, "Loading model", "unavailable_error")
+
+#: What a model server serves (``SKMCP_MODEL_KIND``; ``--embeddings HOST``'s second server is
+#: an embeddings one): chat completions, or embeddings only (vLLM ``--runner pooling``,
+#: llama.cpp ``--embeddings``).
+CHAT, EMBEDDINGS = "chat", "embeddings"
+KINDS = (CHAT, EMBEDDINGS)
+KIND_VAR = "SKMCP_MODEL_KIND"
+#: The length of an embedding vector (granite-embedding-125m-english's hidden size).
+EMBEDDING_SIZE = 768
+#: FastAPI's answer for a path no route serves: what vLLM answers where it registered no
+#: route (``build_app`` adds the chat and completion routes only for a generating model,
+#: the pooling ones only for a pooling model).
+FASTAPI_NOT_FOUND = Answer.json(404, {"detail": "Not Found"})
+
+
+def off_kind(engine: str, kind: str, method: str, path: str) -> Answer | None:
+    """A request the server's kind does not serve, answered as its engine does (None: the
+    kind serves it, or it is another path). llama.cpp's server answers 501
+    ``not_supported_error`` in its own words; vLLM (and the plain server) has no such route."""
+    if method != "POST":
+        return None
+    if kind == EMBEDDINGS and path in ("/v1/chat/completions", "/v1/completions"):
+        if engine == LLAMACPP:
+            return llamacpp_error(
+                501,
+                "This server does not support completions. Start it without `--embeddings`",
+                "not_supported_error",
+            )
+        return FASTAPI_NOT_FOUND
+    if kind == CHAT and path == "/v1/embeddings":
+        if engine == LLAMACPP:
+            return llamacpp_error(
+                501,
+                "This server does not support embeddings. Start it with `--embeddings`",
+                "not_supported_error",
+            )
+        return FASTAPI_NOT_FOUND
+    return None
+
+
+def embedding(text: str) -> list[float]:
+    """A deterministic unit-free vector for ``text``: the same text, the same vector."""
+    import hashlib
+
+    seed = hashlib.sha256(text.encode()).digest()
+    return [
+        round((seed[i % len(seed)] - 128) / 128 * (1 + i % 7) / 7, 6) for i in range(EMBEDDING_SIZE)
+    ]
+
+
+def embeddings_answer(model_id: str, body: Any) -> Answer:
+    """``POST /v1/embeddings`` of an embeddings server, in the OpenAI shape vLLM answers:
+    ``object: list``, ``data`` one ``embedding`` object per input, ``usage``; a body without
+    ``input`` (a string or a list of strings) is 400."""
+    inputs = body.get("input") if isinstance(body, dict) else None
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    if not isinstance(inputs, list) or not inputs or not all(isinstance(i, str) for i in inputs):
+        message = "'input' must be a string or a list of strings"
+        return Answer.json(
+            400, {"error": {"message": message, "type": "BadRequestError", "code": 400}}
+        )
+    tokens = sum(len(i.split()) for i in inputs)
+    return Answer.json(
+        200,
+        {
+            "id": f"embd-{int(time.time() * 1000):x}",
+            "object": "list",
+            "created": int(time.time()),
+            "model": model_id,
+            "data": [
+                {"index": n, "object": "embedding", "embedding": embedding(text)}
+                for n, text in enumerate(inputs)
+            ],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens, "completion_tokens": 0},
+        },
+    )
+
+
 #: llama.cpp's paths its key check leaves open (``get_public_endpoints``).
 LLAMACPP_PUBLIC = frozenset({"/health", "/v1/health", "/models", "/v1/models", "/"})
 

@@ -153,8 +153,10 @@ class ModelServer:
         health: bool = True,
         engine: str = engines.OPENAI,
         control: str | None = None,
+        kind: str = engines.CHAT,
     ) -> None:
         self.model_id = model_id
+        self.kind = kind
         self.api_key = api_key
         self.health = health
         self.engine = engines.check(engine)
@@ -224,8 +226,13 @@ class ModelServer:
         own = engines.answer(
             self.engine, request.method, path, self.model_id, control, loading=loading
         )
+        off = engines.off_kind(self.engine, self.kind, request.method, path)
         if own is not None:
             await _send(writer, own)
+        elif off is not None:
+            await _send(writer, off)
+        elif path == "/v1/embeddings" and request.method == "POST":
+            await _send(writer, engines.embeddings_answer(self.model_id, _json_body(request)))
         elif self.engine == engines.VLLM and path in ("/sleep", "/wake_up"):
             await self._sleep(path == "/sleep", request, writer)
         elif path == "/health" and self.health:
@@ -275,6 +282,14 @@ class ModelServer:
             await writer.drain()
         writer.write(b"data: [DONE]\n\n")
         await writer.drain()
+
+
+def _json_body(request: Request) -> Any:
+    """The request's JSON body, or None when it is not JSON."""
+    try:
+        return json.loads(request.body)
+    except (ValueError, UnicodeDecodeError):
+        return None
 
 
 async def _read_request(reader: asyncio.StreamReader) -> Request | None:
@@ -412,6 +427,12 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get(engines.ENGINE_VAR) or engines.OPENAI,
         help="answer as this engine does (default $SKMCP_MODEL_ENGINE, else openai)",
     )
+    parser.add_argument(
+        "--kind",
+        choices=engines.KINDS,
+        default=os.environ.get(engines.KIND_VAR) or engines.CHAT,
+        help="serve chat completions or embeddings only (default $SKMCP_MODEL_KIND, else chat)",
+    )
     return parser
 
 
@@ -451,6 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         not args.no_health,
         args.engine,
         env.get(engines.CONTROL_VAR) or None,
+        args.kind,
     )
     try:
         asyncio.run(serve(host, port, model))

@@ -346,12 +346,19 @@ class WorldDaemon:
         ]
         if host.embeddings:
             steps.append(
-                self.start_model(host, EMBED_CONTAINER, host.ports["embed"], EMBED_MODEL_ID)
+                self.start_model(
+                    host, EMBED_CONTAINER, host.ports["embed"], EMBED_MODEL_ID, engines.EMBEDDINGS
+                )
             )
         await asyncio.gather(*steps)
 
     async def start_model(
-        self, host: HostEntry, container: str, port: int, model_id: str | None
+        self,
+        host: HostEntry,
+        container: str,
+        port: int,
+        model_id: str | None,
+        kind: str = engines.CHAT,
     ) -> None:
         host_dir = self.layout.host_dir(host.name)
         env = hostenv.host_env(host_dir)
@@ -373,6 +380,7 @@ class WorldDaemon:
             "-e", f"MODEL_ID={model_id}",
             "-e", f"{engines.ENGINE_VAR}={host.model_engine}",
             "-e", f"{engines.CONTROL_VAR}={engines.control_path(host_dir)}",
+            "-e", f"{engines.KIND_VAR}={kind}",
         ]  # fmt: skip
         if self.info.model_server_command:
             argv += ["-e", f"SKMCP_MODEL_SERVER_COMMAND={self.info.model_server_command}"]

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skupper_mcp.connectors.base import DEFAULT_CONNECT_TIMEOUT, SSHOptions, SSHTarget
 from skupper_mcp.errors import ConfigError
-from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST
+from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST, ModelKind
 
 DEFAULT_MIN_SKUPPER_VERSION = "2.1.0"
 #: Requests waiting at which a model reads ``saturated`` (``MODEL_SATURATED_WAITING``).
@@ -44,6 +44,11 @@ class ModelEndpoint(_Model):
         description="The podman container that serves the model; None when none does"
     )
     model_api_key_file: Path | None = None
+    kind: ModelKind | None = Field(
+        default=None,
+        description="What it serves, as <PREFIX>_MODEL_KIND declares it (chat, embeddings, "
+        "completions); None: recognised from what the server answers",
+    )
 
     @property
     def label(self) -> str:

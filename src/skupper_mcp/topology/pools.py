@@ -56,16 +56,29 @@ def pool_names(reader: Reader) -> list[str]:
 
 
 def parse_pools(
-    reader: Reader, providers: list[ProviderHost], min_version: tuple[int, ...]
+    reader: Reader,
+    providers: list[ProviderHost],
+    min_version: tuple[int, ...],
+    unparsed: set[str],
 ) -> list[ModelPool]:
-    """Every declared pool that is valid; each problem recorded in ``reader.problems``."""
+    """Every declared pool that is valid; each problem recorded in ``reader.problems``.
+    The hosts in ``unparsed`` had mistakes of their own: a member word that may be one of
+    them (or one of their profiles) is passed over, not reported as unknown, so the pools'
+    other mistakes (ports, keys, strategy) are still found in this run."""
     names = pool_names(reader)
-    pools = [reader.attempt(partial(_pool, reader, n, providers, min_version), None) for n in names]
+    pools = [
+        reader.attempt(partial(_pool, reader, n, providers, min_version, unparsed), None)
+        for n in names
+    ]
     return [p for p in pools if p is not None]
 
 
 def _pool(
-    reader: Reader, name: str, providers: list[ProviderHost], min_version: tuple[int, ...]
+    reader: Reader,
+    name: str,
+    providers: list[ProviderHost],
+    min_version: tuple[int, ...],
+    unparsed: set[str],
 ) -> ModelPool | None:
     prefix = pool_prefix(name)
     before = len(reader.problems)
@@ -88,7 +101,7 @@ def _pool(
             )
         )
     no_members: list[PoolMember] = []
-    members = reader.attempt(lambda: _members(reader, prefix, providers), no_members)
+    members = reader.attempt(lambda: _members(reader, prefix, providers, unparsed), no_members)
     _check_one_key(reader, prefix, members, providers)
     no_weights: dict[str, int] = {}
     weights = reader.attempt(lambda: _weights(reader, prefix, strategy, members), no_weights)
@@ -112,7 +125,9 @@ def _pool(
     )
 
 
-def _members(reader: Reader, prefix: str, providers: list[ProviderHost]) -> list[PoolMember]:
+def _members(
+    reader: Reader, prefix: str, providers: list[ProviderHost], unparsed: set[str]
+) -> list[PoolMember]:
     key = prefix + "PROVIDERS"
     words = reader.words(key)
     if len(words) < 2:
@@ -122,6 +137,8 @@ def _members(reader: Reader, prefix: str, providers: list[ProviderHost]) -> list
     members: list[PoolMember] = []
     for word in words:
         member = _member(word, providers)
+        if member is None and unparsed:
+            continue  # perhaps a host with a mistake of its own, or one of its profiles
         if member is None:
             known = ", ".join(p.name for p in providers)
             raise reader.error(key, f"{excerpt(word)} is no provider host or profile: {known}")
@@ -213,15 +230,21 @@ def check_pool_ports(
     for pool in pools:
         key = pool_prefix(pool.name) + "LOCAL_PORT"
         if pool.local_port in taken:
-            raise reader.error(
-                key, f"local port {pool.local_port} is already used by {taken[pool.local_port]}"
+            reader.problems.append(
+                reader.error(
+                    key,
+                    f"local port {pool.local_port} is already used by {taken[pool.local_port]}",
+                )
             )
-        taken[pool.local_port] = f"pool {pool.name}"
-        if pool.kube_port is not None:
-            if pool.kube_port in kube_taken:
-                raise reader.error(
+        taken.setdefault(pool.local_port, f"pool {pool.name}")
+        if pool.kube_port is None:
+            continue
+        if pool.kube_port in kube_taken:
+            reader.problems.append(
+                reader.error(
                     pool_prefix(pool.name) + "CRC_PORT",
                     f"Kubernetes listener port {pool.kube_port} is already used for "
                     f"{kube_taken[pool.kube_port]}",
                 )
-            kube_taken[pool.kube_port] = f"pool {pool.name}"
+            )
+        kube_taken.setdefault(pool.kube_port, f"pool {pool.name}")

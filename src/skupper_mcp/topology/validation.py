@@ -10,12 +10,13 @@ import difflib
 import re
 from functools import partial
 from pathlib import Path
+from typing import get_args
 
 from pydantic import ValidationError
 
 from skupper_mcp.connectors.base import DEFAULT_CONNECT_TIMEOUT, SSHTarget
 from skupper_mcp.errors import ConfigError, ConfigErrors
-from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST
+from skupper_mcp.vocabulary import KUBE_HOST, LOCAL_HOST, MODEL_KINDS, ModelKind
 
 from .envfile import DNS_LABEL, LABEL_RULE, SAFE_PATH, Reader, excerpt, parse_assignments
 from .model import (
@@ -46,6 +47,7 @@ DEFAULT_MODEL_CONTAINER = "hosted-model"
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}", re.ASCII)
 _CONTEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,252}", re.ASCII)
 _VERSION = re.compile(r"([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,4}))?", re.ASCII)
+_KIND = re.compile("|".join(MODEL_KINDS))
 _NUMBER = re.compile(r"[0-9]{1,4}(\.[0-9]{1,3})?", re.ASCII)
 
 # Variables that belong to no host.
@@ -85,6 +87,7 @@ ENDPOINT_SUFFIXES = (
     "DEFAULT_PROFILE",
     "MODEL_CONTAINER",
     "MODEL_API_KEY_FILE",
+    "MODEL_KIND",
 )
 _LOCAL_SUFFIXES = (
     "SITE_NAME",
@@ -126,11 +129,14 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
     base = Path(path).parent
     provider_names: list[str] = reader.attempt(lambda: _provider_names(reader), [])
     _reject_unknown(reader, provider_names)
-    providers = [
-        p
-        for p in (reader.attempt(partial(_provider, reader, n), None) for n in provider_names)
-        if p
-    ]
+    # every endpoint that parsed, even of a host with another mistake, so that the checks
+    # across hosts (ports, keys, profiles) report theirs in this same run, not the next
+    endpoints: list[ModelEndpoint] = []
+    parsed = {
+        n: reader.attempt(partial(_provider, reader, n, endpoints), None) for n in provider_names
+    }
+    providers = [p for p in parsed.values() if p]
+    unparsed = {n for n, p in parsed.items() if p is None}
     if not provider_names and not reader.has("PROVIDER_HOSTS"):
         problems.append(
             ConfigError(
@@ -142,7 +148,7 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
     local = reader.attempt(lambda: _local_site(reader), None)
     kube = None
     if providers:
-        kube = reader.attempt(lambda: _kube_site(reader, providers, base), None)
+        kube = reader.attempt(lambda: _kube_site(reader, providers, base, unparsed), None)
     ssh = reader.attempt(lambda: _ssh_settings(reader, base), None)
     min_version = reader.text(
         "SKUPPER_MIN_VERSION", DEFAULT_MIN_SKUPPER_VERSION, _VERSION, "a version like 2.1.0"
@@ -156,20 +162,15 @@ def parse_topology(text: str, path: Path | str = "topology.env") -> Topology:
             "a whole number of waiting requests, 1 or more",
         )
     )
-    pools: list[ModelPool] = []
-    if len(providers) == len(provider_names):
-        pools = parse_pools(reader, providers, _version_tuple(min_version))
-        for pool in pools:
-            if pool.kube_port is None:
-                continue
-            if kube is None:
-                problems.append(
-                    reader.error(
-                        pool_prefix(pool.name) + "CRC_PORT", "needs the Kubernetes site (CRC_...)"
-                    )
+    pools = parse_pools(reader, providers, _version_tuple(min_version), unparsed)
+    for pool in pools:
+        if pool.kube_port is not None and not any(k.startswith("CRC_") for k in reader.assignments):
+            problems.append(
+                reader.error(
+                    pool_prefix(pool.name) + "CRC_PORT", "needs the Kubernetes site (CRC_...)"
                 )
-    if local is not None and len(providers) == len(provider_names):
-        reader.attempt(lambda: _check_unique(reader, providers, local, kube, pools), None)
+            )
+    _check_unique(reader, provider_names, providers, endpoints, local, kube, pools)
     if problems:
         problems.sort(key=lambda p: (p.line is None, p.line or 0))
         raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
@@ -235,9 +236,10 @@ def _ssh_target(reader: Reader, prefix: str, host_value: str) -> SSHTarget:
     return SSHTarget(host=host, port=port, user=explicit_user or user)
 
 
-def _provider(reader: Reader, name: str) -> ProviderHost | None:
+def _provider(reader: Reader, name: str, parsed: list[ModelEndpoint]) -> ProviderHost | None:
     """One provider host's variables, or None when any of them is wrong. Every variable is
-    read even after one failed, so each of the host's mistakes is a problem of its own."""
+    read even after one failed, so each of the host's mistakes is a problem of its own; each
+    endpoint that parsed is added to ``parsed`` all the same, for the checks across hosts."""
     p = prefix_of(name)
     before = len(reader.problems)
 
@@ -262,7 +264,7 @@ def _provider(reader: Reader, name: str) -> ProviderHost | None:
     sans = _sans(reader, f"{p}_SANS", public_host)
     site_name = reader.label(f"{p}_SITE_NAME", f"hub-{name}")
     namespace = reader.label(f"{p}_NAMESPACE", "default")
-    endpoints = reader.attempt(lambda: _endpoints(reader, name), None)
+    endpoints = reader.attempt(lambda: _endpoints(reader, name, parsed), None)
     tmpfs_workaround = reader.boolean(f"{p}_TMPFS_WORKAROUND", False)
     if len(reader.problems) > before:
         return None
@@ -312,14 +314,17 @@ def endpoint_names(reader: Reader, host: str) -> list[str] | None:
     return [n for n in dict.fromkeys(names) if DNS_LABEL.fullmatch(n)]
 
 
-def _endpoints(reader: Reader, host: str) -> list[ModelEndpoint] | None:
+def _endpoints(
+    reader: Reader, host: str, parsed: list[ModelEndpoint]
+) -> list[ModelEndpoint] | None:
     """A host's model endpoints: one from ``<PREFIX>_MODEL_PORT`` ... (single-port form), or
     one per name of ``<PREFIX>_ENDPOINTS`` from ``<PREFIX>_<ENDPOINT>_MODEL_PORT`` ...
-    Each is read even after another failed; None when any failed."""
+    Each is read even after another failed (and added to ``parsed``); None when any failed."""
     p = prefix_of(host)
     names = endpoint_names(reader, host)
     if names is None:
         single = _one_endpoint(reader, host, None, p, p)
+        parsed.extend([single] if single else [])
         return [single] if single else None
     for suffix in ENDPOINT_SUFFIXES:
         if reader.has(f"{p}_{suffix}") and suffix != "MODEL_HOST":
@@ -333,9 +338,10 @@ def _endpoints(reader: Reader, host: str) -> list[ModelEndpoint] | None:
     found = [
         _one_endpoint(reader, host, n, f"{p}_{prefix_of(n)}", p, i) for i, n in enumerate(names)
     ]
-    parsed = [e for e in found if e is not None]
-    _check_endpoints(reader, parsed)
-    return parsed if len(parsed) == len(found) and names else None
+    good = [e for e in found if e is not None]
+    parsed.extend(good)
+    _check_endpoints(reader, good)
+    return good if len(good) == len(found) and names else None
 
 
 def _one_endpoint(
@@ -366,6 +372,8 @@ def _one_endpoint(
     container_default = DEFAULT_MODEL_CONTAINER + (f"-{name}" if name else "")
     model_container = _model_container(reader, f"{ep}_MODEL_CONTAINER", container_default)
     key_file = reader.attempt(lambda: _key_file(reader, f"{ep}_MODEL_API_KEY_FILE"), None)
+    kind_text = reader.text(f"{ep}_MODEL_KIND", "", _KIND, "one of " + ", ".join(MODEL_KINDS))
+    kind = next((k for k in get_args(ModelKind) if k == kind_text), None)
     if len(reader.problems) > before:
         return None
     assert model_port and profiles
@@ -382,6 +390,7 @@ def _one_endpoint(
         default_profile=default_profile,
         model_container=model_container,
         model_api_key_file=key_file,
+        kind=kind,
     )
 
 
@@ -480,7 +489,11 @@ def _required_label(reader: Reader, key: str, what: str) -> str:
 _KUBE_PORT = re.compile(r"CRC_([A-Z0-9_]+?)(_MODEL)?_PORT", re.ASCII)
 
 
-def _kube_site(reader: Reader, providers: list[ProviderHost], base: Path) -> KubeSite | None:
+def _kube_site(
+    reader: Reader, providers: list[ProviderHost], base: Path, unparsed: set[str]
+) -> KubeSite | None:
+    """The Kubernetes site, or None without CRC_ variables. A host in ``unparsed`` had a
+    mistake of its own: what names it (or a key of it) is not reported again here."""
     keys = [k for k in reader.assignments if k.startswith("CRC_")]
     if not keys:
         return None
@@ -494,22 +507,27 @@ def _kube_site(reader: Reader, providers: list[ProviderHost], base: Path) -> Kub
 
     def add(label: str, key: str) -> None:
         if label in listeners:
-            raise reader.error(key, f"{label} already has a listener from {listener_keys[label]}")
-        listeners[label] = reader.port(key)
+            reader.problems.append(
+                reader.error(key, f"{label} already has a listener from {listener_keys[label]}")
+            )
+            return
+        listeners[label] = reader.attempt(lambda: reader.port(key), 0)
         listener_keys[label] = key
 
     if reader.has("CRC_MODEL_PORT"):
         key = reader.raw("CRC_ROUTING_KEY")
-        if key:
-            owners = [e for e in endpoints if e.routing_key == key]
-            if not owners:
-                keys_known = ", ".join(e.routing_key for e in endpoints)
-                raise reader.error("CRC_ROUTING_KEY", f"{key!r} is no provider's: {keys_known}")
+        owners = [e for e in endpoints if e.routing_key == key] if key else endpoints[:1]
+        if owners:
             add(owners[0].label, "CRC_MODEL_PORT")
-        else:
-            add(endpoints[0].label, "CRC_MODEL_PORT")
+        elif not unparsed:
+            keys_known = ", ".join(e.routing_key for e in endpoints)
+            reader.problems.append(
+                reader.error("CRC_ROUTING_KEY", f"{key!r} is no provider's: {keys_known}")
+            )
     elif reader.raw("CRC_ROUTING_KEY"):
-        raise reader.error("CRC_ROUTING_KEY", "needs CRC_MODEL_PORT, the listener's port")
+        reader.problems.append(
+            reader.error("CRC_ROUTING_KEY", "needs CRC_MODEL_PORT, the listener's port")
+        )
     by_prefix = {e.prefix: e.label for e in endpoints}
     for key in keys:
         match = _KUBE_PORT.fullmatch(key)
@@ -520,17 +538,19 @@ def _kube_site(reader: Reader, providers: list[ProviderHost], base: Path) -> Kub
             add(by_prefix[prefix], key)
     direct = reader.words("CRC_DIRECT_LINKS") or [providers[0].name]
     for name in direct:
-        if name not in by_name:
-            raise reader.error(
-                "CRC_DIRECT_LINKS", f"{name!r} is not a provider host: {', '.join(by_name)}"
+        if name not in by_name and name not in unparsed:
+            reader.problems.append(
+                reader.error(
+                    "CRC_DIRECT_LINKS", f"{name!r} is not a provider host: {', '.join(by_name)}"
+                )
             )
     return KubeSite(
         site_name=site_name,
         namespace=reader.label("CRC_NAMESPACE", "default"),
         kubeconfig=reader.path_value("CRC_KUBECONFIG", base),
         context=reader.text("CRC_CONTEXT", "", _CONTEXT, "a kubeconfig context name") or None,
-        listeners=listeners,
-        direct_links=direct,
+        listeners={label: port for label, port in listeners.items() if port},
+        direct_links=[name for name in direct if name in by_name],
     )
 
 
@@ -611,7 +631,18 @@ def listener_prefixes(reader: Reader, provider_names: list[str]) -> dict[str, st
 
 def _reject_unknown(reader: Reader, provider_names: list[str]) -> None:
     pools = [w for w in reader.words("POOLS") if DNS_LABEL.fullmatch(w)]  # parse_pools checks
-    known = _known_keys({n: _endpoint_names_or_none(reader, n) for n in provider_names}, pools)
+    endpoints = {n: _endpoint_names_or_none(reader, n) for n in provider_names}
+    known = _known_keys(endpoints, pools)
+    # a host with endpoints has no model variables of its own: never suggest one
+    suggested = sorted(
+        known
+        - {
+            f"{prefix_of(n)}_{s}"
+            for n, names in endpoints.items()
+            if names
+            for s in ENDPOINT_SUFFIXES
+        }
+    )
     prefixes = list(listener_prefixes(reader, provider_names))
     for key in reader.assignments:
         if key in known:
@@ -619,82 +650,134 @@ def _reject_unknown(reader: Reader, provider_names: list[str]) -> None:
         kube_port = _KUBE_PORT.fullmatch(key)
         if kube_port and _prefix_by_short_name(prefixes, kube_port.group(1)):
             continue
-        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
-        hint = (
-            f"did you mean {close[0]}?"
-            if close
-            else "`skupper-mcp init PATH` writes a starter topology that names every variable"
-        )
+        hint = _endpoint_hint(key, endpoints)
+        if hint is None:
+            close = difflib.get_close_matches(key, suggested, n=1, cutoff=0.75)
+            hint = (
+                f"did you mean {close[0]}?"
+                if close
+                else "`skupper-mcp init PATH` writes a starter topology that names every variable"
+            )
         if key.endswith("_SSH_HOST"):
             host = key[: -len("_SSH_HOST")].lower().replace("_", "-")
             hint = f"add {host} to PROVIDER_HOSTS to declare it, or {hint}"
         reader.problems.append(reader.error(key, f"unknown variable; {hint}"))
 
 
+def _endpoint_hint(key: str, endpoints: dict[str, list[str] | None]) -> str | None:
+    """What to do with ``<PREFIX>_<NAME>_<SUFFIX>`` that names no declared endpoint: the
+    declared endpoint's variable it is close to, else that ``NAME`` is to be listed in
+    ``<PREFIX>_ENDPOINTS`` (or that the host has one model server, set without a name)."""
+    for host in sorted(endpoints, key=lambda h: -len(h)):
+        p = prefix_of(host)
+        suffix = next(
+            (s for s in ENDPOINT_SUFFIXES if key.startswith(f"{p}_") and key.endswith(f"_{s}")),
+            None,
+        )
+        middle = key[len(p) + 1 : -len(suffix) - 1] if suffix else ""
+        if suffix is None or not middle:
+            continue
+        name = middle.lower().replace("_", "-")
+        names = endpoints[host]
+        if names is None:
+            return (
+                f"{host} has one model server, set by {p}_{suffix}; to give it several, "
+                f'name them in {p}_ENDPOINTS (e.g. {p}_ENDPOINTS="chat {name}")'
+            )
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.7)
+        if close:
+            return f"did you mean {p}_{prefix_of(close[0])}_{suffix}?"
+        return (
+            f"{name!r} is not one of {p}_ENDPOINTS ({' '.join(names) or 'none'}): "
+            f"add it there to make it an endpoint of {host}"
+        )
+    return None
+
+
 def _check_unique(
     reader: Reader,
+    hosts: list[str],
     providers: list[ProviderHost],
-    local: LocalSite,
+    endpoints: list[ModelEndpoint],
+    local: LocalSite | None,
     kube: KubeSite | None,
     pools: list[ModelPool],
 ) -> None:
-    """Every port, address, profile and site name that must be one thing's only."""
-    _unique_endpoints(reader, providers)
-    local_ports = _unique_local_ports(reader, providers)
+    """Every port, address, profile and site name that must be one thing's only, among what
+    parsed (``endpoints`` holds those of a host with a mistake elsewhere too). Each clash is
+    a problem of its own, recorded with the others, never the first one raised."""
+    _unique_endpoints(reader, hosts, endpoints)
+    local_ports = _unique_local_ports(reader, endpoints)
     kube_ports = {port: name for name, port in (kube.listeners.items() if kube else ())}
     check_pool_ports(reader, pools, local_ports, kube_ports)
     for key, port in (
-        ("LOCAL_INTER_ROUTER_PORT", local.inter_router_port),
-        ("LOCAL_EDGE_PORT", local.edge_port),
+        (("LOCAL_INTER_ROUTER_PORT", local.inter_router_port), ("LOCAL_EDGE_PORT", local.edge_port))
+        if local
+        else ()
     ):
-        if port in local_ports:
-            raise reader.error(
-                key, f"port {port} is also the local listener port of {local_ports[port]}"
+        if port not in local_ports:
+            continue
+        clash = next((e for e in endpoints if e.label == local_ports[port]), None)
+        if reader.has(key) or clash is None:
+            said = f"port {port} is also the local listener port of {local_ports[port]}"
+            reader.problems.append(reader.error(key, said))
+        else:  # the router's default port: what the user set is the endpoint's
+            reader.problems.append(
+                reader.error(
+                    _local_port_key(reader, clash),
+                    f"local listener port {port} is the local site's router port ({key}, "
+                    "by default); choose another",
+                )
             )
     if kube:
         _unique_kube_ports(reader, kube)
     _unique_router_addresses(reader, providers, local)
-    _unique_profiles(reader, providers)
+    _unique_profiles(reader, hosts, endpoints)
     _unique_site_names(reader, providers, local, kube)
 
 
-def _unique_local_ports(reader: Reader, providers: list[ProviderHost]) -> dict[int, str]:
+def _unique_local_ports(reader: Reader, endpoints: list[ModelEndpoint]) -> dict[int, str]:
     """port -> model endpoint: each endpoint's local listener port, each its own."""
     local_ports: dict[int, str] = {}
-    for e in (e for p in providers for e in p.endpoints):
-        key = (
-            f"{e.prefix}_LOCAL_PORT"
-            if reader.has(f"{e.prefix}_LOCAL_PORT")
-            else (f"{e.prefix}_MODEL_PORT")
-        )
+    for e in endpoints:
+        key = _local_port_key(reader, e)
         if e.local_port in local_ports:
-            raise reader.error(
-                key,
-                f"local listener port {e.local_port} is already used by {local_ports[e.local_port]}"
-                f"; each {'endpoint' if e.name else 'provider'} needs its own local port",
+            reader.problems.append(
+                reader.error(
+                    key,
+                    f"local listener port {e.local_port} is already used by "
+                    f"{local_ports[e.local_port]}; each "
+                    f"{'endpoint' if e.name else 'provider'} needs its own local port",
+                )
             )
+            continue
         local_ports[e.local_port] = e.label
     return local_ports
 
 
-def _unique_endpoints(reader: Reader, providers: list[ProviderHost]) -> None:
+def _local_port_key(reader: Reader, e: ModelEndpoint) -> str:
+    """The variable that gave an endpoint its local port: its LOCAL_PORT, else MODEL_PORT."""
+    own = f"{e.prefix}_LOCAL_PORT"
+    return own if reader.has(own) else f"{e.prefix}_MODEL_PORT"
+
+
+def _unique_endpoints(reader: Reader, hosts: list[str], endpoints: list[ModelEndpoint]) -> None:
     """A routing key two hosts' endpoints share, or an endpoint whose variable prefix is
     another host's: each a problem of its own (one host's own: ``_check_endpoints``)."""
     keys: dict[str, str] = {}  # a pool's key against them: pools._check_names
-    prefixes = {p.prefix: p.name for p in providers}
-    for p in providers:
-        for e in p.endpoints:
-            if e.routing_key in keys and not keys[e.routing_key].startswith(f"{p.name}/"):
-                reader.problems.append(_key_twice(reader, e, keys[e.routing_key]))
-            keys.setdefault(e.routing_key, e.label)
-            if e.name is not None and e.prefix in prefixes:
-                reader.problems.append(
-                    reader.error(
-                        f"{p.prefix}_ENDPOINTS",
-                        f"endpoint {e.name!r} makes the prefix {e.prefix}_, which is already "
-                        f"host {prefixes[e.prefix]}'s; rename the endpoint",
-                    )
+    prefixes = {prefix_of(h): h for h in hosts}
+    for e in endpoints:
+        if e.routing_key in keys and not keys[e.routing_key].startswith(f"{e.host}/"):
+            reader.problems.append(_key_twice(reader, e, keys[e.routing_key]))
+        keys.setdefault(e.routing_key, e.label)
+        if e.name is not None and e.prefix in prefixes:
+            reader.problems.append(
+                reader.error(
+                    f"{prefix_of(e.host)}_ENDPOINTS",
+                    f"endpoint {e.name!r} makes the prefix {e.prefix}_, which is already "
+                    f"host {prefixes[e.prefix]}'s; rename the endpoint",
                 )
+            )
 
 
 def _key_twice(reader: Reader, e: ModelEndpoint, other: str) -> ConfigError:
@@ -733,68 +816,85 @@ def _unique_kube_ports(reader: Reader, kube: KubeSite) -> None:
     seen: dict[int, str] = {}
     for name, port in kube.listeners.items():
         if port in seen:
-            raise reader.error(
-                f"CRC_{prefix_of(name)}_PORT"
-                if reader.has(f"CRC_{prefix_of(name)}_PORT")
-                else "CRC_MODEL_PORT",
-                f"Kubernetes listener port {port} is already used for {seen[port]}",
+            reader.problems.append(
+                reader.error(
+                    f"CRC_{prefix_of(name)}_PORT"
+                    if reader.has(f"CRC_{prefix_of(name)}_PORT")
+                    else "CRC_MODEL_PORT",
+                    f"Kubernetes listener port {port} is already used for {seen[port]}",
+                )
             )
+            continue
         seen[port] = name
 
 
 def _unique_router_addresses(
-    reader: Reader, providers: list[ProviderHost], local: LocalSite
+    reader: Reader, providers: list[ProviderHost], local: LocalSite | None
 ) -> None:
     """Hosts sharing a public address have distinct router ports."""
     by_address: dict[tuple[str, int], str] = {}
     sites: list[tuple[str, str | None, str, int, int]] = [
         (p.prefix, p.public_host, p.name, p.inter_router_port, p.edge_port) for p in providers
     ]
-    sites.append(("LOCAL", local.public_host, local.name, local.inter_router_port, local.edge_port))
+    if local:
+        sites.append(
+            ("LOCAL", local.public_host, local.name, local.inter_router_port, local.edge_port)
+        )
     for prefix, address, name, inter, edge in sites:
         if address is None:
             continue
         for suffix, port in (("INTER_ROUTER_PORT", inter), ("EDGE_PORT", edge)):
             if (address, port) in by_address and by_address[(address, port)] != name:
-                raise reader.error(
-                    f"{prefix}_{suffix}",
-                    f"port {port} on {address} is already a router port of "
-                    f"{by_address[(address, port)]}; hosts sharing an address need distinct ports",
+                reader.problems.append(
+                    reader.error(
+                        f"{prefix}_{suffix}",
+                        f"port {port} on {address} is already a router port of "
+                        f"{by_address[(address, port)]}; hosts sharing an address need "
+                        "distinct ports",
+                    )
                 )
+                continue
             by_address[(address, port)] = name
 
 
-def _unique_profiles(reader: Reader, providers: list[ProviderHost]) -> None:
-    """Profile names unique across hosts, and none the name of a host."""
+def _unique_profiles(reader: Reader, hosts: list[str], endpoints: list[ModelEndpoint]) -> None:
+    """Profile names unique across endpoints and hosts, and none the name of a host."""
     profiles: dict[str, str] = {}
-    for p in providers:
-        for profile in p.profiles:
+    host_names = {*hosts, LOCAL_HOST, KUBE_HOST}
+    for e in endpoints:
+        for profile in e.profiles:
             if profile in profiles:
-                raise reader.error(
-                    f"{p.prefix}_PROFILES",
-                    f"profile {profile!r} is also a profile of {profiles[profile]}; "
-                    "profile names must be unique across hosts",
+                reader.problems.append(
+                    reader.error(
+                        f"{e.prefix}_PROFILES",
+                        f"profile {profile!r} is also a profile of {profiles[profile]}; "
+                        "profile names must be unique across hosts and endpoints",
+                    )
                 )
-            profiles[profile] = p.name
-    hosts = {p.name for p in providers} | {LOCAL_HOST, KUBE_HOST}
-    for p in providers:
-        for profile in p.profiles:
-            if profile in hosts:
-                raise reader.error(
-                    f"{p.prefix}_PROFILES", f"profile {profile!r} has the name of a host"
+            elif profile in host_names:
+                reader.problems.append(
+                    reader.error(
+                        f"{e.prefix}_PROFILES", f"profile {profile!r} has the name of a host"
+                    )
                 )
+            profiles.setdefault(profile, e.label)
 
 
 def _unique_site_names(
-    reader: Reader, providers: list[ProviderHost], local: LocalSite, kube: KubeSite | None
+    reader: Reader, providers: list[ProviderHost], local: LocalSite | None, kube: KubeSite | None
 ) -> None:
     site_names: dict[str, str] = {}
-    all_sites = [(p.prefix, p.site_name) for p in providers] + [("LOCAL", local.site_name)]
+    all_sites = [(p.prefix, p.site_name) for p in providers]
+    if local:
+        all_sites.append(("LOCAL", local.site_name))
     if kube:
         all_sites.append(("CRC", kube.site_name))
     for prefix, site in all_sites:
         if site in site_names:
-            raise reader.error(
-                f"{prefix}_SITE_NAME", f"site name {site!r} is also used by {site_names[site]}"
+            reader.problems.append(
+                reader.error(
+                    f"{prefix}_SITE_NAME", f"site name {site!r} is also used by {site_names[site]}"
+                )
             )
+            continue
         site_names[site] = prefix

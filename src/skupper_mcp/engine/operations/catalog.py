@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 
 from ...facts.model_endpoint import kept_ids
+from ...facts.model_kind import kind_of
 from ...placeholders import placeholder_ids
 from ...results import ModelRow, ModelsResult, PoolStatus
 from ...topology import ModelEndpoint, Topology
@@ -174,10 +175,13 @@ def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: 
     state, why = pool_model_condition(pool, address, probe, _key_words(chosen, key))
     profile = next(b.profile for b in pool.backends if b.provider == chosen.host)
     kept, cut = kept_ids(probe.ids if probe is not None and probe.ids else [])
+    kind = kind_of(chosen.kind, kept or [chosen.profiles[profile]])
     return ModelRow(
         model_ids=kept,
         model_ids_cut=cut,
         placeholder_ids=placeholder_ids(kept),
+        kind=kind.kind,
+        kind_from=kind.source,
         host=pool.name,
         profile=profile,
         site=pool.site,
@@ -217,10 +221,15 @@ def _row(
     ids = probe.ids if probe is not None and probe.ids else []
     profile, _ = active_or_default(topo, p.label, served.ids)
     kept, cut = kept_ids(ids)
+    # what it serves: declared, else read in what it lists (or its profile's id, stopped)
+    known = ids or ([p.profiles[profile]] if profile in p.profiles else [])
+    kind = kind_of(p.kind, known)
     return ModelRow(
         model_ids=kept,
         model_ids_cut=cut,
         placeholder_ids=placeholder_ids(kept),
+        kind=kind.kind,
+        kind_from=kind.source,
         host=p.label,
         endpoint=p.label if p.name else None,
         profile=profile,

@@ -13,14 +13,23 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any
 
 from ... import host_json
 from ...errors import CheckFailed, ConfigError, Kind, status_kind
 from ...facts.model_endpoint import listed_ids, model_ids
+from ...facts.model_kind import (
+    KindReading,
+    completion_choice_text,
+    embedding_vector,
+    kind_of,
+    refusal_words,
+)
 from ...results import ModelCheck, TestModelResult
 from ...sites.podman import PodmanSite
 from ...topology import ModelEndpoint, Topology
+from ...vocabulary import ModelKind
 from ..model_actions import active_or_default
 from ..model_http import HTTP_MAX_BYTES, ApiKey, api_key, base_url, exchange, key_variable
 from ..model_reading import read_listener
@@ -37,6 +46,15 @@ HTTP_TIMEOUT = 20.0
 NO_ROUTE = frozenset({404, 405, 501})
 PROMPT = "Reply with one short sentence: is the network up?"
 ROUTE_CHECKS = ("listener port", "API health", "model id", "chat completion")
+#: The last route check, by what the endpoint serves.
+SERVE_CHECK: dict[ModelKind, str] = {
+    "chat": "chat completion",
+    "embeddings": "embeddings",
+    "completions": "completion",
+}
+#: What a route answers on /v1/chat/completions when it has no such route (newer vLLM with
+#: a pooling model): the chat check then asks /v1/embeddings before it fails.
+NO_CHAT_ROUTE = frozenset({404, 405})
 
 
 async def _timed(name: str, check: Callable[[], Awaitable[str]]) -> ModelCheck:
@@ -118,17 +136,23 @@ async def route_checks(
     key: ApiKey | None = None,
     key_variable: str | None = None,
     profiles: Mapping[str, str] | None = None,
+    kind: KindReading | None = None,
+    kind_variable: str = "<PREFIX>_MODEL_KIND",
 ) -> list[ModelCheck]:
-    """The four checks through a local listener: port, health, model id, chat completion.
+    """The four checks through a local listener: port, health, model id, and what the
+    endpoint serves: a chat completion, an embedding vector or a text completion.
 
     ``wanted`` are the model ids that count; ``key`` goes as the bearer of every request
     (``key_variable`` names where it comes from, for a refusal); ``profiles`` (profile ->
     model id, the endpoint's) names the profile a server runs when it is not the one asked
-    for. Every failure is that check's result, with the ones after it marked as skipped,
-    never an exception.
+    for. ``kind`` is the endpoint's
+    declared kind; None: learnt from the served id (``kind_of``), and a chat request that an
+    embeddings server refuses in its engine's words (or a route without chat) is followed by
+    ``/v1/embeddings``, which then decides (``kind_variable`` is what would declare it).
+    Every failure is that check's result, with the ones after it marked as skipped, never
+    an exception.
     """
     use = KeyUse(key or ApiKey(), key_variable)
-    headers = use.key.headers()
     import httpx
 
     async def accepts() -> str:
@@ -142,52 +166,107 @@ async def route_checks(
             ModelCheck(name=n, passed=False, detail="skipped: the listener port is closed")
             for n in ROUTE_CHECKS[1:]
         ]
-    model_id = ""
     async with httpx.AsyncClient(
-        base_url=base_url(host, port), timeout=timeout, headers=headers, trust_env=False
+        base_url=base_url(host, port), timeout=timeout, headers=use.key.headers(), trust_env=False
     ) as http:
-
-        async def health() -> str:
-            status, _ = await exchange(http, "GET", "/health", timeout)
-            if status == 200:
-                return "/health answered 200"
-            if status not in NO_ROUTE:  # a /health that says no (503: still loading)
-                raise CheckFailed(f"/health answered HTTP {status}")
-            # no /health at all (Ollama, LM Studio): the OpenAI route decides
-            answer = await exchange(http, "GET", "/v1/models", timeout)
-            served_model_ids(_json(answer, "/v1/models", use))
-            return f"/health answered HTTP {status}; /v1/models answers a model list"
-
-        async def models() -> str:
-            nonlocal model_id
-            answer = await exchange(http, "GET", "/v1/models", timeout)
-            ids = served_model_ids(_json(answer, "/v1/models", use))
-            found = [i for i in ids if i in wanted]
-            if not found:
-                raise CheckFailed(other_profile(ids, wanted, profiles or {}))
-            model_id = found[0]
-            return f"serves {model_id}"
-
-        async def chat() -> str:
-            body = {
-                "model": model_id,
-                "messages": [{"role": "user", "content": PROMPT}],
-                "max_tokens": 32,
-                "temperature": 0,
-            }
-            reply = await exchange(http, "POST", "/v1/chat/completions", timeout, json=body)
-            answer = _json(reply, "the chat API", use)
-            return f"answered: {completion_text(answer)[:80]}"
-
-        checks.append(await _timed("API health", health))
-        checks.append(await _timed("model id", models))
-        if model_id:
-            checks.append(await _timed("chat completion", chat))
-        else:
-            checks.append(
-                ModelCheck(name="chat completion", passed=False, detail="skipped: no model id")
-            )
+        route = _Route(http, timeout, use)
+        checks.append(await _timed("API health", route.health))
+        checks.append(await _timed("model id", partial(route.models, wanted, profiles or {})))
+        if not route.model_id:
+            name = SERVE_CHECK[kind.kind] if kind else "chat completion"
+            checks.append(ModelCheck(name=name, passed=False, detail="skipped: no model id"))
+            return checks
+        reading = kind or kind_of(None, [route.model_id])
+        checks.append(await route.serves(reading, kind_variable))
     return checks
+
+
+class _Route:
+    """The HTTP checks of one route, in order: health, model id, what it serves."""
+
+    def __init__(self, http: Any, timeout: float, use: KeyUse) -> None:
+        self.http, self.timeout, self.use = http, timeout, use
+        self.model_id = ""
+
+    async def health(self) -> str:
+        status, _ = await exchange(self.http, "GET", "/health", self.timeout)
+        if status == 200:
+            return "/health answered 200"
+        if status not in NO_ROUTE:  # a /health that says no (503: still loading)
+            raise CheckFailed(f"/health answered HTTP {status}")
+        # no /health at all (Ollama, LM Studio): the OpenAI route decides
+        answer = await exchange(self.http, "GET", "/v1/models", self.timeout)
+        served_model_ids(_json(answer, "/v1/models", self.use))
+        return f"/health answered HTTP {status}; /v1/models answers a model list"
+
+    async def models(self, wanted: list[str], profiles: Mapping[str, str]) -> str:
+        answer = await exchange(self.http, "GET", "/v1/models", self.timeout)
+        ids = served_model_ids(_json(answer, "/v1/models", self.use))
+        found = [i for i in ids if i in wanted]
+        if not found:
+            raise CheckFailed(other_profile(ids, wanted, profiles))
+        self.model_id = found[0]
+        return f"serves {self.model_id}"
+
+    async def serves(self, kind: KindReading, kind_variable: str) -> ModelCheck:
+        """The last check, by kind. Chat not declared: an embeddings server's refusal (or
+        no chat route) sends the check to /v1/embeddings, which passes it as embeddings."""
+        if kind.kind == "embeddings":
+            return await _timed("embeddings", self.embedding)
+        if kind.kind == "completions":
+            return await _timed("completion", self.completion)
+        refused: list[str] = []
+        chat = await _timed("chat completion", partial(self.chat, refused))
+        if chat.passed or kind.source == "topology" or not refused:
+            return chat
+        embedded = await _timed("embeddings", self.embedding)
+        if not embedded.passed:
+            return chat
+        said = refused[0]
+        return embedded.model_copy(
+            update={
+                "detail": f"{embedded.detail}; an embeddings server: the chat request was "
+                f"refused ({said}); {kind_variable}=embeddings declares it"
+            }
+        )
+
+    async def chat(self, refused: list[str]) -> str:
+        body = {
+            "model": self.model_id,
+            "messages": [{"role": "user", "content": PROMPT}],
+            "max_tokens": 32,
+            "temperature": 0,
+        }
+        status, data = await exchange(
+            self.http, "POST", "/v1/chat/completions", self.timeout, json=body
+        )
+        words = refusal_words(status, data)
+        if words is not None:
+            refused.append(words)
+            raise CheckFailed(f"the chat API refused: {words}", status=status)
+        if status in NO_CHAT_ROUTE:  # no such route: perhaps embeddings only (newer vLLM)
+            refused.append(f"no chat route, HTTP {status}")
+        answer = _json((status, data), "the chat API", self.use)
+        return f"answered: {completion_text(answer)[:80]}"
+
+    async def embedding(self) -> str:
+        body = {"model": self.model_id, "input": PROMPT}
+        reply = await exchange(self.http, "POST", "/v1/embeddings", self.timeout, json=body)
+        answer = _json(reply, "the embeddings API", self.use)
+        try:
+            size = embedding_vector(answer)
+        except ValueError as error:
+            raise CheckFailed(str(error)) from None
+        return f"answered a vector of {size} numbers"
+
+    async def completion(self) -> str:
+        body = {"model": self.model_id, "prompt": PROMPT, "max_tokens": 32, "temperature": 0}
+        reply = await exchange(self.http, "POST", "/v1/completions", self.timeout, json=body)
+        answer = _json(reply, "the completions API", self.use)
+        try:
+            return f"answered: {completion_choice_text(answer)[:80]}"
+        except ValueError as error:
+            raise CheckFailed(str(error)) from None
 
 
 async def run(sites: SiteMap, target_query: str) -> TestModelResult:
@@ -207,8 +286,9 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
     host = sites.provider(target.host)
     p = sites.topology.model_endpoint(target.endpoint) if target.endpoint else host.endpoints[0]
     if p is None or (host.multi_endpoint and target.endpoint is None):
-        labels = ", ".join(e.label for e in host.endpoints)
-        raise ConfigError(f"{host.name} serves several model endpoints: test_model one of {labels}")
+        from .resolve import several_endpoints
+
+        raise several_endpoints(host, "test_model")
     profile = target.profile
     route, remote = await asyncio.gather(_route(sites.topology, p, profile), _remote(sites, p))
     checks = [*route, *remote]
@@ -263,6 +343,8 @@ async def _route(topology: Topology, p: ModelEndpoint, profile: str | None) -> l
         key=api_key(p),
         key_variable=key_variable(p),
         profiles=p.profiles,
+        kind=kind_of(p.kind, []) if p.kind else None,
+        kind_variable=f"{p.prefix}_MODEL_KIND",
     )
 
 

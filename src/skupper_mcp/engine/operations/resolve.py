@@ -15,7 +15,7 @@ from skupper_mcp.engine.sitemap import SiteMap
 from skupper_mcp.errors import ConfigError, SkupperMcpError
 from skupper_mcp.facts.model_endpoint import listed_ids
 from skupper_mcp.results import ResolveResult
-from skupper_mcp.topology import ModelEndpoint, Topology
+from skupper_mcp.topology import ModelEndpoint, ProviderHost, Topology
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +30,9 @@ def unknown_name(topology: Topology, name: str) -> ConfigError:
 
 def resolve_static(topology: Topology, name: str) -> ResolveResult | ModelEndpoint:
     """Resolve without touching any host: a finished result for profiles and consumers,
-    or the model endpoint whose active profile still has to be read (``HOST/ENDPOINT``; a
-    host with several by its name alone: its first)."""
+    or the model endpoint whose active profile still has to be read (``HOST/ENDPOINT``, or
+    a single-port host). A host with several endpoints by its name alone is an error that
+    lists them: which one's profile is wanted is the caller's to say, never the first's."""
     provider = topology.provider_for_profile(name)
     if provider is not None:
         endpoint = provider.endpoint_of_profile(name)
@@ -46,6 +47,8 @@ def resolve_static(topology: Topology, name: str) -> ResolveResult | ModelEndpoi
     if host is None:
         raise unknown_name(topology, name)
     found = topology.provider(host)
+    if found is not None and found.multi_endpoint:
+        raise several_endpoints(found, "resolve_profile")
     if found is not None:
         return found.endpoints[0]
     return ResolveResult(
@@ -54,6 +57,15 @@ def resolve_static(topology: Topology, name: str) -> ResolveResult | ModelEndpoi
         site=topology.site_name_of(host),
         role="consumer",
         detail="consumer sites run no model; hosted-model-ctl is not involved",
+    )
+
+
+def several_endpoints(provider: ProviderHost, verb: str) -> ConfigError:
+    """The error for a host with several model endpoints named where one is needed."""
+    each = ", ".join(f"{e.label} ({', '.join(e.profiles)})" for e in provider.endpoints)
+    return ConfigError(
+        f"{provider.name} serves several model endpoints: {verb} one of them, HOST/ENDPOINT "
+        f"or one of its profiles: {each}"
     )
 
 

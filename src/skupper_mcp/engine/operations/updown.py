@@ -189,13 +189,15 @@ async def up(
             only={r.host for r in results if r.role == "provider"},
         )
     )
-    return operation_result(
+    result = operation_result(
         "up",
         target_query,
         results,
         actions_for.model_actions("up", topology, results, served, target.profile, target.endpoint),
         plan,
     )
+    result.summary += endpoints_note(topology, results, "up", target.endpoint)
+    return result
 
 
 async def _up_podman(sites: SiteMap, run: SiteRun, view: Reading) -> None:
@@ -423,6 +425,7 @@ async def down(
         actions_for.model_actions("down", topology, results, served, planned=plan),
         plan,
     )
+    result.summary += endpoints_note(topology, results, "down", target.endpoint)
     stopping = {r.host for r in refs if r.role == "provider"}
     running = {p.host for p in providers if router_running(views[p.host])}
     pool_lines = serving_after_down(topology, stopping, running)
@@ -439,6 +442,28 @@ async def down(
                 f"the local router drops it (within {max(1.0, longest):.0f} s)"
             )
     return result
+
+
+def endpoints_note(
+    topology: Topology, results: list[SiteResult], verb: str, named: str | None
+) -> str:
+    """``; endpoints: gpu1/chat, gpu1/embed`` after the summary of up or down when a host it
+    acted on serves several model endpoints: one site serves them all, so each comes up (or
+    goes down) with it, the one the target named among them. Empty otherwise."""
+    labels = [
+        e.label
+        for r in results
+        if r.role == "provider" and r.outcome != "skipped"
+        for p in [topology.provider(r.host)]
+        if p is not None and p.multi_endpoint
+        for e in p.endpoints
+    ]
+    if not labels:
+        return ""
+    also = f" (the site of {named} serves them all)" if named and len(labels) > 1 else ""
+    return (
+        f"; endpoints {'brought up' if verb == 'up' else 'taken down'}: {', '.join(labels)}{also}"
+    )
 
 
 def _served_reads(
