@@ -277,18 +277,20 @@ def registration(tool: Tool) -> dict[str, Any]:
 
 
 async def view_refresh(ctx: Context) -> StatusResult:
-    """The VAN view's Refresh: the status, for the app only (the model calls status)."""
+    """The VAN view's Refresh: the status with each model's readiness (a person's click
+    asks for it), for the app only (the model calls status)."""
     if not client_supports_apps(ctx):
         raise ToolError(f"{VIEW_REFRESH} is the VAN view's own tool; call status instead.")
     async with state(ctx).engine_in_use() as engine:
-        return await run(engine.status)
+        return await run(lambda: engine.status(readiness=True))
 
 
 VIEW_REFRESH_ARGUMENTS: dict[str, Any] = {
     "name": VIEW_REFRESH,
     "title": "Refresh the VAN view",
     "description": "The VAN view's Refresh button: the live status of every site, link and "
-    "listener, as status answers (for the view only; a model calls status). " + results.HOST_TEXT,
+    "listener, with each model's readiness, as status(readiness=true) answers (for the view "
+    "only; a model calls status). " + results.HOST_TEXT,
     "annotations": ToolAnnotations(
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
     ),

@@ -36,6 +36,15 @@ from skupper_mcp.vocabulary import Progress
 if TYPE_CHECKING:
     from skupper_mcp.engine import Engine
 
+Readiness = Annotated[
+    bool,
+    Strict(),
+    Field(
+        description="Also read each model's readiness and load through its listener on "
+        "this machine (as models does), beside the sites' read"
+    ),
+]
+
 
 @dataclass(frozen=True)
 class ByNames:
@@ -112,15 +121,20 @@ async def down(
     return await engine.down(target, plan=plan, progress=progress)
 
 
-async def status(engine: "Engine", progress: Progress) -> StatusResult:
+async def status(
+    engine: "Engine", progress: Progress, readiness: Readiness = False
+) -> StatusResult:
     """The live state of every site (its `state`: up, stopped, not-set-up, unreachable,
     stale, degraded or unknown, with `state_reason`; its controller and router units
     and router container; `drift`: what setup would change), every link (with a TCP
     probe and `connected`) and every listener (serving, closing, closed or unknown).
     A site stopped by down is `stopped`: not a problem.
     Use it when the user asks how Skupper is doing; then run the model_actions
-    (status) with hosted-model-ctl for the model containers."""
-    return await engine.status()
+    (status) with hosted-model-ctl for the model containers. With readiness=true each
+    listener on this machine also has its model's readiness (ready, loading, sleeping,
+    saturated, ... with running, waiting, kv_cache_used: what models reads), its engine
+    asked beside the sites' read."""
+    return await engine.status(readiness=readiness)
 
 
 async def models(engine: "Engine", progress: Progress) -> ModelsResult:
