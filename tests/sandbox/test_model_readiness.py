@@ -303,3 +303,28 @@ async def test_status_with_readiness_reads_what_models_reads(readiness: Readines
     finally:
         world.model(VLLM, waiting=0, running=0)
         world.model(LLAMACPP, sleeping=False)
+
+
+async def test_pool_members_serving_different_models_are_a_diagnose_finding(
+    readiness: Readiness,
+) -> None:
+    """The pool's members serve their hosts' default models, which differ: diagnose says
+    so with both members and their ids, as the pool's models row does."""
+    info = readiness.world.info
+    ids = {h: info.host(h).default_model_id for h in (VLLM, LLAMACPP)}
+    assert ids[VLLM] != ids[LLAMACPP]
+    done = _cli(readiness.topology, "diagnose", "--json")
+    assert KEY not in done.stdout + done.stderr
+    async with Client(
+        build_server(readiness.topology), read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
+        asked = (await client.call_tool("diagnose", {})).structured_content
+    words = f'{VLLM}: "{ids[VLLM]}"; {LLAMACPP}: "{ids[LLAMACPP]}"'
+    for result in (json.loads(done.stdout), asked):
+        [found] = [f for f in result["findings"] if f["id"] == "pool-mixed-model-ids"]
+        assert found["severity"] == "warning" and found["host"] == "local", found
+        assert "pool chat" in found["symptom"] and words in found["symptom"], found
+        assert [e.split(" serves ")[0] for e in found["evidence"]] == [VLLM, LLAMACPP]
+        assert any(s.get("variable") == "POOL_CHAT_PROVIDERS" for s in found["next"]), found
+    pool = (await mcp_rows(readiness))["chat"]
+    assert words in pool["readiness"]["reason"], pool["readiness"]
