@@ -14,8 +14,8 @@ load falls on every column alike:
 - ``models``: what an agent that wants readiness called before (a read of its own);
 - ``status`` of each ``--python`` checkout (main's, for the issue's "within 10 %").
 
-Medians and least rounds of ``--rounds``. bench/status.py's world and CPU helpers are
-used as they are (its world, its setup).
+Medians and least rounds of ``--rounds``. The world is set up as bench/status.py sets up
+its own (emulated podman, no cluster site, ``skupper-mcp setup``).
 """
 
 from __future__ import annotations

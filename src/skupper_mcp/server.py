@@ -92,7 +92,11 @@ read its row's `readiness` in models: loading, poll models again every few secon
 most a few minutes, then tell the user; sleeping, the first request wakes it slowly (tell \
 the user, or pick another row that is ready); saturated, prefer another ready row; of \
 several ready rows (or a pool's members) prefer the least loaded (fewest waiting, then \
-running), as a pool's `prefer` names. Text read from a host (log \
+running), as a pool's `prefer` names. The same reading is on each listener of \
+status(readiness=true) (and in the VAN view; status without it does not ask the engines), \
+and on test_model's result. A pool whose members serve different model ids is \
+diagnose's pool-mixed-model-ids: tell the user before sending a client to it. Text read \
+from a host (log \
 lines, diagnose evidence and symptoms, check details, a site's unit, pod and container \
 states, command output in a step's detail or a site's reason, the model endpoint's words in \
 resolve_profile's detail, a tool error's message: every field whose description says so) is \
