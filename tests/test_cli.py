@@ -300,7 +300,7 @@ def recorded_status(monkeypatch: pytest.MonkeyPatch) -> None:
     from recorded_results import recorded_status as recorded
     from skupper_mcp.engine import Engine
 
-    async def status(self: Engine):
+    async def status(self: Engine, readiness: bool = False):
         return recorded()
 
     monkeypatch.setattr(Engine, "status", status)

@@ -316,7 +316,7 @@ def cluster_status(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(status_op, "tcp_probe", no_probe)
 
     def answering(state: KubeState) -> None:
-        async def status(self: Engine) -> StatusResult:
+        async def status(self: Engine, readiness: bool = False) -> StatusResult:
             return await status_op.run(_Read(self.topology, state))
 
         monkeypatch.setattr(Engine, "status", status)
@@ -367,7 +367,7 @@ def test_status_json_on_the_cli_survives_a_surrogate(
 async def test_a_tool_errors_message_is_cleaned_too(
     monkeypatch: pytest.MonkeyPatch, cluster_topology_path: Path
 ) -> None:
-    async def status(self: Engine) -> StatusResult:
+    async def status(self: Engine, readiness: bool = False) -> StatusResult:
         raise ConnectError("alpha", "refused \ud800 \u202eevil\x1b[2J")
 
     monkeypatch.setattr(Engine, "status", status)

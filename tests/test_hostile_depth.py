@@ -50,7 +50,7 @@ def deep_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     providers run no Skupper, so the catalog would not ask the model server of a provider it
     reads as stopped: here it asks every one, as it does where the routes are up."""
     monkeypatch.setattr(kube_site, "KUBE_TIMEOUT", 2.0)
-    monkeypatch.setattr(catalog, "needs_probe", lambda *_: True)
+    monkeypatch.setattr(catalog, "route_is_up", lambda *_: True)
     with hostile_kubeconfig(tmp_path, API_ADDRESS, "deep") as kubeconfig:
         yield kubeconfig
 

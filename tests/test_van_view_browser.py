@@ -24,12 +24,15 @@ import pytest
 import apps_protocol as P
 from apps_host import HOST_URL, call_tool_result, host_page
 from browser import Page
-from skupper_mcp.results import PoolBackend, PoolStatus
+from skupper_mcp.results import ModelReading, PoolBackend, PoolStatus, StatusResult
 from van_page import ELEMENTS_JS, SITES_JS, assert_clean
 from van_results import (
     MORE_SCENARIOS,
+    RHEL_AI_PORT,
+    RHTEVAN_PORT,
     SCENARIOS,
     Scenario,
+    all_up,
     cluster_skipped,
     degraded_and_unknown,
     diagnose_findings,
@@ -658,3 +661,63 @@ def test_a_pool_on_the_cluster_too_is_drawn_in_both_boxes_with_the_controllers_w
     assert "granite.default:9100" in seen["crc"]["text"], seen["crc"]
     assert "crc pool granite :9100 (priority)  unknown" in seen["vanText"], seen["vanText"]
     assert_clean(page, "cluster pool")
+
+
+def _with_readiness() -> Scenario:
+    """The recorded all-up status as status(readiness=true) answers it: rhel-ai's model
+    saturated, rhtevan-work's loading (each listener's ModelReading, as the engine decides
+    it; no recorded world reads engines)."""
+    base = all_up()
+    readings = {
+        RHEL_AI_PORT: ModelReading(
+            state="saturated",
+            engine="vllm",
+            running=2,
+            waiting=8,
+            kv_cache_used=0.5,
+            reason="8 request(s) waiting (MODEL_SATURATED_WAITING is 4): prefer another",
+        ),
+        RHTEVAN_PORT: ModelReading(
+            state="loading",
+            engine="llama.cpp",
+            reason="the engine answers HTTP 503 'Loading model': it is loading the model",
+        ),
+    }
+    assert isinstance(base.status, StatusResult)
+    listeners = [
+        li.model_copy(update={"readiness": readings.get(li.port)}) for li in base.status.listeners
+    ]
+    status = base.status.model_copy(update={"listeners": listeners})
+    return Scenario(base.name + "-readiness", status, base.sites, base.links, base.listeners)
+
+
+READINESS_JS = """(() => {
+  const shown = (g) => { const r = g.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const rows = Array.from(document.querySelectorAll('[data-listener][data-readiness]'))
+    .map((g) => ({port: g.getAttribute("data-listener"), ready: g.getAttribute("data-readiness"),
+      text: g.textContent, seen: shown(g)}));
+  return {rows: rows, vanText: document.querySelector("#van-text").textContent};
+})()"""
+
+
+def test_a_listeners_model_readiness_is_drawn_with_its_load(page: Page, artefacts: Path) -> None:
+    scenario = _with_readiness()
+    _wide(page)
+    _open_page(page, scenario)
+    page.screenshot(
+        artefacts / "page-readiness-1280x900.png",
+        *WIDE,
+        ready="document.querySelector('[data-readiness]') !== null",
+    )
+    seen = page.evaluate(READINESS_JS)
+    rows = {r["port"]: r for r in seen["rows"]}
+    assert {p: r["ready"] for p, r in rows.items()} == {
+        str(RHEL_AI_PORT): "saturated",
+        str(RHTEVAN_PORT): "loading",
+    }, rows
+    assert all(r["seen"] for r in rows.values()), rows
+    assert "model saturated (running 2, waiting 8, kv 50%)" in rows[str(RHEL_AI_PORT)]["text"]
+    assert "model saturated (running 2, waiting 8, kv 50%)" in seen["vanText"]
+    assert "'Loading model': it is loading the model" in seen["vanText"]
+    check_view(page.evaluate(ELEMENTS_JS), scenario, "readiness")
+    assert_clean(page, "readiness")

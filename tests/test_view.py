@@ -149,7 +149,7 @@ def status_html(example_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable
     from skupper_mcp.cli import main
     from skupper_mcp.engine import Engine
 
-    async def status(self: Engine):
+    async def status(self: Engine, readiness: bool = False):
         return recorded_status()
 
     monkeypatch.setattr(Engine, "status", status)

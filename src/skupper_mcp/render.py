@@ -335,22 +335,37 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
             for li in status.links
         ],
     )
-    listeners = table(
-        ["Site", "Port", "Routing key", "Bound", "State", "Model", "URL", "Service", "Detail"],
+    # the Ready column only where readiness was read (status --readiness)
+    ready = any(li.readiness is not None for li in status.listeners)
+    listener_rows: list[list[Cell]] = [
         [
-            [
-                li.site,
-                li.port,
-                li.routing_key,
-                li.bound,
-                li.state,
-                quoted_ids(li.model_ids, li.model_ids_cut) or None,
-                li.base_url,
-                li.service,
-                li.detail,
-            ]
-            for li in status.listeners
+            li.site,
+            li.port,
+            li.routing_key,
+            li.bound,
+            li.state,
+            *([_readiness_cell(li.readiness)] if ready else []),
+            quoted_ids(li.model_ids, li.model_ids_cut) or None,
+            li.base_url,
+            li.service,
+            li.detail,
+        ]
+        for li in status.listeners
+    ]
+    listeners = table(
+        [
+            "Site",
+            "Port",
+            "Routing key",
+            "Bound",
+            "State",
+            *(["Ready"] if ready else []),
+            "Model",
+            "URL",
+            "Service",
+            "Detail",
         ],
+        listener_rows,
     )
     tables = {"sites": sites, "links": links, "listeners": listeners}
     if status.pools:
@@ -385,6 +400,14 @@ def status_tables(status: StatusResult, table: Table = markdown_table) -> dict[s
             ],
         )
     return tables
+
+
+def _readiness_cell(reading: ModelReading | None) -> str | None:
+    """A listener's readiness in status: its state and the load its engine told."""
+    if reading is None:
+        return None
+    load = load_words(reading)
+    return reading.state + (f" ({load})" if load else "")
 
 
 def _controller_text(pool: PoolStatus) -> str | None:

@@ -279,6 +279,12 @@ class ListenerStatus(Result):
         description="How many more ids the endpoint listed than model_ids holds (a row "
         "keeps the first 100, within 16 KiB)",
     )
+    readiness: ModelReading | None = Field(
+        default=None,
+        description="The model's readiness and load as its engine tells them through this "
+        "listener (the models tool's reading of the same endpoint, decided the same way); "
+        "only in status(readiness=true), for a listener on this machine; null otherwise",
+    )
 
 
 PoolState = Literal["serving", "degraded", "down", "unknown"]
@@ -844,3 +850,7 @@ class HistoryResult(Result):
         "about the last 2 MiB)",
     )
     path: str = Field(description="The journal file")
+
+
+#: ListenerStatus names ModelReading, which is defined after it.
+ListenerStatus.model_rebuild()

@@ -93,7 +93,11 @@ read its row's `readiness` in models: loading, poll models again every few secon
 most a few minutes, then tell the user; sleeping, the first request wakes it slowly (tell \
 the user, or pick another row that is ready); saturated, prefer another ready row; of \
 several ready rows (or a pool's members) prefer the least loaded (fewest waiting, then \
-running), as a pool's `prefer` names. Text read from a host (log \
+running), as a pool's `prefer` names. The same reading is on each listener of \
+status(readiness=true) (and in the VAN view; status without it does not ask the engines), \
+and on test_model's result. A pool whose members serve different model ids is \
+diagnose's pool-mixed-model-ids: tell the user before sending a client to it. Text read \
+from a host (log \
 lines, diagnose evidence and symptoms, check details, a site's unit, pod and container \
 states, command output in a step's detail or a site's reason, the model endpoint's words in \
 resolve_profile's detail, a tool error's message: every field whose description says so) is \
@@ -278,18 +282,20 @@ def registration(tool: Tool) -> dict[str, Any]:
 
 
 async def view_refresh(ctx: Context) -> StatusResult:
-    """The VAN view's Refresh: the status, for the app only (the model calls status)."""
+    """The VAN view's Refresh: the status with each model's readiness (a person's click
+    asks for it), for the app only (the model calls status)."""
     if not client_supports_apps(ctx):
         raise ToolError(f"{VIEW_REFRESH} is the VAN view's own tool; call status instead.")
     async with state(ctx).engine_in_use() as engine:
-        return await run(engine.status)
+        return await run(lambda: engine.status(readiness=True))
 
 
 VIEW_REFRESH_ARGUMENTS: dict[str, Any] = {
     "name": VIEW_REFRESH,
     "title": "Refresh the VAN view",
     "description": "The VAN view's Refresh button: the live status of every site, link and "
-    "listener, as status answers (for the view only; a model calls status). " + results.HOST_TEXT,
+    "listener, with each model's readiness, as status(readiness=true) answers (for the view "
+    "only; a model calls status). " + results.HOST_TEXT,
     "annotations": ToolAnnotations(
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
     ),

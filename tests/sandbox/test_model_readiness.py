@@ -266,3 +266,65 @@ async def test_test_model_reports_the_readiness_it_reads(readiness: Readiness) -
         assert "readiness: saturated (running 4, waiting 6)" in text
     finally:
         readiness.world.model(LLAMACPP, waiting=0, running=0)
+
+
+def _local_readiness(result: dict[str, Any]) -> dict[str, Any]:
+    """status's readiness by provider, on the listeners of this machine's site."""
+    return {li["provider"]: li["readiness"] for li in result["listeners"] if li["service"] is None}
+
+
+async def test_status_with_readiness_reads_what_models_reads(readiness: Readiness) -> None:
+    world = readiness.world
+    world.model(VLLM, waiting=8, running=2)
+    world.model(LLAMACPP, sleeping=True)
+    try:
+        done = _cli(readiness.topology, "status", "--readiness", "--json")
+        assert done.returncode == 0, done.stderr
+        assert KEY not in done.stdout + done.stderr
+        async with Client(
+            build_server(readiness.topology), read_timeout_seconds=CLIENT_TIMEOUT
+        ) as client:
+            asked = (await client.call_tool("status", {"readiness": True})).structured_content
+            plain = (await client.call_tool("status", {})).structured_content
+        for result in (json.loads(done.stdout), asked):
+            found = _local_readiness(result)
+            vllm = found[VLLM]
+            assert (vllm["state"], vllm["waiting"], vllm["running"]) == ("saturated", 8, 2)
+            assert found[LLAMACPP]["state"] == "sleeping", found[LLAMACPP]
+            assert (found[OLLAMA]["state"], found[OLLAMA]["engine"]) == ("ready", "ollama")
+            assert f"not ready to call: {VLLM} saturated, {LLAMACPP} sleeping" in result["summary"]
+        # the same reading as models', decided by the same function
+        models = (await mcp_rows(readiness))[VLLM]["readiness"]
+        assert (models["state"], models["waiting"]) == ("saturated", 8)
+        # not asked: status reads no engine
+        assert all(li["readiness"] is None for li in plain["listeners"])
+        text = _cli(readiness.topology, "status", "--readiness").stdout
+        assert "Ready" in text and "saturated (running 2, waiting 8" in text
+    finally:
+        world.model(VLLM, waiting=0, running=0)
+        world.model(LLAMACPP, sleeping=False)
+
+
+async def test_pool_members_serving_different_models_are_a_diagnose_finding(
+    readiness: Readiness,
+) -> None:
+    """The pool's members serve their hosts' default models, which differ: diagnose says
+    so with both members and their ids, as the pool's models row does."""
+    info = readiness.world.info
+    ids = {h: info.host(h).default_model_id for h in (VLLM, LLAMACPP)}
+    assert ids[VLLM] != ids[LLAMACPP]
+    done = _cli(readiness.topology, "diagnose", "--json")
+    assert KEY not in done.stdout + done.stderr
+    async with Client(
+        build_server(readiness.topology), read_timeout_seconds=CLIENT_TIMEOUT
+    ) as client:
+        asked = (await client.call_tool("diagnose", {})).structured_content
+    words = f'{VLLM}: "{ids[VLLM]}"; {LLAMACPP}: "{ids[LLAMACPP]}"'
+    for result in (json.loads(done.stdout), asked):
+        [found] = [f for f in result["findings"] if f["id"] == "pool-mixed-model-ids"]
+        assert found["severity"] == "warning" and found["host"] == "local", found
+        assert "pool chat" in found["symptom"] and words in found["symptom"], found
+        assert [e.split(" serves ")[0] for e in found["evidence"]] == [VLLM, LLAMACPP]
+        assert any(s.get("variable") == "POOL_CHAT_PROVIDERS" for s in found["next"]), found
+    pool = (await mcp_rows(readiness))["chat"]
+    assert words in pool["readiness"]["reason"], pool["readiness"]

@@ -35,6 +35,10 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     "not-reported": "this result says nothing of its state (call status)"
   };
   var LISTENER_STATES = ["serving", "closing", "closed", "unknown"];
+  // a model's readiness as status(readiness=true) gives it (models.ReadinessState): shown
+  // as given, never judged here
+  var READINESS_STATES = ["ready", "loading", "sleeping", "saturated", "not-serving",
+    "route-down", "provider-stopped", "provider-skipped"];
   var POOL_STATES = ["serving", "degraded", "down", "unknown"];
   // a pool's and a backend's state in the listener dots' colours
   var POOL_DOT = { serving: "f-serving", degraded: "f-closing", down: "f-closed", unknown: "f-listener-unknown",
@@ -166,7 +170,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
       s.listeners.push({ port: str(x.port), key: str(x.routing_key), provider: str(x.provider),
         endpoint: str(x.endpoint),
         state: state, stated: LISTENER_STATES.indexOf(x.state) >= 0, detail: str(x.detail),
-        service: str(x.service), closes: x.closes_within,
+        service: str(x.service), closes: x.closes_within, ready: readinessOf(x.readiness),
         models: arr(x.model_ids).map(str).join(", "), url: str(x.base_url) });
     });
     // a pool as status decided it (pools.pool_rows): its backends' liveness and the
@@ -276,10 +280,27 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
     return g;
   }
 
+  // a listener's model readiness (ModelReading): its state and the load its engine told
+  function readinessOf(r) {
+    if (!r || typeof r !== "object") return null;
+    var told = [];
+    if (typeof r.running === "number") told.push("running " + r.running);
+    if (typeof r.waiting === "number") told.push("waiting " + r.waiting);
+    if (typeof r.kv_cache_used === "number") told.push("kv " + Math.round(r.kv_cache_used * 100) + "%");
+    arr(r.loaded_models).forEach(function (m) {
+      var share = m && typeof m.vram_share === "number" ? " (" + Math.round(m.vram_share * 100) + "% VRAM)" : "";
+      told.push("loaded " + str(m && m.name).slice(0, 60) + share);
+    });
+    if (Array.isArray(r.loaded_models) && !r.loaded_models.length) told.push("nothing loaded");
+    return { state: READINESS_STATES.indexOf(r.state) >= 0 ? r.state : "not given",
+      load: told.join(", "), reason: str(r.reason) };
+  }
+
   function listenerLine(l) {
     var to = l.endpoint || l.provider || l.key;
     var line = ":" + l.port + " \u2192 " + to + "  " + (l.stated ? l.state : "state not given");
     if (l.state === "closing" && typeof l.closes === "number") line += " (closes within ~" + Math.round(l.closes) + " s)";
+    if (l.ready) line += "  model " + l.ready.state + (l.ready.load ? " (" + l.ready.load + ")" : "");
     if (l.models) line += "  " + l.models;
     if (l.url) line += " at " + l.url;
     return line;
@@ -482,9 +503,11 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
         if (line.listener) {
           row = el("g", { "data-listener": line.listener.port, "data-state": line.listener.state,
             "data-listener-site": h }, g);
+          if (line.listener.ready) row.setAttribute("data-readiness", line.listener.ready.state);
           el("title", {}, row).textContent = listenerLine(line.listener) +
             (line.listener.detail ? ": " + line.listener.detail : "") +
-            (line.listener.service ? " (" + line.listener.service + ")" : "");
+            (line.listener.service ? " (" + line.listener.service + ")" : "") +
+            (line.listener.ready ? "; model: " + line.listener.ready.reason : "");
         } else if (line.pool) {
           row = el("g", { "data-pool": line.pool.name, "data-port": line.pool.port,
             "data-state": line.pool.state, "data-preferred": line.pool.preferred }, g);
@@ -606,7 +629,7 @@ import { App, applyDocumentTheme } from "@modelcontextprotocol/ext-apps";
       listeners.forEach(function (pair) {
         var l = pair[1];
         html("li", pair[0] + " " + listenerLine(l) + " (routing key " + l.key + ")" +
-          (l.detail ? ": " + l.detail : ""), ul);
+          (l.detail ? ": " + l.detail : "") + (l.ready ? "; model: " + l.ready.reason : ""), ul);
       });
     }
     var pools = [];

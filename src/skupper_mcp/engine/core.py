@@ -204,9 +204,10 @@ class Engine:
         """history: the writes the journal recorded, from ``since`` on (a duration or a time)."""
         return self.journal.history(journal.parse_since(since))
 
-    async def status(self) -> StatusResult:
-        """status: the live state of every site, link and listener."""
-        return await op.status.run(self.sites)
+    async def status(self, readiness: bool = False) -> StatusResult:
+        """status: the live state of every site, link and listener (with ``readiness``,
+        each local listener's model's readiness)."""
+        return await op.status.run(self.sites, readiness)
 
     async def models(self) -> ModelsResult:
         """models: every model the VAN brings here, read through its local listener."""

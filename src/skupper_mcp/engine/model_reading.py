@@ -106,6 +106,10 @@ def _flag(status: int | None, body: bytes) -> bool | None:
         return None
 
 
+#: The states in which a model answers but a call now waits: a summary names them.
+NOT_READY_TO_CALL: tuple[ReadinessState, ...] = ("loading", "sleeping", "saturated")
+
+
 def route_state(state: ModelState) -> ReadinessState | None:
     """The row's state when it keeps the model from being asked (its route's)."""
     if state == "route-down":

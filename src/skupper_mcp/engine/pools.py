@@ -14,9 +14,10 @@ MultiKeyListener's reachable keys) is carried beside that, read by ``resource_st
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..facts.model_endpoint import quoted_ids
 from ..results import (
     LinkStatus,
     ModelReading,
@@ -264,6 +265,20 @@ def serving_after_down(topology: Topology, stopping: set[str], running: set[str]
     return lines
 
 
+def mixed_ids(served: Sequence[tuple[str, list[str]]]) -> list[tuple[str, list[str]]] | None:
+    """The pool's members with the model ids each serves, when those that listed ids did
+    not all list the same ones (in any order): a client of the pool then gets one model or
+    another. None: one model, or fewer than two members known. The one judgement of mixed
+    ids: the pool's models row says it, diagnose's ``pool-mixed-model-ids`` reports it."""
+    known = [(member, ids) for member, ids in served if ids]
+    return known if len({frozenset(ids) for _, ids in known}) > 1 else None
+
+
+def mixed_words(found: Sequence[tuple[str, list[str]]]) -> str:
+    """Each member and its ids, in words (the ids quoted: they are the server's text)."""
+    return "; ".join(f"{member}: {quoted_ids(ids)}" for member, ids in found)
+
+
 #: A member a client may be sent to now, best first: ready, then saturated.
 _USABLE = ("ready", "saturated")
 
@@ -298,11 +313,11 @@ def _prefer(members: list[PoolMemberReading]) -> str | None:
 def _pool_reading(
     row: ModelRow, members: list[PoolMemberReading], prefer: str | None
 ) -> ModelReading:
-    ids = {tuple(m.model_ids) for m in members if m.model_ids}
-    served = "; ".join(", ".join(i) for i in sorted(ids))
+    found = mixed_ids([(m.host, m.model_ids) for m in members])
     mixed = (
-        f"; its members serve different model ids ({served}): a client of the pool gets either"
-        if len(ids) > 1
+        f"; its members serve different model ids ({mixed_words(found)}): a client of the "
+        "pool gets either"
+        if found
         else ""
     )
     others = ", ".join(f"{m.host} {m.readiness.state}" for m in members if m.host != prefer)

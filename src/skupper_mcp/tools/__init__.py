@@ -294,8 +294,10 @@ TOOLS: tuple[Tool, ...] = (
         name="status",
         verb="status",
         title="Skupper status",
-        summary="live state of sites, links, listeners",
-        arguments=(),
+        summary="live state of sites, links, listeners; --readiness: each model's too",
+        arguments=(
+            Argument("readiness", bool, "also read each model's readiness and load", False),
+        ),
         hints=READS,
         render=_status_text,
         exit_code=_status_exit_code,

@@ -12,6 +12,7 @@ from .context import Network, Rule
 from .kube import KUBE_RULES
 from .links import LINK_RULES
 from .podman import PODMAN_RULES
+from .pools import POOL_RULES
 from .releases import RELEASE_RULES
 from .sites import SITE_RULES
 from .upgrades import UPGRADE_RULES
@@ -24,6 +25,7 @@ RULES: tuple[Rule, ...] = (
     + CERTIFICATE_RULES
     + LINK_RULES
     + KUBE_RULES
+    + POOL_RULES
 )
 
 __all__ = ["RULES", "Network", "Rule"]

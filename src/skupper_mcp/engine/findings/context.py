@@ -42,6 +42,9 @@ class Network:
     #: ``GET /v1/models`` through the local listener with the provider's key, for each
     #: provider whose own endpoint did not answer a list (what tells a refused key)
     model_probes: dict[str, ModelsProbe] = field(default_factory=dict)
+    #: What each model endpoint serves, by label (``served.read_served``: the ids that
+    #: decide active profiles everywhere; None or absent: not known)
+    served: dict[str, list[str] | None] = field(default_factory=dict)
 
     @property
     def topology_file(self) -> str:

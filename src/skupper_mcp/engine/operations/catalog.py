@@ -21,8 +21,6 @@ from ...facts.model_kind import kind_of
 from ...placeholders import placeholder_ids
 from ...results import ModelRow, ModelsResult, PoolStatus
 from ...topology import ModelEndpoint, Topology
-from ..condition import site_condition
-from ..listeners import listener_state
 from ..model_actions import active_or_default
 from ..model_http import (
     ApiKey,
@@ -31,15 +29,16 @@ from ..model_http import (
     base_url,
     cluster_base_url,
     key_env,
-    key_variable,
     local_base_url,
     pool_cluster_base_url,
     probe_models,
 )
-from ..model_reading import EnginePages, decide, read_pages
-from ..model_state import model_condition, needs_probe, pool_model_condition, pool_needs_probe
+from ..model_reading import NOT_READY_TO_CALL, EnginePages, read_pages
+from ..model_state import pool_model_condition, pool_needs_probe
 from ..pools import pool_readings
-from ..readings import PodmanReading, Reading
+from ..readiness import endpoint_reading, key_words, route_condition
+from ..readiness import routed as route_is_up
+from ..readings import Reading
 from ..scope import site_ref
 from ..scope import sites as all_sites
 from ..served import MAX_CONNECTIONS, Served, read_served
@@ -67,10 +66,7 @@ async def run(sites: SiteMap) -> ModelsResult:
     routed = {
         p.label
         for p, is_bound in zip(providers, bound, strict=True)
-        if needs_probe(
-            site_condition(views[p.host])[0],
-            listener_state(is_bound, p.host, views[p.host], topo.local.site_name)[0],
-        )
+        if route_is_up(topo, p, views[p.host], is_bound)
     }
     limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=0)
     async with httpx.AsyncClient(limits=limits, trust_env=False) as http:
@@ -150,10 +146,7 @@ def _with_reading(
     served: Served,
     pages: EnginePages | None,
 ) -> ModelRow:
-    running = None
-    if isinstance(view, PodmanReading) and p.model_container:
-        running = view.state.container_running(p.model_container)
-    reading = decide(row.state, row.reason, served.probe, pages, running, topo.saturated_waiting)
+    reading = endpoint_reading(topo, p, view, row.state, row.reason, served.probe, pages)
     return row.model_copy(update={"readiness": reading})
 
 
@@ -172,7 +165,7 @@ def _key_provider(topo: Topology, pool: PoolStatus) -> ModelEndpoint:
 def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: ApiKey) -> ModelRow:
     address = base_url(topo.local.listener_host, pool.port)
     chosen = _key_provider(topo, pool)
-    state, why = pool_model_condition(pool, address, probe, _key_words(chosen, key))
+    state, why = pool_model_condition(pool, address, probe, key_words(chosen, key))
     profile = next(b.profile for b in pool.backends if b.provider == chosen.host)
     kept, cut = kept_ids(probe.ids if probe is not None and probe.ids else [])
     kind = kind_of(chosen.kind, kept or [chosen.profiles[profile]])
@@ -211,12 +204,8 @@ def _row(
     served: Served,
     key: ApiKey,
 ) -> ModelRow:
-    condition, reason = site_condition(view)
-    listener, detail, _ = listener_state(bound, p.host, view, topo.local.site_name)
-    address = base_url(topo.local.listener_host, p.local_port)
     probe = served.probe
-    words = _key_words(p, key)
-    state, why = model_condition(condition, reason, listener, detail, address, probe, words)
+    state, why = route_condition(topo, p, view, bound, probe, key)
     # the row's ids are what its route answered; its profile what the provider serves
     ids = probe.ids if probe is not None and probe.ids else []
     profile, _ = active_or_default(topo, p.label, served.ids)
@@ -245,23 +234,6 @@ def _row(
     )
 
 
-def _key_words(p: ModelEndpoint, key: ApiKey) -> str:
-    """What to say of the key when the server refuses a request: the variable that names
-    its file and the variable a client reads it from, as test_model says them."""
-    client = f"{p.prefix}_MODEL_API_KEY"
-    if key.problem:
-        return key.problem
-    if p.model_api_key_file is None:
-        return (
-            f"name the file that holds it in {key_variable(p)}; an exported client reads "
-            f"it from ${client}"
-        )
-    return (
-        f"the key in {key_variable(p)} ({p.model_api_key_file}) is not this server's; an "
-        f"exported client reads it from ${client}"
-    )
-
-
 def _client_key_env(p: ModelEndpoint, probe: ModelsProbe | None) -> str | None:
     """The variable a client reads the key from: the provider's when it declares a key
     file, or when its server refused the probe for want of one (it needs a key)."""
@@ -281,7 +253,7 @@ def summary(rows: list[ModelRow]) -> str:
     busy = [
         f"{r.host} {r.readiness.state}"
         for r in rows
-        if r.readiness is not None and r.readiness.state in ("loading", "sleeping", "saturated")
+        if r.readiness is not None and r.readiness.state in NOT_READY_TO_CALL
     ]
     if busy:
         parts.append("not ready to call: " + ", ".join(busy))

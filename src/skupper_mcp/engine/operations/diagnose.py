@@ -17,7 +17,6 @@ from ...facts import names
 from ...facts.logs import MAX_LOG_BYTES, log_unavailable
 from ...facts.redact import redact_lines
 from ...results import DiagnosedSite, DiagnoseResult, Finding, NextStep
-from ...topology import Topology
 from ...vocabulary import plural
 from ..condition import site_condition
 from ..desired.cluster import cluster_link_names
@@ -26,10 +25,10 @@ from ..findings.context import LinkProbe
 from ..findings.links import VERIFY_FAILED
 from ..model_http import ModelsProbe
 from ..predicates import stopped_as_asked
-from ..readings import ASKED_VALUES, Asked, PodmanReading, Reading, Unread
+from ..readings import ASKED_VALUES, Asked, PodmanReading, Unread
 from ..scope import resolve_target
 from ..scope import sites as all_sites
-from ..served import read_served
+from ..served import ServedMap, read_served, served_ids
 from ..sitemap import SiteMap, link_rows
 from ..verify import tcp_probe
 
@@ -58,19 +57,18 @@ async def read(sites: SiteMap) -> Network:
     probes = await asyncio.gather(*(tcp_probe(r.host, r.port) for r in rows))
     # after the link probes, never beside them: a connect has its second, and the HTTP
     # client's import and set-up on the loop would make it miss a port that accepts
-    models = await model_probes(topo, views)
+    served = await read_served(topo, views)
     links = [
         LinkProbe(r.from_host, r.to_host, r.host, r.port, probe, r.status, r.ready is True)
         for r, probe in zip(rows, probes, strict=True)
     ]
-    return Network(topo, views, links, models)
+    return Network(topo, views, links, model_probes(served), served_ids(served))
 
 
-async def model_probes(topology: Topology, views: dict[str, Reading]) -> dict[str, ModelsProbe]:
+def model_probes(served: ServedMap) -> dict[str, ModelsProbe]:
     """``GET /v1/models`` through the local listener, with the provider's key, of every
     provider whose router runs and whose endpoint has a key or answered no list on the host
     (``served.read_served``: the read that decides active profiles everywhere)."""
-    served = await read_served(topology, views)
     return {host: s.probe for host, s in served.items() if s.probe is not None}
 
 

@@ -24,8 +24,11 @@ from ..desired.cluster import cluster_link_names
 from ..desired.needs import setup_needed
 from ..listeners import listener_row, listener_state
 from ..model_http import cluster_base_url, local_base_url
+from ..model_reading import NOT_READY_TO_CALL
 from ..pools import pool_resources, pool_rows
 from ..predicates import RUNNING, claims_ready, podman_site_resource
+from ..readiness import RouteAnswer, ask_routes
+from ..readiness import readiness as endpoint_readiness
 from ..readings import ClusterReading, PodmanReading, Reading, Unread
 from ..scope import sites as all_sites
 from ..served import read_served, served_ids
@@ -119,6 +122,13 @@ def summary(
                 f"pool {row.name}{where} :{row.port} {row.state} "
                 f"({len(live)}/{len(row.backends)} live: {', '.join(live) or 'none'})"
             )
+    busy = [
+        f"{li.endpoint or li.provider} {li.readiness.state}"
+        for li in listeners
+        if li.readiness is not None and li.readiness.state in NOT_READY_TO_CALL
+    ]
+    if busy:
+        parts.append("not ready to call: " + ", ".join(busy))
     if hosts("stale"):
         parts.append(f"stale status on {', '.join(hosts('stale'))}")
     degraded = [f"{s.host} ({s.state_reason})" for s in site_rows if s.state == "degraded"]
@@ -130,10 +140,13 @@ def summary(
     return "; ".join(parts)
 
 
-async def run(sites: SiteMap) -> StatusResult:
+async def run(sites: SiteMap, readiness: bool = False) -> StatusResult:
+    """Every site, link, listener and pool; with ``readiness``, each model's readiness on
+    its local listener row, its listener asked beside the sites' read (``readiness``)."""
     topo = sites.topology
     refs = all_sites(topo)
-    views = await sites.read_all(refs)
+    endpoints = topo.model_endpoints() if readiness else []
+    views, answers = await asyncio.gather(sites.read_all(refs), ask_routes(topo, endpoints))
     links_of_cluster = cluster_link_names(topo)
     site_rows = [site_status(views[r.host], links_of_cluster) for r in refs]
     for row in site_rows:
@@ -147,6 +160,8 @@ async def run(sites: SiteMap) -> StatusResult:
         ids = served.get(listener.endpoint or listener.provider or "")
         if ids:
             listener.model_ids, listener.model_ids_cut = kept_ids(list(ids))
+    if readiness:
+        _add_readiness(topo, listeners, views, answers)
     pools = pool_rows(topo, site_rows, links, pool_bound, pool_resources(topo, views))
     reachable = {r.host: not isinstance(views[r.host], Unread) for r in refs}
     actions = actions_for.status_actions(topo, reachable, served)
@@ -158,6 +173,20 @@ async def run(sites: SiteMap) -> StatusResult:
         model_actions=actions,
         summary=summary(site_rows, listeners, pools),
     )
+
+
+def _add_readiness(
+    topo: Topology,
+    listeners: list[ListenerStatus],
+    views: dict[str, Reading],
+    answers: dict[str, RouteAnswer],
+) -> None:
+    """Each local listener row's reading, judged as the models row of its endpoint."""
+    for row in listeners:
+        e = topo.model_endpoint(row.endpoint or row.provider or "")
+        if e is None or row.site != topo.local.site_name or row.service is not None:
+            continue
+        row.readiness = endpoint_readiness(topo, e, views[e.host], row.bound, answers.get(e.label))
 
 
 async def pool_status(sites: SiteMap, views: dict[str, Reading]) -> list[PoolStatus]:
