@@ -13,7 +13,7 @@ import asyncio
 import time
 
 from ...facts import names
-from ...results import ListenerStatus, OperationResult, SiteResult
+from ...results import ListenerStatus, OperationResult, PoolDrain, SiteResult
 from ...sites import resources as cr
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...topology import ModelEndpoint, Topology
@@ -21,6 +21,7 @@ from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
 from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
 from ..desired.needs import setup_needed, shown
+from ..drain import DrainLog, drain_actions, drain_targets
 from ..listeners import closing, consumer_hold, listener_row, listener_state, stopped_since
 from ..pools import serving_after_down
 from ..predicates import (
@@ -369,6 +370,22 @@ async def down(
     reads = {host: asyncio.ensure_future(sites.read(r)) for host, r in to_read.items()}
     runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
     kept: set[str] = set()  # the local site, when another provider keeps it up
+    stopping = {r.host for r in refs if r.role == "provider"}
+    drains = DrainLog()
+
+    async def pool_drains(ref: SiteRef, view: PodmanReading) -> list[Action]:
+        """A pool member's drain, before its router stops (``engine.drain``)."""
+        if ref.role != "provider" or not podman_router_running(view):
+            return []
+        mates = {m for p in topology.pools if p.has(ref.host) for m in p.member_names()}
+        found = {h: await reads[h] for h in mates - {ref.host} if h in reads}
+        running = {h for h, v in found.items() if router_running(v) is True}
+        local = await reads[LOCAL_HOST] if LOCAL_HOST in reads else None
+        todo: list[Action] = []
+        for t in drain_targets(topology, ref.host, stopping, running):
+            todo += drain_actions(topology, view.site, t, local, drains)
+        return todo
+
     # what the providers this down stops serve: their stop actions name it
     serving = _served_reads(topology, {p.host: reads[p.host] for p in providers if p.host in runs})
 
@@ -398,6 +415,8 @@ async def down(
             case PodmanReading():
                 tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
                 todo = podman_down_actions(view, tmpfs)
+                if todo:
+                    todo = [*await pool_drains(ref, view), *todo]
         if not todo:
             await nothing_to_do(run, view, "down", "already stopped")
         await run.perform(todo)
@@ -423,9 +442,10 @@ async def down(
         actions_for.model_actions("down", topology, results, served),
         plan,
     )
-    stopping = {r.host for r in refs if r.role == "provider"}
     running = {p.host for p in providers if router_running(views[p.host])}
     pool_lines = serving_after_down(topology, stopping, running)
+    result.drains = drains.rows
+    pool_lines += [_drain_line(d) for d in drains.rows if d.drained is not None]
     if pool_lines:
         result.summary += "; " + "; ".join(pool_lines)
     if not plan:
@@ -439,6 +459,15 @@ async def down(
                 f"the local router drops it (within {max(1.0, longest):.0f} s)"
             )
     return result
+
+
+def _drain_line(drain: PoolDrain) -> str:
+    if drain.drained:
+        return (
+            f"pool {drain.pool}: {drain.member} drained first "
+            f"({', '.join(drain.carried_by)} carried it {drain.seconds:.1f} s after)"
+        )
+    return f"pool {drain.pool}: {drain.detail}"
 
 
 def _served_reads(
