@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Mapping
 
 from ...facts import names
 from ...results import ListenerStatus, OperationResult, PoolDrain, SiteResult
@@ -373,19 +374,6 @@ async def down(
     stopping = {r.host for r in refs if r.role == "provider"}
     drains = DrainLog()
 
-    async def pool_drains(ref: SiteRef, view: PodmanReading) -> list[Action]:
-        """A pool member's drain, before its router stops (``engine.drain``)."""
-        if ref.role != "provider" or not podman_router_running(view):
-            return []
-        mates = {m for p in topology.pools if p.has(ref.host) for m in p.member_names()}
-        found = {h: await reads[h] for h in mates - {ref.host} if h in reads}
-        running = {h for h, v in found.items() if router_running(v) is True}
-        local = await reads[LOCAL_HOST] if LOCAL_HOST in reads else None
-        todo: list[Action] = []
-        for t in drain_targets(topology, ref.host, stopping, running):
-            todo += drain_actions(topology, view.site, t, local, drains)
-        return todo
-
     # what the providers this down stops serve: their stop actions name it
     serving = _served_reads(topology, {p.host: reads[p.host] for p in providers if p.host in runs})
 
@@ -416,7 +404,8 @@ async def down(
                 tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
                 todo = podman_down_actions(view, tmpfs)
                 if todo:
-                    todo = [*await pool_drains(ref, view), *todo]
+                    drained = await _pool_drains(topology, reads, stopping, drains, view)
+                    todo = [*drained, *todo]
         if not todo:
             await nothing_to_do(run, view, "down", "already stopped")
         await run.perform(todo)
@@ -443,11 +432,7 @@ async def down(
         plan,
     )
     running = {p.host for p in providers if router_running(views[p.host])}
-    pool_lines = serving_after_down(topology, stopping, running)
-    result.drains = drains.rows
-    pool_lines += [_drain_line(d) for d in drains.rows if d.drained is not None]
-    if pool_lines:
-        result.summary += "; " + "; ".join(pool_lines)
+    _pools_after_down(result, topology, stopping, running, drains)
     if not plan:
         result.listeners = await _listeners_after_down(sites, results, views)
         lingering = [li for li in result.listeners if li.state == "closing"]
@@ -459,6 +444,43 @@ async def down(
                 f"the local router drops it (within {max(1.0, longest):.0f} s)"
             )
     return result
+
+
+async def _pool_drains(
+    topology: Topology,
+    reads: Mapping[str, Awaitable[Reading]],
+    stopping: set[str],
+    drains: DrainLog,
+    view: PodmanReading,
+) -> list[Action]:
+    """A pool member's drain, before its router stops (``engine.drain``): none for the local
+    site, a router that is not running, or a pool with no other member left running."""
+    host = view.ref.host
+    if view.ref.role != "provider" or not podman_router_running(view):
+        return []
+    mates = {m for p in topology.pools if p.has(host) for m in p.member_names()}
+    found = {h: await reads[h] for h in mates - {host} if h in reads}
+    running = {h for h, v in found.items() if router_running(v) is True}
+    local = await reads[LOCAL_HOST] if LOCAL_HOST in reads else None
+    todo: list[Action] = []
+    for t in drain_targets(topology, host, stopping, running):
+        todo += drain_actions(topology, view.site, t, local, drains)
+    return todo
+
+
+def _pools_after_down(
+    result: OperationResult,
+    topology: Topology,
+    stopping: set[str],
+    running: set[str],
+    drains: DrainLog,
+) -> None:
+    """The pools the down touched, on its result: who keeps serving each, each drain."""
+    lines = serving_after_down(topology, stopping, running)
+    result.drains = drains.rows
+    lines += [_drain_line(d) for d in drains.rows if d.drained is not None]
+    if lines:
+        result.summary += "; " + "; ".join(lines)
 
 
 def _drain_line(drain: PoolDrain) -> str:
