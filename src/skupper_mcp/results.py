@@ -134,7 +134,8 @@ class PoolDrain(Result):
         "may send new connections to the stopped member); None: not run (a plan)",
     )
     withdrawn: list[str] = Field(
-        default_factory=list, description="The router's tcpConnectors deleted (host text)"
+        default_factory=list,
+        description=f"The router's tcpConnectors deleted, named by its config. {HOST_TEXT}",
     )
     seconds: float | None = Field(
         default=None, description="From the withdrawal until the others carried the pool"
@@ -144,7 +145,10 @@ class PoolDrain(Result):
         description="Not drained: for how many seconds at most new connections to the pool "
         "may be sent to the stopped member, and fail (the routers' hold of a stopped router)",
     )
-    detail: str | None = None
+    detail: str | None = Field(
+        default=None,
+        description=f"Why it was not drained, or only partly: skmanage's refusal. {HOST_TEXT}",
+    )
 
 
 class OperationResult(Result):
