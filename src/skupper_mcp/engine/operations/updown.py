@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Mapping
 
+from ...errors import SkupperMcpError
 from ...facts import names
 from ...results import ListenerStatus, OperationResult, PoolDrain, SiteResult
 from ...sites import resources as cr
@@ -397,18 +398,11 @@ async def down(
                 await run.note("keep local site", why)
                 return
         await _served_first(ref.host, serving)
-        match view:
-            case ClusterReading():
-                todo = kube_down_actions(topology, view.site, view.state)
-            case PodmanReading():
-                tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
-                todo = podman_down_actions(view, tmpfs)
-                if todo:
-                    drained = await _pool_drains(topology, reads, stopping, drains, view)
-                    todo = [*drained, *todo]
+        todo = await _down_actions(sites, view, reads, stopping, drains)
         if not todo:
             await nothing_to_do(run, view, "down", "already stopped")
-        await run.perform(todo)
+        if not await run.perform(todo) and isinstance(view, PodmanReading):
+            await _restore_withdrawn(run, view, drains)
 
     try:
         await asyncio.gather(*(read_then_down(ref) for ref in refs))
@@ -446,6 +440,24 @@ async def down(
     return result
 
 
+async def _down_actions(
+    sites: SiteMap,
+    view: PodmanReading | ClusterReading,
+    reads: Mapping[str, Awaitable[Reading]],
+    stopping: set[str],
+    drains: DrainLog,
+) -> list[Action]:
+    """What ``down`` does at one site it read: a pool member's drain before its stop."""
+    ref = view.ref
+    if isinstance(view, ClusterReading):
+        return kube_down_actions(sites.topology, view.site, view.state)
+    tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
+    todo = podman_down_actions(view, tmpfs)
+    if todo:
+        todo = [*await _pool_drains(sites.topology, reads, stopping, drains, view), *todo]
+    return todo
+
+
 async def _pool_drains(
     topology: Topology,
     reads: Mapping[str, Awaitable[Reading]],
@@ -466,6 +478,30 @@ async def _pool_drains(
     for t in drain_targets(topology, host, stopping, running):
         todo += drain_actions(topology, view.site, t, local, drains)
     return todo
+
+
+async def _restore_withdrawn(run: SiteRun, view: PodmanReading, drains: DrainLog) -> None:
+    """A down that stopped (failed, or was cancelled) after it withdrew a member's
+    connector but before its router stopped: the router runs without it, and ``up`` would
+    find nothing to start. Its unit is restarted, so the router reads its connectors again
+    from its ``skrouterd.json``, which the drain left as it was."""
+    host = view.ref.host
+    withdrawn = [d for d in drains.rows if d.member == host and d.withdrawn]
+    stopped = any(s.name == "stop router" and s.ok for s in run.steps)
+    if run.plan or not withdrawn or stopped:
+        return
+    site = view.site
+    script = site.systemctl("restart", [names.router_unit(site.namespace)])
+    started = time.monotonic()
+    try:
+        await site.execute(script)
+    except SkupperMcpError as exc:
+        ok, said = False, f"{script.summary} failed: {exc}"
+    else:
+        ok, said = True, f"{script.summary}: its connectors are back from skrouterd.json"
+    for d in withdrawn:
+        d.drained, d.detail = False, f"the down stopped before {host}'s router: {said}"
+    await run.note("restore withdrawn connector", said, ok=ok, seconds=time.monotonic() - started)
 
 
 def _pools_after_down(
