@@ -21,6 +21,7 @@ import pytest
 
 from polling import eventually
 from skupper_mcp.engine.core import Engine
+from skupper_mcp.engine.stopping import STOP, Stop
 from skupper_mcp.topology import load_topology
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
@@ -148,13 +149,51 @@ async def test_down_of_a_pool_member_drains_it_first_and_8_parallel_clients_see_
         result = await engine.up("rhel-ai")
         assert result.ok, result.model_dump_json(indent=1)
 
-        async def from_first() -> bool:
-            # up started rhel-ai's router from its config: its connector is back, and the
-            # idle local router sends a new connection to the first peer again
-            async with httpx.AsyncClient(timeout=2) as http:
-                try:
-                    return await clients.ask(http) == first
-                except httpx.HTTPError:
-                    return False
+        # up started rhel-ai's router from its config: its connector is back
+        assert await eventually(
+            lambda: answers_from(world, first), timeout=60, what="the pool from rhel-ai after up"
+        )
 
-        assert await eventually(from_first, timeout=60, what="the pool from rhel-ai after up")
+
+async def answers_from(world: World, model: str) -> bool:
+    """Whether a new connection to the pool's port is answered by ``model`` (the idle
+    local router sends it to the first peer in order: rhel-ai while its connector is there)."""
+    async with httpx.AsyncClient(timeout=2) as http:
+        try:
+            reply = await http.get(f"http://{world.addresses['local']}:{POOL_PORT}/v1/models")
+            return reply.status_code == 200 and reply.json()["data"][0]["id"] == model
+        except (httpx.HTTPError, ValueError, KeyError, IndexError):
+            return False
+
+
+async def test_a_down_stopped_after_the_drain_restarts_the_members_router_with_its_connector(
+    world: World,
+) -> None:
+    """A down cancelled (an MCP task's cancel) between the drain and the stop: the router
+    ran on without its connector, and up would find nothing to start; down restarts it."""
+    path = any_pool(world)
+    async with Engine(load_topology(path)) as engine:
+        result = await engine.up("all")
+        assert result.ok, result.model_dump_json(indent=1)
+        first = model_of(world, "rhel-ai")
+        assert await eventually(lambda: answers_from(world, first), timeout=60, what="rhel-ai")
+        stop = Stop()
+
+        async def progress(line: str) -> None:
+            if line.startswith("rhel-ai: drain rhel-ai from pool granite: ok"):
+                stop.requested = True  # the step that runs ends; no other starts
+
+        token = STOP.set(stop)
+        try:
+            result = await engine.down("rhel-ai", progress=progress)
+        finally:
+            STOP.reset(token)
+        steps = {s.name: s for s in result.sites[0].steps}
+        assert "stop router" not in steps, steps
+        restored = steps["restore withdrawn connector"]
+        assert restored.ok and "systemctl restart" in restored.detail, restored
+        [drain] = result.drains
+        assert drain.drained is False and "stopped before" in (drain.detail or ""), drain
+        assert await eventually(
+            lambda: answers_from(world, first), timeout=60, what="rhel-ai's connector back"
+        )

@@ -597,6 +597,12 @@ class Router:
         if best is None or best.via is None:
             return best
         candidates = self.keys.routes(key, alive=self.links)
+        # the candidates are destinations, each over its own least-cost path: a peer that
+        # serves the key itself (it advertised cost 0), never a peer that would only pass
+        # the connection on to a destination this router reaches by its own link (the real
+        # forwarder balances over the address's remote routers, each through its next hop)
+        serving = [r for r in candidates if r.via and r.cost == self.links[r.via].cost]
+        candidates = serving or candidates
         if not candidates:
             return best  # only a lost peer's route: it fails as before
         open_via: dict[str, int] = {}
