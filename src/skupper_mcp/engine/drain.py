@@ -159,8 +159,8 @@ def drain_actions(
 
 
 async def carried_by_others(topology: Topology, target: DrainTarget, since: float) -> bool:
-    """Whether the pool's local port answers ``GET /v1/models`` CARRIED_ANSWERS times in a
-    row, the first no sooner than MOBILE_SYNC_SECONDS after the withdrawal (``since``), before
+    """Whether the pool's local port answers ``GET /v1/models`` (with any HTTP status)
+    CARRIED_ANSWERS times in a row, the first no sooner than MOBILE_SYNC_SECONDS after the withdrawal (``since``), before
     DRAIN_DEADLINE: the drained member has no destination for the key, so what answers is
     another member. Each answer is bounded in time and size (``probe_models``)."""
     import httpx
@@ -176,7 +176,9 @@ async def carried_by_others(topology: Topology, target: DrainTarget, since: floa
             asked_at = time.monotonic()
             probe = await probe_models(http, key, url, 2.0)
             fresh = asked_at - since >= MOBILE_SYNC_SECONDS
-            in_a_row = in_a_row + 1 if probe.status == 200 and fresh else 0
+            # any HTTP answer is a member's (a 401 or a 503 of one loading too): the route
+            # carries it; a connection closed unanswered is not
+            in_a_row = in_a_row + 1 if probe.status is not None and fresh else 0
             if in_a_row >= CARRIED_ANSWERS:
                 return True
             await asyncio.sleep(POLL)
