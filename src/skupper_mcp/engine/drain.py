@@ -160,9 +160,10 @@ def drain_actions(
 
 async def carried_by_others(topology: Topology, target: DrainTarget, since: float) -> bool:
     """Whether the pool's local port answers ``GET /v1/models`` (with any HTTP status)
-    CARRIED_ANSWERS times in a row, the first no sooner than MOBILE_SYNC_SECONDS after the withdrawal (``since``), before
-    DRAIN_DEADLINE: the drained member has no destination for the key, so what answers is
-    another member. Each answer is bounded in time and size (``probe_models``)."""
+    CARRIED_ANSWERS times in a row, the first no sooner than MOBILE_SYNC_SECONDS after the
+    withdrawal (``since``), before DRAIN_DEADLINE: the drained member has no destination
+    for the key, so what answers is another member. Each answer is bounded in time and size
+    (``probe_models``)."""
     import httpx
 
     pool = target.pool
