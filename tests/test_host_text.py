@@ -74,6 +74,8 @@ HOST_TEXT_FIELDS = {
     ("PoolMemberReading", "model_ids"): "the member's /v1/models ids",
     ("PoolStatus", "resource"): "the pool listener's status and message",
     ("PoolStatus", "reachable_keys"): "the pool listener's status.strategy keys",
+    ("PoolDrain", "withdrawn"): "the tcpConnector names of the router's skrouterd.json",
+    ("PoolDrain", "detail"): "skmanage's refusal of the drain",
     ("JournalSite", "reason"): "a failed command's output, a connector's error (redacted)",
     ("JournalEntry", "error"): "an error's message, which may quote a host (redacted)",
 }
@@ -87,6 +89,9 @@ OWN_WORDS_FIELDS = {
     ("SSHSetting", "value"),
     ("SSHSetting", "source"),
     ("PoolStatus", "service"),  # the topology's names and port
+    ("PoolDrain", "pool"),  # the topology's names
+    ("PoolDrain", "member"),
+    ("PoolDrain", "carried_by"),
     ("Step", "name"),
     ("JournalSite", "host"),
     ("JournalSite", "changed_steps"),

@@ -170,6 +170,26 @@ def test_status_says_which_backends_are_live_and_which_one_is_preferred() -> Non
     assert (none.state, none.preferred) == ("down", None)
 
 
+def test_a_weighted_pools_row_says_why_its_weights_are_not_rebalanced_in_place() -> None:
+    topo = topology(
+        'POOLS="chat"\nPOOL_CHAT_PROVIDERS="alpha beta"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+        "POOL_CHAT_STRATEGY=weighted\nPOOL_CHAT_WEIGHTS=alpha=3\nSKUPPER_MIN_VERSION=2.2.0\n"
+    )
+    [pool] = pool_rows(
+        topo,
+        [_site("alpha", "up"), _site("beta", "up")],
+        [_link("alpha", True), _link("beta", True)],
+        {"chat": True},
+    )
+    assert pool.detail.startswith("new connections are shared by weight: alpha 75%, beta 25%")
+    assert "not rebalanced in place" in pool.detail
+    assert (
+        "skupper system reload" in pool.detail
+        and "drops the pool's open connections" in pool.detail
+    )
+    assert "site_state_renderer.go@2.2.1" in pool.detail
+
+
 def test_down_says_whether_a_pool_keeps_serving() -> None:
     topo = topology(ANY_POOL)
     assert serving_after_down(topo, {"alpha"}, {"alpha", "beta"}) == [

@@ -119,6 +119,38 @@ class ModelAction(Result):
     )
 
 
+class PoolDrain(Result):
+    """down: a pool one of whose members it stopped, and whether that member was drained
+    first (its connector withdrawn, the other members carrying the pool, then its router
+    stopped)."""
+
+    pool: str = Field(description="The pool's name")
+    member: str = Field(description="The provider down stopped")
+    carried_by: list[str] = Field(description="The members left serving the pool")
+    drained: bool | None = Field(
+        default=None,
+        description="True: withdrawn, and the pool's port answered from the others before "
+        "the router stopped; False: not drained (detail says why and for how long the pool "
+        "may send new connections to the stopped member); None: not run (a plan)",
+    )
+    withdrawn: list[str] = Field(
+        default_factory=list,
+        description=f"The router's tcpConnectors deleted, named by its config. {HOST_TEXT}",
+    )
+    seconds: float | None = Field(
+        default=None, description="From the withdrawal until the others carried the pool"
+    )
+    degraded_for: float | None = Field(
+        default=None,
+        description="Not drained: for how many seconds at most new connections to the pool "
+        "may be sent to the stopped member, and fail (the routers' hold of a stopped router)",
+    )
+    detail: str | None = Field(
+        default=None,
+        description=f"Why it was not drained, or only partly: skmanage's refusal. {HOST_TEXT}",
+    )
+
+
 class OperationResult(Result):
     """Result of setup, up, down or teardown (or their plan)."""
 
@@ -136,6 +168,11 @@ class OperationResult(Result):
         description="down: the local listeners of the providers it stopped, probed after the "
         "stop. One still bound is closing (no route behind it) until the local router "
         "drops it; it is not a route that is up",
+    )
+    drains: list[PoolDrain] = Field(
+        default_factory=list,
+        description="down: each pool a stopped provider served, and whether it was drained "
+        "before its router stopped",
     )
 
 

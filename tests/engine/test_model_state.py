@@ -97,3 +97,21 @@ def test_a_pool_is_probed_only_when_its_port_accepts_and_a_backend_may_be_live()
     assert not pool_needs_probe(_pool(True, "down", (False, False)))
     _, why = pool_model_condition(_pool(True, "down", (False, False)), "http://x:1", None)
     assert "no backend of pool chat is live" in why
+
+
+def test_a_pool_whose_port_closed_a_request_while_a_member_serves_is_serving_and_says_why() -> None:
+    """Issue 48: for the minute a router holds a stopped member, some connections through the
+    pool's port close unanswered; the pool is not ``route-up-no-model`` while a member
+    serves through its own route (exports written then keep it)."""
+    reset = ModelsProbe(None, None, "Server disconnected without sending a response", 2.0)
+    pool = _pool(True, "degraded", (False, True))
+    found, why = pool_model_condition(pool, "http://127.0.0.1:9100", reset, None, ["b"])
+    assert found == "serving"
+    assert "b serve(s) the pool" in why and "Server disconnected" in why
+    assert "63 s" in why
+    # no member serves: the pool's port is what there is
+    found, _ = pool_model_condition(pool, "http://127.0.0.1:9100", reset, None, [])
+    assert found == "route-up-no-model"
+    # an HTTP answer without a model is the server's, whoever else serves
+    found, _ = pool_model_condition(pool, "http://127.0.0.1:9100", NO_MODEL, None, ["b"])
+    assert found == "route-up-no-model"

@@ -161,7 +161,7 @@ def test_render_writes_layout_certs_links_and_router_config(host: HostKit) -> No
     assert entities[("sslProfile", "hub-a-public")]["certFile"] == (
         "${SSL_PROFILE_BASE_PATH}/runtime/certs/hub-a-public/tls.crt"
     )
-    assert entities[("tcpConnector", "model-api")]["address"] == "model-api"
+    assert entities[("tcpConnector", "model-api@127.0.0.1")]["address"] == "model-api"
 
     runtime = {p.name for p in paths.runtime_resources.iterdir()}
     assert {

@@ -7,6 +7,8 @@ the probe only where the route is up.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..results import ListenerState, ModelState, PoolStatus, SiteCondition
 from .model_http import ModelsProbe
 from .predicates import STOPPED, UNREAD
@@ -55,16 +57,34 @@ def pool_needs_probe(pool: PoolStatus) -> bool:
 
 
 def pool_model_condition(
-    pool: PoolStatus, address: str, probe: ModelsProbe | None, key_problem: str | None = None
+    pool: PoolStatus,
+    address: str,
+    probe: ModelsProbe | None,
+    key_problem: str | None = None,
+    serving_members: Sequence[str] = (),
 ) -> ModelCondition:
     """A pool's row state and why, from its ``pools.pool_rows`` row (port and backends,
-    never judged again here) and what ``/v1/models`` answered through its port."""
+    never judged again here) and what ``/v1/models`` answered through its port.
+
+    A connection through the pool's port that closed without an answer while a member
+    still serves through its own route is not a pool without a model: a router that still
+    holds a stopped member (a 3.4.x router, up to 63 s after the loss) sends some new
+    connections there. The pool serves, and its reason says so (``serving_members``: the
+    members whose own rows serve)."""
     if pool.bound is False:
         return "route-down", f"nothing accepts on {address}: the pool's listener is not bound"
     if pool.state == "down":
         return "provider-stopped", f"no backend of pool {pool.name} is live: {pool.detail}"
     if probe is None:
         return "provider-skipped", f"the pool's port could not be probed ({address})"
+    if probe.status is None and probe.ids is None and serving_members:
+        members = ", ".join(serving_members)
+        return (
+            "serving",
+            f"{members} serve(s) the pool, but a request through {address} got no answer "
+            f"({probe.error}): a router that still holds a stopped member sends some new "
+            "connections to it (a 3.4.x router, up to 63 s after it stopped)",
+        )
     return _probed(address, probe, key_problem)
 
 

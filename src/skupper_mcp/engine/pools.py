@@ -230,6 +230,19 @@ def _row(
     )
 
 
+#: Why a weighted pool's weights are not changed in place (``models --rebalance``): the
+#: router could (a changed weight is a ``listenerAddress`` deleted and added, its open
+#: connections kept: ``src/adaptors/adaptor_listener.c@3.5.1:799-820``), but a podman site
+#: applies a changed MultiKeyListener only at ``skupper system reload``, which makes its
+#: router container again (``internal/nonkube/compat/site_state_renderer.go@2.2.1:188-197``).
+NO_REBALANCE = (
+    "its weights change only with setup (not rebalanced in place: a podman site applies a "
+    "changed MultiKeyListener at skupper system reload, which makes its router container "
+    "again and drops the pool's open connections; "
+    "internal/nonkube/compat/site_state_renderer.go@2.2.1:188-197)"
+)
+
+
 def _preference(pool: ModelPool, live: list[PoolBackend]) -> tuple[str | None, str]:
     if not live:
         return None, "no provider is live: nothing answers on the pool's port"
@@ -240,7 +253,7 @@ def _preference(pool: ModelPool, live: list[PoolBackend]) -> tuple[str | None, s
         total = sum(b.weight for b in live)
         shares = ", ".join(f"{b.provider} {100 * b.weight // total}%" for b in live)
         best = max(live, key=lambda b: b.weight)
-        return best.provider, f"new connections are shared by weight: {shares}"
+        return best.provider, f"new connections are shared by weight: {shares}; {NO_REBALANCE}"
     return None, f"the router balances new connections over {names}"
 
 

@@ -32,6 +32,7 @@ from ..facts.connector_status import (
     connector_status_script,
     parse_connector_status,
 )
+from ..facts.drain import MAX_DRAIN_BYTES, Drained, drain_script, parse_drain
 from ..facts.framing import safe_label, split_frames
 from ..facts.images import PullState, parse_pull, pull_refused, release_images
 from ..facts.logs import (
@@ -231,6 +232,26 @@ class PodmanSite:
         command = connector_status_script(self.namespace, container, MAX_CONNECTORS_BYTES)
         result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
         return parse_connector_status(result.stdout, MAX_CONNECTORS_BYTES)
+
+    def drain(self, routing_key: str) -> Script:
+        """Delete the running router's tcpConnectors for ``routing_key`` through its
+        management (``facts.drain``): the key leaves the network, the router runs on. As a
+        Script for a plan; ``drained`` runs it and reads what it did."""
+        container = names.router_container(self.namespace)
+        return Script.shipped(
+            f"podman exec {container} skmanage delete --type=tcpConnector (address {routing_key})",
+            "drain.sh",
+            (self.namespace, container, routing_key, MAX_DRAIN_BYTES),
+            f"withdrew {routing_key}",
+            timeout=LOGS_TIMEOUT,
+        )
+
+    async def drained(self, routing_key: str) -> Drained:
+        """Run ``drain``; raises ``Unparsed`` when its output cannot be read."""
+        container = names.router_container(self.namespace)
+        command = drain_script(self.namespace, container, routing_key)
+        result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
+        return parse_drain(result.stdout, routing_key)
 
     async def facts(self, *, with_ports: bool, timeout: float) -> SiteFacts:
         """What the precheck reads of the host (tools, versions, and bound ports when asked)."""

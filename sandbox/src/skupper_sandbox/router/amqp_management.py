@@ -147,6 +147,10 @@ class Management:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def delete(self, entity_type: str, name: str) -> None:
+        """Delete one entity of a type by name; raises ``ManagementError`` when refused."""
+        _delete(self, entity_type, name)
+
     def query(
         self, entity_type: str, attributes: list[str] | None = None, router_id: str | None = None
     ) -> list[dict[str, Any]]:
@@ -176,6 +180,26 @@ class Management:
         body: Any = reply.body if isinstance(reply.body, dict) else {}
         names = body.get("attributeNames") or []
         return [dict(zip(names, row, strict=False)) for row in body.get("results") or []]
+
+
+def _delete(management: Management, entity_type: str, name: str) -> None:
+    """The management DELETE of one entity by name (AMQP management: ``operation`` DELETE,
+    ``type`` the entity's full type, ``name``; 204 No Content when done)."""
+    from proton import Message
+
+    request = Message(
+        address=MANAGEMENT,
+        properties={"operation": "DELETE", "type": PREFIX + entity_type, "name": name},
+        body={},
+    )
+    try:
+        reply = management._client.call(request)
+    except Exception as exc:  # proton raises several unrelated types
+        raise ManagementError(f"delete {entity_type} {name}: {exc}") from exc
+    properties: dict[str, Any] = dict(reply.properties or {})
+    if properties.get("statusCode") not in (200, 204):
+        described = properties.get("statusDescription")
+        raise ManagementError(f"{properties.get('statusCode')} {described}")
 
 
 def _metadata(router: dict[str, Any]) -> dict[str, Any]:

@@ -23,12 +23,14 @@ PROGRAM = "skupper_sandbox.router"
 COPY_PATH = "/tmp/skrouterd.json"
 
 
-def json_query(address: str, port: int, timeout: float = 1.0) -> dict[str, Any] | None:
+def json_query(
+    address: str, port: int, timeout: float = 1.0, request: bytes = b'{"op": "query"}\n'
+) -> dict[str, Any] | None:
     """The imitation's management answer, or None when it does not answer in time."""
     try:
         with socket.create_connection((address, port), timeout=timeout) as conn:
             conn.settimeout(timeout)
-            conn.sendall(b'{"op": "query"}\n')
+            conn.sendall(request)
             buffer = b""
             while not buffer.endswith(b"\n"):
                 chunk = conn.recv(65536)
@@ -82,6 +84,24 @@ class Imitation(seam.Router):
         self, address: str, port: int, client_cert: Path | None = None, timeout: float = 2.0
     ) -> dict[str, Any] | None:
         return json_query(address, port, timeout)
+
+    def delete(
+        self,
+        address: str,
+        port: int,
+        entity: tuple[str, str],
+        client_cert: Path | None = None,
+        timeout: float = 2.0,
+    ) -> str | None:
+        asked = {"op": "delete", "type": entity[0], "name": entity[1]}
+        answer = json_query(address, port, timeout, (json.dumps(asked) + "\n").encode())
+        if answer is None:
+            return (
+                f"ConnectionException: Connection amqps://{address}:{port} disconnected: "
+                "Condition('proton:io', 'Connection refused')"
+            )
+        error = answer.get("error")
+        return str(error) if error else None
 
     def version(self) -> str:
         """The release of the image this router runs in (``router.release``)."""

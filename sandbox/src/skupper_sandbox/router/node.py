@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import ssl
@@ -108,6 +109,8 @@ class Router:
         self._lost_router: dict[str, str] = {}  # a lost link -> the router id it reached
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener_lock = asyncio.Lock()
+        #: The open connections each local tcpConnector's address carries (its egress).
+        self._egress: dict[str, set[TcpBridge]] = {}
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -152,7 +155,9 @@ class Router:
             elif listener.role == "normal":
 
                 async def serve(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-                    await management.serve_query(r, w, self.management_answer)
+                    await management.serve_query(
+                        r, w, self.management_answer, self.management_delete
+                    )
 
                 await self._bind(key, listener.host, listener.port, serve)
 
@@ -461,7 +466,10 @@ class Router:
     # --- streams -------------------------------------------------------------------------
 
     def _forget_stream(self, key: StreamKey) -> None:
-        self._streams.pop(key, None)
+        handler = self._streams.pop(key, None)
+        if isinstance(handler, TcpBridge):
+            for bridges in self._egress.values():
+                bridges.discard(handler)
 
     async def _on_open(self, link: LinkSession, frame: Frame) -> None:
         body = frame.json()
@@ -478,6 +486,7 @@ class Router:
         if route.via is None:
             bridge = TcpBridge(link, frame.stream, self._forget_stream)
             self._streams[bridge.key] = bridge
+            self._egress.setdefault(address, set()).add(bridge)
             self._spawn(self._connect_bridge(bridge, address))
             return
         out = self.links[route.via]
@@ -588,6 +597,12 @@ class Router:
         if best is None or best.via is None:
             return best
         candidates = self.keys.routes(key, alive=self.links)
+        # the candidates are destinations, each over its own least-cost path: a peer that
+        # serves the key itself (it advertised cost 0), never a peer that would only pass
+        # the connection on to a destination this router reaches by its own link (the real
+        # forwarder balances over the address's remote routers, each through its next hop)
+        serving = [r for r in candidates if r.via and r.cost == self.links[r.via].cost]
+        candidates = serving or candidates
         if not candidates:
             return best  # only a lost peer's route: it fails as before
         open_via: dict[str, int] = {}
@@ -597,6 +612,31 @@ class Router:
         return min(candidates, key=lambda r: (r.cost + open_via.get(r.via or "", 0), r.via or ""))
 
     # --- management ----------------------------------------------------------------------
+
+    def management_delete(self, entity_type: str, name: str) -> dict[str, Any]:
+        """Delete a tcpConnector, as skrouterd's management DELETE does
+        (``qd_dispatch_delete_tcp_connector``, ``src/adaptors/tcp/tcp_adaptor.c@3.5.1:
+        2610-2650``): its out-link closes, so the address has no local destination and its
+        withdrawal reaches the other routers on the mobile-address sync's next one-second
+        tick (``src/router_core/modules/mobile_sync/mobile.c@3.5.1:451-470,940-957``, the
+        same ``@3.4.2``), with no hold; its open connections are closed
+        (``dropTcpConnections``, default true and not set by Skupper). Here the withdrawal
+        is advertised at once."""
+        if entity_type not in ("tcpConnector", "io.skupper.router.tcpConnector"):
+            return {"error": "NotImplementedStatus: the sandbox deletes tcpConnector only"}
+        kept = [c for c in self.config.tcp_connectors if c.name != name]
+        if len(kept) == len(self.config.tcp_connectors):
+            return {"error": f"NotFoundStatus: No entity with name='{name}'"}
+        gone = {c.address for c in self.config.tcp_connectors if c.name == name}
+        self.config = dataclasses.replace(self.config, tcp_connectors=kept)
+        addresses = {c.address for c in kept}
+        self.keys.set_local(addresses)
+        for address in gone - addresses:
+            for bridge in list(self._egress.pop(address, set())):
+                bridge.abort(notify_peer=True, reason="Parent-deleted")
+            log.info("Deleted TcpConnector for %s", address, extra=TCP_ADAPTOR)
+        self._spawn(self._routes_changed())
+        return {}
 
     def management_answer(self) -> dict[str, Any]:
         """The management query's answer (docs/sandbox.md section 10)."""

@@ -92,6 +92,19 @@ class Router(ABC):
         ``tls.key`` (TLS with SASL EXTERNAL) where the management listener wants one."""
 
     @abstractmethod
+    def delete(
+        self,
+        address: str,
+        port: int,
+        entity: tuple[str, str],
+        client_cert: Path | None = None,
+        timeout: float = 2.0,
+    ) -> str | None:
+        """Delete one management entity (``(type, name)``, the type without the
+        ``io.skupper.router.`` prefix) on a connection of its own: None when done, else the
+        router's (or the connection's) error in skmanage's words."""
+
+    @abstractmethod
     def version(self) -> str:
         """The version the router's log gives (its ``Version:`` line)."""
 

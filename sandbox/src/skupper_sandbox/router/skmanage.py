@@ -1,5 +1,7 @@
 """The router image's ``skmanage``, for ``podman exec <router> skmanage ... query
---type=connector``: the one query the product makes of it.
+--type=connector`` (diagnose) and ``delete --type=tcpConnector --name=N`` (``down``'s drain
+of a pool member): what the product asks of it. ``delete`` prints nothing when done
+(``tools/skmanage.in@3.4.2:195-198``).
 
 The skupper-router image ships skmanage (``CMakeLists.txt@3.4.2:339-349``, installed beside
 skrouterd; ``Containerfile@3.4.2`` adds python3 for it). Its connection options are
@@ -26,6 +28,7 @@ from skupper_sandbox import hostenv
 from skupper_sandbox.router import choice as router_choice
 
 CONNECTOR_TYPES = ("connector", "io.skupper.router.connector")
+TCP_CONNECTOR_TYPES = ("tcpConnector", "io.skupper.router.tcpConnector")
 DEFAULT_PORT = 5672  # amqp
 
 
@@ -36,8 +39,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ssl-certificate")
     p.add_argument("--ssl-key")
     p.add_argument("--ssl-trustfile")
-    p.add_argument("operation", choices=["query"])
+    p.add_argument("operation", choices=["query", "delete"])
     p.add_argument("--type", required=True)
+    p.add_argument("--name")
     return p
 
 
@@ -67,6 +71,8 @@ def connector_entities(answer: dict[str, object]) -> list[dict[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.operation == "delete":
+        return _delete(args)
     if args.type not in CONNECTOR_TYPES:
         print(
             f"NotImplementedStatus: the sandbox's skmanage queries connector only, not {args.type}",
@@ -88,6 +94,28 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     print(json.dumps(connector_entities(answer), indent=2))
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    if args.type not in TCP_CONNECTOR_TYPES or not args.name:
+        print(
+            "NotImplementedStatus: the sandbox's skmanage deletes a tcpConnector by --name only",
+            file=sys.stderr,
+        )
+        return 1
+    url = urlsplit(args.bus if "//" in args.bus else f"amqp://{args.bus}")
+    host = hostenv.current_host()
+    address = hostenv.translate(url.hostname or "0.0.0.0", host)
+    cert = Path(args.ssl_certificate) if args.ssl_certificate else None
+    cert_dir = hostenv.container_path(str(cert.parent)) if cert else None
+    router = router_choice.for_world(host.world_dir)
+    error = router.delete(
+        address, url.port or DEFAULT_PORT, ("tcpConnector", args.name), cert_dir, args.timeout
+    )
+    if error:
+        print(error, file=sys.stderr)
+        return 1
     return 0
 
 

@@ -156,6 +156,22 @@ class Skrouterd(seam.Router):
         cert = amqp_management.ClientCert(client_cert) if client_cert is not None else None
         return amqp_management.query_state(address, port, cert, timeout)
 
+    def delete(
+        self,
+        address: str,
+        port: int,
+        entity: tuple[str, str],
+        client_cert: Path | None = None,
+        timeout: float = 2.0,
+    ) -> str | None:
+        cert = amqp_management.ClientCert(client_cert) if client_cert is not None else None
+        try:
+            with amqp_management.Management(address, port, cert, timeout) as management:
+                management.delete(*entity)
+        except amqp_management.ManagementError as exc:
+            return str(exc)
+        return None
+
     def version(self) -> str:
         return _version(self.binary)[0]
 

@@ -75,7 +75,14 @@ async def run(sites: SiteMap) -> ModelsResult:
             if not pool_needs_probe(pool):
                 return None
             url = f"{base_url(host, pool.port)}/v1/models"
-            return await probe_models(http, keys[_key_provider(topo, pool).label], url)
+            key = keys[_key_provider(topo, pool).label]
+            # each try a new connection, balanced anew: one closed without an answer (sent
+            # to a member a router still holds) is asked again, POOL_TRIES times in all
+            for _ in range(POOL_TRIES):
+                probe = await probe_models(http, key, url)
+                if probe.status is not None:
+                    break
+            return probe
 
         served, pool_probes = await asyncio.gather(
             read_served(
@@ -104,12 +111,22 @@ async def run(sites: SiteMap) -> ModelsResult:
     by_label = {r.host: r for r in rows}
     rows += [
         pool_readings(
-            _pool_row(topo, pool, found, keys[_key_provider(topo, pool).label]),
+            _pool_row(
+                topo,
+                pool,
+                found,
+                keys[_key_provider(topo, pool).label],
+                _members(topo, pool, by_label),
+            ),
             _members(topo, pool, by_label),
         )
         for pool, found in zip(pools, pool_probes, strict=True)
     ]
     return ModelsResult(rows=rows, summary=summary(rows))
+
+
+#: How many times ``models`` asks the pool's port when a connection closes unanswered.
+POOL_TRIES = 3
 
 
 def _members(
@@ -162,12 +179,24 @@ def _key_provider(topo: Topology, pool: PoolStatus) -> ModelEndpoint:
     return e
 
 
-def _pool_row(topo: Topology, pool: PoolStatus, probe: ModelsProbe | None, key: ApiKey) -> ModelRow:
+def _pool_row(
+    topo: Topology,
+    pool: PoolStatus,
+    probe: ModelsProbe | None,
+    key: ApiKey,
+    members: dict[str, ModelRow],
+) -> ModelRow:
     address = base_url(topo.local.listener_host, pool.port)
     chosen = _key_provider(topo, pool)
-    state, why = pool_model_condition(pool, address, probe, key_words(chosen, key))
+    serving = [h for h, r in members.items() if r.state == "serving" and r.model_ids]
+    state, why = pool_model_condition(pool, address, probe, key_words(chosen, key), serving)
     profile = next(b.profile for b in pool.backends if b.provider == chosen.host)
-    kept, cut = kept_ids(probe.ids if probe is not None and probe.ids else [])
+    ids = probe.ids if probe is not None and probe.ids else []
+    if not ids and state == "serving" and serving:
+        # the pool serves what its serving members serve (the preferred one's, else the
+        # first's): an export written now keeps the pool
+        ids = members[chosen.host if chosen.host in serving else serving[0]].model_ids
+    kept, cut = kept_ids(ids)
     kind = kind_of(chosen.kind, kept or [chosen.profiles[profile]])
     return ModelRow(
         model_ids=kept,

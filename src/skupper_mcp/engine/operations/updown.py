@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Mapping
 
+from ...errors import SkupperMcpError
 from ...facts import names
-from ...results import ListenerStatus, OperationResult, SiteResult
+from ...results import ListenerStatus, OperationResult, PoolDrain, SiteResult
 from ...sites import resources as cr
 from ...sites.kube import RESTART_ROUTER, ClusterSite, KubeState, apply_calls, delete_calls
 from ...topology import ModelEndpoint, Topology
@@ -21,6 +23,7 @@ from ...vocabulary import LOCAL_HOST, Progress
 from .. import model_actions as actions_for
 from ..desired.cluster import Certs, cluster_link_names, link_resources, link_targets
 from ..desired.needs import setup_needed, shown
+from ..drain import DrainLog, drain_actions, drain_targets
 from ..listeners import closing, consumer_hold, listener_row, listener_state, stopped_since
 from ..pools import serving_after_down
 from ..predicates import (
@@ -371,6 +374,9 @@ async def down(
     reads = {host: asyncio.ensure_future(sites.read(r)) for host, r in to_read.items()}
     runs = {ref.host: SiteRun(ref, plan, progress) for ref in refs}
     kept: set[str] = set()  # the local site, when another provider keeps it up
+    stopping = {r.host for r in refs if r.role == "provider"}
+    drains = DrainLog()
+
     # what the providers this down stops serve: their stop actions name it
     serving = _served_reads(topology, {p.host: reads[p.host] for p in providers if p.host in runs})
 
@@ -394,15 +400,11 @@ async def down(
                 await run.note("keep local site", why)
                 return
         await _served_first(ref.host, serving)
-        match view:
-            case ClusterReading():
-                todo = kube_down_actions(topology, view.site, view.state)
-            case PodmanReading():
-                tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
-                todo = podman_down_actions(view, tmpfs)
+        todo = await _down_actions(sites, view, reads, stopping, drains)
         if not todo:
             await nothing_to_do(run, view, "down", "already stopped")
-        await run.perform(todo)
+        if not await run.perform(todo) and isinstance(view, PodmanReading):
+            await _restore_withdrawn(run, view, drains)
 
     try:
         await asyncio.gather(*(read_then_down(ref) for ref in refs))
@@ -426,11 +428,8 @@ async def down(
         plan,
     )
     result.summary += endpoints_note(topology, results, "down", target.endpoint)
-    stopping = {r.host for r in refs if r.role == "provider"}
     running = {p.host for p in providers if router_running(views[p.host])}
-    pool_lines = serving_after_down(topology, stopping, running)
-    if pool_lines:
-        result.summary += "; " + "; ".join(pool_lines)
+    _pools_after_down(result, topology, stopping, running, drains)
     if not plan:
         result.listeners = await _listeners_after_down(sites, results, views)
         lingering = [li for li in result.listeners if li.state == "closing"]
@@ -464,6 +463,94 @@ def endpoints_note(
     return (
         f"; endpoints {'brought up' if verb == 'up' else 'taken down'}: {', '.join(labels)}{also}"
     )
+
+
+async def _down_actions(
+    sites: SiteMap,
+    view: PodmanReading | ClusterReading,
+    reads: Mapping[str, Awaitable[Reading]],
+    stopping: set[str],
+    drains: DrainLog,
+) -> list[Action]:
+    """What ``down`` does at one site it read: a pool member's drain before its stop."""
+    ref = view.ref
+    if isinstance(view, ClusterReading):
+        return kube_down_actions(sites.topology, view.site, view.state)
+    tmpfs = ref.role == "provider" and sites.provider(ref.host).tmpfs_workaround
+    todo = podman_down_actions(view, tmpfs)
+    if todo:
+        todo = [*await _pool_drains(sites.topology, reads, stopping, drains, view), *todo]
+    return todo
+
+
+async def _pool_drains(
+    topology: Topology,
+    reads: Mapping[str, Awaitable[Reading]],
+    stopping: set[str],
+    drains: DrainLog,
+    view: PodmanReading,
+) -> list[Action]:
+    """A pool member's drain, before its router stops (``engine.drain``): none for the local
+    site, a router that is not running, or a pool with no other member left running."""
+    host = view.ref.host
+    if view.ref.role != "provider" or not podman_router_running(view):
+        return []
+    mates = {m for p in topology.pools if p.has(host) for m in p.member_names()}
+    found = {h: await reads[h] for h in mates - {host} if h in reads}
+    running = {h for h, v in found.items() if router_running(v) is True}
+    local = await reads[LOCAL_HOST] if LOCAL_HOST in reads else None
+    todo: list[Action] = []
+    for t in drain_targets(topology, host, stopping, running):
+        todo += drain_actions(topology, view.site, t, local, drains)
+    return todo
+
+
+async def _restore_withdrawn(run: SiteRun, view: PodmanReading, drains: DrainLog) -> None:
+    """A down that stopped (failed, or was cancelled) after it withdrew a member's
+    connector but before its router stopped: the router runs without it, and ``up`` would
+    find nothing to start. Its unit is restarted, so the router reads its connectors again
+    from its ``skrouterd.json``, which the drain left as it was."""
+    host = view.ref.host
+    withdrawn = [d for d in drains.rows if d.member == host and d.withdrawn]
+    stopped = any(s.name == "stop router" and s.ok for s in run.steps)
+    if run.plan or not withdrawn or stopped:
+        return
+    site = view.site
+    script = site.systemctl("restart", [names.router_unit(site.namespace)])
+    started = time.monotonic()
+    try:
+        await site.execute(script)
+    except SkupperMcpError as exc:
+        ok, said = False, f"{script.summary} failed: {exc}"
+    else:
+        ok, said = True, f"{script.summary}: its connectors are back from skrouterd.json"
+    for d in withdrawn:
+        d.drained, d.detail = False, f"the down stopped before {host}'s router: {said}"
+    await run.note("restore withdrawn connector", said, ok=ok, seconds=time.monotonic() - started)
+
+
+def _pools_after_down(
+    result: OperationResult,
+    topology: Topology,
+    stopping: set[str],
+    running: set[str],
+    drains: DrainLog,
+) -> None:
+    """The pools the down touched, on its result: who keeps serving each, each drain."""
+    lines = serving_after_down(topology, stopping, running)
+    result.drains = drains.rows
+    lines += [_drain_line(d) for d in drains.rows if d.drained is not None]
+    if lines:
+        result.summary += "; " + "; ".join(lines)
+
+
+def _drain_line(drain: PoolDrain) -> str:
+    if drain.drained:
+        return (
+            f"pool {drain.pool}: {drain.member} drained first "
+            f"({', '.join(drain.carried_by)} carried it {drain.seconds:.1f} s after)"
+        )
+    return f"pool {drain.pool}: {drain.detail}"
 
 
 def _served_reads(

@@ -219,10 +219,15 @@ def router_config(state: SiteState, site_id: str, cli_version: str) -> list[Enti
         config += _multi_key_listeners(state, site_id)
     for connector in state.connectors:
         spec = res.spec(connector)
+        host = str(spec.get("host") or "localhost")
+        # the tcpConnector's name: ``<name>@<host>`` (internal/site/connector.go@2.1.3:10-13),
+        # after ``connector/`` from 2.2.0 (the same @2.2.1:10-13, qdr.go@2.2.1:40
+        # TcpConnectorNamePrefix): what a management DELETE names
+        prefix = "connector/" if is_v22(cli_version) else ""
         config.append(
             entities.tcp_connector(
-                res.name_of(connector),
-                str(spec.get("host") or "localhost"),
+                f"{prefix}{res.name_of(connector)}@{host}",
+                host,
                 str(spec.get("port")),
                 str(spec.get("routingKey")),
                 site_id,

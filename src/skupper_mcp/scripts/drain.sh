@@ -1,0 +1,41 @@
+# Withdraw a routing key from the network without stopping the router: delete, through the
+# router's management, every tcpConnector the running router holds for the key. skrouterd
+# closes the connector's out-link, so the address has no local destination and its
+# withdrawal reaches every other router on the mobile-address sync's next one-second tick,
+# with no hold (src/adaptors/tcp/tcp_adaptor.c@3.5.1:2610-2650 qd_dispatch_delete_tcp_connector,
+# src/router_core/modules/mobile_sync/mobile.c@3.5.1:451-470,940-957; the same @3.4.2). It
+# is what Skupper's own system adaptor does to a running router when a Connector goes with
+# SKUPPER_SYSTEM_RELOAD_TYPE=auto (internal/nonkube/controller/system_adaptor.go@2.2.1:29-56);
+# the rendered skrouterd.json is left as it is, so the next start of the router has the
+# connector again. The tcpConnector's name is read from that file (Skupper names it
+# <connector>@<host>, after "connector/" from 2.2.0). The management listener and the client
+# certificate are connector-status.sh's.
+# $1: the namespace; $2: the router container; $3: the routing key; $4: bytes at most.
+# shellcheck disable=SC2034 # c, url, certs and name: read by the framed command's eval
+ns=$1 c=$2 key=$3 max_bytes=$4
+cfg="$SKMCP_DATA/namespaces/$ns/runtime/router/skrouterd.json"
+if [ ! -f "$cfg" ]; then
+    echo "@@no-management"
+    exit 0
+fi
+# one entity a line ("}" ends each entity's attributes)
+flat=$(tr -d ' \n\t' < "$cfg" | tr '}' '\n')
+port=$(printf '%s\n' "$flat" | grep -F '"role":"normal"' \
+    | grep -oE '"port":"?[0-9]+' | grep -oE '[0-9]+$' | head -n 1)
+if [ -z "$port" ]; then
+    echo "@@no-management"
+    exit 0
+fi
+url="amqps://127.0.0.1:$port"
+certs=/etc/skupper-router/runtime/certs/skupper-local-client
+names=$(printf '%s\n' "$flat" | grep -F '"tcpConnector",{' | grep -F "\"address\":\"$key\"" \
+    | sed -n 's/.*"name":"\([^"]*\)".*/\1/p' | head -n 8)
+if [ -z "$names" ]; then
+    echo "@@no-connector"
+    exit 0
+fi
+printf '%s\n' "$names" | while IFS= read -r name; do
+    skmcp_mark delete "$name"
+    skmcp_framed -f "$max_bytes" \
+        "podman exec \"\$c\" skmanage -b \"\$url\" -t 5 --ssl-certificate \"\$certs/tls.crt\" --ssl-key \"\$certs/tls.key\" --ssl-trustfile \"\$certs/ca.crt\" delete --type=tcpConnector --name=\"\$name\""
+done

@@ -1,0 +1,92 @@
+"""down's drain of a pool member, its pure parts: which pools a provider's down drains and
+with which key (``engine.drain.drain_targets``), and what ``scripts/drain.sh`` printed
+(``facts.drain.parse_drain``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skupper_mcp.engine.drain import drain_targets
+from skupper_mcp.errors import Unparsed
+from skupper_mcp.facts.drain import Drained, drain_script, parse_drain
+from skupper_mcp.topology import Topology, parse_topology
+from topology_samples import SMALL_TOPOLOGY
+
+ANY_POOL = 'POOLS="chat"\nPOOL_CHAT_PROVIDERS="alpha b-fast"\nPOOL_CHAT_LOCAL_PORT=9100\n'
+PRIORITY = ANY_POOL + "POOL_CHAT_STRATEGY=priority\nSKUPPER_MIN_VERSION=2.2.0\n"
+
+
+def topology(extra: str) -> Topology:
+    return parse_topology(SMALL_TOPOLOGY + extra, Path("topology.env"))
+
+
+def test_a_member_is_drained_only_while_another_member_runs_and_is_not_stopped_with_it() -> None:
+    topo = topology(ANY_POOL)
+    [pool] = topo.pools
+    [target] = drain_targets(topo, "alpha", {"alpha"}, {"alpha", "beta"})
+    assert (target.pool.name, target.member, target.routing_key) == (
+        "chat",
+        "alpha",
+        "pool-chat",
+    )
+    assert target.routing_key == pool.routing_key  # an any pool: the pool's own key
+    assert target.others == ("beta",)
+    assert drain_targets(topo, "alpha", {"alpha", "beta"}, {"alpha", "beta"}) == []
+    assert drain_targets(topo, "alpha", {"alpha"}, {"alpha"}) == []  # beta is down already
+
+
+def test_a_multikeylistener_pools_member_withdraws_its_own_key() -> None:
+    topo = topology(PRIORITY)
+    [target] = drain_targets(topo, "beta", {"beta"}, {"alpha"})
+    [pool] = topo.pools
+    member = next(m for m in pool.members if m.provider == "beta")
+    assert target.routing_key == topo.member_endpoint(member).routing_key
+    assert target.routing_key != pool.routing_key
+
+
+def test_the_drain_script_quotes_its_operands_once() -> None:
+    text = drain_script("default", "skupper-router", "model-pool-chat")
+    assert "set -- default skupper-router model-pool-chat 8192" in text
+    assert "skmanage" in text and "delete --type=tcpConnector" in text
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (
+            "@@delete connector/model-pool-chat@127.0.0.1\n@@rc 0\n",
+            Drained(("connector/model-pool-chat@127.0.0.1",), None),
+        ),
+        (
+            "@@no-management\n",
+            Drained((), "the router's config names no management listener to ask"),
+        ),
+        (
+            "@@no-connector\n",
+            Drained((), "the router's config holds no tcpConnector for model-pool-chat"),
+        ),
+        (
+            "@@delete a@h\n@@stderr\n|NotFoundStatus: No entity with name='a@h'\n@@rc 1\n",
+            Drained((), "skmanage delete a@h: NotFoundStatus: No entity with name='a@h'"),
+        ),
+    ],
+)
+def test_what_the_drain_did_is_read_from_its_frames(output: str, expected: Drained) -> None:
+    assert parse_drain(output, "model-pool-chat") == expected
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "",  # nothing ran
+        "@@delete a@h\n",  # cut before its status
+        "@@delete a;rm -rf ~\n@@rc 0\n",  # not a name Skupper renders
+    ],
+)
+def test_a_drain_that_did_not_run_to_its_end_or_names_what_is_not_skuppers_is_unparsed(
+    output: str,
+) -> None:
+    with pytest.raises(Unparsed):
+        parse_drain(output, "model-pool-chat")
