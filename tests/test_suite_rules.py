@@ -274,8 +274,11 @@ def unsaid_waits(source: str) -> list[str]:
             continue
         func = node.func
         direct = isinstance(func, ast.Name) and func.id in names
-        qualified = isinstance(func, ast.Attribute) and func.attr in POLLS
-        qualified = qualified and getattr(func.value, "id", "") == "polling"
+        qualified = (
+            isinstance(func, ast.Attribute)
+            and func.attr in POLLS
+            and getattr(func.value, "id", "") == "polling"
+        )
         if not (direct or qualified):
             continue
         given = {k.arg: k.value for k in node.keywords}
