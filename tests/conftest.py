@@ -147,8 +147,23 @@ WORLD_PER_PARAM = frozenset({"tests/sandbox/test_handbuilt_van.py"})
 TEST_PER_UNIT = frozenset({"tests/sandbox/test_router.py"})
 
 
+#: Files that share a session world (tests/sandbox/conftest.py) without changing it for each
+#: other: one unit of work, so their world is made once, not once on each worker one of them
+#: lands on. ``world`` (the example's hosts and the cluster): test_faults restores each fault
+#: it makes; ``unset_world``: never set up, only read.
+SHARED_WORLDS = {
+    "tests/sandbox/test_world.py": "the session world",
+    "tests/sandbox/test_faults.py": "the session world",
+    "tests/sandbox/test_host_fidelity.py": "the session world",
+    "tests/sandbox/test_never_set_up.py": "the world never set up",
+    "tests/sandbox/test_error_layers.py": "the world never set up",
+}
+
+
 def work_unit(nodeid: str) -> str:
     path, _, name = nodeid.partition("::")
+    if path in SHARED_WORLDS:
+        return SHARED_WORLDS[path]
     if path.startswith(LIFECYCLE_SCOPE + "/"):
         return f"{LIFECYCLE_SCOPE} part {part_of(path)}"
     if path in WORLD_PER_PARAM and name.endswith("]"):

@@ -355,3 +355,39 @@ assert took > 5
         )
     ]
     assert sorted(bounded) == [5, 6, 7, 8, 9, 10]
+
+
+#: The session worlds of tests/sandbox/conftest.py that files share.
+SESSION_WORLDS = {"world", "unset_world"}
+
+
+def _session_world_users() -> set[str]:
+    """The files outside tests/lifecycle/ whose tests or fixtures take a session world of
+    tests/sandbox/conftest.py (a parameter of that name the file does not define itself)."""
+    users = set()
+    for path in SOURCES:
+        where = path.relative_to(TESTS.parent).as_posix()
+        if "lifecycle" in path.parts or not is_test_module(path.stem):
+            continue
+        functions = [
+            node
+            for node in ast.walk(tree(path))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        fixtures = [
+            f for f in functions if any("fixture" in ast.unparse(d) for d in f.decorator_list)
+        ]
+        own = {f.name for f in fixtures}
+        tests = [f for f in functions if f.name.startswith("test_")]
+        taken = {a.arg for f in tests + fixtures for a in f.args.args}
+        if (taken & SESSION_WORLDS) - own:
+            users.add(where)
+    return users
+
+
+def test_files_that_share_a_session_world_run_as_one_unit() -> None:
+    """A session world is made once per worker that asks for it: the files that take one are
+    one unit of work (``SHARED_WORLDS`` in tests/conftest.py), so it is made once a run."""
+    from conftest import SHARED_WORLDS
+
+    assert _session_world_users() == set(SHARED_WORLDS)
