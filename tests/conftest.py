@@ -138,9 +138,19 @@ def bounded_mcp_clients(monkeypatch: pytest.MonkeyPatch) -> None:
 # 9 no longer reads.)
 
 LIFECYCLE_SCOPE = "tests/lifecycle"
-#: Files whose tests all run on a world made for each of their parameters: a parameter's
-#: tests are a unit of work.
-WORLD_PER_PARAM = frozenset({"tests/sandbox/test_handbuilt_van.py"})
+#: Files whose tests all run on a world made for each of their parameters (and take no other
+#: parameter, or a parameter's world would be made again on another worker): a parameter's
+#: tests are a unit of work, so the two podman kinds of one file run on two workers at once.
+#: The models catalog on both kinds was a sixth of the e2e half's worker time, all on one
+#: worker, the longest unit (docs/testing.md, "Where the time goes").
+WORLD_PER_PARAM = frozenset(
+    {
+        "tests/sandbox/test_handbuilt_van.py",
+        "tests/sandbox/test_models_catalog.py",
+        "tests/sandbox/test_reboot.py",
+        "tests/sandbox/test_model_readiness.py",
+    }
+)
 #: Files whose tests each make all they use (routers, sites, ports), none for the module:
 #: each test is a unit of work. The real skrouterd's start makes this the longest file of
 #: the simulator's components.
