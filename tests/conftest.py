@@ -138,17 +138,42 @@ def bounded_mcp_clients(monkeypatch: pytest.MonkeyPatch) -> None:
 # 9 no longer reads.)
 
 LIFECYCLE_SCOPE = "tests/lifecycle"
-#: Files whose tests all run on a world made for each of their parameters: a parameter's
-#: tests are a unit of work.
-WORLD_PER_PARAM = frozenset({"tests/sandbox/test_handbuilt_van.py"})
+#: Files whose tests all run on a world made for each of their parameters (and take no other
+#: parameter, or a parameter's world would be made again on another worker): a parameter's
+#: tests are a unit of work, so the two podman kinds of one file run on two workers at once.
+#: The models catalog on both kinds was a sixth of the e2e half's worker time, all on one
+#: worker, the longest unit (docs/testing.md, "Where the time goes").
+WORLD_PER_PARAM = frozenset(
+    {
+        "tests/sandbox/test_handbuilt_van.py",
+        "tests/sandbox/test_models_catalog.py",
+        "tests/sandbox/test_reboot.py",
+        "tests/sandbox/test_model_readiness.py",
+    }
+)
 #: Files whose tests each make all they use (routers, sites, ports), none for the module:
 #: each test is a unit of work. The real skrouterd's start makes this the longest file of
 #: the simulator's components.
 TEST_PER_UNIT = frozenset({"tests/sandbox/test_router.py"})
 
 
+#: Files that share a session world (tests/sandbox/conftest.py) without changing it for each
+#: other: one unit of work, so their world is made once, not once on each worker one of them
+#: lands on. ``world`` (the example's hosts and the cluster): test_faults restores each fault
+#: it makes; ``unset_world``: never set up, only read.
+SHARED_WORLDS = {
+    "tests/sandbox/test_world.py": "the session world",
+    "tests/sandbox/test_faults.py": "the session world",
+    "tests/sandbox/test_host_fidelity.py": "the session world",
+    "tests/sandbox/test_never_set_up.py": "the world never set up",
+    "tests/sandbox/test_error_layers.py": "the world never set up",
+}
+
+
 def work_unit(nodeid: str) -> str:
     path, _, name = nodeid.partition("::")
+    if path in SHARED_WORLDS:
+        return SHARED_WORLDS[path]
     if path.startswith(LIFECYCLE_SCOPE + "/"):
         return f"{LIFECYCLE_SCOPE} part {part_of(path)}"
     if path in WORLD_PER_PARAM and name.endswith("]"):

@@ -4,6 +4,11 @@
 every ``every`` seconds until it returns something truthy and return that; after ``timeout``
 seconds they fail the test, naming ``what`` and the last answer. Exceptions of the types in
 ``ignoring`` count as "not yet" (a port that refuses while a server starts).
+
+The deadline is a bound on failure, never a bet on speed: a poll ends as soon as its check
+holds, so the default (30 s) and the floor ``tests/test_suite_rules.py`` holds literal
+deadlines to (``MIN_DEADLINE``, 10 s) cost nothing on a quiet machine and leave room for a
+busy one, where a second is ten.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ def _give_up(what: str, timeout: float, last: Any) -> None:
 def wait_for(
     check: Callable[[], T | None],
     *,
-    timeout: float = 10.0,
+    timeout: float = 30.0,
     every: float = 0.05,
     what: str = "the condition",
     ignoring: tuple[type[BaseException], ...] = (),
@@ -48,7 +53,7 @@ def wait_for(
 async def eventually(
     check: Callable[[], Awaitable[T | None]],
     *,
-    timeout: float = 10.0,
+    timeout: float = 30.0,
     every: float = 0.05,
     what: str = "the condition",
     ignoring: tuple[type[BaseException], ...] = (),

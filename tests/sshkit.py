@@ -290,7 +290,7 @@ async def openssh_server(
 
     try:
         what = f"sshd to listen on {address}:{port}"
-        await eventually(listening, timeout=5, every=0.01, what=what)
+        await eventually(listening, timeout=30, every=0.01, what=what)
         yield SSHServer(
             address=address,
             port=port,

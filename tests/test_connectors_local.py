@@ -23,7 +23,7 @@ async def wait_gone(pid: int) -> None:
             return True
         return False
 
-    await eventually(gone, timeout=5, every=0.02, what=f"process {pid} to end")
+    await eventually(gone, timeout=30, every=0.02, what=f"process {pid} to end")
 
 
 async def test_output_and_exit_status_are_returned() -> None:
@@ -85,7 +85,7 @@ async def test_cancellation_kills_the_command(tmp_path: Path) -> None:
     async def written() -> bool:
         return pidfile.exists() and bool(pidfile.read_text().strip())
 
-    await eventually(written, timeout=5, every=0.02, what="the command to write its pid")
+    await eventually(written, timeout=30, every=0.02, what="the command to write its pid")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -125,14 +125,14 @@ async def wait_for_file(path: Path) -> str:
     async def written() -> str | None:
         return _written(path)
 
-    return await eventually(written, timeout=5, every=0.02, what=f"{path} to be written")
+    return await eventually(written, timeout=30, every=0.02, what=f"{path} to be written")
 
 
 async def wait_gone(pid: int) -> None:
     async def gone() -> bool:
         return not _alive(pid)
 
-    await eventually(gone, timeout=5, every=0.02, what=f"process {pid} to end")
+    await eventually(gone, timeout=30, every=0.02, what=f"process {pid} to end")
 
 
 # ---- commands -------------------------------------------------------------------------

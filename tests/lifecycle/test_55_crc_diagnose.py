@@ -181,7 +181,7 @@ async def test_a_link_remade_by_hand_under_the_router_pod_is_stale_and_up_crc_cl
     # creationTimestamps have whole seconds: a Secret of the pod's own second is no evidence
     wait_for(
         lambda: dt.datetime.now(dt.UTC).replace(microsecond=0) > started,
-        timeout=3,
+        timeout=30,
         what="a second later than the pod's creation",
     )
     # kubectl delete -f link.yaml; kubectl apply -f link.yaml: the Secret and Link anew

@@ -44,6 +44,18 @@ def small_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield started
 
 
+@pytest.fixture(scope="session")
+def unset_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    """The local site and rhel-ai, never set up and never changed: a test reads it (status,
+    a plan, a topology of its own pointing at it) and sets nothing up. Shared by the files
+    that read a world never set up (``SHARED_WORLDS`` in tests/conftest.py keeps them on
+    one worker, so it is made once)."""
+    with running_world(
+        tmp_path_factory.mktemp("unset"), WorldSpec(providers=1, kubernetes=False)
+    ) as started:
+        yield started
+
+
 @pytest.fixture
 def demo_that_cannot_start(tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """``python -m skupper_sandbox.demo`` asked for a podman kind that does not exist (so its

@@ -104,7 +104,7 @@ def test_status_streams_and_stdin_pass_through(served: HostKit) -> None:
     resources = served.home / ".local/share/skupper/namespaces/default/input/resources"
     assert (resources / "Site-s1.yaml").is_file()
     # all three ran in the server, none in a fresh Python
-    wait_for(lambda: served_count(served) == 3, timeout=5, what="the server's record of 3")
+    wait_for(lambda: served_count(served) == 3, timeout=30, what="the server's record of 3")
 
 
 def test_working_directory_and_environment_are_the_callers(served: HostKit) -> None:
@@ -127,7 +127,7 @@ def test_a_signal_to_the_client_reaches_the_command_and_its_status(served: HostK
         wait_for(lambda: curls_to(port), timeout=10, what="the command to start")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == -signal.SIGTERM  # the client died of the command's signal
-        wait_for(lambda: not curls_to(port), timeout=5, what="the command to end")
+        wait_for(lambda: not curls_to(port), timeout=30, what="the command to end")
 
 
 def test_killing_the_callers_process_group_ends_the_command(served: HostKit) -> None:
@@ -142,7 +142,7 @@ def test_killing_the_callers_process_group_ends_the_command(served: HostKit) -> 
         os.killpg(proc.pid, signal.SIGKILL)  # what the product does to a timed-out command
         proc.wait(10)
         assert proc.stdout is not None and proc.stdout.read() == b""
-        wait_for(lambda: not curls_to(port), timeout=5, what="the command to end")
+        wait_for(lambda: not curls_to(port), timeout=30, what="the command to end")
 
 
 def test_without_a_server_the_client_runs_the_emulation_itself(tmp_path: Path) -> None:

@@ -43,22 +43,22 @@ def _closed_port(address: str) -> int:
 
 
 def test_a_key_the_host_does_not_authorize_is_refused_not_unreachable(
-    small_world: World, tmp_path: Path
+    unset_world: World, tmp_path: Path
 ) -> None:
     stranger = tmp_path / "stranger"
     asyncssh.generate_private_key("ssh-ed25519").write_private_key(str(stranger))
     stranger.chmod(0o600)
-    row = _rows(_with(small_world, tmp_path / "stranger.env", "SSH_IDENTITY", stranger))[PROVIDER]
+    row = _rows(_with(unset_world, tmp_path / "stranger.env", "SSH_IDENTITY", stranger))[PROVIDER]
     assert row["reachable"] is False
     assert row["state_reason"].startswith(
         f"{PROVIDER} refused our credentials: authentication failed"
     )
 
 
-def test_a_closed_ssh_port_is_unreachable(small_world: World, tmp_path: Path) -> None:
-    port = _closed_port(small_world.hosts[PROVIDER].address)
+def test_a_closed_ssh_port_is_unreachable(unset_world: World, tmp_path: Path) -> None:
+    port = _closed_port(unset_world.hosts[PROVIDER].address)
     variable = f"{env_prefix(PROVIDER)}SSH_PORT"
-    rows = _rows(_with(small_world, tmp_path / "closed.env", variable, port))
+    rows = _rows(_with(unset_world, tmp_path / "closed.env", variable, port))
     assert rows[PROVIDER]["reachable"] is False
     assert rows[PROVIDER]["state"] == "unreachable"
     assert rows[PROVIDER]["state_reason"].startswith(f"{PROVIDER} unreachable: connection refused")
@@ -66,10 +66,10 @@ def test_a_closed_ssh_port_is_unreachable(small_world: World, tmp_path: Path) ->
 
 
 def test_an_identity_file_that_is_not_there_is_the_topologys_mistake(
-    small_world: World, tmp_path: Path
+    unset_world: World, tmp_path: Path
 ) -> None:
     missing = tmp_path / "no-such-key"
-    row = _rows(_with(small_world, tmp_path / "missing.env", "SSH_IDENTITY", missing))[PROVIDER]
+    row = _rows(_with(unset_world, tmp_path / "missing.env", "SSH_IDENTITY", missing))[PROVIDER]
     assert row["reachable"] is False
     why = row["state_reason"]
     assert "cannot be used as configured" in why and "SSH_IDENTITY" in why

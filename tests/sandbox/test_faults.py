@@ -100,7 +100,10 @@ def test_kill_router_kills_only_the_router_containers(restored: World) -> None:
                 "default-skupper-router bystander",
             )[1]
 
-        wait_for(lambda: router_state().split()[:2] == ["exited", "137"])
+        wait_for(
+            lambda: router_state().split()[:2] == ["exited", "137"],
+            what="the killed router to exit 137",
+        )
         assert router_state().split()[2] == "running"
     finally:
         restored.ssh("rhtevan-work", "podman rm -f default-skupper-router bystander")
@@ -130,11 +133,11 @@ def test_crc_faults_unauthenticated_down_restore(restored: World) -> None:
     assert restored.info.kube is not None, "the world has no Kubernetes API"
     assert _kube_call(restored) == 200
     restored.fault("crc", "unauthenticated")
-    wait_for(lambda: _kube_call(restored) == 401)
+    wait_for(lambda: _kube_call(restored) == 401, what="the cluster's API to answer 401")
     restored.fault("crc", "down")
-    wait_for(lambda: _kube_call(restored) == 0)
+    wait_for(lambda: _kube_call(restored) == 0, what="the cluster's API to stop answering")
     restored.fault("crc", "restore")
-    wait_for(lambda: _kube_call(restored) == 200)
+    wait_for(lambda: _kube_call(restored) == 200, what="the cluster's API to answer 200 again")
 
 
 def test_bad_fault_requests_are_usage_errors(world: World) -> None:

@@ -55,7 +55,9 @@ def test_the_products_watch_unit_stops_clean_when_the_container_dies_of_sigterm(
     host.write_unit(unit.name, unit.content)
     assert host.sh("systemctl --user start box.service").returncode == 0
     assert wait_for(
-        lambda: host.sh("podman ps -q --filter name=box").stdout.strip() != "", timeout=5
+        lambda: host.sh("podman ps -q --filter name=box").stdout.strip() != "",
+        timeout=30,
+        what="the unit's box container to run",
     )
 
     assert host.sh("systemctl --user stop box.service").returncode == 0

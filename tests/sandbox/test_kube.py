@@ -607,7 +607,7 @@ def test_site_gets_a_router_pod_that_is_recreated_when_deleted(cluster: Cluster)
         new = running_router_pod(core, "skupper-models")
         return new if new and name_of(new) != name_of(pod) else None
 
-    new = wait_for(replacement, timeout=5, what="a new router pod")
+    new = wait_for(replacement, timeout=30, what="a new router pod")
     assert [name_of(p) for p in router_pods(core, "skupper-models")] == [name_of(new)]
     assert not (cluster.kube_dir / "pods" / name_of(pod)).exists()
     assert meta(owner_chain(cluster, new)).uid == meta(replica_set).uid
@@ -619,7 +619,7 @@ def test_site_gets_a_router_pod_that_is_recreated_when_deleted(cluster: Cluster)
             not apps.list_namespaced_deployment("skupper-models").items
             and not apps.list_namespaced_replica_set("skupper-models").items
         ),
-        timeout=5,
+        timeout=30,
         what="the Deployment and ReplicaSet to go with the Site",
     )
 

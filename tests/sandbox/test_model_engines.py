@@ -59,7 +59,7 @@ def test_vllm_refuses_while_it_loads_then_serves_its_metrics_and_sleep(
     process, control = _start(tmp_path, "vllm", 18211, load_seconds=1.5)
     stop.append(process)
     url = f"http://{ADDRESS}:18211"
-    wait_for(lambda: process.poll() is None, timeout=5, every=0.05, what="the server to run")
+    wait_for(lambda: process.poll() is None, timeout=30, every=0.05, what="the server to run")
     assert not port_open(ADDRESS, 18211)  # bound, not listening: refused
     wait_for(lambda: port_open(ADDRESS, 18211), timeout=30, every=0.1, what="vLLM to load")
     health = _get(f"{url}/health")

@@ -31,7 +31,7 @@ def _listening(process: subprocess.Popen[bytes], port: int, name: str) -> Iterat
     try:
         wait_for(
             lambda: process.poll() is not None or port_open(ADDRESS, port),
-            timeout=5,
+            timeout=30,
             every=0.02,
             what=f"{name} to listen",
         )
@@ -208,7 +208,11 @@ def test_with_a_key_but_health_served_health_stays_open(tmp_path: Path) -> None:
     port = KEYED_PORT + 1
     process = start_model_server(info.host_dir, "0.0.0.0", port, "m", ["--api-key", KEY])
     try:
-        wait_for(lambda: process.poll() is not None or port_open(ADDRESS, port), timeout=5)
+        wait_for(
+            lambda: process.poll() is not None or port_open(ADDRESS, port),
+            timeout=30,
+            what="the model server to listen (or exit)",
+        )
         assert httpx.get(f"http://{ADDRESS}:{port}/health").status_code == 200
         assert httpx.get(f"http://{ADDRESS}:{port}/v1/models").status_code == 401
     finally:

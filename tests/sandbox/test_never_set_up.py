@@ -22,14 +22,14 @@ def _json(world: World, *args: str) -> tuple[int, dict]:
 
 
 @pytest.mark.parametrize("verb", ["down", "teardown"])
-def test_a_plan_on_sites_never_set_up_says_what_status_says(small_world: World, verb: str) -> None:
-    _, shown = _json(small_world, "status")
+def test_a_plan_on_sites_never_set_up_says_what_status_says(unset_world: World, verb: str) -> None:
+    _, shown = _json(unset_world, "status")
     status = {row["host"]: row for row in shown["sites"]}
     assert {h: row["state"] for h, row in status.items()} == {
         "rhel-ai": "not-set-up",
         "local": "not-set-up",
     }
-    code, planned = _json(small_world, verb, "--plan")
+    code, planned = _json(unset_world, verb, "--plan")
     assert code == 3, planned["summary"]
     for site in planned["sites"]:
         why = status[site["host"]]["state_reason"]

@@ -38,7 +38,11 @@ def test_a_container_runs_stops_with_143_and_is_removed(host: HostKit) -> None:
     [inspected] = json.loads(host.sh("podman inspect web").stdout)
     assert inspected["State"]["Running"] is True
     assert "GREETING=hi" in inspected["Config"]["Env"]
-    assert wait_for(lambda: "hi from podman" in host.sh("podman logs web").stdout, timeout=5)
+    assert wait_for(
+        lambda: "hi from podman" in host.sh("podman logs web").stdout,
+        timeout=30,
+        what="web's greeting in its log",
+    )
 
     assert host.sh("podman stop web").stdout == "web\n"
     assert host.sh("podman wait web").stdout == "143\n"
@@ -90,7 +94,7 @@ def test_a_crashed_container_is_restarted_by_its_restart_policy(host: HostKit) -
     def restarted() -> bool:
         return _inspect(host, "r", "{{.State.Status}} {{.RestartCount}}") == "running 1"
 
-    assert wait_for(restarted, timeout=5)
+    assert wait_for(restarted, timeout=30, what="podman to restart the container")
     now = containers.get(host.home, "r")
     assert now is not None and now.pid not in (None, c.pid)
 
@@ -107,13 +111,21 @@ def test_a_container_stopped_by_the_user_is_not_restarted(host: HostKit, how: st
     c = containers.get(host.home, "r")
     assert c is not None and c.pid
     os.kill(c.pid, signal.SIGKILL)
-    assert wait_for(lambda: _inspect(host, "r", "{{.RestartCount}}") == "1", timeout=5)
+    assert wait_for(
+        lambda: _inspect(host, "r", "{{.RestartCount}}") == "1",
+        timeout=30,
+        what="a RestartCount of 1 after the kill",
+    )
 
 
 def test_on_failure_restarts_only_a_failed_exit_and_counts_retries(host: HostKit) -> None:
     assert host.sh("podman run -d --restart on-failure:2 --name f busybox false").returncode == 0
     assert host.sh("podman run -d --restart on-failure --name ok busybox true").returncode == 0
-    assert wait_for(lambda: _inspect(host, "f", "{{.RestartCount}}") == "2", timeout=5)
+    assert wait_for(
+        lambda: _inspect(host, "f", "{{.RestartCount}}") == "2",
+        timeout=30,
+        what="a RestartCount of 2 (on-failure, max 2)",
+    )
     time.sleep(0.6)  # a fixed window: a third restart, if wrongly made, would be by now
     assert _inspect(host, "f", "{{.State.Status}} {{.RestartCount}}") == "exited 2"
     assert _inspect(host, "ok", "{{.State.Status}} {{.RestartCount}}") == "exited 0"
@@ -147,7 +159,11 @@ def test_tmpfs_is_recorded_and_visible_to_the_process(host: HostKit) -> None:
     assert run.returncode == 0, run.stderr
     tmpfs = host.sh("podman inspect --format '{{json .HostConfig.Tmpfs}}' t").stdout
     assert json.loads(tmpfs) == {"/tmp": "rw,size=10M,mode=1777"}
-    assert wait_for(lambda: '["/tmp"]' in host.sh("podman logs t").stdout, timeout=5)
+    assert wait_for(
+        lambda: '["/tmp"]' in host.sh("podman logs t").stdout,
+        timeout=30,
+        what="the private /tmp in t's log",
+    )
     [inspected] = json.loads(host.sh("podman inspect t").stdout)
     private_tmp = {m["Destination"]: m["Source"] for m in inspected["Mounts"]}["/tmp"]
     assert Path(private_tmp).is_dir()
@@ -177,7 +193,9 @@ def test_curl_on_the_host_reaches_the_hosts_own_port(host: HostKit) -> None:
     )
     assert host.sh(serve).returncode == 0
     fetch = f"curl -s -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/"
-    assert wait_for(lambda: host.sh(fetch).stdout == "200", timeout=10)
+    assert wait_for(
+        lambda: host.sh(fetch).stdout == "200", timeout=10, what="the published port to answer 200"
+    )
 
 
 def test_logs_tail_and_flags_read_as_podman_parses_them(host: HostKit) -> None:
@@ -187,8 +205,16 @@ def test_logs_tail_and_flags_read_as_podman_parses_them(host: HostKit) -> None:
     script = "for i in 1 2 3; do echo out $i; echo err $i >&2; done; printf partial; sleep 60"
     assert host.sh(f"podman run -d --name chatty busybox sh -c '{script}'").returncode == 0
     assert host.sh("podman run -d --name quiet busybox sh -c 'echo hush; sleep 60'").returncode == 0
-    wait_for(lambda: host.sh("podman logs chatty").stdout.endswith("partial"), timeout=5)
-    wait_for(lambda: host.sh("podman logs quiet").stdout == "hush\n", timeout=5)
+    wait_for(
+        lambda: host.sh("podman logs chatty").stdout.endswith("partial"),
+        timeout=30,
+        what="chatty's partial line in its log",
+    )
+    wait_for(
+        lambda: host.sh("podman logs quiet").stdout == "hush\n",
+        timeout=30,
+        what="quiet's line in its log",
+    )
 
     assert host.sh("podman logs chatty").stdout == (
         "out 1\nerr 1\nout 2\nerr 2\nout 3\nerr 3\npartial"

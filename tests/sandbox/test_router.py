@@ -309,8 +309,11 @@ def test_management_answer_describes_links_listeners_and_routes(routers: Routers
         lambda: (lis := consumer.listener("model-listener")) and lis["bound"] and lis,
         what="the listener bound",
     )
-    answer = wait_for(consumer.query)
-    theirs = wait_for(lambda: (t := provider.query()) and t["accepted"] and t)
+    answer = wait_for(consumer.query, what="the consumer's management answer")
+    theirs = wait_for(
+        lambda: (t := provider.query()) and t["accepted"] and t,
+        what="the provider's accepted connector",
+    )
 
     assert answer["router"] == {
         "id": "consumer-1",
@@ -372,7 +375,9 @@ def test_stream_crosses_two_links_to_a_model_two_hops_away(routers: Routers) -> 
 
     assert answer["model"] == "granite-2b"
     assert "two hops" in answer["choices"][0]["message"]["content"]
-    assert wait_for(edge.query)["reachable"] == {"model": 2}  # the provider is 2 hops away
+    assert wait_for(edge.query, what="the edge's management answer")["reachable"] == {
+        "model": 2
+    }  # the provider is 2 hops away
 
 
 def test_bulk_data_and_half_close_survive_the_link(routers: Routers) -> None:
@@ -587,7 +592,7 @@ def test_client_certificate_from_another_ca_is_refused(routers: Routers) -> None
     assert link["error"].endswith(
         "SSL Failure: error:0A00041B:SSL routines::tlsv1 alert decrypt error"
     )
-    assert wait_for(provider.query)["accepted"] == []
+    assert wait_for(provider.query, what="the provider's management answer")["accepted"] == []
     # the hub's log is a file the router flushes as it writes: on a busy machine the line
     # can take longer than the link's own failure
     wait_for(
@@ -607,9 +612,9 @@ def test_listener_follows_the_providers_router_down_and_up(routers: Routers) -> 
 
     provider.kill()
     wait_for(lambda: not port_open(consumer.address, 9000), timeout=20, what="listener to unbind")
-    link = wait_for(consumer.query)["links"][0]
+    link = wait_for(consumer.query, what="the consumer's management answer")["links"][0]
     assert link["status"] != "up"
-    assert wait_for(consumer.query)["reachable"] == {}
+    assert wait_for(consumer.query, what="the consumer's management answer")["reachable"] == {}
 
     routers.start(provider)
     wait_for(lambda: port_open(consumer.address, 9000), timeout=30, what="the listener to rebind")
@@ -810,7 +815,7 @@ def test_listener_and_connector_on_one_router_are_joined_directly(routers: Route
             received = read_all(sock)
 
     assert received == b"ping"
-    assert wait_for(site.query)["reachable"] == {"echo": 0}
+    assert wait_for(site.query, what="the site's management answer")["reachable"] == {"echo": 0}
 
 
 @pytest.mark.parametrize("kept", [True, False])

@@ -43,7 +43,7 @@ def test_restart_on_failure_restarts_a_killed_process(host: HostKit) -> None:
         now = host.show("crashy", "ActiveState", "MainPID", "NRestarts")
         return now["ActiveState"] == "active" and now["MainPID"] not in ("0", first["MainPID"])
 
-    assert wait_for(restarted, timeout=5)
+    assert wait_for(restarted, timeout=30, what="systemd to restart crashy")
     assert host.show("crashy", "NRestarts")["NRestarts"] == "1"
 
 
@@ -54,7 +54,9 @@ def _stopped_watch_unit(host: HostKit, success_exit_status: str) -> dict[str, st
     host.write_unit("watch.service", START_WATCH.format(name="router", extra=extra))
     assert host.sh("systemctl --user start watch.service").returncode == 0
     assert wait_for(
-        lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "", timeout=5
+        lambda: host.sh("podman ps -q --filter name=router").stdout.strip() != "",
+        timeout=30,
+        what="the unit's router container to run",
     )
     host.sh("systemctl --user stop watch.service")
     assert host.sh("podman inspect --format '{{.State.ExitCode}}' router").stdout.strip() == "143"
@@ -92,7 +94,9 @@ def test_a_daemon_killed_by_sigterm_is_clean_without_success_exit_status(host: H
     pid = int(host.show("daemon", "MainPID")["MainPID"])
     os.kill(pid, signal.SIGTERM)
     assert wait_for(
-        lambda: host.show("daemon", "ActiveState")["ActiveState"] == "inactive", timeout=5
+        lambda: host.show("daemon", "ActiveState")["ActiveState"] == "inactive",
+        timeout=30,
+        what="daemon inactive after its SIGTERM",
     )
     assert host.show("daemon", "Result", "ExecMainCode") == {
         "Result": "success",
@@ -119,7 +123,11 @@ def test_a_oneshot_killed_by_sigterm_fails_unless_success_exit_status_names_it(
 def test_remain_after_exit_stays_active_after_its_process_exits(host: HostKit) -> None:
     host.write_unit("site.service", "[Service]\nExecStart=/bin/true\nRemainAfterExit=yes\n")
     assert host.sh("systemctl --user start site").returncode == 0
-    assert wait_for(lambda: host.show("site", "SubState")["SubState"] == "exited", timeout=5)
+    assert wait_for(
+        lambda: host.show("site", "SubState")["SubState"] == "exited",
+        timeout=30,
+        what="the oneshot site to have exited",
+    )
     active = host.sh("systemctl --user is-active site.service")
     assert (active.returncode, active.stdout) == (0, "active\n")
     assert host.show("site", "MainPID")["MainPID"] == "0"
@@ -168,7 +176,11 @@ def test_a_unit_that_keeps_failing_hits_the_start_limit(host: HostKit) -> None:
         "flaky.service", "[Service]\nExecStart=/bin/false\nRestart=always\nRestartSec=10ms\n"
     )
     host.sh("systemctl --user start flaky")
-    assert wait_for(lambda: host.show("flaky", "Result")["Result"] == "start-limit-hit", timeout=5)
+    assert wait_for(
+        lambda: host.show("flaky", "Result")["Result"] == "start-limit-hit",
+        timeout=30,
+        what="flaky's start-limit-hit",
+    )
     assert host.show("flaky", "ActiveState", "NRestarts") == {
         "ActiveState": "failed",
         "NRestarts": "5",

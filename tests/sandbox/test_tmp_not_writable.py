@@ -122,7 +122,7 @@ async def test_with_the_workaround_the_same_hub_links_and_serves(small_world: Wo
             return None
         return reply.json() if reply.status_code == 200 else None
 
-    assert await eventually(models, timeout=20)
+    assert await eventually(models, timeout=20, what="the listener's /v1/models through the link")
     async with Engine(load_topology(topology(small_world, workaround=True))) as engine:
         diagnosis = await engine.diagnose()
     assert diagnosis.ok, diagnosis.model_dump_json(indent=1)
