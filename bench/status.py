@@ -1,8 +1,10 @@
 """status, up and down against their anchors, on sandbox worlds of 2, 8 and 32 providers.
 
-    .venv/bin/python bench/status.py [--providers 2 8 32] [--rounds 3] [--podman emulated]
+    .venv/bin/python bench/status.py [--providers 2 8 32] [--rounds 3] [--podman emulated real]
+        [--python OTHER/.venv/bin/python]
 
-For each world, in the same run, side by side:
+For each world (each number of providers on each podman asked for, emulated and this
+machine's real one by default), in the same run, side by side:
 
 - floor: one SSH round trip (``true``) to every site at once on open connections;
 - bash way: what a shell script would do, the OpenSSH client with a new connection per fact,
@@ -10,6 +12,9 @@ For each world, in the same run, side by side:
 - status cold (a new ``skupper-mcp status`` process) and warm (the second call through one
   MCP server over stdio);
 - up and down through that server, against the slowest single site's own work;
+- the processes one warm status starts per site, by program: ``podman``, ``skupper``,
+  ``systemctl`` and ``curl`` (the emulated tools as the world's command server records them
+  in ``commands.stats``, real podman as its wrapper counts it in each host's store);
 - the CPU one warm status costs the product (its server process) and the sandbox (every
   process of the world, with the commands that ended meanwhile): on a shared 2-core machine
   their sum over 2 bounds the warm figure;
@@ -17,10 +22,15 @@ For each world, in the same run, side by side:
   by kind of process on stderr) and the CPU of the costliest emulated command of a state
   read (what the world's command server records, plus the client).
 
-Medians of ``--rounds``. The sandbox shares this machine's cores with the product, so its own
-cost is printed beside the product's figures. The worlds keep the emulated podman unless
-``--podman real`` asks for this machine's (docs/sandbox.md 4a): real podman's commands cost
-the world far more CPU, which would hide a change in the product's own cost between runs.
+Medians of ``--rounds``, and for warm status the least of them too (on a shared machine the
+round other work delayed least). ``--python`` measures another checkout's product as well
+(cold, warm, up and down through its own server, on the same world, right after this one's):
+a figure to compare in the same run, under the same load. The sandbox shares this machine's
+cores with the product, so its own cost is printed beside the product's figures. Real
+podman's commands cost the world far more CPU than the emulated ones (docs/sandbox.md 4a),
+which would hide a change in the product's own cost between runs: the two kinds are rows of
+their own, and ``--podman emulated`` alone compares the product's cost across runs. A kind
+this machine cannot run is said and left out.
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ from skupper_mcp.topology import Topology, load_topology
 from skupper_sandbox import hostenv
 from skupper_sandbox.cli import world_processes
 from skupper_sandbox.layout import WorldSpec
+from skupper_sandbox.real_podman import podman_calls
 from skupper_sandbox.testing import World, running_world
 from skupper_sandbox.world import host_user
 
@@ -111,10 +122,10 @@ def bash_way(topology: Topology) -> float:
     return time.monotonic() - started
 
 
-def cold_status(topology_path: Path) -> float:
+def cold_status(topology_path: Path, python: str = sys.executable) -> float:
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(topology_path), "status"],
+        [python, "-m", "skupper_mcp", "--topology", str(topology_path), "status"],
         capture_output=True,
         timeout=CALL_TIMEOUT,
     )
@@ -158,15 +169,40 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
 
 
-async def through_server(topology_path: Path, rounds: int, world_id: str) -> dict[str, list[float]]:
-    """Warm status, up and down through one MCP server over stdio; with the CPU a warm status
-    costs the product (the server's process) and the sandbox (every process of the world)."""
+#: The programs whose processes a warm status is counted by.
+COUNTED = ("podman", "skupper", "systemctl", "curl")
+
+
+def commands_run(world: World) -> dict[str, int]:
+    """How many processes of each counted program the world's hosts ran so far: the
+    emulated tools by the command server's record, real podman by its wrapper's."""
+    stats = world.dir / "logs" / "commands.stats"
+    lines = stats.read_text().splitlines() if stats.exists() else []
+    found = {tool: 0 for tool in COUNTED}
+    for line in lines:
+        tool = line.split(" ", 1)[0]
+        if tool in found:
+            found[tool] += 1
+    for host in world.info.ssh_hosts:
+        found["podman"] += len(podman_calls(world.host_dir(host.name)))
+    return found
+
+
+async def through_server(
+    topology_path: Path, rounds: int, world: World, python: str = sys.executable
+) -> dict[str, list[float]]:
+    """Warm status, up and down through one MCP server over stdio (``python``'s product);
+    with the CPU a warm status costs the product (the server's process) and the sandbox
+    (every process of the world), and the processes it started per site."""
+    world_id, sites = world.info.id, len(world.info.ssh_hosts)
     params = StdioServerParameters(
-        command=sys.executable,
+        command=python,
         args=["-m", "skupper_mcp", "--topology", str(topology_path), "--log-level", "ERROR"],
     )
     found: dict[str, list[float]] = {"warm": [], "up": [], "up site": [], "down": []}
     found["down site"], found["status cpu"], found["world cpu"] = [], [], []
+    for tool in COUNTED:
+        found[tool] = []
     async with Client(params, mode="legacy", read_timeout_seconds=CALL_TIMEOUT) as client:
 
         async def call(tool: str, **arguments: Any) -> dict[str, Any]:
@@ -179,11 +215,16 @@ async def through_server(topology_path: Path, rounds: int, world_id: str) -> dic
         for round_ in range(rounds):
             if round_:  # the routers settle after the last round's up, as after setup
                 await asyncio.sleep(SETTLE)
-            own, world = process_cpu_seconds(server), world_cpu_by_kind(world_id)
+            own, cpu = process_cpu_seconds(server), world_cpu_by_kind(world_id)
+            ran = commands_run(world)
             seconds, _ = await timed(lambda: call("status"))
             found["warm"].append(seconds)
             found["status cpu"].append(process_cpu_seconds(server) - own)
-            spent = cpu_by_kind(world, world_cpu_by_kind(world_id))
+            spent = cpu_by_kind(cpu, world_cpu_by_kind(world_id))
+            await asyncio.sleep(0.2)  # the command server records a command after its end
+            after = commands_run(world)
+            for tool in COUNTED:
+                found[tool].append((after[tool] - ran[tool]) / sites)
             found["world cpu"].append(sum(spent.values()))
             print(
                 "  warm status, world CPU s by process: " + by_kind_line(spent, 0.005),
@@ -300,7 +341,11 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def run_world(providers: int, rounds: int, podman: str) -> dict[str, float]:
+def run_world(
+    providers: int, rounds: int, podman: str, others: list[str]
+) -> dict[str, dict[str, float]]:
+    """The rows of one world: this checkout's product (``"this"``), then each of ``others``
+    (another checkout's interpreter) on the same world."""
     spec = WorldSpec(providers=providers, kubernetes=False, podman=podman)
     with tempfile.TemporaryDirectory() as tmp, running_world(Path(tmp), spec) as world:
         topology = load_topology(world.topology)
@@ -320,24 +365,44 @@ def run_world(providers: int, rounds: int, podman: str) -> dict[str, float]:
         )
         row["floor"] = median([asyncio.run(floor(topology)) for _ in range(rounds)])
         row["bash way"] = median([bash_way(topology) for _ in range(min(rounds, 2))])
-        row["cold"] = median([cold_status(world.topology) for _ in range(rounds)])
-        served = asyncio.run(through_server(world.topology, rounds, world.info.id))
-        for key, values in served.items():
-            row[key] = median(values)
-        return row
+        rows = {}
+        for python in [sys.executable, *others]:
+            product = dict(row)
+            product["cold"] = median([cold_status(world.topology, python) for _ in range(rounds)])
+            served = asyncio.run(through_server(world.topology, rounds, world, python))
+            for key, values in served.items():
+                product[key] = median(values)
+            product["warm min"] = min(served["warm"])
+            rows["this" if python == sys.executable else checkout_name(python)] = product
+        return rows
+
+
+def checkout_name(python: str) -> str:
+    """A checkout's name from its interpreter (``CHECKOUT/.venv/bin/python``)."""
+    path = Path(python)
+    return path.parents[2].name if len(path.parents) > 2 else python
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--providers", type=int, nargs="+", default=[2, 8, 32])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--podman", choices=("emulated", "real"), default="emulated")
+    parser.add_argument(
+        "--podman", choices=("emulated", "real"), nargs="+", default=["emulated", "real"]
+    )
+    parser.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        help="another checkout's interpreter whose product is measured too (repeatable)",
+    )
     args = parser.parse_args()
     columns = [
         ("floor", "floor s"),
         ("bash way", "bash s"),
         ("cold", "cold s"),
         ("warm", "warm s"),
+        ("warm min", "warm min s"),
         ("up", "up s"),
         ("up site", "up site s"),
         ("down", "down s"),
@@ -347,24 +412,47 @@ def main() -> int:
         ("idle %", "idle %"),
         ("command ms", "cmd ms"),
     ]
-    rows = {}
+    rows: dict[tuple[int, str, str], dict[str, float]] = {}
     for providers in args.providers:
+        for podman in args.podman:
+            said = f"world of {providers} providers, {podman} podman ..."
+            print(said, file=sys.stderr, flush=True)
+            try:
+                products = run_world(providers, args.rounds, podman, args.python)
+            except Exception as exc:  # said, and the other kind still measured
+                if podman != "real":
+                    raise
+                print(f"real podman left out: {exc}", file=sys.stderr, flush=True)
+                continue
+            for product, row in products.items():
+                rows[providers, podman, product] = row
+    print(f"products: this ({sys.executable}), " + ", ".join(args.python or ["no other"]))
+    head = f"{'providers':>9}{'podman':>10}{'product':>14}"
+    print(head + "".join(f"{title:>12}" for _, title in columns))
+    for (providers, podman, product), row in rows.items():
+        cells = "".join(f"{row[key]:>12.2f}" for key, _ in columns)
+        print(f"{providers:>9}{podman:>10}{product[-13:]:>14}{cells}")
+    print(f"\nprocesses one warm status starts per site\n{head}", end="")
+    print("".join(f"{tool:>12}" for tool in COUNTED))
+    for (providers, podman, product), row in rows.items():
+        counts = "".join(f"{row[tool]:>12.2f}" for tool in COUNTED)
+        print(f"{providers:>9}{podman:>10}{product[-13:]:>14}{counts}")
+    print()
+    for (providers, podman, product), row in rows.items():
         print(
-            f"world of {providers} providers, {args.podman} podman ...", file=sys.stderr, flush=True
-        )
-        rows[providers] = run_world(providers, args.rounds, args.podman)
-    print(f"{'providers':>9}" + "".join(f"{title:>12}" for _, title in columns))
-    for providers, row in rows.items():
-        print(f"{providers:>9}" + "".join(f"{row[key]:>12.2f}" for key, _ in columns))
-    for providers, row in rows.items():
-        print(
-            f"{providers} providers: warm status {row['bash way'] / row['warm']:.1f}x faster "
-            f"than the bash way; up {row['up'] / max(row['up site'], 1e-9):.1f}x and down "
+            f"{providers} providers, {podman} podman, {product}: warm status "
+            f"{row['bash way'] / row['warm']:.1f}x faster than the bash way; up "
+            f"{row['up'] / max(row['up site'], 1e-9):.1f}x and down "
             f"{row['down'] / max(row['down site'], 1e-9):.1f}x the slowest site's own work"
         )
-    if len(rows) > 1:
-        small, large = min(rows), max(rows)
-        print(f"warm status {large} vs {small}: {rows[large]['warm'] / rows[small]['warm']:.1f}x")
+    for podman in args.podman:
+        sizes = sorted(p for p, kind, product in rows if kind == podman and product == "this")
+        if len(sizes) > 1:
+            small, large = rows[sizes[0], podman, "this"], rows[sizes[-1], podman, "this"]
+            print(
+                f"warm status on {podman} podman, {sizes[-1]} vs {sizes[0]} providers: "
+                f"{large['warm'] / small['warm']:.1f}x"
+            )
     return 0
 
 

@@ -77,7 +77,7 @@ def test_every_model_endpoint_of_a_host_is_read_in_the_one_round_trip(tmp_path: 
         "models",
         "http://127.0.0.1:9000/v1/models",
         0,
-        ("http://127.0.0.1:9001/v1/models", "http://127.0.0.1:9002/v1/models"),
+        more_model_urls=("http://127.0.0.1:9001/v1/models", "http://127.0.0.1:9002/v1/models"),
     )
     done = subprocess.run(
         ["sh", "-c", script],

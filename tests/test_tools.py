@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import subprocess
 import sys
+from pathlib import Path
 from typing import Annotated, get_args, get_origin
 
 import pytest
@@ -70,3 +71,31 @@ def test_the_cli_reads_the_table_without_pydantic() -> None:
     """--help reads the table: it imports no models, renderers or SDK until a verb runs."""
     code = "import sys, skupper_mcp.cli; sys.exit('pydantic' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+@pytest.mark.spawns
+def test_the_stdio_start_imports_neither_the_engine_nor_the_yaml_editor(tmp_path: Path) -> None:
+    """What an MCP client waits for before tools/list: the CLI's parser and the server built
+    on a topology, without the engine (made at the first call) or ruamel.yaml (only connect
+    edits a client's YAML file)."""
+    topology = tmp_path / "topology.env"
+    topology.write_text(
+        'PROVIDER_HOSTS="gpu1"\nGPU1_SSH_HOST=127.0.0.2\nGPU1_PUBLIC_HOST=127.0.0.2\n'
+        f"GPU1_MODEL_PORT=9000\nSTATE_DIR={tmp_path / 'state'}\n"
+    )
+    code = (
+        "import sys, skupper_mcp.cli as cli, skupper_mcp.server as server\n"
+        "cli.build_parser().parse_args(['--topology', sys.argv[1]])\n"
+        "server.build_server(sys.argv[1])\n"
+        "late = ('ruamel', 'skupper_mcp.engine.core')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(late)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(topology)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout

@@ -40,7 +40,6 @@ from enum import Enum
 from pathlib import Path, PurePath
 from typing import Any
 
-from skupper_mcp import config_edit
 from skupper_mcp.errors import ConfigError
 
 #: The name every client knows the server by: SKILL.md and the prompts call its tools
@@ -277,6 +276,8 @@ def parse(target: Client, text: str, path: PurePath) -> dict[str, Any]:
     ConfigError: we never overwrite a file we cannot read back exactly."""
     if not text.strip():
         return {}
+    from skupper_mcp import config_edit  # ruamel.yaml: not at every start of the CLI or server
+
     try:
         if target.format is Format.YAML:
             document = config_edit.strict_yaml(text)
@@ -320,6 +321,8 @@ def merge(target: Client, document: Mapping[str, Any], run: Launch) -> dict[str,
 def render(target: Client, document: Mapping[str, Any]) -> str:
     """The document as a new file of the client holds it."""
     if target.format is Format.YAML:
+        from skupper_mcp import config_edit
+
         return config_edit.yaml_text(dict(document))
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
@@ -334,6 +337,8 @@ def updated(target: Client, text: str | None, run: Launch, path: PurePath) -> st
         merge(target, document, run)  # the container is a mapping, or a ConfigError says not
     except ConfigError as error:
         raise ConfigError(str(error), path=str(path)) from error
+    from skupper_mcp import config_edit
+
     edit = config_edit.json_with_entry
     if target.format is Format.YAML:
         edit = config_edit.yaml_with_entry

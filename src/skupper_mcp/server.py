@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 from mcp.server.apps import client_supports_apps
 from mcp.server.mcpserver import (
@@ -31,7 +31,6 @@ from pydantic import BaseModel, Field, Strict, WithJsonSchema
 
 from skupper_mcp import __version__, results
 from skupper_mcp.capabilities import server_options
-from skupper_mcp.engine import Engine
 from skupper_mcp.engine.store import journal
 from skupper_mcp.engine.store.statedir import check_state_dir
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
@@ -54,6 +53,11 @@ from skupper_mcp.topology import (
 )
 from skupper_mcp.view import topology_error_svg, topology_svg
 from skupper_mcp.vocabulary import CountedProgress
+
+if TYPE_CHECKING:
+    # the engine is imported at the first call (``ServerState.refresh``), not at the start:
+    # most of the product's own import time, which every client waits for before tools/list
+    from skupper_mcp.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -363,7 +367,12 @@ class ServerState:
             # a call may still run on it: closed when its last call ends (engine_in_use)
             self.retired.append(self.engine)
             log.info("topology.env changed: read again")
-        self.engine = Engine(topology) if topology else None
+        if topology is None:
+            self.engine = None
+            return
+        from skupper_mcp.engine import Engine
+
+        self.engine = Engine(topology)
 
     def require_engine(self) -> Engine:
         self.refresh()
@@ -466,7 +475,9 @@ def build_server(topology_path: str | Path | None = None, *, read_only: bool = F
     @asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[ServerState]:
         held = ServerState(topology_path)
-        held.refresh()
+        # a bad topology is said at the start; the engine is made at the first call (its
+        # import is most of the product's own, and tools/list needs none of it)
+        _load(topology_path)
         live.append(held)
         try:
             yield held

@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from by_hand import stop_by_hand
 from polling import wait_for
+from skupper_mcp.facts.site_state import SiteState, parse_site_state, site_state_script
 from skupper_sandbox import hostenv, real_podman, real_users
 from skupper_sandbox.cli import world_processes
 from skupper_sandbox.emulated import podman_api
@@ -450,7 +452,58 @@ def test_the_controllers_site_status_follows_the_real_router(world: World, host:
         )
         assert "podman API" not in _ok(world, host, f"podman logs {controller} 2>&1")
     finally:
-        _ok(world, host, f"{env} skupper system stop")
+        _stop(world, host, env)
         _ok(world, host, f"{env} skupper system uninstall --force")
     left = [c["Names"][0] for c in json.loads(_ok(world, host, "podman ps -a --format json"))]
     assert [name for name in left if "skupper" in name] == []  # a provider's model stays
+
+
+def _stop(world: World, host: str, env: str, namespace: str = "default") -> None:
+    """``skupper system stop``, finished by hand when it lost the race with the controller's
+    status write (``stop_by_hand``), so the next test's start finds no namespace left."""
+    home = "/var/lib/skupper" if world.hosts[host].user == "root" else "$HOME/.local/share/skupper"
+    status, out, err = stop_by_hand(
+        lambda command: world.ssh(host, f"{env} {command}"), namespace, f"{home}/namespaces"
+    )
+    assert status == 0, f"skupper system stop: {out}{err}"
+
+
+def _read_state(world: World, host: str, script: str) -> tuple[str, SiteState]:
+    out = _ok(world, host, "export XDG_RUNTIME_DIR=/run/user/$(id -u); " + script)
+    state = parse_site_state(out)
+    assert state.complete and not state.refused and not state.parse_errors, out
+    return out, state
+
+
+@pytest.mark.parametrize("host", ["local", "rhtevan-work"])
+def test_the_state_read_through_the_podman_api_is_what_podmans_processes_say(
+    world: World, host: str
+) -> None:
+    """Where ``podman.socket`` is served, the product's state read takes the containers and
+    the router's inspect from the API (one curl) and starts no podman process; read with the
+    processes instead (as a host without the socket is), the state is the same. On the
+    root host (rootful, ``/run/podman/podman.sock``) and on a rootless one."""
+    env = "SKUPPER_PLATFORM=podman"
+    if world.hosts[host].user != "root":
+        env = f"export XDG_RUNTIME_DIR=/run/user/$(id -u); {env}"
+    _ok(world, host, f"{env} skupper system install")
+    _ok(world, host, f"{env} skupper system apply -f - -n default <<'EOF'\n{SITE}EOF")
+    _ok(world, host, f"{env} skupper system start")
+    try:
+        script = site_state_script("default")
+        calls = len(real_podman.podman_calls(world.host_dir(host)))
+        out, by_api = _read_state(world, host, script)
+        assert "@@section podman-api" in out
+        # no podman process of the read's (the units may run theirs meanwhile: a start)
+        ran = real_podman.podman_calls(world.host_dir(host))[calls:]
+        assert "ps" not in ran and "inspect" not in ran, ran
+        calls += len(ran)
+        out, by_processes = _read_state(world, host, script.replace("skmcp_podman_api ||", ":;"))
+        assert "@@section podman-api" not in out
+        ran = real_podman.podman_calls(world.host_dir(host))[calls:]
+        assert [verb for verb in ran if verb in ("ps", "inspect")] == ["ps", "inspect"], ran
+        assert by_api.router is not None and "default-skupper-router" in by_api.containers
+        assert by_api.containers == by_processes.containers
+        assert by_api.router == by_processes.router
+    finally:
+        _stop(world, host, env)

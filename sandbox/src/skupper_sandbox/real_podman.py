@@ -478,7 +478,10 @@ def log_tail(host_dir: Path, name: str, as_user: RunAs | None = None, lines: int
 
 #: The world's ``bin/podman`` when some host uses the real podman: the host's own store
 #: (its configuration named by the two variables) on a real-podman host, the emulation
-#: (the command client, as ``.emulated/podman``) on the others.
+#: (the command client, as ``.emulated/podman``) on the others. On a real-podman host each
+#: run adds its first argument to the store's ``calls`` (``CALLS``: a shell redirection, no
+#: process), as the command server's ``commands.stats`` records the emulated tools: how
+#: many podman processes a read starts is what bench/status.py counts.
 #: A host with the ``podman-warns`` quirk has the warning libpod's runtime prints in
 #: ``warning`` beside its store's configuration, and the wrapper prints it as the
 #: emulation does (``emulated/podman/warnings.py``, ``cli.py``): once, before the verb runs,
@@ -491,6 +494,7 @@ PULL_MARKER = "pull-quirk"
 WRAPPER = """#!/bin/sh
 store="${SKMCP_SANDBOX_HOST:-/nonexistent}/podman"
 if [ -r "$store/containers.conf" ]; then
+    { printf '%%s\\n' "${1:-}" >> "$store/calls"; } 2>/dev/null
     CONTAINERS_CONF="$store/containers.conf"
     CONTAINERS_STORAGE_CONF="$store/storage.conf"
     export CONTAINERS_CONF CONTAINERS_STORAGE_CONF
@@ -539,6 +543,19 @@ if [ -r "$store/containers.conf" ]; then
 fi
 exec "${0%%/*}/.emulated/podman" "$@"
 """
+
+
+#: The file of a real-podman host's store where ``WRAPPER`` counts the podman it ran.
+CALLS = "calls"
+
+
+def podman_calls(host_dir: Path) -> list[str]:
+    """The first argument of every podman the host ran through its ``PATH`` so far (its
+    logins and its units: ``WRAPPER``)."""
+    try:
+        return (Path(host_dir) / STORE_DIR / CALLS).read_text().splitlines()
+    except OSError:
+        return []
 
 
 def write_wrapper(bin_dir: Path) -> None:

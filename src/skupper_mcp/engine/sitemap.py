@@ -16,7 +16,7 @@ from ..facts.site_state import SiteState
 from ..results import SiteResult
 from ..sites import resources as cr
 from ..sites.kube import ClusterSite, status_of
-from ..sites.podman import PodmanSite
+from ..sites.podman import KnownVersions, PodmanSite
 from ..sites.resources import ClientCert, LinkTarget
 from ..topology import ModelEndpoint, ProviderHost, Topology
 from ..vocabulary import KUBE_HOST, LOCAL_HOST
@@ -64,6 +64,7 @@ class SiteMap:
         self.pool = pool
         self.kube_factory = kube_factory
         self.intents = Intents(topology.state_dir, topology.path)
+        self.known_versions = KnownVersions()
 
     def provider(self, host: str) -> ProviderHost:
         """The provider of that name (``ConfigError`` for a name that is none)."""
@@ -92,12 +93,16 @@ class SiteMap:
         if ref.host == LOCAL_HOST:
             local = self.topology.local
             connector = await self.pool.get(LOCAL_HOST, local.ssh)
-            return PodmanSite(connector, local.namespace)
+            return PodmanSite(connector, local.namespace, known_versions=self.known_versions)
         p = self.provider(ref.host)
         connector = await self.pool.get(p.name, p.ssh)
         urls = [model_url(e) for e in p.endpoints]
         return PodmanSite(
-            connector, p.namespace, model_url=urls[0], more_model_urls=tuple(urls[1:])
+            connector,
+            p.namespace,
+            model_url=urls[0],
+            more_model_urls=tuple(urls[1:]),
+            known_versions=self.known_versions,
         )
 
     def kube(self) -> ClusterSite:

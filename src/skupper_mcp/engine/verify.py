@@ -4,10 +4,13 @@ bound, links connected. Every wait polls with a deadline."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import socket
 import time
 from collections.abc import Iterable
 from dataclasses import replace
+
+import anyio
+import anyio.to_thread
 
 from ..errors import NotReadyError
 from ..facts import names
@@ -47,16 +50,30 @@ class Pacing:
         await asyncio.sleep(self.take(deadline - time.monotonic()))
 
 
+#: How many probes connect at once (a worker thread each): every listener and link of a
+#: large topology, so one host that drops the SYN never holds up the others.
+_PROBES = anyio.CapacityLimiter(64)
+
+
 async def tcp_probe(host: str, port: int, timeout: float = 1.0) -> bool:
-    """Whether something accepts TCP connections at host:port."""
+    """Whether something accepts TCP connections at host:port, within ``timeout``.
+
+    The connect runs in a worker thread with the socket's own timeout, so the answer is
+    the socket's: other work holding the event loop (the SSH key exchange test_model runs
+    beside the probe, an import) delays it but never turns an accepted connection into a
+    timeout. With ``asyncio.wait_for`` the deadline was the loop's: held past it on a
+    loaded machine, an open listener read as "nothing accepts connections"."""
+    return await anyio.to_thread.run_sync(
+        _connects, host, port, timeout, limiter=_PROBES, abandon_on_cancel=True
+    )
+
+
+def _connects(host: str, port: int, timeout: float) -> bool:
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-    except (OSError, TimeoutError):
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:  # refused, unreachable, or its timeout (socket.timeout is an OSError)
         return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
 
 
 async def wait_router(run: SiteRun, reading: PodmanReading, deadline: float) -> bool:

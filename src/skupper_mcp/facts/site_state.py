@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,7 @@ def site_state_script(
     namespace: str,
     model_url: str | None = None,
     log_lines: int = 0,
+    known_skupper: str = "",
     more_model_urls: tuple[str, ...] = (),
 ) -> str:
     """The one command that reads everything about a podman site (``scripts/state.sh``);
@@ -60,7 +62,11 @@ def site_state_script(
     Everything the host says is framed (``framing``): a command's output, a file, the model
     endpoint's body and the logs are stuffed, so none of it can fake a marker. The output is
     held until the read ends and written in one go (``skmcp_at_once``): one SSH packet per
-    32 KiB rather than one per ``echo``."""
+    32 KiB rather than one per ``echo``.
+
+    Where the host's podman API socket is served, its containers and the router's inspect
+    are its answers (one curl) rather than two podman processes; and ``skupper version``
+    runs only when the binary's key is not ``known_skupper`` (``KnownSkupper``)."""
     user = "$user"
     return program(
         "state.sh",
@@ -78,6 +84,8 @@ def site_state_script(
         MAX_LOG_READ,
         model_url or "",
         MAX_MODELS_BODY,
+        urllib.parse.quote(names.router_container(namespace), safe=""),
+        known_skupper,
         " ".join(more_model_urls),
     )
 
@@ -185,6 +193,11 @@ class SiteState:
     now: int | None = None  # the host's clock when it was read (unix seconds)
     podman_path: str = ""
     skupper: SkupperVersion = field(default_factory=lambda: SkupperVersion(None, "not read"))
+    #: The skupper binary's key (its path and stat) when the host could give one: the
+    #: version is read again only when it changes (``KnownSkupper``).
+    skupper_key: str | None = None
+    #: Whether ``skupper`` is the known version, not run again (the binary is unchanged).
+    skupper_reused: bool = False
     units: dict[str, UnitState] = field(default_factory=dict)
     containers: dict[str, ContainerState] = field(default_factory=dict)
     router: RouterContainer | None = None
@@ -202,10 +215,10 @@ class SiteState:
     #: Every certificate of the site with its end, earliest first (``facts/certificates``);
     #: None when its files could not be read (a ``ParseError`` says why)
     certificates: list[CertificateEnd] | None = None
-    served_models: list[str] | None = None
     #: The host's other model endpoints' answers (several per host), in topology order
     #: after the first, whose answer is ``served_models``/``models_error``/``models_exit``.
     more_models: list[ModelsAnswer] = field(default_factory=list)
+    served_models: list[str] | None = None
     models_error: str | None = None
     #: curl's exit status asking the model endpoint (None: not asked, or not a number):
     #: ``model_endpoint.CurlExit`` says which ones the product tells apart.
@@ -345,9 +358,10 @@ def parse_router_inspect(text: str) -> RouterContainer | None:
         raise Unparsed(_not_json(exc)) from exc
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise Unparsed("not a JSON list of containers")
-    if not data:
-        return None
-    info = data[0]
+    return _router(data[0]) if data else None
+
+
+def _router(info: dict[str, Any]) -> RouterContainer:
     tmpfs = (info.get("HostConfig") or {}).get("Tmpfs") or {}
     env = (info.get("Config") or {}).get("Env") or []
     return RouterContainer(
@@ -429,9 +443,54 @@ def _podman_path(value: str) -> str | None:
 
 #: The markers a read prints once: a second one is a line the host forged, and the read
 #: is refused rather than taking either.
-_ONCE = frozenset({"user", "now", "podman", "rendered", "issuer", "certs-private", "end"})
+_ONCE = frozenset(
+    {
+        "user",
+        "now",
+        "podman",
+        "rendered",
+        "issuer",
+        "certs-private",
+        "end",
+        "skupper-key",
+        "skupper-known",
+    }
+)
 #: What a line of ``@@certs-private`` holds: a mode and a name made plain on the host.
 _PRIVATE_CERT = re.compile(r"[0-7]{1,4} runtime/certs/[A-Za-z0-9._/ +?-]+")
+#: The longest skupper binary key a host may send (its path and its stat): a longer one is
+#: not kept, so its version is read again at each read.
+MAX_SKUPPER_KEY = 512
+#: The line ``curl -w`` writes after each answer of the podman API (``scripts/state.sh``).
+_API_STATUS = re.compile(r"@http ([0-9]{3})")
+
+
+@dataclass(frozen=True)
+class KnownSkupper:
+    """A skupper binary's version as an earlier read found it, by the binary's key (its
+    path and its stat, ``scripts/state.sh``): a read that finds the same key does not run
+    ``skupper version`` again."""
+
+    key: str
+    version: SkupperVersion
+
+
+def parse_site_state(
+    output: str, *, budget: float | None = None, known: KnownSkupper | None = None
+) -> SiteState:
+    """Turn the script's output into a SiteState. Missing pieces stay at their defaults; a
+    value the host sent that is not one (a user name, a podman path, a resource file the
+    parser does not take, a marker given twice) is left out and named in ``refused``.
+
+    The resource files are parsed within bounds: each one by ``load_resource``, all of them
+    together at most ``MAX_RESOURCES_CHARS``, and, with ``budget``, for at most that many
+    seconds (checked between files, so a parse given up on stops working too). ``known`` is
+    the skupper version the read was sent with (``site_state_script``'s ``known_skupper``):
+    the one the state takes when the host says its binary is still that one."""
+    reader = _StateReader(budget)
+    for frame in split_frames(output):
+        reader.take(frame)
+    return reader.finish(known)
 
 
 def _models_answer(state: SiteState, bodies: dict[str, str], section: str) -> ModelsAnswer:
@@ -446,20 +505,6 @@ def _models_answer(state: SiteState, bodies: dict[str, str], section: str) -> Mo
     )
 
 
-def parse_site_state(output: str, *, budget: float | None = None) -> SiteState:
-    """Turn the script's output into a SiteState. Missing pieces stay at their defaults; a
-    value the host sent that is not one (a user name, a podman path, a resource file the
-    parser does not take, a marker given twice) is left out and named in ``refused``.
-
-    The resource files are parsed within bounds: each one by ``load_resource``, all of them
-    together at most ``MAX_RESOURCES_CHARS``, and, with ``budget``, for at most that many
-    seconds (checked between files, so a parse given up on stops working too)."""
-    reader = _StateReader(budget)
-    for frame in split_frames(output):
-        reader.take(frame)
-    return reader.finish()
-
-
 class _StateReader:
     """The frames of one read, taken in order (``take``), then made facts (``finish``)."""
 
@@ -468,6 +513,7 @@ class _StateReader:
         self.section = ""
         self.bodies: dict[str, str] = {}
         self.seen: set[str] = set()
+        self.skupper_known = False
         self.resources = _ResourceBudget(self.state, budget)
         self.cert_files: dict[str, str] = {}
 
@@ -509,19 +555,18 @@ class _StateReader:
 
     def _file(self, frame: Frame) -> None:
         kind, _, name = frame.argument.partition(" ")
-        body = frame.body
         if kind in ("input", "runtime"):
-            res = self.resources.parse(f"{kind}/resources/{name}", body)
+            res = self.resources.parse(f"{kind}/resources/{name}", frame.body)
             if res is not None:
                 state = self.state
                 target = state.input_resources if kind == "input" else state.runtime_resources
                 target[(str(res["kind"]), str(res["metadata"].get("name", "")))] = res
         elif kind == "unit":
-            self.state.unit_files[name] = body.rstrip("\n") + "\n"
+            self.state.unit_files[name] = frame.body.rstrip("\n") + "\n"
         elif kind == "watch":
-            self.state.watch_script = body.rstrip("\n") + "\n"
+            self.state.watch_script = frame.body.rstrip("\n") + "\n"
         elif kind == "cert":
-            self.cert_files[name] = body
+            self.cert_files[name] = frame.body
 
     def _boot(self, frame: Frame) -> None:
         self.state.enabled_at_boot.add(frame.argument)
@@ -544,22 +589,29 @@ class _StateReader:
     def _end(self, frame: Frame) -> None:
         self.state.complete = True
 
+    def _skupper_key(self, frame: Frame) -> None:
+        key = frame.argument
+        self.state.skupper_key = key if 0 < len(key) <= MAX_SKUPPER_KEY else None
+
+    def _skupper_known(self, frame: Frame) -> None:
+        self.skupper_known = True
+
     # -- the facts of the sections, once every frame is taken ----------------------------
 
-    def finish(self) -> SiteState:
+    def finish(self, known: KnownSkupper | None) -> SiteState:
         state, bodies = self.state, self.bodies
         state.certificates = certificates_or_error(self.cert_files, state.parse_errors)
         state.boot = parse_boot(bodies, state.stderr)
-        version_rc = bodies.get("version:rc", "")
-        state.skupper = parse_skupper_version(
-            bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else None
-        )
+        self._version(known)
         if bodies.get("units:rc") == "0":
             state.units = _parsed(state, bodies, "units", parse_systemctl_show) or {}
-        if bodies.get("containers:rc") == "0":
-            state.containers = _parsed(state, bodies, "containers", parse_podman_ps) or {}
-        if bodies.get("router:rc") == "0":
-            state.router = _parsed(state, bodies, "router", parse_router_inspect)
+        if "podman-api" in bodies:
+            self._podman_api(bodies["podman-api"])
+        else:
+            if bodies.get("containers:rc") == "0":
+                state.containers = _parsed(state, bodies, "containers", parse_podman_ps) or {}
+            if bodies.get("router:rc") == "0":
+                state.router = _parsed(state, bodies, "router", parse_router_inspect)
         if "models" in bodies:
             self._models()
         for component in ("router", "controller"):
@@ -571,6 +623,49 @@ class _StateReader:
                     if line.strip() and not podman_message(line)
                 ]
         return state
+
+    def _version(self, known: KnownSkupper | None) -> None:
+        """The skupper version: from its section, or the known one when the host found the
+        binary unchanged (a key the read was not sent is refused: the host made it up)."""
+        state = self.state
+        if self.skupper_known:
+            if known is not None and state.skupper_key == known.key:
+                state.skupper = known.version
+                state.skupper_reused = True
+            else:
+                state.refused.append(
+                    "a skupper binary it called unchanged from one the read did not name"
+                )
+            return
+        version_rc = self.bodies.get("version:rc", "")
+        state.skupper = parse_skupper_version(
+            self.bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else None
+        )
+
+    def _podman_api(self, body: str) -> None:
+        """The containers and the router's inspect from the podman API's two answers."""
+        state = self.state
+        try:
+            (listed, listed_status), (router, router_status) = _api_answers(body)
+        except Unparsed as exc:
+            for fact in ("containers", "router"):
+                state.parse_errors.append(
+                    ParseError(fact, _API_COMMANDS[fact], first_line(body), str(exc))
+                )
+            return
+        # the script prints the section only for these answers: another is the host's text
+        for fact, status, text, ok in (
+            ("containers", listed_status, listed, ("200",)),
+            ("router", router_status, router, ("200", "404")),
+        ):
+            if status not in ok:
+                state.parse_errors.append(
+                    ParseError(fact, _API_COMMANDS[fact], first_line(text), f"HTTP {status}")
+                )
+        if listed_status == "200":
+            state.containers = _parsed_text(state, "containers", listed, parse_podman_ps) or {}
+        if router_status == "200":
+            state.router = _parsed_text(state, "router", router, parse_router_api)
 
     def _models(self) -> None:
         """The first model endpoint's answer, then the host's others' (``models-N``)."""
@@ -599,7 +694,38 @@ _FRAME_HANDLERS: dict[str, Callable[[_StateReader, Frame], None]] = {
     "issuer": _StateReader._issuer,
     "certs-private": _StateReader._certs_private,
     "end": _StateReader._end,
+    "skupper-key": _StateReader._skupper_key,
+    "skupper-known": _StateReader._skupper_known,
 }
+
+
+def _api_answers(body: str) -> list[tuple[str, str]]:
+    """The podman API section's two answers, each as (its body, its HTTP status): every
+    answer is followed by the line ``@http CODE`` that ``curl -w`` wrote."""
+    answers: list[tuple[str, str]] = []
+    lines: list[str] = []
+    for line in body.split("\n"):
+        status = _API_STATUS.fullmatch(line)
+        if status is None:
+            lines.append(line)
+            continue
+        answers.append(("\n".join(lines), status.group(1)))
+        lines = []
+    if len(answers) != 2 or "".join(lines).strip():
+        raise Unparsed(f"{len(answers)} answers of the podman API where two were asked")
+    return answers
+
+
+def parse_router_api(text: str) -> RouterContainer | None:
+    """The router container from the podman API's ``GET /libpod/containers/NAME/json``:
+    the one object ``podman inspect NAME`` lists (both are libpod's ``ctr.Inspect``)."""
+    try:
+        data = host_json.loads(text)
+    except ValueError as exc:
+        raise Unparsed(_not_json(exc)) from exc
+    if not isinstance(data, dict):
+        raise Unparsed("not a JSON object of a container")
+    return _router(data)
 
 
 #: The command each parsed section ran, for a parse error's message.
@@ -607,6 +733,11 @@ _SECTION_COMMANDS = {
     "units": "systemctl show",
     "containers": "podman ps -a --format json",
     "router": "podman inspect",
+}
+#: The podman API requests that stand for those commands (``scripts/state.sh``).
+_API_COMMANDS = {
+    "containers": "curl --unix-socket podman.sock GET /libpod/containers/json?all=true",
+    "router": "curl --unix-socket podman.sock GET /libpod/containers/NAME/json",
 }
 
 
@@ -622,6 +753,15 @@ def _parsed(
         state.parse_errors.append(
             ParseError(section, _SECTION_COMMANDS[section], first_line(text), str(exc))
         )
+        return None
+
+
+def _parsed_text(state: SiteState, fact: str, text: str, parse: Callable[[str], Any]) -> Any:
+    """``parse`` of one answer of the podman API, as ``_parsed`` does a section's."""
+    try:
+        return parse(text)
+    except Unparsed as exc:
+        state.parse_errors.append(ParseError(fact, _API_COMMANDS[fact], first_line(text), str(exc)))
         return None
 
 

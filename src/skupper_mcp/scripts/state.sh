@@ -7,7 +7,9 @@
 # $9 how the Skupper version is read; ${10} how many open keys are listed at most;
 # ${11} how many log lines to read (0: none) and ${12} how many bytes of each log;
 # ${13} the model endpoint to probe (empty: none) and ${14} how many bytes of its body;
-# ${15} the host's other model endpoints (several per host), separated by spaces, each
+# ${15} the router container's name as a URL path segment; ${16} the key of the skupper
+# binary whose version the engine holds (empty: none).
+# ${17} the host's other model endpoints (several per host), separated by spaces, each
 # read as the first is, in a section of its own (models-1, models-2 ...).
 # (some are read only by the commands skmcp_framed evaluates, which name them, quoted, so
 # that no value is ever spliced into a command's text)
@@ -16,7 +18,7 @@ ns=$1 router_container=$2 router_unit=$3 controller_unit=$4 socket_unit=$5
 # shellcheck disable=SC2034
 legacy_suffix=$6 controller_suffix=$7 watch_script=$8 version_command=$9
 max_listed=${10} log_lines=${11} max_log_bytes=${12} model_url=${13} max_model_bytes=${14}
-more_model_urls=${15:-}
+router_segment=${15} known_skupper=${16} more_model_urls=${17:-}
 data="$SKMCP_DATA"
 nsdir="$data/namespaces/$ns"
 
@@ -36,14 +38,57 @@ skmcp_show_files() {
         { print "|" $0 }' "$@" </dev/null
 }
 
+# The podman API's answers (libpod's GET /containers/json?all=true, which podman ps -a
+# --format json prints, and GET /containers/NAME/json, the object podman inspect lists) as
+# the section podman-api, each answer followed by a line "@http CODE"; a status other
+# than 0 when there is no socket, CONTAINER_HOST or CONTAINER_CONNECTION sends podman to
+# another service (podman-remote's variables: the local socket is then not what podman
+# says), or the service did not answer both (the list 200, the router 200 or 404). No
+# line of podman's JSON can start with "@": it is the encoder's one line, a newline in a
+# string escaped.
+skmcp_podman_api() {
+    [ -z "${CONTAINER_HOST:-}${CONTAINER_CONNECTION:-}" ] && command -v curl >/dev/null 2>&1 ||
+        return 1
+    if [ "$SKMCP_UID" = 0 ]; then
+        api_socket=/run/podman/podman.sock
+    else
+        api_socket="$XDG_RUNTIME_DIR/podman/podman.sock"
+    fi
+    [ -S "$api_socket" ] || return 1
+    api=$(curl -sS --max-time 5 --unix-socket "$api_socket" -w '\n@http %{http_code}\n' \
+        "http://d/v4.0.0/libpod/containers/json?all=true" \
+        "http://d/v4.0.0/libpod/containers/$router_segment/json" 2>/dev/null) || return 1
+    api_list=${api#*"$SKMCP_NL@http "}
+    api_list=${api_list%%"$SKMCP_NL"*}
+    api_router=${api##*"$SKMCP_NL@http "}
+    [ "$api_list" = 200 ] && { [ "$api_router" = 200 ] || [ "$api_router" = 404 ]; } ||
+        return 1
+    echo "@@section podman-api"
+    printf '%s\n' "$api" | sed 's/^/|/'
+    echo "@@rc 0"
+}
+
 skmcp_read_state() {
     user="$(id -un)"
     skmcp_mark user "$user"
     skmcp_mark now "$(date +%s)"
     skmcp_mark podman "$(command -v podman)"
-    # skupper says a missing namespace on stderr: its version reads both streams
-    echo "@@section version"
-    skmcp_framed -j "$version_command"
+    # skupper version only when the binary is not the one the engine knows: its path, and
+    # its target's device, inode, size and change and modify times (a replaced or rewritten
+    # binary differs in one), cost one stat rather than a Go program's start
+    sk="$(command -v skupper)"
+    key=""
+    case $sk in
+        /*) key="$(stat -L -c '%d:%i %s %Y %Z' -- "$sk" 2>/dev/null)" && key="$sk $key" ;;
+    esac
+    [ -n "$key" ] && skmcp_mark skupper-key "$key"
+    if [ -n "$key" ] && [ "$key" = "$known_skupper" ]; then
+        echo "@@skupper-known"
+    else
+        # skupper says a missing namespace on stderr: its version reads both streams
+        echo "@@section version"
+        skmcp_framed -j "$version_command"
+    fi
     echo "@@section units"
     skmcp_framed "\$SKMCP_CTL show -p Id,LoadState,ActiveState,SubState,Result,NRestarts,\
 UnitFileState,MainPID,ExecMainCode,ExecMainStatus \"\$router_unit\" \"\$controller_unit\" \
@@ -55,10 +100,14 @@ UnitFileState,MainPID,ExecMainCode,ExecMainStatus \"\$router_unit\" \"\$controll
         skmcp_framed "if [ -e \"/var/lib/systemd/linger/\$user\" ]; then echo Linger=yes; \
 else echo Linger=no; fi"
     fi
-    echo "@@section containers"
-    skmcp_framed "podman ps -a --format json"
-    echo "@@section router"
-    skmcp_framed "podman inspect \"\$router_container\" 2>/dev/null"
+    # the containers and the router's inspect from the podman API socket where a podman
+    # service serves it (one curl, two requests), else from podman itself (a process each)
+    skmcp_podman_api || {
+        echo "@@section containers"
+        skmcp_framed "podman ps -a --format json"
+        echo "@@section router"
+        skmcp_framed "podman inspect \"\$router_container\" 2>/dev/null"
+    }
     # every file in one awk (skmcp_show_files), after its tag; Secrets lose their private
     # key there. Only the kinds the product reads: runtime/resources also holds the site's
     # Secrets (private keys) and Certificates, which never leave the host (site_state.go

@@ -56,6 +56,7 @@ from ..facts.precheck import SiteFacts, parse_site_facts, site_facts_script
 from ..facts.private_keys import close_keys_command
 from ..facts.site_state import (
     ContainerState,
+    KnownSkupper,
     RouterContainer,
     SiteState,
     client_cert_script,
@@ -105,15 +106,39 @@ def _reset_failed(quoted_units: str) -> str:
     return f"$SKMCP_CTL reset-failed {quoted_units} 2>/dev/null || true; "
 
 
+class KnownVersions:
+    """The skupper version each host's binary had when it was last read (``KnownSkupper``),
+    for the reads of one engine: a read of a host whose binary is unchanged runs no
+    ``skupper version`` (a Go program's start on every warm status)."""
+
+    def __init__(self) -> None:
+        self._by_host: dict[str, KnownSkupper] = {}
+
+    def get(self, host: str) -> KnownSkupper | None:
+        return self._by_host.get(host)
+
+    def learn(self, host: str, state: SiteState) -> None:
+        """Keep the version a read ran ``skupper version`` for, by its binary's key; one
+        that gave no version, or a binary without a key, is asked again next time."""
+        if state.skupper_reused:
+            return
+        if state.skupper_key and state.skupper.cli is not None:
+            self._by_host[host] = KnownSkupper(state.skupper_key, state.skupper)
+        else:
+            self._by_host.pop(host, None)
+
+
 @dataclass
 class PodmanSite:
-    """The Skupper namespace ``namespace`` on the host behind ``connector``."""
+    """The Skupper namespace ``namespace`` on the host behind ``connector``; with
+    ``known_versions``, the skupper versions its engine has read (``KnownVersions``)."""
 
     connector: Connector
     namespace: str
     model_url: str | None = None
     #: a host's other model endpoints, read in the same round trip (site_state_script)
     more_model_urls: tuple[str, ...] = ()
+    known_versions: KnownVersions | None = None
 
     @property
     def host(self) -> str:
@@ -156,11 +181,18 @@ class PodmanSite:
     async def read(self, log_lines: int = 0) -> SiteState:
         """The site's whole state, in one round trip (with ``log_lines`` of the router's and
         controller's logs)."""
-        command = site_state_script(self.namespace, self.model_url, log_lines, self.more_model_urls)
+        known = self.known_versions.get(self.host) if self.known_versions else None
+        command = site_state_script(
+            self.namespace,
+            self.model_url,
+            log_lines,
+            known.key if known else "",
+            self.more_model_urls,
+        )
         result = await self.connector.run(command, timeout=READ_TIMEOUT)
         # in a worker thread, within its budget: one host's files never hold up another's call
         state = await anyio.to_thread.run_sync(
-            functools.partial(parse_site_state, result.stdout, budget=PARSE_BUDGET)
+            functools.partial(parse_site_state, result.stdout, budget=PARSE_BUDGET, known=known)
         )
         if state.refused:
             raise SiteStateError(
@@ -178,6 +210,8 @@ class PodmanSite:
                 exit_status=result.exit_status,
                 stderr=result.stderr,
             )
+        if self.known_versions is not None:
+            self.known_versions.learn(self.host, state)
         return state
 
     async def logs(self, lines: int, max_bytes: int, container: str | None = None) -> PodmanLogRead:
