@@ -89,7 +89,10 @@ class Hostile:
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
     root = tmp_path_factory.mktemp("hostile-world")
-    with running_world(root / "world", WorldSpec(providers=2, kubernetes=False)) as world:
+    # the emulated podman: the hostile log is planted in its container's ctr.log, a file
+    # a real podman keeps elsewhere (run by hand, a world is real podman where it runs)
+    spec = WorldSpec(providers=2, kubernetes=False, podman="emulated")
+    with running_world(root / "world", spec) as world:
 
         async def build() -> None:
             async with Engine(load_topology(world.topology)) as engine:
