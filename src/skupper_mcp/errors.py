@@ -236,12 +236,16 @@ class SiteStateError(SkupperMcpError):
 class UserManagerDown(SiteStateError):
     """``systemctl`` on the host could not reach the login's systemd manager ("Failed to
     connect to bus"): the site's units can be neither read nor started. ``lingers`` is
-    whether the user lingers (None: not known); the message says the fix."""
+    whether the user lingers (None: not known), ``boot_id`` the host's boot id as the read
+    found it (None: not known); the message says the fix."""
 
-    def __init__(self, host: str, user: str, said: str, lingers: bool | None) -> None:
+    def __init__(
+        self, host: str, user: str, said: str, lingers: bool | None, boot_id: str | None = None
+    ) -> None:
         self.user = user
         self.said = said
         self.lingers = lingers
+        self.boot_id = boot_id
         who = user or "the SSH user"
         if lingers is False:
             why = (

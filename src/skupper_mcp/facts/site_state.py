@@ -24,7 +24,7 @@ from typing import Any
 from .. import host_json
 from ..connectors.shell import program, script
 from . import names
-from .boot import BootFacts, parse_boot
+from .boot import BootFacts, parse_boot, parse_boot_id
 from .certificates import CertificateEnd, certificates_or_error
 from .connector_status import ConnectorStatus
 from .framing import (
@@ -429,7 +429,9 @@ def _podman_path(value: str) -> str | None:
 
 #: The markers a read prints once: a second one is a line the host forged, and the read
 #: is refused rather than taking either.
-_ONCE = frozenset({"user", "now", "podman", "rendered", "issuer", "certs-private", "end"})
+_ONCE = frozenset(
+    {"user", "now", "boot-id", "podman", "rendered", "issuer", "certs-private", "end"}
+)
 #: What a line of ``@@certs-private`` holds: a mode and a name made plain on the host.
 _PRIVATE_CERT = re.compile(r"[0-7]{1,4} runtime/certs/[A-Za-z0-9._/ +?-]+")
 
@@ -470,6 +472,7 @@ class _StateReader:
         self.seen: set[str] = set()
         self.resources = _ResourceBudget(self.state, budget)
         self.cert_files: dict[str, str] = {}
+        self.boot_id: str | None = None
 
     def take(self, frame: Frame) -> None:
         tag = frame.tag
@@ -492,6 +495,18 @@ class _StateReader:
     def _now(self, frame: Frame) -> None:
         arg = frame.argument
         self.state.now = int(arg) if arg.isascii() and arg.isdigit() else None
+
+    def _boot_id(self, frame: Frame) -> None:
+        self.boot_id = parse_boot_id(frame.argument)
+        if frame.argument and self.boot_id is None:  # unknown, and said: not a refusal
+            self.state.parse_errors.append(
+                ParseError(
+                    "boot-id",
+                    "read < /proc/sys/kernel/random/boot_id",
+                    first_line(frame.argument),
+                    "not a boot id (a UUID)",
+                )
+            )
 
     def _podman(self, frame: Frame) -> None:
         self.state.podman_path = _checked(self.state, "podman path", frame.argument, _podman_path)
@@ -549,7 +564,7 @@ class _StateReader:
     def finish(self) -> SiteState:
         state, bodies = self.state, self.bodies
         state.certificates = certificates_or_error(self.cert_files, state.parse_errors)
-        state.boot = parse_boot(bodies, state.stderr)
+        state.boot = parse_boot(bodies, state.stderr, self.boot_id)
         version_rc = bodies.get("version:rc", "")
         state.skupper = parse_skupper_version(
             bodies.get("version", ""), int(version_rc) if version_rc.isdigit() else None
@@ -588,6 +603,7 @@ class _StateReader:
 _FRAME_HANDLERS: dict[str, Callable[[_StateReader, Frame], None]] = {
     "user": _StateReader._user,
     "now": _StateReader._now,
+    "boot-id": _StateReader._boot_id,
     "podman": _StateReader._podman,
     "section": _StateReader._section,
     "rc": _StateReader._rc,

@@ -40,6 +40,10 @@ skmcp_read_state() {
     user="$(id -un)"
     skmcp_mark user "$user"
     skmcp_mark now "$(date +%s)"
+    # the kernel's boot id, new at each boot (the shell's read: no process of its own)
+    boot_id=""
+    { read -r boot_id < /proc/sys/kernel/random/boot_id; } 2>/dev/null
+    skmcp_mark boot-id "$boot_id"
     skmcp_mark podman "$(command -v podman)"
     # skupper says a missing namespace on stderr: its version reads both streams
     echo "@@section version"

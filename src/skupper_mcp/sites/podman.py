@@ -168,7 +168,9 @@ class PodmanSite:
                 command=command,
             )
         if state.complete and state.boot.no_bus is not None:
-            raise UserManagerDown(self.host, state.user, state.boot.no_bus, state.boot.linger)
+            raise UserManagerDown(
+                self.host, state.user, state.boot.no_bus, state.boot.linger, state.boot.boot_id
+            )
         if not state.complete:
             raise SiteStateError(
                 self.host,

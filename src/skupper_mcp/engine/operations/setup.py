@@ -308,7 +308,7 @@ async def run(
         await _verify(topo, runs, views)
     results = [runs[r.host].result("up") for r in refs]
     if not plan:
-        sites.remember(results, "setup")
+        sites.remember(results, "setup", views)
     actions = actions_for.model_actions("setup", topo, results, {})
     result = operation_result("setup", "all", results, actions, plan)
     if not plan and result.ok and not any(r.changed for r in results):
