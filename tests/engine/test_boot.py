@@ -202,3 +202,13 @@ def test_a_host_whose_manager_is_gone_after_a_reboot_did_not_come_back() -> None
     assert "Linger=no" in reason and "loginctl enable-linger cloud-user" in reason, reason
     assert after_reboot(unread) == "not-back"
     assert after_reboot(Unread(HUB, down, "up", 0.0, NEXT_BOOT)) is None  # no reboot since
+
+
+def test_podmans_refusal_is_named_even_where_the_user_manager_is_gone_too() -> None:
+    # linger off: no /run/user/UID, so podman keeps its alive file under /tmp (no tmpfs) and
+    # refuses after the next reboot, while systemctl finds no manager at all
+    down = UserManagerDown("rhel-ai", "cloud-user", NO_BUS, False, NEXT_BOOT, REFUSED)
+    assert REFUSED in str(down) and "delete the two directories" in str(down)
+    net = Network(load_topology(STATES / "topology.env"), {"rhel-ai": Unread(HUB, down, "up")})
+    found = [f for rule in RULES for f in rule(net) if f.id == "podman-unhandled-reboot"]
+    assert found and "enable-linger cloud-user" in found[0].fix, found
