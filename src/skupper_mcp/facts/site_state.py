@@ -162,6 +162,7 @@ class ContainerState:
     labels: dict[str, str] = field(default_factory=dict)
     started_at: int | None = None  # unix seconds, by the host's clock
     exited_at: int | None = None  # unix seconds, by the host's clock; None if it never exited
+    image: str | None = None  # the image it was made from, as podman ps names it
 
     @property
     def running(self) -> bool:
@@ -332,6 +333,7 @@ def parse_podman_ps(text: str) -> dict[str, ContainerState]:
             labels=dict(row.get("Labels") or {}),
             started_at=started if isinstance(started, int) and started > 0 else None,
             exited_at=exited if isinstance(exited, int) and exited > 0 else None,
+            image=str(row["Image"])[:300] if isinstance(row.get("Image"), str) else None,
         )
     return result
 
