@@ -89,6 +89,7 @@ def test_a_controller_of_an_earlier_release_is_a_drift_decided_once() -> None:
         is None
     )
     assert controller_drift(None, old) is None  # unknown: nothing said
+    assert controller_drift(Version(2, 0, 1), old) is None  # a release not known
     assert controller_drift(Version(2, 2, 1), None) is None
     # an image the user named (SKUPPER_SYSTEM_CONTROLLER_IMAGE) whose tag is no release
     assert controller_drift(Version(2, 2, 1), "registry.example/my-controller:latest") is None

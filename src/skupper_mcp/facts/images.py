@@ -173,9 +173,12 @@ class ControllerDrift:
 
 def controller_drift(cli: Version | None, image: str | None) -> ControllerDrift | None:
     """``cli`` (``skupper version``) against the controller container's ``image``: a drift
-    when its tag is a release other than the CLI's; None when either is unknown, the tag is
-    no release (an image named by ``SKUPPER_SYSTEM_CONTROLLER_IMAGE``), or they agree."""
+    when its tag is a release other than the CLI's; None when either is unknown, the CLI's
+    release is not one the product knows (as ``release_drift``), the tag is no release (an
+    image named by ``SKUPPER_SYSTEM_CONTROLLER_IMAGE``), or they agree."""
     if cli is None or image is None or "/system-controller:" not in f"/{image}":
+        return None
+    if Version(cli.major, cli.minor, cli.patch) not in ROUTER_TAG:  # a release not known
         return None
     running = Version.parse(image.rpartition(":")[2])
     if running is None or running == cli:
