@@ -3,7 +3,13 @@ answer read into each pull's layers, end and refusal (the lines podman pull prin
 
 from __future__ import annotations
 
-from skupper_mcp.facts.images import parse_pull, pull_refused, release_drift, release_images
+from skupper_mcp.facts.images import (
+    controller_drift,
+    parse_pull,
+    pull_refused,
+    release_drift,
+    release_images,
+)
 from skupper_mcp.facts.skupper_version import Version
 
 
@@ -69,3 +75,22 @@ def test_a_cli_upgraded_under_its_router_is_a_drift_decided_once() -> None:
     assert release_drift(Version(2, 1, 3), Version(3, 4, 2)) is None
     assert release_drift(None, Version(3, 4, 2)) is None  # unknown: nothing said
     assert release_drift(Version(2, 3, 0), Version(3, 4, 2)) is None  # a release not known
+
+
+def test_a_controller_of_an_earlier_release_is_a_drift_decided_once() -> None:
+    old = "quay.io/skupper/system-controller:2.1.3"
+    drift = controller_drift(Version(2, 2, 1), old)
+    assert drift is not None
+    line = drift.line("cloud-user-skupper-controller")
+    assert old in line and "CLI is 2.2.1" in line and "system-controller:2.2.1" in line
+    assert controller_drift(Version(2, 2, 1), "quay.io/skupper/system-controller:2.2.1") is None
+    assert (
+        controller_drift(Version(2, 2, 1), "mirror.example/skupper/system-controller:v2.2.1")
+        is None
+    )
+    assert controller_drift(None, old) is None  # unknown: nothing said
+    assert controller_drift(Version(2, 0, 1), old) is None  # a release not known
+    assert controller_drift(Version(2, 2, 1), None) is None
+    # an image the user named (SKUPPER_SYSTEM_CONTROLLER_IMAGE) whose tag is no release
+    assert controller_drift(Version(2, 2, 1), "registry.example/my-controller:latest") is None
+    assert controller_drift(Version(2, 2, 1), "quay.io/skupper/system-controller:main") is None

@@ -157,6 +157,63 @@ async def test_over_stdio_setup_is_a_task_only_where_declared(
     )
 
 
+async def silent_host_topology(
+    write_topology: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, asyncio.Server, list[asyncio.StreamWriter]]:
+    """A topology whose provider accepts TCP and never says a word of SSH: a read of it
+    waits out the minute of its connect timeout. Close the server and the writers after."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    silent = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    monkeypatch.setenv("PATH", "/nonexistent")
+    key = tmp_path / "id_ed25519"  # a key that exists: the read goes as far as the host
+    asyncssh.generate_private_key("ssh-ed25519").write_private_key(str(key))
+    key.chmod(0o600)
+    path = write_topology(
+        ssh_topology(
+            [("alpha", "127.0.0.1", port)],
+            identities=[str(key)],
+            known_hosts=str(tmp_path / "known_hosts"),
+            connect_timeout=60,
+        )
+    )
+    return path, silent, held
+
+
+@pytest.mark.parametrize("tool", ["up", "down"])
+async def test_a_write_cancelled_while_it_still_reads_stops_at_once_having_done_nothing(
+    write_topology: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """A write's cancel waits for the step in flight; before its first step there is none,
+    only the read of the sites, which would wait out its host's minute: the cancel cuts it
+    at once, and the task says nothing was changed (no half result)."""
+    path, silent, held = await silent_host_topology(write_topology, tmp_path, monkeypatch)
+    tasks = TasksClient(cancel_when=lambda _message: True)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        async with served(path, "auto", extensions=[tasks]) as client:
+            with pytest.raises(TaskCancelled) as cancelled:
+                await client.call_tool(tool, {"target": "alpha"})
+    finally:
+        for writer in held:
+            writer.close()
+        silent.close()
+        await silent.wait_closed()
+    # the subject: cut at once, far from the minute the host's connect timeout would take
+    assert loop.time() - started < 30
+    assert tasks.cancelled and len(tasks.created) == 1
+    assert cancelled.value.task.status == "cancelled" and cancelled.value.result is None
+    assert str(cancelled.value) == (
+        f"{tool} cancelled: it was still reading the sites, before its first step: "
+        "nothing was changed"
+    )
+
+
 async def test_a_cancelled_diagnose_stops_at_once(
     write_topology, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -281,12 +281,25 @@ class SiteStateError(SkupperMcpError):
 class UserManagerDown(SiteStateError):
     """``systemctl`` on the host could not reach the login's systemd manager ("Failed to
     connect to bus"): the site's units can be neither read nor started. ``lingers`` is
-    whether the user lingers (None: not known); the message says the fix."""
+    whether the user lingers (None: not known), ``boot_id`` the host's boot id as the read
+    found it (None: not known), ``unhandled_reboot`` podman's refusal after a reboot it did
+    not see when podman refused too (a user without a manager has no ``/run/user/UID``, so
+    podman keeps its files under ``/tmp``); the message says the fix."""
 
-    def __init__(self, host: str, user: str, said: str, lingers: bool | None) -> None:
+    def __init__(
+        self,
+        host: str,
+        user: str,
+        said: str,
+        lingers: bool | None,
+        boot_id: str | None = None,
+        unhandled_reboot: str | None = None,
+    ) -> None:
         self.user = user
         self.said = said
         self.lingers = lingers
+        self.boot_id = boot_id
+        self.unhandled_reboot = unhandled_reboot
         who = user or "the SSH user"
         if lingers is False:
             why = (
@@ -307,6 +320,11 @@ class UserManagerDown(SiteStateError):
                 f"its user manager (systemd --user) is not running for {who}. Fix: log in "
                 f"to {host} as {who} or run `loginctl enable-linger {who}` there as root "
                 "(or where polkit allows it), then run up"
+            )
+        if unhandled_reboot is not None:
+            why += (
+                f". podman refuses to run too, after a reboot it did not handle "
+                f"({unhandled_reboot}): as {who}, delete the two directories it names"
             )
         super().__init__(
             host,

@@ -21,7 +21,9 @@ how this server does it:
   with its count (``5/12 gpu1: apply resources: ok``), and at the end the tool's own
   ``CallToolResult`` inlined (``completed``; a tool error is ``completed`` with
   ``isError``), or the JSON-RPC error (``failed``).
-- ``tasks/cancel`` is cooperative, as the spec allows: a write is asked to stop
+- ``tasks/cancel`` is cooperative, as the spec allows: a write still reading the sites
+  before its first step is cut at once (nothing is changed yet: ``Stop.writing``); after it,
+  a write is asked to stop
   (``engine.stopping``), the step in flight finishes, no further step starts, and the task
   ends ``cancelled`` with a ``statusMessage`` naming what each site did and did not do;
   ``result`` also carries the tool's typed result of what was done (a member the spec does
@@ -138,12 +140,13 @@ class TaskRecord:
         return answer
 
     def cancel(self) -> None:
-        """Ask the call to stop (``tasks/cancel``): a read stops at once, a write after the
-        step in flight."""
+        """Ask the call to stop (``tasks/cancel``): a read stops at once, and so does a write
+        still reading before its first step (``Stop.writing``); a write after the step in
+        flight."""
         if self.status != "working" or self.stop.requested:
             return
         self.stop.requested = True
-        if self.tool in READS and self.runner is not None:
+        if (self.tool in READS or not self.stop.writing) and self.runner is not None:
             self.runner.cancel()
             return
         self._set("cancel asked: stopping once the step in flight ends, no further step starts")
@@ -152,11 +155,12 @@ class TaskRecord:
         """Record how the call ended (the runner's done callback)."""
         self.ended = time.monotonic()
         if runner.cancelled():  # a read's cancel, or the server stopping under the call
-            why = (
-                "it only reads, nothing was changed"
-                if self.tool in READS
-                else "the server stopped while it ran; status says where each site stands"
-            )
+            if self.tool in READS:
+                why = "it only reads, nothing was changed"
+            elif not self.stop.writing:
+                why = "it was still reading the sites, before its first step: nothing was changed"
+            else:
+                why = "the server stopped while it ran; status says where each site stands"
             self._set(f"{self.tool} cancelled: {why}", "cancelled")
             return
         error = runner.exception()

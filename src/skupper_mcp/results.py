@@ -27,6 +27,10 @@ ListenerState = Literal["serving", "closing", "closed", "unknown"]
 SiteCondition = Literal[
     "up", "stopped", "not-set-up", "unreachable", "stale", "degraded", "unknown"
 ]
+#: A podman site whose host rebooted since the last up or setup of it (the host's boot id
+#: differs from the one recorded then): its router came back by itself, or did not
+#: (engine/condition.py's ``after_reboot``).
+AfterReboot = Literal["back-by-itself", "not-back"]
 
 #: Said in the schema of every field that can carry text from a host: a host (or whoever
 #: writes its logs or answers on its model port) chooses those bytes.
@@ -239,6 +243,13 @@ class SiteStatus(Result):
         default=None,
         description="The site's certificate that ends first (null: none read, or a site "
         "whose certificates the product does not read); diagnose warns 30 days before",
+    )
+    after_reboot: AfterReboot | None = Field(
+        default=None,
+        description="The host rebooted since the last up or setup of the site (its boot id "
+        "differs): back-by-itself (its router runs again, no up was needed) or not-back "
+        "(state_reason says why: linger off, units not enabled, podman's refusal); null: no "
+        "reboot since, or not known",
     )
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from fake_connector import FakeConnector, Reply
-from skupper_mcp.engine.condition import site_condition
+from skupper_mcp.engine.condition import after_reboot, site_condition
 from skupper_mcp.engine.findings import RULES, Network
 from skupper_mcp.engine.predicates import boot_blocker
-from skupper_mcp.engine.readings import Asked, PodmanReading
+from skupper_mcp.engine.readings import Asked, PodmanReading, Unread
 from skupper_mcp.engine.scope import SiteRef
 from skupper_mcp.errors import UserManagerDown
 from skupper_mcp.facts.boot import BootFacts, parse_boot, parse_linger
@@ -138,3 +138,77 @@ async def test_a_host_without_a_user_bus_is_the_sites_typed_error_with_the_fix()
     said = str(caught.value)
     assert NO_BUS in said and "Linger=no" in said
     assert "loginctl enable-linger" in said and "root" in said
+
+
+BOOT = "6f1c2a9e-0d4b-4c1e-9a53-2b7f0c8d1e42"
+NEXT_BOOT = "0e8d7c6b-5a49-4382-9170-fedcba987654"
+
+
+def with_boot_id(text: str, boot_id: str) -> str:
+    """The recorded reading as the state read prints it with the host's boot id."""
+    return text.replace("@@now ", f"@@boot-id {boot_id}\n@@now ", 1)
+
+
+def after(found: SiteState, asked: Asked, asked_boot: str | None) -> PodmanReading:
+    return PodmanReading(
+        HUB, PodmanSite(FakeConnector("rhel-ai"), "default"), found, asked, 0.0, asked_boot
+    )
+
+
+def test_the_boot_id_is_read_once_and_a_forged_or_bad_one_is_not_taken() -> None:
+    assert "@@now " in recorded("up")
+    assert parse_site_state(with_boot_id(recorded("up"), BOOT)).boot.boot_id == BOOT
+    assert parse_site_state(recorded("up")).boot.boot_id is None  # not read: not known
+    bad = parse_site_state(with_boot_id(recorded("up"), "not-a-uuid; rm -rf /"))
+    assert bad.boot.boot_id is None
+    assert bad.unparsed("boot-id") is not None  # said, never an empty default
+    twice = with_boot_id(with_boot_id(recorded("up"), BOOT), NEXT_BOOT)
+    assert any("@@boot-id" in r for r in parse_site_state(twice).refused)
+
+
+def test_a_site_running_after_a_reboot_without_an_up_came_back_by_itself() -> None:
+    found = parse_site_state(with_boot_id(recorded("up"), NEXT_BOOT))
+    state, reason = site_condition(after(found, "up", BOOT))
+    assert state == "up" and "came back by itself" in reason, reason
+    assert after_reboot(after(found, "up", BOOT)) == "back-by-itself"
+    # the same boot as the last up: our up started it, nothing to say
+    assert after_reboot(after(found, "up", NEXT_BOOT)) is None
+    assert "by itself" not in site_condition(after(found, "up", NEXT_BOOT))[1]
+    # no boot id recorded with the up (an older record) or none read: not known
+    assert after_reboot(after(found, "up", None)) is None
+    # a down since: a reboot is not what stopped it
+    assert after_reboot(after(found, "down", BOOT)) is None
+
+
+def test_a_site_not_back_after_a_reboot_is_stopped_with_why() -> None:
+    text = with_section(with_boot_id(recorded("down"), NEXT_BOOT), "linger", "Linger=no", 0)
+    found = parse_site_state(text)
+    reading_now = after(found, "setup", BOOT)
+    state, reason = site_condition(reading_now)
+    assert state == "stopped", (state, reason)
+    assert "rebooted since the last setup" in reason and "did not come back" in reason
+    assert "Linger=no" in reason and "loginctl enable-linger" in reason, reason
+    assert after_reboot(reading_now) == "not-back"
+    # podman's refusal: nothing runs, and the site is not back
+    refused = with_section(with_boot_id(recorded("up"), NEXT_BOOT), "containers", "", 125, REFUSED)
+    assert after_reboot(after(parse_site_state(refused), "up", BOOT)) == "not-back"
+
+
+def test_a_host_whose_manager_is_gone_after_a_reboot_did_not_come_back() -> None:
+    down = UserManagerDown("rhel-ai", "cloud-user", NO_BUS, False, NEXT_BOOT)
+    unread = Unread(HUB, down, "up", 0.0, BOOT)
+    state, reason = site_condition(unread)
+    assert state == "unknown" and "rebooted since the last up" in reason, reason
+    assert "Linger=no" in reason and "loginctl enable-linger cloud-user" in reason, reason
+    assert after_reboot(unread) == "not-back"
+    assert after_reboot(Unread(HUB, down, "up", 0.0, NEXT_BOOT)) is None  # no reboot since
+
+
+def test_podmans_refusal_is_named_even_where_the_user_manager_is_gone_too() -> None:
+    # linger off: no /run/user/UID, so podman keeps its alive file under /tmp (no tmpfs) and
+    # refuses after the next reboot, while systemctl finds no manager at all
+    down = UserManagerDown("rhel-ai", "cloud-user", NO_BUS, False, NEXT_BOOT, REFUSED)
+    assert REFUSED in str(down) and "delete the two directories" in str(down)
+    net = Network(load_topology(STATES / "topology.env"), {"rhel-ai": Unread(HUB, down, "up")})
+    found = [f for rule in RULES for f in rule(net) if f.id == "podman-unhandled-reboot"]
+    assert found and "enable-linger cloud-user" in found[0].fix, found

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.engine.store.intents import Intents
+from skupper_mcp.engine.store.intents import Intent, Intents
 from skupper_mcp.errors import LocalStateError
 
 
@@ -50,3 +50,12 @@ def test_a_planted_link_is_never_followed(tmp_path: Path) -> None:
     (intents.folder / "local.json").unlink()
     (intents.folder / "local.json").symlink_to(target)
     assert intents.read("local", "local-site") is None  # refused, and said in the log
+
+
+def test_the_boot_id_goes_with_what_was_asked(tmp_path: Path) -> None:
+    intents = Intents(tmp_path / "state", tmp_path / "topology.env")
+    boot = "6f1c2a9e-0d4b-4c1e-9a53-2b7f0c8d1e42"
+    intents.record({"rhel-ai": ("hub-rhel-ai", "up"), "crc": ("crc-site", "up")}, {"rhel-ai": boot})
+    assert intents.last("rhel-ai", "hub-rhel-ai") == Intent("up", boot)
+    assert intents.last("crc", "crc-site") == Intent("up", None)  # no boot id: not known
+    assert intents.read("rhel-ai", "hub-rhel-ai") == "up"

@@ -115,30 +115,56 @@ def test_a_host_without_a_user_bus_is_its_own_error_until_it_lingers(world: Worl
     )
 
 
+def installed(world: World, host: str) -> list[str]:
+    """The user units of Skupper's and ours in the host's unit folder."""
+    units = world.host_dir(host) / "home/.config/systemd/user"
+    return sorted(p.name for p in units.glob("skupper*.service")) if units.is_dir() else []
+
+
 def test_setup_enables_what_it_installs(world: World) -> None:
     code, result = cli(world, "setup")
     assert code == 0 and result["ok"], result["summary"]
     for host in ("rhel-ai", "rhtevan-work", "provider-3", "local"):
         assert enabled(world, host) == sorted(OUR_UNITS), host
+        # setup leaves no unit that would not start at boot
+        assert installed(world, host) == enabled(world, host), host
+    # nothing rebooted since setup: nobody came back by itself
+    assert all(s["after_reboot"] is None for s in sites(world).values())
 
 
 def test_a_lingering_provider_comes_back_by_itself_after_a_reboot(world: World) -> None:
     reboot(world, "rhel-ai")
     started = time.monotonic()
+    seen: list[dict[str, Any]] = []
 
     def back() -> dict[str, Any] | None:
         site = sites(world)["rhel-ai"]
+        seen.append(site)
         return site if site["state"] == "up" else None
 
     site = wait_for(back, timeout=BACK_WITHIN, every=1, what="rhel-ai back after its reboot")
     assert time.monotonic() - started < BACK_WITHIN
-    assert site["state"] == "up", site  # no up was called
+    # no up was called: status says it came back by itself, in words and as a field
+    assert site["after_reboot"] == "back-by-itself", site
+    assert "came back by itself" in site["state_reason"], site
+    # before it was back, status read it stopped after the reboot, saying so
+    for early in seen[:-1]:
+        if early["after_reboot"] == "not-back":
+            assert early["state"] == "stopped", early
+            assert "rebooted since the last" in early["state_reason"], early
+        else:  # its router runs while the controller still starts
+            assert early["after_reboot"] == "back-by-itself", early
+    # the others did not reboot
+    assert sites(world)["rhtevan-work"]["after_reboot"] is None
 
 
 def test_a_provider_that_does_not_linger_stays_down_and_status_says_why(world: World) -> None:
     reboot(world, "rhtevan-work")
     site = sites(world)["rhtevan-work"]
-    assert site["state"] not in ("up", "degraded"), site
+    # no user manager after the reboot: what runs is not known, and status says why
+    assert site["state"] == "unknown", site
+    assert site["after_reboot"] == "not-back", site
+    assert "did not come back by itself" in site["state_reason"], site
     assert "Linger=no" in site["state_reason"], site
     assert "loginctl enable-linger" in site["state_reason"], site
     # diagnose names it too, with the fix
@@ -152,12 +178,18 @@ def test_after_enable_linger_and_another_reboot_it_comes_back(world: World) -> N
     done = world.sandbox("linger", "rhtevan-work", "yes")
     assert done.returncode == 0, done.stderr
     reboot(world, "rhtevan-work")
-    wait_for(
-        lambda: sites(world)["rhtevan-work"]["state"] == "up",
+
+    def back() -> dict[str, Any] | None:
+        site = sites(world)["rhtevan-work"]
+        return site if site["state"] == "up" else None
+
+    site = wait_for(
+        back,
         timeout=BACK_WITHIN,
         every=1,
         what="rhtevan-work back after enable-linger and a reboot",
     )
+    assert site["after_reboot"] == "back-by-itself", site  # no up since
     _, found = cli(world, "diagnose")
     assert not [f for f in found["findings"] if f["id"] == "linger-off"], found
 
@@ -178,7 +210,8 @@ def test_a_unit_never_enabled_does_not_start_at_boot_and_down_stays_down(world: 
         (units / name).unlink()
     reboot(world, "rhel-ai")
     site = sites(world)["rhel-ai"]
-    assert site["state"] not in ("up", "degraded"), site
+    assert site["state"] == "stopped", site
+    assert site["after_reboot"] == "not-back", site
     assert "not enabled" in site["state_reason"], site
     # up brings it back and enables them as it starts them
     code, _ = cli(world, "up", "rhel-ai")

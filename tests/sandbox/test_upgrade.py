@@ -47,10 +47,16 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 cli = functools.partial(product.cli, timeout=600)
 
 
-def router_image(world: World) -> str:
-    code, out, err = world.ssh(HOST, f"podman inspect --format '{{{{.ImageName}}}}' {ROUTER}")
+def router_image(world: World, container: str = ROUTER) -> str:
+    code, out, err = world.ssh(HOST, f"podman inspect --format '{{{{.ImageName}}}}' {container}")
     assert code == 0, err
     return out.strip()
+
+
+def controller_image(world: World) -> str:
+    code, out, err = world.ssh(HOST, "id -un")
+    assert code == 0, err
+    return router_image(world, f"{out.strip()}-skupper-controller")
 
 
 async def _upgraded(world: World) -> list[str]:
@@ -63,26 +69,34 @@ async def _upgraded(world: World) -> list[str]:
 
 async def test_an_upgraded_host_is_named_then_rebootstrapped_by_setup(world: World) -> None:
     assert router_image(world).endswith(":3.4.2")
+    assert controller_image(world).endswith("system-controller:2.1.3")
     assert await _upgraded(world) == []
 
     said = world.sandbox("upgrade", HOST, "2.2.1")
     assert "2.1.3 -> 2.2.1" in said.stdout
     assert router_image(world).endswith(":3.4.2")  # nothing running touched
+    assert controller_image(world).endswith("system-controller:2.1.3")
 
     [named] = await _upgraded(world)
     assert named.startswith(HOST) and "2.2.1" in named and "3.4.2" in named
     assert "run setup" in named and "skupper system reload" in named
+    assert "system-controller:2.1.3" in named and "replaces the system controller" in named
     status = StatusResult.model_validate(json.loads(cli(world.topology, "status", "--json").stdout))
     row = next(s for s in status.sites if s.host == HOST)
     assert any("skupper-router 3.4.2 runs" in line for line in row.drift or []), row.drift
+    assert any("system-controller:2.1.3" in line for line in row.drift or []), row.drift
 
     done = cli(world.topology, "setup", "--json")
     result = OperationResult.model_validate(json.loads(done.stdout))
     assert result.ok, done.stdout + done.stderr
     sites = {s.host: s for s in result.sites}
-    assert "skupper system reload" in [s.name for s in sites[HOST].steps]
+    steps = [s.name for s in sites[HOST].steps]
+    assert "skupper system reload" in steps
+    # system install keeps an existing controller: the old one is removed first
+    assert steps.index("remove old system controller") < steps.index("install system controller")
     assert not sites["local"].changed  # the other site untouched
     assert router_image(world).endswith(":3.5.1")
+    assert controller_image(world).endswith("system-controller:2.2.1")
     assert await _upgraded(world) == []
 
     def back() -> StatusResult | None:

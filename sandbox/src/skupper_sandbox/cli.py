@@ -144,6 +144,17 @@ def build_world(root: Path, spec: WorldSpec) -> WorldInfo:
         podman = real_podman.choose(spec.podman)
     except (ValueError, FileNotFoundError) as exc:
         raise SandboxError(str(exc)) from exc
+    emulated_only = [
+        f"{host}={name}"
+        for host, names in spec.host_quirks.items()
+        for name in names
+        if name.startswith(quirks.PODMAN_RELEASE_PREFIX)
+    ]
+    if podman.kind == "real" and emulated_only:
+        raise SandboxError(
+            f"{', '.join(emulated_only)}: only the emulated podman takes another release "
+            "(this machine's real podman is the release it is)"
+        )
 
     layout = WorldLayout(root)
     layout.root.mkdir(parents=True, exist_ok=True)

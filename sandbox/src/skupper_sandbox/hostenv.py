@@ -43,6 +43,7 @@ SYSTEM_PATHS = (
     "/run/podman",
     "/run/systemd",
     "/var/lib/systemd/linger",
+    "/proc/sys/kernel/random/boot_id",
 )
 _SYSTEM_PATH_RE = re.compile(
     r"(?<![\w./-])(" + "|".join(re.escape(p) for p in SYSTEM_PATHS) + r")(?![\w.-])"
@@ -125,8 +126,9 @@ def write_host_info(info: HostInfo) -> None:
 #: Present while a login session of the host's user holds its user manager up: the one that
 #: set the host up, until a reboot ends it (a ``no-user-session`` host never had one).
 SESSION_FILE = "session"
-#: The host's boot id (``/proc/sys/kernel/random/boot_id`` on a real host): new at each boot.
-BOOT_ID_FILE = "boot_id"
+#: The host's boot id, new at each boot: the kernel's file, under the host's sysroot (a
+#: login reading the real path reads it there, ``SYSTEM_PATHS``).
+BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 
 
 def linger_file(info: HostInfo) -> Path:
@@ -163,14 +165,16 @@ def manager_may_run(info: HostInfo) -> bool:
 
 def boot_id(info: HostInfo) -> str:
     try:
-        return (Path(info.host_dir) / BOOT_ID_FILE).read_text().strip()
+        return system_path(info, BOOT_ID_PATH).read_text().strip()
     except FileNotFoundError:
         return ""
 
 
 def new_boot_id(info: HostInfo) -> str:
     value = str(uuid.uuid4())
-    (Path(info.host_dir) / BOOT_ID_FILE).write_text(value + "\n")
+    path = system_path(info, BOOT_ID_PATH)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value + "\n")
     return value
 
 

@@ -7,6 +7,7 @@ tools read a host's quirks from its host.json (``hostenv.HostInfo.quirks``).
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ SLOW_PULL_PREFIX = "slow-pull="
 PULL_FAILS_PREFIX = "pull-fails="
 LINGER_NO = "linger=no"
 NO_USER_SESSION = "no-user-session"
+PODMAN_RELEASE_PREFIX = "podman-release="
+_RELEASE = re.compile(r"\d+\.\d+(?:\.\d+)?")
 
 #: The login shells a host's user can have (Debian's packages), by name.
 SHELLS = {"bash": "/bin/bash", "dash": "/bin/dash", "zsh": "/bin/zsh", "fish": "/usr/bin/fish"}
@@ -39,6 +42,11 @@ DESCRIPTIONS = {
     NO_USER_SESSION: "no login starts a user manager (sshd without pam_systemd) and the "
     "user does not linger: systemctl --user fails 'Failed to connect to bus: No such file "
     "or directory' until the user lingers",
+    "podman-release=RELEASE": "the emulated podman behaves as that release where the "
+    "emulation knows a difference: from 5.1, after a reboot it did not see (its alive file, "
+    "in /tmp when the user's /run/user/UID is absent, outlived the reboot) every command "
+    "fails 'current system boot ID differs from cached boot ID; an unhandled reboot has "
+    "occurred...' (emulated podman only)",
     "shell=NAME": "the login shell of the host's user, one of " + ", ".join(SHELLS) + " (sshd "
     "runs every command as $SHELL -c COMMAND)",
 }
@@ -95,6 +103,14 @@ class HostQuirks:
         return NO_USER_SESSION not in self.names
 
     @property
+    def podman_release(self) -> str | None:
+        """The podman release the host's emulated podman behaves as (None: its own)."""
+        for name in self.names:
+            if name.startswith(PODMAN_RELEASE_PREFIX):
+                return name[len(PODMAN_RELEASE_PREFIX) :]
+        return None
+
+    @property
     def shell(self) -> str:
         """The path of the user's login shell (``/bin/sh`` unless ``shell=NAME``)."""
         for name in self.names:
@@ -118,6 +134,10 @@ def check(quirk: str) -> str:
     if quirk.startswith(PULL_FAILS_PREFIX):
         if not quirk[len(PULL_FAILS_PREFIX) :].strip():
             raise QuirkError(f"{quirk!r}: REASON is the registry's answer, not empty")
+        return quirk
+    if quirk.startswith(PODMAN_RELEASE_PREFIX):
+        if not _RELEASE.fullmatch(quirk[len(PODMAN_RELEASE_PREFIX) :]):
+            raise QuirkError(f"{quirk!r}: RELEASE is podman's, e.g. 5.1.0")
         return quirk
     if quirk.startswith(SHELL_PREFIX):
         shell = quirk[len(SHELL_PREFIX) :]

@@ -301,6 +301,23 @@ class KubeConnector:
         )
         return True
 
+    async def secret_certificates(
+        self, name: str, keys: tuple[str, ...], *, namespace: str | None = None
+    ) -> dict[str, str] | None:
+        """The named Secret's ``keys`` only (a certificate's public files, ``tls.crt`` and
+        ``ca.crt``: base64 text as the API gives them), None when there is no such Secret.
+        The rest of its data (a ``tls.key``) is dropped here: nothing of it is kept,
+        logged or returned."""
+        core = await self._core()
+        ns = await self._ns(namespace)
+        found = await self._get_or_none(
+            self._call("get", f"secrets/{name}", ns, core.read_namespaced_secret, name, ns)
+        )
+        if found is None:
+            return None
+        data = getattr(found, "data", None) or {}
+        return {k: v for k, v in data.items() if k in keys and isinstance(v, str)}
+
     async def delete_secret(self, name: str, *, namespace: str | None = None) -> bool:
         """Delete the named Secret. Returns whether it existed."""
         core = await self._core()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..facts.certificates import CertificateEnd, earliest
 from ..results import CertificateEnd as CertificateEndRow
-from .readings import PodmanReading, Reading
+from .readings import ClusterReading, PodmanReading, Reading
 
 #: diagnose warns this many days before a certificate ends
 WARN_DAYS = 30
@@ -39,12 +39,17 @@ class SiteCertificate:
 
 
 def site_certificate(reading: Reading) -> SiteCertificate | None:
-    """The reading's first certificate to end (None: not a podman site, its certificates
-    not read, or the host's clock not read)."""
-    if not isinstance(reading, PodmanReading):
+    """The reading's first certificate to end (None: not read, its certificates not read,
+    or the clock they are judged by not read): a podman site's by its host's clock, the
+    cluster's by this machine's when it was read."""
+    match reading:
+        case PodmanReading(state=state):
+            certificates, now = state.certificates, state.now
+        case ClusterReading(state=kube):
+            certificates, now = kube.certificates, kube.read_at
+        case _:
+            return None
+    first = earliest(certificates)
+    if first is None or now is None:
         return None
-    state = reading.state
-    first = earliest(state.certificates)
-    if first is None or state.now is None:
-        return None
-    return SiteCertificate(first, first.days_left(state.now))
+    return SiteCertificate(first, first.days_left(now))

@@ -30,8 +30,9 @@ A site's condition (``SiteStatus.state``):
 
 from __future__ import annotations
 
+from ..errors import UserManagerDown
 from ..facts import names
-from ..results import ListenerState, SiteCondition
+from ..results import AfterReboot, ListenerState, SiteCondition
 from .predicates import (
     boot_blocker,
     claims_ready,
@@ -63,6 +64,11 @@ def site_condition(reading: Reading, cluster_links: tuple[str, ...] = ()) -> Con
 def unread_condition(reading: Unread) -> Condition:
     if not reading.reachable:
         return "unreachable", reading.problem()
+    if rebooted_since_asked(reading):
+        return "unknown", (
+            f"the host rebooted since the last {reading.asked} and the site did not come back "
+            f"by itself: {reading.problem()}"
+        )
     return "unknown", reading.problem()
 
 
@@ -88,6 +94,43 @@ def unparsed_reason(reading: PodmanReading) -> str | None:
     return None
 
 
+def rebooted_since_asked(reading: Reading) -> bool:
+    """Whether a podman site's host has booted since the last up or setup of it: the boot id
+    read now is not the one recorded with that write (either unknown: not known, False). A
+    host whose user manager does not answer is read that far (``UserManagerDown``)."""
+    if reading.asked not in ("up", "setup"):
+        return False
+    match reading:
+        case PodmanReading():
+            now, then = reading.state.boot.boot_id, reading.asked_boot
+        case Unread(error=UserManagerDown() as down):
+            now, then = down.boot_id, reading.asked_boot
+        case _:
+            return False
+    return now is not None and then is not None and now != then
+
+
+def after_reboot(reading: Reading) -> AfterReboot | None:
+    """A site whose host rebooted since the last up or setup: ``back-by-itself`` when its
+    router runs (no write of ours started it since), else ``not-back``; None when the host
+    did not reboot since (or it is not known)."""
+    if not rebooted_since_asked(reading):
+        return None
+    if not isinstance(reading, PodmanReading):  # read no further than its manager
+        return "not-back"
+    if reading.state.boot.unhandled_reboot is None and podman_router_running(reading):
+        return "back-by-itself"
+    return "not-back"
+
+
+def _back_by_itself(reading: PodmanReading) -> str:
+    if after_reboot(reading) != "back-by-itself":
+        return ""
+    return (
+        f"; it came back by itself after the host rebooted (no up since the last {reading.asked})"
+    )
+
+
 def podman_condition(reading: PodmanReading) -> Condition:
     state, asked = reading.state, reading.asked
     if not state.rendered:
@@ -99,18 +142,30 @@ def podman_condition(reading: PodmanReading) -> Condition:
     if state.boot.unhandled_reboot is not None:  # podman answers nothing: nothing is known
         return "unknown", f"whether the router runs is not known: {boot_blocker(reading)}"
     if podman_router_running(reading):
+        back = _back_by_itself(reading)
         if not router_unit_active(reading):
             return "degraded", (
-                "the router container runs outside its unit: a crash would not be restarted"
+                "the router container runs outside its unit: a crash would not be restarted" + back
             )
         if not podman_controller_running(reading):
             return "degraded", (
                 "the system controller is not running: nothing applies changes or updates "
-                "the site's status"
+                "the site's status" + back
             )
-        return "up", "the router runs under its unit, with the system controller"
+        return "up", "the router runs under its unit, with the system controller" + back
     if stopped_as_asked(asked):
         return "stopped", _stopped_why(asked)
+    if rebooted_since_asked(reading):
+        blocker = boot_blocker(reading)
+        return "stopped", (
+            f"the host rebooted since the last {asked} and the router did not come back by "
+            "itself"
+            + (
+                f": {blocker}"
+                if blocker
+                else " (yet: its units start it once the host's manager is up)"
+            )
+        )
     if podman_controller_running(reading):
         return (
             "stopped",

@@ -35,6 +35,9 @@ class PodmanReading:
     state: SiteState
     asked: Asked | None = None
     seconds: float = 0.0
+    #: The host's boot id when ``asked`` was (None: not recorded): a boot id read now that
+    #: differs says the host rebooted since (``condition.after_reboot``).
+    asked_boot: str | None = None
 
     @property
     def namespace(self) -> str:
@@ -60,6 +63,8 @@ class Unread:
     error: BaseException
     asked: Asked | None = None
     seconds: float = 0.0
+    #: The host's boot id when ``asked`` was (None: not recorded), as ``PodmanReading``'s.
+    asked_boot: str | None = None
 
     @property
     def reach(self) -> Reach:

@@ -30,7 +30,7 @@ from ..sites.podman import PodmanSite
 from ..sites.work import ApiCall, Script, Work, summary
 from ..vocabulary import CountedProgress, Progress, plural
 from .scope import SiteRef
-from .stopping import left_undone, stop_requested, stopped
+from .stopping import left_undone, stop_requested, stopped, writing_begins
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +133,7 @@ class SiteRun:
                 await self._say(f"{self.ref.host}: {action.name}: planned")
                 continue
             started = time.monotonic()
+            writing_begins()  # before the await: no cancel can fall between check and step
             try:
                 detail = await action.run()
             except SITE_ERRORS as exc:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..connectors.pool import ConnectorPool
@@ -77,16 +77,28 @@ class SiteMap:
         """What the user last asked of the site (None: nothing recorded)."""
         return self.intents.read(ref.host, ref.site)
 
-    def remember(self, results: Iterable[SiteResult], asked: Asked) -> None:
+    def remember(
+        self,
+        results: Iterable[SiteResult],
+        asked: Asked,
+        views: Mapping[str, Reading] | None = None,
+    ) -> None:
         """Record that the user asked ``asked`` of these sites (after a write, never a plan):
         of each that the write reached and changed, or that ended as asked. A site it
-        skipped or refused untouched keeps what was asked of it before."""
+        skipped or refused untouched keeps what was asked of it before. With ``views`` (the
+        write's readings), each podman host's boot id goes with it."""
+        boot_ids = {
+            host: view.state.boot.boot_id
+            for host, view in (views or {}).items()
+            if isinstance(view, PodmanReading) and view.state.boot.boot_id is not None
+        }
         self.intents.record(
             {
                 r.host: (r.site, asked)
                 for r in results
                 if r.changed or r.outcome not in ("failed", "skipped")
-            }
+            },
+            boot_ids,
         )
 
     async def podman(self, ref: SiteRef) -> PodmanSite:
@@ -114,7 +126,8 @@ class SiteMap:
         """The site as it is now, with what the user last asked of it. The cluster's link
         Secrets come with their data only for ``secret_data`` (the writes that compare it)."""
         started = time.monotonic()
-        asked = self.asked(ref)
+        last = self.intents.last(ref.host, ref.site)
+        asked, boot = (None, None) if last is None else (last.asked, last.boot_id)
         try:
             if ref.platform == "kubernetes":
                 kube = self.kube()
@@ -122,10 +135,10 @@ class SiteMap:
                 return ClusterReading(ref, kube, state, asked, time.monotonic() - started)
             podman = await self.podman(ref)
             found = await podman.read(log_lines)
-            return PodmanReading(ref, podman, found, asked, time.monotonic() - started)
+            return PodmanReading(ref, podman, found, asked, time.monotonic() - started, boot)
         except SITE_ERRORS as exc:
             logged(exc, ref.host)
-            return Unread(ref, exc, asked, time.monotonic() - started)
+            return Unread(ref, exc, asked, time.monotonic() - started, boot)
 
     async def read_all(
         self, refs: Iterable[SiteRef], log_lines: int = 0, secret_data: bool = False

@@ -7,6 +7,11 @@ command deadline), no further step starts, and every site says what ran and what
 The front that runs the call as a task sets ``STOP`` for it; the operations read it through
 ``stop_requested``, and ``Stop.left`` is what they left undone (empty: nothing was left, the
 operation ended before the cancel could stop it).
+
+Before its first step a write has only read (the sites' state, a precheck): nothing is
+half done, so a cancel then may cut it at once, as a read's is (``Stop.writing`` says
+whether a step has begun; ``SiteRun.perform`` sets it, ``writing_begins``, before it runs
+one).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ class Stop:
     requested: bool = False
     #: one line per site the stop left short: ``host: what ran; what did not``
     left: list[str] = field(default_factory=list)
+    #: a step of the write has begun: from then on a cancel waits for the step in flight
+    writing: bool = False
 
     @property
     def honoured(self) -> bool:
@@ -38,6 +45,13 @@ def stop_requested() -> bool:
     """Whether the call running here was asked to stop."""
     stop = STOP.get()
     return stop is not None and stop.requested
+
+
+def writing_begins() -> None:
+    """A step of the write running here begins (a cancel no longer cuts the call)."""
+    stop = STOP.get()
+    if stop is not None:
+        stop.writing = True
 
 
 def left_undone(line: str) -> None:

@@ -13,6 +13,10 @@ The host's words, each from the real source (docs/sandbox.md, the fidelity table
 - ``systemctl --user`` without a running user manager: "Failed to connect to bus: <errno
   text>" (systemd ``src/shared/bus-util.c`` ``bus_log_connect_error``; later releases word
   it "Failed to connect to user scope bus via local transport: ...").
+- ``/proc/sys/kernel/random/boot_id``: the kernel's boot id, a random UUID new at each boot
+  (``Documentation/admin-guide/sysctl/kernel.rst``, ``random``); read as it is, without a
+  process (the shell's ``read``), so a site rebooted since the product last started it is
+  told apart from one that did not (``engine/condition.py``'s ``after_reboot``).
 - podman 5.1 and later, when the boot id differs from the one its alive file holds: "current
   system boot ID differs from cached boot ID; an unhandled reboot has occurred. Please
   delete directories "<run root>" and "<tmp dir>" and re-run Podman" (``libpod/
@@ -29,6 +33,8 @@ from dataclasses import dataclass
 _NO_BUS = re.compile(r"Failed to connect to (?:user scope )?bus\b[^\n]*")
 #: podman's words when it refuses to run after a reboot it did not see
 _UNHANDLED_REBOOT = re.compile(r"[^\n]*an unhandled reboot has occurred[^\n]*")
+#: the kernel's boot id: a UUID in its canonical text
+_BOOT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _LINGER = re.compile(r"^(?:Linger=)?(yes|no)$")
 #: the most of a host's line kept as evidence
 MAX_SAID = 300
@@ -45,6 +51,14 @@ class BootFacts:
     #: podman's refusal after an unhandled reboot (None: podman answered, or failed
     #: otherwise).
     unhandled_reboot: str | None = None
+    #: The kernel's boot id when the site was read (None: not read, or not one).
+    boot_id: str | None = None
+
+
+def parse_boot_id(text: str) -> str | None:
+    """The host's ``/proc/sys/kernel/random/boot_id`` as read, None when it is not a UUID."""
+    value = text.strip().lower()
+    return value if _BOOT_ID.fullmatch(value) else None
 
 
 def parse_linger(text: str) -> bool | None:
@@ -61,9 +75,12 @@ def _found(pattern: re.Pattern[str], *texts: str | None) -> str | None:
     return None
 
 
-def parse_boot(bodies: Mapping[str, str], stderr: Mapping[str, str]) -> BootFacts:
+def parse_boot(
+    bodies: Mapping[str, str], stderr: Mapping[str, str], boot_id: str | None = None
+) -> BootFacts:
     """The boot facts from the state read's sections (``bodies``: each section's output and
-    ``<section>:rc``; ``stderr``: what each section's command wrote there)."""
+    ``<section>:rc``; ``stderr``: what each section's command wrote there) and its boot id
+    (``parse_boot_id``'s)."""
     linger = parse_linger(bodies["linger"]) if bodies.get("linger:rc") == "0" else None
     no_bus = None
     if bodies.get("units:rc", "0") != "0":
@@ -71,4 +88,4 @@ def parse_boot(bodies: Mapping[str, str], stderr: Mapping[str, str]) -> BootFact
     refused = None
     if bodies.get("containers:rc", "0") != "0":
         refused = _found(_UNHANDLED_REBOOT, stderr.get("containers"), bodies.get("containers"))
-    return BootFacts(linger=linger, no_bus=no_bus, unhandled_reboot=refused)
+    return BootFacts(linger=linger, no_bus=no_bus, unhandled_reboot=refused, boot_id=boot_id)

@@ -18,6 +18,8 @@ only a new Secret from that peer renews it.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
 from dataclasses import dataclass
 from typing import Literal
@@ -101,6 +103,63 @@ def parse_certificates(files: dict[str, str]) -> list[CertificateEnd]:
         found.setdefault(
             (subject, not_after),
             CertificateEnd(place, file, _kind(place, file), subject, not_after),
+        )
+    return sorted(found.values(), key=lambda c: (c.not_after, c.place))
+
+
+#: The Secrets of a Kubernetes site that hold a certificate of its own: the CAs Skupper's
+#: controller makes (``EnsureCA``) and what they issue (``Ensure``), ``internal/kube/site/
+#: site.go@2.2.1:265-271,402-403``; a link's Secret is the peer's certificate.
+CLUSTER_CAS = ("skupper-site-ca", "skupper-local-ca")
+CLUSTER_ISSUED = ("skupper-site-server", "skupper-local-server")
+#: The files of such a Secret read: never ``tls.key``.
+PUBLIC_KEYS = ("tls.crt", "ca.crt")
+
+
+def _unbase64(value: str) -> str:
+    if len(value) > MAX_CERT_CHARS * 2:
+        raise Unparsed(f"{len(value)} characters, more than a certificate's")
+    try:
+        return base64.b64decode(value, validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError) as exc:
+        raise Unparsed(f"not base64 PEM text ({str(exc)[:80]})") from exc
+
+
+def parse_secret_certificates(
+    secrets: dict[str, dict[str, str]], links: frozenset[str] = frozenset()
+) -> list[CertificateEnd]:
+    """A Kubernetes site's certificate Secrets, ``{name: {"tls.crt": B64, "ca.crt": B64}}``
+    (their public halves only, base64 as the API gives them), -> each certificate once,
+    earliest end first, placed ``secrets/NAME``: a CA Secret's (``CLUSTER_CAS``) and every
+    ``ca.crt`` are ``ca``, a link Secret's (``links``, its ``ca.crt`` the peer's CA too)
+    ``link``, the others ``issued``. A value that is no certificate is ``Unparsed``, naming
+    the Secret."""
+    files = {
+        f"secrets/{name}/{key}": text
+        for name, data in secrets.items()
+        for key, text in data.items()
+        if key in PUBLIC_KEYS
+    }
+    if len(files) > MAX_CERT_FILES:
+        raise Unparsed(f"{len(files)} certificates, more than the {MAX_CERT_FILES} read")
+
+    def kind(name: str, file: str) -> CertificateKind:
+        if name in links:
+            return "link"
+        return "ca" if name in CLUSTER_CAS or file == "ca.crt" else "issued"
+
+    found: dict[tuple[str, int], CertificateEnd] = {}
+    # a CA's own Secret first, and its tls.crt before a ca.crt copy: listed under its name
+    order = sorted(files, key=lambda p: (p.split("/")[1] not in CLUSTER_CAS, "ca.crt" in p, p))
+    for path in order:
+        place, _, file = path.rpartition("/")
+        try:
+            subject, not_after = _load(_unbase64(files[path]))
+        except Unparsed as exc:
+            raise Unparsed(f"Secret {place.partition('/')[2]}'s {file}: {exc}") from exc
+        name = place.partition("/")[2]
+        found.setdefault(
+            (subject, not_after), CertificateEnd(place, file, kind(name, file), subject, not_after)
         )
     return sorted(found.values(), key=lambda c: (c.not_after, c.place))
 

@@ -152,6 +152,40 @@ class ReleaseDrift:
         )
 
 
+@dataclass(frozen=True)
+class ControllerDrift:
+    """A site whose system controller container runs another release's image than the
+    skupper CLI's: ``system install`` skips a controller container that exists
+    (``internal/nonkube/bootstrap/install.go@2.2.1:50-55``), so an upgrade keeps the old one
+    until it is removed and installed again."""
+
+    cli: Version
+    image: str
+
+    def line(self, container: str) -> str:
+        return (
+            f"system controller {container}: runs {self.image}, installed by an earlier "
+            f"Skupper; the skupper CLI is {self.cli}, whose controller is "
+            f"system-controller:{self.cli} (system install keeps an existing one: it is "
+            "removed and installed again)"
+        )
+
+
+def controller_drift(cli: Version | None, image: str | None) -> ControllerDrift | None:
+    """``cli`` (``skupper version``) against the controller container's ``image``: a drift
+    when its tag is a release other than the CLI's; None when either is unknown, the CLI's
+    release is not one the product knows (as ``release_drift``), the tag is no release (an
+    image named by ``SKUPPER_SYSTEM_CONTROLLER_IMAGE``), or they agree."""
+    if cli is None or image is None or "/system-controller:" not in f"/{image}":
+        return None
+    if Version(cli.major, cli.minor, cli.patch) not in ROUTER_TAG:  # a release not known
+        return None
+    running = Version.parse(image.rpartition(":")[2])
+    if running is None or running == cli:
+        return None
+    return ControllerDrift(cli, image)
+
+
 def release_drift(cli: Version | None, router: Version | None) -> ReleaseDrift | None:
     """``cli`` (``skupper version``) against ``router`` (the router container's image tag):
     a drift when the CLI's release installs another router than the one that runs; None when

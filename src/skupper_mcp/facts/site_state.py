@@ -25,7 +25,7 @@ from typing import Any
 from .. import host_json
 from ..connectors.shell import program, script
 from . import names
-from .boot import BootFacts, parse_boot
+from .boot import BootFacts, parse_boot, parse_boot_id
 from .certificates import CertificateEnd, certificates_or_error
 from .connector_status import ConnectorStatus
 from .framing import (
@@ -170,6 +170,7 @@ class ContainerState:
     labels: dict[str, str] = field(default_factory=dict)
     started_at: int | None = None  # unix seconds, by the host's clock
     exited_at: int | None = None  # unix seconds, by the host's clock; None if it never exited
+    image: str | None = None  # the image it was made from, as podman ps names it
 
     @property
     def running(self) -> bool:
@@ -345,6 +346,7 @@ def parse_podman_ps(text: str) -> dict[str, ContainerState]:
             labels=dict(row.get("Labels") or {}),
             started_at=started if isinstance(started, int) and started > 0 else None,
             exited_at=exited if isinstance(exited, int) and exited > 0 else None,
+            image=str(row["Image"])[:300] if isinstance(row.get("Image"), str) else None,
         )
     return result
 
@@ -447,6 +449,7 @@ _ONCE = frozenset(
     {
         "user",
         "now",
+        "boot-id",
         "podman",
         "rendered",
         "issuer",
@@ -516,6 +519,7 @@ class _StateReader:
         self.skupper_known = False
         self.resources = _ResourceBudget(self.state, budget)
         self.cert_files: dict[str, str] = {}
+        self.boot_id: str | None = None
 
     def take(self, frame: Frame) -> None:
         tag = frame.tag
@@ -538,6 +542,18 @@ class _StateReader:
     def _now(self, frame: Frame) -> None:
         arg = frame.argument
         self.state.now = int(arg) if arg.isascii() and arg.isdigit() else None
+
+    def _boot_id(self, frame: Frame) -> None:
+        self.boot_id = parse_boot_id(frame.argument)
+        if frame.argument and self.boot_id is None:  # unknown, and said: not a refusal
+            self.state.parse_errors.append(
+                ParseError(
+                    "boot-id",
+                    "read < /proc/sys/kernel/random/boot_id",
+                    first_line(frame.argument),
+                    "not a boot id (a UUID)",
+                )
+            )
 
     def _podman(self, frame: Frame) -> None:
         self.state.podman_path = _checked(self.state, "podman path", frame.argument, _podman_path)
@@ -601,7 +617,7 @@ class _StateReader:
     def finish(self, known: KnownSkupper | None) -> SiteState:
         state, bodies = self.state, self.bodies
         state.certificates = certificates_or_error(self.cert_files, state.parse_errors)
-        state.boot = parse_boot(bodies, state.stderr)
+        state.boot = parse_boot(bodies, state.stderr, self.boot_id)
         self._version(known)
         if bodies.get("units:rc") == "0":
             state.units = _parsed(state, bodies, "units", parse_systemctl_show) or {}
@@ -683,6 +699,7 @@ class _StateReader:
 _FRAME_HANDLERS: dict[str, Callable[[_StateReader, Frame], None]] = {
     "user": _StateReader._user,
     "now": _StateReader._now,
+    "boot-id": _StateReader._boot_id,
     "podman": _StateReader._podman,
     "section": _StateReader._section,
     "rc": _StateReader._rc,

@@ -72,6 +72,10 @@ skmcp_read_state() {
     user="$(id -un)"
     skmcp_mark user "$user"
     skmcp_mark now "$(date +%s)"
+    # the kernel's boot id, new at each boot (the shell's read: no process of its own)
+    boot_id=""
+    { read -r boot_id < /proc/sys/kernel/random/boot_id; } 2>/dev/null
+    skmcp_mark boot-id "$boot_id"
     skmcp_mark podman "$(command -v podman)"
     # skupper version only when the binary is not the one the engine knows: its path, and
     # its target's device, inode, size and change and modify times (a replaced or rewritten

@@ -9,6 +9,7 @@ TLS Secrets that existed when the pod started.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,14 @@ from ..connectors.kubeconfig import (
     plugin_for,
     read_documents,
 )
-from ..errors import KubeBoundError, KubeError
+from ..errors import KubeBoundError, KubeError, Unparsed
+from ..facts.certificates import (
+    CLUSTER_CAS,
+    CLUSTER_ISSUED,
+    PUBLIC_KEYS,
+    CertificateEnd,
+    parse_secret_certificates,
+)
 from ..facts.site_state import pod_running
 from ..topology import KubeSite
 from ..vocabulary import KUBE_HOST
@@ -103,6 +111,12 @@ class KubeState:
     secrets: dict[str, dict[str, Any]] = field(default_factory=dict)
     services: dict[str, dict[str, Any]] = field(default_factory=dict)
     router_pods: list[dict[str, Any]] = field(default_factory=list)
+    #: The site's certificates (its CAs, what they issued, its links' Secrets) with their
+    #: ends, earliest first; None when they could not be read (``certificates_error``)
+    certificates: list[CertificateEnd] | None = None
+    certificates_error: str | None = None
+    #: This machine's clock when the site was read (unix seconds): what the ends are from
+    read_at: int | None = None
 
     def existing(self, resource: Resource) -> dict[str, Any] | None:
         kind, name = key(resource)
@@ -171,7 +185,7 @@ class ClusterSite:
         ns = self.namespace
         reads = self._secrets() if secret_data else self._secret_metadata()
         # two gathers: asyncio.gather keeps its results' types for at most six awaitables
-        (sites, links, listeners, services, pods, secrets), multi = await asyncio.gather(
+        (sites, links, listeners, services, pods, secrets), multi, certs = await asyncio.gather(
             asyncio.gather(
                 self.api.list("sites", namespace=ns),
                 self.api.list("links", namespace=ns),
@@ -181,6 +195,7 @@ class ClusterSite:
                 reads,
             ),
             self._multi_key_listeners(),
+            self._certificates(),
         )
         return KubeState(
             version=version,
@@ -191,7 +206,31 @@ class ClusterSite:
             secrets=secrets,
             services=_by_name(services),
             router_pods=pods,
+            certificates=certs[0],
+            certificates_error=certs[1],
+            read_at=int(time.time()),
         )
+
+    async def _certificates(self) -> tuple[list[CertificateEnd] | None, str | None]:
+        """The certificates of the site's CA, server and client Secrets and of its links'
+        (only their ``tls.crt`` and ``ca.crt``: ``secret_certificates`` drops the rest),
+        with their ends; (None, why) when they cannot be read, which fails no other fact."""
+        names = (*CLUSTER_CAS, *CLUSTER_ISSUED, *self.secret_names)
+        try:
+            found = await asyncio.gather(
+                *(
+                    self.api.secret_certificates(n, PUBLIC_KEYS, namespace=self.namespace)
+                    for n in names
+                )
+            )
+            return parse_secret_certificates(
+                {n: data for n, data in zip(names, found, strict=True) if data},
+                frozenset(self.secret_names),
+            ), None
+        except KubeError as exc:
+            return None, f"the site's certificate Secrets could not be read: {exc}"
+        except Unparsed as exc:
+            return None, f"a certificate Secret could not be read: {exc}"
 
     async def _multi_key_listeners(self) -> list[dict[str, Any]]:
         """The MultiKeyListeners when asked for; none where the cluster's Skupper has no such

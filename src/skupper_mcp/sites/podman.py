@@ -200,8 +200,11 @@ class PodmanSite:
                 f"{self.host} sent {'; and '.join(state.refused)}. Nothing was run with it.",
                 command=command,
             )
-        if state.complete and state.boot.no_bus is not None:
-            raise UserManagerDown(self.host, state.user, state.boot.no_bus, state.boot.linger)
+        boot = state.boot
+        if state.complete and boot.no_bus is not None:
+            raise UserManagerDown(
+                self.host, state.user, boot.no_bus, boot.linger, boot.boot_id, boot.unhandled_reboot
+            )
         if not state.complete:
             raise SiteStateError(
                 self.host,

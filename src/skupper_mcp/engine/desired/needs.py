@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...facts import names
-from ...facts.images import release_drift
+from ...facts.images import controller_drift, release_drift
 from ...facts.private_keys import reads_as_owner
 from ...facts.private_keys import summary as keys_summary
 from ...facts.router_release import image_release
@@ -46,6 +46,7 @@ from .podman import hub_resources, local_resources, local_resources_without_secr
 #: What a podman site's setup changes, one kind per step it takes (or refuses to take):
 NeedKind = Literal[
     "install-controller",  # skupper system install
+    "controller-release",  # an earlier release's controller removed, then installed again
     "enable-socket",  # podman.socket enabled and started
     "apply",  # a resource applied (missing or differing)
     "remove",  # a pool's leftover removed
@@ -129,7 +130,12 @@ class PodmanNeeds:
 
     @property
     def install_controller(self) -> bool:
-        return bool(self.of("install-controller"))
+        return bool(self.of("install-controller", "controller-release"))
+
+    @property
+    def replace_controller(self) -> str | None:
+        """The controller container of an earlier release, removed before the install."""
+        return next((n.name for n in self.of("controller-release")), None)
 
     @property
     def enable_socket(self) -> bool:
@@ -182,7 +188,7 @@ class PodmanNeeds:
     def stale_units(self) -> list[str]:
         """The units setup writes and restarts: every one after a render (it writes
         Skupper's units over ours), else those that differ."""
-        if self.rendering:
+        if self.rendering or self.replace_controller:  # both write Skupper's units over ours
             return list(self.units)
         return [n.name for n in self.of("unit") if n.name is not None]
 
@@ -264,6 +270,10 @@ def _controller_needs(say: _Say, state: SiteState) -> None:
     controller = names.controller_container(state.user)
     if controller not in state.containers:
         say("install-controller", f"system controller: not installed (no container {controller})")
+        return
+    drift = controller_drift(state.skupper.cli, state.containers[controller].image)
+    if drift is not None:  # diagnose: release-upgraded
+        say("controller-release", drift.line(controller), True, name=controller)
     elif not state.unit(names.PODMAN_SOCKET_UNIT).active:
         say(
             "enable-socket",

@@ -11,6 +11,13 @@ valid five years (``internal/certs/certs.go@2.2.1:118-121``), from the CA it kee
 ``ignoreExisting`` off). 2.2.0's Secret of that name among the site's resources
 (@2.2.1:386-392) is written only where no CA is on disk yet, so it replaces none.
 Rotation on system sites is open upstream (skupper #2492).
+
+On the Kubernetes site the certificates are Secrets (``secrets/NAME``): its CAs and the
+server certificates they issue, which Skupper's controller made (``internal/kube/site/
+site.go@2.2.1:265-271``), and its links' client certificates, issued by the sites they dial.
+The controller issues a certificate of its own anew when it reconciles it and finds it ended
+(``isSecretCorrect``, ``internal/kube/certificates/mgr.go@2.2.1:433-460``: ``NotAfter``
+passed), and never before its end; its start reconciles every one.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from collections.abc import Iterator
 from ...facts.certificates import CertificateEnd
 from ...results import Finding, NextStep
 from ..certificates import WARN_DAYS, site_certificate
+from ..readings import ClusterReading
 from .context import Network, call, finding, on_host
 
 
@@ -56,6 +64,73 @@ def _fix(cert: CertificateEnd, host: str, ns: str) -> tuple[str, list[NextStep]]
     )
 
 
+def _line_cluster(cert: CertificateEnd, now: int) -> str:
+    days = cert.days_left(now)
+    when = f"ended {-days:.0f} days ago" if days <= 0 else f"{days:.0f} days left"
+    name = cert.place.partition("/")[2]
+    return f"Secret {name}'s {cert.file} ({cert.kind}, {cert.subject}): ends {cert.date()}, {when}"
+
+
+def _fix_cluster(cert: CertificateEnd, ns: str) -> tuple[str, list[NextStep]]:
+    restart = (
+        "kubectl rollout restart deployment/skupper-controller, in the namespace Skupper's "
+        "controller was installed in"
+    )
+    if cert.kind == "link":
+        return (
+            f"this certificate is the link's (Secret {cert.name}), issued by the site it "
+            "dials: renew that site's certificates there (diagnose says how on that site), "
+            "then run setup, which gives the cluster the new one",
+            [call("setup")],
+        )
+    what = (
+        "a CA: once it is issued anew, the certificates it issued and the links other sites "
+        "hold from it must be issued again too, so run setup after"
+        if cert.kind == "ca"
+        else "then run setup, which gives every site linked to this one the new certificate"
+    )
+    return (
+        f"Skupper's controller issues its certificate {cert.name} anew, valid five years, "
+        "only once it has ended, when it next reconciles it (its start reconciles every one: "
+        f"`{restart}` after the end date; to renew it before, delete the Secret {cert.name} "
+        f"in {ns}, then restart the controller); {what}",
+        [call("setup")],
+    )
+
+
+def cluster_certificate_ending(network: Network) -> Iterator[Finding]:
+    """The Kubernetes site's certificate Secrets near or past their end."""
+    for view in network.views.values():
+        if not isinstance(view, ClusterReading):
+            continue
+        first = site_certificate(view)
+        now = view.state.read_at
+        if first is None or not first.ending or now is None:
+            continue
+        ending = [c for c in view.state.certificates or () if c.days_left(now) <= WARN_DAYS]
+        ref, cert = view.ref, first.cert
+        fix, steps = _fix_cluster(cert, view.site.namespace)
+        ended = first.ended
+        yield finding(
+            "certificate-expired" if ended else "certificate-expiring",
+            ref,
+            "error" if ended else "warning",
+            symptom=(
+                f"{ref.site}'s certificate {cert.name} ended on {cert.date()[:10]}: every "
+                "link that uses it fails"
+                if ended
+                else f"{ref.site}'s certificate {cert.name} ends on {cert.date()[:10]} "
+                f"({first.days_left:.0f} days): every link that uses it will fail then"
+            ),
+            evidence=[_line_cluster(c, now) for c in ending],
+            cause="Skupper's controller issues a Kubernetes site's certificates valid five "
+            "years and renews one only once it has ended; a CA's end is the end of "
+            "everything it issued",
+            fix=fix,
+            next=steps,
+        )
+
+
 def certificate_ending(network: Network) -> Iterator[Finding]:
     for view in network.podman_readings():
         first = site_certificate(view)
@@ -85,4 +160,4 @@ def certificate_ending(network: Network) -> Iterator[Finding]:
         )
 
 
-CERTIFICATE_RULES = (certificate_ending,)
+CERTIFICATE_RULES = (certificate_ending, cluster_certificate_ending)

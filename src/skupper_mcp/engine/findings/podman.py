@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...errors import UserManagerDown
 from ...facts import names
 from ...facts.model_endpoint import CurlExit
 from ...facts.private_keys import KEYS_CAUSE, KEYS_FIX
@@ -16,6 +17,7 @@ from ...vocabulary import LOCAL_HOST
 from ..condition import podman_condition
 from ..model_actions import active_or_default
 from ..predicates import podman_router_running, router_unit_active, stopped_as_asked
+from ..readings import PodmanReading, Unread
 from ..scope import SiteRef
 from .context import Network, call, finding, log_lines, model_ctl, on_host, set_variable
 
@@ -246,10 +248,25 @@ def linger_off(network: Network) -> Iterator[Finding]:
 def podman_unhandled_reboot(network: Network) -> Iterator[Finding]:
     """podman 5.1+ refusing every command after a reboot it did not see (its run root and
     tmp dir survived the boot: not on tmpfs, or not cleaned)."""
-    for view in network.podman_readings():
-        ref, said = view.ref, view.state.boot.unhandled_reboot
+    for view in network.views.values():
+        match view:
+            case PodmanReading(state=state):
+                said, user, lingers = state.boot.unhandled_reboot, state.user, state.boot.linger
+            case Unread(error=UserManagerDown() as down):  # no manager: read that far
+                said, user, lingers = down.unhandled_reboot, down.user, down.lingers
+            case _:
+                continue
         if said is None:
             continue
+        ref, user = view.ref, user or "the SSH user"
+        again = (
+            f"; {user} does not linger, so its runtime dir is not there at boot and podman "
+            "keeps its files under /tmp instead: the refusal comes back after the next reboot "
+            f"until `loginctl enable-linger {user}` is run on the host as root (or where "
+            "polkit allows it)"
+            if lingers is False
+            else ""
+        )
         yield finding(
             "podman-unhandled-reboot",
             ref,
@@ -259,7 +276,7 @@ def podman_unhandled_reboot(network: Network) -> Iterator[Finding]:
             cause="podman keeps the boot id in its alive file; after a reboot that did not "
             "empty its run root and tmp dir (not on tmpfs) the ids differ and podman 5.1+ "
             "stops (libpod checkBootID)",
-            fix="as the SSH user, delete the two directories podman names, then run up",
+            fix="as the SSH user, delete the two directories podman names, then run up" + again,
             next=[call("up")],
         )
 

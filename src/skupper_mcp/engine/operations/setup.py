@@ -123,6 +123,11 @@ def _refusal(need: PodmanNeeds) -> Action:
 def _build_steps(site: PodmanSite, need: PodmanNeeds) -> list[Action]:
     """The controller, podman's socket, and the resources (before any render)."""
     todo: list[Action] = []
+    if need.replace_controller:
+        # ``system install`` keeps a controller container that exists, even stopped
+        # (bootstrap/install.go@2.2.1:50-55): an earlier release's goes first
+        old = need.replace_controller
+        todo.append(on_host("remove old system controller", site, site.remove_container(old)))
     if need.install_controller:
         # ``system install`` enables and starts podman.socket itself
         todo.append(on_host("install system controller", site, site.install_controller()))
@@ -308,7 +313,7 @@ async def run(
         await _verify(topo, runs, views)
     results = [runs[r.host].result("up") for r in refs]
     if not plan:
-        sites.remember(results, "setup")
+        sites.remember(results, "setup", views)
     actions = actions_for.model_actions("setup", topo, results, {})
     result = operation_result("setup", "all", results, actions, plan)
     if not plan and result.ok and not any(r.changed for r in results):

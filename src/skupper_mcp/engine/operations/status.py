@@ -19,7 +19,7 @@ from ...sites.kube import status_of
 from ...topology import Topology, cluster_listener_name
 from .. import model_actions as actions_for
 from ..certificates import site_certificate
-from ..condition import site_condition
+from ..condition import after_reboot, site_condition
 from ..desired.cluster import cluster_link_names
 from ..desired.needs import setup_needed
 from ..listeners import listener_row, listener_state
@@ -56,6 +56,7 @@ def site_status(reading: Reading, cluster_links: tuple[str, ...] = ()) -> SiteSt
         state=state,
         state_reason=reason,
         stale=state == "stale",
+        after_reboot=after_reboot(reading),
     )
     cert = site_certificate(reading)
     row.certificate = cert.row() if cert else None

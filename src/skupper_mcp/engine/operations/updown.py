@@ -178,7 +178,7 @@ async def up(
             await _up_cluster(sites, runs[ref.host], views[ref.host], live)
     results = [runs[ref.host].result("up") for ref in refs]
     if not plan:
-        sites.remember(results, "up")
+        sites.remember(results, "up", views)
     # after the start: a keyed server is asked through the route up just brought up
     started = {r.host for r in results if r.outcome == "up" and not plan}
     local_down = LOCAL_HOST not in started and router_running(views.get(LOCAL_HOST)) is False

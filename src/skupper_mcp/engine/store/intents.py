@@ -7,6 +7,10 @@ is keyed), written whole under a new name and renamed over the old one, never th
 (``statedir``). A record that cannot be read (cut short, edited, of another site) counts as
 nothing asked, and says so in the log: the site is then judged on what it shows alone, as
 before any write was recorded.
+
+With what was asked, the host's boot id when it was (``/proc/sys/kernel/random/boot_id``,
+read in the state read before the write): a site whose host has booted since the last
+``up`` or ``setup`` and whose router runs came back by itself (``engine/condition.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import json
 import logging
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import LocalStateError
@@ -27,6 +32,14 @@ log = logging.getLogger(__name__)
 
 #: A record is a few dozen bytes; anything larger is not ours.
 MAX_RECORD = 4096
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What was last asked of a site, and the host's boot id then (None: not known)."""
+
+    asked: Asked
+    boot_id: str | None = None
 
 
 class Intents:
@@ -41,14 +54,20 @@ class Intents:
     def folder(self) -> Path:
         return self.root.joinpath(*self.parts)
 
-    def record(self, asked: dict[str, tuple[str, Asked]]) -> None:
-        """Keep ``host -> (site, asked)`` for each host, replacing what each said before."""
+    def record(
+        self, asked: dict[str, tuple[str, Asked]], boot_ids: dict[str, str] | None = None
+    ) -> None:
+        """Keep ``host -> (site, asked)`` for each host, replacing what each said before,
+        with the host's boot id where ``boot_ids`` has it."""
         if not asked:
             return
         with private_dir(self.root, *self.parts) as fd:
             for host, (site, what) in asked.items():
-                body = json.dumps({"site": site, "asked": what, "at": int(time.time())})
-                self._write(fd, host, body.encode())
+                record: dict[str, object] = {"site": site, "asked": what, "at": int(time.time())}
+                boot_id = (boot_ids or {}).get(host)
+                if boot_id is not None:
+                    record["boot_id"] = boot_id
+                self._write(fd, host, json.dumps(record).encode())
 
     def _write(self, dir_fd: int, host: str, data: bytes) -> None:
         name, partial = f"{host}.json", f"{host}.json.new"
@@ -63,6 +82,12 @@ class Intents:
 
     def read(self, host: str, site: str) -> Asked | None:
         """What was last asked of ``host`` (whose site is ``site``), None when nothing was."""
+        found = self.last(host, site)
+        return None if found is None else found.asked
+
+    def last(self, host: str, site: str) -> Intent | None:
+        """What was last asked of ``host`` (whose site is ``site``) and its boot id then,
+        None when nothing was."""
         with existing_private_dir(self.root, *self.parts) as fd:
             if fd is None:
                 return None
@@ -81,7 +106,8 @@ class Intents:
         if not isinstance(found, dict) or found.get("site") != site or asked not in ASKED_VALUES:
             log.warning("the record of what was asked of %s is not one of ours: ignored", host)
             return None
-        return asked
+        boot_id = found.get("boot_id")
+        return Intent(asked, boot_id if isinstance(boot_id, str) and boot_id else None)
 
     def _read(self, dir_fd: int, name: str) -> bytes | None:
         try:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from skupper_sandbox.emulated import images, pulls
 from skupper_sandbox.emulated.podman import containers
 
+from .alive import check_boot_id
 from .container_verbs import (
     verb_create,
     verb_exec,
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         host = current_host(events_backend)
         for line in runtime_warnings(host.info, log_level, os.environ):
             print(line, file=sys.stderr, flush=True)
+        check_boot_id(host.info)  # podman 5.1+ only (quirk podman-release=RELEASE)
         pulled = pulls.podman_main([verb, *rest])  # a host whose images are not pulled yet
         if pulled is not None:
             return pulled
