@@ -48,6 +48,11 @@ async def test_t10a_up_crc_recreates_its_links_and_starts_local(
     assert result.model_actions == []
     links = await crc_links(engine)
     assert links == {"hub-rhel-ai": "Ready", "local-sandbox": "Ready"}, links
+    # the cluster's certificates are read through the API (its link Secrets' tls.crt and
+    # ca.crt): the first to end is shown, years ahead, as the sites issued them
+    crc_row = next(s for s in (await engine.status()).sites if s.host == "crc")
+    assert crc_row.certificate is not None and crc_row.certificate.kind == "link", crc_row
+    assert crc_row.certificate.days_left > 365, crc_row.certificate
 
     async def both_bound() -> bool:
         return all([await bound(built, "crc", port) for port in CRC_LISTENERS.values()])
