@@ -22,12 +22,13 @@ passed), and never before its end; its start reconciles every one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ...facts.certificates import CertificateEnd
 from ...results import Finding, NextStep
-from ..certificates import WARN_DAYS, site_certificate
+from ..certificates import WARN_DAYS, SiteCertificate, site_certificate
 from ..readings import ClusterReading
+from ..scope import SiteRef
 from .context import Network, call, finding, on_host
 
 
@@ -107,57 +108,64 @@ def cluster_certificate_ending(network: Network) -> Iterator[Finding]:
         now = view.state.read_at
         if first is None or not first.ending or now is None:
             continue
-        ending = [c for c in view.state.certificates or () if c.days_left(now) <= WARN_DAYS]
-        ref, cert = view.ref, first.cert
-        fix, steps = _fix_cluster(cert, view.site.namespace)
-        ended = first.ended
-        yield finding(
-            "certificate-expired" if ended else "certificate-expiring",
-            ref,
-            "error" if ended else "warning",
-            symptom=(
-                f"{ref.site}'s certificate {cert.name} ended on {cert.date()[:10]}: every "
-                "link that uses it fails"
-                if ended
-                else f"{ref.site}'s certificate {cert.name} ends on {cert.date()[:10]} "
-                f"({first.days_left:.0f} days): every link that uses it will fail then"
-            ),
-            evidence=[_line_cluster(c, now) for c in ending],
+        fix = _fix_cluster(first.cert, view.site.namespace)
+        yield _ending(
+            view.ref,
+            first,
+            fix,
+            [_line_cluster(c, now) for c in _near(view.state.certificates, now)],
             cause="Skupper's controller issues a Kubernetes site's certificates valid five "
             "years and renews one only once it has ended; a CA's end is the end of "
             "everything it issued",
-            fix=fix,
-            next=steps,
         )
 
 
 def certificate_ending(network: Network) -> Iterator[Finding]:
     for view in network.podman_readings():
         first = site_certificate(view)
-        if first is None or not first.ending or view.state.now is None:
-            continue
         now = view.state.now
-        ending = [c for c in view.state.certificates or () if c.days_left(now) <= WARN_DAYS]
-        ref, cert = view.ref, first.cert
-        fix, steps = _fix(cert, ref.host, view.namespace)
-        ended = first.ended
-        yield finding(
-            "certificate-expired" if ended else "certificate-expiring",
-            ref,
-            "error" if ended else "warning",
-            symptom=(
-                f"{ref.site}'s certificate {cert.name} ended on {cert.date()[:10]}: every "
-                "link that uses it fails"
-                if ended
-                else f"{ref.site}'s certificate {cert.name} ends on {cert.date()[:10]} "
-                f"({first.days_left:.0f} days): every link that uses it will fail then"
-            ),
-            evidence=[_line(c, now) for c in ending],
+        if first is None or not first.ending or now is None:
+            continue
+        fix = _fix(first.cert, view.ref.host, view.namespace)
+        yield _ending(
+            view.ref,
+            first,
+            fix,
+            [_line(c, now) for c in _near(view.state.certificates, now)],
             cause="Skupper issues a system site's certificates valid five years and renews "
             "none of them by itself; a CA's end is the end of everything it issued",
-            fix=fix,
-            next=steps,
         )
+
+
+def _near(certificates: Sequence[CertificateEnd] | None, now: int) -> list[CertificateEnd]:
+    return [c for c in certificates or () if c.days_left(now) <= WARN_DAYS]
+
+
+def _ending(
+    ref: SiteRef,
+    first: SiteCertificate,
+    fix: tuple[str, list[NextStep]],
+    evidence: list[str],
+    cause: str,
+) -> Finding:
+    """One site's certificate-expiring (or -expired) finding, its first end named."""
+    cert, ended = first.cert, first.ended
+    return finding(
+        "certificate-expired" if ended else "certificate-expiring",
+        ref,
+        "error" if ended else "warning",
+        symptom=(
+            f"{ref.site}'s certificate {cert.name} ended on {cert.date()[:10]}: every "
+            "link that uses it fails"
+            if ended
+            else f"{ref.site}'s certificate {cert.name} ends on {cert.date()[:10]} "
+            f"({first.days_left:.0f} days): every link that uses it will fail then"
+        ),
+        evidence=evidence,
+        cause=cause,
+        fix=fix[0],
+        next=fix[1],
+    )
 
 
 CERTIFICATE_RULES = (certificate_ending, cluster_certificate_ending)
