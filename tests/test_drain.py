@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skupper_mcp.engine.drain import drain_targets
-from skupper_mcp.errors import Unparsed
+from skupper_mcp.engine.drain import DrainLog, drain_actions, drain_targets
+from skupper_mcp.errors import ConnectError, Unparsed
 from skupper_mcp.facts.drain import Drained, drain_script, parse_drain
 from skupper_mcp.topology import Topology, parse_topology
 from topology_samples import SMALL_TOPOLOGY
@@ -90,3 +90,29 @@ def test_a_drain_that_did_not_run_to_its_end_or_names_what_is_not_skuppers_is_un
 ) -> None:
     with pytest.raises(Unparsed):
         parse_drain(output, "model-pool-chat")
+
+
+class _LostAnswerSite:
+    """A member's site whose drain ran, but whose answer was lost on the way back."""
+
+    def drain(self, routing_key: str) -> str:
+        return f"drain {routing_key}"
+
+    async def drained(self, routing_key: str) -> Drained:
+        raise ConnectError("alpha", "the SSH connection was lost")
+
+
+def test_a_drain_whose_answer_was_lost_counts_as_may_have_withdrawn() -> None:
+    """The deletes may have run before the connection went: the down goes on, and if it
+    stops before the router does, that router is restarted (updown._restore_withdrawn)."""
+    import asyncio
+
+    topo = topology(ANY_POOL)
+    [target] = drain_targets(topo, "alpha", {"alpha"}, {"alpha", "beta"})
+    log = DrainLog()
+    withdraw, _ = drain_actions(topo, _LostAnswerSite(), target, None, log)  # type: ignore[arg-type]
+    said = asyncio.run(withdraw.run())
+    assert "could not be read" in said, said
+    [row] = log.may_have_withdrawn("alpha")
+    assert row.withdrawn == [] and row.drained is False, row
+    assert log.may_have_withdrawn("beta") == []

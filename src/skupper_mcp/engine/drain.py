@@ -22,7 +22,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from ..errors import Unparsed
+from ..errors import SkupperMcpError
 from ..results import PoolDrain
 from ..sites.podman import PodmanSite
 from ..topology import ModelPool, Topology
@@ -84,9 +84,19 @@ class DrainLog:
     """What each drain of one ``down`` did, by pool: the result's ``drains``."""
 
     rows: list[PoolDrain] = field(default_factory=list)
+    #: members whose drain ran but whose answer was lost (the connection went, the answer
+    #: was cut): some of their connectors may be gone, so a down that stops before their
+    #: router does restarts it as it does one that withdrew (``updown._restore_withdrawn``)
+    unsure: set[str] = field(default_factory=set)
 
     def add(self, row: PoolDrain) -> None:
         self.rows.append(row)
+
+    def may_have_withdrawn(self, member: str) -> list[PoolDrain]:
+        """This member's drains that withdrew, or may have, a connector."""
+        return [
+            d for d in self.rows if d.member == member and (d.withdrawn or member in self.unsure)
+        ]
 
 
 def drain_actions(
@@ -108,7 +118,10 @@ def drain_actions(
     async def withdraw() -> str:
         try:
             drained = await site.drained(target.routing_key)
-        except Unparsed as exc:
+        except SkupperMcpError as exc:
+            # the deletes may have run before the answer was lost: not a failed down, but
+            # one whose router is restarted if the down stops before it
+            log.unsure.add(target.member)
             drained_problem: str | None = f"the drain's answer could not be read: {exc}"
             deleted: tuple[str, ...] = ()
         else:

@@ -511,7 +511,7 @@ async def _restore_withdrawn(run: SiteRun, view: PodmanReading, drains: DrainLog
     find nothing to start. Its unit is restarted, so the router reads its connectors again
     from its ``skrouterd.json``, which the drain left as it was."""
     host = view.ref.host
-    withdrawn = [d for d in drains.rows if d.member == host and d.withdrawn]
+    withdrawn = drains.may_have_withdrawn(host)
     stopped = any(s.name == "stop router" and s.ok for s in run.steps)
     if run.plan or not withdrawn or stopped:
         return
