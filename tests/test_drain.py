@@ -111,7 +111,11 @@ def test_a_drain_whose_answer_was_lost_counts_as_may_have_withdrawn() -> None:
     [target] = drain_targets(topo, "alpha", {"alpha"}, {"alpha", "beta"})
     log = DrainLog()
     withdraw, _ = drain_actions(topo, _LostAnswerSite(), target, None, log)  # type: ignore[arg-type]
-    said = asyncio.run(withdraw.run())
+
+    async def withdrawing() -> str:
+        return await withdraw.run()
+
+    said = asyncio.run(withdrawing())
     assert "could not be read" in said, said
     [row] = log.may_have_withdrawn("alpha")
     assert row.withdrawn == [] and row.drained is False, row
