@@ -47,8 +47,9 @@ def test_a_multikeylistener_pools_member_withdraws_its_own_key() -> None:
 
 
 def test_the_drain_script_quotes_its_operands_once() -> None:
-    text = drain_script("default", "skupper-router", "model-pool-chat")
-    assert "set -- default skupper-router model-pool-chat 8192" in text
+    text = drain_script("team a", "skupper-router", "model-pool-chat")
+    assert text.count("set -- 'team a' skupper-router model-pool-chat 8192") == 1, text
+    assert "''team a''" not in text
     assert "skmanage" in text and "delete --type=tcpConnector" in text
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -134,7 +133,6 @@ def test_setup_enables_what_it_installs(world: World) -> None:
 
 def test_a_lingering_provider_comes_back_by_itself_after_a_reboot(world: World) -> None:
     reboot(world, "rhel-ai")
-    started = time.monotonic()
     seen: list[dict[str, Any]] = []
 
     def back() -> dict[str, Any] | None:
@@ -143,7 +141,6 @@ def test_a_lingering_provider_comes_back_by_itself_after_a_reboot(world: World) 
         return site if site["state"] == "up" else None
 
     site = wait_for(back, timeout=BACK_WITHIN, every=1, what="rhel-ai back after its reboot")
-    assert time.monotonic() - started < BACK_WITHIN
     # no up was called: status says it came back by itself, in words and as a field
     assert site["after_reboot"] == "back-by-itself", site
     assert "came back by itself" in site["state_reason"], site

@@ -109,19 +109,10 @@ async def run(sites: SiteMap) -> ModelsResult:
         for p, b, page in zip(providers, bound, pages, strict=True)
     ]
     by_label = {r.host: r for r in rows}
-    rows += [
-        pool_readings(
-            _pool_row(
-                topo,
-                pool,
-                found,
-                keys[_key_provider(topo, pool).label],
-                _members(topo, pool, by_label),
-            ),
-            _members(topo, pool, by_label),
-        )
-        for pool, found in zip(pools, pool_probes, strict=True)
-    ]
+    for pool, found in zip(pools, pool_probes, strict=True):
+        members = _members(topo, pool, by_label)
+        key = keys[_key_provider(topo, pool).label]
+        rows.append(pool_readings(_pool_row(topo, pool, found, key, members), members))
     return ModelsResult(rows=rows, summary=summary(rows))
 
 
