@@ -122,6 +122,14 @@ def script(*lines: str) -> str:
     return "\n".join((prelude(), *lines))
 
 
+#: The shipped scripts that define functions only some scripts use, by the scripts using
+#: them: sent before those scripts only (a status read's scripts stay short).
+NEEDS = {
+    "connector-status.sh": ("management.sh",),
+    "drain.sh": ("management.sh",),
+}
+
+
 def program(name: str, *args: str | int) -> str:
     """The shipped script ``name`` (``scripts/NAME``) after the prelude, with ``args`` as its
     positional parameters: each value quoted here, once, and nowhere else."""
@@ -129,8 +137,10 @@ def program(name: str, *args: str | int) -> str:
 
 
 def program_body(name: str, *args: str | int) -> str:
-    """``program`` without the prelude: for a caller that adds it (``sites.work.Script``)."""
-    return "\n".join((f"# {name}", f"set -- {join(args)}", shipped(name)))
+    """``program`` without the prelude: for a caller that adds it (``sites.work.Script``).
+    The functions the script needs (``NEEDS``) come before it."""
+    needed = (shipped(library).rstrip() for library in NEEDS.get(name, ()))
+    return "\n".join((*needed, f"# {name}", f"set -- {join(args)}", shipped(name)))
 
 
 def summary(command: str, limit: int = 80) -> str:

@@ -8,27 +8,16 @@
 # SKUPPER_SYSTEM_RELOAD_TYPE=auto (internal/nonkube/controller/system_adaptor.go@2.2.1:29-56);
 # the rendered skrouterd.json is left as it is, so the next start of the router has the
 # connector again. The tcpConnector's name is read from that file (Skupper names it
-# <connector>@<host>, after "connector/" from 2.2.0). The management listener and the client
-# certificate are connector-status.sh's.
+# <connector>@<host>, after "connector/" from 2.2.0). The listener and the certificate:
+# management.sh.
 # $1: the namespace; $2: the router container; $3: the routing key; $4: bytes at most.
-# shellcheck disable=SC2034 # c, url, certs and name: read by the framed command's eval
+# shellcheck disable=SC2034,SC2154 # name: read by the framed command's eval; skmcp_flat: management.sh
 ns=$1 c=$2 key=$3 max_bytes=$4
-cfg="$SKMCP_DATA/namespaces/$ns/runtime/router/skrouterd.json"
-if [ ! -f "$cfg" ]; then
+if ! skmcp_management "$ns" "$c"; then
     echo "@@no-management"
     exit 0
 fi
-# one entity a line ("}" ends each entity's attributes)
-flat=$(tr -d ' \n\t' < "$cfg" | tr '}' '\n')
-port=$(printf '%s\n' "$flat" | grep -F '"role":"normal"' \
-    | grep -oE '"port":"?[0-9]+' | grep -oE '[0-9]+$' | head -n 1)
-if [ -z "$port" ]; then
-    echo "@@no-management"
-    exit 0
-fi
-url="amqps://127.0.0.1:$port"
-certs=/etc/skupper-router/runtime/certs/skupper-local-client
-names=$(printf '%s\n' "$flat" | grep -F '"tcpConnector",{' | grep -F "\"address\":\"$key\"" \
+names=$(printf '%s\n' "$skmcp_flat" | grep -F '"tcpConnector",{' | grep -F "\"address\":\"$key\"" \
     | sed -n 's/.*"name":"\([^"]*\)".*/\1/p' | head -n 8)
 if [ -z "$names" ]; then
     echo "@@no-connector"
@@ -36,6 +25,5 @@ if [ -z "$names" ]; then
 fi
 printf '%s\n' "$names" | while IFS= read -r name; do
     skmcp_mark delete "$name"
-    skmcp_framed -f "$max_bytes" \
-        "podman exec \"\$c\" skmanage -b \"\$url\" -t 5 --ssl-certificate \"\$certs/tls.crt\" --ssl-key \"\$certs/tls.key\" --ssl-trustfile \"\$certs/ca.crt\" delete --type=tcpConnector --name=\"\$name\""
+    skmcp_framed -f "$max_bytes" "skmcp_skmanage delete --type=tcpConnector --name=\"\$name\""
 done
