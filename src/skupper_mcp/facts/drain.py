@@ -35,9 +35,18 @@ class Drained:
     problem: str | None
 
 
+#: The shipped script that drains a key.
+DRAIN_SCRIPT = "drain.sh"
+
+
+def drain_operands(namespace: str, container: str, routing_key: str) -> tuple[str | int, ...]:
+    """``scripts/drain.sh``'s positional parameters, in its order."""
+    return (namespace, container, routing_key, MAX_DRAIN_BYTES)
+
+
 def drain_script(namespace: str, container: str, routing_key: str) -> str:
     """The command that deletes the key's tcpConnectors; the script is ``scripts/drain.sh``."""
-    return program("drain.sh", namespace, container, routing_key, MAX_DRAIN_BYTES)
+    return program(DRAIN_SCRIPT, *drain_operands(namespace, container, routing_key))
 
 
 def parse_drain(output: str, routing_key: str) -> Drained:

@@ -32,7 +32,7 @@ from ..facts.connector_status import (
     connector_status_script,
     parse_connector_status,
 )
-from ..facts.drain import MAX_DRAIN_BYTES, Drained, drain_script, parse_drain
+from ..facts.drain import DRAIN_SCRIPT, Drained, drain_operands, parse_drain
 from ..facts.framing import safe_label, split_frames
 from ..facts.images import PullState, parse_pull, pull_refused, release_images
 from ..facts.logs import (
@@ -277,17 +277,17 @@ class PodmanSite:
         container = names.router_container(self.namespace)
         return Script.shipped(
             f"podman exec {container} skmanage delete --type=tcpConnector (address {routing_key})",
-            "drain.sh",
-            (self.namespace, container, routing_key, MAX_DRAIN_BYTES),
+            DRAIN_SCRIPT,
+            drain_operands(self.namespace, container, routing_key),
             f"withdrew {routing_key}",
             timeout=LOGS_TIMEOUT,
         )
 
     async def drained(self, routing_key: str) -> Drained:
-        """Run ``drain``; raises ``Unparsed`` when its output cannot be read."""
-        container = names.router_container(self.namespace)
-        command = drain_script(self.namespace, container, routing_key)
-        result = await self.connector.run(command, timeout=LOGS_TIMEOUT)
+        """Run ``drain`` (the very script a plan shows); raises ``Unparsed`` when its output
+        cannot be read."""
+        work = self.drain(routing_key)
+        result = await self.connector.run(work.text, timeout=work.timeout)
         return parse_drain(result.stdout, routing_key)
 
     async def facts(self, *, with_ports: bool, timeout: float) -> SiteFacts:
