@@ -57,7 +57,7 @@ def test_the_drain_script_quotes_its_operands_once() -> None:
     ("output", "expected"),
     [
         (
-            "@@delete connector/model-pool-chat@127.0.0.1\n@@rc 0\n",
+            "@@found 1\n@@delete connector/model-pool-chat@127.0.0.1\n@@rc 0\n@@end\n",
             Drained(("connector/model-pool-chat@127.0.0.1",), None),
         ),
         (
@@ -69,7 +69,8 @@ def test_the_drain_script_quotes_its_operands_once() -> None:
             Drained((), "the router's config holds no tcpConnector for model-pool-chat"),
         ),
         (
-            "@@delete a@h\n@@stderr\n|NotFoundStatus: No entity with name='a@h'\n@@rc 1\n",
+            "@@found 1\n@@delete a@h\n@@stderr\n|NotFoundStatus: No entity with name='a@h'\n"
+            "@@rc 1\n@@end\n",
             Drained((), "skmanage delete a@h: NotFoundStatus: No entity with name='a@h'"),
         ),
     ],
@@ -82,8 +83,10 @@ def test_what_the_drain_did_is_read_from_its_frames(output: str, expected: Drain
     "output",
     [
         "",  # nothing ran
-        "@@delete a@h\n",  # cut before its status
-        "@@delete a;rm -rf ~\n@@rc 0\n",  # not a name Skupper renders
+        "@@found 1\n",  # cut before its first delete
+        "@@delete a@h\n@@rc 0\n@@end\n",  # no count of what it found
+        "@@found 2\n@@delete a@h\n@@rc 0\n@@end\n",  # a delete missing, yet ended
+        "@@found 1\n@@delete a;rm -rf ~\n@@rc 0\n@@end\n",  # not a name Skupper renders
     ],
 )
 def test_a_drain_that_did_not_run_to_its_end_or_names_what_is_not_skuppers_is_unparsed(
@@ -91,6 +94,22 @@ def test_a_drain_that_did_not_run_to_its_end_or_names_what_is_not_skuppers_is_un
 ) -> None:
     with pytest.raises(Unparsed):
         parse_drain(output, "model-pool-chat")
+
+
+def test_an_answer_cut_after_a_delete_is_a_partial_drain_not_fewer_names() -> None:
+    """The first delete's status came back, then the answer ended: the second may have run
+    too. What was deleted is kept, and the answer says it is not the whole of it."""
+    cut = "@@found 2\n@@delete a@h\n@@rc 0\n@@delete b@h\n"
+    drained = parse_drain(cut, "model-pool-chat")
+    assert drained.deleted == ("a@h",) and drained.complete is False
+    assert drained.problem is not None and "cut after 2 of 2 deletes" in drained.problem
+
+
+def test_more_connectors_than_the_drain_deletes_is_said() -> None:
+    output = "@@found 9\n" + "".join(f"@@delete c{i}@h\n@@rc 0\n" for i in range(8)) + "@@end\n"
+    drained = parse_drain(output, "model-pool-chat")
+    assert len(drained.deleted) == 8 and drained.complete
+    assert drained.problem is not None and "holds 9 tcpConnectors" in drained.problem
 
 
 class _LostAnswerSite:

@@ -126,6 +126,8 @@ def drain_actions(
             deleted: tuple[str, ...] = ()
         else:
             drained_problem, deleted = drained.problem, drained.deleted
+            if not drained.complete:
+                log.unsure.add(target.member)
         withdrawn_at.append(time.monotonic())
         if not deleted:
             return _undrained(

@@ -10,20 +10,26 @@
 # connector again. The tcpConnector's name is read from that file (Skupper names it
 # <connector>@<host>, after "connector/" from 2.2.0). The listener and the certificate:
 # management.sh.
-# $1: the namespace; $2: the router container; $3: the routing key; $4: bytes at most.
+# $1: the namespace; $2: the router container; $3: the routing key; $4: bytes at most of
+# each command's answer; $5: how many tcpConnectors at most to delete.
 # shellcheck disable=SC2034,SC2154 # name: read by the framed command's eval; skmcp_flat: management.sh
-ns=$1 c=$2 key=$3 max_bytes=$4
+ns=$1 c=$2 key=$3 max_bytes=$4 most=$5
 if ! skmcp_management "$ns" "$c"; then
     echo "@@no-management"
     exit 0
 fi
-names=$(printf '%s\n' "$skmcp_flat" | grep -F '"tcpConnector",{' | grep -F "\"address\":\"$key\"" \
-    | sed -n 's/.*"name":"\([^"]*\)".*/\1/p' | head -n 8)
-if [ -z "$names" ]; then
+# every tcpConnector's name for the key; "@@found N" says how many, of which the first
+# $most are deleted, and "@@end" that the script ran to its end (an answer without
+# it was cut, and more may have been deleted than it names)
+all=$(printf '%s\n' "$skmcp_flat" | grep -F '"tcpConnector",{' | grep -F "\"address\":\"$key\"" \
+    | sed -n 's/.*"name":"\([^"]*\)".*/\1/p')
+if [ -z "$all" ]; then
     echo "@@no-connector"
     exit 0
 fi
-printf '%s\n' "$names" | while IFS= read -r name; do
+echo "@@found $(printf '%s\n' "$all" | wc -l | tr -d ' ')"
+printf '%s\n' "$all" | head -n "$most" | while IFS= read -r name; do
     skmcp_mark delete "$name"
     skmcp_framed -f "$max_bytes" "skmcp_skmanage delete --type=tcpConnector --name=\"\$name\""
 done
+echo "@@end"
