@@ -106,8 +106,12 @@ error.
 4. Read each site of the result: `skipped` (the host could not be reached: report the \
 `reason`, its model may still run) or `failed` (show the `reason` and the failed step, \
 call `diagnose(target="{target}")`, show its findings, and wait for the user).
-5. Finish with one report: each site (down, skipped with the reason, failed) and the models \
-stopped."""
+5. For each of the result's `drains` (a pool member drained before its router stopped): \
+if `cut_connections` is above 0 (or null after a withdrawal), tell the user that many \
+requests in flight through the member were cut and are to be retried: a retry goes to the \
+members in `carried_by` at once, there is no need to wait.
+6. Finish with one report: each site (down, skipped with the reason, failed), the pools' \
+drains and the models stopped."""
 
 
 def check_text() -> str:

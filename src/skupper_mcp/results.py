@@ -149,9 +149,20 @@ class PoolDrain(Result):
         description="Not drained: for how many seconds at most new connections to the pool "
         "may be sent to the stopped member, and fail (the routers' hold of a stopped router)",
     )
+    cut_connections: int | None = Field(
+        default=None,
+        description="Connections open through the member's withdrawn connector(s) when its "
+        "router was asked, right before the withdrawal: its router closed them with the "
+        "connector (dropTcpConnections, default true), so a request in flight on one failed "
+        "and is to be retried (it goes to a member in carried_by; no need to wait). 0: none "
+        "was cut. None: not withdrawn, or the count could not be read (detail says why), "
+        "never a guessed 0",
+    )
     detail: str | None = Field(
         default=None,
-        description=f"Why it was not drained, or only partly: skmanage's refusal. {HOST_TEXT}",
+        description="In words: how many connections the withdrawal cut and what a client "
+        "does about them, or why the member was not drained, or only partly (skmanage's "
+        f"refusal). {HOST_TEXT}",
     )
 
 

@@ -114,6 +114,8 @@ def drain_actions(
     row = PoolDrain(pool=pool.name, member=target.member, carried_by=list(target.others))
     log.add(row)
     withdrawn_at: list[float] = []
+    partly: list[str] = []
+    cut_unread: list[str | None] = []
 
     async def withdraw() -> str:
         try:
@@ -128,6 +130,8 @@ def drain_actions(
             drained_problem, deleted = drained.problem, drained.deleted
             if not drained.complete:
                 log.unsure.add(target.member)
+            row.cut_connections = drained.open_at_withdrawal if deleted else None
+            cut_unread.append(drained.open_unread)
         withdrawn_at.append(time.monotonic())
         if not deleted:
             return _undrained(
@@ -135,10 +139,11 @@ def drain_actions(
             )
         row.withdrawn = list(deleted)
         if drained_problem:
-            row.detail = f"partly withdrawn: {drained_problem}"
+            partly.append(f"partly withdrawn: {drained_problem}")
+        row.detail = _words(row, partly, cut_unread)
         return (
             f"draining: {target.routing_key} withdrawn from {target.member}'s router "
-            f"({', '.join(deleted)}); its open connections closed with it"
+            f"({', '.join(deleted)}); {_cut_count(row.cut_connections)} closed with it"
         )
 
     async def wait_carried() -> str:
@@ -150,13 +155,16 @@ def drain_actions(
         if carried:
             row.drained = True
             row.seconds = round(waited, 1)
+            row.detail = _words(row, partly, cut_unread)
             return f"pool {pool.name} (:{pool.local_port}) answers from {others} ({waited:.1f} s)"
-        return _undrained(
+        said = _undrained(
             row,
             f"the pool's port did not answer from {others} within {DRAIN_DEADLINE:g} s",
             hold.seconds,
             hold.why,
         )
+        row.detail = " ".join((said, _words(row, partly, cut_unread)))
+        return said
 
     return [
         Action(
@@ -209,3 +217,38 @@ def _undrained(row: PoolDrain, why: str, seconds: float, hold_why: str) -> str:
         f"{row.member} after its router stops, and fail, for up to {seconds:.0f} s ({hold_why})"
     )
     return row.detail
+
+
+def _cut_count(count: int | None) -> str:
+    if count is None:
+        return "its open connections (not counted)"
+    return f"{count} open connection{'' if count == 1 else 's'}"
+
+
+def _words(row: PoolDrain, partly: list[str], unread: list[str | None]) -> str:
+    """What the withdrawal cut, in words: how many connections were open through the member,
+    that its router closed them and why, what a client does, and how soon new connections
+    went to the others (once known)."""
+    others = ", ".join(row.carried_by)
+    count = row.cut_connections
+    if count == 0:
+        cut = f"No connection was open through {row.member} at the withdrawal: no request was cut."
+    else:
+        said = (
+            f"{count} connection{' was' if count == 1 else 's were'} open"
+            if count is not None
+            else "How many connections were open could not be read "
+            f"({next((u for u in unread if u), 'not asked')}); any"
+        )
+        cut = (
+            f"{said} through {row.member} at the withdrawal: its router closed them with "
+            "the connector (skrouterd's dropTcpConnections, default true), so a request in "
+            f"flight on one failed. A client retries such a request and gets {others}; "
+            "no need to wait."
+        )
+    carried = (
+        f" New connections went to {others} within {row.seconds:.1f} s."
+        if row.drained and row.seconds is not None
+        else ""
+    )
+    return " ".join((*partly, cut)) + carried

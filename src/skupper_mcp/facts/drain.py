@@ -8,6 +8,18 @@ other routers on the mobile-address sync's next tick with no hold, where a stopp
 addresses stay routable on a 3.4.x router for its link-state hold (30-63 s). skrouterd
 closes the deleted connector's open connections (``dropTcpConnections``, default true,
 ``skrouter.json@3.5.1``; Skupper does not set it).
+
+How many that closes is read in the same script right before the deletes: the router's
+management reports, for each tcpConnector, ``connectionsOpened`` and ``connectionsClosed``
+(``qd_entity_refresh_tcpConnector``, ``src/adaptors/tcp/tcp_adaptor.c@3.5.1:2747-2765``,
+``@3.4.2:2627-2645``); ``connectionsOpened`` starts at 1 for the connector's own
+egress-dispatch connection (``TL_setup_connector``, ``@3.5.1:403-409``), and each connection
+to the server adds one when it opens and one to ``connectionsClosed`` when it closes
+(``@3.5.1:1310,586``), so the open ones are ``opened - closed - 1``. The schema's
+``tcpConnection`` entity (``skrouter.json@3.5.1:1905``, ``@3.4.2:1772``: address, host,
+direction) is never filled at those releases (no entity adapter in
+``python/skupper_router_internal/management/agent.py``, no refresh in the adaptor): a query
+of it answers an empty list whatever is open, so it is not asked.
 """
 
 from __future__ import annotations
@@ -15,13 +27,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .. import host_json
 from ..connectors.shell import program
 from ..errors import Unparsed
 from .framing import STDERR, Frame, split_frames
 from .unparsed import first_line
 
-#: What skmanage may print for one delete (it prints nothing when done).
-MAX_DRAIN_BYTES = 8 * 1024
+#: What skmanage may print for one delete (it prints nothing when done), or for the query
+#: of the router's tcpConnectors' counts (three attributes each, some 120 bytes).
+MAX_DRAIN_BYTES = 16 * 1024
 #: A tcpConnector's name as Skupper renders it: ``[connector/]<name>@<host>``.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,252}")
 
@@ -41,6 +55,11 @@ class Drained:
     deleted: tuple[str, ...]
     problem: str | None
     complete: bool = True
+    #: The connections open through the deleted tcpConnectors when the router was asked,
+    #: right before the deletes (its router closed them with the connectors); None: could
+    #: not be read (``open_unread`` says why), never a guessed 0.
+    open_at_withdrawal: int | None = None
+    open_unread: str | None = None
 
 
 #: The shipped script that drains a key.
@@ -80,7 +99,9 @@ def parse_drain(output: str, routing_key: str) -> Drained:
             f"the drain's answer was cut after {done} of {asked} deletes: "
             "more of the key's tcpConnectors may have been deleted"
         )
-        return Drained(tuple(read.deleted), "; ".join(read.problems), complete=False)
+        # the counts cover the named deletes only: the ones cut off may have closed more
+        unsure = "the drain's answer was cut, so more connectors than it names may be gone"
+        return Drained(tuple(read.deleted), "; ".join(read.problems), False, None, unsure)
     if read.pending is not None or len(read.deleted) + len(read.problems) != asked:
         raise Unparsed("the drain's deletes do not add up to the tcpConnectors it found")
     if read.found > MOST_DELETES:
@@ -88,7 +109,65 @@ def parse_drain(output: str, routing_key: str) -> Drained:
             f"the router holds {read.found} tcpConnectors for {routing_key}; the drain "
             f"deletes the first {MOST_DELETES}, so the key is still served from it"
         )
-    return Drained(tuple(read.deleted), "; ".join(read.problems) or None)
+    opened = _open_through(frames, tuple(read.deleted))
+    return Drained(tuple(read.deleted), "; ".join(read.problems) or None, True, *opened)
+
+
+def _open_through(frames: list[Frame], names: tuple[str, ...]) -> tuple[int | None, str | None]:
+    """How many connections were open through the tcpConnectors ``names`` by the query of
+    their counts before the deletes, or None and why not."""
+    body, rc, stderr, asked = "", None, "", False
+    for frame in frames:
+        if frame.tag == "connections":
+            asked, body = True, frame.body
+        elif frame.tag == "delete":
+            asked = False
+        elif frame.tag == STDERR and asked:
+            stderr = frame.body
+        elif frame.tag == "rc" and asked:
+            rc = frame.argument
+    if not names:
+        return 0, None
+    if rc is None:
+        return None, "the query of the router's tcpConnectors did not run to its end"
+    if rc != "0":
+        said = first_line(stderr) or first_line(body) or f"exit {rc}"
+        return None, f"skmanage query --type=tcpConnector: {said}"
+    if len(body.encode()) >= MAX_DRAIN_BYTES:
+        return None, f"the router's tcpConnectors' counts passed {MAX_DRAIN_BYTES} bytes"
+    try:
+        return _count_open(body, names), None
+    except Unparsed as exc:
+        return None, f"the router's tcpConnectors' counts could not be read: {exc}"
+
+
+def _count_open(body: str, names: tuple[str, ...]) -> int:
+    try:
+        entities = host_json.loads(body)
+    except ValueError as exc:
+        raise Unparsed(f"not JSON: {exc}") from None
+    if not isinstance(entities, list):
+        raise Unparsed("not a list of entities")
+    counts: dict[str, int] = {}
+    for entity in entities:
+        if not isinstance(entity, dict) or entity.get("name") not in names:
+            continue
+        opened, closed = entity.get("connectionsOpened"), entity.get("connectionsClosed")
+        if not _whole(opened) or not _whole(closed):
+            raise Unparsed(f"{entity['name']}'s counts are not numbers")
+        assert isinstance(opened, int) and isinstance(closed, int)
+        # the connector's own egress-dispatch connection counts as opened, never closed
+        if opened - closed - 1 < 0:
+            raise Unparsed(f"{entity['name']}'s counts do not add up ({opened} - {closed} - 1)")
+        counts[str(entity["name"])] = opened - closed - 1
+    missing = [n for n in names if n not in counts]
+    if missing:
+        raise Unparsed(f"no counts for {', '.join(missing)}")
+    return sum(counts.values())
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
 @dataclass

@@ -28,6 +28,11 @@ if [ -z "$all" ]; then
     exit 0
 fi
 echo "@@found $(printf '%s\n' "$all" | wc -l | tr -d ' ')"
+# the connections open through each tcpConnector, right before the deletes close them:
+# connectionsOpened - connectionsClosed - 1 (src/adaptors/tcp/tcp_adaptor.c@3.5.1:403-409,
+# 2747-2765; the tcpConnection entity is never filled at 3.4.2 or 3.5.1)
+echo "@@connections"
+skmcp_framed -f "$max_bytes" "skmcp_skmanage query --type=tcpConnector name connectionsOpened connectionsClosed"
 printf '%s\n' "$all" | head -n "$most" | while IFS= read -r name; do
     skmcp_mark delete "$name"
     skmcp_framed -f "$max_bytes" "skmcp_skmanage delete --type=tcpConnector --name=\"\$name\""

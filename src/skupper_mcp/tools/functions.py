@@ -117,7 +117,10 @@ async def down(
     """Stop the VAN on the targeted sites: routers, then controllers. The local site
     stops only when no other provider still has an active router. Call it with
     plan=true FIRST and stop the returned model_actions' profiles with hosted-model-ctl
-    (models go down before routers), then call it again without plan."""
+    (models go down before routers), then call it again without plan. A pool member
+    is drained first: its result's drains[].cut_connections says how many requests in
+    flight through it were cut; tell the user to retry those (a retry goes to the other
+    members at once, no need to wait)."""
     return await engine.down(target, plan=plan, progress=progress)
 
 

@@ -549,8 +549,22 @@ def _drain_line(drain: PoolDrain) -> str:
         return (
             f"pool {drain.pool}: {drain.member} drained first "
             f"({', '.join(drain.carried_by)} carried it {drain.seconds:.1f} s after)"
+            + _cut_line(drain)
         )
     return f"pool {drain.pool}: {drain.detail}"
+
+
+def _cut_line(drain: PoolDrain) -> str:
+    """The requests the withdrawal cut, when it cut any (or may have: not counted)."""
+    count = drain.cut_connections
+    if count == 0:
+        return ""
+    open_ = "its open connections (not counted)" if count is None else f"{count} connection"
+    plural = "s" if count is not None and count > 1 else ""
+    return (
+        f", {open_}{plural} through {drain.member} cut at the withdrawal: "
+        f"retry those requests, they go to {', '.join(drain.carried_by)}"
+    )
 
 
 def _served_reads(
