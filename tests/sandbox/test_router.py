@@ -341,7 +341,15 @@ def test_management_answer_describes_links_listeners_and_routes(routers: Routers
     assert answer["sites"] == ["consumer", "provider"]
     assert [a["remoteSite"] for a in theirs["accepted"]] == ["consumer"]
     assert theirs["connectors"] == [
-        {"name": "model-connector", "address": "model", "host": provider.address, "port": "10000"}
+        {
+            "name": "model-connector",
+            "address": "model",
+            "host": provider.address,
+            "port": "10000",
+            # its own egress-dispatch connection (tcp_adaptor.c@3.5.1:409), none closed
+            "connectionsOpened": 1,
+            "connectionsClosed": 0,
+        }
     ]
     assert theirs["reachable"] == {"model": 0}
 
@@ -438,6 +446,104 @@ class EchoServer:
                 while data := conn.recv(65536):
                     conn.sendall(data)
                 conn.shutdown(socket.SHUT_WR)
+
+
+class HoldingEchoServer:
+    """A TCP echo server in a thread that serves each connection in a thread of its own
+    (several stay open at once) until the client half-closes."""
+
+    def __init__(self, address: str, port: int) -> None:
+        self._sock = socket.create_server((address, port))
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._served: list[threading.Thread] = []
+
+    def __enter__(self) -> HoldingEchoServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+        self._sock.close()
+        self._thread.join(timeout=5)
+        for served in self._served:
+            served.join(timeout=5)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            served = threading.Thread(target=self._echo, args=(conn,), daemon=True)
+            self._served.append(served)
+            served.start()
+
+    @staticmethod
+    def _echo(conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            conn.settimeout(20)
+            while data := conn.recv(65536):
+                conn.sendall(data)
+            conn.shutdown(socket.SHUT_WR)
+
+
+def _ended(sock: socket.socket) -> bool | None:
+    """True once the router closed the connection (EOF or a reset), None while it is only
+    quiet."""
+    sock.settimeout(0.2)
+    try:
+        return sock.recv(65536) == b"" or None
+    except TimeoutError:
+        return None
+    except OSError:
+        return True
+
+
+def test_a_connectors_counts_say_the_connections_open_through_it_and_its_delete_closes_them(
+    routers: Routers,
+) -> None:
+    """What down's drain reads right before it withdraws a pool member: the tcpConnector's
+    connectionsOpened (1 for its egress-dispatch connection, plus one per connection to its
+    server) and connectionsClosed (qd_entity_refresh_tcpConnector, tcp_adaptor.c@3.5.1:
+    2747-2765); the management DELETE closes the connections still open
+    (dropTcpConnections, default true)."""
+    consumer, provider = two_sites(routers)
+    with HoldingEchoServer(provider.address, 10000):
+        routers.start(provider, consumer)
+        wait_for(lambda: port_open(consumer.address, 9000), what="the listener to bind")
+
+        def counts() -> tuple[int, int] | None:
+            answer = provider.query() or {"connectors": []}
+            found = [c for c in answer["connectors"] if c["name"] == "model-connector"]
+            return (found[0]["connectionsOpened"], found[0]["connectionsClosed"]) if found else None
+
+        def idle() -> tuple[int, int] | None:
+            now = counts()
+            return now if now is not None and now[0] - now[1] == 1 else None
+
+        # the listener's probe above went through the connector too: counted, then closed
+        opened, closed = wait_for(idle, what="no connection open through the connector")
+        clients = [socket.create_connection((consumer.address, 9000), timeout=5) for _ in range(3)]
+        try:
+            for sock in clients:  # each reached the server: an echo came back
+                sock.sendall(b"ping")
+                assert sock.recv(4) == b"ping"
+            assert wait_for(lambda: counts() == (opened + 3, closed) or None, what="3 open")
+            send_then_shutdown(clients[0], b"")
+            assert read_all(clients[0]) == b""
+            assert wait_for(lambda: counts() == (opened + 3, closed + 1) or None, what="1 closed")
+
+            router = choice.for_world(provider.world_dir)
+            gone = router.delete(
+                provider.address, MANAGEMENT_PORT, ("tcpConnector", "model-connector")
+            )
+            assert gone is None, gone
+            for sock in clients[1:]:
+                assert wait_for(functools.partial(_ended, sock), what="closed by the delete")
+        finally:
+            for sock in clients:
+                sock.close()
 
 
 def test_link_to_a_host_not_in_the_sans_fails_and_the_listener_never_binds(

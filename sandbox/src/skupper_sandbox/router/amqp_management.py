@@ -305,8 +305,13 @@ def state(management: Management) -> dict[str, Any]:
             "address": t.get("address"),
             "host": t.get("host"),
             "port": str(t.get("port")),
+            "connectionsOpened": t.get("connectionsOpened"),
+            "connectionsClosed": t.get("connectionsClosed"),
         }
-        for t in management.query("tcpConnector", ["name", "address", "host", "port"])
+        for t in management.query(
+            "tcpConnector",
+            ["name", "address", "host", "port", "connectionsOpened", "connectionsClosed"],
+        )
     ]
     nodes = management.query("router.node", ["id", "cost"])
     costs = {str(n.get("id")): int(n.get("cost") or 0) for n in nodes if n.get("cost") is not None}

@@ -111,6 +111,13 @@ class Router:
         self._listener_lock = asyncio.Lock()
         #: The open connections each local tcpConnector's address carries (its egress).
         self._egress: dict[str, set[TcpBridge]] = {}
+        #: Each tcpConnector's ``connectionsOpened``/``connectionsClosed``, by name
+        #: (``ConnectorCounts``), and the connector each connection to its server is counted on.
+        self._counts = {c.name: ConnectorCounts() for c in config.tcp_connectors}
+        self._counted: dict[TcpBridge | asyncio.StreamWriter, str] = {}
+        #: Connections of a local tcpListener piped straight to a local tcpConnector's server
+        #: (the client's side, and the server's once dialled), by address.
+        self._local_pipes: dict[str, dict[asyncio.StreamWriter, asyncio.StreamWriter | None]] = {}
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -470,6 +477,22 @@ class Router:
         if isinstance(handler, TcpBridge):
             for bridges in self._egress.values():
                 bridges.discard(handler)
+            self._count_closed(handler)
+
+    def _count_opened(self, address: str, connection: TcpBridge | asyncio.StreamWriter) -> None:
+        """A connection to ``address``'s server: counted on the tcpConnector that dials it
+        (``_dial_target``'s), as skrouterd counts it when the stream arrives, before the
+        connect (``tcp_adaptor.c@3.5.1:1310``)."""
+        target = next((c for c in self.config.tcp_connectors if c.address == address), None)
+        if target is not None:
+            self._counts.setdefault(target.name, ConnectorCounts()).opened += 1
+            self._counted[connection] = target.name
+
+    def _count_closed(self, connection: TcpBridge | asyncio.StreamWriter) -> None:
+        """The connection ended, however (``close_connection_XSIDE_IO``, ``@3.5.1:586``)."""
+        name = self._counted.pop(connection, None)
+        if name is not None and name in self._counts:
+            self._counts[name].closed += 1
 
     async def _on_open(self, link: LinkSession, frame: Frame) -> None:
         body = frame.json()
@@ -487,6 +510,7 @@ class Router:
             bridge = TcpBridge(link, frame.stream, self._forget_stream)
             self._streams[bridge.key] = bridge
             self._egress.setdefault(address, set()).add(bridge)
+            self._count_opened(address, bridge)
             self._spawn(self._connect_bridge(bridge, address))
             return
         out = self.links[route.via]
@@ -561,12 +585,7 @@ class Router:
             writer.transport.abort()
             return
         if route.via is None:
-            try:
-                target = await self._dial_target(address)
-            except OSError:
-                writer.transport.abort()
-                return
-            await pipe((reader, writer), target)
+            await self._pipe_local(address, reader, writer)
             return
         link = self.links.get(route.via)
         if link is None:  # a lost router's address, not yet expired: nothing answers
@@ -582,6 +601,26 @@ class Router:
             writer.transport.abort()
             return
         bridge.attach(reader, writer)
+
+    async def _pipe_local(
+        self, address: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """A local tcpListener's connection to a local tcpConnector's server: counted on the
+        connector and closed with it, as one that came over a link."""
+        self._count_opened(address, writer)
+        pipes = self._local_pipes.setdefault(address, {})
+        pipes[writer] = None
+        try:
+            try:
+                target = await self._dial_target(address)
+            except OSError:
+                writer.transport.abort()
+                return
+            pipes[writer] = target[1]
+            await pipe((reader, writer), target)
+        finally:
+            pipes.pop(writer, None)
+            self._count_closed(writer)
 
     def _reachable_now(self, key: str) -> bool:
         """Whether a live route to ``key`` is known: a MultiKeyListener's address counts as
@@ -628,12 +667,17 @@ class Router:
         if len(kept) == len(self.config.tcp_connectors):
             return {"error": f"NotFoundStatus: No entity with name='{name}'"}
         gone = {c.address for c in self.config.tcp_connectors if c.name == name}
+        self._counts.pop(name, None)
         self.config = dataclasses.replace(self.config, tcp_connectors=kept)
         addresses = {c.address for c in kept}
         self.keys.set_local(addresses)
         for address in gone - addresses:
             for bridge in list(self._egress.pop(address, set())):
                 bridge.abort(notify_peer=True, reason="Parent-deleted")
+            for client, server in list(self._local_pipes.pop(address, {}).items()):
+                for side in (client, server):
+                    if side is not None:
+                        side.transport.abort()
             log.info("Deleted TcpConnector for %s", address, extra=TCP_ADAPTOR)
         self._spawn(self._routes_changed())
         return {}
@@ -674,12 +718,27 @@ class Router:
                     "address": t.address,
                     "host": translate(t.host, self.host),
                     "port": str(t.port),
+                    "connectionsOpened": self._counts.setdefault(t.name, ConnectorCounts()).opened,
+                    "connectionsClosed": self._counts[t.name].closed,
                 }
                 for t in self.config.tcp_connectors
             ],
             "reachable": self.keys.reachable(),
             "sites": sorted(self.sites.keys()),
         }
+
+
+@dataclasses.dataclass
+class ConnectorCounts:
+    """A tcpConnector's ``connectionsOpened`` and ``connectionsClosed`` as skrouterd's
+    management reports them (``qd_entity_refresh_tcpConnector``,
+    ``src/adaptors/tcp/tcp_adaptor.c@3.5.1:2747-2765``, ``@3.4.2:2627-2645``): opened starts
+    at 1, the connector's own egress-dispatch connection, which never closes
+    (``TL_setup_connector``, ``@3.5.1:403-409``); each connection to its server adds one to
+    opened when its stream arrives and one to closed when it ends."""
+
+    opened: int = 1
+    closed: int = 0
 
 
 def _costs(value: Any) -> dict[str, int]:

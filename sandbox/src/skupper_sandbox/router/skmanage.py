@@ -1,7 +1,15 @@
 """The router image's ``skmanage``, for ``podman exec <router> skmanage ... query
---type=connector`` (diagnose) and ``delete --type=tcpConnector --name=N`` (``down``'s drain
-of a pool member): what the product asks of it. ``delete`` prints nothing when done
-(``tools/skmanage.in@3.4.2:195-198``).
+--type=connector`` (diagnose), ``query --type=tcpConnector [ATTR...]`` and ``delete
+--type=tcpConnector --name=N`` (``down``'s drain of a pool member): what the product asks
+of it. ``delete`` prints nothing when done (``tools/skmanage.in@3.4.2:195-198``); ``query``
+with attribute names prints only those (``tools/skmanage.in@3.4.2:169-174``).
+
+A ``tcpConnector`` entity has ``address``, ``host``, ``port``, ``siteId``, ``processId``,
+``connectionsOpened``, ``connectionsClosed``, ``bytesIn``, ``bytesOut``, ``sslProfile`` and
+``verifyHostname`` (``skrouter.json@3.5.1``, the same ``@3.4.2``); the router refreshes
+``connectionsOpened`` (1 for its egress-dispatch connection, plus one a connection to the
+server), ``connectionsClosed``, and ``bytesIn``/``bytesOut`` always 0
+(``qd_entity_refresh_tcpConnector``, ``src/adaptors/tcp/tcp_adaptor.c@3.5.1:2747-2765``).
 
 The skupper-router image ships skmanage (``CMakeLists.txt@3.4.2:339-349``, installed beside
 skrouterd; ``Containerfile@3.4.2`` adds python3 for it). Its connection options are
@@ -21,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -42,6 +51,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("operation", choices=["query", "delete"])
     p.add_argument("--type", required=True)
     p.add_argument("--name")
+    p.add_argument("attributes", nargs="*")
     return p
 
 
@@ -69,13 +79,46 @@ def connector_entities(answer: dict[str, object]) -> list[dict[str, str]]:
     return entities
 
 
+def tcp_connector_entities(answer: dict[str, object]) -> list[dict[str, object]]:
+    """The router's tcpConnectors as skmanage prints them (the attributes the management
+    answer carries; ``bytesIn``/``bytesOut`` 0, as skrouterd sets them)."""
+    connectors = answer.get("connectors")
+    entities: list[dict[str, object]] = []
+    for c in connectors if isinstance(connectors, list) else []:
+        if not isinstance(c, dict):
+            continue
+        entities.append(
+            {
+                "type": "io.skupper.router.tcpConnector",
+                "name": c.get("name"),
+                "address": c.get("address"),
+                "host": c.get("host"),
+                "port": c.get("port"),
+                "connectionsOpened": c.get("connectionsOpened"),
+                "connectionsClosed": c.get("connectionsClosed"),
+                "bytesIn": 0,
+                "bytesOut": 0,
+            }
+        )
+    return entities
+
+
+def _only(entities: Sequence[Mapping[str, object]], names: list[str]) -> list[dict[str, object]]:
+    """Each entity with only the attributes named (all when none is), as skmanage's
+    ``query ATTR...``; an attribute without a value is left out (``get_dicts(clean=True)``)."""
+    if not names:
+        return [dict(e) for e in entities]
+    return [{k: e[k] for k in names if e.get(k) is not None} for e in entities]
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = parser().parse_intermixed_args(argv)  # optparse, as skmanage: operands anywhere
     if args.operation == "delete":
         return _delete(args)
-    if args.type not in CONNECTOR_TYPES:
+    if args.type not in CONNECTOR_TYPES + TCP_CONNECTOR_TYPES:
         print(
-            f"NotImplementedStatus: the sandbox's skmanage queries connector only, not {args.type}",
+            "NotImplementedStatus: the sandbox's skmanage queries connector and tcpConnector "
+            f"only, not {args.type}",
             file=sys.stderr,
         )
         return 1
@@ -93,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    print(json.dumps(connector_entities(answer), indent=2))
+    if args.type in TCP_CONNECTOR_TYPES:
+        print(json.dumps(_only(tcp_connector_entities(answer), args.attributes), indent=2))
+    else:
+        print(json.dumps(_only(connector_entities(answer), args.attributes), indent=2))
     return 0
 
 
