@@ -13,7 +13,7 @@ How many that closes is read in the same script right before the deletes: the ro
 management reports, for each tcpConnector, ``connectionsOpened`` and ``connectionsClosed``
 (``qd_entity_refresh_tcpConnector``, ``src/adaptors/tcp/tcp_adaptor.c@3.5.1:2747-2765``,
 ``@3.4.2:2627-2645``); ``connectionsOpened`` starts at 1 for the connector's own
-egress-dispatch connection (``TL_setup_connector``, ``@3.5.1:403-409``), and each connection
+egress-dispatch connection (``TL_setup_connector``, ``@3.5.1:401-409``), and each connection
 to the server adds one when it opens and one to ``connectionsClosed`` when it closes
 (``@3.5.1:1310,586``), so the open ones are ``opened - closed - 1``. The schema's
 ``tcpConnection`` entity (``skrouter.json@3.5.1:1905``, ``@3.4.2:1772``: address, host,

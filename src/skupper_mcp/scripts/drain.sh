@@ -29,7 +29,7 @@ if [ -z "$all" ]; then
 fi
 echo "@@found $(printf '%s\n' "$all" | wc -l | tr -d ' ')"
 # the connections open through each tcpConnector, right before the deletes close them:
-# connectionsOpened - connectionsClosed - 1 (src/adaptors/tcp/tcp_adaptor.c@3.5.1:403-409,
+# connectionsOpened - connectionsClosed - 1 (src/adaptors/tcp/tcp_adaptor.c@3.5.1:401-409,
 # 2747-2765; the tcpConnection entity is never filled at 3.4.2 or 3.5.1)
 echo "@@connections"
 skmcp_framed -f "$max_bytes" "skmcp_skmanage query --type=tcpConnector name connectionsOpened connectionsClosed"

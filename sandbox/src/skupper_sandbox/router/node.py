@@ -734,7 +734,7 @@ class ConnectorCounts:
     management reports them (``qd_entity_refresh_tcpConnector``,
     ``src/adaptors/tcp/tcp_adaptor.c@3.5.1:2747-2765``, ``@3.4.2:2627-2645``): opened starts
     at 1, the connector's own egress-dispatch connection, which never closes
-    (``TL_setup_connector``, ``@3.5.1:403-409``); each connection to its server adds one to
+    (``TL_setup_connector``, ``@3.5.1:401-409``); each connection to its server adds one to
     opened when its stream arrives and one to closed when it ends."""
 
     opened: int = 1

@@ -2,7 +2,7 @@
 --type=connector`` (diagnose), ``query --type=tcpConnector [ATTR...]`` and ``delete
 --type=tcpConnector --name=N`` (``down``'s drain of a pool member): what the product asks
 of it. ``delete`` prints nothing when done (``tools/skmanage.in@3.4.2:195-198``); ``query``
-with attribute names prints only those (``tools/skmanage.in@3.4.2:169-174``).
+with attribute names prints only those (``tools/skmanage.in@3.4.2:170-175``).
 
 A ``tcpConnector`` entity has ``address``, ``host``, ``port``, ``siteId``, ``processId``,
 ``connectionsOpened``, ``connectionsClosed``, ``bytesIn``, ``bytesOut``, ``sslProfile`` and
