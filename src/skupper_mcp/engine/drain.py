@@ -240,11 +240,17 @@ def _words(row: PoolDrain, partly: list[str], unread: list[str | None]) -> str:
             else "How many connections were open could not be read "
             f"({next((u for u in unread if u), 'not asked')}); any"
         )
+        them = "it" if count == 1 else "them"
+        retry = (
+            f"A client retries such a request and gets {others}; no need to wait."
+            if row.drained is not False
+            else f"A client retries such a request; until {others} carry the pool a retry "
+            "may fail too."
+        )
         cut = (
-            f"{said} through {row.member} at the withdrawal: its router closed them with "
+            f"{said} through {row.member} at the withdrawal: its router closed {them} with "
             "the connector (skrouterd's dropTcpConnections, default true), so a request in "
-            f"flight on one failed. A client retries such a request and gets {others}; "
-            "no need to wait."
+            f"flight on one failed. {retry}"
         )
     carried = (
         f" New connections went to {others} within {row.seconds:.1f} s."
