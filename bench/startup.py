@@ -10,12 +10,17 @@ shared machine the least is the one other work inflated least); then one start u
 ``python -X importtime``, its costliest modules by their own and by their cumulative time
 (what a lazy import would save). ``--python`` runs another checkout's interpreter, to
 compare side by side in the same run on a shared machine.
+
+Each round also starts the floor: the SDK's bare ``MCPServer`` with one tool, served over
+stdio by the first interpreter, to the same tools/list. What the SDK alone costs, no product
+can start faster; the product's own share is its figure less the floor's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -44,6 +49,24 @@ RHTEVAN_WORK_PROFILES="g3b-16k=granite-3.3-2b-instruct"
 LOCAL_SITE_NAME=local
 """
 TIMEOUT = 60.0
+#: The floor: the SDK's own server with one tool over stdio, nothing of the product.
+FLOOR = """\
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("floor", log_level="ERROR")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    \"\"\"Answer with the text.\"\"\"
+    return text
+
+
+server.run("stdio")
+"""
+
+
+FLOOR_LABEL = "floor: bare MCPServer, one tool"
 
 
 def _send(pipe: IO[bytes], message: dict[str, Any]) -> None:
@@ -64,11 +87,17 @@ def _answer(pipe: IO[bytes], request_id: int) -> dict[str, Any]:
             return dict(message)
 
 
-def start(python: str, topology: Path, *, importtime: bool = False) -> tuple[float, float, str]:
+def start(
+    python: str, topology: Path | None, *, importtime: bool = False
+) -> tuple[float, float, str]:
     """Seconds from the start of the server to its tools/list answer, the CPU seconds the
-    server spent until it exited, and its stderr (the import times with ``importtime``)."""
-    argv = [python, *(["-X", "importtime"] if importtime else []), "-m", "skupper_mcp"]
-    argv += ["--topology", str(topology), "--log-level", "ERROR"]
+    server spent until it exited, and its stderr (the import times with ``importtime``);
+    without a topology, the floor (the SDK's bare server)."""
+    argv = [python, *(["-X", "importtime"] if importtime else [])]
+    if topology is None:
+        argv += ["-c", FLOOR]
+    else:
+        argv += ["-m", "skupper_mcp", "--topology", str(topology), "--log-level", "ERROR"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryFile() as errors:
         started = time.monotonic()
@@ -139,19 +168,27 @@ def main() -> int:
         topology = Path(tmp) / "topology.env"
         topology.write_text(TOPOLOGY + f"STATE_DIR={Path(tmp) / 'state'}\n")
         load_topology(topology)  # a topology the server can use, as a user's is
-        found: dict[str, tuple[list[float], list[float]]] = {p: ([], []) for p in pythons}
+        runs: dict[str, tuple[str, Path | None]] = {p: (p, topology) for p in pythons}
+        runs[FLOOR_LABEL] = (pythons[0], None)
+        found: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label in runs}
+        loads = [os.getloadavg()[0]]
         for _ in range(args.rounds):  # interleaved: a busy moment costs each the same
-            for python in pythons:
-                seconds, cpu, _ = start(python, topology)
-                found[python][0].append(seconds)
-                found[python][1].append(cpu)
+            for label, (python, served) in runs.items():
+                seconds, cpu, _ = start(python, served)
+                found[label][0].append(seconds)
+                found[label][1].append(cpu)
+            loads.append(os.getloadavg()[0])
         header = f"{'median s':>10}{'min s':>8}{'max s':>8}{'cpu s':>8}{'min cpu':>9}"
         print(f"{'stdio start to tools/list':<34}{header}")
-        for python, (times, cpus) in found.items():
+        for label, (times, cpus) in found.items():
             print(
-                f"{python[-34:]:<34}{statistics.median(times):>10.3f}{min(times):>8.3f}"
+                f"{label[-34:]:<34}{statistics.median(times):>10.3f}{min(times):>8.3f}"
                 f"{max(times):>8.3f}{statistics.median(cpus):>8.3f}{min(cpus):>9.3f}"
             )
+        print(
+            f"{args.rounds} rounds; load average (1 min) {min(loads):.2f}-{max(loads):.2f} "
+            f"on {os.cpu_count()} cores; the floor is the SDK's bare server on {pythons[0]}"
+        )
         for python in pythons:
             _, _, report = start(python, topology, importtime=True)
             own, cumulative = costliest(report, args.imports)

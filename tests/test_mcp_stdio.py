@@ -70,3 +70,67 @@ async def test_stdio_answers_tools_list_quickly(example_path: Path) -> None:
     print(f"stdio start-up to tools/list: {elapsed:.2f}s (MCP SDK import alone: {floor:.2f}s)")
     # on a loaded machine the SDK import alone can exceed the bound; our own share is small
     assert elapsed < max(STARTUP_BOUND, floor + 1.5)
+
+
+#: What the stdio server must not import before it answers tools/list (prefixes of module
+#: names): the engine and what reaches hosts (made at the first call), the renderers and the
+#: VAN picture (a resource's read), the exports, the HTTP front, the YAML editor (connect),
+#: and the sandbox (not even installed for a user). (``cryptography.hazmat`` is the SDK's own
+#: at its import, for its request state: asyncssh stands for the product's use of it.)
+LATE_IMPORTS = (
+    "skupper_mcp.engine.core",
+    "skupper_mcp.engine.operations",
+    "skupper_mcp.sites",
+    "skupper_mcp.connectors.pool",
+    "skupper_mcp.connectors.ssh",
+    "skupper_mcp.connectors.kube",
+    "skupper_mcp.render",
+    "skupper_mcp.view.svg",
+    "skupper_mcp.topology.diagram",
+    "skupper_mcp.exports",
+    "skupper_mcp.http_auth",
+    "skupper_sandbox",
+    "asyncssh",
+    "kubernetes",
+    "ruamel",
+)
+
+#: ``python -X importtime -m skupper_mcp ARGS`` with its stderr (the import report) in a file.
+_IMPORTTIME = (
+    "import os, sys\n"
+    "os.dup2(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)\n"
+    "os.execv(sys.executable, [sys.executable, '-X', 'importtime', '-m', 'skupper_mcp', "
+    "*sys.argv[2:]])\n"
+)
+
+
+def _imported(report: str) -> set[str]:
+    """The modules an ``-X importtime`` report names (its header and other lines skipped)."""
+    names = set()
+    for line in report.splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if line.startswith("import time:") and len(parts) == 3 and parts[0].strip().isdigit():
+            names.add(parts[2].strip())
+    return names
+
+
+async def test_the_stdio_start_leaves_the_heavy_modules_for_later(
+    example_path: Path, tmp_path: Path
+) -> None:
+    """The real server process over stdio, to its tools/list answer, imports none of
+    LATE_IMPORTS (each costs every client's start and tools/list needs none): read from the
+    interpreter's own import report, while the server still runs, not from a stopwatch."""
+    report = tmp_path / "importtime.txt"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", _IMPORTTIME, str(report), "--topology", str(example_path)],
+    )
+    async with Client(params, mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT) as client:
+        tools = (await client.list_tools()).tools
+        imported = _imported(report.read_text(encoding="utf-8", errors="replace"))
+    assert {t.name for t in tools} == ALL_TOOLS
+    assert "skupper_mcp.server" in imported and "skupper_mcp.results" in imported, (
+        "the import report does not show the server's start: the check would prove nothing"
+    )
+    late = sorted(m for m in imported if m.startswith(LATE_IMPORTS))
+    assert late == [], f"the stdio start imported {late} before tools/list"

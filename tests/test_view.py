@@ -18,7 +18,8 @@ from mcp_client import served
 from record_results import HOSTILE
 from recorded_results import recorded_operation, recorded_status
 from skupper_mcp.topology import load_topology
-from skupper_mcp.view import APP_MIME_TYPE, APP_URI, app_html, page_html, topology_svg
+from skupper_mcp.view import APP_MIME_TYPE, APP_URI, app_html, page_html
+from skupper_mcp.view.svg import topology_svg
 
 pytestmark = pytest.mark.usefixtures("bounded_mcp_clients")
 

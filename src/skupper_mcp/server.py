@@ -34,13 +34,11 @@ from skupper_mcp.capabilities import server_options
 from skupper_mcp.engine.store import journal
 from skupper_mcp.engine.store.statedir import check_state_dir
 from skupper_mcp.errors import BusyError, ConfigError, SkupperMcpError
-from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
 from skupper_mcp.http_sessions import session_limits
 from skupper_mcp.mcp_apps import VIEW_REFRESH, apps_only_for_declared_clients, van_apps
 from skupper_mcp.mcp_tasks import Tasks, current_task
 from skupper_mcp.naming import EXAMPLES, Names, listing
 from skupper_mcp.prompts import register_prompts
-from skupper_mcp.render import models_markdown, status_markdown, topology_markdown
 from skupper_mcp.results import StatusResult
 from skupper_mcp.safe_text import safe_text
 from skupper_mcp.tools import TOOLS, Tool
@@ -51,12 +49,13 @@ from skupper_mcp.topology import (
     find_topology_path,
     load_topology,
 )
-from skupper_mcp.view import topology_error_svg, topology_svg
 from skupper_mcp.vocabulary import CountedProgress
 
 if TYPE_CHECKING:
     # the engine is imported at the first call (``ServerState.refresh``), not at the start:
-    # most of the product's own import time, which every client waits for before tools/list
+    # most of the product's own import time, which every client waits for before tools/list.
+    # So are the renderers (a resource's read) and the HTTP front (its transport only):
+    # tests/test_tools.py lists what the stdio start must not import.
     from skupper_mcp.engine import Engine
 
 log = logging.getLogger(__name__)
@@ -430,6 +429,24 @@ def _load(
         return None, error
 
 
+def _topology_markdown(topology: Topology) -> str:
+    from skupper_mcp.render import topology_markdown  # at a read, not at the start
+
+    return topology_markdown(topology)
+
+
+def _topology_svg(topology: Topology) -> str:
+    from skupper_mcp.view.svg import topology_svg  # at a read, not at the start
+
+    return topology_svg(topology)
+
+
+def _topology_error_svg(error: ConfigError) -> str:
+    from skupper_mcp.view.svg import topology_error_svg
+
+    return topology_error_svg(str(error))
+
+
 #: The topology's resources: (uri, name, description, mime type, render, render an error).
 TOPOLOGY_RESOURCES: tuple[
     tuple[str, str, str, str, Callable[[Topology], str], Callable[[ConfigError], str]], ...
@@ -439,7 +456,7 @@ TOPOLOGY_RESOURCES: tuple[
         "topology",
         "The VAN diagram with real values, its sites and its routing",
         "text/markdown",
-        topology_markdown,
+        _topology_markdown,
         lambda error: f"# Skupper VAN topology\n\nThe topology is not usable: {error}\n",
     ),
     (
@@ -455,8 +472,8 @@ TOPOLOGY_RESOURCES: tuple[
         "topology.svg",
         "The VAN as a picture: consumers left, providers right, links, listeners",
         "image/svg+xml",
-        topology_svg,
-        lambda error: topology_error_svg(str(error)),
+        _topology_svg,
+        _topology_error_svg,
     ),
 )
 
@@ -565,6 +582,8 @@ def add_live_resources(server: MCPServer, live: list[ServerState]) -> None:
         mime_type="text/markdown",
     )
     async def status_resource() -> str:
+        from skupper_mcp.render import status_markdown  # at a read, not at the start
+
         found = await live_status()
         return found if isinstance(found, str) else status_markdown(found)
 
@@ -590,6 +609,8 @@ def add_live_resources(server: MCPServer, live: list[ServerState]) -> None:
         mime_type="text/markdown",
     )
     async def models_resource() -> str:
+        from skupper_mcp.render import models_markdown  # at a read, not at the start
+
         found = await live_models()
         return found if isinstance(found, str) else models_markdown(found)
 
@@ -651,6 +672,8 @@ def serve(
         server.run("stdio")
         return
     import uvicorn  # only here: stdio, what agents start, does not pay for it
+
+    from skupper_mcp.http_auth import BearerTokenGate, announce, http_access, transport_security
 
     limits = session_limits(max_sessions, session_idle_timeout)
     access = http_access(host, token_file=token_file, no_auth=no_auth, state_dir=state_dir)

@@ -7,6 +7,9 @@ The document loads nothing: no external script, style, font or image (its CSP sa
 
 Results carry text read from hosts (untrusted): the page only sets it as text, never as
 markup, and the embedded JSON is escaped so that it cannot close its script element.
+
+The topology's picture (``skupper://topology.svg``) is ``view.svg``'s, imported by the one
+that draws it: the MCP App's registration at the server's start needs only this document.
 """
 
 from __future__ import annotations
@@ -18,15 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from skupper_mcp.view.svg import topology_error_svg, topology_svg
-
 __all__ = [
     "APP_MIME_TYPE",
     "APP_URI",
     "app_html",
     "page_html",
-    "topology_error_svg",
-    "topology_svg",
 ]
 
 #: The MCP App resource (MCP Apps extension io.modelcontextprotocol/ui) and its MIME type.
