@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,8 +15,6 @@ pytestmark = [pytest.mark.spawns, pytest.mark.usefixtures("bounded_mcp_clients")
 
 #: Every MCP request of this module is bounded: in-process and stdio servers answer in seconds.
 CLIENT_TIMEOUT = 30.0
-
-STARTUP_BOUND = 3.0  # generous: the contract is 1 s on a quiet machine
 
 
 def _params(topology: Path, *extra: str) -> StdioServerParameters:
@@ -48,28 +44,6 @@ async def test_stdio_read_only(example_path: Path) -> None:
     ) as client:
         tools = (await client.list_tools()).tools
     assert sorted(t.name for t in tools) == READ_ONLY_TOOLS
-
-
-def _sdk_import_seconds() -> float:
-    """How long importing the MCP SDK alone takes here, now (the floor of any start-up)."""
-    start = time.monotonic()
-    subprocess.run(
-        [sys.executable, "-c", "import mcp.server.mcpserver"], check=True, capture_output=True
-    )
-    return time.monotonic() - start
-
-
-async def test_stdio_answers_tools_list_quickly(example_path: Path) -> None:
-    start = time.monotonic()
-    async with Client(
-        _params(example_path), mode="legacy", read_timeout_seconds=CLIENT_TIMEOUT
-    ) as client:
-        await client.list_tools()
-        elapsed = time.monotonic() - start
-    floor = _sdk_import_seconds()
-    print(f"stdio start-up to tools/list: {elapsed:.2f}s (MCP SDK import alone: {floor:.2f}s)")
-    # on a loaded machine the SDK import alone can exceed the bound; our own share is small
-    assert elapsed < max(STARTUP_BOUND, floor + 1.5)
 
 
 #: What the stdio server must not import before it answers tools/list (prefixes of module
