@@ -639,13 +639,13 @@ def main() -> int:
     print()
     print_against(rows, "status")
     for (providers, podman, product), row in rows.items():
-        print(
-            f"{providers} providers, {podman} podman, {product}: warm status "
-            f"{row['bash way'] / row['warm']:.1f}x faster than the bash way; up "
-            f"{row.get('up', 0) / max(row.get('up site', 0), 1e-9):.1f}x and down "
-            f"{row.get('down', 0) / max(row.get('down site', 0), 1e-9):.1f}x the slowest "
-            "site's own work"
-        )
+        said = f"{row['bash way'] / row['warm']:.1f}x faster than the bash way"
+        if "up" in row:
+            said += (
+                f"; up {row['up'] / max(row['up site'], 1e-9):.1f}x and down "
+                f"{row['down'] / max(row['down site'], 1e-9):.1f}x the slowest site's own work"
+            )
+        print(f"{providers} providers, {podman} podman, {product}: warm status {said}")
     for podman in args.podman:
         sizes = sorted(p for p, kind, product in rows if kind == podman and product == "this")
         if len(sizes) > 1:
