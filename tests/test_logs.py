@@ -12,7 +12,7 @@ import pytest
 from fake_connector import Call, FakeConnector, FakeHosts, Reply
 from skupper_mcp.connectors.base import SSHOptions
 from skupper_mcp.connectors.pool import ConnectorPool
-from skupper_mcp.connectors.shell import shipped
+from skupper_mcp.connectors.shell import runnable
 from skupper_mcp.engine.core import Engine
 from skupper_mcp.engine.operations.logs import check_arguments, one_site
 from skupper_mcp.errors import CommandError, ConfigError, ConnectError
@@ -64,7 +64,7 @@ def test_the_script_names_the_container_and_bounds_what_it_reads() -> None:
     # scripts/logs.sh, its values as positional parameters: bound to the last 1064 bytes
     router = podman_logs_script(25, 1000, "models-skupper-router")
     assert "\nset -- 25 1064 models-skupper-router -skupper-controller\n" in router
-    assert router.endswith(shipped("logs.sh"))
+    assert router.endswith(runnable("logs.sh"))
     controller = podman_logs_script(5, 1000)
     assert "\nset -- 5 1064 '' -skupper-controller\n" in controller
 
@@ -263,7 +263,7 @@ def test_the_journal_script_matches_the_container_by_full_id_and_uid_as_podman_d
     name (libpod/container_log_linux.go@v5.8.2:50-100)."""
     script = journal_logs_script(25, 1000, "default-skupper-router")
     assert "\nset -- 25 1064 default-skupper-router\n" in script
-    body = shipped("journal.sh")
+    body = runnable("journal.sh")
     assert script.endswith(body)
     assert '-n $lines CONTAINER_ID_FULL=$id _UID=$uid"' in body
     assert "uid=$(id -u)" in body

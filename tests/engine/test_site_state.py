@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fake_connector import framed
-from skupper_mcp.connectors.shell import prelude, shipped
+from skupper_mcp.connectors.shell import prelude, runnable
 from skupper_mcp.facts.site_state import parse_site_state, site_state_script
 from skupper_mcp.sites import resources as cr
 from skupper_mcp.sites import units
@@ -106,7 +106,7 @@ def test_the_script_quotes_its_values() -> None:
     words = shlex.split(arguments)[2:]
     assert words[:2] == ["ns; rm -rf /", "ns; rm -rf /-skupper-router"]
     assert words[12] == "http://127.0.0.1:9000/v1/models"
-    assert body.endswith(shipped("state.sh"))
+    assert body.endswith(runnable("state.sh"))
     assert "XDG_RUNTIME_DIR" in script.splitlines()[0]
 
 

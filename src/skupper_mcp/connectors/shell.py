@@ -111,10 +111,24 @@ def shipped(name: str) -> str:
     return files("skupper_mcp.scripts").joinpath(name).read_text(encoding="utf-8")
 
 
+@functools.cache
+def runnable(name: str) -> str:
+    """A shipped script as it is sent to run: without its comment lines (a line whose first
+    character past its indent is ``#``), which are nearly half of the bytes of a state read
+    (7 of 15.6 kB) that every warm status sends each site, encrypts, and has each host
+    decrypt and its shell parse. The shell skips them alike: none is inside a quoted string
+    or a here-document (``tests/test_shell_comments.py`` holds every shipped script to the
+    same parse, by bash's own printer, with its comments and without). A file installed on a
+    host (the watch script) keeps them: ``shipped``."""
+    return "\n".join(
+        line for line in shipped(name).splitlines() if not line.lstrip().startswith("#")
+    )
+
+
 def prelude() -> str:
     """What every script starts with: the environment (``ENV_PRELUDE``) and the shell
     functions of ``LIBRARIES``."""
-    return "\n".join((ENV_PRELUDE, *(shipped(name).rstrip() for name in LIBRARIES)))
+    return "\n".join((ENV_PRELUDE, *(runnable(name).rstrip() for name in LIBRARIES)))
 
 
 def script(*lines: str) -> str:
@@ -139,8 +153,8 @@ def program(name: str, *args: str | int) -> str:
 def program_body(name: str, *args: str | int) -> str:
     """``program`` without the prelude: for a caller that adds it (``sites.work.Script``).
     The functions the script needs (``NEEDS``) come before it."""
-    needed = (shipped(library).rstrip() for library in NEEDS.get(name, ()))
-    return "\n".join((*needed, f"# {name}", f"set -- {join(args)}", shipped(name)))
+    needed = (runnable(library).rstrip() for library in NEEDS.get(name, ()))
+    return "\n".join((*needed, f"# {name}", f"set -- {join(args)}", runnable(name)))
 
 
 def summary(command: str, limit: int = 80) -> str:

@@ -26,11 +26,13 @@ nsdir="$data/namespaces/$ns"
 # resource's tls.key: value (a Secret's private key) as "redacted". A name keeps only plain
 # characters: a file name is the host's text too, and a newline in it would start a line of
 # its own. One awk reads every file the read sends (awk sets tag before the files after
-# it): each process a read starts is host CPU a warm status spends.
+# it): each process a read starts is host CPU a warm status spends. A certificate is named
+# by its place too: issuers/NAME/FILE or certs/NAME/FILE. (No comment inside the awk
+# program: the product sends scripts without their comment lines, and one inside a quoted
+# text is part of that text, shell.runnable.)
 skmcp_show_files() {
     awk 'FNR == 1 { name = FILENAME; sub(/.*\//, "", name);
         gsub(/[^A-Za-z0-9._-]/, "?", name)
-        # a certificate is named by its place too: issuers/NAME/FILE or certs/NAME/FILE
         if (tag == "cert") { n = split(FILENAME, p, "/"); d = p[n - 1]; k = p[n - 2];
             gsub(/[^A-Za-z0-9._-]/, "?", d); name = k "/" d "/" name }
         print "@@file " tag " " name }
