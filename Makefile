@@ -25,7 +25,7 @@ help:
 	@echo "make unit       the tests that need no world, build, browser or product process (WORKERS=3)"
 	@echo "make e2e        sandbox worlds, OpenSSH, processes, the wheel, the browser; not tests/lifecycle (E2E_WORKERS=4)"
 	@echo "make lifecycle  tests/lifecycle on this machine's real podman where it runs (LIFECYCLE_WORKERS=2)"
-	@echo "make bytecode   compile src and sandbox/src once (e2e and lifecycle do it first)"
+	@echo "make bytecode   compile src and sandbox/src once (e2e, lifecycle and demo do it first)"
 	@echo "make hostdeps   what the end-to-end suite needs from the machine (scripts/host-deps.sh, as root)"
 	@echo "make venv       .venv with both distributions, editable; make clean removes it"
 	@echo "make client-tools  the LiteLLM proxy, opencode and cn in .tools/ for the exports' tests (. .tools/env)"
@@ -138,7 +138,7 @@ test:
 	$(MAKE) --no-print-directory test-first
 	$(MAKE) --no-print-directory test-worlds
 
-demo: $(STAMP)
+demo: $(STAMP) bytecode
 	$(PY) -m skupper_sandbox.demo
 
 bench: $(STAMP)
