@@ -106,7 +106,7 @@ SANDBOX_PODMAN ?= emulated
 LIFECYCLE_PODMAN ?= auto
 LIFECYCLE_WORKERS ?= $(if $(filter 0,$(WORKERS)),0,2)
 
-# The product's and the sandbox's modules compiled once before the worlds' half, into their
+# The product's and the sandbox's modules compiled once before the worlds' half and the demo, into their
 # __pycache__ (ignored by git): the half starts a Python process of them for every CLI call,
 # sandbox daemon and model server, and where PYTHONDONTWRITEBYTECODE is set (as in some
 # shells and containers) each start compiled every module it imports from source again,
