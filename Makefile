@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help client-tools test test-first test-worlds lint types unit e2e lifecycle demo bench clean venv hostdeps view view-packages
+.PHONY: help client-tools test test-first test-worlds lint types unit e2e lifecycle demo bench clean venv hostdeps view view-packages bytecode
 
 # Both distributions of the repository, editable: the product with what the tests need, and
 # the sandbox (sandbox/: the simulator the tests and the demo run against).
@@ -25,6 +25,7 @@ help:
 	@echo "make unit       the tests that need no world, build, browser or product process (WORKERS=3)"
 	@echo "make e2e        sandbox worlds, OpenSSH, processes, the wheel, the browser; not tests/lifecycle (E2E_WORKERS=4)"
 	@echo "make lifecycle  tests/lifecycle on this machine's real podman where it runs (LIFECYCLE_WORKERS=2)"
+	@echo "make bytecode   compile src and sandbox/src once (e2e, lifecycle and demo do it first)"
 	@echo "make hostdeps   what the end-to-end suite needs from the machine (scripts/host-deps.sh, as root)"
 	@echo "make venv       .venv with both distributions, editable; make clean removes it"
 	@echo "make client-tools  the LiteLLM proxy, opencode and cn in .tools/ for the exports' tests (. .tools/env)"
@@ -105,10 +106,19 @@ SANDBOX_PODMAN ?= emulated
 LIFECYCLE_PODMAN ?= auto
 LIFECYCLE_WORKERS ?= $(if $(filter 0,$(WORKERS)),0,2)
 
-e2e: $(STAMP)
+# The product's and the sandbox's modules compiled once before the worlds' half and the demo, into their
+# __pycache__ (ignored by git): the half starts a Python process of them for every CLI call,
+# sandbox daemon and model server, and where PYTHONDONTWRITEBYTECODE is set (as in some
+# shells and containers) each start compiled every module it imports from source again,
+# about 0.2 s of CPU each (docs/testing.md, "Where the time goes"). compileall writes them
+# whatever that variable says and skips a module whose compiled form is current.
+bytecode: $(STAMP)
+	$(PY) -m compileall -q src sandbox/src
+
+e2e: $(STAMP) bytecode
 	SKMCP_SANDBOX_PODMAN=$(SANDBOX_PODMAN) SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(E2E_WORKERS) --ignore=tests/lifecycle -m "sandbox or openssh or packaging or browser or spawns"
 
-lifecycle: $(STAMP)
+lifecycle: $(STAMP) bytecode
 	SKMCP_LIFECYCLE_PODMAN=$(LIFECYCLE_PODMAN) SKMCP_SANDBOX_PODMAN=$(SANDBOX_PODMAN) SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(LIFECYCLE_WORKERS) tests/lifecycle
 
 # The machine's part of the suite (sshd, iptables, curl, a C compiler, chromium, the login
@@ -128,7 +138,7 @@ test:
 	$(MAKE) --no-print-directory test-first
 	$(MAKE) --no-print-directory test-worlds
 
-demo: $(STAMP)
+demo: $(STAMP) bytecode
 	$(PY) -m skupper_sandbox.demo
 
 bench: $(STAMP)

@@ -151,10 +151,27 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
     (wheel,) = dist.glob("skupper_mcp-*.whl")
     (sdist,) = dist.glob("skupper_mcp-*.tar.gz")
+    # A venv of nothing but the interpreter, the wheel installed into it by this process's
+    # pip (--python): the wheel and its dependencies from the index as before, without the
+    # venv's own pip copied in by ensurepip and started from cold (34 s of wall time on the
+    # 2-core machine against 11 s)
     venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=BUILD_TIMEOUT)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)],
+        check=True,
+        timeout=BUILD_TIMEOUT,
+    )
     pip = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "-q",
+            str(wheel),
+        ],
         text=True,
         capture_output=True,
         timeout=BUILD_TIMEOUT,
