@@ -320,7 +320,8 @@ class ListenerStatus(Result):
         default_factory=list,
         description="The model ids the provider's endpoint listed when its site was read "
         "(on the host, without a key: empty for a server that needs one; the models tool "
-        f"reads them through the listener, with the key). {HOST_TEXT}",
+        "reads them through the listener, with the key); empty where the listener is "
+        f"closed (no model is behind its port). {HOST_TEXT}",
     )
     model_ids_cut: int = Field(
         default=0,

@@ -163,7 +163,9 @@ async def run(sites: SiteMap, readiness: bool = False) -> StatusResult:
     served = served_ids(await read_served(topo, views, keys=keys, answered=probes))
     for listener in listeners:
         ids = served.get(listener.endpoint or listener.provider or "")
-        if ids:
+        # a closed listener has no model behind it to name: what the host still serves is
+        # not what this port gives (after down or teardown, nothing)
+        if ids and listener.state != "closed":
             listener.model_ids, listener.model_ids_cut = kept_ids(list(ids))
     if readiness:
         _add_readiness(topo, listeners, views, answers, keys)
