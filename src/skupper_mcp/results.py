@@ -527,6 +527,14 @@ class LogsResult(Result):
         "logs nor the journal had a line of it); null when lines were read or the log is "
         f"simply empty. No line is then no evidence of anything. {HOST_TEXT}",
     )
+    probe_lines: int = Field(
+        default=0,
+        description="How many router lines are an incoming connection closed before its TLS "
+        "handshake ('Connection from ... failed: ... SSL Failure: ... unexpected eof while "
+        "reading'): what a TCP probe of the link port leaves, as status's and diagnose's "
+        "probes do; skupper-router logs each such connection at error level, and it is no "
+        "fault of a link",
+    )
     summary: str = Field(description="One line for the user")
 
 
