@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from model_api_server import serving
 from site_replay import HOSTS, ReplayedHost, ReplayEngine, probes_answered
 from skupper_mcp.engine import model_http
 from skupper_mcp.topology import load_topology
@@ -62,9 +63,7 @@ async def observe(
 
     monkeypatch.setattr(model_http, "read_model_api_key", counted_read)
     model = Counted()
-    server = await asyncio.start_server(model.handle, ADDRESS, 0)
-    try:
-        port = server.sockets[0].getsockname()[1]
+    async with serving(model.handle, ADDRESS) as port:
         (tmp_path / "topology.env").write_text(topology_text(tmp_path, port, key))
         topology = load_topology(tmp_path / "topology.env")
         hosts = {h: ReplayedHost(h, "up") for h in HOSTS}
@@ -74,9 +73,6 @@ async def observe(
                     result: Any = await asyncio.wait_for(engine.status(readiness=True), 60)
                 else:
                     result = await asyncio.wait_for(engine.models(), 60)
-    finally:
-        server.close()
-        await server.wait_closed()
     return result, model, reads
 
 
