@@ -1,4 +1,5 @@
-"""status --readiness asks each listener once and reads each key file once: the answer of
+"""status --readiness, models and test_model read each key file once, and status and models
+ask each listener once: the answer of
 ``GET /v1/models`` serves both what the endpoint serves (``served.read_served``) and its
 readiness (``readiness.readiness``), as ``models`` already did. Over the recorded ``up``
 world (``site_replay``), rhel-ai's listener a vLLM-like model server with a key, counting
@@ -71,6 +72,8 @@ async def observe(
             async with ReplayEngine(topology, hosts, "") as engine:
                 if operation == "status":
                     result: Any = await asyncio.wait_for(engine.status(readiness=True), 60)
+                elif operation == "test_model":
+                    result = await asyncio.wait_for(engine.test_model("rhel-ai"), 60)
                 else:
                     result = await asyncio.wait_for(engine.models(), 60)
     return result, model, reads
@@ -94,4 +97,18 @@ async def test_models_asks_each_listener_once_and_reads_its_key_once(
     [row] = [r for r in models.rows if r.host == "rhel-ai"]
     assert row.readiness is not None and row.readiness.state == "ready", row.readiness
     assert model.asked["/v1/models"] == 1, model.asked
+    assert reads == {"RHEL_AI_MODEL_API_KEY_FILE": 1}, reads
+
+
+async def test_test_model_reads_the_key_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skupper_mcp.engine.operations import model_checks
+
+    async def no_remote(*_: object) -> list[object]:
+        return []  # the host's own checks (over SSH) are not what this test is about
+
+    monkeypatch.setattr(model_checks, "_remote", no_remote)
+    result, _, reads = await observe(tmp_path, monkeypatch, "test_model")
+    assert result.readiness is not None and result.readiness.state == "ready", result
     assert reads == {"RHEL_AI_MODEL_API_KEY_FILE": 1}, reads
