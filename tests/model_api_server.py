@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -45,11 +45,26 @@ async def model_api(answers: dict[str, tuple[int, bytes]]) -> AsyncIterator[int]
             pass
         writer.close()
 
-    server = await asyncio.start_server(serve, ADDRESS, 0)
+    async with serving(serve) as port:
+        yield port
+
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@asynccontextmanager
+async def serving(handler: Handler, address: str = ADDRESS) -> AsyncIterator[int]:
+    """``handler`` serving each connection on ``address`` (a free port, yielded); the
+    server closed after, its open connections too where Python can (3.13's
+    ``close_clients``: a handler still answering would hold ``wait_closed``)."""
+    server = await asyncio.start_server(handler, address, 0)
     try:
         yield server.sockets[0].getsockname()[1]
     finally:
         server.close()
+        close_clients = getattr(server, "close_clients", None)
+        if close_clients is not None:
+            close_clients()
         await server.wait_closed()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shlex
 import subprocess
 import sys
@@ -42,6 +43,30 @@ def cli(
         timeout=timeout,
         check=False,
     )
+
+
+def cli_json(
+    topology: Path, *args: str, timeout: float = CLI_TIMEOUT
+) -> tuple[int, dict[str, Any]]:
+    """``cli`` with ``--json``: its exit status and its JSON answer (an ``AssertionError``
+    showing both streams when the output is no JSON)."""
+    done = cli(topology, *args, "--json", timeout=timeout)
+    try:
+        return done.returncode, json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"{args}: {done.returncode}\n{done.stdout}\n{done.stderr}") from None
+
+
+def status_sites(topology: Path, timeout: float = CLI_TIMEOUT) -> dict[str, dict[str, Any]]:
+    """``status --json``'s site rows, by host."""
+    _, status = cli_json(topology, "status", timeout=timeout)
+    return {s["host"]: s for s in status["sites"]}
+
+
+def reboot(world: World, host: str) -> None:
+    """``skupper-sandbox reboot HOST``, which must succeed."""
+    done = world.sandbox("reboot", host)
+    assert done.returncode == 0, done.stderr
 
 
 def set_up(topology: Path) -> None:

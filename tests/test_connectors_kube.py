@@ -238,24 +238,45 @@ async def test_a_secret_of_another_type_is_deleted_and_created_as_the_api_wants(
     assert api.paths()[:3] == [f"GET {secret}", f"DELETE {secret}", f"POST {CORE}van/secrets"]
 
 
-async def test_secret_metadata_lists_names_and_types_never_data(kubeconfig: Path) -> None:
-    """status and diagnose read the link Secrets as metadata lists (a field selector on
-    ``type`` tells TLS from Opaque): no key, certificate or CA ever reaches them."""
+async def test_the_sites_read_gets_each_secret_it_needs_once_by_name_keys_dropped(
+    api: RecordingApi, kubeconfig: Path
+) -> None:
+    """The cluster site's state reads the Secrets it needs by the names the controller
+    gives its CA and server Secrets (internal/kube/site/site.go@2.2.1) and ours to the link
+    Secrets, one GET each: never a list of the namespace's Secrets, never a link Secret
+    twice. Status and diagnose keep only the public files (no ``tls.key`` leaves the
+    connector); setup's read keeps a link Secret's data whole."""
+    from skupper_mcp.sites.kube import ClusterSite
+
     data = {"ca.crt": "Y2E=", "tls.crt": "Y3J0", "tls.key": "a2V5"}
-    tls = {"metadata": {"name": "link-a"}, "type": "kubernetes.io/tls", "data": data}
-    opaque = {"metadata": {"name": "link-b"}, "data": data}
+    made = {
+        "link-a": "kubernetes.io/tls",
+        "link-b": "Opaque",
+        "skupper-site-ca": "kubernetes.io/tls",
+        "unrelated": "Opaque",
+    }
     kube = KubeConnector(kubeconfig, "crc-admin", timeout=5)
     try:
-        assert await kube.apply_secret({"apiVersion": "v1", "kind": "Secret", **tls})
-        assert await kube.apply_secret({"apiVersion": "v1", "kind": "Secret", **opaque})
-        every = await kube.list_secret_metadata()
-        assert sorted(i["metadata"]["name"] for i in every) == ["link-a", "link-b"]
-        assert all(set(i) == {"kind", "apiVersion", "metadata"} for i in every)
-        assert "Y2E=" not in repr(every) and "a2V5" not in repr(every)
-        only_tls = await kube.list_secret_metadata("type=kubernetes.io/tls")
-        assert [i["metadata"]["name"] for i in only_tls] == ["link-a"]
+        for name, kind in made.items():
+            secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}}
+            assert await kube.apply_secret({**secret, "type": kind, "data": data})
+        cluster = ClusterSite(kube, NAMESPACE, secret_names=("link-a", "link-b"))
+        api.requests.clear()
+        state = await cluster.read()
+        asked = [p for p in api.paths() if "/secrets" in p]
+        whole = await cluster.read(secret_data=True)
     finally:
         await kube.close()
+    wanted = ["link-a", "link-b", "skupper-local-ca", "skupper-local-server", "skupper-site-ca"]
+    wanted += ["skupper-site-server"]
+    assert sorted(asked) == [f"GET {CORE}{NAMESPACE}/secrets/{n}" for n in wanted], asked
+    assert {n: s["type"] for n, s in state.secrets.items()} == {
+        "link-a": "kubernetes.io/tls",
+        "link-b": "Opaque",
+    }
+    assert state.secrets["link-a"]["metadata"]["name"] == "link-a"
+    assert "a2V5" not in repr(state), state  # no key kept
+    assert whole.secrets["link-a"]["data"] == data  # setup compares the whole
 
 
 async def test_a_pod_log_keeps_its_newest_bytes_and_survives_bytes_that_are_not_utf8(
@@ -326,7 +347,7 @@ async def test_a_trickling_answer_ends_at_the_deadline_of_the_whole_call(
 
 
 @pytest.mark.parametrize("hostile", ["deep"], indirect=True)
-@pytest.mark.parametrize("call", ["list", "list_pods", "list_secret_metadata"])
+@pytest.mark.parametrize("call", ["list", "list_pods", "read_secret"])
 async def test_a_nested_answer_is_the_calls_error_not_a_recursion(
     hostile: tuple[Any, Path], call: str
 ) -> None:
@@ -334,7 +355,8 @@ async def test_a_nested_answer_is_the_calls_error_not_a_recursion(
     _, config = hostile
     kube = KubeConnector(config, "crc-admin", timeout=HOSTILE_TIMEOUT)
     method = getattr(kube, call)
-    error, _ = await _bounded(kube, method("sites") if call == "list" else method())
+    args = {"list": ("sites",), "read_secret": ("link-x", None)}.get(call, ())
+    error, _ = await _bounded(kube, method(*args))
     assert "nests 1000 levels deep" in str(error), error
     assert isinstance(error, KubeError) and error.kind is Kind.PARSE
 

@@ -25,6 +25,7 @@ from skupper_mcp.facts.logs import (
     parse_log_search,
     parse_podman_logs,
     podman_logs_script,
+    probe_eof_line,
     tail_lines,
 )
 from skupper_mcp.facts.redact import PRIVATE_KEY_MARK
@@ -369,3 +370,38 @@ def test_an_ha_sites_two_router_logs_merge_in_time_order_with_kubectls_prefix() 
         "[pod/r-b/router] 2026-12-01 03:24:26.000001 +0000 ROUTER (info) two",
         "[pod/r-a/router] 2026-12-01 03:24:27.0 +0000 three",
     ]
+
+
+#: The real skupper-router 3.4.2's log of a hub (tests/router_logs): its link port probed by
+#: TCP connects that closed before any TLS handshake, each logged at error level (and again
+#: in a FLOW_LOG record), among lines that are no probe's.
+RECORDED_HUB = Path(__file__).parent / "router_logs" / "skrouterd-3.4.2-hub.log"
+
+
+def test_a_connection_closed_before_its_handshake_is_told_from_other_failures() -> None:
+    text = RECORDED_HUB.read_text()
+    probes = [line for line in text.splitlines() if probe_eof_line(line)]
+    assert len(probes) == 6, probes  # three connections, each also in a FLOW_LOG record
+    assert all("Connection from 127.0.0.1:" in line for line in probes)
+    # a dialling router's own failure, or another TLS failure, is no probe's
+    assert not probe_eof_line(
+        "2026-12-01 03:24:27.288498 +0000 SERVER (error) [C4] Connection to 127.0.0.9:55671 "
+        "failed: amqp:connection:framing-error SSL Failure: error:0A000086:SSL routines::"
+        "certificate verify failed"
+    )
+    assert not probe_eof_line(
+        "2026-12-01 03:24:27.288498 +0000 SERVER (error) [C4] Connection from 127.0.0.1:1 (to "
+        "127.80.61.3:55671) failed: amqp:connection:framing-error SSL Failure: error:0A000410:"
+        "SSL routines::sslv3 alert handshake failure"
+    )
+
+
+async def test_the_router_log_says_which_lines_its_link_port_probes_left(topology) -> None:
+    text = RECORDED_HUB.read_text()
+    alpha = FakeConnector("alpha")
+    alpha.on("podman logs", script_output("default-skupper-router", text))
+    async with engine_with(topology, alpha) as engine:
+        result = await engine.logs("alpha", lines=500)
+    assert result.probe_lines == 6, result.lines
+    assert "6 lines an incoming connection closed before its TLS handshake" in result.summary
+    assert "no fault of a link" in result.summary

@@ -7,7 +7,9 @@ run against the sandbox in tests/lifecycle/test_74_tasks.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -157,31 +159,37 @@ async def test_over_stdio_setup_is_a_task_only_where_declared(
     )
 
 
+@contextlib.asynccontextmanager
 async def silent_host_topology(
     write_topology: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Path, asyncio.Server, list[asyncio.StreamWriter]]:
+) -> AsyncIterator[Path]:
     """A topology whose provider accepts TCP and never says a word of SSH: a read of it
-    waits out the minute of its connect timeout. Close the server and the writers after."""
+    waits out the minute of its connect timeout. Its server and connections closed after."""
     held: list[asyncio.StreamWriter] = []
 
     async def hold(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         held.append(writer)
 
     silent = await asyncio.start_server(hold, "127.0.0.1", 0)
-    port = silent.sockets[0].getsockname()[1]
-    monkeypatch.setenv("PATH", "/nonexistent")
-    key = tmp_path / "id_ed25519"  # a key that exists: the read goes as far as the host
-    asyncssh.generate_private_key("ssh-ed25519").write_private_key(str(key))
-    key.chmod(0o600)
-    path = write_topology(
-        ssh_topology(
-            [("alpha", "127.0.0.1", port)],
-            identities=[str(key)],
-            known_hosts=str(tmp_path / "known_hosts"),
-            connect_timeout=60,
+    try:
+        port = silent.sockets[0].getsockname()[1]
+        monkeypatch.setenv("PATH", "/nonexistent")
+        key = tmp_path / "id_ed25519"  # a key that exists: the read goes as far as the host
+        asyncssh.generate_private_key("ssh-ed25519").write_private_key(str(key))
+        key.chmod(0o600)
+        yield write_topology(
+            ssh_topology(
+                [("alpha", "127.0.0.1", port)],
+                identities=[str(key)],
+                known_hosts=str(tmp_path / "known_hosts"),
+                connect_timeout=60,
+            )
         )
-    )
-    return path, silent, held
+    finally:
+        for writer in held:
+            writer.close()
+        silent.close()
+        await silent.wait_closed()
 
 
 @pytest.mark.parametrize("tool", ["up", "down"])
@@ -191,19 +199,13 @@ async def test_a_write_cancelled_while_it_still_reads_stops_at_once_having_done_
     """A write's cancel waits for the step in flight; before its first step there is none,
     only the read of the sites, which would wait out its host's minute: the cancel cuts it
     at once, and the task says nothing was changed (no half result)."""
-    path, silent, held = await silent_host_topology(write_topology, tmp_path, monkeypatch)
     tasks = TasksClient(cancel_when=lambda _message: True)
     loop = asyncio.get_running_loop()
     started = loop.time()
-    try:
-        async with served(path, "auto", extensions=[tasks]) as client:
-            with pytest.raises(TaskCancelled) as cancelled:
-                await client.call_tool(tool, {"target": "alpha"})
-    finally:
-        for writer in held:
-            writer.close()
-        silent.close()
-        await silent.wait_closed()
+    silent = silent_host_topology(write_topology, tmp_path, monkeypatch)
+    async with silent as path, served(path, "auto", extensions=[tasks]) as client:
+        with pytest.raises(TaskCancelled) as cancelled:
+            await client.call_tool(tool, {"target": "alpha"})
     # the subject: cut at once, far from the minute the host's connect timeout would take
     assert loop.time() - started < 30
     assert tasks.cancelled and len(tasks.created) == 1
@@ -221,35 +223,11 @@ async def test_a_cancelled_diagnose_stops_at_once(
     provider accepts TCP and never says a word of SSH, so the read would wait out the
     minute of its connect timeout, and the task would end completed, had the cancel not
     stopped it."""
-    held: list[asyncio.StreamWriter] = []
-
-    async def hold(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        held.append(writer)
-
-    silent = await asyncio.start_server(hold, "127.0.0.1", 0)
-    port = silent.sockets[0].getsockname()[1]
-    monkeypatch.setenv("PATH", "/nonexistent")
-    key = tmp_path / "id_ed25519"  # a key that exists: the read goes as far as the host
-    asyncssh.generate_private_key("ssh-ed25519").write_private_key(str(key))
-    key.chmod(0o600)
-    path = write_topology(
-        ssh_topology(
-            [("alpha", "127.0.0.1", port)],
-            identities=[str(key)],
-            known_hosts=str(tmp_path / "known_hosts"),
-            connect_timeout=60,
-        )
-    )
     tasks = TasksClient(cancel_when=lambda _message: True)
-    try:
-        async with served(path, "auto", extensions=[tasks]) as client:
-            with pytest.raises(TaskCancelled) as cancelled:
-                await client.call_tool("diagnose", {})
-    finally:
-        for writer in held:
-            writer.close()
-        silent.close()
-        await silent.wait_closed()
+    silent = silent_host_topology(write_topology, tmp_path, monkeypatch)
+    async with silent as path, served(path, "auto", extensions=[tasks]) as client:
+        with pytest.raises(TaskCancelled) as cancelled:
+            await client.call_tool("diagnose", {})
     assert tasks.cancelled and len(tasks.created) == 1
     assert cancelled.value.task.status == "cancelled" and cancelled.value.result is None
     assert str(cancelled.value) == "diagnose cancelled: it only reads, nothing was changed"

@@ -225,3 +225,29 @@ def test_a_summary_wraps_at_spaces_to_the_width() -> None:
     assert max(map(len, wrapped.splitlines())) <= 30
     assert wrapped.split() == text.split()
     assert wrap_text(text, None) == text
+
+
+@pytest.mark.parametrize("render", [status_text, status_markdown])
+def test_a_healthy_sites_state_cell_says_up_once_not_its_controller_and_router_again(
+    render: object,
+) -> None:
+    """The State cell of a healthy site is ``up``: that its router runs under its unit and
+    the controller runs is what the Controller and Router cells say; the JSON keeps it."""
+    status = recorded_status("all-up")
+    assert {s.state for s in status.sites} == {"up"}
+    assert all(s.state_reason for s in status.sites)  # the JSON still says why
+    text = render(status)  # type: ignore[operator]
+    assert "the router runs under its unit" not in text, text
+    assert "active (running)" in text
+
+
+def test_a_site_that_came_back_by_itself_still_says_so_in_its_state_cell() -> None:
+    from skupper_mcp.render import _state_text
+    from skupper_mcp.vocabulary import SITE_UP_CLUSTER, SITE_UP_PODMAN
+
+    back = "it came back by itself after the host rebooted (no up since the last up)"
+    assert _state_text("up", f"{SITE_UP_PODMAN}; {back}") == f"up ({back})"
+    assert _state_text("up", SITE_UP_CLUSTER) == "up"
+    assert _state_text("stopped", "stopped by down, as asked") == (
+        "stopped (stopped by down, as asked)"
+    )

@@ -70,6 +70,9 @@ def test_diagnose_tells_a_name_that_does_not_resolve_from_a_closed_ssh_port(
     assert "GPU_BOX_1_SSH_HOST" in name["fix"] and "/etc/hosts" in name["fix"], name
     assert "nothing listens on its SSH port" in closed["cause"], closed
     assert "TOWER_SSH_PORT" in closed["fix"] and "resolve" not in closed["fix"], closed
+    # the SSH server's unit by its name on either family (Debian/Ubuntu's is ssh)
+    assert "`systemctl start sshd`" in closed["fix"], closed
+    assert "`systemctl start ssh` on Debian or Ubuntu" in closed["fix"], closed
 
 
 def test_the_precheck_hints_the_fix_of_each_unreached_host(

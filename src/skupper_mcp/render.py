@@ -29,7 +29,7 @@ from skupper_mcp.results import (
 from skupper_mcp.safe_text import safe_text
 from skupper_mcp.topology import Topology
 from skupper_mcp.topology.diagram import topology_diagram
-from skupper_mcp.vocabulary import plural
+from skupper_mcp.vocabulary import SITE_UP_CLUSTER, SITE_UP_PODMAN, plural
 
 Cell = str | int | float | bool | None
 
@@ -272,7 +272,14 @@ def topology_markdown(topology: Topology) -> str:
 
 
 def _state_text(state: str, reason: str) -> str:
-    """A site's condition with why, e.g. ``stopped (stopped by down, as asked)``."""
+    """A site's condition with why, e.g. ``stopped (stopped by down, as asked)``; a healthy
+    site's why is what its Controller and Router cells say, so only what it adds to them
+    (it came back by itself after a reboot) is said here."""
+    if state == "up":
+        for said in (SITE_UP_PODMAN, SITE_UP_CLUSTER):
+            if reason.startswith(said):
+                reason = reason.removeprefix(said).removeprefix("; ")
+                break
     return f"{state} ({reason})" if reason else state
 
 

@@ -331,7 +331,8 @@ class ListenerStatus(Result):
         default_factory=list,
         description="The model ids the provider's endpoint listed when its site was read "
         "(on the host, without a key: empty for a server that needs one; the models tool "
-        f"reads them through the listener, with the key). {HOST_TEXT}",
+        "reads them through the listener, with the key); empty where the listener is "
+        f"closed (no model is behind its port). {HOST_TEXT}",
     )
     model_ids_cut: int = Field(
         default=0,
@@ -536,6 +537,14 @@ class LogsResult(Result):
         description="Why the log of an existing container could not be read (neither podman "
         "logs nor the journal had a line of it); null when lines were read or the log is "
         f"simply empty. No line is then no evidence of anything. {HOST_TEXT}",
+    )
+    probe_lines: int = Field(
+        default=0,
+        description="How many router lines are an incoming connection closed before its TLS "
+        "handshake ('Connection from ... failed: ... SSL Failure: ... unexpected eof while "
+        "reading'): what a TCP probe of the link port leaves, as status's and diagnose's "
+        "probes do; skupper-router logs each such connection at error level, and it is no "
+        "fault of a link",
     )
     summary: str = Field(description="One line for the user")
 

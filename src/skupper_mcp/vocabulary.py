@@ -19,6 +19,12 @@ LOCAL_HOST = "local"
 KUBE_HOST = "crc"
 """The host name of the optional Kubernetes consumer site (the topology's CRC_...)."""
 
+SITE_UP_PODMAN = "the router runs under its unit, with the system controller"
+SITE_UP_CLUSTER = "a router pod is Running"
+"""Why a healthy site is ``up`` (``engine/condition.py``): the words its status row's
+Controller and Router cells already show, so the status table's State cell leaves them out
+(``render.status_tables``; the JSON's ``state_reason`` keeps them)."""
+
 Progress = Callable[[str], Awaitable[None]]
 """Receives one line per step as an operation runs (CLI: stderr; MCP: progress)."""
 

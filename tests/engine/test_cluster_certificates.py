@@ -74,13 +74,16 @@ class KeysApi:
         self.found = found
         self.asked: list[str] = []
 
-    async def secret_certificates(
-        self, name: str, keys: tuple[str, ...], *, namespace: str | None = None
-    ) -> dict[str, str] | None:
+    async def read_secret(
+        self, name: str, keys: tuple[str, ...] | None, *, namespace: str | None = None
+    ) -> dict[str, Any] | None:
         self.asked.append(name)
-        assert "tls.key" not in keys
+        assert keys is not None and "tls.key" not in keys
         data = self.found.get(name)
-        return None if data is None else {k: v for k, v in data.items() if k in keys}
+        if data is None:
+            return None
+        kept = {k: v for k, v in data.items() if k in keys}
+        return {"kind": "Secret", "metadata": {"name": name}, "type": "Opaque", "data": kept}
 
 
 def cluster(found: dict[str, dict[str, str]]) -> ClusterSite:
@@ -90,7 +93,7 @@ def cluster(found: dict[str, dict[str, str]]) -> ClusterSite:
 
 def test_the_cluster_reads_its_ca_server_and_link_secrets() -> None:
     site = cluster(secrets(days_link=12))
-    found, error = asyncio.run(site._certificates())
+    _, (found, error) = asyncio.run(site._secrets(secret_data=False))
     assert error is None and found is not None
     api: Any = site.api
     assert {"skupper-site-ca", "skupper-local-ca", "skupper-site-server", LINK} <= set(api.asked)

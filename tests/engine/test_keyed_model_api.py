@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from model_api_server import serving
 from skupper_mcp.engine.model_http import ApiKey, api_key, probe_models
 from skupper_mcp.engine.operations.model_checks import route_checks
 from skupper_mcp.redaction import redact
@@ -27,12 +28,8 @@ VARIABLE = "GPU_MODEL_API_KEY_FILE"
 
 @asynccontextmanager
 async def model_api(key: str | None, health: bool) -> AsyncIterator[int]:
-    server = await asyncio.start_server(ModelServer(MODEL, key, health).handle, ADDRESS, 0)
-    try:
-        yield server.sockets[0].getsockname()[1]
-    finally:
-        server.close()
-        await server.wait_closed()
+    async with serving(ModelServer(MODEL, key, health).handle, ADDRESS) as port:
+        yield port
 
 
 async def checks(port: int, key: ApiKey) -> dict[str, tuple[bool, str]]:
@@ -76,9 +73,8 @@ async def test_a_health_that_says_no_still_fails() -> None:
         await writer.drain()
         writer.close()
 
-    server = await asyncio.start_server(unhealthy, ADDRESS, 0)
-    async with server:
-        found = await checks(server.sockets[0].getsockname()[1], ApiKey())
+    async with serving(unhealthy, ADDRESS) as port:
+        found = await checks(port, ApiKey())
     assert found["API health"] == (False, "/health answered HTTP 503")
 
 

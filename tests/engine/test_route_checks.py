@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from model_api_server import ADDRESS, RESET, details, model_api
+from model_api_server import ADDRESS, RESET, details, model_api, serving
 from skupper_mcp.engine.operations.model_checks import base_url, route_checks
 
 MODEL = "granite-3b"
@@ -127,14 +127,8 @@ async def hostile_models(mode: str) -> AsyncIterator[int]:
             pass
         writer.close()
 
-    server = await asyncio.start_server(serve, ADDRESS, 0)
-    try:
-        yield server.sockets[0].getsockname()[1]
-    finally:
-        server.close()
-        for_each = getattr(server, "close_clients", None)  # 3.13: end the open answers too
-        if for_each:
-            for_each()
+    async with serving(serve) as port:
+        yield port
 
 
 @pytest.mark.parametrize(

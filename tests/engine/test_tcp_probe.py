@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from skupper_mcp.engine.verify import tcp_probe
+from sshkit import free_port
 
 
 @pytest.fixture
@@ -30,9 +31,7 @@ def listening() -> Iterator[int]:
 @pytest.fixture
 def closed() -> int:
     """A port on 127.0.0.1 that nothing listens on."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return free_port("127.0.0.1")
 
 
 def _work(seconds: float) -> None:

@@ -8,15 +8,13 @@ product is driven through its command, as a user does (``--json``)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from polling import wait_for
+from product import cli_json, reboot, status_sites
 from skupper_sandbox import real_podman
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
@@ -49,28 +47,16 @@ def world(
         yield made
 
 
+#: How long one CLI run may take here (a setup of three hosts on a loaded machine).
+CLI_SECONDS = 240
+
+
 def cli(world: World, *args: str) -> tuple[int, dict[str, Any]]:
-    done = subprocess.run(
-        [sys.executable, "-m", "skupper_mcp", "--topology", str(world.topology), *args, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    try:
-        return done.returncode, json.loads(done.stdout)
-    except json.JSONDecodeError:
-        raise AssertionError(f"{args}: {done.returncode}\n{done.stdout}\n{done.stderr}") from None
+    return cli_json(world.topology, *args, timeout=CLI_SECONDS)
 
 
 def sites(world: World) -> dict[str, dict[str, Any]]:
-    _, status = cli(world, "status")
-    return {s["host"]: s for s in status["sites"]}
-
-
-def reboot(world: World, host: str) -> None:
-    done = world.sandbox("reboot", host)
-    assert done.returncode == 0, done.stderr
+    return status_sites(world.topology, timeout=CLI_SECONDS)
 
 
 def enabled(world: World, host: str) -> list[str]:

@@ -599,6 +599,29 @@ def test_link_to_a_host_not_in_the_sans_fails_and_the_listener_never_binds(
     assert not port_open(consumer.address, 9000)
 
 
+def test_a_tcp_probe_of_the_link_port_is_logged_as_an_unexpected_eof(routers: Routers) -> None:
+    """A client that opens the inter-router port and closes it without a TLS handshake
+    (status's and diagnose's TCP probe of a link port) is, to skrouterd 3.4.2, an incoming
+    connection's transport error, logged at error level
+    (src/adaptors/amqp/qd_connection.c@3.4.2 PN_TRANSPORT_ERROR; the recorded hub log has
+    the same lines): the product's logs tool says so of these lines."""
+    provider = routers.site("provider")
+    routers.accept_links(provider)
+    routers.start(provider)
+    where = f"{provider.address}:{INTER_ROUTER_PORT}"
+    wait_for(lambda: port_open(provider.address, INTER_ROUTER_PORT), what="the link port")
+    with socket.create_connection((provider.address, INTER_ROUTER_PORT), timeout=5):
+        pass
+    wait_for(
+        lambda: (
+            f"(to {where}) failed: amqp:connection:framing-error SSL Failure: "
+            "error:0A000126:SSL routines::unexpected eof while reading"
+            in provider.log_path.read_text()
+        ),
+        what="the probe's connection logged as an unexpected eof",
+    )
+
+
 #: Logs of the real skupper-router 3.4.2, recorded from a sandbox world's router containers
 #: (a consumer with two links, and a hub): the data the imitation's log lines are held to.
 RECORDED_LOGS = sorted((Path(__file__).parents[1] / "router_logs").glob("*.log"))

@@ -7,7 +7,6 @@ and the fix works. The emulated podman only: this machine's real podman is the r
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 
 from polling import wait_for
-from product import cli
+from product import cli_json, reboot, status_sites
 from skupper_sandbox import hostenv
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import World, running_world
@@ -39,34 +38,24 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def answer(world: World, *args: str) -> tuple[int, dict[str, Any]]:
-    done = cli(world.topology, *args, "--json")
-    try:
-        return done.returncode, json.loads(done.stdout)
-    except json.JSONDecodeError:
-        raise AssertionError(f"{args}: {done.returncode}\n{done.stdout}\n{done.stderr}") from None
+    return cli_json(world.topology, *args)
 
 
 def site(world: World) -> dict[str, Any]:
-    _, status = answer(world, "status")
-    return next(s for s in status["sites"] if s["host"] == HOST)
-
-
-def reboot(world: World) -> None:
-    done = world.sandbox("reboot", HOST)
-    assert done.returncode == 0, done.stderr
+    return status_sites(world.topology)[HOST]
 
 
 def test_a_second_reboot_without_linger_is_refused_and_named_with_the_fix(world: World) -> None:
     code, result = answer(world, "setup")
     assert code == 0 and result["ok"], result["summary"]
     # the first reboot: no /run/user/UID, podman's alive file is written under /tmp
-    reboot(world)
+    reboot(world, HOST)
     first = site(world)
     # no user manager either: what runs is not known, and status says why
     assert first["state"] == "unknown" and "Linger=no" in first["state_reason"], first
     assert first["after_reboot"] == "not-back" and REFUSAL not in first["state_reason"], first
     # the second: the alive file holds the boot before, and podman refuses everything
-    reboot(world)
+    reboot(world, HOST)
     refused = site(world)
     assert refused["state"] == "unknown", refused
     assert REFUSAL in refused["state_reason"], refused

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skupper_mcp import host_json
 from skupper_mcp.errors import (
     ConnectError,
-    Kind,
     KubeBoundError,
     KubeError,
     MissingExtraError,
@@ -58,10 +57,6 @@ KubeObject = dict[str, Any]
 KubeObjects = list[KubeObject]
 
 T = TypeVar("T")
-#: The Accept header that asks a list for its objects' metadata only.
-METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-#: What a metadata list of a namespace's Secrets may weigh (a few hundred bytes each).
-MAX_METADATA_LIST = 4 * 1024 * 1024
 
 #: The most one API answer may hold, headers included: a namespace's lists are far smaller;
 #: an answer that never ends must not grow the process.
@@ -233,44 +228,6 @@ class KubeConnector:
         )
         return await self._to_dict(secret)
 
-    async def list_secret_metadata(
-        self, field_selector: str | None = None, *, namespace: str | None = None
-    ) -> KubeObjects:
-        """The Secrets' metadata only (a PartialObjectMetadataList: names, creation times,
-        owners; never their data), optionally filtered by a field selector such as
-        ``type=kubernetes.io/tls``. An answer that is not metadata only is refused unread."""
-        core = await self._core()
-        ns = await self._ns(namespace)
-        extra = {"field_selector": field_selector} if field_selector else {}
-
-        def fetch(**kwargs: Any) -> bytes:
-            response = core.list_namespaced_secret(
-                ns, _preload_content=False, _headers={"Accept": METADATA_LIST}, **extra, **kwargs
-            )
-            try:
-                return bytes(response.read(MAX_METADATA_LIST + 1))
-            finally:
-                response.release_conn()
-
-        body = await self._call("list", "secrets", ns, fetch)
-        if len(body) > MAX_METADATA_LIST:
-            raise KubeError(self.context, f"the secrets of {ns} are too many to list")
-        try:
-            found = host_json.loads(body)
-        except host_json.TooDeep as exc:
-            raise KubeError(self.context, f"secrets in {ns}: {exc}", kind=Kind.PARSE) from exc
-        except ValueError as exc:
-            raise KubeError(
-                self.context, f"secrets in {ns}: the answer is not JSON", kind=Kind.PARSE
-            ) from exc
-        if not isinstance(found, dict) or found.get("kind") != "PartialObjectMetadataList":
-            # a server that ignored the Accept header sent the Secrets whole: not kept
-            raise KubeError(
-                self.context, f"secrets in {ns}: the API sent more than metadata", kind=Kind.PARSE
-            )
-        items = found.get("items") or []
-        return [i for i in items if isinstance(i, dict) and isinstance(i.get("metadata"), dict)]
-
     async def apply_secret(self, body: KubeObject, *, namespace: str | None = None) -> bool:
         """Create the Secret, or replace it when its type, data or labels differ (a Secret
         of another type is deleted and created anew). Returns whether anything changed.
@@ -301,22 +258,31 @@ class KubeConnector:
         )
         return True
 
-    async def secret_certificates(
-        self, name: str, keys: tuple[str, ...], *, namespace: str | None = None
-    ) -> dict[str, str] | None:
-        """The named Secret's ``keys`` only (a certificate's public files, ``tls.crt`` and
-        ``ca.crt``: base64 text as the API gives them), None when there is no such Secret.
-        The rest of its data (a ``tls.key``) is dropped here: nothing of it is kept,
-        logged or returned."""
+    async def read_secret(
+        self, name: str, keys: tuple[str, ...] | None, *, namespace: str | None = None
+    ) -> KubeObject | None:
+        """The named Secret with only ``keys`` of its data (a certificate's public files,
+        ``tls.crt`` and ``ca.crt``: base64 text as the API gives them; None: all of it),
+        None when there is no such Secret. The rest of its data (a ``tls.key``) is dropped
+        here: nothing of it is kept, logged or returned. One GET: the API has no read of a
+        Secret's part, so this is the one place its whole answer is seen."""
         core = await self._core()
         ns = await self._ns(namespace)
-        found = await self._get_or_none(
+        found: Any = await self._get_or_none(
             self._call("get", f"secrets/{name}", ns, core.read_namespaced_secret, name, ns)
         )
         if found is None:
             return None
         data = getattr(found, "data", None) or {}
-        return {k: v for k, v in data.items() if k in keys and isinstance(v, str)}
+        kept = {k: v for k, v in data.items() if (keys is None or k in keys) and isinstance(v, str)}
+        found.data = None  # the metadata's dict never holds what was dropped
+        secret = await self._to_dict(found)
+        return {
+            "kind": "Secret",
+            "metadata": secret.get("metadata") or {},
+            "type": secret.get("type") or "Opaque",
+            "data": kept,
+        }
 
     async def delete_secret(self, name: str, *, namespace: str | None = None) -> bool:
         """Delete the named Secret. Returns whether it existed."""

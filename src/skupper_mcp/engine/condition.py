@@ -33,6 +33,7 @@ from __future__ import annotations
 from ..errors import UserManagerDown
 from ..facts import names
 from ..results import AfterReboot, ListenerState, SiteCondition
+from ..vocabulary import SITE_UP_CLUSTER, SITE_UP_PODMAN
 from .predicates import (
     boot_blocker,
     claims_ready,
@@ -152,7 +153,7 @@ def podman_condition(reading: PodmanReading) -> Condition:
                 "the system controller is not running: nothing applies changes or updates "
                 "the site's status" + back
             )
-        return "up", "the router runs under its unit, with the system controller" + back
+        return "up", SITE_UP_PODMAN + back
     if stopped_as_asked(asked):
         return "stopped", _stopped_why(asked)
     if rebooted_since_asked(reading):
@@ -196,7 +197,7 @@ def cluster_condition(reading: ClusterReading, cluster_links: tuple[str, ...] = 
         held = [n for n in cluster_links if n in state.links]
         if stopped_as_asked(asked) and cluster_links and not held:
             return "stopped", "down removed its links, as asked (its router pod keeps running)"
-        return "up", "a router pod is Running"
+        return "up", SITE_UP_CLUSTER
     if stopped_as_asked(asked):
         return "stopped", _stopped_why(asked)
     if claims_ready(state.site):

@@ -14,14 +14,14 @@ the SSH round trip) and reads an answer only where the route is up (``needs_prob
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..results import ModelReading, ModelState
 from ..topology import ModelEndpoint, Topology
 from .condition import site_condition
 from .listeners import listener_state
-from .model_http import ApiKey, ModelsProbe, api_key, base_url, key_variable, probe_models
+from .model_http import ApiKey, ModelsProbe, base_url, key_variable, probe_models
 from .model_reading import EnginePages, decide, read_pages
 from .model_state import model_condition, needs_probe
 from .readings import PodmanReading, Reading
@@ -45,15 +45,18 @@ async def ask_route(http: object, topo: Topology, p: ModelEndpoint, key: ApiKey)
     return RouteAnswer(probe, pages)
 
 
-async def ask_routes(topo: Topology, endpoints: Sequence[ModelEndpoint]) -> dict[str, RouteAnswer]:
-    """Every endpoint's answer at once over one HTTP client, by label."""
+async def ask_routes(
+    topo: Topology, endpoints: Sequence[ModelEndpoint], keys: Mapping[str, ApiKey]
+) -> dict[str, RouteAnswer]:
+    """Every endpoint's answer at once over one HTTP client, by label, each with its key
+    as the caller read it (``keys``, by label)."""
     if not endpoints:
         return {}
     import httpx
 
     limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=0)
     async with httpx.AsyncClient(limits=limits, trust_env=False) as http:
-        found = await asyncio.gather(*(ask_route(http, topo, p, api_key(p)) for p in endpoints))
+        found = await asyncio.gather(*(ask_route(http, topo, p, keys[p.label]) for p in endpoints))
     return {p.label: answer for p, answer in zip(endpoints, found, strict=True)}
 
 
@@ -118,12 +121,13 @@ def readiness(
     view: Reading,
     bound: bool | None,
     answer: RouteAnswer | None,
+    key: ApiKey,
 ) -> ModelReading:
     """status's reading of one endpoint: its listener's answer counts only where the
-    route is up, as in ``models``."""
+    route is up, as in ``models``; ``key`` is the one its listener was asked with."""
     if answer is None or not routed(topo, p, view, bound):
         probe, pages = None, None
     else:
         probe, pages = answer.probe, answer.pages
-    state, reason = route_condition(topo, p, view, bound, probe, api_key(p))
+    state, reason = route_condition(topo, p, view, bound, probe, key)
     return endpoint_reading(topo, p, view, state, reason, probe, pages)

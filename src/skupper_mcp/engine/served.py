@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ..errors import CheckFailed
 from ..topology import ModelEndpoint, Topology
-from .model_http import PROBE_TIMEOUT, ModelsProbe, api_key, base_url, probe_models
+from .model_http import PROBE_TIMEOUT, ApiKey, ModelsProbe, api_key, base_url, probe_models
 from .predicates import router_running
 from .readings import PodmanReading, Reading
 from .scope import site_ref
@@ -85,11 +85,18 @@ async def read_served(
     listener: Collection[str] = (),
     only: Collection[str] | None = None,
     timeout: float = PROBE_TIMEOUT,
+    keys: Mapping[str, ApiKey] | None = None,
+    answered: Mapping[str, ModelsProbe] | None = None,
 ) -> dict[str, Served]:
     """What every model endpoint serves (``only``: these providers' hosts), by label, see
     the module's docstring. ``routed`` says which endpoints have a route behind their
     listener now (default ``route_up``); ``listener`` names endpoints (labels) to ask
-    through it whatever their host's read said (``models``: a row proves its route)."""
+    through it whatever their host's read said (``models``: a row proves its route).
+
+    ``keys``: each endpoint's key as the caller already read it (by label; the others' are
+    read here, once each); ``answered``: the listener's ``/v1/models`` the caller already
+    has (status --readiness asks every listener beside the sites' read), used instead of
+    asking it again."""
     routed = routed or route_up(readings)
     providers = [e for e in topology.model_endpoints() if only is None or e.host in only]
     ask = [
@@ -97,7 +104,9 @@ async def read_served(
         for p in providers
         if routed(p) and (p.label in listener or wants_listener(p, readings.get(p.host)))
     ]
-    probes: dict[str, ModelsProbe] = {}
+    keys = {**{p.label: api_key(p) for p in ask if p.label not in (keys or {})}, **(keys or {})}
+    probes = {p.label: answered[p.label] for p in ask if answered and p.label in answered}
+    ask = [p for p in ask if p.label not in probes]
     if ask:
         import httpx
 
@@ -107,21 +116,26 @@ async def read_served(
             found = await asyncio.gather(
                 *(
                     probe_models(
-                        http, api_key(p), f"{base_url(host, p.local_port)}/v1/models", timeout
+                        http, keys[p.label], f"{base_url(host, p.local_port)}/v1/models", timeout
                     )
                     for p in ask
                 )
             )
-        probes = {p.label: probe for p, probe in zip(ask, found, strict=True)}
-    return {p.label: _served(p, readings.get(p.host), probes.get(p.label)) for p in providers}
+        probes.update({p.label: probe for p, probe in zip(ask, found, strict=True)})
+    return {
+        p.label: _served(p, readings.get(p.host), probes.get(p.label), keys.get(p.label))
+        for p in providers
+    }
 
 
-def _served(p: ModelEndpoint, reading: Reading | None, probe: ModelsProbe | None) -> Served:
+def _served(
+    p: ModelEndpoint, reading: Reading | None, probe: ModelsProbe | None, key: ApiKey | None
+) -> Served:
     if probe is not None:
         if probe.ids is not None:
             return Served(probe.ids, probe)
-        key = api_key(p).problem
-        why = f"{probe.error}; {key}" if key else probe.error
+        key_problem = key.problem if key is not None else None
+        why = f"{probe.error}; {key_problem}" if key_problem else probe.error
         return Served(host_ids(p, reading), probe, f"through the local listener: {why}")
     ids = host_ids(p, reading)
     if ids is not None:

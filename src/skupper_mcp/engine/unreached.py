@@ -34,7 +34,9 @@ def unreached_advice(unreached: Unreached, host: str, prefix: str) -> UnreachedA
             return UnreachedAdvice(
                 cause=f"{host}'s address answered, but nothing listens on its SSH port: the "
                 "SSH server is stopped, or listens on another port",
-                fix=f"start the SSH server on {host} (e.g. `systemctl start sshd`), or set "
+                # the unit is sshd on Fedora/RHEL/SUSE/Arch, ssh on Debian/Ubuntu
+                fix=f"start the SSH server on {host} (`systemctl start sshd` on Fedora or "
+                "RHEL, `systemctl start ssh` on Debian or Ubuntu), or set "
                 f"{prefix}_SSH_PORT in topology.env to the port it listens on",
             )
         case Unreached.NO_ROUTE:

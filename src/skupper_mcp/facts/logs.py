@@ -257,3 +257,17 @@ def merged_pod_logs(container: str, logs: list[tuple[str, str, bool]]) -> str:
             tagged.append((line, f"[pod/{pod}/{container}] {line}"))
     tagged.sort(key=lambda pair: pair[0])
     return "\n".join(shown for _, shown in tagged)
+
+
+#: What skrouterd logs (at error level) for an incoming connection closed before any TLS
+#: handshake, such as a TCP probe of its inter-router port: proton's transport error for a
+#: listener's connection (src/adaptors/amqp/qd_connection.c@3.4.2 PN_TRANSPORT_ERROR),
+#: ``[C4] Connection from A:P (to B:Q) failed: amqp:connection:framing-error SSL Failure:
+#: error:0A000126:SSL routines::unexpected eof while reading``.
+PROBE_EOF = "SSL routines::unexpected eof while reading"
+
+
+def probe_eof_line(line: str) -> bool:
+    """Whether a router log line is an incoming connection that closed before its TLS
+    handshake (``PROBE_EOF``): what a TCP probe of the link port leaves, no link's fault."""
+    return "Connection from " in line and " failed: " in line and PROBE_EOF in line

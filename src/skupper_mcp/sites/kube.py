@@ -50,11 +50,6 @@ CONTROLLER_DEPLOYMENT = "skupper-controller"
 ROUTER_CONTAINER = "router"
 #: Delete the router pod so its Deployment recreates it with the current Secrets mounted.
 RESTART_ROUTER = ApiCall("delete", "Pod", f"of Deployment/{ROUTER_DEPLOYMENT}")
-#: The Secret types a metadata read tells apart (by field selector): a link Secret must be
-#: TLS (the kube-adaptor mounts no other), and Opaque is what one made by hand becomes.
-TLS_TYPE = "kubernetes.io/tls"
-OPAQUE_TYPE = "Opaque"
-OTHER_TYPE = "neither kubernetes.io/tls nor Opaque"
 #: How long one API call may take as a whole, connect to last byte.
 KUBE_TIMEOUT = 10.0
 #: How long reading the site's state may take, in KUBE_TIMEOUTs: the access check and
@@ -164,11 +159,11 @@ class ClusterSite:
         await self.api.close()
 
     async def read(self, secret_data: bool = False) -> KubeState:
-        """The site's resources, Services and router pods, and its link Secrets: their
-        metadata and type only (what status and diagnose need), or with ``secret_data`` whole
-        (setup and up compare a Secret's CA with the peer's). A ``KubeBoundError`` when they
-        cannot all be read within ``READ_TIMEOUTS`` times ``KUBE_TIMEOUT`` (each call is
-        bounded on its own too)."""
+        """The site's resources, Services and router pods, its link Secrets (their
+        metadata, type and public files, or with ``secret_data`` their whole data: setup and
+        up compare a Secret's CA with the peer's) and its certificates (``_secrets``). A
+        ``KubeBoundError`` when they cannot all be read within ``READ_TIMEOUTS`` times
+        ``KUBE_TIMEOUT`` (each call is bounded on its own too)."""
         seconds = READ_TIMEOUTS * self.api.timeout
         try:
             async with asyncio.timeout(seconds):
@@ -183,19 +178,17 @@ class ClusterSite:
     async def _read(self, secret_data: bool) -> KubeState:
         version = await self.api.check_access(self.namespace)
         ns = self.namespace
-        reads = self._secrets() if secret_data else self._secret_metadata()
         # two gathers: asyncio.gather keeps its results' types for at most six awaitables
-        (sites, links, listeners, services, pods, secrets), multi, certs = await asyncio.gather(
+        (sites, links, listeners, services, pods, multi), (secrets, certs) = await asyncio.gather(
             asyncio.gather(
                 self.api.list("sites", namespace=ns),
                 self.api.list("links", namespace=ns),
                 self.api.list("listeners", namespace=ns),
                 self.api.list_services(namespace=ns),
                 self.router_pods(),
-                reads,
+                self._multi_key_listeners(),
             ),
-            self._multi_key_listeners(),
-            self._certificates(),
+            self._secrets(secret_data),
         )
         return KubeState(
             version=version,
@@ -211,24 +204,58 @@ class ClusterSite:
             read_at=int(time.time()),
         )
 
-    async def _certificates(self) -> tuple[list[CertificateEnd] | None, str | None]:
-        """The certificates of the site's CA, server and client Secrets and of its links'
-        (only their ``tls.crt`` and ``ca.crt``: ``secret_certificates`` drops the rest),
-        with their ends; (None, why) when they cannot be read, which fails no other fact."""
-        names = (*CLUSTER_CAS, *CLUSTER_ISSUED, *self.secret_names)
-        try:
-            found = await asyncio.gather(
-                *(
-                    self.api.secret_certificates(n, PUBLIC_KEYS, namespace=self.namespace)
-                    for n in names
+    async def _secrets(
+        self, secret_data: bool
+    ) -> tuple[dict[str, dict[str, Any]], tuple[list[CertificateEnd] | None, str | None]]:
+        """The Secrets the site's state needs, each read once by its name: the CA and
+        server Secrets the controller makes (``CLUSTER_CAS``, ``CLUSTER_ISSUED``: their
+        names in internal/kube/site/site.go@2.1.3 and @2.2.1) and the links' (ours,
+        ``secret_names``). Of each only ``tls.crt`` and ``ca.crt`` are kept
+        (``read_secret`` drops the rest), a link Secret's whole data with ``secret_data``
+        (setup and up compare its CA with the peer's).
+
+        Returns the link Secrets by name (metadata, type, the data kept) and the
+        certificates with their ends; (None, why) for these when a certificate Secret
+        cannot be read, which fails no other fact. A link Secret that cannot be read fails
+        the read, as its absence and type decide setup and findings."""
+        links = tuple(dict.fromkeys(self.secret_names))
+        names = (*(n for n in (*CLUSTER_CAS, *CLUSTER_ISSUED) if n not in links), *links)
+        found = await asyncio.gather(
+            *(
+                self.api.read_secret(
+                    n, None if secret_data and n in links else PUBLIC_KEYS, namespace=ns
                 )
-            )
+                for n in names
+                for ns in (self.namespace,)
+            ),
+            return_exceptions=True,
+        )
+        read = dict(zip(names, found, strict=True))
+        for n in links:
+            if isinstance(read[n], BaseException):
+                raise read[n]  # type: ignore[misc]
+        secrets = {n: s for n in links if isinstance(s := read[n], dict)}
+        return secrets, self._certificates(read)
+
+    def _certificates(
+        self, read: dict[str, dict[str, Any] | BaseException | None]
+    ) -> tuple[list[CertificateEnd] | None, str | None]:
+        """The certificates of what ``_secrets`` read, with their ends (only the public
+        files: ``parse_secret_certificates`` never sees a ``tls.key``)."""
+        failed = next((e for e in read.values() if isinstance(e, BaseException)), None)
+        if isinstance(failed, KubeError):
+            return None, f"the site's certificate Secrets could not be read: {failed}"
+        if failed is not None:
+            raise failed
+        files = {
+            n: {k: v for k, v in (s.get("data") or {}).items() if k in PUBLIC_KEYS}
+            for n, s in read.items()
+            if isinstance(s, dict)
+        }
+        try:
             return parse_secret_certificates(
-                {n: data for n, data in zip(names, found, strict=True) if data},
-                frozenset(self.secret_names),
+                {n: data for n, data in files.items() if data}, frozenset(self.secret_names)
             ), None
-        except KubeError as exc:
-            return None, f"the site's certificate Secrets could not be read: {exc}"
         except Unparsed as exc:
             return None, f"a certificate Secret could not be read: {exc}"
 
@@ -244,43 +271,6 @@ class ClusterSite:
         except KubeError as exc:
             if exc.status in (403, 404):
                 return []
-            raise
-
-    async def _secrets(self) -> dict[str, dict[str, Any]]:
-        found = await asyncio.gather(*(self._secret(name) for name in self.secret_names))
-        return {s["metadata"]["name"]: s for s in found if s}
-
-    async def _secret_metadata(self) -> dict[str, dict[str, Any]]:
-        """The link Secrets without their data: metadata lists, one of every Secret and one
-        of each type that matters (a field selector on ``type``), so the type is known too."""
-        ns = self.namespace
-        every, tls, opaque = await asyncio.gather(
-            self.api.list_secret_metadata(namespace=ns),
-            self.api.list_secret_metadata(f"type={TLS_TYPE}", namespace=ns),
-            self.api.list_secret_metadata(f"type={OPAQUE_TYPE}", namespace=ns),
-        )
-        types = {name: TLS_TYPE for name in _by_name(tls)} | {
-            name: OPAQUE_TYPE for name in _by_name(opaque)
-        }
-        wanted = set(self.secret_names)
-        return {
-            name: {
-                "kind": "Secret",
-                "metadata": item["metadata"],
-                "type": types.get(name, OTHER_TYPE),
-            }
-            for name, item in _by_name(every).items()
-            if name in wanted
-        }
-
-    async def _secret(self, name: str) -> dict[str, Any] | None:
-        from ..errors import KubeError
-
-        try:
-            return await self.api.get_secret(name, namespace=self.namespace)
-        except KubeError as exc:
-            if exc.status == 404:
-                return None
             raise
 
     async def execute(self, calls: tuple[ApiCall, ...]) -> str:

@@ -56,6 +56,13 @@ DECRYPT_ERROR = (
 INVALID_PADDING = (
     "amqp:connection:framing-error SSL Failure: error:0200008A:rsa routines::invalid padding"
 )
+#: A client that connected and closed before any TLS handshake (a TCP probe): proton's
+#: transport error, logged at error level for an incoming connection
+#: (src/adaptors/amqp/qd_connection.c@3.4.2 PN_TRANSPORT_ERROR; tests/router_logs).
+UNEXPECTED_EOF = (
+    "amqp:connection:framing-error SSL Failure: error:0A000126:SSL routines::"
+    "unexpected eof while reading"
+)
 BACKLOG = 4096
 
 LINK_ROLES = {"inter-router", "edge"}
@@ -779,6 +786,8 @@ def _dial_failure(exc: BaseException, connector: Connector) -> str:
 
 def _accept_failure(exc: BaseException) -> str:
     """skrouterd's text for an inbound link that failed (server side)."""
+    if isinstance(exc, (ConnectionResetError, ssl.SSLEOFError)):
+        return UNEXPECTED_EOF  # closed before (or within) the handshake: no alert sent
     if isinstance(exc, ssl.SSLCertVerificationError) or (
         isinstance(exc, ssl.SSLError) and "CERTIFICATE_VERIFY_FAILED" in str(exc)
     ):

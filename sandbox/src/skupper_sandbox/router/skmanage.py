@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from skupper_sandbox import hostenv
 from skupper_sandbox.router import choice as router_choice
+from skupper_sandbox.router import seam
 
 CONNECTOR_TYPES = ("connector", "io.skupper.router.connector")
 TCP_CONNECTOR_TYPES = ("tcpConnector", "io.skupper.router.tcpConnector")
@@ -111,6 +112,17 @@ def _only(entities: Sequence[Mapping[str, object]], names: list[str]) -> list[di
     return [{k: e[k] for k in names if e.get(k) is not None} for e in entities]
 
 
+def _target(args: argparse.Namespace) -> tuple[seam.Router, str, int, Path | None]:
+    """The router ``--bus`` names, as this host sees it: the world's router choice, the
+    address and port to reach, and the folder of the ``--ssl-*`` files in the container."""
+    url = urlsplit(args.bus if "//" in args.bus else f"amqp://{args.bus}")
+    host = hostenv.current_host()
+    address = hostenv.translate(url.hostname or "0.0.0.0", host)
+    cert = Path(args.ssl_certificate) if args.ssl_certificate else None
+    cert_dir = hostenv.container_path(str(cert.parent)) if cert else None
+    return router_choice.for_world(host.world_dir), address, url.port or DEFAULT_PORT, cert_dir
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_intermixed_args(argv)  # optparse, as skmanage: operands anywhere
     if args.operation == "delete":
@@ -122,13 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    url = urlsplit(args.bus if "//" in args.bus else f"amqp://{args.bus}")
-    host = hostenv.current_host()
-    address = hostenv.translate(url.hostname or "0.0.0.0", host)
-    cert = Path(args.ssl_certificate) if args.ssl_certificate else None
-    cert_dir = hostenv.container_path(str(cert.parent)) if cert else None
-    router = router_choice.for_world(host.world_dir)
-    answer = router.query(address, url.port or DEFAULT_PORT, cert_dir, args.timeout)
+    router, address, port, cert_dir = _target(args)
+    answer = router.query(address, port, cert_dir, args.timeout)
     if answer is None:
         print(
             f"ConnectionException: Connection {args.bus} disconnected: "
@@ -150,15 +157,8 @@ def _delete(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    url = urlsplit(args.bus if "//" in args.bus else f"amqp://{args.bus}")
-    host = hostenv.current_host()
-    address = hostenv.translate(url.hostname or "0.0.0.0", host)
-    cert = Path(args.ssl_certificate) if args.ssl_certificate else None
-    cert_dir = hostenv.container_path(str(cert.parent)) if cert else None
-    router = router_choice.for_world(host.world_dir)
-    error = router.delete(
-        address, url.port or DEFAULT_PORT, ("tcpConnector", args.name), cert_dir, args.timeout
-    )
+    router, address, port, cert_dir = _target(args)
+    error = router.delete(address, port, ("tcpConnector", args.name), cert_dir, args.timeout)
     if error:
         print(error, file=sys.stderr)
         return 1

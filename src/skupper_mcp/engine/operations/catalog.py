@@ -91,6 +91,7 @@ async def run(sites: SiteMap) -> ModelsResult:
                 routed=lambda p: p.label in routed,
                 listener=routed,
                 only={p.name for p in topo.providers},
+                keys=keys,
             ),
             asyncio.gather(*(probe_pool(pool) for pool in pools)),
         )

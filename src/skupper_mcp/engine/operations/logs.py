@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 from ...errors import ConfigError, ConnectError
 from ...facts import names
-from ...facts.logs import MAX_LOG_BYTES, log_unavailable, merged_pod_logs, tail_lines
+from ...facts.logs import (
+    MAX_LOG_BYTES,
+    log_unavailable,
+    merged_pod_logs,
+    probe_eof_line,
+    tail_lines,
+)
 from ...facts.redact import redact
 from ...results import LogComponent, LogsResult, LogVia
 from ...sites.kube import (
@@ -84,6 +90,14 @@ async def run(sites: SiteMap, target: str, component: str, lines: int) -> LogsRe
     redacted, count = await asyncio.to_thread(redact, read.text)
     tail = tail_lines(redacted, lines, MAX_LOG_BYTES, cut=read.cut)
     truncated = tail.truncated or read.dropped
+    probes = sum(probe_eof_line(line) for line in tail.lines) if chosen == "router" else 0
+    summary = _summary(ref, chosen, read, len(tail.lines), truncated, count)
+    if probes:
+        summary += (
+            f"; {probes} line{'s' * (probes != 1)} an incoming connection closed before its "
+            "TLS handshake (unexpected eof): what a TCP probe of the link port, as status "
+            "and diagnose send, leaves in the router's log; no fault of a link"
+        )
     return LogsResult(
         target=target,
         host=ref.host,
@@ -100,7 +114,8 @@ async def run(sites: SiteMap, target: str, component: str, lines: int) -> LogsRe
         detail=read.detail,
         via=read.via,
         unavailable=read.unavailable,
-        summary=_summary(ref, chosen, read, len(tail.lines), truncated, count),
+        probe_lines=probes,
+        summary=summary,
     )
 
 

@@ -290,7 +290,8 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
 
         raise several_endpoints(host, "test_model")
     profile = target.profile
-    route, remote = await asyncio.gather(_route(sites.topology, p, profile), _remote(sites, p))
+    key = api_key(p)  # read once: the route's checks and the readiness send the same key
+    route, remote = await asyncio.gather(_route(sites.topology, p, profile, key), _remote(sites, p))
     checks = [*route, *remote]
     if profile is None:
         # the model id check's keyed read through the listener: the served.py rule
@@ -303,7 +304,7 @@ async def run(sites: SiteMap, target_query: str) -> TestModelResult:
     reading = await read_listener(
         sites.topology.local.listener_host,
         p.local_port,
-        api_key(p),
+        key,
         container.passed if container is not None else None,
         sites.topology.saturated_waiting,
     )
@@ -334,13 +335,15 @@ def other_profile(ids: list[str], wanted: list[str], profiles: Mapping[str, str]
     )
 
 
-async def _route(topology: Topology, p: ModelEndpoint, profile: str | None) -> list[ModelCheck]:
+async def _route(
+    topology: Topology, p: ModelEndpoint, profile: str | None, key: ApiKey
+) -> list[ModelCheck]:
     wanted = [p.profiles[profile]] if profile else list(p.profiles.values())
     return await route_checks(
         topology.local.listener_host,
         p.local_port,
         wanted,
-        key=api_key(p),
+        key=key,
         key_variable=key_variable(p),
         profiles=p.profiles,
         kind=kind_of(p.kind, []) if p.kind else None,

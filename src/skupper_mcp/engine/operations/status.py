@@ -23,7 +23,7 @@ from ..condition import after_reboot, site_condition
 from ..desired.cluster import cluster_link_names
 from ..desired.needs import setup_needed
 from ..listeners import listener_row, listener_state
-from ..model_http import cluster_base_url, local_base_url
+from ..model_http import ApiKey, api_key, cluster_base_url, local_base_url
 from ..model_reading import NOT_READY_TO_CALL
 from ..pools import pool_resources, pool_rows
 from ..predicates import RUNNING, claims_ready, podman_site_resource
@@ -147,7 +147,10 @@ async def run(sites: SiteMap, readiness: bool = False) -> StatusResult:
     topo = sites.topology
     refs = all_sites(topo)
     endpoints = topo.model_endpoints() if readiness else []
-    views, answers = await asyncio.gather(sites.read_all(refs), ask_routes(topo, endpoints))
+    # each key file read once, each listener asked once: the answers serve both what the
+    # endpoint serves (read_served) and its readiness
+    keys = {p.label: api_key(p) for p in endpoints}
+    views, answers = await asyncio.gather(sites.read_all(refs), ask_routes(topo, endpoints, keys))
     links_of_cluster = cluster_link_names(topo)
     site_rows = [site_status(views[r.host], links_of_cluster) for r in refs]
     for row in site_rows:
@@ -156,13 +159,16 @@ async def run(sites: SiteMap, readiness: bool = False) -> StatusResult:
         _links(sites.topology, views), _listeners(sites, views), _pool_probes(topo)
     )
     # after the connects, never beside them (a connect has its second)
-    served = served_ids(await read_served(topo, views))
+    probes = {label: answer.probe for label, answer in answers.items()}
+    served = served_ids(await read_served(topo, views, keys=keys, answered=probes))
     for listener in listeners:
         ids = served.get(listener.endpoint or listener.provider or "")
-        if ids:
+        # a closed listener has no model behind it to name: what the host still serves is
+        # not what this port gives (after down or teardown, nothing)
+        if ids and listener.state != "closed":
             listener.model_ids, listener.model_ids_cut = kept_ids(list(ids))
     if readiness:
-        _add_readiness(topo, listeners, views, answers)
+        _add_readiness(topo, listeners, views, answers, keys)
     pools = pool_rows(topo, site_rows, links, pool_bound, pool_resources(topo, views))
     reachable = {r.host: not isinstance(views[r.host], Unread) for r in refs}
     actions = actions_for.status_actions(topo, reachable, served)
@@ -181,13 +187,15 @@ def _add_readiness(
     listeners: list[ListenerStatus],
     views: dict[str, Reading],
     answers: dict[str, RouteAnswer],
+    keys: dict[str, ApiKey],
 ) -> None:
     """Each local listener row's reading, judged as the models row of its endpoint."""
     for row in listeners:
         e = topo.model_endpoint(row.endpoint or row.provider or "")
         if e is None or row.site != topo.local.site_name or row.service is not None:
             continue
-        row.readiness = endpoint_readiness(topo, e, views[e.host], row.bound, answers.get(e.label))
+        answer = answers.get(e.label)
+        row.readiness = endpoint_readiness(topo, e, views[e.host], row.bound, answer, keys[e.label])
 
 
 async def pool_status(sites: SiteMap, views: dict[str, Reading]) -> list[PoolStatus]:
