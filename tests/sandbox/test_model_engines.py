@@ -4,6 +4,8 @@ item 4): each engine's own routes, its loading, sleep and queue, as its source w
 
 from __future__ import annotations
 
+import errno
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,8 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.spawns]
 ADDRESS = "127.202.0.201"
 MODEL = "granite-3.3-2b-instruct"
 KEY = "sk-engines-4c1d"
+#: A load the test ends itself once it has seen it (``load_seconds=0``).
+HELD = 600.0
 
 
 def _start(
@@ -49,6 +53,16 @@ def stop() -> Iterator[list[subprocess.Popen[bytes]]]:
         process.wait(timeout=5)
 
 
+def _taken(address: str, port: int) -> bool:
+    """Whether a socket is bound to ``address:port`` (ours cannot bind it), listening or not."""
+    with socket.socket() as sock:
+        try:
+            sock.bind((address, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+        return False
+
+
 def _get(url: str, **kwargs: object) -> httpx.Response:
     return httpx.get(url, timeout=5, **kwargs)  # type: ignore[arg-type]
 
@@ -56,11 +70,13 @@ def _get(url: str, **kwargs: object) -> httpx.Response:
 def test_vllm_refuses_while_it_loads_then_serves_its_metrics_and_sleep(
     tmp_path: Path, stop: list[subprocess.Popen[bytes]]
 ) -> None:
-    process, control = _start(tmp_path, "vllm", 18211, load_seconds=1.5)
+    # the load is held until the test has seen it (a busy machine cannot outrun it), then ended
+    process, control = _start(tmp_path, "vllm", 18211, load_seconds=HELD)
     stop.append(process)
     url = f"http://{ADDRESS}:18211"
-    wait_for(lambda: process.poll() is None, timeout=30, every=0.05, what="the server to run")
+    wait_for(lambda: _taken(ADDRESS, 18211), timeout=30, every=0.05, what="vLLM to bind its port")
     assert not port_open(ADDRESS, 18211)  # bound, not listening: refused
+    engines.write_control(control, load_seconds=0)
     wait_for(lambda: port_open(ADDRESS, 18211), timeout=30, every=0.1, what="vLLM to load")
     health = _get(f"{url}/health")
     assert (health.status_code, health.content) == (200, b"")
@@ -82,16 +98,17 @@ def test_vllm_refuses_while_it_loads_then_serves_its_metrics_and_sleep(
 def test_llamacpp_answers_503_loading_model_then_its_props_slots_and_metrics(
     tmp_path: Path, stop: list[subprocess.Popen[bytes]]
 ) -> None:
-    process, control = _start(tmp_path, "llamacpp", 18212, "--api-key", KEY, load_seconds=2)
+    process, control = _start(tmp_path, "llamacpp", 18212, "--api-key", KEY, load_seconds=HELD)
     stop.append(process)
     url = f"http://{ADDRESS}:18212"
-    wait_for(lambda: port_open(ADDRESS, 18212), timeout=10, every=0.05, what="llama.cpp")
+    wait_for(lambda: port_open(ADDRESS, 18212), timeout=30, every=0.05, what="llama.cpp")
     loading = _get(f"{url}/health")
     assert loading.status_code == 503
     assert loading.json() == {
         "error": {"message": "Loading model", "type": "unavailable_error", "code": 503}
     }
     assert _get(f"{url}/v1/models").status_code == 503
+    engines.write_control(control, load_seconds=0)
     wait_for(lambda: _get(f"{url}/health").status_code == 200, timeout=30, every=0.1, what="loaded")
     assert _get(f"{url}/health").json() == {"status": "ok"}
     assert _get(f"{url}/v1/models").status_code == 200  # public, as llama.cpp's key check

@@ -677,8 +677,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     model_p = verb(
         "model",
-        "move a provider's model server between states: load SECONDS (from its next start), "
-        "sleep, wake, queue RUNNING WAITING, kv FRACTION, vram FRACTION, release old|new",
+        "move a provider's model server between states: load SECONDS (counted from its "
+        "start; a load in progress ends when given a shorter one), sleep, wake, "
+        "queue RUNNING WAITING, kv FRACTION, vram FRACTION, release old|new",
     )
     model_p.add_argument("host", help="provider host name")
     model_p.add_argument("what", help="load|sleep|wake|queue|kv|vram|release")

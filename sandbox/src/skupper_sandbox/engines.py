@@ -8,10 +8,12 @@ path (``answer``). The server (``model_server``) does the I/O.
 A world chooses a provider's engine with ``skupper-sandbox up --model-engine HOST=ENGINE``
 (the container gets ``SKMCP_MODEL_ENGINE``); a test moves a server between states by
 writing its control file (``SKMCP_MODEL_CONTROL``: ``skupper-sandbox model HOST ...`` or
-``write_control``), which the server reads on each request and, for ``load_seconds``, when
-it starts:
+``write_control``), which the server reads on each request (and, while it loads, each
+``LOAD_POLL``):
 
-- ``load_seconds``: the model takes that long to load after the server starts. vLLM binds
+- ``load_seconds``: the model takes that long to load after the server starts; a load
+  in progress ends as soon as the control gives a shorter one (a test holds a load until
+  it has read it, then ends it: a busy machine cannot outrun a fixed one). vLLM binds
   its port before it loads and listens only after (a connection is refused meanwhile);
   llama.cpp's server listens at once and answers every path 503 ``Loading model``;
   Ollama loads a model on its first request, so its server is never "loading";

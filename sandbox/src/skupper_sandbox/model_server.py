@@ -38,6 +38,8 @@ from typing import Any
 from skupper_sandbox import engines, hostenv
 
 MAX_BODY = 4 * 1024 * 1024
+#: How often a loading vLLM reads its control, to see whether its load has ended.
+LOAD_POLL = 0.2
 REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -162,7 +164,6 @@ class ModelServer:
         self.engine = engines.check(engine)
         self.control_path = control
         self.started = time.monotonic()
-        self.load_seconds = self.control().load_seconds
 
     def control(self) -> engines.Control:
         """What the test asks for now (the defaults when its file cannot be read)."""
@@ -173,8 +174,9 @@ class ModelServer:
             return engines.Control()
 
     def loading(self) -> bool:
-        """Whether the model is still loading (``load_seconds`` after the start)."""
-        return time.monotonic() - self.started < self.load_seconds
+        """Whether the model is still loading: ``load_seconds`` after the start, as the
+        control says now (a test ends a held load by writing a shorter one)."""
+        return time.monotonic() - self.started < self.control().load_seconds
 
     def authorized(self, request: Request) -> bool:
         """vLLM's rule: the scheme is ``Bearer`` in any case, the token the key exactly."""
@@ -392,10 +394,12 @@ def _bound_socket(host: str, port: int) -> socket.socket:
 
 async def serve(host: str, port: int, model: ModelServer) -> None:
     """Serve until the process is killed."""
-    if model.engine == engines.VLLM and model.load_seconds > 0:
+    if model.engine == engines.VLLM and model.loading():
         sock = _bound_socket(host, port)
-        print(f"vllm: loading {model.model_id} for {model.load_seconds:g}s", flush=True)
-        await asyncio.sleep(model.load_seconds)
+        print(f"vllm: loading {model.model_id}", flush=True)
+        # the load's end is a file another process writes: no event to wait on
+        while model.loading():  # noqa: ASYNC110
+            await asyncio.sleep(LOAD_POLL)
         server = await asyncio.start_server(model.handle, sock=sock)
     else:
         server = await asyncio.start_server(model.handle, host, port)

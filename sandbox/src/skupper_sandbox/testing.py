@@ -125,7 +125,8 @@ class World:
 
     def model(self, host: str, **values: object) -> None:
         """Move ``host``'s model server between states (``engines.Control``'s fields:
-        ``sleeping=True``, ``waiting=8``, ``load_seconds=20`` from its next start, ...)."""
+        ``sleeping=True``, ``waiting=8``, ``load_seconds=20`` counted from its start, where
+        a shorter one ends a load in progress, ...)."""
         engines.write_control(engines.control_path(self.host_dir(host)), **values)
 
     def fault(self, host: str, kind: str, *args: str) -> None:
