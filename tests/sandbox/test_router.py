@@ -448,24 +448,16 @@ class EchoServer:
                 conn.shutdown(socket.SHUT_WR)
 
 
-class HoldingEchoServer:
+class HoldingEchoServer(EchoServer):
     """A TCP echo server in a thread that serves each connection in a thread of its own
     (several stay open at once) until the client half-closes."""
 
     def __init__(self, address: str, port: int) -> None:
-        self._sock = socket.create_server((address, port))
-        self._thread = threading.Thread(target=self._serve, daemon=True)
+        super().__init__(address, port)
         self._served: list[threading.Thread] = []
 
-    def __enter__(self) -> HoldingEchoServer:
-        self._thread.start()
-        return self
-
     def __exit__(self, *exc: object) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
-        self._sock.close()
-        self._thread.join(timeout=5)
+        super().__exit__(*exc)
         for served in self._served:
             served.join(timeout=5)
 

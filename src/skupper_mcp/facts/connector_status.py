@@ -67,13 +67,18 @@ def parse_connector_status(output: str, max_bytes: int) -> list[ConnectorStatus]
         raise Unparsed(f"skmanage exited {rc}: {first_line(stderr) or first_line(body)}")
     if len(body.encode()) >= max_bytes:
         raise Unparsed(f"the answer is longer than {max_bytes} bytes")
+    return [_connector(e) for e in management_entities(body)]
+
+
+def management_entities(body: str) -> list[object]:
+    """The entities of an ``skmanage query`` answer (a JSON list); ``Unparsed`` otherwise."""
     try:
         entities = host_json.loads(body)
     except ValueError as exc:
         raise Unparsed(f"not JSON: {exc}") from None
     if not isinstance(entities, list):
         raise Unparsed("not a list of entities")
-    return [_connector(e) for e in entities]
+    return entities
 
 
 def _connector(entity: object) -> ConnectorStatus:

@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .. import host_json
 from ..connectors.shell import program
 from ..errors import Unparsed
+from .connector_status import management_entities
 from .framing import STDERR, Frame, split_frames
 from .unparsed import first_line
 
@@ -142,14 +142,8 @@ def _open_through(frames: list[Frame], names: tuple[str, ...]) -> tuple[int | No
 
 
 def _count_open(body: str, names: tuple[str, ...]) -> int:
-    try:
-        entities = host_json.loads(body)
-    except ValueError as exc:
-        raise Unparsed(f"not JSON: {exc}") from None
-    if not isinstance(entities, list):
-        raise Unparsed("not a list of entities")
     counts: dict[str, int] = {}
-    for entity in entities:
+    for entity in management_entities(body):
         if not isinstance(entity, dict) or entity.get("name") not in names:
             continue
         opened, closed = entity.get("connectionsOpened"), entity.get("connectionsClosed")
