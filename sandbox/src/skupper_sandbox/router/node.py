@@ -302,8 +302,10 @@ class Router:
         writer: asyncio.StreamWriter,
     ) -> None:
         peer_address = writer.get_extra_info("peername")
+        secured = False
         try:
             await writer.start_tls(context, ssl_handshake_timeout=HANDSHAKE_TIMEOUT)
+            secured = True
             peer, cost = await self._read_hello(reader)
             writer.write(json_frame(FrameType.HELLO, self._hello(cost)).encode())
         except (OSError, ssl.SSLError, ProtocolError, TimeoutError) as exc:
@@ -313,7 +315,7 @@ class Router:
                 _peer(peer_address),
                 translate(listener.host, self.host),
                 listener.port,
-                _accept_failure(exc),
+                _accept_failure(exc, secured),
                 extra=SERVER,
             )
             writer.transport.abort()
@@ -784,10 +786,11 @@ def _dial_failure(exc: BaseException, connector: Connector) -> str:
     return f"Connection to {where} failed: {detail}"
 
 
-def _accept_failure(exc: BaseException) -> str:
-    """skrouterd's text for an inbound link that failed (server side)."""
-    if isinstance(exc, (ConnectionResetError, ssl.SSLEOFError)):
-        return UNEXPECTED_EOF  # closed before (or within) the handshake: no alert sent
+def _accept_failure(exc: BaseException, secured: bool) -> str:
+    """skrouterd's text for an inbound link that failed (server side). ``secured``: our side
+    of the TLS handshake ended; a client that refuses our certificate leaves after that."""
+    if not secured and isinstance(exc, (ConnectionResetError, ssl.SSLEOFError)):
+        return UNEXPECTED_EOF  # closed before the handshake (a TCP probe): no alert sent
     if isinstance(exc, ssl.SSLCertVerificationError) or (
         isinstance(exc, ssl.SSLError) and "CERTIFICATE_VERIFY_FAILED" in str(exc)
     ):
