@@ -25,15 +25,20 @@ from typing import TYPE_CHECKING
 from skupper_sandbox import engines, faults, hostenv, quirks, reboot
 from skupper_sandbox.layout import (
     DEFAULT_SKUPPER_VERSION,
+    MODEL_CONTAINER,
     WorldInfo,
     WorldLayout,
     WorldSpec,
     allocate_block,
     plan_world,
+    ssh_user,
 )
 from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.quiet import library_warnings_to_log
 from skupper_sandbox.router.release import ROUTER_VERSIONS
+
+#: How long a command a verb runs on a host over SSH may take.
+HOST_COMMAND_TIMEOUT = 30.0
 
 if TYPE_CHECKING:
     from skupper_sandbox.real_podman import Choice
@@ -679,10 +684,11 @@ def _parser() -> argparse.ArgumentParser:
         "model",
         "move a provider's model server between states: load SECONDS (counted from its "
         "start; a load in progress ends when given a shorter one), sleep, wake, "
-        "queue RUNNING WAITING, kv FRACTION, vram FRACTION, release old|new",
+        "queue RUNNING WAITING, kv FRACTION, vram FRACTION, release old|new, restart (its "
+        "container, over SSH: the model loads again)",
     )
     model_p.add_argument("host", help="provider host name")
-    model_p.add_argument("what", help="load|sleep|wake|queue|kv|vram|release")
+    model_p.add_argument("what", help="load|sleep|wake|queue|kv|vram|release|restart")
     model_p.add_argument("args", nargs="*", help="its values")
     status_p = verb("status", "show the hosts of the world and what runs on them")
     status_p.add_argument("--json", action="store_true", help="print JSON")
@@ -749,6 +755,52 @@ def _model_engines(items: list[str]) -> dict[str, str]:
         except engines.EngineError as exc:
             raise SandboxError(f"--model-engine {item!r}: {exc}") from exc
     return chosen
+
+
+async def host_run(
+    layout: WorldLayout,
+    info: WorldInfo,
+    host: str,
+    command: str,
+    *,
+    input: str | None = None,
+    timeout: float = HOST_COMMAND_TIMEOUT,
+) -> tuple[int, str, str]:
+    """Run ``command`` on the world's ``host`` over SSH, as the topology's user does:
+    (exit status, stdout, stderr)."""
+    import asyncio
+
+    import asyncssh  # only the verbs that reach a host need it
+
+    entry = next((h for h in info.hosts if h.name == host), None)
+    if entry is None:
+        raise SandboxError(f"no host {host!r} (hosts: {', '.join(h.name for h in info.hosts)})")
+    async with asyncssh.connect(
+        entry.address,
+        port=entry.ssh_port,
+        username=ssh_user(info, entry),
+        client_keys=[str(layout.client_key)],
+        known_hosts=str(layout.known_hosts),
+        connect_timeout=5,
+    ) as conn:
+        result = await asyncio.wait_for(conn.run(command, input=input), timeout)
+    return (
+        result.exit_status if result.exit_status is not None else 255,
+        str(result.stdout or ""),
+        str(result.stderr or ""),
+    )
+
+
+def restart_model(layout: WorldLayout, host: str) -> str:
+    """``sandbox model HOST restart``: what the hosted-model-ctl skill does to restart a
+    provider's model (its container restarts, and its engine loads the model again)."""
+    import asyncio
+
+    command = f"podman restart {MODEL_CONTAINER}"
+    rc, out, err = asyncio.run(host_run(layout, layout.load(), host, command))
+    if rc != 0:
+        raise SandboxError(f"{command} on {host} exited {rc}: {(err or out).strip()}")
+    return f"{host}: {MODEL_CONTAINER} restarted"
 
 
 def model_control(layout: WorldLayout, host: str, what: str, values: list[str]) -> str:
@@ -865,7 +917,10 @@ def main(argv: list[str] | None = None) -> int:
         elif args.verb == "model":
             if not layout.world_json.exists():
                 raise SandboxError(f"no sandbox in {layout.root}; run sandbox up first")
-            print(model_control(layout, args.host, args.what, args.args))
+            if args.what == "restart" and not args.args:
+                print(restart_model(layout, args.host))
+            else:
+                print(model_control(layout, args.host, args.what, args.args))
     except (SandboxError, faults.FaultError, reboot.RebootError) as exc:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 1 if args.verb in ("up", "down") else 2

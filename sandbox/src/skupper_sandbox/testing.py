@@ -23,11 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import asyncssh
-
 from skupper_sandbox import engines, faults, real_podman, real_users
-from skupper_sandbox.cli import up_options, world_processes
-from skupper_sandbox.layout import HostEntry, WorldInfo, WorldLayout, WorldSpec, ssh_user
+from skupper_sandbox.cli import host_run, up_options, world_processes
+from skupper_sandbox.layout import HostEntry, WorldInfo, WorldLayout, WorldSpec
 
 UP_TIMEOUT = 120.0
 SSH_TIMEOUT = 30.0
@@ -148,21 +146,7 @@ class World:
         self, host: str, command: str, *, input: str | None = None, timeout: float = SSH_TIMEOUT
     ) -> tuple[int, str, str]:
         """Run ``command`` on ``host`` over SSH: (exit status, stdout, stderr)."""
-        entry = self.hosts[host]
-        async with asyncssh.connect(
-            entry.address,
-            port=entry.ssh_port,
-            username=ssh_user(self.info, entry),
-            client_keys=[str(self.layout.client_key)],
-            known_hosts=str(self.layout.known_hosts),
-            connect_timeout=5,
-        ) as conn:
-            result = await asyncio.wait_for(conn.run(command, input=input), timeout)
-        return (
-            result.exit_status if result.exit_status is not None else 255,
-            str(result.stdout or ""),
-            str(result.stderr or ""),
-        )
+        return await host_run(self.layout, self.info, host, command, input=input, timeout=timeout)
 
     def ssh(
         self, host: str, command: str, *, input: str | None = None, timeout: float = SSH_TIMEOUT
