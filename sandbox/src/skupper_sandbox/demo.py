@@ -31,7 +31,7 @@ from skupper_sandbox.quiet import library_warnings_to_log
 
 #: The host whose model is restarted and loads, and for how long (its llama.cpp server
 #: answers every path 503 ``Loading model`` meanwhile).
-LOADING_HOST, LOAD_SECONDS = "rhtevan-work", 10
+LOADING_HOST, LOAD_SECONDS = "rhtevan-work", 15
 RESTART = f"{LOADING_HOST}'s model server restarts (as hosted-model-ctl would) and loads"
 READY = "Once it has loaded"
 #: How long the demo waits for that model to read ready, on a busy machine.
