@@ -58,10 +58,18 @@ def pool_topology(world: World, strategy: str = "any", extra: str = "") -> Path:
     return path
 
 
+#: One answer through the pool's port: a relay through the sandbox's routers on a busy
+#: machine took more than 2 s. A request sent to a silent member waits this long.
+ANSWER_TIMEOUT = 10.0
+#: How long a failover may take on a busy machine before the test gives up on it.
+FAILOVER_DEADLINE = 120.0
+
+
 async def served_model(world: World, port: int = POOL_PORT) -> str | None:
-    """The model id the pool's port answers with, or None when nothing answers."""
+    """The model id the pool's port answers with, or None when nothing answers (within
+    ``ANSWER_TIMEOUT``)."""
     try:
-        async with httpx.AsyncClient(timeout=2) as client:
+        async with httpx.AsyncClient(timeout=ANSWER_TIMEOUT) as client:
             reply = await client.get(f"http://{world.addresses['local']}:{port}/v1/models")
     except httpx.HTTPError:
         return None
@@ -298,8 +306,11 @@ async def test_an_any_pool_fails_over_when_a_providers_router_dies_or_its_networ
             assert await eventually(from_first, timeout=60, what=f"rhel-ai before {fault}")
             pool_world.fault("rhel-ai", fault)
             # a silent link is given up after the router's idle timeout (the imitation's 5 s,
-            # skrouterd's 16 s), well inside 30 s: the deadline says what it waited for
-            measured[fault] = await seconds_until_served_by(pool_world, other, timeout=30)
+            # skrouterd's 16 s); the deadline is a busy laptop's (two busy loops beside the
+            # suite's workers missed 30 s), the order below is what the test is about
+            measured[fault] = await seconds_until_served_by(
+                pool_world, other, timeout=FAILOVER_DEADLINE
+            )
             pool_world.restore_all()
             assert (await engine.up("all")).ok
         print(f"pool failover (s, fault to first answer from the other member): {measured}")
