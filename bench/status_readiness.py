@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import contextlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client, StdioServerParameters
+from status import set_up  # bench/status.py: this script's own directory
 
 from skupper_sandbox.layout import WorldSpec
 from skupper_sandbox.testing import running_world
@@ -97,13 +97,7 @@ def main() -> int:
         providers=args.providers, kubernetes=False, podman="emulated", model_engines=engines
     )
     with tempfile.TemporaryDirectory() as tmp, running_world(Path(tmp), spec) as world:
-        setup = subprocess.run(
-            [sys.executable, "-m", "skupper_mcp", "--topology", str(world.topology), "setup"],
-            capture_output=True,
-            text=True,
-            timeout=CALL_TIMEOUT,
-        )
-        assert setup.returncode == 0, setup.stdout + setup.stderr
+        set_up(world)
         found = asyncio.run(measure(world.topology, [sys.executable, *args.python], args.rounds))
     print(f"{args.providers} providers, {args.rounds} rounds, engines {engines}")
     print(f"{'call':>34}{'median s':>10}{'least s':>10}")

@@ -442,10 +442,13 @@ class EchoServer:
                 conn, _ = self._sock.accept()
             except OSError:
                 return
-            with conn:
-                while data := conn.recv(65536):
-                    conn.sendall(data)
-                conn.shutdown(socket.SHUT_WR)
+            self._handle(conn)
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            while data := conn.recv(65536):
+                conn.sendall(data)
+            conn.shutdown(socket.SHUT_WR)
 
 
 class HoldingEchoServer(EchoServer):
@@ -461,15 +464,10 @@ class HoldingEchoServer(EchoServer):
         for served in self._served:
             served.join(timeout=5)
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            served = threading.Thread(target=self._echo, args=(conn,), daemon=True)
-            self._served.append(served)
-            served.start()
+    def _handle(self, conn: socket.socket) -> None:
+        served = threading.Thread(target=self._echo, args=(conn,), daemon=True)
+        self._served.append(served)
+        served.start()
 
     @staticmethod
     def _echo(conn: socket.socket) -> None:
