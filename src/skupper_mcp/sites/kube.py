@@ -223,10 +223,9 @@ class ClusterSite:
         found = await asyncio.gather(
             *(
                 self.api.read_secret(
-                    n, None if secret_data and n in links else PUBLIC_KEYS, namespace=ns
+                    n, None if secret_data and n in links else PUBLIC_KEYS, namespace=self.namespace
                 )
                 for n in names
-                for ns in (self.namespace,)
             ),
             return_exceptions=True,
         )
