@@ -69,7 +69,7 @@ def become(
         os.chdir(cwd)
         sys.argv = list(argv)
         if name:
-            _set_name(name)
+            set_name(name)
         code = exit_code(main)
         _join_threads()
     except KeyboardInterrupt:
@@ -114,7 +114,8 @@ def _flush() -> None:
             stream.flush()
 
 
-def _set_name(name: str) -> None:
+def set_name(name: str) -> None:
+    """This process's name (``comm``, at most 15 bytes), as exec of the program gives it."""
     with contextlib.suppress(AttributeError):
         _LIBC.prctl(_PR_SET_NAME, name.encode()[:15], 0, 0, 0)
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 
 from skupper_sandbox import hostenv
-from skupper_sandbox.become import become
+from skupper_sandbox.become import become, set_name
 from skupper_sandbox.emulated import images
 from skupper_sandbox.emulated.podman import containers, userns
 from skupper_sandbox.emulated.podman.journal import JournalRelay
@@ -233,11 +233,21 @@ class Forked:
         cls, program: str, module: ModuleType, cwd: str, env: dict[str, str], log: int
     ) -> Forked:
         null = os.open(os.devnull, os.O_RDONLY)
+        # as exec, the fork reports its pid once the process is the program's: its name
+        # taken (a ps or /proc read right after podman run -d sees the program, not conmon)
+        named_r, named_w = os.pipe()
         try:
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(named_w)
+                raise
             if pid == 0:
                 try:
+                    os.close(named_r)
                     os.setsid()
+                    set_name(images.PROGRAMS[program])
+                    os.close(named_w)
                 finally:
                     become(
                         module.main,
@@ -248,8 +258,11 @@ class Forked:
                         python_signals=True,
                         name=images.PROGRAMS[program],
                     )
+            os.close(named_w)
+            os.read(named_r, 1)  # EOF once the child has its name (or has ended)
         finally:
             os.close(null)
+            os.close(named_r)
         return cls(pid)
 
     def wait(self) -> int:
