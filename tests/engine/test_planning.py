@@ -618,3 +618,29 @@ async def test_a_reload_that_raced_the_controller_runs_again_and_other_failures_
         with pytest.raises(CommandError):
             await podman.execute(script)
         assert len(fake.calls) == 1
+
+
+# podman 4.3.1's words when rm raced conmon's cleanup of the container it stopped
+REMOVAL_BUSY_SAID = (
+    "Error: removing container ed404e75d2de root filesystem: 1 error occurred:\n"
+    "\t* unlinkat /home/u/.local/share/containers/storage/overlay-containers/ed404e75d2de"
+    "/userdata/shm: device or resource busy"
+)
+
+
+async def test_a_router_removal_that_found_its_shm_still_mounted_runs_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("skupper_mcp.sites.podman.RETRY_PAUSE", 0.0)
+    busy = Reply(exit_status=125, stderr=REMOVAL_BUSY_SAID)
+    podman, _ = answering(busy)
+    for script in (podman.recreate_router_with_tmpfs(None), podman.remove_container("x")):
+        podman, fake = answering(busy, Reply())
+        done = await podman.execute(script)
+        assert done.endswith("(ran 2 times: the earlier runs said 'device or resource busy')")
+        assert [c.command for c in fake.calls] == [script.text, script.text]
+        # busy every time: the step fails in podman's own words after RUNS runs
+        podman, fake = answering(busy)
+        with pytest.raises(CommandError, match="userdata/shm: device or resource busy"):
+            await podman.execute(script)
+        assert len(fake.calls) == RUNS

@@ -85,6 +85,13 @@ PARSE_BUDGET = 5.0
 #: What Go's RemoveAll says when a file appeared in a directory it was emptying: how a
 #: ``skupper system reload`` (or ``stop``) that raced the controller's status write fails.
 REMOVAL_RACE = "directory not empty"
+#: What ``podman rm -f`` says when the container's shm was still mounted as it removed the
+#: container's files (podman's own cleanup process, started by conmon as the container died,
+#: racing the removal). The container is out of podman's database by then and only its
+#: storage is left, which a second ``podman rm -f`` removes: rm tries the name as a storage
+#: container first (libpod/runtime_ctr.go removeContainer, pkg/domain/infra/abi/containers.go
+#: ContainerRm, runtime_cstorage.go RemoveStorageContainer, podman v4.3.1 and v5.8.0).
+REMOVAL_BUSY = "device or resource busy"
 LOGS_TIMEOUT = 15.0
 TMPFS_SPEC = "/tmp:rw,size=10M,mode=1777"
 SSL_PROFILE_BASE_PATH = "/etc/skupper-router"
@@ -439,6 +446,7 @@ class PodmanSite:
             f"podman rm -f {name}; podman create --name {name} ... --tmpfs {TMPFS_SPEC}",
             (f"podman rm -f {quote(name)} >/dev/null; {create} >/dev/null",),
             "router re-created with --tmpfs /tmp and SSL_PROFILE_BASE_PATH",
+            retry_when=REMOVAL_BUSY,
         )
 
     def close_keys(self) -> Script:
@@ -518,6 +526,7 @@ class PodmanSite:
             f"podman rm -f {container}",
             (f"podman rm -f {quote(container)} >/dev/null",),
             f"removed {container}",
+            retry_when=REMOVAL_BUSY,
         )
 
     def podman_stop(self, container: str) -> Script:
