@@ -19,7 +19,7 @@ venv: $(STAMP)
 help:
 	@echo "make demo       a sandbox VAN, then setup --check, setup (twice), up, status, test-model,"
 	@echo "                down --plan, down of one provider and down, each printed (sandbox/src/skupper_sandbox/demo.py)"
-	@echo "make test       hostdeps, lint, types, unit (test-first), then e2e and lifecycle (test-worlds)"
+	@echo "make test       hostdeps, lint, types, unit (test-first), then e2e and lifecycle side by side (test-worlds)"
 	@echo "make lint       ruff check and format, import-linter's contracts, shellcheck, the VAN view's build check"
 	@echo "make types      mypy over src, sandbox/src and tests"
 	@echo "make unit       the tests that need no world, build, browser or product process (WORKERS=3)"
@@ -132,7 +132,18 @@ hostdeps:
 # CPU against mypy's 38 s, fresh, on this machine; unit keeps both cores busy by itself.)
 test-first: hostdeps lint types unit
 
-test-worlds: e2e lifecycle
+# The two halves of the worlds' stage run at once: most of their time is waiting on hosts
+# and routers, not CPU (docs/testing.md, "Where the time goes"). The lifecycle's output goes
+# to $(ARTEFACTS)/lifecycle.log and is printed once the e2e half has ended.
+test-worlds: $(STAMP) bytecode
+	@mkdir -p $(ARTEFACTS); \
+	$(MAKE) --no-print-directory lifecycle >$(ARTEFACTS)/lifecycle.log 2>&1 & lifecycle=$$!; \
+	$(MAKE) --no-print-directory e2e; e2e=$$?; \
+	wait $$lifecycle; lifecycle=$$?; \
+	echo "--- make lifecycle (beside make e2e; its log: $(ARTEFACTS)/lifecycle.log)"; \
+	cat $(ARTEFACTS)/lifecycle.log; \
+	echo "make e2e exit $$e2e, make lifecycle exit $$lifecycle"; \
+	[ $$e2e -eq 0 ] && [ $$lifecycle -eq 0 ]
 
 test:
 	$(MAKE) --no-print-directory test-first
