@@ -289,17 +289,20 @@ async def seconds_until_served_by(
     stop = asyncio.Event()
     task = asyncio.create_task(probe.run(stop))
     started = time.monotonic()
+
+    async def first_answer() -> tuple[float] | None:
+        """Seconds from the fault's start to the first request since that ``model`` answered
+        (in a tuple: ``eventually`` takes a falsy answer for none, and 0.0 is one)."""
+        times = [at for at, who in probe.answers if at >= started and who == model]
+        return (min(times) - started,) if times else None
+
     try:
         await asyncio.to_thread(fault)
-
-        async def answered() -> bool:
-            return any(at >= started and who == model for at, who in probe.answers)
-
-        await eventually(answered, timeout=timeout, what=f"an answer from {model}")
+        [seconds] = await eventually(first_answer, timeout=timeout, what=f"an answer from {model}")
+        return seconds
     finally:
         stop.set()
         await task
-    return min(at for at, who in probe.answers if at >= started and who == model) - started
 
 
 async def test_an_any_pool_fails_over_when_a_providers_router_dies_or_its_network_goes(
