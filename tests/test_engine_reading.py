@@ -23,7 +23,8 @@ from skupper_mcp.facts.engine_reading import (
     sleeping_flag,
     vllm_load,
 )
-from skupper_mcp.results import ModelReading, ModelRow, PoolBackend, PoolStatus
+from skupper_mcp.render import model_rows
+from skupper_mcp.results import ModelReading, ModelRow, ModelsResult, PoolBackend, PoolStatus
 
 # vLLM 0.11's page, cut: two engines of a data-parallel server, HELP and TYPE lines
 VLLM_METRICS = """\
@@ -226,3 +227,23 @@ def test_a_pool_whose_members_serve_different_ids_says_so_and_none_ready_is_no_p
     assert row.prefer is None
     assert row.readiness is not None and row.readiness.state == "loading"
     assert "different model ids" in row.readiness.reason
+
+
+def test_a_loading_rows_reason_says_the_503_once_and_a_sleeping_one_keeps_the_routes_words() -> (
+    None
+):
+    probe = ModelsProbe(
+        503, None, "/v1/models answered HTTP 503: Loading model", 2.0, None, "Loading model"
+    )
+    route_words = (
+        "the route is up, but the model server: /v1/models answered HTTP 503: Loading model"
+    )
+    loading = decide("route-up-no-model", route_words, probe, None, True, 4)
+    row = _row("gpu", loading, []).model_copy(
+        update={"state": "route-up-no-model", "reason": route_words}
+    )
+    [[*_, reason]] = model_rows(ModelsResult(rows=[row], summary=""))
+    assert reason == loading.reason and reason.count("503") == 1
+    asleep = decide("serving", "ok", _probe(["m"], "llama.cpp"), EnginePages(True), True, 4)
+    [[*_, reason]] = model_rows(ModelsResult(rows=[_row("gpu", asleep, ["m"])], summary=""))
+    assert reason == f"{asleep.reason}; ok"

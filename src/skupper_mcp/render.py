@@ -618,7 +618,11 @@ def _row_reason(row: ModelRow) -> str | None:
     if row.prefer is not None or row.members:
         return reading.reason
     if row.state in ("serving", "route-up-no-model"):
-        return f"{reading.reason}; {row.reason}" if reading.state != "ready" else reading.reason
+        # a loading engine's reason already says what the route's probe got (its 503, or
+        # no answer yet): the row's words would only repeat it
+        if reading.state in ("ready", "loading"):
+            return reading.reason
+        return f"{reading.reason}; {row.reason}"
     return row.reason
 
 
