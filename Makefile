@@ -103,6 +103,9 @@ ARTEFACTS ?= $(CURDIR)/artefacts
 # they are CPU-bound, so the lifecycle stays apart. `make lifecycle LIFECYCLE_PODMAN=real`
 # fails where real podman cannot run (scripts/host-deps.sh installs podman, runc and
 # uidmap); `emulated` runs it on the imitation.
+# The worlds' halves print their slowest steps (a world's setup is its first test's setup):
+# what a run's log needs to show where its time went (docs/testing.md, "Where the time goes")
+DURATIONS ?= --durations=15 --durations-min=20
 SANDBOX_PODMAN ?= emulated
 LIFECYCLE_PODMAN ?= auto
 LIFECYCLE_WORKERS ?= $(if $(filter 0,$(WORKERS)),0,2)
@@ -117,10 +120,10 @@ bytecode: $(STAMP)
 	$(PY) -m compileall -q src sandbox/src
 
 e2e: $(STAMP) bytecode
-	SKMCP_SANDBOX_PODMAN=$(SANDBOX_PODMAN) SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(E2E_WORKERS) --ignore=tests/lifecycle -m "sandbox or openssh or packaging or browser or spawns"
+	SKMCP_SANDBOX_PODMAN=$(SANDBOX_PODMAN) SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(E2E_WORKERS) $(DURATIONS) --ignore=tests/lifecycle -m "sandbox or openssh or packaging or browser or spawns"
 
 lifecycle: $(STAMP) bytecode
-	SKMCP_LIFECYCLE_PODMAN=$(LIFECYCLE_PODMAN) SKMCP_SANDBOX_PODMAN=$(SANDBOX_PODMAN) SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(LIFECYCLE_WORKERS) tests/lifecycle
+	SKMCP_LIFECYCLE_PODMAN=$(LIFECYCLE_PODMAN) SKMCP_SANDBOX_PODMAN=$(SANDBOX_PODMAN) SKMCP_ARTEFACTS=$(ARTEFACTS) $(VENV)/bin/pytest -q -n $(LIFECYCLE_WORKERS) $(DURATIONS) tests/lifecycle
 
 # The machine's part of the suite (sshd, iptables, curl, a C compiler, chromium, the login
 # shells, shellcheck, podman with runc and uidmap): installed when missing, as root.
