@@ -16,9 +16,10 @@ count with it. A process too short for the sampler to see is named by its comman
 
 Accounting is machine-wide and counts a process when it ends: the figures hold whatever
 else ended meanwhile (run it on a machine doing nothing else), and not what still runs
-when the command ends (a world left up). It needs root (``CAP_SYS_PACCT``). A figure is
-the kernel's, in ticks of 10 ms: a process under a tick counts as none. It prints figures;
-it is not a test.
+when the command ends (a world left up). It needs root (``CAP_SYS_PACCT``), and turns
+accounting off when the command ends: not for a machine that keeps its own (psacct). A
+figure is the kernel's, in ticks of 10 ms: a process under a tick counts as none. It
+prints figures; it is not a test.
 """
 
 from __future__ import annotations
@@ -134,23 +135,36 @@ def command_line(ended: Ended, seen: dict[int, list[tuple[float, str]]]) -> str 
 
 def kind(line: str | None, comm: str) -> str:
     """What a process was, in a few words: a Python process by its module or script, a
-    shell by its first word after ``-c``, anything else by its program's name."""
+    shell by the first word of its ``-c`` script or its script's name, podman, skupper,
+    make and node by their first argument, anything else by its program's name."""
     if not line:
         return f"comm:{comm}"
     words = re.sub(r"/tmp/\S*?/", ".../", line).split()
     program = os.path.basename(words[0]) if words else comm
     if program.startswith("python"):
-        for at, word in enumerate(words[1:], 1):
-            if word == "-m" and at + 1 < len(words):
-                return f"python -m {words[at + 1]}"
-            if word == "-c":
-                return "python -c " + " ".join(words[at + 1 : at + 2])[:40]
-            if not word.startswith("-"):
-                return f"python {os.path.basename(word)}"
-        return "python"
+        return _python_kind(words)
+    if program in ("sh", "bash") and len(words) > 2 and words[1] == "-c":
+        return f"{program} -c {words[2][:40]}"
     if program in ("sh", "bash", "podman", "skupper", "make", "node") and len(words) > 1:
-        return f"{program} {words[1][:40]}"
+        return f"{program} {os.path.basename(words[1])[:40]}"
     return program
+
+
+def _python_kind(words: list[str]) -> str:
+    at = 1
+    while at < len(words):
+        word = words[at]
+        if word == "-m" and at + 1 < len(words):
+            return f"python -m {words[at + 1]}"
+        if word == "-c":
+            return "python -c " + " ".join(words[at + 1 : at + 2])[:40]
+        if word in ("-X", "-W"):  # an option with a value
+            at += 2
+            continue
+        if not word.startswith("-"):
+            return f"python {os.path.basename(word)}"
+        at += 1
+    return "python"
 
 
 def set_accounting(path: Path | None) -> None:
