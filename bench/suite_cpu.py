@@ -92,6 +92,7 @@ class Sampler(threading.Thread):
         self.interval = interval
         self.boot = boot_time()
         self.seen: dict[tuple[int, int], str] = {}
+        self._names: dict[tuple[int, int], bytes] = {}  # what each one's stat called it
         self._done = threading.Event()
 
     def run(self) -> None:
@@ -110,12 +111,16 @@ class Sampler(threading.Thread):
                 continue
             try:
                 stat = Path(f"/proc/{name}/stat").read_bytes()
-                start = int(stat[stat.rindex(b")") + 2 :].split()[19])
+                end = stat.rindex(b")")
+                key = (int(name), int(stat[end + 2 :].split()[19]))
+                if self._names.get(key) == stat[:end]:
+                    continue  # seen, and no exec since: its command line is the same
                 line = Path(f"/proc/{name}/cmdline").read_bytes()[:400]
             except (OSError, ValueError, IndexError):
                 continue  # ended meanwhile
             if line:  # a zombie's is empty: keep what it ran
-                self.seen[int(name), start] = line.replace(b"\0", b" ").decode(errors="replace")
+                self._names[key] = stat[:end]
+                self.seen[key] = line.replace(b"\0", b" ").decode(errors="replace")
 
     def command_lines(self) -> dict[int, list[tuple[float, str]]]:
         """What was seen, by pid: each process's start (epoch seconds) and command line."""
