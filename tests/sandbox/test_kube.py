@@ -10,9 +10,12 @@ import itertools
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import uuid
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +41,31 @@ T = TypeVar("T")
 GROUP, VERSION = "skupper.io", "v2alpha1"
 API_PORT = 6443
 WORLD_ID = "test-kube"
-_addresses = (f"127.206.0.{n}" for n in itertools.count(10))
+
+
+def listening_addresses() -> set[str]:
+    """The IPv4 addresses some TCP socket listens on (``/proc/net/tcp``, state 0A)."""
+    held = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A":
+            held.add(socket.inet_ntoa(struct.pack("=I", int(fields[1].split(":")[0], 16))))
+    return held
+
+
+def free_addresses() -> Iterator[str]:
+    """This worker's loopback addresses for clusters and hubs, 127.206.0.10 on: an address
+    something already listens on (a process an earlier run left) is passed over, or the
+    test would meet that process instead of its own, and said so in the warnings."""
+    for n in itertools.count(10):
+        address = f"127.206.0.{n}"
+        if address in listening_addresses():
+            warnings.warn(f"{address} is held by a listening socket: not used", stacklevel=1)
+            continue
+        yield address
+
+
+_addresses = free_addresses()
 
 
 def write_host(world_dir: Path, name: str, address: str, role: str) -> Path:
@@ -671,6 +698,33 @@ def test_crashed_router_is_restarted_in_its_pod(cluster: Cluster) -> None:
     assert name_of(wait_for(restarted, what="the router restarted")) == name_of(pod)
 
 
+def test_a_killed_cluster_takes_its_router_pods_with_it(cluster: Cluster) -> None:
+    """The pods' processes run in sessions of their own: a cluster that is killed (its
+    stop's grace ran out, a test's SIGKILL) must not leave its routers running, holding
+    their addresses for whatever starts there next."""
+    core, custom = cluster.core(), cluster.custom()
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "default", "sites", skupper("Site", "s", {})
+    )
+    pid = router_pid(wait_for(lambda: running_router_pod(core, "default"), what="the router pod"))
+    cluster.process.kill()
+    cluster.process.wait()
+    try:
+        wait_for(lambda: not process_runs(pid), what=f"the killed cluster's router (pid {pid})")
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # it still runs: the test's own process to stop
+        raise
+
+
+def process_runs(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"  # a zombie has ended; only its parent's wait is left
+
+
 def test_pod_log_serves_the_router_containers_output(cluster: Cluster) -> None:
     """``GET .../pods/{name}/log`` as the API server answers it (pkg/registry/core/pod/rest/
     log.go, strategy.go ``LogLocation``): the router container's own output, the pod's only
@@ -844,7 +898,7 @@ class Hub:
 @pytest.fixture
 def hub(tmp_path: Path, router_kind: str) -> Iterator[Hub]:
     """A provider host: a router accepting links on 8000 and a model server on 9000."""
-    address = "127.206.0.2"
+    address = next(_addresses)
     write_router_choice(tmp_path / "hub-world", router_kind)
     host_dir = write_host(tmp_path / "hub-world", "hub", address, "provider")
     ca, ca_key = certs.new_ca("hub-site-ca")

@@ -105,10 +105,11 @@ class Controller:
             if self._wake.is_set():  # the pass itself changed a status: still settling
                 changed_at = time.monotonic()
             settling = time.monotonic() - changed_at < SETTLE_SECONDS
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the wake-up when
+            # a cancel comes with it, and the cluster's stop would wait on this loop forever
             try:
-                await asyncio.wait_for(
-                    self._wake.wait(), self._interval if settling else IDLE_SECONDS
-                )
+                async with asyncio.timeout(self._interval if settling else IDLE_SECONDS):
+                    await self._wake.wait()
                 changed_at = time.monotonic()
             except TimeoutError:
                 pass

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from skupper_sandbox import hostenv
+from skupper_sandbox import hostenv, lifeline
 from skupper_sandbox.kube.routerconfig import CERTS_MOUNT, CONFIG_MOUNT, profile_name
 from skupper_sandbox.router import choice, release
 
@@ -161,6 +161,8 @@ class RouterPod:
                 hostenv.TMPFS_VAR: json.dumps(["/tmp"]),
             }
         )
+        # a kubelet's containers outlive it; these must not outlive a killed cluster
+        lifeline.tie(env)
         return env
 
     def _command(self) -> list[str]:
@@ -210,7 +212,8 @@ class RouterPod:
         with contextlib.suppress(ProcessLookupError):
             process.send_signal(signal.SIGTERM)
         try:
-            await asyncio.wait_for(process.wait(), grace)
+            async with asyncio.timeout(grace):  # not wait_for: on 3.11 it can eat a cancel
+                await process.wait()
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()

@@ -18,7 +18,7 @@ import sys
 import time
 import uuid
 
-from skupper_sandbox import hostenv
+from skupper_sandbox import hostenv, lifeline
 from skupper_sandbox.router.config import (
     Listener,
     RouterConfig,
@@ -78,6 +78,7 @@ def _stop_on_sigterm(log: logging.Logger) -> None:
 
 
 def main() -> int:
+    lifeline.hold()
     log = _configure_logging()
     try:
         host = hostenv.current_host()

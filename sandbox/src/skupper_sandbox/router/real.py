@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import sys
 
-from skupper_sandbox import hostenv
+from skupper_sandbox import hostenv, lifeline
 from skupper_sandbox.router import choice
 from skupper_sandbox.router.skrouterd import Skrouterd
 
 
 def main() -> int:
+    lifeline.hold()
     try:
         host = hostenv.current_host()
     except (hostenv.NotOnSandboxHost, OSError) as exc:
