@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import leftovers
 from browser import Browser, Page, chromium
 from lifecycle import part_of
 from mcp_client import MODES
@@ -195,6 +196,35 @@ else:
 
     def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> ByWorkUnit:
         return ByWorkUnit(config, log)
+
+
+# --- What a run leaves running ----------------------------------------------------------
+#
+# The controller looks once, after every worker has ended (a worker's own processes end with
+# its fixtures): what still mentions the run's temporary directory was left by a test. It is
+# stopped, named, and fails the run, so the test that left it is found in this run rather
+# than met by the next one.
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if hasattr(session.config, "workerinput"):
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    basetemp = getattr(factory, "_basetemp", None)
+    if basetemp is None:  # no test made a temporary directory
+        return
+    found = leftovers.left_running(basetemp)
+    if not found:
+        return
+    leftovers.stop(found)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write("\n")
+        reporter.write_sep("=", "processes the run left running (stopped now)", red=True)
+        for leftover in found:
+            reporter.write_line(f"pid {leftover.pid}: {leftover.command}")
+    if session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # --- The browser suites' Chromium ------------------------------------------------------
