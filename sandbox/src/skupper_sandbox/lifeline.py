@@ -6,7 +6,9 @@ that is killed (a caller's grace that ran out, a SIGKILL) cannot: its routers ra
 holding their addresses for whatever a later run started there. Linux's parent-death
 signal (``prctl(2)``, ``PR_SET_PDEATHSIG``) ties them to it. The child sets it on itself,
 first thing in its ``main``, when the starter named itself in the environment; it outlives
-``exec`` (the real router's launcher becomes ``skrouterd``).
+``exec`` (the real router's launcher becomes ``skrouterd``). Linux sends it when the
+*thread* that forked the child ends, so start the child from one that lives as long as the
+process: the kube's event loop, on its main thread.
 
 A leaf: it imports nothing of the sandbox.
 """
