@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,8 +40,10 @@ def _mentions(pid: int, needle: bytes) -> str | None:
     return None
 
 
-def left_running(directory: Path) -> list[Leftover]:
-    """The processes, other than this one and its ancestors, that mention ``directory``."""
+def left_running(directory: Path, grace: float = 10.0) -> list[Leftover]:
+    """The processes, other than this one and its ancestors, that mention ``directory`` and
+    still run ``grace`` seconds on: one already told to stop may be on its way out (a busy
+    machine gives it its turn late), and that is not a leftover."""
     needle = str(directory).encode()
     spared = {os.getpid(), *_ancestors()}
     found = []
@@ -50,6 +53,10 @@ def left_running(directory: Path) -> list[Leftover]:
         command = _mentions(int(entry.name), needle)
         if command is not None:
             found.append(Leftover(int(entry.name), command))
+    deadline = time.monotonic() + grace
+    while found and time.monotonic() < deadline:
+        time.sleep(0.2)
+        found = [f for f in found if _mentions(f.pid, needle) is not None]
     return found
 
 
