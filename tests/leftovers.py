@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import time
 from dataclasses import dataclass
@@ -35,9 +36,15 @@ def _mentions(pid: int, needle: bytes) -> str | None:
         cwd = os.readlink(base / "cwd").encode()
     except OSError:
         return None
-    if needle in cmdline or needle in environ or cwd.startswith(needle):
+    if _names(cmdline, needle) or _names(environ, needle) or _names(cwd, needle):
         return cmdline.replace(b"\0", b" ").decode(errors="replace").strip()
     return None
+
+
+def _names(blob: bytes, directory: bytes) -> bool:
+    """Whether ``blob`` names ``directory`` or a path under it: ``/tmp/x/pytest-3`` is not
+    named by ``/tmp/x/pytest-30/...``, another run's."""
+    return re.search(re.escape(directory) + rb"(?![^/\0\s:=;,\"'])", blob) is not None
 
 
 def left_running(directory: Path, grace: float = 10.0) -> list[Leftover]:
