@@ -28,11 +28,11 @@ async def test_the_loop_ends_on_a_cancel_that_comes_with_a_wake_up(tmp_path: Pat
 
     controller.reconcile = reconcile  # type: ignore[method-assign]
     loop = asyncio.create_task(controller.run())
-    await asyncio.wait_for(passed.wait(), 5)  # its first pass made, the loop waits
+    await asyncio.wait_for(passed.wait(), 10)  # its first pass made, the loop waits
     # A router's exit (or a store change) and the cluster's SIGTERM in one turn of the
     # event loop: Python 3.11's asyncio.wait_for returned the wake-up and lost the cancel.
     controller._wake.set()
     loop.cancel()
-    done, _ = await asyncio.wait({loop}, timeout=5)
+    done, _ = await asyncio.wait({loop}, timeout=10)
     assert loop in done and loop.cancelled(), "the controller's loop did not end on its cancel"
     await controller.stop()

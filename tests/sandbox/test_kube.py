@@ -10,8 +10,6 @@ import itertools
 import json
 import os
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import uuid
@@ -32,7 +30,9 @@ from kubernetes.client.exceptions import ApiException
 import hostkit
 from hostkit import router_kinds, stop_process
 from polling import wait_for
+from skupper_mcp.facts.precheck import parse_proc_net_address
 from skupper_sandbox import certs, hostenv
+from skupper_sandbox.emulated.podman.containers import pid_alive
 from skupper_sandbox.kube.routerconfig import NOT_MOUNTED
 from skupper_sandbox.netprobe import port_open
 from skupper_sandbox.router import choice
@@ -48,8 +48,8 @@ def listening_addresses() -> set[str]:
     held = set()
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
-        if fields[3] == "0A":
-            held.add(socket.inet_ntoa(struct.pack("=I", int(fields[1].split(":")[0], 16))))
+        if fields[3] == "0A" and (local := parse_proc_net_address(fields[1])) is not None:
+            held.add(local[0])
     return held
 
 
@@ -710,19 +710,11 @@ def test_a_killed_cluster_takes_its_router_pods_with_it(cluster: Cluster) -> Non
     cluster.process.kill()
     cluster.process.wait()
     try:
-        wait_for(lambda: not process_runs(pid), what=f"the killed cluster's router (pid {pid})")
+        wait_for(lambda: not pid_alive(pid), what=f"the killed cluster's router (pid {pid})")
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)  # it still runs: the test's own process to stop
         raise
-
-
-def process_runs(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"  # a zombie has ended; only its parent's wait is left
 
 
 def test_pod_log_serves_the_router_containers_output(cluster: Cluster) -> None:
