@@ -26,9 +26,10 @@ class Leftover:
     command: str
 
 
-def _mentions(pid: int, needle: bytes) -> str | None:
-    """The process's command line when it mentions ``needle``; None when it does not, or
-    when it is gone, a zombie (no working directory) or not ours to read."""
+def _mentions(pid: int, named: re.Pattern[bytes]) -> str | None:
+    """The process's command line when its command line, environment or working directory
+    matches ``named``; None when none does, or when it is gone, a zombie (no working
+    directory) or not ours to read."""
     base = PROC / str(pid)
     try:
         cmdline = (base / "cmdline").read_bytes()
@@ -36,34 +37,34 @@ def _mentions(pid: int, needle: bytes) -> str | None:
         cwd = os.readlink(base / "cwd").encode()
     except OSError:
         return None
-    if _names(cmdline, needle) or _names(environ, needle) or _names(cwd, needle):
+    if any(named.search(blob) for blob in (cmdline, environ, cwd)):
         return cmdline.replace(b"\0", b" ").decode(errors="replace").strip()
     return None
 
 
-def _names(blob: bytes, directory: bytes) -> bool:
-    """Whether ``blob`` names ``directory`` or a path under it: ``/tmp/x/pytest-3`` is not
-    named by ``/tmp/x/pytest-30/...``, another run's."""
-    return re.search(re.escape(directory) + rb"(?![^/\0\s:=;,\"'])", blob) is not None
+def _naming(directory: Path) -> re.Pattern[bytes]:
+    """What names ``directory`` or a path under it: ``/tmp/x/pytest-3`` is not named by
+    ``/tmp/x/pytest-30/...``, another run's."""
+    return re.compile(re.escape(str(directory).encode()) + rb"(?![^/\0\s:=;,\"'])")
 
 
 def left_running(directory: Path, grace: float = 10.0) -> list[Leftover]:
     """The processes, other than this one and its ancestors, that mention ``directory`` and
     still run ``grace`` seconds on: one already told to stop may be on its way out (a busy
     machine gives it its turn late), and that is not a leftover."""
-    needle = str(directory).encode()
+    named = _naming(directory)
     spared = {os.getpid(), *_ancestors()}
     found = []
     for entry in PROC.iterdir():
         if not entry.name.isdigit() or int(entry.name) in spared:
             continue
-        command = _mentions(int(entry.name), needle)
+        command = _mentions(int(entry.name), named)
         if command is not None:
             found.append(Leftover(int(entry.name), command))
     deadline = time.monotonic() + grace
     while found and time.monotonic() < deadline:
         time.sleep(0.2)
-        found = [f for f in found if _mentions(f.pid, needle) is not None]
+        found = [f for f in found if _mentions(f.pid, named) is not None]
     return found
 
 
